@@ -1,0 +1,240 @@
+"""Stage 2b -- the Threefish description, written once for every size and version.
+
+``describe(spec, options, direction, blocks)`` returns a :class:`Program`: a
+``setup`` part that depends only on the key (run once per call) and a ``body``
+that transforms ``blocks`` independent blocks (each with its own tweak), their
+MIX operations interleaved round by round.
+
+Options (see :class:`Options`):
+
+* ``keys``: ``fly`` computes each subkey word on the fly from the key and tweak
+  words (k[(s+i) mod (Nw+1)] + t[..] + s), ``table`` precomputes the whole
+  subkey table first and adds table words.
+* ``unroll``: ``full`` unrolls every round (the permutation is free renaming),
+  ``loop`` loops over 8-round cycles (two subkey injections per cycle, indices
+  affine in the loop counter).
+* ``interleave``: how many independent blocks ``encrypt_blocks`` processes per
+  pass (their rounds interleaved for instruction-level parallelism).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from .dsl import Builder, Idx, Mem, Op, Val
+from .errors import GenError
+from .spec import Spec
+
+KEYS = ("fly", "table")
+UNROLL = ("full", "loop")
+DIRECTIONS = ("encrypt", "decrypt")
+
+
+@dataclass(frozen=True)
+class Options:
+    keys: str = "fly"
+    unroll: str = "full"
+    interleave: int = 1
+
+    def check(self) -> "Options":
+        if self.keys not in KEYS:
+            raise GenError(f"unknown key schedule {self.keys!r} (choose from {', '.join(KEYS)})")
+        if self.unroll not in UNROLL:
+            raise GenError(f"unknown unroll {self.unroll!r} (choose from {', '.join(UNROLL)})")
+        if not isinstance(self.interleave, int) or not 1 <= self.interleave <= 4:
+            raise GenError(f"interleave must be 1..4, not {self.interleave!r}")
+        return self
+
+    def describe(self) -> str:
+        return " ".join(f"--{f.name} {getattr(self, f.name)}" for f in fields(self))
+
+
+@dataclass
+class Program:
+    spec: Spec
+    options: Options
+    direction: str
+    blocks: int
+    setup: list
+    body: list
+
+
+def _names(blocks: int, b: int, stem: str) -> str:
+    """Value-name stem for block b: 'x' alone, or 'xa', 'xb', ... when interleaving."""
+    return stem if blocks == 1 else f"{stem}{'abcd'[b]}"
+
+
+class _Schedule:
+    """Key-schedule access for one block: add or subtract subkey s to the state."""
+
+    def __init__(self, b: Builder, spec: Spec, opts: Options, key: list[Val], block: int, blocks: int):
+        self.b, self.spec, self.opts, self.key = b, spec, opts, key
+        nw = spec.nw
+        tn = _names(blocks, block, "t")
+        t0 = b.val(f"{tn}0", Mem("tweak", 2 * block))
+        t1 = b.val(f"{tn}1", Mem("tweak", 2 * block + 1))
+        t2 = b.val(f"{tn}2", t0)
+        t2 ^= t1
+        self.tweak = [t0, t1, t2]
+        self.table = f"ks{'abcd'[block]}" if blocks > 1 else "ks"
+        self.tring = f"tr{'abcd'[block]}" if blocks > 1 else "tr"
+        if opts.keys == "table":
+            # Precompute every subkey word of this block into the table ks[s*Nw + i].
+            tmp = b.val(f"{tn}k", key[0])
+            for s in range(spec.subkeys):
+                for i in range(nw):
+                    b.emit(Op("mov", tmp.name, key[(s + i) % (nw + 1)].name))
+                    if i == nw - 3:
+                        tmp += self.tweak[s % 3]
+                    elif i == nw - 2:
+                        tmp += self.tweak[(s + 1) % 3]
+                    elif i == nw - 1 and s:
+                        tmp += s
+                    b.store(Mem(self.table, s * nw + i), tmp)
+        elif opts.unroll == "loop":
+            # Tweak ring tr[j] = t[j mod 3], so that subkey s can index it with an affine s.
+            for j in range(spec.subkeys + 1):
+                b.store(Mem(self.tring, j), self.tweak[j % 3])
+
+    def inject(self, x: list[Val], s: int | Idx, sign: int) -> None:
+        """x += subkey s (sign = +1) or x -= subkey s (sign = -1)."""
+        nw = self.spec.nw
+
+        def acc(v: Val, operand) -> None:
+            if sign > 0:
+                v += operand
+            else:
+                v -= operand
+
+        if self.opts.keys == "table":
+            si = s if isinstance(s, Idx) else Idx(s)
+            for i in range(nw):
+                acc(x[i], Mem(self.table, Idx(si.base * nw + i, si.scale * nw)))
+            return
+        if isinstance(s, Idx):  # loop: key ring kr[s+i], tweak ring tr[s], tr[s+1], counter s
+            for i in range(nw):
+                acc(x[i], Mem("kr", Idx(s.base + i, s.scale)))
+            acc(x[nw - 3], Mem(self.tring, s))
+            acc(x[nw - 2], Mem(self.tring, Idx(s.base + 1, s.scale)))
+            acc(x[nw - 1], s)
+            return
+        for i in range(nw):
+            acc(x[i], self.key[(s + i) % (nw + 1)])
+        acc(x[nw - 3], self.tweak[s % 3])
+        acc(x[nw - 2], self.tweak[(s + 1) % 3])
+        if s:
+            acc(x[nw - 1], s)
+
+
+
+def describe(spec: Spec, options: Options = Options(), direction: str = "encrypt",
+             blocks: int = 1) -> Program:
+    """The Threefish program for one spec, option set, direction and block count."""
+    options.check()
+    if direction not in DIRECTIONS:
+        raise GenError(f"unknown direction {direction!r}")
+    nw, rounds, rot, perm = spec.nw, spec.rounds, spec.rot, spec.perm
+    inv = [perm.index(i) for i in range(nw)]
+
+    # ---- setup: key words and the parity word k[Nw] = C240 ^ k0 ^ ... ^ k[Nw-1]
+    sb = Builder()
+    sb.note("key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]")
+    key = [sb.val(f"k{i}", Mem("key", i)) for i in range(nw)]
+    kp = sb.val(f"k{nw}", spec.c240)
+    for k in key:
+        kp ^= k
+    key.append(kp)
+    if options.unroll == "loop" and options.keys == "fly":
+        sb.note("key ring kr[j] = k[j mod (Nw+1)]: subkey s, word i reads kr[s+i]")
+        for j in range(spec.subkeys + nw):
+            sb.store(Mem("kr", j), key[j % (nw + 1)])
+
+    # ---- body: per block, tweak words, state words, rounds
+    b = Builder()
+    sched, state = [], []
+    for blk in range(blocks):
+        b.note(f"block {blk}: tweak t2 = t0 ^ t1" + ("" if options.keys == "fly" else ", subkey table"))
+        sched.append(_Schedule(b, spec, options, key, blk, blocks))
+    for blk in range(blocks):
+        xn = _names(blocks, blk, "x")
+        src = "in"
+        state.append([b.val(f"{xn}{i}", Mem(src, blk * nw + i)) for i in range(nw)])
+
+    def inject(s, sign):
+        b.tag = ("key", s)
+        b.note(f"{'add' if sign > 0 else 'subtract'} subkey {s}")
+        for blk in range(blocks):
+            sched[blk].inject(state[blk], s, sign)
+        b.tag = ()
+
+    def mix_round(d: int, rd: int) -> None:
+        """Round d (rotation row rd = d mod 8): MIX every pair, then permute by renaming."""
+        b.note(f"round {d}" if isinstance(d, int) else f"round 8*c + {rd}")
+        for j in range(nw // 2):
+            b.tag = ("mix", rd, j)
+            for st in state:
+                x0, x1 = st[2 * j], st[2 * j + 1]
+                x0 += x1
+                x1.rotl(rot[rd][j])
+                x1 ^= x0
+        b.tag = ()
+        for blk, st in enumerate(state):
+            state[blk] = [st[perm[i]] for i in range(nw)]
+
+    def unmix_round(d, rd: int) -> None:
+        b.note(f"inverse round {d}" if isinstance(d, int) else f"inverse round 8*c' + {rd}")
+        for blk, st in enumerate(state):
+            state[blk] = [st[inv[i]] for i in range(nw)]
+        for j in range(nw // 2):
+            b.tag = ("unmix", rd, j)
+            for st in state:
+                x0, x1 = st[2 * j], st[2 * j + 1]
+                x1 ^= x0
+                x1.rotr(rot[rd][j])
+                x0 -= x1
+        b.tag = ()
+
+    cycles = rounds // 8
+    if direction == "encrypt":
+        if options.unroll == "full":
+            for d in range(rounds):
+                if d % 4 == 0:
+                    inject(d // 4, +1)
+                mix_round(d, d % 8)
+        else:
+            names_before = [[v.name for v in st] for st in state]
+            with b.loop(cycles):
+                for d in range(8):
+                    if d % 4 == 0:
+                        inject(Idx(d // 4, 2), +1)
+                    mix_round(f"8c+{d}", d)
+                _check_identity(state, names_before)
+        inject(rounds // 4, +1)
+    else:
+        inject(rounds // 4, -1)
+        if options.unroll == "full":
+            for d in reversed(range(rounds)):
+                unmix_round(d, d % 8)
+                if d % 4 == 0:
+                    inject(d // 4, -1)
+        else:
+            names_before = [[v.name for v in st] for st in state]
+            with b.loop(cycles):
+                # counter c' = 0.. runs cycles backwards: cycle = cycles-1-c'
+                for d in reversed(range(8)):
+                    unmix_round(f"8c'+{d}", d)
+                    if d % 4 == 0:
+                        inject(Idx(2 * (cycles - 1) + d // 4, -2), -1)
+                _check_identity(state, names_before)
+
+    b.note("store the block(s)")
+    for blk, st in enumerate(state):
+        for i, v in enumerate(st):
+            b.store(Mem("out", blk * nw + i), v)
+    return Program(spec, options, direction, blocks, sb.ops, b.ops)
+
+
+def _check_identity(state, names_before) -> None:
+    """An 8-round loop body must leave every word in the value it started in."""
+    after = [[v.name for v in st] for st in state]
+    if after != names_before:  # pragma: no cover - holds for every Threefish permutation
+        raise GenError("8-round permutation is not the identity; loop form unavailable")
