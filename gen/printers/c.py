@@ -1,0 +1,121 @@
+"""Printer for the scalar C target (C99, uint64_t).
+
+Instruction selection is the table ``C_STATEMENTS``; file structure, ABI glue
+and formatting live in ``templates/c/``.
+"""
+from __future__ import annotations
+
+from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, values
+from ..threefish import Program
+
+# One C statement per description operation.  {d} destination, {a} operand.
+C_STATEMENTS = {
+    "mov": "{d} = {a};",
+    "add": "{d} += {a};",
+    "sub": "{d} -= {a};",
+    "xor": "{d} ^= {a};",
+    # Compilers turn these into a single rol/ror; n is 1..63, so no shift is undefined.
+    "rotl": "{d} = ({d} << {n}) | ({d} >> {m});",
+    "rotr": "{d} = ({d} >> {n}) | ({d} << {m});",
+}
+
+
+class CPrinter:
+    """Turns description ops into C statements.
+
+    ``pointers`` maps the function's input/output arrays (key, tweak, in, out) to the
+    C pointer expressions that hold them; other arrays are local uint64_t arrays."""
+
+    def __init__(self, prefix: str, pointers: dict[str, str]):
+        self.prefix = prefix
+        self.pointers = pointers
+
+    def index(self, idx: Idx) -> str:
+        return str(idx).replace("*", " * ")
+
+    def mem(self, m: Mem) -> str:
+        if m.array in self.pointers:
+            ptr = self.pointers[m.array]
+            off = m.index
+            if off.scale == 0:
+                addr = ptr if off.base == 0 else f"{ptr} + {8 * off.base}"
+            else:
+                addr = f"{ptr} + 8 * ({self.index(off)})"
+            return f"{self.prefix}load64({addr})", addr
+        return f"{m.array}[{self.index(m.index)}]", None
+
+    def operand(self, a) -> str:
+        if isinstance(a, str):
+            return a
+        if isinstance(a, Mem):
+            return self.mem(a)[0]
+        if a.scale:
+            return f"(uint64_t)({self.index(a)})"
+        return f"UINT64_C({a.base:#018x})" if a.base > 0xFFFF else f"{a.base}"
+
+    def op(self, op: Op) -> str:
+        if op.kind == "note":
+            return f"/* {op.a} */"
+        if op.kind == "store":
+            text, addr = self.mem(op.a)
+            if addr is not None:
+                return f"{self.prefix}store64({addr}, {op.dst});"
+            return f"{text} = {op.dst};"
+        if op.kind in ("rotl", "rotr"):
+            return C_STATEMENTS[op.kind].format(d=op.dst, n=op.a, m=64 - op.a)
+        return C_STATEMENTS[op.kind].format(d=op.dst, a=self.operand(op.a))
+
+    def lines(self, ops) -> list[str]:
+        out: list[str] = []
+        for item in ops:
+            if isinstance(item, Loop):
+                out.append(f"for (c = 0; c < {item.count}; c++) {{")
+                out.extend("    " + self.op(op) for op in item.body)
+                out.append("}")
+            else:
+                out.append(self.op(item))
+        return out
+
+    def declarations(self, ops, exclude=()) -> list[str]:
+        """uint64_t declarations for the values and local arrays that ``ops`` define."""
+        decl = []
+        names = [v for v in values(ops) if v not in exclude]
+        for i in range(0, len(names), 10):
+            decl.append("uint64_t " + ", ".join(names[i:i + 10]) + ";")
+        for arr, size in array_sizes(ops).items():
+            if arr not in self.pointers and arr not in INPUT_ARRAYS + ("out",):
+                if any(isinstance(op.a, Mem) and op.a.array == arr and op.kind == "store"
+                       for op in _flat(ops)):
+                    decl.append(f"uint64_t {arr}[{size}];")
+        if any(isinstance(item, Loop) for item in ops):
+            decl.append("unsigned c;")
+        return decl
+
+
+def _flat(ops):
+    for item in ops:
+        if isinstance(item, Loop):
+            yield from item.body
+        else:
+            yield item
+
+
+def section(printer: CPrinter, ops, exclude=()) -> dict:
+    return {"decl": printer.declarations(ops, exclude), "code": printer.lines(ops)}
+
+
+def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[str, Program]) -> dict:
+    """Code sections for each direction: single-block setup/body, and the B-block body."""
+    single = CPrinter(prefix, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})
+    multi = CPrinter(prefix, {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"})
+    out = {}
+    for direction, prog in progs.items():
+        bprog = blocks_prog[direction]
+        setup_vals = set(values(prog.setup))
+        out[direction] = {
+            "setup": section(single, prog.setup),
+            "body": section(single, prog.body),
+            "multi_body": section(multi, bprog.body, setup_vals),
+            "tail_body": section(multi, prog.body, setup_vals),
+        }
+    return out

@@ -1,0 +1,224 @@
+"""Stage 6 -- verify: build every rendered variant with real toolchains and run it.
+
+For each variant and each toolchain configuration (a *build*), the variant is
+rendered, compiled with the C harness (``verify/harness/harness.c``) and run
+against a vector file made by the reference model:
+
+* every known-answer record of the variant's version and size,
+* ``random`` random vectors (reference encrypt; the harness also decrypts),
+* ``encrypt_blocks`` batches of n = 0..33 blocks, each block with its own tweak,
+
+and the harness checks misalignment 0..7, guard bytes, unchanged inputs and in
+place operation.  Results are a matrix of PASS / FAIL / SKIPPED (with the
+reason) and a JSON report; any FAIL makes the exit status 1.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from gen import reference
+from gen.kat import threefish_records
+from gen.render import Variant, render_variant, write_files
+from gen.spec import Spec
+
+HERE = Path(__file__).resolve().parent
+HARNESS = HERE / "harness" / "harness.c"
+BATCH_SIZES = tuple(range(0, 34))
+
+WARN = ["-Wall", "-Wextra", "-Wpedantic", "-Werror"]
+
+
+@dataclass(frozen=True)
+class Build:
+    """One toolchain configuration a C variant is built and run under."""
+
+    name: str          # e.g. "gcc -O2"
+    cc: str            # compiler driver
+    cflags: tuple
+    cxx: str | None = None   # also compile the variant as C++ with this driver
+
+    def missing(self) -> str | None:
+        for tool in (self.cc, self.cxx):
+            if tool and shutil.which(tool) is None:
+                return f"{tool} not installed"
+        return None
+
+
+SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer")
+C_BUILDS = (
+    Build("gcc -O2", "gcc", ("-O2", "-std=c99", *WARN), "g++"),
+    Build("clang -O2", "clang", ("-O2", "-std=c99", *WARN), "clang++"),
+    Build("gcc asan+ubsan", "gcc", ("-std=c99", *SANITIZE, *WARN)),
+    Build("clang asan+ubsan", "clang", ("-std=c99", *SANITIZE, *WARN)),
+)
+
+
+@dataclass
+class Row:
+    variant: str
+    build: str
+    status: str                 # PASS, FAIL, SKIPPED
+    detail: str = ""
+    seconds: float = 0.0
+    checks: int = 0
+
+
+@dataclass
+class Report:
+    rows: list = field(default_factory=list)
+    seed: int = 0
+    random_vectors: int = 0
+
+    @property
+    def failed(self) -> bool:
+        return any(r.status == "FAIL" for r in self.rows)
+
+
+# --------------------------------------------------------------------------- vectors
+
+def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
+    """KATs + `count` random vectors + encrypt_blocks batches, from the reference model."""
+    rng = random.Random(f"{seed}-{spec.tag}")
+    nb = spec.block_bytes
+    lines = [f"# Threefish-{spec.bits} v{spec.version}: known answers, {count} random vectors, "
+             f"batches n=0..{BATCH_SIZES[-1]} (seed {seed})"]
+    for r in threefish_records(spec.version, spec.bits):
+        lines.append(f"V {r['key'].hex()} {r['tweak'].hex()} {r['plaintext'].hex()} {r['ciphertext'].hex()}")
+    for _ in range(count):
+        key, tweak, pt = rng.randbytes(nb), rng.randbytes(16), rng.randbytes(nb)
+        ct = reference.encrypt(spec, key, tweak, pt)
+        lines.append(f"V {key.hex()} {tweak.hex()} {pt.hex()} {ct.hex()}")
+    for n in BATCH_SIZES:
+        key = rng.randbytes(nb)
+        tweaks = [rng.randbytes(16) for _ in range(n)]
+        pts = [rng.randbytes(nb) for _ in range(n)]
+        cts = [reference.encrypt(spec, key, t, p) for t, p in zip(tweaks, pts)]
+        lines.append(f"B {n} {key.hex()} {b''.join(tweaks).hex()} {b''.join(pts).hex()} "
+                     f"{b''.join(cts).hex()}".rstrip())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# --------------------------------------------------------------------------- builds
+
+def _run(cmd: list[str], cwd: Path, timeout: int = 600) -> tuple[int, str]:
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out: {' '.join(cmd)}"
+    return p.returncode, (p.stdout + p.stderr)
+
+
+def _first_lines(text: str, n: int = 3) -> str:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip()]
+    return " | ".join(lines[:n])
+
+
+def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    files = render_variant(variant)
+    src_dir = workdir / "src"
+    write_files(files, src_dir)
+    src = src_dir / f"{variant.stem}.c"
+    exe = workdir / ("harness-" + build.name.replace(" ", "-").replace("+", "_"))
+    if build.cxx:
+        rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
+                        "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "does not compile as C++: " + _first_lines(out),
+                       time.monotonic() - t0)
+    cmd = [build.cc, *build.cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
+           f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
+           str(HARNESS), str(src), "-o", str(exe)]
+    rc, out = _run(cmd, workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    try:
+        p = subprocess.run([str(exe), str(vectors)], cwd=workdir, capture_output=True, text=True,
+                           timeout=900, env=env)
+        rc, out = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, out = 124, "harness timed out"
+    checks = 0
+    for ln in out.splitlines():
+        if ln.startswith("harness:") and "passed" in ln:
+            checks = int(ln.split()[1])
+    if rc or "runtime error" in out or "AddressSanitizer" in out:
+        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    return Row(label, build.name, "PASS", f"{checks} checks", time.monotonic() - t0, checks)
+
+
+# Target name -> (checker(variant, build, workdir, vectors) -> Row, builds).
+# Targets other than scalar C register here (same vectors, same row format).
+CHECKERS: dict = {"c": (check_c, C_BUILDS)}
+
+
+# --------------------------------------------------------------------------- driver
+
+def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
+        jobs: int | None = None, workdir: Path = Path("build/verify"),
+        report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout) -> Report:
+    seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
+    jobs = jobs or os.cpu_count() or 1
+    workdir = Path(workdir).resolve()
+    report = Report(seed=seed, random_vectors=random_count)
+    specs = sorted({v.spec for v in variants}, key=lambda s: (s.version, s.bits))
+    tasks = [(v, b) for v in variants for b in CHECKERS[v.target][1]]
+    print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
+          f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        vec = dict(zip(specs, pool.map(
+            lambda s: vector_file(s, workdir / "vectors" / f"{s.tag}.txt", random_count, seed), specs)))
+
+        def one(task):
+            v, b = task
+            wd = workdir / v.stem / b.name.replace(" ", "-").replace("+", "_")
+            wd.mkdir(parents=True, exist_ok=True)
+            return CHECKERS[v.target][0](v, b, wd, vec[v.spec])
+
+        for row in pool.map(one, tasks):
+            report.rows.append(row)
+            print(f"  {row.status:<8} {row.variant:<40} {row.build:<17} {row.detail} "
+                  f"({row.seconds:.1f}s)", file=stream, flush=True)
+    print_matrix(report, stream)
+    if report_path:
+        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(report_path).write_text(json.dumps(
+            {"seed": report.seed, "random_vectors": report.random_vectors,
+             "rows": [asdict(r) for r in report.rows]}, indent=2) + "\n")
+        print(f"verify: report written to {report_path}", file=stream)
+    return report
+
+
+def print_matrix(report: Report, stream=sys.stdout) -> None:
+    builds = list(dict.fromkeys(r.build for r in report.rows))
+    variants = list(dict.fromkeys(r.variant for r in report.rows))
+    cell = {(r.variant, r.build): r for r in report.rows}
+    width = max([len(v) for v in variants] + [7])
+    print("", file=stream)
+    print(f"{'variant':<{width}}  " + "  ".join(f"{b:<17}" for b in builds), file=stream)
+    for v in variants:
+        print(f"{v:<{width}}  " + "  ".join(f"{cell[(v, b)].status if (v, b) in cell else '-':<17}"
+                                           for b in builds), file=stream)
+    skipped = [r for r in report.rows if r.status.startswith("SKIPPED")]
+    for r in {(r.build, r.detail) for r in skipped}:
+        print(f"SKIPPED {r[0]}: {r[1]}", file=stream)
+    n = {s: sum(1 for r in report.rows if r.status.split()[0] == s) for s in ("PASS", "FAIL", "SKIPPED")}
+    print(f"verify: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIPPED']} skipped", file=stream)
