@@ -1,0 +1,253 @@
+"""Printer for the NASM targets: ``nasm-x64`` (64-bit words in GPRs; System V or Win64 ABI)
+and ``nasm-x86`` (32-bit cdecl; 64-bit words in SSE2 XMM registers, one word per register).
+
+Instruction selection is the small tables below (``X64_OPS``, ``X86_XMM_OPS``,
+``X86_GPR_OPS``); register allocation is ``gen/regalloc.py``; file structure,
+ABI glue (prologue, epilogue, the single-block wrappers) lives in
+``templates/nasm/``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import regalloc as ra
+from ..errors import GenError
+from ..regalloc import ISA, Imm, PtrMem, Reg, Slot
+from ..threefish import describe
+from . import render_template
+
+TARGETS = ("nasm-x64", "nasm-x86")
+ABIS = {"nasm-x64": ("sysv", "win64"), "nasm-x86": ("cdecl",)}
+ROTATES = {"nasm-x64": ("rol", "rorx"), "nasm-x86": ("shift",)}
+DEFAULT_STRATEGY = "belady"
+
+# ---------------------------------------------------------------- instruction tables
+# {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
+# (register, register), 'rm' (register, memory), 'mr' (memory, register), 'ri' (immediate).
+X64_OPS = {
+    "mov": "mov {d}, {s}",
+    "add": "add {d}, {s}",
+    "sub": "sub {d}, {s}",
+    "xor": "xor {d}, {s}",
+    "xchg": "xchg {d}, {s}",
+    "rol": "rol {d}, {n}",
+}
+X64_RORX = {"rol": "rorx {d}, {d}, {m}"}      # BMI2: rotate right by 64-n, flags untouched
+X86_XMM_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rm"): "movq {d}, {s}",         # 64-bit load: any alignment
+    ("mov", "mr"): "movq {d}, {s}",         # 64-bit store: any alignment
+    "add": "paddq {d}, {s}",                 # memory source only from 16-aligned stack slots
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+}
+X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
+               "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
+
+SYSV_ARGS = {"key": "rdi", "tweak": "rsi", "in": "rdx", "out": "rcx", "n": "r8"}
+WIN64_ARGS = {"key": "rcx", "tweak": "rdx", "in": "r8", "out": "r9"}       # n: 5th, on the stack
+CALLEE_SAVED = {"sysv": ("rbx", "rbp", "r12", "r13", "r14", "r15"),
+                "win64": ("rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15"),
+                "cdecl": ("ebx", "esi", "edi")}
+
+
+def _imm32(kind, cls, v):
+    return kind == "mov" or v < (1 << 31) or v >= (1 << 64) - (1 << 31)
+
+
+def isa_for(target: str, abi: str, rotate: str) -> ISA:
+    if target == "nasm-x64":
+        if abi == "sysv":
+            order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
+                     "rbx", "rbp", "r12", "r13", "r14", "r15"]
+        else:
+            order = ["rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "rsi", "rdi",
+                     "rbx", "rbp", "r12", "r13", "r14", "r15"]
+        mem = {(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}
+        return ISA("nasm-x64", {"gpr": order}, "gpr", "gpr", 8, {"gpr": 2}, mem, "native", _imm32,
+                   SYSV_ARGS if abi == "sysv" else WIN64_ARGS)
+    mem = {("mov", "xmm"): {"stack", "ptr"}, ("mov", "gpr32"): {"stack"},
+           ("add", "gpr32"): {"stack"}, ("sub", "gpr32"): {"stack"}}
+    for k in ("add", "sub", "xor", "or"):
+        mem[(k, "xmm")] = {"stack"}
+    return ISA("nasm-x86", {"xmm": [f"xmm{i}" for i in range(8)],
+                            "gpr32": ["eax", "ecx", "edx", "ebx", "esi", "edi"]},
+               "xmm", "gpr32", 16, {"xmm": 1, "gpr32": 1}, mem, "shift",
+               lambda kind, cls, v: cls == "gpr32", {})
+
+
+# ---------------------------------------------------------------- options
+
+@dataclass(frozen=True)
+class NasmOptions:
+    target: str
+    abi: str
+    strategy: str
+    registers: int | None
+    pin: str
+    rotate: str
+
+    @classmethod
+    def of(cls, variant) -> "NasmOptions":
+        t = variant.target
+        abi = variant.get("abi", ABIS[t][0])
+        if abi not in ABIS[t]:
+            raise GenError(f"--abi {abi!r} is not available for {t} (choose from {', '.join(ABIS[t])})")
+        strategy = variant.get("strategy", DEFAULT_STRATEGY)
+        if strategy not in ra.STRATEGIES:
+            raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(ra.STRATEGIES)})")
+        rotate = variant.get("rotate", ROTATES[t][0])
+        if rotate not in ROTATES[t]:
+            raise GenError(f"--rotate {rotate!r} is not available for {t} (choose from {', '.join(ROTATES[t])})")
+        regs = variant.get("registers")
+        pin = str(variant.get("pin", "") or "")
+        if variant.options.unroll != "full":
+            raise GenError(f"{t} needs --unroll full (the loop form indexes memory by the counter)")
+        if variant.options.interleave != 1:
+            raise GenError(f"{t} supports --interleave 1 only")
+        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate)
+
+
+def allocate(variant, direction: str, strategy: str | None = None):
+    """Lower and allocate one direction: (isa, allocation)."""
+    no = NasmOptions.of(variant)
+    isa = isa_for(no.target, no.abi, no.rotate)
+    prog = describe(variant.spec, variant.options, direction, 1)
+    ops = ra.lower(prog, isa)
+    return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
+
+
+# ---------------------------------------------------------------- printing
+
+class Frame:
+    """Stack frame of one function: slot offsets, pushes, argument addresses."""
+
+    def __init__(self, target: str, abi: str, alloc, isa: ISA):
+        self.target, self.abi, self.isa = target, abi, isa
+        regs = {r for rs in alloc.used.values() for r in rs}
+        self.pushes = [r for r in CALLEE_SAVED[abi] if r in regs]
+        keys = [k for k in alloc.slots if k[0] != "arg"]
+        self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
+        size = len(keys) * isa.slot_bytes
+        if target == "nasm-x64":
+            # entry rsp = 8 mod 16; keep rsp 16-aligned after the pushes and the frame
+            while (8 + 8 * len(self.pushes) + size) % 16:
+                size += 8
+        self.size = size
+        self.consts = [k for k in keys if k[0] == "const"]
+
+    def arg(self, name: str) -> str:
+        i = ra.POINTERS.index(name)
+        if self.target == "nasm-x64":   # win64: 5th argument above the return address and shadow space
+            return f"qword [rsp + {self.size + 8 * len(self.pushes) + 8 + 32 + 8 * (i - 4)}]"
+        return f"dword [ebp + {8 + 4 * i}]"
+
+    def slot(self, s: Slot, cls: str) -> str:
+        if s.key[0] == "arg":
+            return self.arg(s.key[1])
+        off = self.offset[s.key]
+        if self.target == "nasm-x64":
+            return f"qword [rsp + {off}]"
+        return f"{'dword ' if cls == 'gpr32' else ''}[esp + {off}]"
+
+
+def _operand(x, frame: Frame, cls: str) -> str:
+    if isinstance(x, Reg):
+        return x.name
+    if isinstance(x, Slot):
+        return frame.slot(x, cls)
+    if isinstance(x, PtrMem):
+        size = "qword " if frame.target == "nasm-x64" else ""
+        return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
+    if isinstance(x, Imm):
+        return f"{x.value:#x}" if x.value > 9 else str(x.value)
+    return str(x)
+
+
+def _shape(x) -> str:
+    return "r" if isinstance(x, Reg) else ("i" if isinstance(x, (Imm, int)) else "m")
+
+
+def instruction(op, frame: Frame, rotate: str) -> str:
+    d = _operand(op.dst, frame, op.cls) if op.dst is not None else ""
+    s = _operand(op.src, frame, op.cls) if op.src is not None else ""
+    if op.kind == "guard":
+        return f"test {s}, {s}" if isinstance(op.src, Reg) else f"cmp {s}, 0"
+    if frame.target == "nasm-x64":
+        table = dict(X64_OPS, **(X64_RORX if rotate == "rorx" else {}))
+        if op.kind == "mov" and isinstance(op.src, Imm) and op.src.value >= 1 << 32:
+            return f"mov {d}, {s}"
+        pat = table[op.kind]
+    elif op.cls == "xmm":
+        pat = X86_XMM_OPS.get((op.kind, _shape(op.dst) + _shape(op.src))) or X86_XMM_OPS[op.kind]
+    else:
+        pat = X86_GPR_OPS[op.kind]
+    n = op.src if isinstance(op.src, int) else 0
+    return pat.format(d=d, s=s, n=n, m=64 - n)
+
+
+def function_lines(alloc, frame: Frame, rotate: str) -> list[str]:
+    lines: list[str] = []
+    for op in alloc.code:
+        if op.kind == "note":
+            lines.append(f"; {op.text}")
+        elif op.kind == "top":
+            lines.append(f".loop:                                  ; {op.text}")
+        elif op.kind == "bottom":
+            lines.append(f"    jnz .loop                           ; {op.text}")
+        else:
+            ins = instruction(op, frame, rotate)
+            lines.append(f"    {ins:<36}; {op.text}")
+            if op.kind == "guard":
+                lines.append(f"    {'jz .done':<36}; no blocks")
+    return lines
+
+
+def register_map(alloc) -> list[str]:
+    rows = []
+    for v in sorted(alloc.homes, key=ra._natural):
+        rows.append(f"{v:>6}: {', '.join(alloc.homes[v])}")
+    stack = sorted({k[1] for k in alloc.slots if k[0] == "v"}, key=ra._natural)
+    out = []
+    for i in range(0, len(rows), 4):
+        out.append("  ".join(f"{r:<24}" for r in rows[i:i + 4]).rstrip())
+    if stack:
+        out.append("stack slots: " + " ".join(stack))
+    return out
+
+
+def report_line(alloc) -> str:
+    s = alloc.stats
+    return (f"{alloc.strategy}: registers {alloc.registers_used()}, spills {s['spills']}, "
+            f"reloads {s['reloads']}, memory operands {s['memops']}, moves {s['moves']}, "
+            f"instructions {s['instructions']}")
+
+
+def render(variant) -> dict[str, str]:
+    no = NasmOptions.of(variant)
+    funcs = []
+    notes = []
+    for direction in ("encrypt", "decrypt"):
+        isa, alloc = allocate(variant, direction)
+        frame = Frame(no.target, no.abi, alloc, isa)
+        funcs.append(dict(direction=direction, frame=frame, lines=function_lines(alloc, frame, no.rotate),
+                          regmap=register_map(alloc), report=report_line(alloc),
+                          consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
+        notes.append(f"{direction}: " + report_line(alloc))
+    opts = [f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}"]
+    if no.registers:
+        opts.append(f"registers {no.registers}")
+    if no.pin:
+        opts.append(f"pin {no.pin}")
+    layout = ("layout scalar: one 64-bit word per general-purpose register" if no.target == "nasm-x64"
+              else "layout scalar: one 64-bit word per SSE2 XMM register (low lane)")
+    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
+               abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs,
+               header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
+               notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
+                      + {"sysv": "elf64", "win64": "win64", "cdecl": "elf32"}[no.abi]] + notes)
+    return {f"{variant.stem}.asm": render_template("nasm/threefish.asm.j2", **ctx),
+            f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
