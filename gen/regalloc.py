@@ -582,8 +582,10 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
                 return r
         cands = [r for r in pool[cls] if r not in busy]
         if not cands:
-            raise GenError(f"belady: no {cls} register free for '{ops[i].text}' "
-                           f"(busy: {', '.join(sorted(owner.get(r, r) for r in busy))})")
+            live = sorted({owner.get(r, r) for r in busy} | {v for v in where if isa.cls(v) == cls}
+                          | {v for v in pinned if isa.cls(v) == cls}, key=_natural)
+            raise GenError(f"belady: no {cls} register left for '{ops[i].text}': live there "
+                           f"{', '.join(live)} ({len(pool[cls])} {cls} registers)")
         # furthest next use; among equals prefer clean (no store needed)
         def score(r):
             v = owner[r]

@@ -251,3 +251,26 @@ def render(variant) -> dict[str, str]:
                       + {"sysv": "elf64", "win64": "win64", "cdecl": "elf32"}[no.abi]] + notes)
     return {f"{variant.stem}.asm": render_template("nasm/threefish.asm.j2", **ctx),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None) -> tuple:
+    """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
+    if target not in TARGETS:
+        raise GenError(f"unknown nasm target {target!r}")
+    abi = abi or ABIS[target][0]
+    if abi not in ABIS[target]:
+        raise GenError(f"--abi {abi!r} is not available for {target} (choose from {', '.join(ABIS[target])})")
+    strategy = strategy or DEFAULT_STRATEGY
+    if strategy not in ra.STRATEGIES:
+        raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(ra.STRATEGIES)})")
+    extra = {"abi": abi, "strategy": strategy}
+    if rotate and rotate != ROTATES[target][0]:
+        if rotate not in ROTATES[target]:
+            raise GenError(f"--rotate {rotate!r} is not available for {target} "
+                           f"(choose from {', '.join(ROTATES[target])})")
+        extra["rotate"] = rotate
+    if registers is not None:
+        extra["registers"] = int(registers)
+    if pin:
+        extra["pin"] = pin
+    return tuple(sorted(extra.items()))
