@@ -126,7 +126,10 @@ class ISA:
 
 # --------------------------------------------------------------------------- lowering
 
-def lower(prog: Program, isa: ISA) -> list[MOp]:
+SCHEDULES = ("interleave", "description")
+
+
+def lower(prog: Program, isa: ISA, schedule: str = "interleave") -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
     setup once, then the body for each block, pointers advanced, ``n`` counted down."""
     nb = prog.spec.block_bytes * prog.blocks
@@ -179,12 +182,32 @@ def lower(prog: Program, isa: ISA) -> list[MOp]:
         if isinstance(item, Loop):
             raise GenError("the nasm targets need --unroll full")
         emit(item)
+    pending: list[Op] = []     # the MIX operations of one round, by MIX index
+
+    def flush_round() -> None:
+        """Interleave the independent MIXes of a round (ILP for in-order issue and the
+        decoders): first op of every MIX, then the second, then the third."""
+        groups: dict = {}
+        for op in pending:
+            groups.setdefault(op.tag, []).append(op)
+        for k in range(max((len(g) for g in groups.values()), default=0)):
+            for g in groups.values():
+                if k < len(g):
+                    emit(g[k])
+        pending.clear()
     out.append(MOp("guard", src="n", text="if n == 0 return"))
     out.append(MOp("top", text="for each block"))
     for item in prog.body:
         if isinstance(item, Loop):
             raise GenError("the nasm targets need --unroll full")
+        if schedule == "interleave" and item.tag and item.tag[0] in ("mix", "unmix"):
+            if pending and pending[0].tag[:2] != item.tag[:2]:
+                flush_round()
+            pending.append(item)
+            continue
+        flush_round()
         emit(item)
+    flush_round()
     out.append(MOp("note", text="next block"))
     out.append(MOp("add", "tweak", Imm(16 * prog.blocks), text=f"tweak += {16 * prog.blocks}"))
     out.append(MOp("add", "in", Imm(nb), text=f"in += {nb}"))

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not installed")
 
 
-def variant(target, bits, version="1.3", **kw):
-    return Variant(target, get_spec(version, bits), Options("fly", "full", 1), "",
+def variant(target, bits, version="1.3", keys_table=False, **kw):
+    return Variant(target, get_spec(version, bits), Options("table" if keys_table else "fly", "full", 1), "",
                    nasmp.variant_extra(target, **kw))
 
 
@@ -69,7 +69,8 @@ def test_x64_sanitized_harness_and_win64(version, tmp_path, vectors):
 
 
 @needs_nasm
-@pytest.mark.parametrize("kw", [dict(rotate="rorx"), dict(registers=6), dict(pin="x"),
+@pytest.mark.parametrize("kw", [dict(rotate="rorx"), dict(registers=6), dict(pin="x"), dict(schedule="description"),
+                                dict(keys_table=True), dict(pin="k,in,out", strategy="linear-scan"),
                                 dict(strategy="linear-scan", registers=9)])
 def test_x64_options(kw, tmp_path, vectors):
     v = variant("nasm-x64", 256, "1.1", **kw)

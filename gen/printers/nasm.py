@@ -89,6 +89,7 @@ class NasmOptions:
     registers: int | None
     pin: str
     rotate: str
+    schedule: str
 
     @classmethod
     def of(cls, variant) -> "NasmOptions":
@@ -108,7 +109,10 @@ class NasmOptions:
             raise GenError(f"{t} needs --unroll full (the loop form indexes memory by the counter)")
         if variant.options.interleave != 1:
             raise GenError(f"{t} supports --interleave 1 only")
-        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate)
+        schedule = variant.get("schedule", ra.SCHEDULES[0])
+        if schedule not in ra.SCHEDULES:
+            raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
+        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule)
 
 
 def allocate(variant, direction: str, strategy: str | None = None):
@@ -116,7 +120,7 @@ def allocate(variant, direction: str, strategy: str | None = None):
     no = NasmOptions.of(variant)
     isa = isa_for(no.target, no.abi, no.rotate)
     prog = describe(variant.spec, variant.options, direction, 1)
-    ops = ra.lower(prog, isa)
+    ops = ra.lower(prog, isa, no.schedule)
     return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
 
 
@@ -195,6 +199,7 @@ def function_lines(alloc, frame: Frame, rotate: str) -> list[str]:
         if op.kind == "note":
             lines.append(f"; {op.text}")
         elif op.kind == "top":
+            lines.append(f"    {'align 32':<36}; loop entry on a fetch boundary")
             lines.append(f".loop:                                  ; {op.text}")
         elif op.kind == "bottom":
             lines.append(f"    jnz .loop                           ; {op.text}")
@@ -237,7 +242,7 @@ def render(variant) -> dict[str, str]:
                           regmap=register_map(alloc), report=report_line(alloc),
                           consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
         notes.append(f"{direction}: " + report_line(alloc))
-    opts = [f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}"]
+    opts = [f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
     if no.registers:
         opts.append(f"registers {no.registers}")
     if no.pin:
@@ -253,7 +258,8 @@ def render(variant) -> dict[str, str]:
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None) -> tuple:
+def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None,
+                  schedule=None) -> tuple:
     """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
     if target not in TARGETS:
         raise GenError(f"unknown nasm target {target!r}")
@@ -269,6 +275,10 @@ def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None
             raise GenError(f"--rotate {rotate!r} is not available for {target} "
                            f"(choose from {', '.join(ROTATES[target])})")
         extra["rotate"] = rotate
+    if schedule and schedule != ra.SCHEDULES[0]:
+        if schedule not in ra.SCHEDULES:
+            raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
+        extra["schedule"] = schedule
     if registers is not None:
         extra["registers"] = int(registers)
     if pin:
