@@ -40,7 +40,8 @@ RECOMMENDED_NASM = {
 # verify --set all: every strategy (named fails by design where the words do not fit: skipped here)
 ALL_NASM = {
     "nasm-x64": [(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
-    + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady"))],
+    + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady"))],
     "nasm-x86": [(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")],
 }
 

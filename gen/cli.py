@@ -76,8 +76,9 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--pin", default=None, help="nasm targets: values kept in one register (groups k,t,x,p or names)")
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx (BMI2)")
 @click.option("--schedule", default=None, help="nasm targets: interleave (MIXes of a round) | description")
+@click.option("--isa", default=None, help="nasm-x64: gpr (words in GPRs) | sse2 (words in XMM, as nasm-x86)")
 def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir,
-           abi, strategy, registers, pin, rotate, schedule):
+           abi, strategy, registers, pin, rotate, schedule, isa):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant."""
     from .catalog import RECOMMENDED_C, variants
     if which:
@@ -90,7 +91,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
         spec = get_spec(version, size)
         rec = RECOMMENDED_C[spec.bits]
         nasm_opts = dict(abi=abi, strategy=strategy, registers=registers, pin=pin, rotate=rotate,
-                         schedule=schedule)
+                         schedule=schedule, isa=isa)
         if target.startswith("nasm-"):
             from .printers.nasm import variant_extra
             rec = Options("fly", "full", 1)
@@ -99,8 +100,8 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
             chosen = [Variant(v.target, v.spec, v.options, prefix or "", variant_extra(target, **nasm_opts))]
         else:
             if any(x is not None for x in nasm_opts.values()):
-                raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule apply to the nasm "
-                               "targets only")
+                raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule/--isa apply to the "
+                               "nasm targets only")
             chosen = [_variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
                                interleave if interleave is not None else rec.interleave, prefix)]
     files: dict[str, str] = {}
@@ -150,8 +151,9 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
 @click.option("--pin", default=None, help="values kept in one register: groups k,t,x,p or value names")
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx")
 @click.option("--schedule", default=None, help="interleave | description")
+@click.option("--isa", default=None, help="nasm-x64: gpr | sse2")
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
-def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, bench):
+def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, bench):
     """Register allocation report: the strategies side by side for one variant."""
     from . import regalloc as ra
     from .printers.nasm import variant_extra
@@ -165,7 +167,7 @@ def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate,
     spec = get_spec(version, size)
     base = Variant(target, spec, Options(keys, "full", 1), "",
                    variant_extra(target, abi=abi, strategy=strategies[0], registers=registers, pin=pin,
-                                 rotate=rotate, schedule=schedule))
+                                 rotate=rotate, schedule=schedule, isa=isa))
     if len(strategies) == 1:   # a single strategy: an impossible budget is an error (exit 2)
         from .printers.nasm import allocate
         allocate(base, "encrypt")

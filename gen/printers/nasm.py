@@ -58,7 +58,20 @@ def _imm32(kind, cls, v):
     return kind == "mov" or v < (1 << 31) or v >= (1 << 64) - (1 << 31)
 
 
-def isa_for(target: str, abi: str, rotate: str) -> ISA:
+ISAS = {"nasm-x64": ("gpr", "sse2"), "nasm-x86": ("sse2",)}
+XMM_MEM = {("mov", "xmm"): {"stack", "ptr"}, **{(k, "xmm"): {"stack"} for k in ("add", "sub", "xor", "or")}}
+
+
+def isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
+    if target == "nasm-x64" and words == "sse2":
+        # the nasm-x86 instruction stream in 64-bit mode: words in XMM, pointers in GPRs
+        if abi != "sysv":
+            raise GenError("--isa sse2 is available with --abi sysv only (Win64 XMM6-15 are callee-saved)")
+        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+        mem = {**XMM_MEM, **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
+        return ISA("nasm-x64", {"xmm": [f"xmm{i}" for i in range(16)], "gpr": order}, "xmm", "gpr", 16,
+                   {"xmm": 1, "gpr": 1}, mem, "shift", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
+                   SYSV_ARGS)
     if target == "nasm-x64":
         if abi == "sysv":
             order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
@@ -90,6 +103,7 @@ class NasmOptions:
     pin: str
     rotate: str
     schedule: str
+    words: str
 
     @classmethod
     def of(cls, variant) -> "NasmOptions":
@@ -112,13 +126,18 @@ class NasmOptions:
         schedule = variant.get("schedule", ra.SCHEDULES[0])
         if schedule not in ra.SCHEDULES:
             raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
-        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule)
+        words = variant.get("isa", ISAS[t][0])
+        if words not in ISAS[t]:
+            raise GenError(f"--isa {words!r} is not available for {t} (choose from {', '.join(ISAS[t])})")
+        if words == "sse2" and rotate == "rorx":
+            raise GenError("--rotate rorx needs the words in GPRs (--isa gpr)")
+        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule, words)
 
 
 def allocate(variant, direction: str, strategy: str | None = None):
     """Lower and allocate one direction: (isa, allocation)."""
     no = NasmOptions.of(variant)
-    isa = isa_for(no.target, no.abi, no.rotate)
+    isa = isa_for(no.target, no.abi, no.rotate, no.words)
     prog = describe(variant.spec, variant.options, direction, 1)
     ops = ra.lower(prog, isa, no.schedule)
     return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
@@ -154,17 +173,17 @@ class Frame:
             return self.arg(s.key[1])
         off = self.offset[s.key]
         if self.target == "nasm-x64":
-            return f"qword [rsp + {off}]"
+            return f"{'' if cls == 'xmm' else 'qword '}[rsp + {off}]"
         return f"{'dword ' if cls == 'gpr32' else ''}[esp + {off}]"
 
 
-def _operand(x, frame: Frame, cls: str) -> str:
+def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
     if isinstance(x, Reg):
         return x.name
     if isinstance(x, Slot):
         return frame.slot(x, cls)
     if isinstance(x, PtrMem):
-        size = "qword " if frame.target == "nasm-x64" else ""
+        size = "qword " if frame.target == "nasm-x64" and cls != "xmm" else ""
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}" if x.value > 9 else str(x.value)
@@ -180,7 +199,7 @@ def instruction(op, frame: Frame, rotate: str) -> str:
     s = _operand(op.src, frame, op.cls) if op.src is not None else ""
     if op.kind == "guard":
         return f"test {s}, {s}" if isinstance(op.src, Reg) else f"cmp {s}, 0"
-    if frame.target == "nasm-x64":
+    if frame.target == "nasm-x64" and op.cls != "xmm":
         table = dict(X64_OPS, **(X64_RORX if rotate == "rorx" else {}))
         if op.kind == "mov" and isinstance(op.src, Imm) and op.src.value >= 1 << 32:
             return f"mov {d}, {s}"
@@ -242,12 +261,12 @@ def render(variant) -> dict[str, str]:
                           regmap=register_map(alloc), report=report_line(alloc),
                           consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
         notes.append(f"{direction}: " + report_line(alloc))
-    opts = [f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
+    opts = [f"isa {no.words}", f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
     if no.registers:
         opts.append(f"registers {no.registers}")
     if no.pin:
         opts.append(f"pin {no.pin}")
-    layout = ("layout scalar: one 64-bit word per general-purpose register" if no.target == "nasm-x64"
+    layout = ("layout scalar: one 64-bit word per general-purpose register" if no.words == "gpr"
               else "layout scalar: one 64-bit word per SSE2 XMM register (low lane)")
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
                abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs,
@@ -259,7 +278,7 @@ def render(variant) -> dict[str, str]:
 
 
 def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None,
-                  schedule=None) -> tuple:
+                  schedule=None, isa=None) -> tuple:
     """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
     if target not in TARGETS:
         raise GenError(f"unknown nasm target {target!r}")
@@ -275,6 +294,10 @@ def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None
             raise GenError(f"--rotate {rotate!r} is not available for {target} "
                            f"(choose from {', '.join(ROTATES[target])})")
         extra["rotate"] = rotate
+    if isa and isa != ISAS[target][0]:
+        if isa not in ISAS[target]:
+            raise GenError(f"--isa {isa!r} is not available for {target} (choose from {', '.join(ISAS[target])})")
+        extra["isa"] = isa
     if schedule and schedule != ra.SCHEDULES[0]:
         if schedule not in ra.SCHEDULES:
             raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
