@@ -75,7 +75,7 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--registers", type=int, default=None, help="nasm targets: register budget of the data class")
 @click.option("--pin", default=None, help="nasm targets: values kept in one register (groups k,t,x,p or names)")
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx (BMI2)")
-@click.option("--schedule", default=None, help="nasm targets: interleave (MIXes of a round) | description")
+@click.option("--schedule", default=None, help="nasm targets: description (statement order) | interleave (the MIXes of a round)")
 @click.option("--isa", default=None, help="nasm-x64: gpr (words in GPRs) | sse2 (words in XMM, as nasm-x86)")
 def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir,
            abi, strategy, registers, pin, rotate, schedule, isa):
@@ -150,7 +150,7 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
 @click.option("--registers", type=int, default=None, help="register budget of the data class")
 @click.option("--pin", default=None, help="values kept in one register: groups k,t,x,p or value names")
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx")
-@click.option("--schedule", default=None, help="interleave | description")
+@click.option("--schedule", default=None, help="description | interleave")
 @click.option("--isa", default=None, help="nasm-x64: gpr | sse2")
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
 def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, bench):

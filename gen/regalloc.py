@@ -126,10 +126,10 @@ class ISA:
 
 # --------------------------------------------------------------------------- lowering
 
-SCHEDULES = ("interleave", "description")
+SCHEDULES = ("description", "interleave")
 
 
-def lower(prog: Program, isa: ISA, schedule: str = "interleave") -> list[MOp]:
+def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
     setup once, then the body for each block, pointers advanced, ``n`` counted down."""
     nb = prog.spec.block_bytes * prog.blocks

@@ -69,7 +69,7 @@ def test_x64_sanitized_harness_and_win64(version, tmp_path, vectors):
 
 
 @needs_nasm
-@pytest.mark.parametrize("kw", [dict(rotate="rorx"), dict(registers=6), dict(pin="x"), dict(schedule="description"),
+@pytest.mark.parametrize("kw", [dict(rotate="rorx"), dict(registers=6), dict(pin="x"), dict(schedule="interleave"),
                                 dict(keys_table=True), dict(pin="k,in,out", strategy="linear-scan"),
                                 dict(isa="sse2"), dict(isa="sse2", registers=8),
                                 dict(strategy="linear-scan", registers=9)])
