@@ -114,6 +114,7 @@ class ISA:
     rotate: str = "native"  # native rol/ror, or 'shift': tmp = x; x <<= n; tmp >>= 64-n; x |= tmp
     imm_ok: object = None   # fn(kind, cls, value) -> bool: immediate operand encodable
     arg_regs: dict = field(default_factory=dict)   # pointer value -> register at entry (else stack)
+    lanes: int = 1          # blocks per pass (word-sliced vectors: lane b holds block b's word)
 
     def cls(self, v: str) -> str:
         return self.ptr_class if v in POINTERS else self.data_class
@@ -132,7 +133,8 @@ SCHEDULES = ("description", "interleave")
 def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
     setup once, then the body for each block, pointers advanced, ``n`` counted down."""
-    nb = prog.spec.block_bytes * prog.blocks
+    lanes = isa.lanes              # blocks per pass: 1, or the vector width in 64-bit lanes
+    nb = prog.spec.block_bytes * prog.blocks * lanes
     out: list[MOp] = []
     tmp_count = [0]
 
@@ -209,7 +211,7 @@ def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
         emit(item)
     flush_round()
     out.append(MOp("note", text="next block"))
-    out.append(MOp("add", "tweak", Imm(16 * prog.blocks), text=f"tweak += {16 * prog.blocks}"))
+    out.append(MOp("add", "tweak", Imm(16 * prog.blocks * lanes), text=f"tweak += {16 * prog.blocks * lanes}"))
     out.append(MOp("add", "in", Imm(nb), text=f"in += {nb}"))
     out.append(MOp("add", "out", Imm(nb), text=f"out += {nb}"))
     out.append(MOp("sub", "n", Imm(1), text="n -= 1"))
@@ -328,6 +330,7 @@ class Slot:
 class PtrMem:
     reg: Reg
     offset: int
+    array: str = ""           # caller array (key, tweak, in, out): lanes targets gather/broadcast by it
 
 
 @dataclass
@@ -499,7 +502,7 @@ def _fixed_emit(ops, isa: ISA, strategy: str, assign: dict, stack: set, scratch:
                 r = take(isa.ptr_class)
                 em.emit(AOp("mov", isa.ptr_class, Reg(r), b, f"reload {a.base} for '{o.text}'", "reload"))
                 b = Reg(r)
-            return PtrMem(b, a.offset)
+            return PtrMem(b, a.offset, a.array)
 
         if o.kind == "guard":
             em.emit(AOp("guard", isa.ptr_class, None, loc("n"), o.text))
@@ -666,7 +669,7 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
             if a.base is None:
                 key = ("const", a.index) if a.array == "const" else ("a", a.array, a.index)
                 return em.slot(key)
-            return PtrMem(Reg(hold(load(a.base, i, busy, o.text))), a.offset)
+            return PtrMem(Reg(hold(load(a.base, i, busy, o.text))), a.offset, a.array)
 
         if o.kind == "guard":
             r = regof("n")

@@ -51,11 +51,15 @@ def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
     return obj, _text_size(obj, nasm_format(variant))
 
 
-def measure(variant: Variant, work: Path, obj: Path | None = None, blocks: int = 64) -> str:
+def measure(variant: Variant, work: Path, obj: Path | None = None, blocks: int = 64) -> str:  # noqa: C901
     """Bulk encrypt_blocks cycles/byte as text ('5.21'), or why not ('n/a: ...')."""
     from verify.nasm import runs_32bit_natively
     if variant.target == "nasm-x64" and variant.get("abi", "sysv") != "sysv":
         return "n/a: Win64 code does not run here"
+    from verify.nasm import cpu_flags, required_features
+    missing = required_features(variant) - cpu_flags()
+    if missing:
+        return "n/a: CPU lacks " + ", ".join(sorted(missing))
     m32 = variant.target == "nasm-x86"
     if m32 and not runs_32bit_natively():
         return "n/a: no native 32-bit execution on this host"

@@ -166,3 +166,15 @@ def test_liveness_loop_carried():
     iv = ra.intervals(ops)
     top, bottom = ra._loop_bounds(ops)
     assert iv["k0"][1] == bottom and iv["x0"][0] > top
+
+
+@needs_nasm
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+@pytest.mark.parametrize("strategy", ["belady", "linear-scan"])
+def test_x64_avx512_lanes(bits, strategy, tmp_path, vectors):
+    """8 blocks per pass in zmm lanes (gather/scatter), n mod 8 and single blocks scalar:
+    the harness batches n = 0..33 cover both paths.  SKIPPED where the CPU lacks AVX-512F."""
+    v = variant("nasm-x64", bits, isa="avx512", strategy=strategy)
+    if "avx512f" not in vnasm.cpu_flags():
+        pytest.skip("CPU lacks avx512f (no emulation for assembly here)")
+    run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)

@@ -114,6 +114,10 @@ def required_features(variant: Variant) -> set[str]:
         feats.add("sse2")
     if variant.get("rotate") == "rorx":
         feats.add("bmi2")
+    if variant.get("isa") == "sse2":
+        feats.add("sse2")
+    if variant.get("isa") == "avx512":
+        feats.add("avx512f")
     return feats
 
 

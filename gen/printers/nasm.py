@@ -58,11 +58,22 @@ def _imm32(kind, cls, v):
     return kind == "mov" or v < (1 << 31) or v >= (1 << 64) - (1 << 31)
 
 
-ISAS = {"nasm-x64": ("gpr", "sse2"), "nasm-x86": ("sse2",)}
+ISAS = {"nasm-x64": ("gpr", "sse2", "avx512"), "nasm-x86": ("sse2",)}
+ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
 XMM_MEM = {("mov", "xmm"): {"stack", "ptr"}, **{(k, "xmm"): {"stack"} for k in ("add", "sub", "xor", "or")}}
 
 
 def isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
+    if target == "nasm-x64" and words == "avx512":
+        # lanes: 8 blocks per pass, lane b of zmm holds word i of block b (gather/scatter)
+        if abi != "sysv":
+            raise GenError("--isa avx512 is available with --abi sysv only")
+        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+        mem = {("mov", "zmm"): {"stack", "ptr"}, **{(k, "zmm"): {"stack"} for k in ("add", "sub", "xor")},
+               **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
+        return ISA("nasm-x64", {"zmm": [f"zmm{i}" for i in range(30)], "gpr": order}, "zmm", "gpr", 64,
+                   {"zmm": 1, "gpr": 1}, mem, "native", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
+                   SYSV_ARGS, lanes=8)
     if target == "nasm-x64" and words == "sse2":
         # the nasm-x86 instruction stream in 64-bit mode: words in XMM, pointers in GPRs
         if abi != "sysv":
@@ -134,9 +145,14 @@ class NasmOptions:
         return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule, words)
 
 
-def allocate(variant, direction: str, strategy: str | None = None):
-    """Lower and allocate one direction: (isa, allocation)."""
+def allocate(variant, direction: str, strategy: str | None = None, tail: bool = False):
+    """Lower and allocate one direction: (isa, allocation).  tail: the scalar GPR function
+    that a lanes variant uses for the blocks left over (n mod lanes) and single blocks."""
     no = NasmOptions.of(variant)
+    if tail:
+        isa = isa_for(no.target, no.abi, "rol", "gpr")
+        prog = describe(variant.spec, variant.options, direction, 1)
+        return isa, ra.allocate(ra.lower(prog, isa), isa, "belady")
     isa = isa_for(no.target, no.abi, no.rotate, no.words)
     prog = describe(variant.spec, variant.options, direction, 1)
     ops = ra.lower(prog, isa, no.schedule)
@@ -173,7 +189,7 @@ class Frame:
             return self.arg(s.key[1])
         off = self.offset[s.key]
         if self.target == "nasm-x64":
-            return f"{'' if cls == 'xmm' else 'qword '}[rsp + {off}]"
+            return f"{'' if cls in ('xmm', 'zmm') else 'qword '}[rsp + {off}]"
         return f"{'dword ' if cls == 'gpr32' else ''}[esp + {off}]"
 
 
@@ -183,7 +199,7 @@ def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
     if isinstance(x, Slot):
         return frame.slot(x, cls)
     if isinstance(x, PtrMem):
-        size = "qword " if frame.target == "nasm-x64" and cls != "xmm" else ""
+        size = "qword " if frame.target == "nasm-x64" and cls not in ("xmm", "zmm") else ""
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}" if x.value > 9 else str(x.value)
@@ -194,7 +210,45 @@ def _shape(x) -> str:
     return "r" if isinstance(x, Reg) else ("i" if isinstance(x, (Imm, int)) else "m")
 
 
+ZMM_OPS = {
+    ("mov", "rr"): "vmovdqa64 {d}, {s}",
+    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot, any alignment
+    ("mov", "mr"): "vmovdqu64 {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxorq {d}, {d}, {s}",
+    "rol": "vprolq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",        # key word / constant to every lane
+    "gather": "kxnorb k1, k1, k1\n    vpgatherqq {d}{{k1}}, [{base} + {idx} + {off}]",
+    "scatter": "kxnorb k1, k1, k1\n    vpscatterqq [{base} + {idx} + {off}]{{k1}}, {s}",
+}
+
+
+def zmm_instruction(op, frame: Frame) -> str:
+    src, dst = op.src, op.dst
+    if isinstance(dst, PtrMem):          # store: scatter the lanes to their blocks
+        return ZMM_OPS["scatter"].format(base=dst.reg.name, idx=ZMM_INDEX[dst.array], off=dst.offset,
+                                         s=_operand(src, frame, "zmm"))
+    d = _operand(dst, frame, "zmm")
+    if isinstance(src, PtrMem):
+        if src.array == "key":
+            return ZMM_OPS["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
+        return ZMM_OPS["gather"].format(d=d, base=src.reg.name, idx=ZMM_INDEX[src.array], off=src.offset)
+    if isinstance(src, Slot) and src.key[0] == "const":
+        m = f"qword [rsp + {frame.offset[src.key]}]"
+        if op.kind == "mov":
+            return ZMM_OPS["bcast"].format(d=d, s=m)
+        return ZMM_OPS[op.kind].format(d=d, s=m + "{1to8}")
+    if isinstance(dst, Slot):
+        return ZMM_OPS[("mov", "mr")].format(d=d, s=_operand(src, frame, "zmm"))
+    pat = ZMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or ZMM_OPS[op.kind]
+    n = src if isinstance(src, int) else 0
+    return pat.format(d=d, s=_operand(src, frame, "zmm") if src is not None else "", n=n)
+
+
 def instruction(op, frame: Frame, rotate: str) -> str:
+    if op.cls == "zmm" and op.kind != "guard":
+        return zmm_instruction(op, frame)
     d = _operand(op.dst, frame, op.cls) if op.dst is not None else ""
     s = _operand(op.src, frame, op.cls) if op.src is not None else ""
     if op.kind == "guard":
@@ -254,22 +308,30 @@ def render(variant) -> dict[str, str]:
     no = NasmOptions.of(variant)
     funcs = []
     notes = []
+    lanes = no.words == "avx512"
     for direction in ("encrypt", "decrypt"):
-        isa, alloc = allocate(variant, direction)
-        frame = Frame(no.target, no.abi, alloc, isa)
-        funcs.append(dict(direction=direction, frame=frame, lines=function_lines(alloc, frame, no.rotate),
-                          regmap=register_map(alloc), report=report_line(alloc),
-                          consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
-        notes.append(f"{direction}: " + report_line(alloc))
+        parts = [("lanes", False), ("scalar", True)] if lanes else [("scalar", False)]
+        for part, tail in parts:
+            isa, alloc = allocate(variant, direction, tail=tail)
+            frame = Frame(no.target, no.abi, alloc, isa)
+            name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
+            funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
+                              lines=function_lines(alloc, frame, "rol" if tail else no.rotate),
+                              regmap=register_map(alloc), report=report_line(alloc), lanes=isa.lanes,
+                              consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
+            notes.append(f"{name}: " + report_line(alloc))
     opts = [f"isa {no.words}", f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
     if no.registers:
         opts.append(f"registers {no.registers}")
     if no.pin:
         opts.append(f"pin {no.pin}")
-    layout = ("layout scalar: one 64-bit word per general-purpose register" if no.words == "gpr"
-              else "layout scalar: one 64-bit word per SSE2 XMM register (low lane)")
+    layout = {"gpr": "layout scalar: one 64-bit word per general-purpose register",
+              "sse2": "layout scalar: one 64-bit word per SSE2 XMM register (low lane)",
+              "avx512": "layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); "
+                        "the n mod 8 blocks left and single blocks run the scalar GPR code"}[no.words]
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
-               abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs,
+               abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
+               block_shift=variant.spec.block_bytes.bit_length() - 1,
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
                       + {"sysv": "elf64", "win64": "win64", "cdecl": "elf32"}[no.abi]] + notes)
