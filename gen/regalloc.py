@@ -639,6 +639,10 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
             if nxt[i].get(v) is None:
                 drop(v)
 
+    top_i = next(i for i, o in enumerate(ops) if o.kind == "top")
+    written_in_loop = {o.writes() for o in ops[top_i:bottom] if o.writes()}
+    header: dict[str, str] = {}
+
     def flush():
         for v in sorted(where):
             if v in dirty and v in car:
@@ -650,13 +654,28 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
             em.code.append(AOp("note", "", text=o.text))
             continue
         if o.kind == "top":
+            # loop header state: carried values in registers stay there (their stack copies
+            # are written once here); the loop bottom puts them back where they were
             flush()
             for v in list(where):
-                drop(v)
+                if v not in car:
+                    drop(v)
+            header = dict(where)
+            for v in header:
+                if v in written_in_loop:
+                    dirty.add(v)      # its stack copy goes stale on later iterations
             em.code.append(AOp("top", "", text=o.text))
             continue
         if o.kind == "bottom":
-            flush()
+            for v in sorted(where, key=_natural):
+                if v in car and v in dirty and header.get(v) != where[v]:
+                    em.emit(AOp("mov", isa.cls(v), em.vslot(v), Reg(where[v]),
+                                f"{v} back to its stack slot", "spill"))
+                    dirty.discard(v)
+            for v, r in sorted(header.items(), key=lambda t: _natural(t[0])):
+                if where.get(v) != r:
+                    em.emit(AOp("mov", isa.cls(v), Reg(r), em.vslot(v),
+                                f"{v} back into {r} for the next block", "reload"))
             em.code.append(AOp("bottom", "", text=o.text))
             continue
         busy: set[str] = set()
