@@ -225,6 +225,9 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
     if variant.target == "nasm-x64":
         abi = variant.get("abi", "sysv")
         if build.fmt == "win64":
+            if variant.get("isa", "gpr") != "gpr":
+                return Row(variant.label(), build.name, "SKIPPED",
+                           f"--isa {variant.get('isa')} is rendered for System V only")
             row = check_nasm(_with_abi(variant, "win64"), build, workdir, vectors)
             row.variant = variant.label()
             return row
