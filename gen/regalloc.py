@@ -642,6 +642,17 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
     top_i = next(i for i, o in enumerate(ops) if o.kind == "top")
     written_in_loop = {o.writes() for o in ops[top_i:bottom] if o.writes()}
     header: dict[str, str] = {}
+    # A class keeps its carried values in registers across the loop only if they fit beside
+    # the values each block needs at its peak; otherwise they live in their stack slots at
+    # the loop header (reloaded on demand, used as memory operands) -- restoring evicted
+    # header registers every block costs more than it saves under pressure.
+    iv = intervals(ops)
+    keep_class = {}
+    for c, rs in pool.items():
+        peak = max((sum(1 for v, (a, b) in iv.items() if isa.cls(v) == c and v not in car and v not in pinned
+                        and a <= i <= b) for i in range(top_i, bottom)), default=0)
+        ncar = sum(1 for v in car if isa.cls(v) == c and v not in pinned)
+        keep_class[c] = ncar + peak <= len(rs)
 
     def flush():
         for v in sorted(where):
@@ -658,7 +669,7 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
             # are written once here); the loop bottom puts them back where they were
             flush()
             for v in list(where):
-                if v not in car:
+                if v not in car or not keep_class.get(isa.cls(v)):
                     drop(v)
             header = dict(where)
             for v in header:
