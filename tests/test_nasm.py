@@ -178,3 +178,22 @@ def test_x64_avx512_lanes(bits, strategy, tmp_path, vectors):
     if "avx512f" not in vnasm.cpu_flags():
         pytest.skip("CPU lacks avx512f (no emulation for assembly here)")
     run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)
+
+
+@needs_nasm
+def test_win64_unwind_tables(tmp_path):
+    """Win64 output carries .pdata/.xdata describing each prolog (pushes, stack allocation)."""
+    if shutil.which("objdump") is None or "pe-x86-64" not in subprocess.run(
+            ["objdump", "-i"], capture_output=True, text=True).stdout:
+        pytest.skip("objdump cannot read pe-x86-64 objects")
+    v = variant("nasm-x64", 1024, abi="win64")
+    from verify.runner import write_files
+    write_files(render_variant(v), tmp_path)
+    obj = tmp_path / "t.obj"
+    subprocess.run(["nasm", "-f", "win64", "-o", str(obj), str(tmp_path / f"{v.stem}.asm")], check=True)
+    dump = subprocess.run(["objdump", "-x", str(obj)], capture_output=True, text=True).stdout
+    assert dump.count("Nbr codes") == 4          # encrypt, encrypt_blocks, decrypt, decrypt_blocks
+    isa, alloc = nasmp.allocate(v, "encrypt")
+    pushes = nasmp.Frame("nasm-x64", "win64", alloc, isa).pushes
+    assert pushes and all(f"push {r}" in dump for r in pushes)
+    assert "alloc small area: rsp = rsp - 0x38" in dump

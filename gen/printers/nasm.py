@@ -178,6 +178,24 @@ class Frame:
         self.size = size
         self.consts = [k for k in keys if k[0] == "const"]
 
+    def unwind_codes(self) -> list[tuple[str, str]]:
+        """Win64 UNWIND_CODE slots, last prolog operation first: (label after it, bytes)."""
+        regno = {r: i for i, r in enumerate(["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+                                             "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"])}
+        codes: list[tuple[str, str]] = []
+        if self.size:
+            if self.size <= 128:
+                codes.append(("prolog_end", f"{((self.size - 8) // 8) << 4 | 2:#04x}"))   # UWOP_ALLOC_SMALL
+            else:   # UWOP_ALLOC_LARGE, size/8 in the next slot
+                codes.append(("prolog_end", f"0x01, {(self.size // 8) & 0xFF:#04x}, {(self.size // 8) >> 8:#04x}"))
+        for r in reversed(self.pushes):
+            codes.append((f"pushed_{r}", f"{regno[r] << 4:#04x}"))              # UWOP_PUSH_NONVOL
+        return codes
+
+    def unwind_slots(self) -> int:
+        return sum(code.count(",") + 1 for _, code in self.unwind_codes()) // 1 - sum(
+            1 for _, code in self.unwind_codes() if code.count(",") == 2)
+
     def arg(self, name: str) -> str:
         i = ra.POINTERS.index(name)
         if self.target == "nasm-x64":   # win64: 5th argument above the return address and shadow space
