@@ -35,7 +35,8 @@ def c_option_sets(spec: Spec) -> list[Options]:
 # version with --keys fly --unroll full --interleave 1 (the only form they take).
 RECOMMENDED_NASM = {
     "nasm-x64": [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
-                 (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))],
+                 (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))],
     "nasm-x86": [(("abi", "cdecl"), ("strategy", "belady"))],
 }
 # verify --set all: every strategy (named fails by design where the words do not fit: skipped here)
@@ -43,6 +44,7 @@ ALL_NASM = {
     "nasm-x64": [(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
     + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
        (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
        (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))],
     "nasm-x86": [(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")],
 }

@@ -40,6 +40,7 @@ def list_cmd():
     click.echo("  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx (rorx: BMI2);")
     click.echo("            --strategy named|linear-scan|belady, --registers N, --pin k,t,x,p|names; any x86-64")
     click.echo("            --isa gpr (default) | sse2 (words in XMM, as nasm-x86; SSE2) |")
+    click.echo("            avx2 (lanes: 4 blocks per pass in ymm; needs AVX2; sysv) |")
     click.echo("            avx512 (lanes: 8 blocks per pass in zmm, gather/scatter; needs AVX-512F; sysv)")
     click.echo("  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;")
     click.echo("            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64")
@@ -79,7 +80,7 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx (BMI2)")
 @click.option("--schedule", default=None, help="nasm targets: description (statement order) | interleave (the MIXes of a round)")
 @click.option("--isa", default=None, help="nasm-x64: gpr (words in GPRs) | sse2 (words in XMM, as nasm-x86) | "
-              "avx512 (8 blocks in zmm lanes)")
+              "avx2 (4 blocks in ymm lanes) | avx512 (8 blocks in zmm lanes)")
 def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir,
            abi, strategy, registers, pin, rotate, schedule, isa):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant."""
@@ -154,7 +155,7 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
 @click.option("--pin", default=None, help="values kept in one register: groups k,t,x,p or value names")
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx")
 @click.option("--schedule", default=None, help="description | interleave")
-@click.option("--isa", default=None, help="nasm-x64: gpr | sse2 | avx512")
+@click.option("--isa", default=None, help="nasm-x64: gpr | sse2 | avx2 | avx512")
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
 def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, bench):
     """Register allocation report: the strategies side by side for one variant."""

@@ -171,12 +171,13 @@ def test_liveness_loop_carried():
 @needs_nasm
 @pytest.mark.parametrize("bits", [256, 512, 1024])
 @pytest.mark.parametrize("strategy", ["belady", "linear-scan"])
-def test_x64_avx512_lanes(bits, strategy, tmp_path, vectors):
-    """8 blocks per pass in zmm lanes (gather/scatter), n mod 8 and single blocks scalar:
-    the harness batches n = 0..33 cover both paths.  SKIPPED where the CPU lacks AVX-512F."""
-    v = variant("nasm-x64", bits, isa="avx512", strategy=strategy)
-    if "avx512f" not in vnasm.cpu_flags():
-        pytest.skip("CPU lacks avx512f (no emulation for assembly here)")
+@pytest.mark.parametrize("isa,flag", [("avx2", "avx2"), ("avx512", "avx512f")])
+def test_x64_lanes(bits, strategy, isa, flag, tmp_path, vectors):
+    """4 (ymm) or 8 (zmm) blocks per pass in lanes, n mod lanes and single blocks scalar: the
+    harness batches n = 0..33 cover both paths.  SKIPPED where the CPU lacks the extension."""
+    v = variant("nasm-x64", bits, isa=isa, strategy=strategy)
+    if flag not in vnasm.cpu_flags():
+        pytest.skip(f"CPU lacks {flag} (no emulation for assembly here)")
     run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)
 
 

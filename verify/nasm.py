@@ -116,6 +116,8 @@ def required_features(variant: Variant) -> set[str]:
         feats.add("bmi2")
     if variant.get("isa") == "sse2":
         feats.add("sse2")
+    if variant.get("isa") == "avx2":
+        feats.add("avx2")
     if variant.get("isa") == "avx512":
         feats.add("avx512f")
     return feats

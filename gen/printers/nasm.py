@@ -58,7 +58,9 @@ def _imm32(kind, cls, v):
     return kind == "mov" or v < (1 << 31) or v >= (1 << 64) - (1 << 31)
 
 
-ISAS = {"nasm-x64": ("gpr", "sse2", "avx512"), "nasm-x86": ("sse2",)}
+ISAS = {"nasm-x64": ("gpr", "sse2", "avx2", "avx512"), "nasm-x86": ("sse2",)}
+# AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
+YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
 ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
 XMM_MEM = {("mov", "xmm"): {"stack", "ptr"}, **{(k, "xmm"): {"stack"} for k in ("add", "sub", "xor", "or")}}
 
@@ -74,6 +76,16 @@ def isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
         return ISA("nasm-x64", {"zmm": [f"zmm{i}" for i in range(30)], "gpr": order}, "zmm", "gpr", 64,
                    {"zmm": 1, "gpr": 1}, mem, "native", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
                    SYSV_ARGS, lanes=8)
+    if target == "nasm-x64" and words == "avx2":
+        # lanes: 4 blocks per pass in ymm; rotates are shift/shift/or
+        if abi != "sysv":
+            raise GenError("--isa avx2 is available with --abi sysv only")
+        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+        mem = {("mov", "ymm"): {"stack", "ptr"}, **{(k, "ymm"): {"stack"} for k in ("add", "sub", "xor", "or")},
+               **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
+        return ISA("nasm-x64", {"ymm": [f"ymm{i}" for i in range(12)], "gpr": order}, "ymm", "gpr", 32,
+                   {"ymm": 1, "gpr": 1}, mem, "shift", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
+                   SYSV_ARGS, lanes=4)
     if target == "nasm-x64" and words == "sse2":
         # the nasm-x86 instruction stream in 64-bit mode: words in XMM, pointers in GPRs
         if abi != "sysv":
@@ -207,7 +219,7 @@ class Frame:
             return self.arg(s.key[1])
         off = self.offset[s.key]
         if self.target == "nasm-x64":
-            return f"{'' if cls in ('xmm', 'zmm') else 'qword '}[rsp + {off}]"
+            return f"{'' if cls in ('xmm', 'ymm', 'zmm') else 'qword '}[rsp + {off}]"
         return f"{'dword ' if cls == 'gpr32' else ''}[esp + {off}]"
 
 
@@ -217,7 +229,7 @@ def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
     if isinstance(x, Slot):
         return frame.slot(x, cls)
     if isinstance(x, PtrMem):
-        size = "qword " if frame.target == "nasm-x64" and cls not in ("xmm", "zmm") else ""
+        size = "qword " if frame.target == "nasm-x64" and cls not in ("xmm", "ymm", "zmm") else ""
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}" if x.value > 9 else str(x.value)
@@ -264,9 +276,48 @@ def zmm_instruction(op, frame: Frame) -> str:
     return pat.format(d=d, s=_operand(src, frame, "zmm") if src is not None else "", n=n)
 
 
+YMM_OPS = {
+    ("mov", "rr"): "vmovdqa {d}, {s}",
+    ("mov", "rm"): "vmovdqu {d}, {s}",
+    ("mov", "mr"): "vmovdqu {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxor {d}, {d}, {s}",
+    "or": "vpor {d}, {d}, {s}",
+    "shl": "vpsllq {d}, {d}, {n}",
+    "shr": "vpsrlq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",
+    "gather": "vpcmpeqq ymm14, ymm14, ymm14\n    vpgatherqq {d}, [{base} + {idx} + {off}], ymm14",
+    # no scatter in AVX2: one 64-bit store per lane
+    "scatter": ("vmovq [{base} + {o0}], {x}\n    vpextrq [{base} + {o1}], {x}, 1\n"
+                "    vextracti128 xmm15, {s}, 1\n    vmovq [{base} + {o2}], xmm15\n"
+                "    vpextrq [{base} + {o3}], xmm15, 1"),
+}
+
+
+def ymm_instruction(op, frame: Frame) -> str:
+    src, dst = op.src, op.dst
+    if isinstance(dst, PtrMem):
+        nb = frame.block_bytes
+        return YMM_OPS["scatter"].format(base=dst.reg.name, s=src.name, x=src.name.replace("ymm", "xmm"),
+                                         **{f"o{b}": dst.offset + b * nb for b in range(4)})
+    d = _operand(dst, frame, "ymm")
+    if isinstance(src, PtrMem):
+        if src.array == "key":
+            return YMM_OPS["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
+        return YMM_OPS["gather"].format(d=d, base=src.reg.name, idx=YMM_INDEX[src.array], off=src.offset)
+    if isinstance(dst, Slot):
+        return YMM_OPS[("mov", "mr")].format(d=d, s=_operand(src, frame, "ymm"))
+    pat = YMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or YMM_OPS[op.kind]
+    n = src if isinstance(src, int) else 0
+    return pat.format(d=d, s=_operand(src, frame, "ymm") if src is not None else "", n=n)
+
+
 def instruction(op, frame: Frame, rotate: str) -> str:
     if op.cls == "zmm" and op.kind != "guard":
         return zmm_instruction(op, frame)
+    if op.cls == "ymm" and op.kind != "guard":
+        return ymm_instruction(op, frame)
     d = _operand(op.dst, frame, op.cls) if op.dst is not None else ""
     s = _operand(op.src, frame, op.cls) if op.src is not None else ""
     if op.kind == "guard":
@@ -326,16 +377,19 @@ def render(variant) -> dict[str, str]:
     no = NasmOptions.of(variant)
     funcs = []
     notes = []
-    lanes = no.words == "avx512"
+    lanes = no.words in ("avx2", "avx512")
     for direction in ("encrypt", "decrypt"):
         parts = [("lanes", False), ("scalar", True)] if lanes else [("scalar", False)]
         for part, tail in parts:
             isa, alloc = allocate(variant, direction, tail=tail)
             frame = Frame(no.target, no.abi, alloc, isa)
+            frame.block_bytes = variant.spec.block_bytes
             name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
             funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
                               lines=function_lines(alloc, frame, "rol" if tail else no.rotate),
                               regmap=register_map(alloc), report=report_line(alloc), lanes=isa.lanes,
+                              vreg=isa.data_class,
+                              const_copies=isa.slot_bytes // 8 if isa.data_class in ("ymm", "zmm") else 1,
                               consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
             notes.append(f"{name}: " + report_line(alloc))
     opts = [f"isa {no.words}", f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
@@ -345,6 +399,8 @@ def render(variant) -> dict[str, str]:
         opts.append(f"pin {no.pin}")
     layout = {"gpr": "layout scalar: one 64-bit word per general-purpose register",
               "sse2": "layout scalar: one 64-bit word per SSE2 XMM register (low lane)",
+              "avx2": "layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane "
+                      "stores); the n mod 4 blocks left and single blocks run the scalar GPR code",
               "avx512": "layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); "
                         "the n mod 8 blocks left and single blocks run the scalar GPR code"}[no.words]
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
