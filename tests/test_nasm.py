@@ -66,6 +66,7 @@ def test_x64_sanitized_harness_and_win64(version, tmp_path, vectors):
     v = variant("nasm-x64", 512, version)
     run_check(v, vnasm.X64_BUILDS[1], tmp_path / "asan", vectors)
     run_check(v, vnasm.WIN64_BUILDS[0], tmp_path / "win64", vectors)
+    run_check(v, vnasm.WIN64_BUILDS[1], tmp_path / "ms_abi", vectors)   # Win64 code, run via ms_abi
 
 
 @needs_nasm

@@ -92,7 +92,60 @@ X64_BUILDS = (
     NasmBuild("nasm elf64 + gcc -O2", "elf64", ("-O2", "-std=c99")),
     NasmBuild("nasm elf64 + asan+ubsan", "elf64", ("-std=c99", *SANITIZE)),
 )
-WIN64_BUILDS = (NasmBuild("nasm win64 (assemble)", "win64", (), False),)
+WIN64_BUILDS = (NasmBuild("nasm win64 (assemble)", "win64", (), False),
+                NasmBuild("win64 ABI via ms_abi", "elf64-ms", ("-O2", "-std=gnu99")))
+
+# Runs Win64-ABI code on Linux: the .asm rendered for --abi win64, its unwind tables left out,
+# assembled as elf64 and called through gcc's __attribute__((ms_abi)) declarations.
+MS_SHIM = """#include <stddef.h>
+#include <stdint.h>
+#include "{header}"
+#define MS __attribute__((ms_abi))
+{decls}
+"""
+
+
+def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    win = _with_abi(variant, "win64")
+    win = Variant(win.target, win.spec, win.options, "w64_" + variant.prefix, win.extra)
+    files = render_variant(win)
+    asm = files[f"{win.stem}.asm"]
+    asm = asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
+    src_dir = workdir / "src"
+    write_files({f"{win.stem}.asm": asm, **render_variant(variant)}, src_dir)
+    nb = variant.spec.block_bytes
+    decls = []
+    for d in ("encrypt", "decrypt"):
+        decls.append(f"MS void {win.prefix}{d}(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);")
+        decls.append(f"MS void {win.prefix}{d}_blocks(const uint8_t *, const uint8_t *, const uint8_t *, "
+                     f"uint8_t *, size_t);")
+        decls.append(f"void {variant.prefix}{d}(const uint8_t key[{nb}], const uint8_t tweak[16], "
+                     f"const uint8_t in[{nb}], uint8_t out[{nb}]) {{ {win.prefix}{d}(key, tweak, in, out); }}")
+        decls.append(f"void {variant.prefix}{d}_blocks(const uint8_t key[{nb}], const uint8_t *tweaks, "
+                     f"const uint8_t *in, uint8_t *out, size_t n) {{ {win.prefix}{d}_blocks(key, tweaks, in, out, n); }}")
+    shim = src_dir / "ms_shim.c"
+    shim.write_text(MS_SHIM.format(header=f"{variant.stem}.h", decls="\n".join(decls)))
+    obj = workdir / "w64.o"
+    rc, out = _run(["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    exe = workdir / "harness"
+    rc, out = _run(["gcc", *build.cflags, "-Wall", "-Wextra", "-Werror", f"-I{src_dir}",
+                    f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={nb}",
+                    str(HARNESS), str(shim), str(obj), "-o", str(exe)], workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    rc, out = _run([str(exe), str(vectors)], workdir, timeout=900)
+    checks = next((int(ln.split()[1]) for ln in out.splitlines() if ln.startswith("harness:") and "passed" in ln), 0)
+    if rc:
+        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention, run on Linux)",
+               time.monotonic() - t0, checks)
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
 
 
@@ -226,10 +279,12 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
     code, run) and the win64 row (the same options rendered for Win64, assembled only)."""
     if variant.target == "nasm-x64":
         abi = variant.get("abi", "sysv")
-        if build.fmt == "win64":
+        if build.fmt in ("win64", "elf64-ms"):
             if variant.get("isa", "gpr") != "gpr":
                 return Row(variant.label(), build.name, "SKIPPED",
                            f"--isa {variant.get('isa')} is rendered for System V only")
+            if build.fmt == "elf64-ms":
+                return check_ms_abi(_with_abi(variant, "sysv"), build, workdir, vectors)
             row = check_nasm(_with_abi(variant, "win64"), build, workdir, vectors)
             row.variant = variant.label()
             return row
