@@ -299,3 +299,9 @@ def register(checkers: dict) -> None:
 
 
 register(_runner.CHECKERS)
+
+
+def word_size(variant: Variant) -> int:
+    """32 for nasm-x86 (elf32 objects: link with -m32; this host cannot run them natively),
+    64 otherwise."""
+    return 32 if variant.target == "nasm-x86" else 64
