@@ -289,7 +289,7 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
             row.variant = variant.label()
             return row
         if abi != "sysv":
-            return Row(variant.label(), build.name, "SKIPPED", "Win64 code is not run on this Linux host")
+            return Row(variant.label(), build.name, "SKIPPED", "Win64 variant: run by the 'win64 ABI via ms_abi' row")
     return check_nasm(variant, build, workdir, vectors)
 
 
