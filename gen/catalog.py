@@ -31,8 +31,45 @@ def c_option_sets(spec: Spec) -> list[Options]:
     return sets
 
 
+# NASM targets: target options (sorted (name, value) pairs) rendered for every size and
+# version with --keys fly --unroll full --interleave 1 (the only form they take).
+RECOMMENDED_NASM = {
+    "nasm-x64": [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
+                 (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))],
+    "nasm-x86": [(("abi", "cdecl"), ("strategy", "belady"))],
+}
+# verify --set all: every strategy (named fails by design where the words do not fit: skipped here)
+ALL_NASM = {
+    "nasm-x64": [(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
+    + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))],
+    "nasm-x86": [(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")],
+}
+
+
+def nasm_variants(which: str, target: str, specs) -> list[Variant]:
+    from .errors import GenError
+    from .printers.nasm import allocate
+    out = []
+    for s in specs:
+        for extra in (RECOMMENDED_NASM if which == "recommended" else ALL_NASM)[target]:
+            v = Variant(target, s, Options("fly", "full", 1), "", extra)
+            if which != "recommended":
+                try:
+                    allocate(v, "encrypt")
+                except GenError:
+                    continue
+            out.append(v)
+    return out
+
+
 def variants(which: str = "recommended", target: str = "c", specs=None) -> list[Variant]:
     specs = list(specs) if specs is not None else all_specs()
+    if target in RECOMMENDED_NASM:
+        return nasm_variants(which, target, specs)
     if which == "recommended":
         return [recommended_c(s) for s in specs]
     return [Variant(target, s, o) for s in specs for o in c_option_sets(s)]

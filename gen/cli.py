@@ -37,6 +37,13 @@ def list_cmd():
     click.echo("sizes:      " + " ".join(map(str, SIZES)))
     click.echo("targets:")
     click.echo("  c         scalar C99 (uint64_t), layout scalar; needs any C99 compiler")
+    click.echo("  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx (rorx: BMI2);")
+    click.echo("            --strategy named|linear-scan|belady, --registers N, --pin k,t,x,p|names; any x86-64")
+    click.echo("            --isa gpr (default) | sse2 (words in XMM, as nasm-x86; SSE2) |")
+    click.echo("            avx2 (lanes: 4 blocks per pass in ymm; needs AVX2; sysv) |")
+    click.echo("            avx512 (lanes: 8 blocks per pass in zmm, gather/scatter; needs AVX-512F; sysv)")
+    click.echo("  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;")
+    click.echo("            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64")
     click.echo("options:")
     click.echo(f"  --keys       {' | '.join(KEYS):<14} subkeys computed on the fly, or a precomputed table")
     click.echo(f"  --unroll     {' | '.join(UNROLL):<14} every round unrolled, or a loop over 8-round cycles")
@@ -44,6 +51,10 @@ def list_cmd():
     click.echo("recommended (rendered into out/ by 'make gen'):")
     for bits, o in RECOMMENDED_C.items():
         click.echo(f"  c {bits:>4}: {o.describe()}")
+    from .catalog import RECOMMENDED_NASM
+    for target, sets in RECOMMENDED_NASM.items():
+        for extra in sets:
+            click.echo(f"  {target} (every size): " + " ".join(f"--{k} {v}" for k, v in extra))
 
 
 def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant:
@@ -62,20 +73,41 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir):
+@click.option("--abi", default=None, help="nasm-x64: sysv | win64 (nasm-x86: cdecl)")
+@click.option("--strategy", default=None, help="nasm targets: named | linear-scan | belady (default belady)")
+@click.option("--registers", type=int, default=None, help="nasm targets: register budget of the data class")
+@click.option("--pin", default=None, help="nasm targets: values kept in one register (groups k,t,x,p or names)")
+@click.option("--rotate", default=None, help="nasm-x64: rol | rorx (BMI2)")
+@click.option("--schedule", default=None, help="nasm targets: description (statement order) | interleave (the MIXes of a round)")
+@click.option("--isa", default=None, help="nasm-x64: gpr (words in GPRs) | sse2 (words in XMM, as nasm-x86) | "
+              "avx2 (4 blocks in ymm lanes) | avx512 (8 blocks in zmm lanes)")
+def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir,
+           abi, strategy, registers, pin, rotate, schedule, isa):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant."""
     from .catalog import RECOMMENDED_C, variants
     if which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix)):
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/--prefix")
-        chosen = variants("recommended")
+        chosen = variants("recommended", target)
     else:
         if size is None or version is None:
             raise GenError("render needs --size and --version (or --set recommended)")
         spec = get_spec(version, size)
         rec = RECOMMENDED_C[spec.bits]
-        chosen = [_variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
-                           interleave if interleave is not None else rec.interleave, prefix)]
+        nasm_opts = dict(abi=abi, strategy=strategy, registers=registers, pin=pin, rotate=rotate,
+                         schedule=schedule, isa=isa)
+        if target.startswith("nasm-"):
+            from .printers.nasm import variant_extra
+            rec = Options("fly", "full", 1)
+            v = _variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
+                         interleave if interleave is not None else rec.interleave, prefix)
+            chosen = [Variant(v.target, v.spec, v.options, prefix or "", variant_extra(target, **nasm_opts))]
+        else:
+            if any(x is not None for x in nasm_opts.values()):
+                raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule/--isa apply to the "
+                               "nasm targets only")
+            chosen = [_variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
+                               interleave if interleave is not None else rec.interleave, prefix)]
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
@@ -95,12 +127,18 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 @click.option("--report", "report_path", default="build/verify-report.json", show_default=True,
               help="where to write the JSON report")
 @click.option("--workdir", default="build/verify", show_default=True, help="scratch folder for builds")
-def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir):
+@click.option("--target", "targets", multiple=True, help="restrict to these targets (repeatable; default: all)")
+def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets):
     """Build every variant with gcc and clang (plus ASan/UBSan) and run the harness."""
     from verify import runner
     from .catalog import variants
     specs = _specs(sizes, versions)
-    rep = runner.run(variants(which, specs=specs), random_count=random_count, seed=seed, jobs=jobs,
+    targets = targets or tuple(runner.CHECKERS)
+    for t in targets:
+        if t not in runner.CHECKERS:
+            raise GenError(f"unknown target {t!r} (choose from {', '.join(runner.CHECKERS)})")
+    chosen = [v for t in targets for v in variants(which, t, specs=specs)]
+    rep = runner.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                      workdir=Path(workdir), report_path=Path(report_path))
     sys.exit(1 if rep.failed else 0)
 
@@ -143,6 +181,40 @@ def bench(sizes, version, quick, samples, filters, json_path):
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
     benchmod.run(benchmod.default_entries(sizes, version), quick=quick, samples=samples,
                  filters=filters, json_path=Path(json_path))
+@cli.command()
+@click.option("--target", default="nasm-x64", show_default=True, help="nasm-x64 | nasm-x86")
+@click.option("--size", default="1024", show_default=True, help="block size in bits: 256, 512, 1024")
+@click.option("--version", "version", default="1.3", show_default=True, help="Skein version: 1.1, 1.2, 1.3")
+@click.option("--keys", default="fly", show_default=True, help="fly | table")
+@click.option("--strategy", default="all", show_default=True,
+              help="named | linear-scan | belady | all (comma-separated list also accepted)")
+@click.option("--abi", default=None, help="nasm-x64: sysv | win64")
+@click.option("--registers", type=int, default=None, help="register budget of the data class")
+@click.option("--pin", default=None, help="values kept in one register: groups k,t,x,p or value names")
+@click.option("--rotate", default=None, help="nasm-x64: rol | rorx")
+@click.option("--schedule", default=None, help="description | interleave")
+@click.option("--isa", default=None, help="nasm-x64: gpr | sse2 | avx2 | avx512")
+@click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
+def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, bench):
+    """Register allocation report: the strategies side by side for one variant."""
+    from . import regalloc as ra
+    from .printers.nasm import variant_extra
+    from .regalloc_report import table
+    if not target.startswith("nasm-"):
+        raise GenError(f"regalloc reports the nasm targets (nasm-x64, nasm-x86), not {target!r}")
+    strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]
+    for st in strategies:
+        if st not in ra.STRATEGIES:
+            raise GenError(f"unknown strategy {st!r} (choose from {', '.join(ra.STRATEGIES)}, all)")
+    spec = get_spec(version, size)
+    base = Variant(target, spec, Options(keys, "full", 1), "",
+                   variant_extra(target, abi=abi, strategy=strategies[0], registers=registers, pin=pin,
+                                 rotate=rotate, schedule=schedule, isa=isa))
+    if len(strategies) == 1:   # a single strategy: an impossible budget is an error (exit 2)
+        from .printers.nasm import allocate
+        allocate(base, "encrypt")
+    for line in table(base, strategies, bench):
+        click.echo(line)
 
 
 def main(argv=None) -> None:

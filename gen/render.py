@@ -50,7 +50,7 @@ class Variant:
         """Names the size, version and variant, so several variants link into one program."""
         o = self.options
         tag = f"{o.keys}_{o.unroll}" + (f"_i{o.interleave}" if o.interleave > 1 else "")
-        extra = "".join(f"_{v}" for _, v in self.extra)
+        extra = "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(v))}" for _, v in self.extra)
         target = self.target.replace("-", "")
         return f"tf{self.spec.bits}_v{self.spec.version.replace('.', '')}_{target}{extra}_{tag}_"
 
@@ -92,6 +92,15 @@ def _render_c(v: Variant) -> dict[str, str]:
 
 
 TARGETS["c"] = _render_c
+
+
+def _render_nasm(v: Variant) -> dict[str, str]:
+    from .printers import nasm
+    return nasm.render(v)
+
+
+TARGETS["nasm-x64"] = _render_nasm
+TARGETS["nasm-x86"] = _render_nasm
 
 
 def write_files(files: dict[str, str], out_dir: str | Path) -> list[Path]:

@@ -222,3 +222,7 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
         print(f"SKIPPED {r[0]}: {r[1]}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s) for s in ("PASS", "FAIL", "SKIPPED")}
     print(f"verify: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIPPED']} skipped", file=stream)
+
+
+# NASM targets (verify/nasm.py): imported last, it uses the helpers above.
+from . import nasm as _nasm  # noqa: E402,F401  (registers itself in CHECKERS)

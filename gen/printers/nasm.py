@@ -1,0 +1,445 @@
+"""Printer for the NASM targets: ``nasm-x64`` (64-bit words in GPRs; System V or Win64 ABI)
+and ``nasm-x86`` (32-bit cdecl; 64-bit words in SSE2 XMM registers, one word per register).
+
+Instruction selection is the small tables below (``X64_OPS``, ``X86_XMM_OPS``,
+``X86_GPR_OPS``); register allocation is ``gen/regalloc.py``; file structure,
+ABI glue (prologue, epilogue, the single-block wrappers) lives in
+``templates/nasm/``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import regalloc as ra
+from ..errors import GenError
+from ..regalloc import ISA, Imm, PtrMem, Reg, Slot
+from ..threefish import describe
+from . import render_template
+
+TARGETS = ("nasm-x64", "nasm-x86")
+ABIS = {"nasm-x64": ("sysv", "win64"), "nasm-x86": ("cdecl",)}
+ROTATES = {"nasm-x64": ("rol", "rorx"), "nasm-x86": ("shift",)}
+DEFAULT_STRATEGY = "belady"
+
+# ---------------------------------------------------------------- instruction tables
+# {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
+# (register, register), 'rm' (register, memory), 'mr' (memory, register), 'ri' (immediate).
+X64_OPS = {
+    "mov": "mov {d}, {s}",
+    "add": "add {d}, {s}",
+    "sub": "sub {d}, {s}",
+    "xor": "xor {d}, {s}",
+    "xchg": "xchg {d}, {s}",
+    "rol": "rol {d}, {n}",
+}
+X64_RORX = {"rol": "rorx {d}, {d}, {m}"}      # BMI2: rotate right by 64-n, flags untouched
+X86_XMM_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rm"): "movq {d}, {s}",         # 64-bit load: any alignment
+    ("mov", "mr"): "movq {d}, {s}",         # 64-bit store: any alignment
+    "add": "paddq {d}, {s}",                 # memory source only from 16-aligned stack slots
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+}
+X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
+               "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
+
+SYSV_ARGS = {"key": "rdi", "tweak": "rsi", "in": "rdx", "out": "rcx", "n": "r8"}
+WIN64_ARGS = {"key": "rcx", "tweak": "rdx", "in": "r8", "out": "r9"}       # n: 5th, on the stack
+CALLEE_SAVED = {"sysv": ("rbx", "rbp", "r12", "r13", "r14", "r15"),
+                "win64": ("rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15"),
+                "cdecl": ("ebx", "esi", "edi")}
+
+
+def _imm32(kind, cls, v):
+    return kind == "mov" or v < (1 << 31) or v >= (1 << 64) - (1 << 31)
+
+
+ISAS = {"nasm-x64": ("gpr", "sse2", "avx2", "avx512"), "nasm-x86": ("sse2",)}
+# AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
+YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
+ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
+XMM_MEM = {("mov", "xmm"): {"stack", "ptr"}, **{(k, "xmm"): {"stack"} for k in ("add", "sub", "xor", "or")}}
+
+
+def isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
+    if target == "nasm-x64" and words == "avx512":
+        # lanes: 8 blocks per pass, lane b of zmm holds word i of block b (gather/scatter)
+        if abi != "sysv":
+            raise GenError("--isa avx512 is available with --abi sysv only")
+        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+        mem = {("mov", "zmm"): {"stack", "ptr"}, **{(k, "zmm"): {"stack"} for k in ("add", "sub", "xor")},
+               **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
+        return ISA("nasm-x64", {"zmm": [f"zmm{i}" for i in range(30)], "gpr": order}, "zmm", "gpr", 64,
+                   {"zmm": 1, "gpr": 1}, mem, "native", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
+                   SYSV_ARGS, lanes=8)
+    if target == "nasm-x64" and words == "avx2":
+        # lanes: 4 blocks per pass in ymm; rotates are shift/shift/or
+        if abi != "sysv":
+            raise GenError("--isa avx2 is available with --abi sysv only")
+        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+        mem = {("mov", "ymm"): {"stack", "ptr"}, **{(k, "ymm"): {"stack"} for k in ("add", "sub", "xor", "or")},
+               **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
+        return ISA("nasm-x64", {"ymm": [f"ymm{i}" for i in range(12)], "gpr": order}, "ymm", "gpr", 32,
+                   {"ymm": 1, "gpr": 1}, mem, "shift", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
+                   SYSV_ARGS, lanes=4)
+    if target == "nasm-x64" and words == "sse2":
+        # the nasm-x86 instruction stream in 64-bit mode: words in XMM, pointers in GPRs
+        if abi != "sysv":
+            raise GenError("--isa sse2 is available with --abi sysv only (Win64 XMM6-15 are callee-saved)")
+        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
+        mem = {**XMM_MEM, **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
+        return ISA("nasm-x64", {"xmm": [f"xmm{i}" for i in range(16)], "gpr": order}, "xmm", "gpr", 16,
+                   {"xmm": 1, "gpr": 1}, mem, "shift", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
+                   SYSV_ARGS)
+    if target == "nasm-x64":
+        if abi == "sysv":
+            order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
+                     "rbx", "rbp", "r12", "r13", "r14", "r15"]
+        else:
+            order = ["rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "rsi", "rdi",
+                     "rbx", "rbp", "r12", "r13", "r14", "r15"]
+        mem = {(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}
+        return ISA("nasm-x64", {"gpr": order}, "gpr", "gpr", 8, {"gpr": 2}, mem, "native", _imm32,
+                   SYSV_ARGS if abi == "sysv" else WIN64_ARGS)
+    mem = {("mov", "xmm"): {"stack", "ptr"}, ("mov", "gpr32"): {"stack"},
+           ("add", "gpr32"): {"stack"}, ("sub", "gpr32"): {"stack"}}
+    for k in ("add", "sub", "xor", "or"):
+        mem[(k, "xmm")] = {"stack"}
+    return ISA("nasm-x86", {"xmm": [f"xmm{i}" for i in range(8)],
+                            "gpr32": ["eax", "ecx", "edx", "ebx", "esi", "edi"]},
+               "xmm", "gpr32", 16, {"xmm": 1, "gpr32": 1}, mem, "shift",
+               lambda kind, cls, v: cls == "gpr32", {})
+
+
+# ---------------------------------------------------------------- options
+
+@dataclass(frozen=True)
+class NasmOptions:
+    target: str
+    abi: str
+    strategy: str
+    registers: int | None
+    pin: str
+    rotate: str
+    schedule: str
+    words: str
+
+    @classmethod
+    def of(cls, variant) -> "NasmOptions":
+        t = variant.target
+        abi = variant.get("abi", ABIS[t][0])
+        if abi not in ABIS[t]:
+            raise GenError(f"--abi {abi!r} is not available for {t} (choose from {', '.join(ABIS[t])})")
+        strategy = variant.get("strategy", DEFAULT_STRATEGY)
+        if strategy not in ra.STRATEGIES:
+            raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(ra.STRATEGIES)})")
+        rotate = variant.get("rotate", ROTATES[t][0])
+        if rotate not in ROTATES[t]:
+            raise GenError(f"--rotate {rotate!r} is not available for {t} (choose from {', '.join(ROTATES[t])})")
+        regs = variant.get("registers")
+        pin = str(variant.get("pin", "") or "")
+        if variant.options.unroll != "full":
+            raise GenError(f"{t} needs --unroll full (the loop form indexes memory by the counter)")
+        if variant.options.interleave != 1:
+            raise GenError(f"{t} supports --interleave 1 only")
+        schedule = variant.get("schedule", ra.SCHEDULES[0])
+        if schedule not in ra.SCHEDULES:
+            raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
+        words = variant.get("isa", ISAS[t][0])
+        if words not in ISAS[t]:
+            raise GenError(f"--isa {words!r} is not available for {t} (choose from {', '.join(ISAS[t])})")
+        if words == "sse2" and rotate == "rorx":
+            raise GenError("--rotate rorx needs the words in GPRs (--isa gpr)")
+        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule, words)
+
+
+def allocate(variant, direction: str, strategy: str | None = None, tail: bool = False):
+    """Lower and allocate one direction: (isa, allocation).  tail: the scalar GPR function
+    that a lanes variant uses for the blocks left over (n mod lanes) and single blocks."""
+    no = NasmOptions.of(variant)
+    if tail:
+        isa = isa_for(no.target, no.abi, "rol", "gpr")
+        prog = describe(variant.spec, variant.options, direction, 1)
+        return isa, ra.allocate(ra.lower(prog, isa), isa, "belady")
+    isa = isa_for(no.target, no.abi, no.rotate, no.words)
+    prog = describe(variant.spec, variant.options, direction, 1)
+    ops = ra.lower(prog, isa, no.schedule)
+    return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
+
+
+# ---------------------------------------------------------------- printing
+
+class Frame:
+    """Stack frame of one function: slot offsets, pushes, argument addresses."""
+
+    def __init__(self, target: str, abi: str, alloc, isa: ISA):
+        self.target, self.abi, self.isa = target, abi, isa
+        regs = {r for rs in alloc.used.values() for r in rs}
+        self.pushes = [r for r in CALLEE_SAVED[abi] if r in regs]
+        keys = [k for k in alloc.slots if k[0] != "arg"]
+        self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
+        size = len(keys) * isa.slot_bytes
+        if target == "nasm-x64":
+            # entry rsp = 8 mod 16; keep rsp 16-aligned after the pushes and the frame
+            while (8 + 8 * len(self.pushes) + size) % 16:
+                size += 8
+        self.size = size
+        self.consts = [k for k in keys if k[0] == "const"]
+
+    def unwind_codes(self) -> list[tuple[str, str]]:
+        """Win64 UNWIND_CODE slots, last prolog operation first: (label after it, bytes)."""
+        regno = {r: i for i, r in enumerate(["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+                                             "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"])}
+        codes: list[tuple[str, str]] = []
+        if self.size:
+            if self.size <= 128:
+                codes.append(("prolog_end", f"{((self.size - 8) // 8) << 4 | 2:#04x}"))   # UWOP_ALLOC_SMALL
+            else:   # UWOP_ALLOC_LARGE, size/8 in the next slot
+                codes.append(("prolog_end", f"0x01, {(self.size // 8) & 0xFF:#04x}, {(self.size // 8) >> 8:#04x}"))
+        for r in reversed(self.pushes):
+            codes.append((f"pushed_{r}", f"{regno[r] << 4:#04x}"))              # UWOP_PUSH_NONVOL
+        return codes
+
+    def unwind_slots(self) -> int:
+        return sum(code.count(",") + 1 for _, code in self.unwind_codes()) // 1 - sum(
+            1 for _, code in self.unwind_codes() if code.count(",") == 2)
+
+    def arg(self, name: str) -> str:
+        i = ra.POINTERS.index(name)
+        if self.target == "nasm-x64":   # win64: 5th argument above the return address and shadow space
+            return f"qword [rsp + {self.size + 8 * len(self.pushes) + 8 + 32 + 8 * (i - 4)}]"
+        return f"dword [ebp + {8 + 4 * i}]"
+
+    def slot(self, s: Slot, cls: str) -> str:
+        if s.key[0] == "arg":
+            return self.arg(s.key[1])
+        off = self.offset[s.key]
+        if self.target == "nasm-x64":
+            return f"{'' if cls in ('xmm', 'ymm', 'zmm') else 'qword '}[rsp + {off}]"
+        return f"{'dword ' if cls == 'gpr32' else ''}[esp + {off}]"
+
+
+def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
+    if isinstance(x, Reg):
+        return x.name
+    if isinstance(x, Slot):
+        return frame.slot(x, cls)
+    if isinstance(x, PtrMem):
+        size = "qword " if frame.target == "nasm-x64" and cls not in ("xmm", "ymm", "zmm") else ""
+        return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
+    if isinstance(x, Imm):
+        return f"{x.value:#x}" if x.value > 9 else str(x.value)
+    return str(x)
+
+
+def _shape(x) -> str:
+    return "r" if isinstance(x, Reg) else ("i" if isinstance(x, (Imm, int)) else "m")
+
+
+ZMM_OPS = {
+    ("mov", "rr"): "vmovdqa64 {d}, {s}",
+    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot, any alignment
+    ("mov", "mr"): "vmovdqu64 {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxorq {d}, {d}, {s}",
+    "rol": "vprolq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",        # key word / constant to every lane
+    "gather": "kxnorb k1, k1, k1\n    vpgatherqq {d}{{k1}}, [{base} + {idx} + {off}]",
+    "scatter": "kxnorb k1, k1, k1\n    vpscatterqq [{base} + {idx} + {off}]{{k1}}, {s}",
+}
+
+
+def zmm_instruction(op, frame: Frame) -> str:
+    src, dst = op.src, op.dst
+    if isinstance(dst, PtrMem):          # store: scatter the lanes to their blocks
+        return ZMM_OPS["scatter"].format(base=dst.reg.name, idx=ZMM_INDEX[dst.array], off=dst.offset,
+                                         s=_operand(src, frame, "zmm"))
+    d = _operand(dst, frame, "zmm")
+    if isinstance(src, PtrMem):
+        if src.array == "key":
+            return ZMM_OPS["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
+        return ZMM_OPS["gather"].format(d=d, base=src.reg.name, idx=ZMM_INDEX[src.array], off=src.offset)
+    if isinstance(src, Slot) and src.key[0] == "const":
+        m = f"qword [rsp + {frame.offset[src.key]}]"
+        if op.kind == "mov":
+            return ZMM_OPS["bcast"].format(d=d, s=m)
+        return ZMM_OPS[op.kind].format(d=d, s=m + "{1to8}")
+    if isinstance(dst, Slot):
+        return ZMM_OPS[("mov", "mr")].format(d=d, s=_operand(src, frame, "zmm"))
+    pat = ZMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or ZMM_OPS[op.kind]
+    n = src if isinstance(src, int) else 0
+    return pat.format(d=d, s=_operand(src, frame, "zmm") if src is not None else "", n=n)
+
+
+YMM_OPS = {
+    ("mov", "rr"): "vmovdqa {d}, {s}",
+    ("mov", "rm"): "vmovdqu {d}, {s}",
+    ("mov", "mr"): "vmovdqu {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxor {d}, {d}, {s}",
+    "or": "vpor {d}, {d}, {s}",
+    "shl": "vpsllq {d}, {d}, {n}",
+    "shr": "vpsrlq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",
+    "gather": "vpcmpeqq ymm14, ymm14, ymm14\n    vpgatherqq {d}, [{base} + {idx} + {off}], ymm14",
+    # no scatter in AVX2: one 64-bit store per lane
+    "scatter": ("vmovq [{base} + {o0}], {x}\n    vpextrq [{base} + {o1}], {x}, 1\n"
+                "    vextracti128 xmm15, {s}, 1\n    vmovq [{base} + {o2}], xmm15\n"
+                "    vpextrq [{base} + {o3}], xmm15, 1"),
+}
+
+
+def ymm_instruction(op, frame: Frame) -> str:
+    src, dst = op.src, op.dst
+    if isinstance(dst, PtrMem):
+        nb = frame.block_bytes
+        return YMM_OPS["scatter"].format(base=dst.reg.name, s=src.name, x=src.name.replace("ymm", "xmm"),
+                                         **{f"o{b}": dst.offset + b * nb for b in range(4)})
+    d = _operand(dst, frame, "ymm")
+    if isinstance(src, PtrMem):
+        if src.array == "key":
+            return YMM_OPS["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
+        return YMM_OPS["gather"].format(d=d, base=src.reg.name, idx=YMM_INDEX[src.array], off=src.offset)
+    if isinstance(dst, Slot):
+        return YMM_OPS[("mov", "mr")].format(d=d, s=_operand(src, frame, "ymm"))
+    pat = YMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or YMM_OPS[op.kind]
+    n = src if isinstance(src, int) else 0
+    return pat.format(d=d, s=_operand(src, frame, "ymm") if src is not None else "", n=n)
+
+
+def instruction(op, frame: Frame, rotate: str) -> str:
+    if op.cls == "zmm" and op.kind != "guard":
+        return zmm_instruction(op, frame)
+    if op.cls == "ymm" and op.kind != "guard":
+        return ymm_instruction(op, frame)
+    d = _operand(op.dst, frame, op.cls) if op.dst is not None else ""
+    s = _operand(op.src, frame, op.cls) if op.src is not None else ""
+    if op.kind == "guard":
+        return f"test {s}, {s}" if isinstance(op.src, Reg) else f"cmp {s}, 0"
+    if frame.target == "nasm-x64" and op.cls != "xmm":
+        table = dict(X64_OPS, **(X64_RORX if rotate == "rorx" else {}))
+        if op.kind == "mov" and isinstance(op.src, Imm) and op.src.value >= 1 << 32:
+            return f"mov {d}, {s}"
+        pat = table[op.kind]
+    elif op.cls == "xmm":
+        pat = X86_XMM_OPS.get((op.kind, _shape(op.dst) + _shape(op.src))) or X86_XMM_OPS[op.kind]
+    else:
+        pat = X86_GPR_OPS[op.kind]
+    n = op.src if isinstance(op.src, int) else 0
+    return pat.format(d=d, s=s, n=n, m=64 - n)
+
+
+def function_lines(alloc, frame: Frame, rotate: str) -> list[str]:
+    lines: list[str] = []
+    for op in alloc.code:
+        if op.kind == "note":
+            lines.append(f"; {op.text}")
+        elif op.kind == "top":
+            lines.append(f"    {'align 32':<36}; loop entry on a fetch boundary")
+            lines.append(f".loop:                                  ; {op.text}")
+        elif op.kind == "bottom":
+            lines.append(f"    jnz .loop                           ; {op.text}")
+        else:
+            ins = instruction(op, frame, rotate)
+            lines.append(f"    {ins:<36}; {op.text}")
+            if op.kind == "guard":
+                lines.append(f"    {'jz .done':<36}; no blocks")
+    return lines
+
+
+def register_map(alloc) -> list[str]:
+    rows = []
+    for v in sorted(alloc.homes, key=ra._natural):
+        rows.append(f"{v:>6}: {', '.join(alloc.homes[v])}")
+    stack = sorted({k[1] for k in alloc.slots if k[0] == "v"}, key=ra._natural)
+    out = []
+    for i in range(0, len(rows), 4):
+        out.append("  ".join(f"{r:<24}" for r in rows[i:i + 4]).rstrip())
+    if stack:
+        out.append("stack slots: " + " ".join(stack))
+    return out
+
+
+def report_line(alloc) -> str:
+    s = alloc.stats
+    return (f"{alloc.strategy}: registers {alloc.registers_used()}, spills {s['spills']}, "
+            f"reloads {s['reloads']}, memory operands {s['memops']}, moves {s['moves']}, "
+            f"instructions {s['instructions']}")
+
+
+def render(variant) -> dict[str, str]:
+    no = NasmOptions.of(variant)
+    funcs = []
+    notes = []
+    lanes = no.words in ("avx2", "avx512")
+    for direction in ("encrypt", "decrypt"):
+        parts = [("lanes", False), ("scalar", True)] if lanes else [("scalar", False)]
+        for part, tail in parts:
+            isa, alloc = allocate(variant, direction, tail=tail)
+            frame = Frame(no.target, no.abi, alloc, isa)
+            frame.block_bytes = variant.spec.block_bytes
+            name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
+            funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
+                              lines=function_lines(alloc, frame, "rol" if tail else no.rotate),
+                              regmap=register_map(alloc), report=report_line(alloc), lanes=isa.lanes,
+                              vreg=isa.data_class,
+                              const_copies=isa.slot_bytes // 8 if isa.data_class in ("ymm", "zmm") else 1,
+                              consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
+            notes.append(f"{name}: " + report_line(alloc))
+    opts = [f"isa {no.words}", f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
+    if no.registers:
+        opts.append(f"registers {no.registers}")
+    if no.pin:
+        opts.append(f"pin {no.pin}")
+    layout = {"gpr": "layout scalar: one 64-bit word per general-purpose register",
+              "sse2": "layout scalar: one 64-bit word per SSE2 XMM register (low lane)",
+              "avx2": "layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane "
+                      "stores); the n mod 4 blocks left and single blocks run the scalar GPR code",
+              "avx512": "layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); "
+                        "the n mod 8 blocks left and single blocks run the scalar GPR code"}[no.words]
+    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
+               abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
+               block_shift=variant.spec.block_bytes.bit_length() - 1,
+               header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
+               notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
+                      + {"sysv": "elf64", "win64": "win64", "cdecl": "elf32"}[no.abi]] + notes)
+    return {f"{variant.stem}.asm": render_template("nasm/threefish.asm.j2", **ctx),
+            f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None,
+                  schedule=None, isa=None) -> tuple:
+    """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
+    if target not in TARGETS:
+        raise GenError(f"unknown nasm target {target!r}")
+    abi = abi or ABIS[target][0]
+    if abi not in ABIS[target]:
+        raise GenError(f"--abi {abi!r} is not available for {target} (choose from {', '.join(ABIS[target])})")
+    strategy = strategy or DEFAULT_STRATEGY
+    if strategy not in ra.STRATEGIES:
+        raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(ra.STRATEGIES)})")
+    extra = {"abi": abi, "strategy": strategy}
+    if rotate and rotate != ROTATES[target][0]:
+        if rotate not in ROTATES[target]:
+            raise GenError(f"--rotate {rotate!r} is not available for {target} "
+                           f"(choose from {', '.join(ROTATES[target])})")
+        extra["rotate"] = rotate
+    if isa and isa != ISAS[target][0]:
+        if isa not in ISAS[target]:
+            raise GenError(f"--isa {isa!r} is not available for {target} (choose from {', '.join(ISAS[target])})")
+        extra["isa"] = isa
+    if schedule and schedule != ra.SCHEDULES[0]:
+        if schedule not in ra.SCHEDULES:
+            raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
+        extra["schedule"] = schedule
+    if registers is not None:
+        extra["registers"] = int(registers)
+    if pin:
+        extra["pin"] = pin
+    return tuple(sorted(extra.items()))

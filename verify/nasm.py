@@ -1,0 +1,307 @@
+"""verify for the NASM targets: assemble with nasm, link with the C harness, run.
+
+* nasm-x64, abi sysv: ``nasm -f elf64``, linked with the harness by gcc (-O2) and by a
+  gcc ASan/UBSan build of the harness; run on the vectors.
+* nasm-x64, abi win64: ``nasm -f win64`` only, to prove it assembles (nothing runs it here).
+* nasm-x86 (cdecl): ``nasm -f elf32``, linked into a ``gcc -m32`` harness (Debian
+  gcc-multilib); run on the vectors.
+
+``object_commands`` / ``required_features`` are the hooks the benchmark driver uses.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from gen.render import Variant, render_variant, write_files
+
+from . import runner as _runner
+from .runner import HARNESS, Row, _first_lines, _run
+
+SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer")
+
+
+@dataclass(frozen=True)
+class NasmBuild:
+    name: str
+    fmt: str                 # nasm output format
+    cflags: tuple = ()       # harness flags; () with run=False: assemble only
+    run: bool = True
+
+    def missing(self) -> str | None:
+        if shutil.which("nasm") is None:
+            return "nasm not installed (Debian package nasm)"
+        if self.run and shutil.which("gcc") is None:
+            return "gcc not installed"
+        if self.run and "-m32" in self.cflags and not _m32_ok():
+            return "gcc -m32 cannot link (Debian package gcc-multilib)"
+        if self.run and "-m32" in self.cflags and runner_32bit() is None:
+            return "this kernel cannot run 32-bit programs and qemu-i386 (Debian qemu-user) is missing"
+        return None
+
+
+_M32: list = []
+_NATIVE32: list = []
+
+
+def runs_32bit_natively() -> bool:
+    """Can this kernel execute 32-bit x86 programs (IA-32 emulation enabled)?"""
+    if not _NATIVE32:
+        import tempfile
+        ok = False
+        if _m32_ok():
+            with tempfile.TemporaryDirectory() as d:
+                src = Path(d) / "t.c"
+                src.write_text("int main(void){return 0;}\n")
+                exe = Path(d) / "t"
+                if subprocess.run(["gcc", "-m32", str(src), "-o", str(exe)], capture_output=True).returncode == 0:
+                    try:
+                        ok = subprocess.run([str(exe)], capture_output=True).returncode == 0
+                    except OSError:
+                        ok = False
+        _NATIVE32.append(ok)
+    return _NATIVE32[0]
+
+
+def runner_32bit() -> tuple[list[str], str] | None:
+    """How to run a 32-bit harness: ([], '') natively, (['qemu-i386'], ' (emulated)'), or None."""
+    if runs_32bit_natively():
+        return [], ""
+    if shutil.which("qemu-i386"):
+        return ["qemu-i386"], " (emulated)"
+    return None
+
+
+def _m32_ok() -> bool:
+    if not _M32:
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "t.c"
+            src.write_text("#include <stdio.h>\nint main(void){puts(\"\");return 0;}\n")
+            p = subprocess.run(["gcc", "-m32", str(src), "-o", str(Path(d) / "t")], capture_output=True)
+            _M32.append(p.returncode == 0)
+    return _M32[0]
+
+
+X64_BUILDS = (
+    NasmBuild("nasm elf64 + gcc -O2", "elf64", ("-O2", "-std=c99")),
+    NasmBuild("nasm elf64 + asan+ubsan", "elf64", ("-std=c99", *SANITIZE)),
+)
+WIN64_BUILDS = (NasmBuild("nasm win64 (assemble)", "win64", (), False),
+                NasmBuild("win64 ABI via ms_abi", "elf64-ms", ("-O2", "-std=gnu99")))
+
+# Runs Win64-ABI code on Linux: the .asm rendered for --abi win64, its unwind tables left out,
+# assembled as elf64 and called through gcc's __attribute__((ms_abi)) declarations.
+MS_SHIM = """#include <stddef.h>
+#include <stdint.h>
+#include "{header}"
+#define MS __attribute__((ms_abi))
+{decls}
+"""
+
+
+def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    win = _with_abi(variant, "win64")
+    win = Variant(win.target, win.spec, win.options, "w64_" + variant.prefix, win.extra)
+    files = render_variant(win)
+    asm = files[f"{win.stem}.asm"]
+    asm = asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
+    src_dir = workdir / "src"
+    write_files({f"{win.stem}.asm": asm, **render_variant(variant)}, src_dir)
+    nb = variant.spec.block_bytes
+    decls = []
+    for d in ("encrypt", "decrypt"):
+        decls.append(f"MS void {win.prefix}{d}(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);")
+        decls.append(f"MS void {win.prefix}{d}_blocks(const uint8_t *, const uint8_t *, const uint8_t *, "
+                     f"uint8_t *, size_t);")
+        decls.append(f"void {variant.prefix}{d}(const uint8_t key[{nb}], const uint8_t tweak[16], "
+                     f"const uint8_t in[{nb}], uint8_t out[{nb}]) {{ {win.prefix}{d}(key, tweak, in, out); }}")
+        decls.append(f"void {variant.prefix}{d}_blocks(const uint8_t key[{nb}], const uint8_t *tweaks, "
+                     f"const uint8_t *in, uint8_t *out, size_t n) {{ {win.prefix}{d}_blocks(key, tweaks, in, out, n); }}")
+    shim = src_dir / "ms_shim.c"
+    shim.write_text(MS_SHIM.format(header=f"{variant.stem}.h", decls="\n".join(decls)))
+    obj = workdir / "w64.o"
+    rc, out = _run(["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    exe = workdir / "harness"
+    rc, out = _run(["gcc", *build.cflags, "-Wall", "-Wextra", "-Werror", f"-I{src_dir}",
+                    f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={nb}",
+                    str(HARNESS), str(shim), str(obj), "-o", str(exe)], workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    rc, out = _run([str(exe), str(vectors)], workdir, timeout=900)
+    checks = next((int(ln.split()[1]) for ln in out.splitlines() if ln.startswith("harness:") and "passed" in ln), 0)
+    if rc:
+        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention, run on Linux)",
+               time.monotonic() - t0, checks)
+X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
+
+
+def nasm_format(variant: Variant) -> str:
+    if variant.target == "nasm-x86":
+        return "elf32"
+    return "win64" if variant.get("abi", "sysv") == "win64" else "elf64"
+
+
+def object_commands(variant: Variant, src_dir, obj_path, cc="gcc") -> list[list[str]]:
+    """Commands that assemble the rendered files into one object file."""
+    return [["nasm", "-f", nasm_format(variant), "-o", str(obj_path),
+             str(Path(src_dir) / f"{variant.stem}.asm")]]
+
+
+def required_features(variant: Variant) -> set[str]:
+    feats: set[str] = set()
+    if variant.target == "nasm-x86":
+        feats.add("sse2")
+    if variant.get("rotate") == "rorx":
+        feats.add("bmi2")
+    if variant.get("isa") == "sse2":
+        feats.add("sse2")
+    if variant.get("isa") == "avx2":
+        feats.add("avx2")
+    if variant.get("isa") == "avx512":
+        feats.add("avx512f")
+    return feats
+
+
+def cpu_flags() -> set[str]:
+    try:
+        for ln in Path("/proc/cpuinfo").read_text().splitlines():
+            if ln.startswith("flags"):
+                return set(ln.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def text_bytes(obj: Path) -> int:
+    """Size of .text in an ELF object (32 or 64 bit)."""
+    import struct
+    data = obj.read_bytes()
+    is64 = data[4] == 2
+    if is64:
+        shoff, = struct.unpack_from("<Q", data, 0x28)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    else:
+        shoff, = struct.unpack_from("<I", data, 0x20)
+        shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x2E)
+
+    def sh(i):
+        o = shoff + i * shentsize
+        if is64:
+            name, _, _, _, off, size = struct.unpack_from("<IIQQQQ", data, o)
+        else:
+            name, _, _, _, off, size = struct.unpack_from("<IIIIII", data, o)
+        return name, off, size
+
+    _, stroff, _ = sh(shstrndx)
+    for i in range(shnum):
+        name, _, size = sh(i)
+        end = data.index(b"\0", stroff + name)
+        if data[stroff + name:end] == b".text":
+            return size
+    return 0
+
+
+def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    missing = required_features(variant) - cpu_flags()
+    if build.run and missing:
+        return Row(label, build.name, "SKIPPED", f"CPU lacks {', '.join(sorted(missing))}")
+    t0 = time.monotonic()
+    src_dir = workdir / "src"
+    write_files(render_variant(variant), src_dir)
+    obj = workdir / f"{variant.stem}.o"
+    for cmd in object_commands(variant, src_dir, obj):
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    if not build.run:
+        return Row(label, build.name, "PASS", f"assembles ({obj.stat().st_size} bytes object; not run here)",
+                   time.monotonic() - t0)
+    exe = workdir / "harness"
+    cmd = ["gcc", *build.cflags, "-Wall", "-Wextra", "-Werror", f"-I{src_dir}",
+           f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}",
+           f"-DTF_BYTES={variant.spec.block_bytes}", str(HARNESS), str(obj), "-o", str(exe)]
+    rc, out = _run(cmd, workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")
+    try:
+        p = subprocess.run([*prefix, str(exe), str(vectors)], cwd=workdir, capture_output=True, text=True,
+                           timeout=900, env=env)
+        rc, out = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, out = 124, "harness timed out"
+    checks = 0
+    for ln in out.splitlines():
+        if ln.startswith("harness:") and "passed" in ln:
+            checks = int(ln.split()[1])
+    if rc or "runtime error" in out or "AddressSanitizer" in out:
+        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    return Row(label, build.name, "PASS" + how, f"{checks} checks" + (" under qemu-i386" if how else ""),
+               time.monotonic() - t0, checks)
+
+
+def builds_for(variant: Variant):
+    if variant.target == "nasm-x86":
+        return X86_BUILDS
+    return WIN64_BUILDS if variant.get("abi", "sysv") == "win64" else X64_BUILDS
+
+
+# --------------------------------------------------------------------------- registration
+
+def _with_abi(variant: Variant, abi: str) -> Variant:
+    extra = tuple(sorted({**dict(variant.extra), "abi": abi}.items()))
+    prefix = variant.prefix if variant.get("abi", "sysv") == abi else ""
+    return Variant(variant.target, variant.spec, variant.options, prefix, extra)
+
+
+def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
+    """Checker registered for both targets.  nasm-x64 variants get the elf64 rows (System V
+    code, run) and the win64 row (the same options rendered for Win64, assembled only)."""
+    if variant.target == "nasm-x64":
+        abi = variant.get("abi", "sysv")
+        if build.fmt in ("win64", "elf64-ms"):
+            if variant.get("isa", "gpr") != "gpr":
+                return Row(variant.label(), build.name, "SKIPPED",
+                           f"--isa {variant.get('isa')} is rendered for System V only")
+            if build.fmt == "elf64-ms":
+                return check_ms_abi(_with_abi(variant, "sysv"), build, workdir, vectors)
+            row = check_nasm(_with_abi(variant, "win64"), build, workdir, vectors)
+            row.variant = variant.label()
+            return row
+        if abi != "sysv":
+            return Row(variant.label(), build.name, "SKIPPED", "Win64 variant: run by the 'win64 ABI via ms_abi' row")
+    return check_nasm(variant, build, workdir, vectors)
+
+
+def register(checkers: dict) -> None:
+    checkers["nasm-x64"] = (check, X64_BUILDS + WIN64_BUILDS)
+    checkers["nasm-x86"] = (check, X86_BUILDS)
+
+
+register(_runner.CHECKERS)
+
+
+def word_size(variant: Variant) -> int:
+    """32 for nasm-x86 (elf32 objects: link with -m32; this host cannot run them natively),
+    64 otherwise."""
+    return 32 if variant.target == "nasm-x86" else 64
