@@ -1,0 +1,298 @@
+"""Printer for the C# target (.NET, net10.0): one static class per variant.
+
+Two layouts of the same description program:
+
+* ``scalar``: one ``ulong`` local per word, ``BitOperations.RotateLeft`` (one ``rol``);
+* ``lanes``: the scalar one-block path plus word-sliced ``Vector512<ulong>`` (8 blocks,
+  AVX-512F ``vprolq``) and ``Vector256<ulong>`` (4 blocks, AVX2 shift pairs) kernels for
+  ``EncryptBlocks``/``DecryptBlocks``, chosen at run time by ``IsSupported`` (JIT-time
+  constants), with the scalar kernel for the tail and as the fallback.
+
+Instruction selection is the ``KINDS`` table; every shift count, rotation count and
+permute control is a literal in the emitted code.  File structure and the public API
+live in ``templates/csharp/``.
+"""
+from __future__ import annotations
+
+import re
+
+from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
+from ..errors import GenError
+from ..layouts import lanes as lanes_layout
+from ..layouts import scalar as scalar_layout
+from ..threefish import Program, describe
+from . import render_template
+
+LAYOUTS = ("scalar", "lanes")
+
+# Value type and statement forms per machine kind.  {d} destination, {a} operand, {n}/{m} counts.
+KINDS = {
+    "scalar": dict(
+        type="ulong", lanes=1,
+        imm="{v}UL",
+        rotl="{d} = BitOperations.RotateLeft({d}, {n});",
+        rotr="{d} = BitOperations.RotateRight({d}, {n});"),
+    "v256": dict(
+        type="Vector256<ulong>", lanes=4,
+        imm="Vector256.Create({v}UL)",
+        rotl="{d} = Avx2.Or(Avx2.ShiftLeftLogical({d}, {n}), Avx2.ShiftRightLogical({d}, {m}));",
+        rotr="{d} = Avx2.Or(Avx2.ShiftRightLogical({d}, {n}), Avx2.ShiftLeftLogical({d}, {m}));"),
+    "v512": dict(
+        type="Vector512<ulong>", lanes=8,
+        imm="Vector512.Create({v}UL)",
+        rotl="{d} = Avx512F.RotateLeft({d}, {n});",
+        rotr="{d} = Avx512F.RotateRight({d}, {n});"),
+}
+ARITH = {"mov": "{d} = {a};", "add": "{d} += {a};", "sub": "{d} -= {a};", "xor": "{d} ^= {a};"}
+
+CS_KEYWORDS = set("""abstract as base bool break byte case catch char checked class const continue
+decimal default delegate do double else enum event explicit extern false finally fixed float for
+foreach goto if implicit in int interface internal is lock long namespace new null object operator
+out override params private protected public readonly ref return sbyte sealed short sizeof
+stackalloc static string struct switch this throw true try typeof uint ulong unchecked unsafe ushort
+using virtual void volatile while""".split())
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_identifier(name: str, what: str, dotted: bool = False) -> str:
+    parts = name.split(".") if dotted else [name]
+    for p in parts:
+        if not _IDENT.match(p) or p in CS_KEYWORDS:
+            raise GenError(f"{what} {name!r} is not a valid C# identifier")
+    return name
+
+
+def _hex(v: int) -> str:
+    return f"{v:#018x}" if v > 0xFFFF else str(v)
+
+
+class CsPrinter:
+    """Turns description ops into C# statements for one machine kind.
+
+    ``refs`` maps the function's input/output arrays (key, tweak, in, out) to ``ref byte``
+    locals; other arrays are local ``Span`` scratch (stackalloc'd once per call)."""
+
+    def __init__(self, kind: str, refs: dict[str, str], nw: int):
+        self.kind, self.k, self.refs, self.nw = kind, KINDS[kind], refs, nw
+
+    def index(self, idx: Idx) -> str:
+        return str(idx).replace("*", " * ")
+
+    def ld(self, ref: str, off: str) -> str:
+        return f"Ld(ref {ref}, {off})"
+
+    def byte_off(self, m: Mem) -> str:
+        i = m.index
+        return str(8 * i.base) if i.scale == 0 else f"8 * ({self.index(i)})"
+
+    def operand(self, a) -> str:
+        if isinstance(a, str):
+            return a
+        if isinstance(a, Mem):
+            if a.array in self.refs:
+                ref = self.refs[a.array]
+                if self.kind == "scalar":
+                    return self.ld(ref, self.byte_off(a))
+                if a.array == "key":       # the same key in every lane
+                    return f"{self.k['type'].split('<')[0]}.Create({self.ld(ref, self.byte_off(a))})"
+                if a.array == "tweak":     # lane b: tweak word of block b (16 bytes apart)
+                    assert a.index.scale == 0
+                    w = a.index.base
+                    lanes = ", ".join(self.ld(ref, str(16 * b + 8 * w)) for b in range(self.k["lanes"]))
+                    return f"{self.k['type'].split('<')[0]}.Create({lanes})"
+                raise AssertionError(a)  # 'in' words come from the lane transposition
+            return f"{a.array}[{self.index(a.index)}]"
+        if a.scale:
+            v = f"(ulong)({self.index(a)})"
+            return v if self.kind == "scalar" else f"{self.k['type'].split('<')[0]}.Create({v})"
+        return self.k["imm"].format(v=_hex(a.base))
+
+    def op(self, op: Op) -> str:
+        if op.kind == "note":
+            return f"// {op.a}"
+        if op.kind == "store":
+            m = op.a
+            if m.array in self.refs:
+                assert self.kind == "scalar"
+                return f"St(ref {self.refs[m.array]}, {self.byte_off(m)}, {op.dst});"
+            return f"{m.array}[{self.index(m.index)}] = {op.dst};"
+        if op.kind in ("rotl", "rotr"):
+            return self.k[op.kind].format(d=op.dst, n=op.a, m=64 - op.a)
+        return ARITH[op.kind].format(d=op.dst, a=self.operand(op.a))
+
+    def lines(self, ops) -> list[str]:
+        out: list[str] = []
+        ops = list(ops)
+        if self.kind != "scalar":
+            ops, pre, post = self._edges(ops)
+            out.extend(pre)
+        for item in ops:
+            if isinstance(item, Loop):
+                out.append(f"for (int c = 0; c < {item.count}; c++)")
+                out.append("{")
+                out.extend("    " + self.op(op) for op in item.body)
+                out.append("}")
+            else:
+                out.append(self.op(item))
+        if self.kind != "scalar":
+            out.extend(post)
+        return out
+
+    # ---- lanes: the change of layout at the edges of the body
+    def _edges(self, ops):
+        loads = {op.a.index.base: op.dst for op in ops
+                 if isinstance(op, Op) and op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in"}
+        stores = {op.a.index.base: op.dst for op in ops
+                  if isinstance(op, Op) and op.kind == "store" and isinstance(op.a, Mem) and op.a.array == "out"}
+        if not loads:
+            return ops, [], []
+        assert sorted(loads) == list(range(self.nw)) and sorted(stores) == list(range(self.nw))
+        rest = [op for op in ops if not (isinstance(op, Op) and (
+            (op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in")
+            or (op.kind == "store" and isinstance(op.a, Mem) and op.a.array == "out")))]
+        src, dst = self.refs["in"], self.refs["out"]
+        vbytes = 8 * self.k["lanes"]
+        vec = self.k["type"].split("<")[0]
+        pre = [f"// load {self.k['lanes']} blocks and transpose to one vector per word"]
+        pre += [f"s{j} = {vec}.LoadUnsafe(ref {src}, {vbytes * j}).AsUInt64();" for j in range(self.nw)]
+        pre += self._transpose([f"s{j}" for j in range(self.nw)], [loads[i] for i in range(self.nw)], True)
+        post = [f"// transpose back to stream order and store {self.k['lanes']} blocks"]
+        post += self._transpose([stores[i] for i in range(self.nw)], [f"s{j}" for j in range(self.nw)], False)
+        post += [f"s{j}.AsByte().StoreUnsafe(ref {dst}, {vbytes * j});" for j in range(self.nw)]
+        return rest, pre, post
+
+    def _transpose(self, srcs: list[str], dsts: list[str], load: bool) -> list[str]:
+        if self.kind == "v256":
+            return self._transpose4x4(srcs, dsts, load)
+        plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
+        tag = "l" if load else "t"
+        cur = list(srcs)
+        out = []
+        for st in range(stages):
+            nxt = [None] * self.nw
+            for op in (o for o in plan if o.stage == st):
+                name = dsts[op.dst] if st == stages - 1 else f"{tag}{st}_{op.dst}"
+                idx = ", ".join(f"{i}UL" for i in op.idx)
+                out.append(f"{name} = Avx512F.PermuteVar8x64x2({cur[op.lo]}, Vector512.Create({idx}), {cur[op.hi]});")
+                nxt[op.dst] = name
+            cur = nxt
+        return out
+
+    def _transpose4x4(self, srcs, dsts, load: bool) -> list[str]:
+        """AVX2 4x4 word transposes (unpack + vperm2i128), one per group of 4 words."""
+        nw, g4 = self.nw, self.nw // 4
+        tag = "l" if load else "t"
+        out = []
+        for g in range(g4):
+            if load:   # rows: words 4g..4g+3 of block b = stream vector b*g4 + g
+                rows = [srcs[b * g4 + g] for b in range(4)]
+                cols = [dsts[4 * g + k] for k in range(4)]
+            else:
+                rows = [srcs[4 * g + k] for k in range(4)]
+                cols = [dsts[b * g4 + g] for b in range(4)]
+            t = [f"{tag}{g}_{k}" for k in range(4)]
+            out += [f"{t[0]} = Avx2.UnpackLow({rows[0]}, {rows[1]});",
+                    f"{t[1]} = Avx2.UnpackHigh({rows[0]}, {rows[1]});",
+                    f"{t[2]} = Avx2.UnpackLow({rows[2]}, {rows[3]});",
+                    f"{t[3]} = Avx2.UnpackHigh({rows[2]}, {rows[3]});",
+                    f"{cols[0]} = Avx2.Permute2x128({t[0]}, {t[2]}, 0x20);",
+                    f"{cols[1]} = Avx2.Permute2x128({t[1]}, {t[3]}, 0x20);",
+                    f"{cols[2]} = Avx2.Permute2x128({t[0]}, {t[2]}, 0x31);",
+                    f"{cols[3]} = Avx2.Permute2x128({t[1]}, {t[3]}, 0x31);"]
+        assert nw % 4 == 0
+        return out
+
+    def temps(self) -> list[str]:
+        """Names the lane transposition needs besides the description's values."""
+        if self.kind == "scalar":
+            return []
+        names = [f"s{j}" for j in range(self.nw)]
+        if self.kind == "v256":
+            for tag in "lt":
+                names += [f"{tag}{g}_{k}" for g in range(self.nw // 4) for k in range(4)]
+        else:
+            for load, tag in ((True, "l"), (False, "t")):
+                plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
+                names += [f"{tag}{op.stage}_{op.dst}" for op in plan if op.stage < stages - 1]
+        return names
+
+    def declarations(self, ops, exclude=(), extra=()) -> list[str]:
+        decl = []
+        names = [v for v in values(ops) if v not in exclude] + list(extra)
+        for i in range(0, len(names), 10):
+            decl.append(f"{self.k['type']} " + ", ".join(names[i:i + 10]) + ";")
+        return decl
+
+    def arrays(self, *op_lists) -> list[str]:
+        sizes: dict[str, int] = {}
+        for ops in op_lists:
+            for arr, n in array_sizes(ops).items():
+                if arr not in self.refs:
+                    sizes[arr] = max(sizes.get(arr, 0), n)
+        t = self.k["type"]
+        return [f"Span<{t}> {arr} = stackalloc {t}[{n}];" for arr, n in sorted(sizes.items())]
+
+
+def _section(p: CsPrinter, ops, exclude=(), extra=()) -> dict:
+    return {"decl": p.declarations(ops, exclude, extra), "code": p.lines(ops)}
+
+
+def functions(spec, options, layout: str) -> dict:
+    """Code sections for every direction: scalar one-block, scalar blocks, lane kernels."""
+    nw = spec.nw
+    out = {}
+    for d in ("encrypt", "decrypt"):
+        one = describe(spec, options, d, 1)
+        multi = describe(spec, options, d, options.interleave)
+        sp1 = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
+        spn = CsPrinter("scalar", {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw)
+        setup_vals = set(values(one.setup))
+        f = {
+            "arrays": sp1.arrays(one.setup, one.body),
+            "setup": _section(sp1, one.setup),
+            "body": _section(sp1, one.body),
+            "blocks_arrays": spn.arrays(one.setup, multi.body, one.body),
+            "multi_body": _section(spn, multi.body, setup_vals),
+            "tail_body": _section(spn, one.body, setup_vals),
+            "lanes": [],
+        }
+        if layout == "lanes":
+            for kind in ("v512", "v256"):
+                lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw)
+                f["lanes"].append({
+                    "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
+                    "arrays": lp.arrays(one.setup, one.body),
+                    "setup": _section(lp, one.setup),
+                    "body": _section(lp, one.body, setup_vals, lp.temps()),
+                })
+        out[d] = f
+    return out
+
+
+def render(v) -> dict[str, str]:
+    """TARGETS['csharp']: {Class.cs: text}."""
+    layout = v.get("layout", "scalar")
+    if layout not in LAYOUTS:
+        raise GenError(f"unknown csharp layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+    namespace = check_identifier(v.get("namespace", "ThreefishGen"), "namespace", dotted=True)
+    cls = check_identifier(v.prefix, "class name")
+    o = v.options
+    prog = describe(v.spec, o, "encrypt", 1)
+    counts = scalar_layout.op_counts(prog)
+    notes = [f"layout {layout}; keys {o.keys} (subkeys "
+             + ("computed on the fly" if o.keys == "fly" else "from a precomputed table")
+             + f"); unroll {o.unroll}; scalar EncryptBlocks interleaves {o.interleave} block(s)",
+             "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
+    if layout == "lanes":
+        notes.append("EncryptBlocks/DecryptBlocks: Vector512 x 8 blocks (AVX-512F), then Vector256 x 4 "
+                     "blocks (AVX2), then scalar; chosen by IsSupported at JIT time")
+    command = (f"threefish-gen render --target csharp --size {v.spec.bits} --version {v.spec.version} "
+               f"--layout {layout} --keys {o.keys} --unroll {o.unroll} --interleave {o.interleave} "
+               f"--namespace {namespace} --class {cls}")
+    ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
+               interleave=o.interleave, fn=functions(v.spec, o, layout))
+    return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
+
+
+def default_class(spec, layout: str) -> str:
+    return f"Threefish{spec.bits}V{spec.version.replace('.', '')}{layout.capitalize()}"
