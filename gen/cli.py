@@ -37,6 +37,10 @@ def list_cmd():
     click.echo("sizes:      " + " ".join(map(str, SIZES)))
     click.echo("targets:")
     click.echo("  c         scalar C99 (uint64_t), layout scalar; needs any C99 compiler")
+    click.echo("  csharp    C# static class (net10.0, Span API); --namespace N --class C; layouts:")
+    click.echo("              scalar  ulong + BitOperations.RotateLeft; any .NET 10 runtime")
+    click.echo("              lanes   scalar one-block + EncryptBlocks/DecryptBlocks over 8 blocks in Vector512")
+    click.echo("                      (AVX-512F/VL/BW/DQ/CD) or 4 blocks in Vector256 (AVX2), picked at run time")
     click.echo("options:")
     click.echo(f"  --keys       {' | '.join(KEYS):<14} subkeys computed on the fly, or a precomputed table")
     click.echo(f"  --unroll     {' | '.join(UNROLL):<14} every round unrolled, or a loop over 8-round cycles")
@@ -44,6 +48,9 @@ def list_cmd():
     click.echo("recommended (rendered into out/ by 'make gen'):")
     for bits, o in RECOMMENDED_C.items():
         click.echo(f"  c {bits:>4}: {o.describe()}")
+    from .catalog import RECOMMENDED_CSHARP
+    for bits, (layout, o) in RECOMMENDED_CSHARP.items():
+        click.echo(f"  csharp {bits:>4}: --layout {layout} {o.describe()}")
 
 
 def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant:
@@ -59,13 +66,21 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--unroll", default=None, help="full | loop (default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
+@click.option("--layout", default=None, help="csharp: scalar | lanes (default: the recommended variant's)")
+@click.option("--namespace", default=None, help="csharp: namespace of the class (default ThreefishGen)")
+@click.option("--class", "cls", default=None, help="csharp: class name (default names size, version, layout)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir):
-    """Render one variant (or the recommended set) into a folder: a .c and a .h per variant."""
+def render(target, size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which, out_dir):
+    """Render one variant (or the recommended set) into a folder: a .c and a .h per variant
+    (target c), or one .cs file per variant (target csharp)."""
     from .catalog import RECOMMENDED_C, variants
-    if which:
+    if target == "csharp":
+        chosen = _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which)
+    elif any(x is not None for x in (layout, namespace, cls)):
+        raise GenError("--layout/--namespace/--class apply to --target csharp only")
+    elif which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix)):
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/--prefix")
         chosen = variants("recommended")
@@ -83,6 +98,31 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
         click.echo(str(path))
 
 
+def _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which):
+    from .catalog import CSHARP_NAMESPACE, RECOMMENDED_CSHARP, csharp_variant, variants
+    from .printers.csharp import LAYOUTS
+    if prefix is not None:
+        raise GenError("--prefix applies to C targets; use --namespace/--class for csharp")
+    if which:
+        if any(x is not None for x in (size, version, keys, unroll, interleave, layout, cls)):
+            raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/"
+                           "--layout/--class")
+        chosen = variants("recommended", "csharp")
+        if namespace:
+            chosen = [csharp_variant(v.spec, v.get("layout"), v.options, namespace, v.prefix) for v in chosen]
+        return chosen
+    if size is None or version is None:
+        raise GenError("render needs --size and --version (or --set recommended)")
+    spec = get_spec(version, size)
+    rec_layout, rec = RECOMMENDED_CSHARP[spec.bits]
+    layout = layout or rec_layout
+    if layout not in LAYOUTS:
+        raise GenError(f"unknown csharp layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+    opts = Options(keys or rec.keys, unroll or rec.unroll, interleave if interleave is not None else rec.interleave)
+    opts.check()
+    return [csharp_variant(spec, layout, opts, namespace or CSHARP_NAMESPACE, cls)]
+
+
 @cli.command()
 @click.option("--set", "which", type=click.Choice(["recommended", "all"]), default="all", show_default=True,
               help="recommended variants only, or every option set")
@@ -95,12 +135,16 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 @click.option("--report", "report_path", default="build/verify-report.json", show_default=True,
               help="where to write the JSON report")
 @click.option("--workdir", default="build/verify", show_default=True, help="scratch folder for builds")
-def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir):
-    """Build every variant with gcc and clang (plus ASan/UBSan) and run the harness."""
+@click.option("--target", "targets", multiple=True, type=click.Choice(["c", "csharp"]),
+              help="targets to verify (repeatable; default: c)")
+def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets):
+    """Build every variant (C: gcc and clang plus ASan/UBSan; C#: one project, run under each JIT
+    ISA setting) and run the harness."""
     from verify import runner
     from .catalog import variants
     specs = _specs(sizes, versions)
-    rep = runner.run(variants(which, specs=specs), random_count=random_count, seed=seed, jobs=jobs,
+    chosen = [v for t in (targets or ("c",)) for v in variants(which, t, specs=specs)]
+    rep = runner.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                      workdir=Path(workdir), report_path=Path(report_path))
     sys.exit(1 if rep.failed else 0)
 

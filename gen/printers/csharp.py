@@ -72,14 +72,39 @@ class CsPrinter:
     ``refs`` maps the function's input/output arrays (key, tweak, in, out) to ``ref byte``
     locals; other arrays are local ``Span`` scratch (stackalloc'd once per call)."""
 
-    def __init__(self, kind: str, refs: dict[str, str], nw: int):
+    def __init__(self, kind: str, refs: dict[str, str], nw: int, *op_lists):
         self.kind, self.k, self.refs, self.nw = kind, KINDS[kind], refs, nw
+        # Local arrays only ever indexed by constants become plain locals (registers, no
+        # stackalloc, no bounds checks): arr[i] -> arr_i.
+        affine, seen = set(), set()
+        for ops in op_lists:
+            for item in ops:
+                for op in (item.body if isinstance(item, Loop) else [item]):
+                    if isinstance(op.a, Mem) and op.a.array not in refs:
+                        seen.add(op.a.array)
+                        if op.a.index.scale:
+                            affine.add(op.a.array)
+        self.flat = seen - affine
 
     def index(self, idx: Idx) -> str:
         return str(idx).replace("*", " * ")
 
-    def ld(self, ref: str, off: str) -> str:
-        return f"Ld(ref {ref}, {off})"
+    @staticmethod
+    def ld(ref: str, off: str) -> str:
+        """Little-endian load at any alignment (Unsafe/BinaryPrimitives are JIT intrinsics, never
+        calls, whatever the method size; IsLittleEndian folds to a constant)."""
+        at = f"Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref {ref}, {off}))"
+        return f"(BitConverter.IsLittleEndian ? {at} : BinaryPrimitives.ReverseEndianness({at}))"
+
+    @staticmethod
+    def st(ref: str, off: str, v: str) -> str:
+        return (f"Unsafe.WriteUnaligned(ref Unsafe.Add(ref {ref}, {off}), "
+                f"BitConverter.IsLittleEndian ? {v} : BinaryPrimitives.ReverseEndianness({v}));")
+
+    def local(self, m: Mem) -> str:
+        if m.array in self.flat:
+            return f"{m.array}_{m.index.base}"
+        return f"{m.array}[{self.index(m.index)}]"
 
     def byte_off(self, m: Mem) -> str:
         i = m.index
@@ -101,7 +126,7 @@ class CsPrinter:
                     lanes = ", ".join(self.ld(ref, str(16 * b + 8 * w)) for b in range(self.k["lanes"]))
                     return f"{self.k['type'].split('<')[0]}.Create({lanes})"
                 raise AssertionError(a)  # 'in' words come from the lane transposition
-            return f"{a.array}[{self.index(a.index)}]"
+            return self.local(a)
         if a.scale:
             v = f"(ulong)({self.index(a)})"
             return v if self.kind == "scalar" else f"{self.k['type'].split('<')[0]}.Create({v})"
@@ -114,8 +139,8 @@ class CsPrinter:
             m = op.a
             if m.array in self.refs:
                 assert self.kind == "scalar"
-                return f"St(ref {self.refs[m.array]}, {self.byte_off(m)}, {op.dst});"
-            return f"{m.array}[{self.index(m.index)}] = {op.dst};"
+                return self.st(self.refs[m.array], self.byte_off(m), op.dst)
+            return f"{self.local(m)} = {op.dst};"
         if op.kind in ("rotl", "rotr"):
             return self.k[op.kind].format(d=op.dst, n=op.a, m=64 - op.a)
         return ARITH[op.kind].format(d=op.dst, a=self.operand(op.a))
@@ -230,7 +255,14 @@ class CsPrinter:
                 if arr not in self.refs:
                     sizes[arr] = max(sizes.get(arr, 0), n)
         t = self.k["type"]
-        return [f"Span<{t}> {arr} = stackalloc {t}[{n}];" for arr, n in sorted(sizes.items())]
+        out = []
+        for arr, n in sorted(sizes.items()):
+            if arr in self.flat:
+                names = [f"{arr}_{i}" for i in range(n)]
+                out += [f"{t} " + ", ".join(names[i:i + 10]) + ";" for i in range(0, n, 10)]
+            else:
+                out.append(f"Span<{t}> {arr} = stackalloc {t}[{n}];")
+        return out
 
 
 def _section(p: CsPrinter, ops, exclude=(), extra=()) -> dict:
@@ -244,8 +276,10 @@ def functions(spec, options, layout: str) -> dict:
     for d in ("encrypt", "decrypt"):
         one = describe(spec, options, d, 1)
         multi = describe(spec, options, d, options.interleave)
-        sp1 = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
-        spn = CsPrinter("scalar", {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw)
+        sp1 = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw,
+                        one.setup, one.body)
+        spn = CsPrinter("scalar", {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
+                        one.setup, multi.body, one.body)
         setup_vals = set(values(one.setup))
         f = {
             "arrays": sp1.arrays(one.setup, one.body),
@@ -258,7 +292,8 @@ def functions(spec, options, layout: str) -> dict:
         }
         if layout == "lanes":
             for kind in ("v512", "v256"):
-                lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw)
+                lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
+                               one.setup, one.body)
                 f["lanes"].append({
                     "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
                     "arrays": lp.arrays(one.setup, one.body),
