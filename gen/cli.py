@@ -149,6 +149,22 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     sys.exit(1 if rep.failed else 0)
 
 
+@cli.command()
+@click.option("--size", "sizes", multiple=True, help="restrict to these sizes (repeatable)")
+@click.option("--version", "version", default="1.3", show_default=True,
+              help="constants of this version (speed does not depend on it)")
+@click.option("--quick", is_flag=True, help="short run (for tests): few, short samples")
+@click.option("--samples", type=click.IntRange(1, 1001), default=None, help="samples per row (default 21)")
+@click.option("--filter", "filters", multiple=True, help="only rows whose name contains this (repeatable)")
+@click.option("--json", "json_path", default="build/bench.json", show_default=True, help="JSON results")
+def bench(sizes, version, quick, samples, filters, json_path):
+    """Cycles/byte of every variant beside Botan and Crypto++ (bulk and chained)."""
+    from . import bench as benchmod
+    sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
+    benchmod.run(benchmod.default_entries(sizes, version), quick=quick, samples=samples,
+                 filters=filters, json_path=Path(json_path))
+
+
 def main(argv=None) -> None:
     try:
         rc = cli.main(args=argv, prog_name="threefish-gen", standalone_mode=False)

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Installs what threefish-gen needs on a fresh Debian/Ubuntu machine, then records which
+# Python interpreter has the Python packages (build/.python) for the Makefile.
+# Idempotent and quiet when everything is present.  On other systems it says what is
+# missing (pip install -e '.[test]' plus your system's C compilers) instead of installing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p build
+
+# Debian packages: tool (or header) to look for -> package that provides it.
+DEB_TOOLS=(
+  "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
+)
+DEB_FILES=(
+  "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"
+  "/usr/include/crypto++/threefish.h:libcrypto++-dev"
+)
+DEB_PY="python3-jinja2 python3-click python3-pytest"
+
+missing=()
+for pair in "${DEB_TOOLS[@]}"; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+for pair in "${DEB_FILES[@]}"; do
+  [ -e "${pair%%:*}" ] || missing+=("${pair#*:}")
+done
+# clang's sanitizer runtime (for the clang ASan/UBSan rows)
+if command -v clang >/dev/null 2>&1; then
+  rt=$(clang -print-file-name=libclang_rt.asan-x86_64.a 2>/dev/null || true)
+  if [ ! -e "$rt" ]; then
+    v=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+    missing+=("libclang-rt-${v:-14}-dev")
+  fi
+else
+  missing+=("libclang-rt-14-dev")
+fi
+
+have_py() { "$1" -c 'import jinja2, click, pytest' >/dev/null 2>&1; }
+py=""
+for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
+  [ -n "$cand" ] && command -v "$cand" >/dev/null 2>&1 && have_py "$cand" && { py=$(command -v "$cand"); break; }
+done
+[ -n "$py" ] || missing+=($DEB_PY)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  # de-duplicate
+  readarray -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  if command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "bootstrap: installing Debian packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "bootstrap: missing: ${missing[*]} (install them, or: pip install -e '.[test]')" >&2
+  fi
+fi
+
+if [ -z "$py" ]; then
+  for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
+    [ -n "$cand" ] && command -v "$cand" >/dev/null 2>&1 && have_py "$cand" && { py=$(command -v "$cand"); break; }
+  done
+fi
+if [ -z "$py" ]; then
+  echo "bootstrap: no Python with jinja2, click and pytest (pip install -e '.[test]')" >&2
+  exit 1
+fi
+echo "$py" > build/.python
