@@ -120,10 +120,11 @@ class CsPrinter:
                     return self.ld(ref, self.byte_off(a))
                 if a.array == "key":       # the same key in every lane
                     return f"{self.k['type'].split('<')[0]}.Create({self.ld(ref, self.byte_off(a))})"
-                if a.array == "tweak":     # lane b: tweak word of block b (16 bytes apart)
+                if a.array == "tweak":     # lane b of group g: tweak word of block g*L + b
                     assert a.index.scale == 0
-                    w = a.index.base
-                    lanes = ", ".join(self.ld(ref, str(16 * b + 8 * w)) for b in range(self.k["lanes"]))
+                    g, w = divmod(a.index.base, 2)
+                    nl = self.k["lanes"]
+                    lanes = ", ".join(self.ld(ref, str(16 * (g * nl + b) + 8 * w)) for b in range(nl))
                     return f"{self.k['type'].split('<')[0]}.Create({lanes})"
                 raise AssertionError(a)  # 'in' words come from the lane transposition
             return self.local(a)
@@ -171,26 +172,37 @@ class CsPrinter:
                   if isinstance(op, Op) and op.kind == "store" and isinstance(op.a, Mem) and op.a.array == "out"}
         if not loads:
             return ops, [], []
-        assert sorted(loads) == list(range(self.nw)) and sorted(stores) == list(range(self.nw))
+        nw, nl = self.nw, self.k["lanes"]
+        groups = len(loads) // nw       # interleaved programs: block blk of the description = lane group blk
+        assert sorted(loads) == list(range(groups * nw)) and sorted(stores) == sorted(loads)
         rest = [op for op in ops if not (isinstance(op, Op) and (
             (op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in")
             or (op.kind == "store" and isinstance(op.a, Mem) and op.a.array == "out")))]
         src, dst = self.refs["in"], self.refs["out"]
-        vbytes = 8 * self.k["lanes"]
+        vbytes = 8 * nl
         vec = self.k["type"].split("<")[0]
-        pre = [f"// load {self.k['lanes']} blocks and transpose to one vector per word"]
-        pre += [f"s{j} = {vec}.LoadUnsafe(ref {src}, {vbytes * j}).AsUInt64();" for j in range(self.nw)]
-        pre += self._transpose([f"s{j}" for j in range(self.nw)], [loads[i] for i in range(self.nw)], True)
-        post = [f"// transpose back to stream order and store {self.k['lanes']} blocks"]
-        post += self._transpose([stores[i] for i in range(self.nw)], [f"s{j}" for j in range(self.nw)], False)
-        post += [f"s{j}.AsByte().StoreUnsafe(ref {dst}, {vbytes * j});" for j in range(self.nw)]
+        pre, post = [], []
+        for g in range(groups):
+            tag = self.gtag(g, groups)
+            base = g * nl * nw * 8
+            sv = [f"s{tag}{j}" for j in range(nw)]
+            pre.append(f"// load {nl} blocks (lane group {g}) and transpose to one vector per word")
+            pre += [f"{sv[j]} = {vec}.LoadUnsafe(ref {src}, {base + vbytes * j}).AsUInt64();" for j in range(nw)]
+            pre += self._transpose(sv, [loads[g * nw + i] for i in range(nw)], True, tag)
+            post.append(f"// transpose back to stream order and store {nl} blocks (lane group {g})")
+            post += self._transpose([stores[g * nw + i] for i in range(nw)], sv, False, tag)
+            post += [f"{sv[j]}.AsByte().StoreUnsafe(ref {dst}, {base + vbytes * j});" for j in range(nw)]
         return rest, pre, post
 
-    def _transpose(self, srcs: list[str], dsts: list[str], load: bool) -> list[str]:
+    @staticmethod
+    def gtag(g: int, groups: int) -> str:
+        return "abcd"[g] if groups > 1 else ""
+
+    def _transpose(self, srcs: list[str], dsts: list[str], load: bool, gt: str = "") -> list[str]:
         if self.kind == "v256":
-            return self._transpose4x4(srcs, dsts, load)
+            return self._transpose4x4(srcs, dsts, load, gt)
         plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
-        tag = "l" if load else "t"
+        tag = ("l" if load else "t") + gt
         cur = list(srcs)
         out = []
         for st in range(stages):
@@ -203,10 +215,10 @@ class CsPrinter:
             cur = nxt
         return out
 
-    def _transpose4x4(self, srcs, dsts, load: bool) -> list[str]:
+    def _transpose4x4(self, srcs, dsts, load: bool, gt: str = "") -> list[str]:
         """AVX2 4x4 word transposes (unpack + vperm2i128), one per group of 4 words."""
         nw, g4 = self.nw, self.nw // 4
-        tag = "l" if load else "t"
+        tag = ("l" if load else "t") + gt
         out = []
         for g in range(g4):
             if load:   # rows: words 4g..4g+3 of block b = stream vector b*g4 + g
@@ -227,18 +239,21 @@ class CsPrinter:
         assert nw % 4 == 0
         return out
 
-    def temps(self) -> list[str]:
+    def temps(self, groups: int = 1) -> list[str]:
         """Names the lane transposition needs besides the description's values."""
         if self.kind == "scalar":
             return []
-        names = [f"s{j}" for j in range(self.nw)]
-        if self.kind == "v256":
-            for tag in "lt":
-                names += [f"{tag}{g}_{k}" for g in range(self.nw // 4) for k in range(4)]
-        else:
-            for load, tag in ((True, "l"), (False, "t")):
-                plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
-                names += [f"{tag}{op.stage}_{op.dst}" for op in plan if op.stage < stages - 1]
+        names = []
+        for g in range(groups):
+            gt = self.gtag(g, groups)
+            names += [f"s{gt}{j}" for j in range(self.nw)]
+            if self.kind == "v256":
+                for tag in "lt":
+                    names += [f"{tag}{gt}{q}_{k}" for q in range(self.nw // 4) for k in range(4)]
+            else:
+                for load, tag in ((True, "l"), (False, "t")):
+                    plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
+                    names += [f"{tag}{gt}{op.stage}_{op.dst}" for op in plan if op.stage < stages - 1]
         return names
 
     def declarations(self, ops, exclude=(), extra=()) -> list[str]:
@@ -293,12 +308,13 @@ def functions(spec, options, layout: str) -> dict:
         if layout == "lanes":
             for kind in ("v512", "v256"):
                 lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
-                               one.setup, one.body)
+                               one.setup, multi.body, one.body)
                 f["lanes"].append({
                     "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
-                    "arrays": lp.arrays(one.setup, one.body),
+                    "arrays": lp.arrays(one.setup, multi.body, one.body),
                     "setup": _section(lp, one.setup),
-                    "body": _section(lp, one.body, setup_vals, lp.temps()),
+                    "multi_body": _section(lp, multi.body, setup_vals, lp.temps(options.interleave)),
+                    "tail_body": _section(lp, one.body, setup_vals, lp.temps()),
                 })
         out[d] = f
     return out
@@ -316,7 +332,7 @@ def render(v) -> dict[str, str]:
     counts = scalar_layout.op_counts(prog)
     notes = [f"layout {layout}; keys {o.keys} (subkeys "
              + ("computed on the fly" if o.keys == "fly" else "from a precomputed table")
-             + f"); unroll {o.unroll}; scalar EncryptBlocks interleaves {o.interleave} block(s)",
+             + f"); unroll {o.unroll}; EncryptBlocks interleaves {o.interleave} block(s) (scalar) or lane group(s) (vector)",
              "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
     if layout == "lanes":
         notes.append("EncryptBlocks/DecryptBlocks: Vector512 x 8 blocks (AVX-512F), then Vector256 x 4 "
