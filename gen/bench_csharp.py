@@ -120,7 +120,6 @@ def _bouncy_rows(specs, workdir: Path, stream) -> list[dict]:
     if not ok:
         return [dict(name="BouncyCastle.ThreefishEngine", bits=0, mode="-", cpb=None,
                      skipped="BouncyCastle.Cryptography not available from NuGet: " + out[:200])]
-    names = [f"Lanes{s.bits}V13" for s in v13]   # only BouncyCastle, plus the agreement check
     p = subprocess.run(["dotnet", str(proj / "bin" / "tfbouncy.dll"), "1", "none"], capture_output=True,
                        text=True, env=vcs.dotnet_env(TC0), timeout=1800)
     version = "?"
@@ -134,7 +133,6 @@ def _bouncy_rows(specs, workdir: Path, stream) -> list[dict]:
     for r in rows:
         r["version"] = "1.3"
         r["agrees_with_reference"] = agree.get(r["bits"])
-    del names
     return rows or [dict(name="BouncyCastle.ThreefishEngine", bits=0, mode="-", cpb=None,
                          skipped="bench run failed: " + p.stderr.strip()[-200:])]
 
@@ -145,7 +143,10 @@ def print_rows(rows: list[dict], stream=sys.stdout) -> None:
             print(f"  {r['name']:<48} SKIPPED: {r.get('skipped')}", file=stream)
         else:
             print(f"  {r['name']:<48} {r['bits']:>5} v{r.get('version') or '-':<4} {r['mode']:<8} "
-                  f"{r['cpb']:7.2f} c/B  ({r['ns_per_byte']:.3f} ns/B at {r['ghz']:.2f} GHz)", file=stream)
+                  f"{r['cpb']:7.2f} c/B  ({r['ns_per_byte']:.3f} ns/B at {r['ghz']:.2f} GHz)"
+                  + ("" if "agrees_with_reference" not in r else
+                     f"  output {'matches' if r['agrees_with_reference'] else 'DIFFERS FROM'} the generated v1.3 class"),
+                  file=stream)
 
 
 if __name__ == "__main__":   # python3 -m gen.bench_csharp [VERSION ...]
