@@ -1,7 +1,7 @@
 """C# figures for ``make bench``: the generated classes (and BouncyCastle, when NuGet serves it).
 
 ``bench_rows(specs)`` renders, for every spec, the recommended ``lanes`` class and the
-``scalar`` class into one project (``bench/csharp/Bench.cs`` is its Main), builds it once
+``scalar`` and ``packed`` classes into one project (``bench/csharp/Bench.cs`` is its Main), builds it once
 (offline: no package references) and runs it twice: with the default JIT settings (the
 lanes class then runs its Vector512 kernel on AVX-512 CPUs) and with
 ``DOTNET_EnableAVX512F=0 DOTNET_EnableAVX512=0`` (its Vector256/AVX2 kernel).  A second,
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from .catalog import RECOMMENDED_CSHARP, csharp_variant
 from .spec import Spec
+from .threefish import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_CS = ROOT / "bench" / "csharp" / "Bench.cs"
@@ -56,6 +57,7 @@ def _variants(specs):
         _, opts = RECOMMENDED_CSHARP[s.bits]
         out.append(csharp_variant(s, "lanes", opts, "TfBench", f"Lanes{s.bits}V{s.version.replace('.', '')}"))
         out.append(csharp_variant(s, "scalar", opts, "TfBench", f"Scalar{s.bits}V{s.version.replace('.', '')}"))
+        out.append(csharp_variant(s, "packed", Options(), "TfBench", f"Packed{s.bits}V{s.version.replace('.', '')}"))
     return out
 
 
@@ -98,8 +100,10 @@ def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bo
         p = subprocess.run(["dotnet", str(dll), "1"], capture_output=True, text=True,
                            env=vcs.dotnet_env(env + TC0), timeout=1800)
         got = _parse(p.stdout, label)
-        if env:   # only the vector kernel changes without AVX-512: keep the lanes bulk rows
-            got = [r for r in got if r["mode"] == "bulk" and r["kernel"] != "scalar"]
+        if env:   # without AVX-512 only the vector kernels change: keep their rows
+            got = [r for r in got if r["kernel"] != "scalar"]
+        else:     # packed classes: only their one-block (chained) rows; bulk is the scalar kernel
+            got = [r for r in got if not ("Packed" in r["name"] and r["mode"] == "bulk")]
         rows += got
         if p.returncode:
             rows.append(dict(name=label, bits=0, mode="-", cpb=None, skipped=p.stderr.strip()[-200:]))

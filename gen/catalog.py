@@ -69,6 +69,7 @@ def csharp_variants(which: str, specs) -> list[Variant]:
                 Options("table", "loop", 1), Options("fly", "full", 2)]
         out += [csharp_variant(s, "lanes", o) for o in sets]
         out.append(csharp_variant(s, "scalar", RECOMMENDED_CSHARP[s.bits][1]))
+        out.append(csharp_variant(s, "packed", Options("fly", "full", 1)))
     return out
 
 

@@ -49,7 +49,8 @@ def test_render_every_version_and_size(tmp_path, capsys, version, size):
 @pytest.mark.parametrize("args, msg", [
     (["--class", "int"], "not a valid C# identifier"),
     (["--namespace", "a..b"], "not a valid C# identifier"),
-    (["--layout", "packed"], "unknown csharp layout"),
+    (["--layout", "diagonal"], "unknown csharp layout"),
+    (["--layout", "packed", "--unroll", "loop"], "packed layout needs"),
     (["--prefix", "tf_"], "--prefix applies to C targets"),
     (["--keys", "bogus"], "unknown key schedule"),
 ])
@@ -98,14 +99,14 @@ needs_dotnet = pytest.mark.skipif(not HAVE_DOTNET, reason="dotnet (.NET 10 SDK) 
 
 @needs_dotnet
 def test_verify_matrix(tmp_path):
-    """Every recommended C# variant (9) and the scalar layout for v1.3, one project built once, run
+    """Every recommended C# variant (9) and the scalar and packed layouts for v1.3, one project built once, run
     under every JIT setting: KATs, random vectors vs the reference, misaligned, in place, guards,
     batches n=0..33, argument checks, the expected kernel, and the disasm check."""
     from verify import csharp as vcs
     from verify import runner
     specs = [get_spec(v, b) for v in VERSIONS for b in SIZES]
     chosen = variants("recommended", "csharp", specs)
-    chosen += [csharp_variant(s, "scalar", Options()) for s in specs if s.version == "1.3"]
+    chosen += [csharp_variant(s, lay, Options()) for s in specs if s.version == "1.3" for lay in ("scalar", "packed")]
     rep = runner.run(chosen, random_count=100, seed=random.randrange(1 << 30), jobs=2,
                      workdir=tmp_path, report_path=tmp_path / "r.json")
     fails = [(r.variant, r.build, r.detail) for r in rep.rows if r.status != "PASS"]
@@ -117,7 +118,9 @@ def test_verify_matrix(tmp_path):
             want = "vector512-lanes" if "avx512f" in flags else "vector256-lanes" if "avx2" in flags else "scalar"
             assert want in r.detail
         if r.build == "no HWIntrinsic":
-            assert "kernel scalar" in r.detail
+            assert "kernel scalar" in r.detail and "block kernel" not in r.detail
+        if r.build == "dotnet default" and "packed" in r.variant and "avx2" in flags:
+            assert "packed" in r.detail.split("block kernel")[-1] or ("1024" in r.variant and "avx512f" not in flags)
         if r.build != "jit disasm":
             assert r.checks > 1000
 

@@ -110,15 +110,31 @@ def cpu_flags() -> set[str]:
     return set()
 
 
-def expected_kernel(variant: Variant, run: DotnetRun, flags: set[str]) -> str:
-    if variant.get("layout", "scalar") != "lanes":
-        return "scalar"
+def _isa(run: DotnetRun, flags: set[str]) -> tuple[bool, bool]:
     env = dict(run.env)
     hw = env.get("DOTNET_EnableHWIntrinsic") != "0"
     avx2 = hw and "avx2" in flags and env.get("DOTNET_EnableAVX2") != "0"
     avx512 = avx2 and {"avx512f", "avx512vl", "avx512bw", "avx512dq", "avx512cd"} <= flags \
         and env.get("DOTNET_EnableAVX512") != "0"
+    return avx2, avx512
+
+
+def expected_kernel(variant: Variant, run: DotnetRun, flags: set[str]) -> str:
+    """The kernel EncryptBlocks should pick on this CPU under this setting."""
+    if variant.get("layout", "scalar") != "lanes":
+        return "scalar"
+    avx2, avx512 = _isa(run, flags)
     return "vector512-lanes" if avx512 else "vector256-lanes" if avx2 else "scalar"
+
+
+def expected_block_kernel(variant: Variant, run: DotnetRun, flags: set[str]) -> str:
+    """The kernel Encrypt (one block) should pick."""
+    if variant.get("layout", "scalar") != "packed":
+        return "scalar"
+    from gen.printers.csharp import packed_kernel
+    avx2, avx512 = _isa(run, flags)
+    ok = avx512 if variant.spec.nw == 16 else avx2
+    return packed_kernel(variant.spec.nw) if ok else "scalar"
 
 
 def dotnet_env(extra=()) -> dict:
@@ -220,7 +236,7 @@ def _ensure_built(variant: Variant) -> tuple[Path | None, str | None]:
 # Helpers the JIT calls for a frame with stackalloc'd scratch (loop/table variants): zeroing
 # in the prologue, the GS cookie check and stack probes; reported, not counted as calls.
 FRAME_HELPERS = ("CORINFO_HELP_MEMZERO", "CORINFO_HELP_FAIL_FAST", "CORINFO_HELP_STACK_PROBE")
-HOT = ("EncryptLanes512", "EncryptLanes256", "EncryptBlock", "EncryptBlocksScalar")
+HOT = ("EncryptLanes512", "EncryptLanes256", "EncryptBlock", "EncryptBlocksScalar", "EncryptPacked")
 
 
 def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[str], list[str]]:
@@ -242,6 +258,9 @@ def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[
         expect["EncryptLanes512"] = [("vprolq",), ("vpermt2q", "vpermi2q")]
     if lanes and "avx2" in flags:
         expect["EncryptLanes256"] = [("vpsllq", "vprolq"), ("vperm2i128", "vperm2f128", "vpermt2q")]
+    if variant.get("layout") == "packed" and ("avx512f" in flags if variant.spec.nw == 16 else "avx2" in flags):
+        expect["EncryptPacked"] = [("vprolvq", "vpsllvq")]
+        del expect["EncryptBlock"]      # the scalar one-block path is not used here
     for name, wants in expect.items():
         body = methods.get(name)
         if body is None:
@@ -288,12 +307,13 @@ def check_csharp(variant: Variant, run: DotnetRun, workdir: Path, vectors: Path)
         rc, out = 124, "harness timed out"
     secs = time.monotonic() - t0
     checks = 0
-    kernel = "?"
+    kernel = bkernel = "?"
     for ln in out.splitlines():
         if ln.startswith("harness:") and "passed" in ln:
             checks = int(ln.split()[1])
         if ln.startswith("kernel:"):
             kernel = ln.split("blocks=", 1)[-1].strip()
+            bkernel = ln.split("block=", 1)[-1].split()[0]
     if rc:
         return Row(label, run.name, "FAIL", _first_lines(out, 4), secs, checks)
     flags = cpu_flags()
@@ -301,7 +321,11 @@ def check_csharp(variant: Variant, run: DotnetRun, workdir: Path, vectors: Path)
     if kernel != want:
         return Row(label, run.name, "FAIL", f"blocks kernel {kernel}, expected {want} on this CPU/setting",
                    secs, checks)
-    detail = f"{checks} checks, blocks kernel {kernel}"
+    bwant = expected_block_kernel(variant, run, flags)
+    if bkernel != bwant:
+        return Row(label, run.name, "FAIL", f"one-block kernel {bkernel}, expected {bwant} on this CPU/setting",
+                   secs, checks)
+    detail = f"{checks} checks, blocks kernel {kernel}" + (f", block kernel {bkernel}" if bkernel != "scalar" else "")
     if run.disasm:
         try:
             text = out_file.read_text()

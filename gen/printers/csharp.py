@@ -19,11 +19,12 @@ import re
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
 from ..errors import GenError
 from ..layouts import lanes as lanes_layout
+from ..layouts import packed as packed_layout
 from ..layouts import scalar as scalar_layout
 from ..threefish import Program, describe
 from . import render_template
 
-LAYOUTS = ("scalar", "lanes")
+LAYOUTS = ("scalar", "lanes", "packed")
 
 # Value type and statement forms per machine kind.  {d} destination, {a} operand, {n}/{m} counts.
 KINDS = {
@@ -280,6 +281,92 @@ class CsPrinter:
         return out
 
 
+PACKED_VEC = {4: ("Vector128", 2), 8: ("Vector256", 4), 16: ("Vector512", 8)}
+
+
+def packed_kernel(nw: int) -> str:
+    return f"{PACKED_VEC[nw][0].lower()}-packed"
+
+
+def packed_lines(prog) -> list[str]:
+    """The packed one-block body (A = even words, B = odd words) from the description program."""
+    nw = prog.spec.nw
+    vec, nl = PACKED_VEC[nw]
+    scalar = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
+    t = f"{vec}<ulong>"
+    vb = 8 * nl
+
+    def cvec(vals) -> str:
+        return f"{vec}.Create({', '.join(f'{v}UL' for v in vals)})"
+
+    def rot(direction: str, counts) -> str:
+        name = "RotateLeftVariable" if direction == "l" else "RotateRightVariable"
+        if nw == 16:
+            return f"B = Avx512F.{name}(B, {cvec(counts)});"
+        first, second = ("ShiftLeftLogicalVariable", "ShiftRightLogicalVariable")[::1 if direction == "l" else -1]
+        return (f"B = Avx512F.VL.IsSupported ? Avx512F.VL.{name}(B, {cvec(counts)})\n"
+                f"    : Avx2.Or(Avx2.{first}(B, {cvec(counts)}), Avx2.{second}(B, {cvec(64 - c for c in counts)}));")
+
+    def permute(v: str, p) -> str:
+        if nl == 2:
+            return f"{v} = Sse2.Shuffle({v}.AsUInt32(), 0x4E).AsUInt64();"
+        if nl == 4:
+            return f"{v} = Avx2.Permute4x64({v}, {sum(x << (2 * j) for j, x in enumerate(p)):#04x});"
+        return f"{v} = Avx512F.PermuteVar8x64({v}, {cvec(p)});"
+
+    def term(a) -> str:
+        return a if isinstance(a, str) else f"{a.base}UL"
+
+    steps = packed_layout.map_program(prog)
+    names = list(dict.fromkeys(st[1].dst for st in steps if st[0] == "scalar"))
+    out = ([f"ulong {', '.join(names)};"] if names else []) + [f"{t} A, B, V0, V1;"]
+    for step in steps:
+        kind = step[0]
+        if kind == "scalar":
+            out.append(scalar.op(step[1]))
+        elif kind == "load":
+            out.append("// load: A = even words, B = odd words")
+            out += [f"V0 = {vec}.LoadUnsafe(ref src, 0).AsUInt64();", f"V1 = {vec}.LoadUnsafe(ref src, {vb}).AsUInt64();"]
+            if nl == 2:
+                out += ["A = Sse2.UnpackLow(V0, V1);", "B = Sse2.UnpackHigh(V0, V1);"]
+            elif nl == 4:
+                out += ["A = Avx2.Permute4x64(Avx2.UnpackLow(V0, V1), 0xd8);",
+                        "B = Avx2.Permute4x64(Avx2.UnpackHigh(V0, V1), 0xd8);"]
+            else:
+                out += [f"A = Avx512F.PermuteVar8x64x2(V0, {cvec(range(0, 16, 2))}, V1);",
+                        f"B = Avx512F.PermuteVar8x64x2(V0, {cvec(range(1, 16, 2))}, V1);"]
+        elif kind == "store":
+            out.append("// store: interleave A and B back into word order")
+            if nl == 2:
+                out += ["V0 = Sse2.UnpackLow(A, B);", "V1 = Sse2.UnpackHigh(A, B);"]
+            elif nl == 4:
+                out += ["A = Avx2.Permute4x64(A, 0xd8);", "B = Avx2.Permute4x64(B, 0xd8);",
+                        "V0 = Avx2.UnpackLow(A, B);", "V1 = Avx2.UnpackHigh(A, B);"]
+            else:
+                out += [f"V0 = Avx512F.PermuteVar8x64x2(A, {cvec([0, 8, 1, 9, 2, 10, 3, 11])}, B);",
+                        f"V1 = Avx512F.PermuteVar8x64x2(A, {cvec([4, 12, 5, 13, 6, 14, 7, 15])}, B);"]
+            out += ["V0.AsByte().StoreUnsafe(ref dst, 0);", f"V1.AsByte().StoreUnsafe(ref dst, {vb});"]
+        elif kind == "mix":
+            rd = step[1]
+            out += [f"// round, rotation row {rd}", "A += B;", *rot("l", prog.spec.rot[rd]).split("\n"), "B ^= A;"]
+        elif kind == "unmix":
+            rd = step[1]
+            out += [f"// inverse round, rotation row {rd}", "B ^= A;", *rot("r", prog.spec.rot[rd]).split("\n"),
+                    "A -= B;"]
+        elif kind == "permute":
+            if step[1] is not None:
+                out.append(permute("A", step[1]))
+            if step[2] is not None:
+                out.append(permute("B", step[2]))
+        elif kind == "key":
+            sign, terms = step[1], step[2]
+            op = "+=" if sign > 0 else "-="
+            exprs = [" + ".join(term(a) for a in ts) for ts in terms]
+            out.append(f"A {op} {vec}.Create({', '.join(exprs[0::2])});")
+            out.append(f"B {op} {vec}.Create({', '.join(exprs[1::2])});")
+    return out
+
+
 def _section(p: CsPrinter, ops, exclude=(), extra=()) -> dict:
     return {"decl": p.declarations(ops, exclude, extra), "code": p.lines(ops)}
 
@@ -305,6 +392,8 @@ def functions(spec, options, layout: str) -> dict:
             "tail_body": _section(spn, one.body, setup_vals),
             "lanes": [],
         }
+        if layout == "packed":
+            f["packed"] = {"setup": _section(sp1, one.setup), "code": packed_lines(one)}
         if layout == "lanes":
             for kind in ("v512", "v256"):
                 lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
@@ -334,6 +423,11 @@ def render(v) -> dict[str, str]:
              + ("computed on the fly" if o.keys == "fly" else "from a precomputed table")
              + f"); unroll {o.unroll}; EncryptBlocks interleaves {o.interleave} block(s) (scalar) or lane group(s) (vector)",
              "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
+    if layout == "packed":
+        vec, nl = PACKED_VEC[v.spec.nw]
+        notes.append(f"Encrypt/Decrypt: one block packed in two {vec}<ulong> (A = even words, B = odd words), "
+                     + ("AVX-512F" if v.spec.nw == 16 else "AVX-512VL vprolvq or AVX2 variable shifts")
+                     + "; EncryptBlocks/DecryptBlocks: scalar")
     if layout == "lanes":
         notes.append("EncryptBlocks/DecryptBlocks: Vector512 x 8 blocks (AVX-512F), then Vector256 x 4 "
                      "blocks (AVX2), then scalar; chosen by IsSupported at JIT time")
@@ -341,6 +435,7 @@ def render(v) -> dict[str, str]:
                f"--layout {layout} --keys {o.keys} --unroll {o.unroll} --interleave {o.interleave} "
                f"--namespace {namespace} --class {cls}")
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
+               packed_kernel=packed_kernel(v.spec.nw),
                interleave=o.interleave, fn=functions(v.spec, o, layout))
     return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
