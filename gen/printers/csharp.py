@@ -98,6 +98,10 @@ class CsPrinter:
         return f"(BitConverter.IsLittleEndian ? {at} : BinaryPrimitives.ReverseEndianness({at}))"
 
     @staticmethod
+    def ld_le(ref: str, off: str) -> str:
+        return f"Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref {ref}, {off}))"
+
+    @staticmethod
     def st(ref: str, off: str, v: str) -> str:
         return (f"Unsafe.WriteUnaligned(ref Unsafe.Add(ref {ref}, {off}), "
                 f"BitConverter.IsLittleEndian ? {v} : BinaryPrimitives.ReverseEndianness({v}));")
@@ -119,13 +123,15 @@ class CsPrinter:
                 ref = self.refs[a.array]
                 if self.kind == "scalar":
                     return self.ld(ref, self.byte_off(a))
+                # Vector kernels run only where BitConverter.IsLittleEndian (their dispatch checks
+                # it), so their scalar key/tweak reads are plain unaligned loads.
                 if a.array == "key":       # the same key in every lane
-                    return f"{self.k['type'].split('<')[0]}.Create({self.ld(ref, self.byte_off(a))})"
+                    return f"{self.k['type'].split('<')[0]}.Create({self.ld_le(ref, self.byte_off(a))})"
                 if a.array == "tweak":     # lane b of group g: tweak word of block g*L + b
                     assert a.index.scale == 0
                     g, w = divmod(a.index.base, 2)
                     nl = self.k["lanes"]
-                    lanes = ", ".join(self.ld(ref, str(16 * (g * nl + b) + 8 * w)) for b in range(nl))
+                    lanes = ", ".join(self.ld_le(ref, str(16 * (g * nl + b) + 8 * w)) for b in range(nl))
                     return f"{self.k['type'].split('<')[0]}.Create({lanes})"
                 raise AssertionError(a)  # 'in' words come from the lane transposition
             return self.local(a)
