@@ -21,7 +21,7 @@ jit disasm         DOTNET_TieredCompilation=0 + DOTNET_JitDisasm of the hot meth
 
 The harness prints the kernel that ran; the row fails when it is not the one this CPU
 and setting should select (from /proc/cpuinfo flags).  The disasm row fails on any
-``call`` in a hot method, and on a missing expected instruction (``vprolq``/``vpermt2q``
+``call`` in a hot method (Encrypt*/Decrypt* kernels), and on a missing expected instruction (``vprolq``/``vpermt2q``
 for the Vector512 kernel when the CPU has AVX-512F, ``vpsllq``/``vpsrlq`` or ``vprolq``
 for the Vector256 kernel when it has AVX2, ``rol``/``ror``/``rorx`` for scalar); it reports
 stack accesses (spills) per method.
@@ -234,9 +234,13 @@ def _ensure_built(variant: Variant) -> tuple[Path | None, str | None]:
 
 
 # Helpers the JIT calls for a frame with stackalloc'd scratch (loop/table variants): zeroing
-# in the prologue, the GS cookie check and stack probes; reported, not counted as calls.
-FRAME_HELPERS = ("CORINFO_HELP_MEMZERO", "CORINFO_HELP_FAIL_FAST", "CORINFO_HELP_STACK_PROBE")
-HOT = ("EncryptLanes512", "EncryptLanes256", "EncryptBlock", "EncryptBlocksScalar", "EncryptPacked")
+# in the prologue, the GS cookie check, stack probes, and the cold throw of a bounds check it
+# could not remove (decrypt loops index the subkey ring downwards); reported, not counted as
+# calls on the executed path.
+FRAME_HELPERS = ("CORINFO_HELP_MEMZERO", "CORINFO_HELP_FAIL_FAST", "CORINFO_HELP_STACK_PROBE",
+                 "CORINFO_HELP_RNGCHKFAIL")
+HOT = tuple(d + m for d in ("Encrypt", "Decrypt")
+            for m in ("Lanes512", "Lanes256", "Block", "BlocksScalar", "Packed"))
 
 
 def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[str], list[str]]:
@@ -253,14 +257,18 @@ def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[
             methods[cur].append(ln)
     problems, notes = [], []
     lanes = variant.get("layout", "scalar") == "lanes"
-    expect = {"EncryptBlock": [("rol", "ror", "rorx")], "EncryptBlocksScalar": [("rol", "ror", "rorx")]}
-    if lanes and "avx512f" in flags:
-        expect["EncryptLanes512"] = [("vprolq",), ("vpermt2q", "vpermi2q")]
-    if lanes and "avx2" in flags:
-        expect["EncryptLanes256"] = [("vpsllq", "vprolq"), ("vperm2i128", "vperm2f128", "vpermt2q")]
-    if variant.get("layout") == "packed" and ("avx512f" in flags if variant.spec.nw == 16 else "avx2" in flags):
-        expect["EncryptPacked"] = [("vprolvq", "vpsllvq")]
-        del expect["EncryptBlock"]      # the scalar one-block path is not used here
+    expect: dict = {}
+    for d in ("Encrypt", "Decrypt"):
+        rot = ("vprolq", "vprorq")
+        expect[d + "Block"] = [("rol", "ror", "rorx")]
+        expect[d + "BlocksScalar"] = [("rol", "ror", "rorx")]
+        if lanes and "avx512f" in flags:
+            expect[d + "Lanes512"] = [rot, ("vpermt2q", "vpermi2q")]
+        if lanes and "avx2" in flags:
+            expect[d + "Lanes256"] = [("vpsllq", *rot), ("vperm2i128", "vperm2f128", "vpermt2q")]
+        if variant.get("layout") == "packed" and ("avx512f" in flags if variant.spec.nw == 16 else "avx2" in flags):
+            expect[d + "Packed"] = [("vprolvq", "vprorvq", "vpsllvq")]
+            del expect[d + "Block"]      # the scalar one-block path is not used here
     for name, wants in expect.items():
         body = methods.get(name)
         if body is None:
@@ -273,7 +281,7 @@ def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[
         if calls:
             problems.append(f"{name}: {len(calls)} call(s), e.g. {calls[0]}")
         if frame:
-            notes.append(f"{name} frame helpers (stackalloc zeroing/GS check, outside the rounds): "
+            notes.append(f"{name} frame/cold helpers (stackalloc zeroing, GS check, bounds-check throw): "
                          + ", ".join(sorted({c.split()[-1].strip('[]') for c in frame})))
         for alts in wants:
             if not any(a in ins for a in alts):
