@@ -44,6 +44,13 @@ def list_cmd():
     click.echo("            avx512 (lanes: 8 blocks per pass in zmm, gather/scatter; needs AVX-512F; sysv)")
     click.echo("  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;")
     click.echo("            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64")
+    click.echo("  csharp    C# static class (net10.0, Span API); --namespace N --class C; layouts:")
+    click.echo("              scalar  ulong + BitOperations.RotateLeft; any .NET 10 runtime")
+    click.echo("              lanes   scalar one-block + EncryptBlocks/DecryptBlocks over 8 blocks in Vector512")
+    click.echo("                      (AVX-512F/VL/BW/DQ/CD) or 4 blocks in Vector256 (AVX2), picked at run time")
+    click.echo("              packed  Encrypt/Decrypt: one block in two vectors (A = even, B = odd words):")
+    click.echo("                      Vector128 (256; AVX-512VL vprolvq or AVX2), Vector256 (512; same),")
+    click.echo("                      Vector512 (1024; AVX-512F); needs --keys fly --unroll full")
     click.echo("options:")
     click.echo(f"  --keys       {' | '.join(KEYS):<14} subkeys computed on the fly, or a precomputed table")
     click.echo(f"  --unroll     {' | '.join(UNROLL):<14} every round unrolled, or a loop over 8-round cycles")
@@ -55,6 +62,9 @@ def list_cmd():
     for target, sets in RECOMMENDED_NASM.items():
         for extra in sets:
             click.echo(f"  {target} (every size): " + " ".join(f"--{k} {v}" for k, v in extra))
+    from .catalog import RECOMMENDED_CSHARP
+    for bits, (layout, o) in RECOMMENDED_CSHARP.items():
+        click.echo(f"  csharp {bits:>4}: --layout {layout} {o.describe()}")
 
 
 def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant:
@@ -70,6 +80,9 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--unroll", default=None, help="full | loop (default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
+@click.option("--layout", default=None, help="csharp: scalar | lanes (default: the recommended variant's)")
+@click.option("--namespace", default=None, help="csharp: namespace of the class (default ThreefishGen)")
+@click.option("--class", "cls", default=None, help="csharp: class name (default names size, version, layout)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
@@ -81,11 +94,20 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--schedule", default=None, help="nasm targets: description (statement order) | interleave (the MIXes of a round)")
 @click.option("--isa", default=None, help="nasm-x64: gpr (words in GPRs) | sse2 (words in XMM, as nasm-x86) | "
               "avx2 (4 blocks in ymm lanes) | avx512 (8 blocks in zmm lanes)")
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir,
+def render(target, size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which, out_dir,
            abi, strategy, registers, pin, rotate, schedule, isa):
-    """Render one variant (or the recommended set) into a folder: a .c and a .h per variant."""
+    """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
+    targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     from .catalog import RECOMMENDED_C, variants
-    if which:
+    nasm_opts = dict(abi=abi, strategy=strategy, registers=registers, pin=pin, rotate=rotate,
+                     schedule=schedule, isa=isa)
+    if target == "csharp":
+        if any(x is not None for x in nasm_opts.values()):
+            raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule/--isa do not apply to csharp")
+        chosen = _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which)
+    elif any(x is not None for x in (layout, namespace, cls)):
+        raise GenError("--layout/--namespace/--class apply to --target csharp only")
+    elif which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix)):
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/--prefix")
         chosen = variants("recommended", target)
@@ -94,8 +116,6 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
             raise GenError("render needs --size and --version (or --set recommended)")
         spec = get_spec(version, size)
         rec = RECOMMENDED_C[spec.bits]
-        nasm_opts = dict(abi=abi, strategy=strategy, registers=registers, pin=pin, rotate=rotate,
-                         schedule=schedule, isa=isa)
         if target.startswith("nasm-"):
             from .printers.nasm import variant_extra
             rec = Options("fly", "full", 1)
@@ -115,6 +135,31 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
         click.echo(str(path))
 
 
+def _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which):
+    from .catalog import CSHARP_NAMESPACE, RECOMMENDED_CSHARP, csharp_variant, variants
+    from .printers.csharp import LAYOUTS
+    if prefix is not None:
+        raise GenError("--prefix applies to C targets; use --namespace/--class for csharp")
+    if which:
+        if any(x is not None for x in (size, version, keys, unroll, interleave, layout, cls)):
+            raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/"
+                           "--layout/--class")
+        chosen = variants("recommended", "csharp")
+        if namespace:
+            chosen = [csharp_variant(v.spec, v.get("layout"), v.options, namespace, v.prefix) for v in chosen]
+        return chosen
+    if size is None or version is None:
+        raise GenError("render needs --size and --version (or --set recommended)")
+    spec = get_spec(version, size)
+    rec_layout, rec = RECOMMENDED_CSHARP[spec.bits]
+    layout = layout or rec_layout
+    if layout not in LAYOUTS:
+        raise GenError(f"unknown csharp layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+    opts = Options(keys or rec.keys, unroll or rec.unroll, interleave if interleave is not None else rec.interleave)
+    opts.check()
+    return [csharp_variant(spec, layout, opts, namespace or CSHARP_NAMESPACE, cls)]
+
+
 @cli.command()
 @click.option("--set", "which", type=click.Choice(["recommended", "all"]), default="all", show_default=True,
               help="recommended variants only, or every option set")
@@ -127,9 +172,10 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 @click.option("--report", "report_path", default="build/verify-report.json", show_default=True,
               help="where to write the JSON report")
 @click.option("--workdir", default="build/verify", show_default=True, help="scratch folder for builds")
-@click.option("--target", "targets", multiple=True, help="restrict to these targets (repeatable; default: all)")
+@click.option("--target", "targets", multiple=True, help="restrict to these targets (repeatable; default: every target)")
 def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets):
-    """Build every variant with gcc and clang (plus ASan/UBSan) and run the harness."""
+    """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
+    and linked with the C harness; C#: one project run under each JIT ISA setting)."""
     from verify import runner
     from .catalog import variants
     specs = _specs(sizes, versions)

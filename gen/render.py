@@ -93,6 +93,10 @@ def _render_c(v: Variant) -> dict[str, str]:
 
 TARGETS["c"] = _render_c
 
+from .printers import csharp as _csharp  # noqa: E402  (C# target, layouts scalar and lanes)
+
+TARGETS["csharp"] = _csharp.render
+
 
 def _render_nasm(v: Variant) -> dict[str, str]:
     from .printers import nasm

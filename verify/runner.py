@@ -168,6 +168,14 @@ def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row
 # Target name -> (checker(variant, build, workdir, vectors) -> Row, builds).
 # Targets other than scalar C register here (same vectors, same row format).
 CHECKERS: dict = {"c": (check_c, C_BUILDS)}
+# Target name -> prepare(variants of that target, workdir): called once per run before the
+# checks (e.g. to put every variant into one project that is built once).
+PREPARE: dict = {}
+
+from . import csharp as _csharp  # noqa: E402  (C# target: one project, run under each JIT ISA setting)
+
+CHECKERS["csharp"] = (_csharp.check_csharp, _csharp.RUNS)
+PREPARE["csharp"] = _csharp.prepare
 
 
 # --------------------------------------------------------------------------- driver
@@ -181,6 +189,9 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     report = Report(seed=seed, random_vectors=random_count)
     specs = sorted({v.spec for v in variants}, key=lambda s: (s.version, s.bits))
     tasks = [(v, b) for v in variants for b in CHECKERS[v.target][1]]
+    for target, prep in PREPARE.items():
+        if any(v.target == target for v in variants):
+            prep([v for v in variants if v.target == target], workdir)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
           f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -1,0 +1,116 @@
+"""The ``lanes`` layout: L independent blocks word-sliced across the L lanes of a vector.
+
+Word i of the description becomes one vector whose lane b holds word i of block b, so
+every description operation becomes one lane-wise vector operation (the permutation is
+still free renaming, rotation counts stay per-word constants).  Key words are broadcast,
+tweak words are gathered per lane.
+
+What this mapping adds is the change of layout at the edges: L consecutive blocks in
+memory are L*Nw words in *stream order* (word p = b*Nw + i), loaded as L*Nw/L vectors of L
+consecutive words; the state needs vector i = (word i of blocks 0..L-1).  That is a bit
+permutation of the word index p, computed here as a sequence of *stages*; each stage
+exchanges one bit of the vector index with one bit of the lane index, which is one
+two-source permute per output vector (AVX-512 ``vpermt2q``: any 8 of 16 lanes).  The
+last stage also puts the lanes in order.  The plan is checked by simulation on word
+labels before it is returned; storing runs the same planner the other way.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+NAME = "lanes"
+
+
+@dataclass(frozen=True)
+class Permute2:
+    """dst = lanes of concat(lo, hi) picked by idx (0..L-1 from lo, L..2L-1 from hi)."""
+
+    stage: int
+    dst: int
+    lo: int
+    hi: int
+    idx: tuple
+
+
+def _log2(n: int) -> int:
+    assert n > 0 and n & (n - 1) == 0, n
+    return n.bit_length() - 1
+
+
+def _plan(nw: int, lanes: int, load: bool) -> tuple[list[Permute2], int]:
+    """Stages taking stream layout to word-sliced layout (load) or back (store).
+
+    Returns (ops, stages).  Vector j of the source holds, in lane e, word label
+    src(j, e); the result vector j' holds dst(j', e')."""
+    lb, wb = _log2(lanes), _log2(nw)
+    nv = nw  # vectors in either layout: L*Nw words / L lanes
+    # A layout is (vector-index bits, lane bits) -> which bit of the label p = b*Nw + i.
+    stream = (list(range(lb, lb + wb)), list(range(lb)))           # p = j*L + e
+    sliced = (list(range(wb)), list(range(wb, wb + lb)))          # p = e*Nw + j
+    src, dst = (stream, sliced) if load else (sliced, stream)
+
+    def label(layout, j: int, e: int) -> int:
+        vb, eb = layout
+        p = 0
+        for k, bit in enumerate(vb):
+            p |= ((j >> k) & 1) << bit
+        for k, bit in enumerate(eb):
+            p |= ((e >> k) & 1) << bit
+        return p
+
+    vecs = [[label(src, j, e) for e in range(lanes)] for j in range(nv)]
+    vb, eb = list(src[0]), list(src[1])
+    into = [bit for bit in dst[1] if bit in vb]        # bits that must move into the lanes
+    out_ = [bit for bit in eb if bit not in dst[1]]    # lane bits that must leave them
+    assert len(into) == len(out_)
+    ops: list[Permute2] = []
+    for stage, (bi, bo) in enumerate(zip(into, out_)):
+        a, e = vb.index(bi), eb.index(bo)
+        new, srcs = [], []
+        for j in range(nv):
+            lo, hi = j & ~(1 << a), j | (1 << a)
+            row = []
+            for pos in range(lanes):
+                x, y = (pos >> e) & 1, (j >> a) & 1
+                sj = (j & ~(1 << a)) | (x << a)
+                sp = (pos & ~(1 << e)) | (y << e)
+                row.append(vecs[sj][sp])
+            new.append(row)
+            srcs.append((lo, hi))
+        vb[a], eb[e] = eb[e], vb[a]
+        last = stage == len(into) - 1
+        for j, row in enumerate(new):
+            lo, hi = srcs[j]
+            if last:   # name and order the result as the destination layout wants
+                want_j = _find(dst, nv, lanes, label, row)
+                row = [label(dst, want_j, e2) for e2 in range(lanes)]
+                j_out = want_j
+            else:
+                j_out = j
+            pool = vecs[lo] + vecs[hi]
+            ops.append(Permute2(stage, j_out, lo, hi, tuple(pool.index(p) for p in row)))
+            new[j] = row
+        if last:
+            order = {op.dst: op for op in ops if op.stage == stage}
+            new = [[(vecs[order[j].lo] + vecs[order[j].hi])[i] for i in order[j].idx] for j in range(nv)]
+        vecs = new
+    for j in range(nv):   # the simulation must end in the destination layout exactly
+        assert vecs[j] == [label(dst, j, e) for e in range(lanes)], (nw, lanes, load, j)
+    return ops, len(into)
+
+
+def _find(layout, nv, lanes, label, row) -> int:
+    for j in range(nv):
+        if set(row) == {label(layout, j, e) for e in range(lanes)}:
+            return j
+    raise AssertionError("lane plan does not reach the destination layout")  # pragma: no cover
+
+
+def load_plan(nw: int, lanes: int) -> tuple[list[Permute2], int]:
+    """Stream order -> word-sliced vectors (vector i = word i of every block)."""
+    return _plan(nw, lanes, True)
+
+
+def store_plan(nw: int, lanes: int) -> tuple[list[Permute2], int]:
+    """Word-sliced vectors -> stream order."""
+    return _plan(nw, lanes, False)

@@ -1,0 +1,163 @@
+"""The C# target: rendering, the lane transposition plan, and (when dotnet is installed) the
+generated classes built and run under every JIT ISA setting against the reference model."""
+import random
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from gen.catalog import csharp_variant, variants
+from gen.cli import main
+from gen.layouts import lanes
+from gen.render import render_variant
+from gen.spec import SIZES, VERSIONS, get_spec
+from gen.threefish import Options
+
+HAVE_DOTNET = shutil.which("dotnet") is not None
+
+
+def _cli(args, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr()
+    return e.value.code, out.out, out.err
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("size", SIZES)
+def test_render_every_version_and_size(tmp_path, capsys, version, size):
+    code, out, err = _cli(["render", "--target", "csharp", "--size", str(size), "--version", version,
+                           "--layout", "lanes", "--namespace", "My.Crypto", "--class", "Tf", "--out",
+                           str(tmp_path)], capsys)
+    assert code == 0, err
+    text = (tmp_path / "Tf.cs").read_text()
+    assert "namespace My.Crypto;" in text and "public static class Tf" in text
+    assert f"--size {size} --version {version} --layout lanes" in text.splitlines()[2]
+    for name in ("Encrypt", "Decrypt", "EncryptBlocks", "DecryptBlocks"):
+        assert re.search(rf"public static void {name}\(ReadOnlySpan<byte> key, ReadOnlySpan<byte> tweaks?, "
+                         r"ReadOnlySpan<byte> input, Span<byte> output\)", text), name
+    spec = get_spec(version, size)
+    # every rotation of the spec appears as a literal count, in both kernels and the scalar path
+    for row in spec.rot:
+        for r in row:
+            assert f"BitOperations.RotateLeft(" in text
+            assert re.search(rf"Avx512F\.RotateLeft\(\w+, {r}\)", text), r
+            assert re.search(rf"Avx2\.ShiftLeftLogical\(\w+, {r}\), Avx2\.ShiftRightLogical\(\w+, {64 - r}\)", text)
+
+
+@pytest.mark.parametrize("args, msg", [
+    (["--class", "int"], "not a valid C# identifier"),
+    (["--namespace", "a..b"], "not a valid C# identifier"),
+    (["--layout", "diagonal"], "unknown csharp layout"),
+    (["--layout", "packed", "--unroll", "loop"], "packed layout needs"),
+    (["--prefix", "tf_"], "--prefix applies to C targets"),
+    (["--keys", "bogus"], "unknown key schedule"),
+])
+def test_bad_input_rejected(tmp_path, capsys, args, msg):
+    out_dir = tmp_path / "o"
+    code, _, err = _cli(["render", "--target", "csharp", "--size", "512", "--version", "1.3", *args,
+                         "--out", str(out_dir)], capsys)
+    assert code == 2 and msg in err and len(err.strip().splitlines()) == 1
+    assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+def test_csharp_options_rejected_for_c(tmp_path, capsys):
+    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--version", "1.3", "--layout", "lanes",
+                         "--out", str(tmp_path)], capsys)
+    assert code == 2 and "csharp only" in err
+
+
+def test_render_is_deterministic():
+    v = csharp_variant(get_spec("1.2", 1024), "lanes", Options("table", "loop", 2))
+    assert render_variant(v) == render_variant(v)
+
+
+@pytest.mark.parametrize("nw", (4, 8, 16))
+@pytest.mark.parametrize("nl", (4, 8))
+def test_lane_plan_transposes(nw, nl):
+    """Apply the planned two-source permutes to labelled words: load must give vector i = word i
+    of blocks 0..L-1, store must give stream order back (independent of the planner's own check)."""
+    stream = [[j * nl + e for e in range(nl)] for j in range(nw)]             # label = b*nw + i
+    for load in (True, False):
+        plan, stages = (lanes.load_plan if load else lanes.store_plan)(nw, nl)
+        cur = stream if load else [[b * nw + i for b in range(nl)] for i in range(nw)]
+        for st in range(stages):
+            nxt = [None] * nw
+            for op in (o for o in plan if o.stage == st):
+                pool = cur[op.lo] + cur[op.hi]
+                nxt[op.dst] = [pool[k] for k in op.idx]
+            cur = nxt
+        want = [[b * nw + i for b in range(nl)] for i in range(nw)] if load else stream
+        assert cur == want
+
+
+# ----------------------------------------------------------------------------- dotnet
+
+needs_dotnet = pytest.mark.skipif(not HAVE_DOTNET, reason="dotnet (.NET 10 SDK) not installed")
+
+
+@needs_dotnet
+def test_verify_matrix(tmp_path):
+    """Every recommended C# variant (9) and the scalar and packed layouts for v1.3, one project built once, run
+    under every JIT setting: KATs, random vectors vs the reference, misaligned, in place, guards,
+    batches n=0..33, argument checks, the expected kernel, and the disasm check."""
+    from verify import csharp as vcs
+    from verify import runner
+    specs = [get_spec(v, b) for v in VERSIONS for b in SIZES]
+    chosen = variants("recommended", "csharp", specs)
+    chosen += [csharp_variant(s, lay, Options()) for s in specs if s.version == "1.3" for lay in ("scalar", "packed")]
+    rep = runner.run(chosen, random_count=100, seed=random.randrange(1 << 30), jobs=2,
+                     workdir=tmp_path, report_path=tmp_path / "r.json")
+    fails = [(r.variant, r.build, r.detail) for r in rep.rows if r.status != "PASS"]
+    assert not fails
+    assert len(rep.rows) == len(chosen) * len(vcs.RUNS)
+    flags = vcs.cpu_flags()
+    for r in rep.rows:
+        if r.build in ("dotnet default", "TC=0") and "lanes" in r.variant:
+            want = "vector512-lanes" if "avx512f" in flags else "vector256-lanes" if "avx2" in flags else "scalar"
+            assert want in r.detail
+        if r.build == "no HWIntrinsic":
+            assert "kernel scalar" in r.detail and "block kernel" not in r.detail
+        if r.build == "dotnet default" and "packed" in r.variant and "avx2" in flags:
+            assert "packed" in r.detail.split("block kernel")[-1] or ("1024" in r.variant and "avx512f" not in flags)
+        if r.build != "jit disasm":
+            assert r.checks > 1000
+
+
+@needs_dotnet
+def test_harness_catches_a_wrong_rotation(tmp_path):
+    """A class with one rotation count changed must fail the harness (the checks can fail)."""
+    from verify import csharp as vcs
+    from verify.runner import vector_file
+    spec = get_spec("1.3", 256)
+    v = csharp_variant(spec, "scalar", Options(), cls="Broken")
+    proj = tmp_path / "proj"
+    vcs.write_project([v], proj)
+    cs = proj / "ThreefishGen.Broken.cs"
+    text = cs.read_text()
+    new = re.sub(r"BitOperations\.RotateLeft\((\w+), (\d+)\)",
+                 lambda m: f"BitOperations.RotateLeft({m.group(1)}, {int(m.group(2)) ^ 1})", text, count=1)
+    assert new != text
+    cs.write_text(new)
+    ok, out = vcs.build(proj)
+    assert ok, out
+    vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
+    p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), "ThreefishGen.Broken", str(vec)],
+                       capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
+    assert p.returncode == 1 and "FAIL" in p.stderr and " 0 failed" not in p.stdout
+
+
+def test_out_csharp_is_fresh(tmp_path):
+    """out/csharp holds exactly what `threefish-gen render --target csharp --set recommended` renders."""
+    from pathlib import Path
+    out = Path(__file__).resolve().parent.parent / "out" / "csharp"
+    if not out.is_dir():
+        pytest.skip("out/csharp not rendered in this checkout")
+    want = {}
+    for v in variants("recommended", "csharp"):
+        want.update(render_variant(v))
+    have = {p.name: p.read_text() for p in out.glob("*.cs")}
+    assert sorted(have) == sorted(want)
+    stale = [n for n in want if have[n] != want[n]]
+    assert not stale, f"out/csharp is stale: {stale} (re-render it)"
