@@ -9,7 +9,7 @@ import pytest
 
 from gen.catalog import csharp_variant, variants
 from gen.cli import main
-from gen.layouts import lanes
+from gen.layouts import transpose as lanes
 from gen.render import render_variant
 from gen.spec import SIZES, VERSIONS, get_spec
 from gen.threefish import Options

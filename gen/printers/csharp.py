@@ -18,7 +18,7 @@ import re
 
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
 from ..errors import GenError
-from ..layouts import lanes as lanes_layout
+from ..layouts import transpose as lanes_layout
 from ..layouts import packed as packed_layout
 from ..layouts import scalar as scalar_layout
 from ..threefish import Program, describe

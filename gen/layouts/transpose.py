@@ -1,4 +1,4 @@
-"""The ``lanes`` layout: L independent blocks word-sliced across the L lanes of a vector.
+"""Lane transposition planner for the ``lanes`` layout: L independent blocks word-sliced across the L lanes of a vector.
 
 Word i of the description becomes one vector whose lane b holds word i of block b, so
 every description operation becomes one lane-wise vector operation (the permutation is
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-NAME = "lanes"
+NAME = "lanes"   # the layout this planner serves
 
 
 @dataclass(frozen=True)
