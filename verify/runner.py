@@ -222,3 +222,8 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
         print(f"SKIPPED {r[0]}: {r[1]}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s) for s in ("PASS", "FAIL", "SKIPPED")}
     print(f"verify: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIPPED']} skipped", file=stream)
+
+
+from . import simd as _simd  # noqa: E402  (registers the c-simd checker)
+
+_simd.register(CHECKERS)
