@@ -47,8 +47,9 @@ SIMD_LAYOUTS = ("lanes", "hybrid")
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (README, "Benchmarks"): (isa, layout, options).
 RECOMMENDED_SIMD = {
-    bits: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "full", 1))]
-    for bits in (256, 512, 1024)
+    256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
+    512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
+    1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "full", 1))],
 }
 
 
@@ -67,14 +68,17 @@ def simd_recommended(spec: Spec) -> list[Variant]:
 
 
 def simd_all(spec: Spec) -> list[Variant]:
-    """The full matrix: every ISA x layout (hybrid with 1 and 2 scalar blocks) plus the dispatcher."""
+    """The full matrix: every ISA x layout, two vector groups per pass, hybrid with 1 and 2 scalar
+    blocks where the vectors are wide enough to gain, a table/loop variant, the dispatcher."""
     out = []
     for isa in SIMD_ISAS:
         out.append(simd_variant(spec, isa, "lanes"))
-        for h in (1, 2):
-            out.append(simd_variant(spec, isa, "hybrid", Options("fly", "full", h)))
-    out.append(simd_variant(spec, "avx2", "lanes", Options("fly", "full", 2)))
+        out.append(simd_variant(spec, isa, "hybrid", Options("fly", "full", 1)))
+    for isa in ("avx2", "avx512"):
+        out.append(simd_variant(spec, isa, "lanes", Options("fly", "full", 2)))
+    out.append(simd_variant(spec, "avx2", "hybrid", Options("fly", "full", 2)))
     out.append(simd_variant(spec, "avx512", "lanes", Options("table", "loop", 1)))
+    out.append(simd_variant(spec, "sse2", "lanes", Options("fly", "loop", 1)))
     for v in simd_recommended(spec):
         if v not in out:
             out.append(v)
