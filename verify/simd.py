@@ -3,7 +3,7 @@
 Every variant is built with gcc and clang (plus ASan/UBSan) like scalar C.  A
 variant whose ISA the CPU lacks is built against SIMDe (``libsimde-dev``,
 ``-DTHREEFISH_GEN_SIMDE``) and reported ``PASS (emulated)``; without SIMDe it
-is SKIPPED with the reason.  The build ``gcc simde`` always emulates, so the
+is SKIPPED with the reason.  The build ``clang simde`` always emulates, so the
 portable path is exercised on every machine.  The dispatcher is run once per
 level the CPU has, forced with ``THREEFISH_GEN_ISA``.
 """
@@ -27,7 +27,8 @@ SIMD_BUILDS = (
     Build("clang -O2", "clang", ("-O2", "-std=c99", *WARN), "clang++"),
     Build("gcc asan+ubsan", "gcc", ("-std=c99", *SANITIZE, *WARN)),
     Build("clang asan+ubsan", "clang", ("-std=c99", *SANITIZE, *WARN)),
-    Build("gcc simde", "gcc", ("-O1", "-std=c99", *WARN, SIMDE_DEFINE)),
+    # Always emulated (clang: SIMDe's inline layers compile 4x faster than with gcc).
+    Build("clang simde", "clang", ("-O1", "-std=c99", *WARN, SIMDE_DEFINE)),
 )
 SIMDE_HEADER = Path("/usr/include/simde/x86/avx512.h")
 
@@ -79,6 +80,9 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
     why = build.missing()
     if why:
         return Row(label, build.name, "SKIPPED", why)
+    if SIMDE_DEFINE in build.cflags and variant.get("isa") == "auto":
+        return Row(label, build.name, "SKIPPED",
+                   "dispatcher: its paths are emulated through the standalone variants' rows")
     need = required_features(variant)
     lacking = sorted(need - cpu_flags())
     emulated = SIMDE_DEFINE in build.cflags or bool(lacking)
