@@ -141,6 +141,21 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
 
 
+def op_counts(v: Variant) -> dict[str, float]:
+    """Vector operations per block of the bulk encrypt loop, by class (for bench reports);
+    the dispatcher reports its highest path's counts."""
+    if v.get("isa") == "auto":
+        from .catalog import simd_recommended
+        subs = [s for s in simd_recommended(v.spec) if s.get("isa") != "auto"]
+        if not subs:
+            return {}
+        v = max(subs, key=lambda s: ISAS[s.get("isa")].level)
+    stats: dict = {}
+    blocks_function(v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
+                    v.get("layout", "lanes"), stats)
+    return stats
+
+
 # --------------------------------------------------------------------------- targets
 
 def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=()):

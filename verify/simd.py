@@ -19,6 +19,7 @@ from gen.render import Variant, render_variant, write_files
 from gen.render_simd import ENV_VAR, required_features as _required
 from gen.printers.c_simd import ISAS
 
+from . import runner
 from .runner import HARNESS, SANITIZE, WARN, Build, Row, _first_lines, _run
 
 SIMDE_DEFINE = "-DTHREEFISH_GEN_SIMDE"
@@ -47,6 +48,12 @@ def cpu_flags() -> frozenset:
 def required_features(variant: Variant) -> set[str]:
     """cpuinfo flags the variant needs to run natively (for bench: skip what cannot run)."""
     return _required(variant)
+
+
+def op_counts(variant: Variant) -> dict[str, float]:
+    """Vector ops / shuffles / shifts per block the layout reports (bench prints them)."""
+    from gen.render_simd import op_counts as _counts
+    return _counts(variant)
 
 
 def cpu_level() -> int:
@@ -105,6 +112,8 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
     cflags = list(build.cflags)
     if emulated and SIMDE_DEFINE not in cflags:
         cflags.append(SIMDE_DEFINE)
+    if emulated:
+        cflags.append("-Wno-psabi")   # SIMDe passes emulated vectors by value: ABI notes, not bugs
     cmd = [build.cc, *cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
            f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
            str(HARNESS), str(src), "-o", str(exe)]
@@ -145,3 +154,6 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
 
 def register(checkers: dict) -> None:
     checkers["c-simd"] = (check_simd, SIMD_BUILDS)
+
+
+register(runner.CHECKERS)
