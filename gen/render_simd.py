@@ -135,9 +135,12 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
             inner += _ind(decl + code)
             inner.append("}")
         lines += _ind(inner) + ["}"]
-    tail = section(pr, one.body, setup_vals)
     lines.append(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{")
-    lines += _ind(tail["decl"] + tail["code"]) + ["}"]
+    if isa_name is None:
+        tail = section(pr, one.body, setup_vals)
+        lines += _ind(tail["decl"] + tail["code"]) + ["}"]
+    else:   # the tail: the single-block function (scalar body of the same description)
+        lines += [f"    {helpers}{direction}(key, tweaks, in, out);", "}"]
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
 
 
