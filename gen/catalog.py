@@ -114,6 +114,59 @@ def variants(which: str = "recommended", target: str = "c", specs=None) -> list[
         return nasm_variants(which, target, specs)
     if target == "csharp":
         return csharp_variants(which, specs)
+    simd = simd_variants(which, specs) if target in ("c", "c-simd") else []
+    if target == "c-simd":
+        return simd
     if which == "recommended":
-        return [recommended_c(s) for s in specs]
-    return [Variant(target, s, o) for s in specs for o in c_option_sets(s)]
+        return [recommended_c(s) for s in specs] + simd
+    return [Variant(target, s, o) for s in specs for o in c_option_sets(s)] + simd
+
+
+# --------------------------------------------------------------------------- SIMD C (c-simd)
+SIMD_ISAS = ("sse2", "avx", "avx2", "avx512")
+SIMD_LAYOUTS = ("lanes", "hybrid")
+# Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
+# measurements (README, "Benchmarks"): (isa, layout, options).
+RECOMMENDED_SIMD = {
+    256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
+    512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
+    1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "full", 1))],
+}
+
+
+def simd_variant(spec: Spec, isa: str, layout: str = "lanes", options: Options = Options()) -> Variant:
+    extra = (("isa", isa),) if isa == "auto" else (("isa", isa), ("layout", layout))
+    return Variant("c-simd", spec, options, "", extra)
+
+
+def dispatcher(spec: Spec) -> Variant:
+    return simd_variant(spec, "auto", options=RECOMMENDED_C[spec.bits])
+
+
+def simd_recommended(spec: Spec) -> list[Variant]:
+    """The recommended standalone SIMD variants (the dispatcher's paths) and the dispatcher."""
+    return [simd_variant(spec, i, lay, o) for i, lay, o in RECOMMENDED_SIMD[spec.bits]] + [dispatcher(spec)]
+
+
+def simd_all(spec: Spec) -> list[Variant]:
+    """The full matrix: every ISA x layout, two vector groups per pass, hybrid with 1 and 2 scalar
+    blocks where the vectors are wide enough to gain, a table/loop variant, the dispatcher."""
+    out = []
+    for isa in SIMD_ISAS:
+        out.append(simd_variant(spec, isa, "lanes"))
+        out.append(simd_variant(spec, isa, "hybrid", Options("fly", "full", 1)))
+    for isa in ("avx2", "avx512"):
+        out.append(simd_variant(spec, isa, "lanes", Options("fly", "full", 2)))
+    out.append(simd_variant(spec, "avx2", "hybrid", Options("fly", "full", 2)))
+    out.append(simd_variant(spec, "avx512", "lanes", Options("table", "loop", 1)))
+    out.append(simd_variant(spec, "sse2", "lanes", Options("fly", "loop", 1)))
+    for v in simd_recommended(spec):
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def simd_variants(which: str = "recommended", specs=None) -> list[Variant]:
+    specs = list(specs) if specs is not None else all_specs()
+    pick = simd_recommended if which == "recommended" else simd_all
+    return [v for s in specs for v in pick(s)]

@@ -37,6 +37,7 @@ def list_cmd():
     click.echo("sizes:      " + " ".join(map(str, SIZES)))
     click.echo("targets:")
     click.echo("  c         scalar C99 (uint64_t), layout scalar; needs any C99 compiler")
+    _list_simd()
     click.echo("  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx (rorx: BMI2);")
     click.echo("            --strategy named|linear-scan|belady, --registers N, --pin k,t,x,p|names; any x86-64")
     click.echo("            --isa gpr (default) | sse2 (words in XMM, as nasm-x86; SSE2) |")
@@ -65,11 +66,48 @@ def list_cmd():
     from .catalog import RECOMMENDED_CSHARP
     for bits, (layout, o) in RECOMMENDED_CSHARP.items():
         click.echo(f"  csharp {bits:>4}: --layout {layout} {o.describe()}")
+    from .catalog import RECOMMENDED_SIMD
+    for bits, paths in RECOMMENDED_SIMD.items():
+        for isa, layout, o in paths:
+            click.echo(f"  c {bits:>4}: --isa {isa} --layout {layout} {o.describe()}")
+        click.echo(f"  c {bits:>4}: --isa auto (dispatcher over the paths above and scalar)")
 
+
+
+def _list_simd():
+    from .printers.c_simd import ISAS
+    from .render_simd import ENV_VAR, LAYOUTS
+    click.echo("  c --isa ISA --layout LAYOUT   SIMD C (x86 intrinsics; target attributes, no -m flags needed;")
+    click.echo("                                -DTHREEFISH_GEN_SIMDE builds against SIMDe, emulated)")
+    for isa in ISAS.values():
+        for layout in LAYOUTS:
+            what = (f"{isa.bits // 64} blocks word-sliced per {isa.bits}-bit vector" if layout == "lanes" else
+                    f"{isa.bits // 64} vector blocks + --interleave scalar blocks per pass")
+            click.echo(f"    --isa {isa.name:<6} --layout {layout:<6}  {what}; needs {'+'.join(isa.features)}")
+    click.echo(f"    --isa auto                  dispatcher: scalar + recommended SIMD paths, chosen by cpuid/xgetbv;")
+    click.echo(f"                                ${ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the path")
 
 def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant:
     spec = get_spec(version, size)
     return Variant(target, spec, Options(keys, unroll, interleave), prefix or "")
+
+
+def _simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix) -> Variant:
+    """--target c with --isa/--layout: the c-simd target (its own renderer and checker)."""
+    from .catalog import RECOMMENDED_C
+    if target not in ("c", "c-simd"):
+        raise GenError(f"--isa/--layout apply to --target c, not {target!r}")
+    if isa is None:
+        raise GenError("--layout needs --isa (sse2, avx, avx2, avx512 or auto)")
+    if isa == "auto" and layout is not None:
+        raise GenError("--isa auto (the dispatcher) takes no --layout")
+    rec = RECOMMENDED_C[spec.bits] if isa == "auto" else Options()
+    o = Options(keys or rec.keys, unroll or rec.unroll, interleave if interleave is not None else rec.interleave)
+    extra = (("isa", isa),) if isa == "auto" else (("isa", isa), ("layout", layout or "lanes"))
+    v = Variant("c-simd", spec, o, prefix or "", extra)
+    from .render_simd import check_variant
+    check_variant(v)
+    return v
 
 
 @cli.command()
@@ -80,7 +118,7 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--unroll", default=None, help="full | loop (default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
-@click.option("--layout", default=None, help="csharp: scalar | lanes (default: the recommended variant's)")
+@click.option("--layout", default=None, help="c: lanes | hybrid (with --isa); csharp: scalar | lanes | packed")
 @click.option("--namespace", default=None, help="csharp: namespace of the class (default ThreefishGen)")
 @click.option("--class", "cls", default=None, help="csharp: class name (default names size, version, layout)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
@@ -92,8 +130,8 @@ def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant
 @click.option("--pin", default=None, help="nasm targets: values kept in one register (groups k,t,x,p or names)")
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx (BMI2)")
 @click.option("--schedule", default=None, help="nasm targets: description (statement order) | interleave (the MIXes of a round)")
-@click.option("--isa", default=None, help="nasm-x64: gpr (words in GPRs) | sse2 (words in XMM, as nasm-x86) | "
-              "avx2 (4 blocks in ymm lanes) | avx512 (8 blocks in zmm lanes)")
+@click.option("--isa", default=None, help="c: sse2 | avx | avx2 | avx512 | auto (runtime dispatcher); nasm-x64: gpr | "
+              "sse2 (words in XMM, as nasm-x86) | avx2 (4 blocks in ymm lanes) | avx512 (8 blocks in zmm lanes)")
 def render(target, size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which, out_dir,
            abi, strategy, registers, pin, rotate, schedule, isa):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
@@ -105,11 +143,15 @@ def render(target, size, version, keys, unroll, interleave, prefix, layout, name
         if any(x is not None for x in nasm_opts.values()):
             raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule/--isa do not apply to csharp")
         chosen = _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which)
-    elif any(x is not None for x in (layout, namespace, cls)):
-        raise GenError("--layout/--namespace/--class apply to --target csharp only")
+    elif any(x is not None for x in (namespace, cls)):
+        raise GenError("--namespace/--class apply to --target csharp only")
+    elif target.startswith("nasm-") and layout is not None:
+        raise GenError("--layout applies to --target c (with --isa) and csharp, not to the nasm targets")
     elif which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix)):
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/--prefix")
+        if isa is not None or (layout is not None and target != "csharp"):
+            raise GenError("--set renders a fixed set; drop --isa/--layout")
         chosen = variants("recommended", target)
     else:
         if size is None or version is None:
@@ -123,11 +165,14 @@ def render(target, size, version, keys, unroll, interleave, prefix, layout, name
                          interleave if interleave is not None else rec.interleave, prefix)
             chosen = [Variant(v.target, v.spec, v.options, prefix or "", variant_extra(target, **nasm_opts))]
         else:
-            if any(x is not None for x in nasm_opts.values()):
-                raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule/--isa apply to the "
+            if any(x is not None for k, x in nasm_opts.items() if k != "isa"):
+                raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule apply to the "
                                "nasm targets only")
-            chosen = [_variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
-                               interleave if interleave is not None else rec.interleave, prefix)]
+            if isa is not None or layout is not None or target == "c-simd":
+                chosen = [_simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix)]
+            else:
+                chosen = [_variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
+                                   interleave if interleave is not None else rec.interleave, prefix)]
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
@@ -183,7 +228,7 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     for t in targets:
         if t not in runner.CHECKERS:
             raise GenError(f"unknown target {t!r} (choose from {', '.join(runner.CHECKERS)})")
-    chosen = [v for t in targets for v in variants(which, t, specs=specs)]
+    chosen = list(dict.fromkeys(v for t in targets for v in variants(which, t, specs=specs)))
     rep = runner.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                      workdir=Path(workdir), report_path=Path(report_path))
     sys.exit(1 if rep.failed else 0)

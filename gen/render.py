@@ -131,3 +131,5 @@ def write_files(files: dict[str, str], out_dir: str | Path) -> list[Path]:
                 os.unlink(tmp)
         raise GenError(f"cannot write into {out}: {e.strerror or e}") from None
     return [final for _, final in temps]
+
+from . import render_simd as _render_simd  # noqa: E402,F401  (registers the c-simd target)

@@ -237,3 +237,4 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
 
 # NASM targets (verify/nasm.py): imported last, it uses the helpers above.
 from . import nasm as _nasm  # noqa: E402,F401  (registers itself in CHECKERS)
+from . import simd as _simd  # noqa: E402,F401  (registers the c-simd checker in CHECKERS)

@@ -1,0 +1,375 @@
+"""Printer for the SIMD C targets (x86 intrinsics, SSE2 to AVX-512).
+
+Instruction selection lives in the ISA tables below (``ISAS``, the lane
+shuffle candidates of :func:`shuffle_candidates`); file structure, ABI glue and
+the dispatcher's CPU detection live in ``templates/c_simd/``.  Lane shuffles are
+never typed per use: a wanted lane pattern is matched against the semantics of
+every candidate instruction and the cheapest match is printed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..dsl import Idx, Loop, Mem, Op
+from ..errors import GenError
+from ..layouts import lanes as lanes_layout
+from .c import CPrinter
+
+
+@dataclass(frozen=True)
+class Isa:
+    name: str
+    level: int            # dispatcher order: higher = preferred when present
+    bits: int             # widest integer vector
+    target: str           # gcc/clang target attribute
+    features: tuple       # /proc/cpuinfo flags needed
+    simde: str            # SIMDe header emulating it
+    pshufb: bool          # byte shuffles (SSSE3) available
+    rol: bool             # vprolq / vprolvq (AVX-512F + VL)
+    vl: bool = False
+
+
+ISAS = {
+    "sse2": Isa("sse2", 1, 128, "sse2", ("sse2",), "simde/x86/sse2.h", False, False),
+    "avx": Isa("avx", 2, 128, "avx", ("avx",), "simde/x86/avx.h", True, False),
+    "avx2": Isa("avx2", 3, 256, "avx2", ("avx2",), "simde/x86/avx2.h", True, False),
+    "avx512": Isa("avx512", 4, 512, "avx512f,avx512vl", ("avx512f", "avx512vl"),
+                  "simde/x86/avx512.h", True, True, True),
+}
+
+
+def get_isa(name: str) -> Isa:
+    if name not in ISAS:
+        raise GenError(f"unknown isa {name!r} (choose from {', '.join(ISAS)})")
+    return ISAS[name]
+
+
+@dataclass(frozen=True)
+class Width:
+    bits: int
+
+    @property
+    def lanes(self) -> int:
+        return self.bits // 64
+
+    @property
+    def p(self) -> str:
+        return {128: "_mm_", 256: "_mm256_", 512: "_mm512_"}[self.bits]
+
+    @property
+    def T(self) -> str:
+        return f"__m{self.bits}i"
+
+    @property
+    def si(self) -> str:
+        return f"si{self.bits}"
+
+    def set1(self, expr: str) -> str:
+        fn = "_mm512_set1_epi64" if self.bits == 512 else f"{self.p}set1_epi64x"
+        return f"{fn}((long long)({expr}))"
+
+    def setv(self, vals) -> str:
+        """A constant vector, lane 0 first."""
+        fn = "_mm512_set_epi64" if self.bits == 512 else f"{self.p}set_epi64x"
+        return f"{fn}(" + ", ".join(f"{v}" for v in reversed(vals)) + ")"
+
+    def loadu(self, addr: str, words: int | None = None) -> str:
+        words = words or self.lanes
+        w = Width(64 * words)
+        if w.bits == 512:
+            load = f"_mm512_loadu_si512((const void *)({addr}))"
+        else:
+            load = f"{w.p}loadu_{w.si}((const {w.T} *)({addr}))"
+        return load if w.bits == self.bits else f"{self.p}cast{w.si}_{self.si}({load})"
+
+    def storeu(self, addr: str, val: str, words: int | None = None) -> str:
+        words = words or self.lanes
+        w = Width(64 * words)
+        if w.bits != self.bits:
+            val = f"{self.p}cast{self.si}_{w.si}({val})"
+        if w.bits == 512:
+            return f"_mm512_storeu_si512((void *)({addr}), {val});"
+        return f"{w.p}storeu_{w.si}(({w.T} *)({addr}), {val});"
+
+
+# --------------------------------------------------------------------------- lane shuffles
+
+def shuffle_candidates(isa: Isa, width: Width):
+    """(cost, format with {a} {b}, semantics: per output lane (0 = a / 1 = b, lane)).
+    A 'None' format entry means 'any pattern' (index-vector permutes), handled apart."""
+    n, p = width.lanes, width.p
+    c = []
+    lo = tuple((s, k) for k in range(0, n, 2) for s in (0, 1))
+    hi = tuple((s, k + 1) for k in range(0, n, 2) for s in (0, 1))
+    c.append((1, f"{p}unpacklo_epi64({{a}}, {{b}})", lo))
+    c.append((1, f"{p}unpackhi_epi64({{a}}, {{b}})", hi))
+    for x in (0, 1):
+        for y in (0, 1):
+            imm = (2 * x) | (2 * x + 1) << 2 | (2 * y) << 4 | (2 * y + 1) << 6
+            sem = tuple((0, base + z) for base in range(0, n, 2) for z in (x, y))
+            c.append((1, f"{p}shuffle_epi32({{a}}, {imm:#04x})", sem))
+    if n == 2:
+        if isa.level >= 2:
+            c.append((1, "_mm_blend_epi16({a}, {b}, 0xf0)", ((0, 0), (1, 1))))
+        for imm in range(4):
+            c.append((1, "_mm_castpd_si128(_mm_shuffle_pd(_mm_castsi128_pd({a}), "
+                         f"_mm_castsi128_pd({{b}}), {imm}))", ((0, imm & 1), (1, imm >> 1))))
+    if n == 4:
+        for m in range(16):
+            imm = sum(3 << (2 * k) for k in range(4) if m >> k & 1)
+            c.append((1, f"_mm256_blend_epi32({{a}}, {{b}}, {imm:#04x})",
+                      tuple(((m >> k) & 1, k) for k in range(4))))
+        for s0 in range(4):
+            for s1 in range(4):
+                sem = tuple((s >> 1, 2 * (s & 1) + z) for s in (s0, s1) for z in (0, 1))
+                c.append((2, f"_mm256_permute2x128_si256({{a}}, {{b}}, {s0 | s1 << 4:#04x})", sem))
+        for imm in range(256):
+            c.append((2, f"_mm256_permute4x64_epi64({{a}}, {imm:#04x})",
+                      tuple((0, imm >> (2 * k) & 3) for k in range(4))))
+    if n == 8:
+        for imm in range(256):
+            sem = tuple((h >> 1, 2 * (imm >> (2 * h) & 3) + z) for h in range(4) for z in (0, 1))
+            c.append((2, f"_mm512_shuffle_i32x4({{a}}, {{b}}, {imm:#04x})", sem))
+    return c
+
+
+def _match(sem, pattern, order):
+    for (s, k), want in zip(sem, pattern):
+        if want is not None and (order[s], k) != want:
+            return False
+    return True
+
+
+@lru_cache(maxsize=None)
+def _candidates(isa: Isa, width: Width):
+    return sorted(shuffle_candidates(isa, width), key=lambda c: c[0])
+
+
+def shuffle(isa: Isa, width: Width, pattern: tuple) -> str:
+    """C expression building a vector whose lane k is pattern[k] = (vector name, lane) (or None)."""
+    srcs = list(dict.fromkeys(p[0] for p in pattern if p is not None))
+    if len(srcs) > 2 or not srcs:
+        raise GenError(f"shuffle of {len(srcs)} sources")
+    if all(p is None or p == (srcs[0], k) for k, p in enumerate(pattern)) and len(srcs) == 1:
+        return srcs[0]
+    orders = [(srcs[0], srcs[-1]), (srcs[-1], srcs[0])] if len(srcs) == 2 else [(srcs[0], srcs[0])]
+    for cost, fmt, sem in _candidates(isa, width):
+        for order in orders:
+            if _match(sem, pattern, order):
+                return fmt.format(a=order[0], b=order[1])
+    n = width.lanes
+    if isa.level >= 4 and n >= 4:
+        a, b = orders[0]
+        idx = [(0 if p is None else (0 if p[0] == a else n) + p[1]) for p in pattern]
+        if len(srcs) == 1:
+            return f"{width.p}permutexvar_epi64({width.setv(idx)}, {a})"
+        return f"{width.p}permutex2var_epi64({a}, {width.setv(idx)}, {b})"
+    raise GenError(f"no {isa.name} instruction for lane pattern {pattern}")
+
+
+# --------------------------------------------------------------------------- rotations
+
+def byte_rotate_mask(width: Width, n: int) -> str:
+    """pshufb control rotating every 64-bit lane left by n (a multiple of 8) bits."""
+    k = n // 8
+    idx = [8 * (w % 2) + (i - k) % 8 for w in range(width.lanes) for i in range(8)]
+    return f"{width.p}setr_epi8(" + ", ".join(str(i) for i in idx) + ")"
+
+
+def rotl_uniform(isa: Isa, width: Width, x: str, n: int, consts: dict) -> tuple[str, str]:
+    """(expression, kind) rotating every lane of x left by n; kind names the cost class."""
+    p = width.p
+    if isa.rol and (width.bits == 512 or isa.vl):
+        return f"{p}rol_epi64({x}, {n})", "rotate"
+    if n == 32:
+        return f"{p}shuffle_epi32({x}, 0xb1)", "shuffle"
+    if n % 8 == 0 and isa.pshufb:
+        name = f"rot{n}"
+        consts[name] = byte_rotate_mask(width, n)
+        return f"{p}shuffle_epi8({x}, {name})", "shuffle"
+    return f"{p}or_{width.si}({p}slli_epi64({x}, {n}), {p}srli_epi64({x}, {64 - n}))", "shifts"
+
+
+# --------------------------------------------------------------------------- lanes printer
+
+class LanesPrinter:
+    """Prints a lanes VProgram as C statements on vectors of `isa`."""
+
+    def __init__(self, isa: Isa, vp: lanes_layout.VProgram, prefix: str, block_bytes: int):
+        self.isa, self.vp, self.prefix, self.bb = isa, vp, prefix, block_bytes
+        self.w = Width(isa.bits)
+        self.consts: dict[str, str] = {}
+        self.cost: dict[str, int] = {}
+        self.tmp = 0
+
+    def count(self, kind, n=1):
+        self.cost[kind] = self.cost.get(kind, 0) + n
+
+    def operand(self, a) -> str:
+        if isinstance(a, str):
+            return a
+        if isinstance(a, Mem):
+            return f"{a.array}[{str(a.index).replace('*', ' * ')}]"
+        if a.scale:
+            return self.w.set1(str(a).replace("*", " * "))
+        return self.w.set1(f"UINT64_C({a.base:#x})")
+
+    def op(self, op) -> list[str]:
+        w, p = self.w, self.w.p
+        if isinstance(op, lanes_layout.Gather):
+            return self.gather(op)
+        if isinstance(op, lanes_layout.Scatter):
+            return self.scatter(op)
+        if op.kind == "note":
+            return [f"/* {op.a} */"]
+        d = op.dst
+        if op.kind == "store":
+            return [f"{self.operand(op.a)} = {d};"]
+        if op.kind == "mov":
+            if not isinstance(op.a, str):
+                self.count("broadcast")
+            return [f"{d} = {self.operand(op.a)};"]
+        if op.kind in ("add", "sub"):
+            self.count("add/sub")
+            return [f"{d} = {p}{op.kind}_epi64({d}, {self.operand(op.a)});"]
+        if op.kind == "xor":
+            self.count("xor")
+            return [f"{d} = {p}xor_{w.si}({d}, {self.operand(op.a)});"]
+        if op.kind in ("rotl", "rotr"):
+            n = op.a if op.kind == "rotl" else 64 - op.a
+            expr, kind = rotl_uniform(self.isa, w, d, n, self.consts)
+            self.count(kind, 3 if kind == "shifts" else 1)
+            return [f"{d} = {expr};"]
+        raise GenError(f"lanes printer: cannot print {op.kind}")  # pragma: no cover
+
+    def _network(self, rows: list[str], lines: list[str]) -> list[str]:
+        L = self.w.lanes
+        cur = list(rows)
+        stage = 0
+        for bit in [1 << b for b in range(L.bit_length() - 1)]:
+            nxt = list(cur)
+            for b2, i, j in lanes_layout.transpose_network(L):
+                if b2 != bit:
+                    continue
+                for dst, high in ((i, False), (j, True)):
+                    pat = tuple((cur[i] if s == 0 else cur[j], k)
+                                for s, k in lanes_layout.combine_pattern(L, bit, high))
+                    name = f"s{stage + 1}_{dst}"
+                    lines.append(f"const {self.w.T} {name} = {shuffle(self.isa, self.w, pat)};")
+                    self.count("shuffle (transpose)")
+                    nxt[dst] = name
+            cur = nxt
+            stage += 1
+        return cur
+
+    def _row_addr(self, op) -> callable:
+        ptr = {"in": "in", "tweak": "tweaks", "out": "out"}[op.array]
+        size = self.bb if op.array != "tweak" else 16
+        L = self.w.lanes
+        return lambda lane, word: f"{ptr} + {(op.block * L + lane) * size + 8 * word}"
+
+    def gather(self, g) -> list[str]:
+        L = self.w.lanes
+        addr = self._row_addr(g)
+        lines = []
+        width = min(L, g.stride)
+        for base in range(0, g.stride, L):
+            body = []
+            rows = []
+            for lane in range(L):
+                name = f"s0_{lane}"
+                body.append(f"const {self.w.T} {name} = {self.w.loadu(addr(lane, base), width)};")
+                rows.append(name)
+            cols = self._network(rows, body)
+            for c in range(min(L, g.stride - base)):
+                body.append(f"{g.dsts[base + c]} = {cols[c]};")
+            body = prune(body)
+            lines += ["{"] + ["    " + ln for ln in body] + ["}"]
+        return lines
+
+    def scatter(self, s) -> list[str]:
+        L = self.w.lanes
+        addr = self._row_addr(s)
+        lines = []
+        width = min(L, s.stride)
+        for base in range(0, s.stride, L):
+            body = []
+            cols = [s.srcs[base + c] if base + c < s.stride else f"{self.w.p}setzero_{self.w.si}()"
+                    for c in range(L)]
+            if any(c.startswith("_") for c in cols):
+                body.append(f"const {self.w.T} zero = {self.w.p}setzero_{self.w.si}();")
+                cols = ["zero" if c.startswith("_") else c for c in cols]
+            rows = self._network(cols, body)
+            for lane in range(L):
+                body.append(self.w.storeu(addr(lane, base), rows[lane], width))
+            lines += ["{"] + ["    " + ln for ln in body] + ["}"]
+        return lines
+
+    def lines(self, ops) -> list[str]:
+        out = []
+        for item in ops:
+            if isinstance(item, Loop):
+                out.append(f"for (c = 0; c < {item.count}; c++) {{")
+                for op in item.body:
+                    out.extend("    " + ln for ln in self.op(op))
+                out.append("}")
+            else:
+                out.extend(self.op(item))
+        return out
+
+    def declarations(self) -> list[str]:
+        vp, T = self.vp, self.w.T
+        decl = []
+        names = vp.vector_values
+        for i in range(0, len(names), 10):
+            decl.append(f"{T} " + ", ".join(names[i:i + 10]) + ";")
+        for arr, size in vp.vector_arrays.items():
+            decl.append(f"{T} {arr}[{size}];")
+        if any(isinstance(item, Loop) for item in vp.body):
+            decl.append("unsigned c;")
+        return decl
+
+
+_CONST = re.compile(r"^const __m\d+i (\w+) = ")
+
+
+def prune(body: list[str]) -> list[str]:
+    """Drop transpose temporaries nothing reads (the narrow rows of a partial transpose)."""
+    while True:
+        names = {m.group(1): i for i, ln in enumerate(body) if (m := _CONST.match(ln))}
+        text = "\n".join(body)
+        dead = [i for n, i in names.items() if len(re.findall(rf"\b{n}\b", text)) == 1]
+        if not dead:
+            return body
+        body = [ln for i, ln in enumerate(body) if i not in dead]
+
+
+def _chunks(lines: list[str]) -> list[list[str]]:
+    """Split printed code at round/subkey comments (for interleaving two programs)."""
+    out, cur = [], []
+    for ln in lines:
+        if ln.startswith("/*") and cur:
+            out.append(cur)
+            cur = []
+        cur.append(ln)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def interleave_code(a: list[str], b: list[str]) -> list[str]:
+    """Alternate the round chunks of two straight-line programs (vector and scalar blocks)."""
+    ca, cb = _chunks(a), _chunks(b)
+    out = []
+    for i in range(max(len(ca), len(cb))):
+        if i < len(ca):
+            out += ca[i]
+        if i < len(cb):
+            out += cb[i]
+    return out
+
+
+__all__ = ["ISAS", "Isa", "Width", "LanesPrinter", "shuffle", "rotl_uniform", "get_isa",
+           "interleave_code", "CPrinter", "Idx", "Op"]

@@ -1,0 +1,232 @@
+"""Rendering of the SIMD C target ``c-simd`` (``render --target c --isa ISA --layout L``).
+
+Target options (``Variant.extra``):
+
+* ``isa``: sse2 | avx | avx2 | avx512 -- one variant; ``auto`` -- the dispatcher, one file
+  holding the scalar code and the catalog's recommended SIMD variants for the
+  size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
+* ``layout``: ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus
+  ``interleave`` scalar blocks in the same loop, using the integer and vector
+  pipes together).  Single-block calls use the scalar body of the same
+  description (measured faster than any packed form on the machines we have).
+"""
+from __future__ import annotations
+
+from .dsl import values
+from .errors import GenError
+from .layouts import lanes as lanes_layout
+from .layouts import scalar as scalar_layout
+from .printers import render_template
+from .printers.c import CPrinter, section
+from .printers.c_simd import ISAS, LanesPrinter, Width, get_isa, interleave_code
+from .render import TARGETS, Variant
+from .threefish import Options, describe
+
+LAYOUTS = ("lanes", "hybrid")
+ENV_VAR = "THREEFISH_GEN_ISA"
+
+
+def lanes_of(isa_name: str) -> int:
+    return ISAS[isa_name].bits // 64
+
+
+def check_variant(v: Variant) -> None:
+    isa = v.get("isa")
+    layout = v.get("layout", "lanes")
+    if isa == "auto":
+        return
+    get_isa(isa)
+    if layout not in LAYOUTS:
+        raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+    if layout == "hybrid" and v.options.unroll != "full":
+        raise GenError("layout hybrid interleaves straight-line code: it needs --unroll full")
+
+
+def required_features(v: Variant) -> set[str]:
+    """cpuinfo flags a variant needs to run natively (the dispatcher needs none)."""
+    isa = v.get("isa")
+    if isa == "auto":
+        return set()
+    return set(ISAS[isa].features)
+
+
+# --------------------------------------------------------------------------- functions
+
+PTRS_ONE = {"key": "key", "tweak": "tweak", "in": "in", "out": "out"}
+PTRS_MANY = {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"}
+
+
+def _scalar_progs(spec, options):
+    return {d: describe(spec, options, d, 1) for d in ("encrypt", "decrypt")}
+
+
+def scalar_single(prefix: str, helpers: str, spec, options, direction: str) -> dict:
+    prog = describe(spec, options, direction, 1)
+    pr = CPrinter(helpers, PTRS_ONE)
+    setup, body = section(pr, prog.setup), section(pr, prog.body)
+    lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
+    return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
+
+
+def _ind(lines, n=4):
+    return [(" " * n + ln) if ln else ln for ln in lines]
+
+
+def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
+                    isa_name: str | None, layout: str, stats: dict | None = None) -> dict:
+    """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar)."""
+    one = describe(spec, options, direction, 1)
+    pr = CPrinter(helpers, PTRS_MANY)
+    setup = section(pr, one.setup)
+    setup_vals = set(values(one.setup))
+    lines = setup["decl"] + setup["code"]
+    nb = spec.block_bytes
+    if isa_name is not None:
+        isa = ISAS[isa_name]
+        L = isa.bits // 64
+        w = Width(isa.bits)
+        vps = []
+        if layout == "hybrid":
+            vps.append((describe(spec, Options(options.keys, options.unroll, 1), direction, 1),
+                        options.interleave))
+        elif options.interleave > 1:
+            vps.append((describe(spec, options, direction, options.interleave), 0))
+        vps.append((one, 0))
+        loops, consts, bvals, barrs = [], {}, {}, {}
+        for prog, scalar_blocks in vps:
+            vp = lanes_layout.vectorize(prog, L)
+            vpr = LanesPrinter(isa, vp, helpers, nb)
+            code = vpr.lines(vp.body)
+            decl = vpr.declarations()
+            consts.update(vpr.consts)
+            bvals.update(dict.fromkeys(vp.broadcast_values))
+            barrs.update(vp.broadcast_arrays)
+            per = vp.blocks
+            if scalar_blocks:
+                sprog = describe(spec, Options(options.keys, options.unroll, scalar_blocks), direction,
+                                 scalar_blocks)
+                off = per * nb
+                spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
+                                         "in": f"(in + {off})", "out": f"(out + {off})"})
+                ssec = section(spr, sprog.body, setup_vals)
+                decl = decl + ssec["decl"]
+                code = interleave_code(code, ssec["code"])
+                per += scalar_blocks
+            if stats is not None and not stats:
+                stats.update({k: v / vp.blocks for k, v in vpr.cost.items()})
+                stats["blocks per pass"] = per
+            loops.append((per, decl, code))
+        if stats is not None:
+            stats["min blocks"] = min(p for p, _, _ in loops)
+        lines.append(f"if (n >= {min(p for p, _, _ in loops)}) {{")
+        inner = []
+        for name in bvals:
+            inner.append(f"const {w.T} {name} = {w.set1(name[1:])};")
+        for arr, size in barrs.items():
+            inner.append(f"{w.T} {arr}[{size}];")
+            inner.append(f"unsigned j_{arr};")
+            inner.append(f"for (j_{arr} = 0; j_{arr} < {size}; j_{arr}++)")
+            inner.append(f"    {arr}[j_{arr}] = {w.set1(arr[1:] + '[j_' + arr + ']')};")
+        for name, expr in sorted(consts.items()):
+            inner.append(f"const {w.T} {name} = {expr};")
+        for per, decl, code in loops:
+            inner.append(f"for (; n >= {per}; n -= {per}, tweaks += {16 * per}, in += {nb * per}, "
+                         f"out += {nb * per}) {{")
+            inner += _ind(decl + code)
+            inner.append("}")
+        lines += _ind(inner) + ["}"]
+    lines.append(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{")
+    if isa_name is None:
+        tail = section(pr, one.body, setup_vals)
+        lines += _ind(tail["decl"] + tail["code"]) + ["}"]
+    else:   # the tail: the single-block function (scalar body of the same description)
+        lines += [f"    {helpers}{direction}(key, tweaks, in, out);", "}"]
+    return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
+
+
+def op_counts(v: Variant) -> dict[str, float]:
+    """Vector operations per block of the bulk encrypt loop, by class (for bench reports);
+    the dispatcher reports its highest path's counts."""
+    if v.get("isa") == "auto":
+        from .catalog import simd_recommended
+        subs = [s for s in simd_recommended(v.spec) if s.get("isa") != "auto"]
+        if not subs:
+            return {}
+        v = max(subs, key=lambda s: ISAS[s.get("isa")].level)
+    stats: dict = {}
+    blocks_function(v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
+                    v.get("layout", "lanes"), stats)
+    return stats
+
+
+# --------------------------------------------------------------------------- targets
+
+def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=()):
+    return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
+                header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
+                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR)
+
+
+def _render_one(v: Variant) -> dict[str, str]:
+    isa, layout = v.get("isa"), v.get("layout", "lanes")
+    o = v.options
+    stats: dict = {}
+    public = [scalar_single(v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    blocks = [blocks_function(v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
+              for d in ("encrypt", "decrypt")]
+    L = lanes_of(isa)
+    notes = [f"isa {isa} ({', '.join(ISAS[isa].features)}; gcc/clang target \"{ISAS[isa].target}\"), "
+             f"layout {layout}: {L} blocks word-sliced in {ISAS[isa].bits}-bit vectors"
+             + (f" plus {o.interleave} scalar block(s) per pass" if layout == "hybrid" else
+                (f", {o.interleave} vector groups per pass" if o.interleave > 1 else "")),
+             f"single-block calls and tails of fewer than {stats['blocks per pass']} blocks: "
+             f"scalar body of the same description; keys {o.keys}, unroll {o.unroll}",
+             "vector ops per block (encrypt, bulk): " + ", ".join(
+                 f"{k} {n:g}" for k, n in sorted(stats.items()) if "blocks" not in k),
+             f"build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against "
+             f"SIMDe (emulated)"]
+    regions = [dict(isa=None, functions=public), dict(isa=ISAS[isa], functions=blocks)]
+    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde])
+    return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
+            f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+def _render_dispatch(v: Variant) -> dict[str, str]:
+    from .catalog import simd_recommended
+    subs = [s for s in simd_recommended(v.spec) if s.get("isa") != "auto"]
+    subs.sort(key=lambda s: -ISAS[s.get("isa")].level)
+    o = v.options
+    public = [scalar_single(v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    regions = [dict(isa=None, functions=public + [
+        blocks_function(f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes") for d in ("encrypt", "decrypt")])]
+    paths = []
+    for s in subs:
+        isa, layout = s.get("isa"), s.get("layout", "lanes")
+        stats: dict = {}
+        pfx = f"{v.prefix}{isa}_{layout}_"
+        fns = [blocks_function(pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None)
+               for d in ("encrypt", "decrypt")]
+        regions.append(dict(isa=ISAS[isa], functions=fns))
+        paths.append(dict(isa=ISAS[isa], prefix=pfx, min_n=stats["min blocks"], label=s.label()))
+    for r in regions:
+        for f in r["functions"]:
+            f["static"] = f["name"] != f"{v.prefix}encrypt" and f["name"] != f"{v.prefix}decrypt"
+    notes = ["runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below "
+             "that the CPU (cpuid, xgetbv) supports and whose pass fits in n, else scalar",
+             f"environment {ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the level (tests force each path)"]
+    notes += [f"path {p['isa'].name}: {p['label']} (n >= {p['min_n']})" for p in paths]
+    dispatch = dict(paths=paths, levels=["scalar"] + [i.name for i in sorted(ISAS.values(), key=lambda i: i.level)])
+    ctx = _ctx(v, notes, regions, dispatch=dispatch,
+               simde_headers=sorted({p["isa"].simde for p in paths}) or ["simde/x86/sse2.h"])
+    return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
+            f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+def render_c_simd(v: Variant) -> dict[str, str]:
+    check_variant(v)
+    if v.get("isa") == "auto":
+        return _render_dispatch(v)
+    return _render_one(v)
+
+
+TARGETS["c-simd"] = render_c_simd

@@ -1,0 +1,259 @@
+"""SIMD C target (c-simd): layout semantics in Python, then real builds through the verify harness.
+
+Results are compared with the reference model (gen/reference.py) and the KATs, never with output
+of the code under test.  What the CPU or toolchain cannot run is skipped with the reason.
+"""
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gen import reference  # noqa: E402
+from gen.catalog import dispatcher, simd_recommended, simd_variant  # noqa: E402
+from gen.dsl import MASK64, Loop, Mem, bytes_from_words, interpret, words_from_bytes  # noqa: E402
+from gen.errors import GenError  # noqa: E402
+from gen.layouts import lanes as lanes_layout  # noqa: E402
+from gen.printers.c_simd import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
+from gen.render import render_variant  # noqa: E402
+from gen.spec import Spec  # noqa: E402
+from gen.threefish import Options, describe  # noqa: E402
+from verify import runner, simd  # noqa: E402
+
+
+# --------------------------------------------------------------------------- layout, in Python
+
+@pytest.mark.parametrize("lanes", [2, 4, 8])
+def test_transpose_network_is_a_transpose(lanes):
+    rows = [[(r, c) for c in range(lanes)] for r in range(lanes)]
+    cols = lanes_layout.simulate_transpose(rows)
+    assert cols == [[(r, c) for r in range(lanes)] for c in range(lanes)]
+    assert lanes_layout.simulate_transpose(cols) == rows
+
+
+def _run_lanes(vp, key, tweaks, data):
+    """Interpret a lanes VProgram lane by lane (Gather/Scatter = per-lane word access)."""
+    prog, L = vp.prog, vp.lanes
+    nw = prog.spec.nw
+    mem = {"key": words_from_bytes(key)}
+    env = interpret(prog.setup, mem)
+    tw, inw = words_from_bytes(tweaks), words_from_bytes(data)
+    out = [0] * len(inw)
+    venv, varr = {}, {}
+
+    def val(a, lane):
+        if isinstance(a, str):
+            if a.startswith("b"):
+                return env[a[1:]]
+            return venv[a][lane]
+        if isinstance(a, Mem):
+            if a.array.startswith("b"):
+                return mem[a.array[1:]][a.index.at(ctr)]
+            return varr[a.array][a.index.at(ctr)][lane]
+        return a.at(ctr) & MASK64
+
+    def step(op):
+        if isinstance(op, lanes_layout.Gather):
+            src, stride = (inw, nw) if op.array == "in" else (tw, 2)
+            for w, name in enumerate(op.dsts):
+                venv[name] = [src[(op.block * L + l) * stride + w] for l in range(L)]
+            return
+        if isinstance(op, lanes_layout.Scatter):
+            for w, name in enumerate(op.srcs):
+                for l in range(L):
+                    out[(op.block * L + l) * nw + w] = venv[name][l]
+            return
+        if op.kind == "note":
+            return
+        if op.kind == "store":
+            arr = varr.setdefault(op.a.array, {})
+            arr[op.a.index.at(ctr)] = list(venv[op.dst])
+            return
+        if op.kind in ("rotl", "rotr"):
+            n = op.a if op.kind == "rotl" else 64 - op.a
+            venv[op.dst] = [((x << n) | (x >> (64 - n))) & MASK64 for x in venv[op.dst]]
+            return
+        new = [val(op.a, l) for l in range(L)]
+        cur = venv.get(op.dst)
+        f = {"mov": lambda x, y: y, "add": lambda x, y: (x + y) & MASK64,
+             "sub": lambda x, y: (x - y) & MASK64, "xor": lambda x, y: x ^ y}[op.kind]
+        venv[op.dst] = [f(cur[l] if cur else 0, new[l]) for l in range(L)]
+
+    ctr = 0
+    for item in vp.body:
+        if isinstance(item, Loop):
+            for ctr in range(item.count):
+                for op in item.body:
+                    step(op)
+            ctr = 0
+        else:
+            step(item)
+    return bytes_from_words(out)
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+@pytest.mark.parametrize("lanes,options,direction", [
+    (4, Options(), "encrypt"), (8, Options(), "decrypt"), (2, Options("table", "loop", 1), "encrypt"),
+    (4, Options("fly", "loop", 2), "decrypt")])
+def test_lanes_program_matches_reference(bits, lanes, options, direction):
+    spec = Spec("1.3" if bits != 512 else "1.1", bits)
+    prog = describe(spec, options, direction, options.interleave)
+    vp = lanes_layout.vectorize(prog, lanes)
+    rng = random.Random(bits * lanes)
+    n = vp.blocks
+    key = rng.randbytes(spec.block_bytes)
+    tweaks = rng.randbytes(16 * n)
+    data = rng.randbytes(spec.block_bytes * n)
+    got = _run_lanes(vp, key, tweaks, data)
+    fn = reference.encrypt if direction == "encrypt" else reference.decrypt
+    nb = spec.block_bytes
+    want = b"".join(fn(spec, key, tweaks[16 * i:16 * i + 16], data[nb * i:nb * (i + 1)]) for i in range(n))
+    assert got == want
+
+
+def _eval_shuffle(expr, vecs, isa, width):
+    """Evaluate a printed shuffle expression with the candidate table's semantics."""
+    for cost, fmt, sem in shuffle_candidates(isa, width):
+        for a in vecs:
+            for b in vecs:
+                if fmt.format(a=a, b=b) == expr:
+                    return [vecs[(a, b)[s]][k] for s, k in sem]
+    return None
+
+
+@pytest.mark.parametrize("isa_name", ["sse2", "avx", "avx2", "avx512"])
+def test_transpose_shuffles_have_the_wanted_semantics(isa_name):
+    isa = ISAS[isa_name]
+    w = Width(isa.bits)
+    L = w.lanes
+    vecs = {"p": [("p", k) for k in range(L)], "q": [("q", k) for k in range(L)]}
+    for bit in [1 << b for b in range(L.bit_length() - 1)]:
+        for high in (False, True):
+            pat = tuple(("p" if s == 0 else "q", k) for s, k in lanes_layout.combine_pattern(L, bit, high))
+            expr = shuffle(isa, w, pat)
+            got = _eval_shuffle(expr, vecs, isa, w)
+            if got is None:
+                assert "permutex2var" in expr
+            else:
+                assert got == list(pat), expr
+
+
+# --------------------------------------------------------------------------- rendering and CLI
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "gen", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def test_render_cli_emits_contract_and_is_deterministic(tmp_path):
+    args = ["render", "--target", "c", "--isa", "avx2", "--layout", "lanes", "--size", "512",
+            "--version", "1.3", "--prefix", "tfx_"]
+    a, b = _cli(*args, "--out", str(tmp_path / "a")), _cli(*args, "--out", str(tmp_path / "b"))
+    assert a.returncode == 0 and b.returncode == 0, a.stderr
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["tfx.c", "tfx.h"]
+    for name in ("tfx.c", "tfx.h"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+    h = (tmp_path / "a" / "tfx.h").read_text()
+    for fn in ("tfx_encrypt(", "tfx_decrypt(", "tfx_encrypt_blocks(", "tfx_decrypt_blocks("):
+        assert fn in h
+    c = (tmp_path / "a" / "tfx.c").read_text()
+    assert "--isa avx2 --layout lanes" in c
+    assert "_mm256_load_si256" not in c and "_mm256_store_si256" not in c  # never aligned access
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--isa", "avx3"], "unknown isa"),
+    (["--isa", "avx2", "--layout", "diagonal"], "unknown layout"),
+    (["--isa", "avx2", "--layout", "hybrid", "--unroll", "loop"], "needs --unroll full"),
+    (["--layout", "lanes"], "needs --isa"),
+])
+def test_render_bad_options_exit_2_and_write_nothing(tmp_path, args, message):
+    out = tmp_path / "o"
+    p = _cli("render", "--target", "c", "--size", "512", "--version", "1.3", *args, "--out", str(out))
+    assert p.returncode == 2
+    assert message in p.stderr and "Traceback" not in p.stderr
+    assert not out.exists() or not any(out.iterdir())
+
+
+# --------------------------------------------------------------------------- builds
+
+def _vectors(tmp_path, spec, count=12):
+    return runner.vector_file(spec, tmp_path / f"{spec.tag}.txt", count, seed=7)
+
+
+def _check(variant, build, tmp_path, vectors):
+    wd = tmp_path / variant.stem / build.name.replace(" ", "-").replace("+", "_")
+    wd.mkdir(parents=True, exist_ok=True)
+    return simd.check_simd(variant, build, wd, vectors)
+
+
+def _require(status_row, variant):
+    row = status_row
+    assert row.status != "FAIL", row.detail
+    if row.status == "SKIPPED":
+        pytest.skip(row.detail)
+    lacking = simd.required_features(variant) - simd.cpu_flags()
+    if lacking:
+        assert row.status == "PASS (emulated)"
+    return row
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_recommended_simd_variants_pass_the_harness(tmp_path, bits):
+    spec = Spec("1.3", bits)
+    vec = _vectors(tmp_path, spec)
+    build = simd.SIMD_BUILDS[0]        # gcc -O2 (and the C++ syntax check)
+    for v in simd_recommended(spec):
+        row = _require(_check(v, build, tmp_path, vec), v)
+        assert row.checks > 1000
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="clang not installed")
+def test_sanitized_clang_build_of_the_dispatcher_runs_every_path(tmp_path):
+    spec = Spec("1.2", 512)
+    v = dispatcher(spec)
+    row = _require(_check(v, simd.SIMD_BUILDS[3], tmp_path, _vectors(tmp_path, spec, 4)), v)
+    paths = row.detail.split("paths ")[1].split(";")[0].split(", ")
+    assert paths[0] == "scalar" and len(paths) == simd.cpu_level() + 1
+
+
+@pytest.mark.skipif(not simd.simde_available(), reason="SIMDe (libsimde-dev) not installed")
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_forced_emulation_with_simde(tmp_path):
+    """The path a CPU without AVX-512 takes (e.g. Zen 1 CI): built against SIMDe, run emulated."""
+    spec = Spec("1.1", 256)
+    v = simd_variant(spec, "avx512", "lanes", Options("fly", "full", 2))
+    row = _check(v, simd.SIMD_BUILDS[4], tmp_path, _vectors(tmp_path, spec, 4))
+    assert row.status == "PASS (emulated)", row.detail
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_dispatcher_picks_the_forced_path(tmp_path):
+    spec = Spec("1.3", 512)
+    v = dispatcher(spec)
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in render_variant(v).items():
+        (src / name).write_text(text)
+    main = tmp_path / "main.c"
+    main.write_text(f'#include <stdio.h>\n#include <stddef.h>\nconst char *{v.prefix}dispatch_path(size_t n);\n'
+                    f'int main(void) {{ printf("%s %s %s\\n", {v.prefix}dispatch_path(1), '
+                    f'{v.prefix}dispatch_path(3), {v.prefix}dispatch_path(64)); return 0; }}\n')
+    exe = tmp_path / "d"
+    subprocess.run(["gcc", "-O1", str(main), str(src / f"{v.stem}.c"), "-o", str(exe)], check=True)
+    level = simd.cpu_level()
+    want_bulk = {4: "avx512", 3: "avx2"}
+    for forced, lv in (("scalar", 0), ("sse2", 1), ("avx2", 3), ("avx512", 4)):
+        env = dict(os.environ, THREEFISH_GEN_ISA=forced)
+        out = subprocess.run([str(exe)], env=env, capture_output=True, text=True, check=True).stdout.split()
+        eff = min(lv, level)
+        assert out[0] == "scalar" and out[1] == "scalar"     # single blocks and n < L: scalar
+        assert out[2] == want_bulk.get(eff, "avx2" if eff >= 3 else "scalar")
