@@ -63,9 +63,12 @@ def test_bad_input_rejected(tmp_path, capsys, args, msg):
 
 
 def test_csharp_options_rejected_for_c(tmp_path, capsys):
-    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--version", "1.3", "--layout", "lanes",
+    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--version", "1.3", "--namespace", "N",
                          "--out", str(tmp_path)], capsys)
     assert code == 2 and "csharp only" in err
+    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--version", "1.3", "--layout", "packed",
+                         "--out", str(tmp_path)], capsys)   # C's --layout goes with --isa
+    assert code == 2 and "--isa" in err
 
 
 def test_render_is_deterministic():
