@@ -114,12 +114,11 @@ def variants(which: str = "recommended", target: str = "c", specs=None) -> list[
         return nasm_variants(which, target, specs)
     if target == "csharp":
         return csharp_variants(which, specs)
-    simd = simd_variants(which, specs) if target in ("c", "c-simd") else []
     if target == "c-simd":
-        return simd
+        return simd_variants(which, specs)
     if which == "recommended":
-        return [recommended_c(s) for s in specs] + simd
-    return [Variant(target, s, o) for s in specs for o in c_option_sets(s)] + simd
+        return [recommended_c(s) for s in specs]
+    return [Variant(target, s, o) for s in specs for o in c_option_sets(s)]
 
 
 # --------------------------------------------------------------------------- SIMD C (c-simd)

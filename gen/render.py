@@ -117,11 +117,14 @@ def write_files(files: dict[str, str], out_dir: str | Path) -> list[Path]:
     if not os.access(out, os.W_OK | os.X_OK):
         raise GenError(f"output folder {out} is not writable")
     temps: list[tuple[str, Path]] = []
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         for name, text in files.items():
             fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=out)
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
+            os.chmod(tmp, 0o666 & ~umask)      # mkstemp makes 0600; give the usual file mode
             temps.append((tmp, out / name))
         for tmp, final in temps:
             os.replace(tmp, final)

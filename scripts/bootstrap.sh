@@ -10,10 +10,14 @@ mkdir -p build
 # Debian packages: tool (or header) to look for -> package that provides it.
 DEB_TOOLS=(
   "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
+  "nasm:nasm"            # the nasm-x64 / nasm-x86 targets
+  "qemu-i386:qemu-user"  # runs the 32-bit harness where the kernel cannot run 32-bit programs
 )
 DEB_FILES=(
   "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"
   "/usr/include/crypto++/threefish.h:libcrypto++-dev"
+  "/usr/lib/gcc/x86_64-linux-gnu/$(gcc -dumpversion 2>/dev/null | cut -d. -f1)/32/crtbegin.o:gcc-multilib"  # gcc -m32
+  "/usr/include/simde/x86/avx512.h:libsimde-dev"   # SIMD variants the CPU lacks run emulated
 )
 DEB_PY="python3-jinja2 python3-click python3-pytest"
 
@@ -65,4 +69,6 @@ if [ -z "$py" ]; then
   echo "bootstrap: no Python with jinja2, click and pytest (pip install -e '.[test]')" >&2
   exit 1
 fi
+command -v dotnet >/dev/null 2>&1 || \
+  echo "bootstrap: no dotnet on PATH: the C# rows will be SKIPPED (install the .NET 10 SDK to run them)" >&2
 echo "$py" > build/.python
