@@ -211,6 +211,12 @@ def walk(ops):
             yield item, None
 
 
+def flat(ops):
+    """Every op, loop bodies included (without the enclosing loop)."""
+    for op, _ in walk(ops):
+        yield op
+
+
 def array_sizes(ops) -> dict[str, int]:
     """Number of words each array needs (max index + 1 over every use)."""
     sizes: dict[str, int] = {}

@@ -39,6 +39,8 @@ from pathlib import Path
 
 from gen.render import Variant, render_variant, write_files
 
+from .runner import cpu_flags
+
 HERE = Path(__file__).resolve().parent
 HARNESS_CS = HERE / "harness" / "Harness.cs"
 
@@ -98,16 +100,6 @@ RUNS = (
     DotnetRun("TC=0", (("DOTNET_TieredCompilation", "0"),)),
     DotnetRun("jit disasm", (("DOTNET_TieredCompilation", "0"),), disasm=True),
 )
-
-
-def cpu_flags() -> set[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
 
 
 def _isa(run: DotnetRun, flags: set[str]) -> tuple[bool, bool]:

@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 from gen.render import Variant, render_variant, write_files
 
 from . import runner as _runner
-from .runner import HARNESS, Row, _first_lines, _run
+from .runner import HARNESS, Row, _first_lines, _run, cpu_flags, run_harness
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer")
@@ -176,16 +175,6 @@ def required_features(variant: Variant) -> set[str]:
     return feats
 
 
-def cpu_flags() -> set[str]:
-    try:
-        for ln in Path("/proc/cpuinfo").read_text().splitlines():
-            if ln.startswith("flags"):
-                return set(ln.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
 def text_bytes(obj: Path) -> int:
     """Size of .text in an ELF object (32 or 64 bit)."""
     import struct
@@ -241,20 +230,9 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     rc, out = _run(cmd, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")
-    try:
-        p = subprocess.run([*prefix, str(exe), str(vectors)], cwd=workdir, capture_output=True, text=True,
-                           timeout=900, env=env)
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, out = 124, "harness timed out"
-    checks = 0
-    for ln in out.splitlines():
-        if ln.startswith("harness:") and "passed" in ln:
-            checks = int(ln.split()[1])
-    if rc or "runtime error" in out or "AddressSanitizer" in out:
+    ok, out, checks = run_harness([*prefix, str(exe), str(vectors)], workdir)
+    if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     return Row(label, build.name, "PASS" + how, f"{checks} checks" + (" under qemu-i386" if how else ""),
                time.monotonic() - t0, checks)

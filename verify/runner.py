@@ -23,6 +23,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from gen import reference
@@ -125,12 +126,39 @@ def _first_lines(text: str, n: int = 3) -> str:
     return " | ".join(lines[:n])
 
 
-def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
-    label = variant.label()
-    why = build.missing()
-    if why:
-        return Row(label, build.name, "SKIPPED", why)
-    t0 = time.monotonic()
+@lru_cache(maxsize=None)
+def cpu_flags() -> frozenset:
+    """The CPU feature flags of this machine (/proc/cpuinfo), empty where unknown."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
+                timeout: int = 900) -> tuple[bool, str, int]:
+    """Run a built harness: (passed, its output, number of checks it reports).  A sanitizer
+    report fails the run even when the exit status does not."""
+    env = dict(os.environ if env is None else env, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    try:
+        p = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
+        rc, out = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, out = 124, "harness timed out"
+    checks = 0
+    for ln in out.splitlines():
+        if ln.startswith("harness:") and "passed" in ln:
+            checks = int(ln.split()[1])
+    return not (rc or "runtime error" in out or "AddressSanitizer" in out), out, checks
+
+
+def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None) -> tuple[Path | None, str]:
+    """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
+    and link it with the C harness: (executable, "") or (None, why it failed)."""
     files = render_variant(variant)
     src_dir = workdir / "src"
     write_files(files, src_dir)
@@ -140,27 +168,27 @@ def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row
         rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
                         "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
         if rc:
-            return Row(label, build.name, "FAIL", "does not compile as C++: " + _first_lines(out),
-                       time.monotonic() - t0)
-    cmd = [build.cc, *build.cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
-           f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
-           str(HARNESS), str(src), "-o", str(exe)]
+            return None, "does not compile as C++: " + _first_lines(out)
+    cmd = [build.cc, *(build.cflags if cflags is None else cflags), f"-I{src_dir}",
+           f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}",
+           f"-DTF_BYTES={variant.spec.block_bytes}", str(HARNESS), str(src), "-o", str(exe)]
     rc, out = _run(cmd, workdir)
     if rc:
-        return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    try:
-        p = subprocess.run([str(exe), str(vectors)], cwd=workdir, capture_output=True, text=True,
-                           timeout=900, env=env)
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, out = 124, "harness timed out"
-    checks = 0
-    for ln in out.splitlines():
-        if ln.startswith("harness:") and "passed" in ln:
-            checks = int(ln.split()[1])
-    if rc or "runtime error" in out or "AddressSanitizer" in out:
+        return None, "build failed: " + _first_lines(out)
+    return exe, ""
+
+
+def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    exe, why = build_harness(variant, build, workdir)
+    if exe is None:
+        return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
+    ok, out, checks = run_harness([str(exe), str(vectors)], workdir)
+    if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     return Row(label, build.name, "PASS", f"{checks} checks", time.monotonic() - t0, checks)
 

@@ -10,17 +10,15 @@ level the CPU has, forced with ``THREEFISH_GEN_ISA``.
 from __future__ import annotations
 
 import os
-import subprocess
 import time
-from functools import lru_cache
 from pathlib import Path
 
-from gen.render import Variant, render_variant, write_files
+from gen.render import Variant
 from gen.render_simd import ENV_VAR, required_features as _required
 from gen.printers.c_simd import ISAS
 
 from . import runner
-from .runner import HARNESS, SANITIZE, WARN, Build, Row, _first_lines, _run
+from .runner import SANITIZE, WARN, Build, Row, _first_lines, build_harness, cpu_flags, run_harness
 
 SIMDE_DEFINE = "-DTHREEFISH_GEN_SIMDE"
 SIMD_BUILDS = (
@@ -32,17 +30,6 @@ SIMD_BUILDS = (
     Build("clang simde", "clang", ("-O1", "-std=c99", *WARN, SIMDE_DEFINE)),
 )
 SIMDE_HEADER = Path("/usr/include/simde/x86/avx512.h")
-
-
-@lru_cache(maxsize=None)
-def cpu_flags() -> frozenset:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
 
 
 def required_features(variant: Variant) -> set[str]:
@@ -98,48 +85,24 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
             "SIMDe (libsimde-dev) is not installed"
         return Row(label, build.name, "SKIPPED", reason)
     t0 = time.monotonic()
-    files = render_variant(variant)
-    src_dir = workdir / "src"
-    write_files(files, src_dir)
-    src = src_dir / f"{variant.stem}.c"
-    exe = workdir / ("harness-" + build.name.replace(" ", "-").replace("+", "_"))
-    if build.cxx:
-        rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
-                        "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
-        if rc:
-            return Row(label, build.name, "FAIL", "does not compile as C++: " + _first_lines(out),
-                       time.monotonic() - t0)
     cflags = list(build.cflags)
     if emulated and SIMDE_DEFINE not in cflags:
         cflags.append(SIMDE_DEFINE)
     if emulated:
         cflags.append("-Wno-psabi")   # SIMDe passes emulated vectors by value: ABI notes, not bugs
-    cmd = [build.cc, *cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
-           f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
-           str(HARNESS), str(src), "-o", str(exe)]
-    rc, out = _run(cmd, workdir)
-    if rc:
-        return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
+    exe, why = build_harness(variant, build, workdir, cflags)
+    if exe is None:
+        return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
     runs = _levels(variant, emulated) if variant.get("isa") == "auto" else [(None, None)]
     checks, done = 0, []
     for name, _ in runs:
-        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
-                   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+        env = dict(os.environ)
         env.pop(ENV_VAR, None)
         if name is not None:
             env[ENV_VAR] = name
-        try:
-            p = subprocess.run([str(exe), str(vectors)], cwd=workdir, capture_output=True, text=True,
-                               timeout=1800, env=env)
-            rc, out = p.returncode, p.stdout + p.stderr
-        except subprocess.TimeoutExpired:
-            rc, out = 124, "harness timed out"
-        n = 0
-        for ln in out.splitlines():
-            if ln.startswith("harness:") and "passed" in ln:
-                n = int(ln.split()[1])
+        ok, out, n = run_harness([str(exe), str(vectors)], workdir, env, timeout=1800)
         checks += n
-        if rc or "runtime error" in out or "AddressSanitizer" in out:
+        if not ok:
             where = f"[{ENV_VAR}={name}] " if name else ""
             return Row(label, build.name, "FAIL", where + _first_lines(out, 4), time.monotonic() - t0, checks)
         done.append(name)

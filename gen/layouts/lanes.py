@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
+from ..dsl import Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..errors import GenError
 from ..threefish import Program
 
@@ -76,16 +76,16 @@ def bname(name: str) -> str:
 def vectorize(prog: Program, lanes: int) -> VProgram:
     nw = prog.spec.nw
     setup_vals = set(values(prog.setup))
-    setup_arrays = {op.a.array for op in _flat(prog.setup) if op.kind == "store"}
-    body_arrays = {op.a.array for op in _flat(prog.body) if op.kind == "store"} - {"out"}
+    setup_arrays = {op.a.array for op in flat(prog.setup) if op.kind == "store"}
+    body_arrays = {op.a.array for op in flat(prog.body) if op.kind == "store"} - {"out"}
     vp = VProgram(prog, lanes, [])
     bvals: dict[str, None] = {}
     barrs: dict[str, int] = {}
 
     # ---- find the caller-array groups: (array, description block) -> [(position, word, name)]
-    flat = list(_flat(prog.body))
+    ops = list(flat(prog.body))
     groups: dict[tuple, list] = {}
-    for pos, op in enumerate(flat):
+    for pos, op in enumerate(ops):
         if isinstance(op.a, Mem) and op.a.array in CALLER_ARRAYS:
             arr = op.a.array
             if (op.kind == "mov") != (arr != "out") or (op.kind == "store") != (arr == "out"):
@@ -109,7 +109,7 @@ def vectorize(prog: Program, lanes: int) -> VProgram:
         for pos in range(first, last + 1):
             if pos in own:
                 continue
-            op = flat[pos]
+            op = ops[pos]
             if op.kind != "note" and (op.dst in group_names or op.a in group_names):
                 raise GenError(f"lanes layout: '{op.text()}' comes between the {arr} accesses it uses")
         if arr == "out":
@@ -170,14 +170,6 @@ def vectorize(prog: Program, lanes: int) -> VProgram:
     vp.broadcast_values = [bname(n) for n in values(prog.setup) if n in bvals]
     vp.broadcast_arrays = {bname(a): setup_sizes[a] for a in sorted(barrs)}
     return vp
-
-
-def _flat(ops):
-    for item in ops:
-        if isinstance(item, Loop):
-            yield from item.body
-        else:
-            yield item
 
 
 # --------------------------------------------------------------------------- transposes
