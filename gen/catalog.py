@@ -124,7 +124,7 @@ def variants(which: str = "recommended", target: str = "c", specs=None) -> list[
 
 # --------------------------------------------------------------------------- SIMD C (c-simd)
 SIMD_ISAS = ("sse2", "avx", "avx2", "avx512")
-SIMD_LAYOUTS = ("lanes", "hybrid")
+SIMD_LAYOUTS = ("lanes", "hybrid", "packed")
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (README, "Benchmarks"): (isa, layout, options).
 RECOMMENDED_SIMD = {
@@ -149,12 +149,14 @@ def simd_recommended(spec: Spec) -> list[Variant]:
 
 
 def simd_all(spec: Spec) -> list[Variant]:
-    """The full matrix: every ISA x layout, two vector groups per pass, hybrid with 1 and 2 scalar
-    blocks where the vectors are wide enough to gain, a table/loop variant, the dispatcher."""
+    """The full matrix: every ISA x layout (packed: one block over the lanes), two vector groups
+    per pass, hybrid with 1 and 2 scalar blocks where the vectors are wide enough to gain, a
+    table/loop variant, the dispatcher."""
     out = []
     for isa in SIMD_ISAS:
         out.append(simd_variant(spec, isa, "lanes"))
         out.append(simd_variant(spec, isa, "hybrid", Options("fly", "full", 1)))
+        out.append(simd_variant(spec, isa, "packed", Options("fly", "full", 1)))
     for isa in ("avx2", "avx512"):
         out.append(simd_variant(spec, isa, "lanes", Options("fly", "full", 2)))
     out.append(simd_variant(spec, "avx2", "hybrid", Options("fly", "full", 2)))

@@ -245,6 +245,11 @@ def rotl_lanes(isa: Isa, width: Width, x: str, counts: tuple, consts: dict) -> t
 
 # --------------------------------------------------------------------------- packed printer
 
+def packed_width(isa: Isa, nw: int) -> int:
+    """Vector bits of layout packed: the ISA's widest, at most half a block (nw/2 words)."""
+    return min(isa.bits, 32 * nw)
+
+
 class PackedPrinter:
     """Prints a tracked packed program (layouts/packed.py) as C on vectors of `isa`: one block,
     A = the even words of the MIX pairs, B = the odd ones, each half in nw/2/L vectors of L lanes
@@ -252,7 +257,7 @@ class PackedPrinter:
 
     def __init__(self, isa: Isa, spec, helpers: str):
         self.isa, self.spec = isa, spec
-        self.w = Width(min(isa.bits, 32 * spec.nw))
+        self.w = Width(packed_width(isa, spec.nw))
         self.L = self.w.lanes
         self.G = spec.nw // 2 // self.L
         self.scalar = CPrinter(helpers, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})
