@@ -11,7 +11,9 @@ Target options (``Variant.extra``):
   description.  ``packed``: single-block calls spread one block over the lanes
   (layouts/packed.py: A = even, B = odd words of the MIX pairs, in 128-, 256- or
   512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
-  bulk loop of the same ISA and hand tails to the packed single block.
+  bulk loop of the same ISA and hand tails to the packed single block.  The
+  dispatcher keeps scalar single blocks: packed was slower on every size and ISA
+  measured (see the comment at SIMD_LAYOUTS in gen/catalog.py).
 """
 from __future__ import annotations
 

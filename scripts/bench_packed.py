@@ -69,14 +69,18 @@ def main() -> None:
             runs.setdefault((r.bits, r.name), []).append(r.cpb)
     print(f"CPU: {cpu}; clock ~{clock} GHz; chained single-block encrypt, cycles/byte; "
           f"median of {a.runs} runs x {a.samples} samples")
+    print("(x scalar: median over the runs of the row / the scalar row of the same compiler in the "
+          "same run, robust to contention that slows a whole run)")
     for bits in sizes:
         rows = sorted(((statistics.median(v), n, v) for (b, n), v in runs.items() if b == bits))
-        scal = {n.split()[-1]: m for m, n, _ in rows if n.startswith("scalar c")}
+        scal = {n.split()[-1]: v for m, n, v in rows if n.startswith("scalar c")}
         print(f"\nThreefish-{bits}")
         for m, n, v in rows:
             cc = n.split()[-1]
-            rel = f"{m / scal[cc]:5.2f}x scalar {cc}" if cc in scal and not n.startswith("scalar") else ""
-            print(f"  {n:<36} {m:7.2f}   runs {' '.join(f'{x:.2f}' for x in v)}   {rel}")
+            rel = ""
+            if cc in scal and not n.startswith("scalar") and len(scal[cc]) == len(v):
+                rel = f"{statistics.median(x / y for x, y in zip(v, scal[cc])):5.2f}x scalar {cc}"
+            print(f"  {n:<36} {m:7.2f} (min {min(v):6.2f})   {rel:<18} runs {' '.join(f'{x:.2f}' for x in v)}")
     for n in notes:
         print(n)
 

@@ -188,7 +188,8 @@ def _two_steps(isa: Isa, width: Width, pattern: tuple, srcs: tuple) -> str | Non
                     break
                 if all(s == 0 for s, _ in s2) and all(
                         want is None or mid[k] == want for (_, k), want in zip(s2, pattern)):
-                    best = (c1 + c2, f2.format(a=f1.format(a=order[0], b=order[1]), b="_"))
+                    inner = f1.format(a=order[0], b=order[1])
+                    best = (c1 + c2, f2.format(a=inner, b=inner))   # s2 reads only its first source
     return None if best is None else best[1]
 
 
