@@ -123,7 +123,23 @@ def variants(which: str = "recommended", target: str = "c", specs=None) -> list[
 
 # --------------------------------------------------------------------------- SIMD C (c-simd)
 SIMD_ISAS = ("sse2", "avx", "avx2", "avx512")
-SIMD_LAYOUTS = ("lanes", "hybrid")
+SIMD_LAYOUTS = ("lanes", "hybrid", "packed")
+# Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
+# it never beat scalar C for single-block calls.  Measured with scripts/bench_packed.py (the
+# make-bench harness, chained single-block encrypt, cycles/byte, median of 5 runs x 11 samples,
+# AMD EPYC Zen 5 (family 26) shared with other jobs; x scalar = per-run ratio to the scalar row
+# of the same compiler, v1.3):
+#   Threefish-256  scalar 5.5 (gcc) / 6.2 (clang); packed avx512 12.7 (2.1-2.3x), avx2 17.2-17.5
+#                  (2.8-3.2x), avx 24.0, sse2 24.3-24.6 (3.9-4.5x)
+#   Threefish-512  scalar 3.9 / 3.8; packed avx512 7.4 (1.9x), avx2 9.0-9.1 (2.3x), avx 13.1,
+#                  sse2 13.8-14.1 (3.4-3.6x); Botan's packed AVX2 14.6 (its scalar 4.2)
+#   Threefish-1024 scalar 4.7 / 5.1; packed avx512 5.4-6.0 (1.04-1.28x), avx2 5.6-5.8 (1.08-1.24x),
+#                  avx 8.7-8.9, sse2 11.1-14.8
+# Why: every vector op on this core has 2 cycles of latency (scalar add/rotate/xor: 1) and a
+# round of packed is a chain add -> xor (B) and add -> lane permute (A; vpermq 3-4 cycles), so
+# even the ideal chain is no shorter than the scalar round, and subkeys need lane inserts.
+# Re-measure (and add packed to RECOMMENDED_SIMD as a single-block path) on cores with
+# 1-cycle vector latency.
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (README, "Benchmarks"): (isa, layout, options).
 RECOMMENDED_SIMD = {
@@ -148,12 +164,14 @@ def simd_recommended(spec: Spec) -> list[Variant]:
 
 
 def simd_all(spec: Spec) -> list[Variant]:
-    """The full matrix: every ISA x layout, two vector groups per pass, hybrid with 1 and 2 scalar
-    blocks where the vectors are wide enough to gain, a table/loop variant, the dispatcher."""
+    """The full matrix: every ISA x layout (packed: one block over the lanes), two vector groups
+    per pass, hybrid with 1 and 2 scalar blocks where the vectors are wide enough to gain, a
+    table/loop variant, the dispatcher."""
     out = []
     for isa in SIMD_ISAS:
         out.append(simd_variant(spec, isa, "lanes"))
         out.append(simd_variant(spec, isa, "hybrid", Options("fly", "full", 1)))
+        out.append(simd_variant(spec, isa, "packed", Options("fly", "full", 1)))
     for isa in ("avx2", "avx512"):
         out.append(simd_variant(spec, isa, "lanes", Options("fly", "full", 2)))
     out.append(simd_variant(spec, "avx2", "hybrid", Options("fly", "full", 2)))

@@ -79,11 +79,18 @@ def _list_simd():
     from .render_simd import ENV_VAR, LAYOUTS
     click.echo("  c --isa ISA --layout LAYOUT   SIMD C (x86 intrinsics; target attributes, no -m flags needed;")
     click.echo("                                -DTHREEFISH_GEN_SIMDE builds against SIMDe, emulated)")
+    from .printers.c_simd import packed_width
     for isa in ISAS.values():
         for layout in LAYOUTS:
-            what = (f"{isa.bits // 64} blocks word-sliced per {isa.bits}-bit vector" if layout == "lanes" else
-                    f"{isa.bits // 64} vector blocks + --interleave scalar blocks per pass")
+            if layout == "packed":
+                shapes = ", ".join(f"{2 * nw // 2 // (packed_width(isa, nw) // 64)}x{packed_width(isa, nw)} ({64 * nw})"
+                                   for nw in (4, 8, 16))
+                what = f"encrypt/decrypt: one block in {shapes}; *_blocks: lanes"
+            else:
+                what = (f"{isa.bits // 64} blocks word-sliced per {isa.bits}-bit vector" if layout == "lanes" else
+                        f"{isa.bits // 64} vector blocks + --interleave scalar blocks per pass")
             click.echo(f"    --isa {isa.name:<6} --layout {layout:<6}  {what}; needs {'+'.join(isa.features)}")
+    click.echo("                                (packed needs --keys fly --unroll full)")
     click.echo(f"    --isa auto                  dispatcher: scalar + recommended SIMD paths, chosen by cpuid/xgetbv;")
     click.echo(f"                                ${ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the path")
 
@@ -118,7 +125,7 @@ def _simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix) -
 @click.option("--unroll", default=None, help="full | loop (default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
-@click.option("--layout", default=None, help="c: lanes | hybrid (with --isa); csharp: scalar | lanes | packed")
+@click.option("--layout", default=None, help="c: lanes | hybrid | packed (with --isa); csharp: scalar | lanes | packed")
 @click.option("--namespace", default=None, help="csharp: namespace of the class (default ThreefishGen)")
 @click.option("--class", "cls", default=None, help="csharp: class name (default names size, version, layout)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,

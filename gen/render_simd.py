@@ -7,22 +7,28 @@ Target options (``Variant.extra``):
   size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
 * ``layout``: ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus
   ``interleave`` scalar blocks in the same loop, using the integer and vector
-  pipes together).  Single-block calls use the scalar body of the same
-  description (measured faster than any packed form on the machines we have).
+  pipes together); single-block calls of these use the scalar body of the same
+  description.  ``packed``: single-block calls spread one block over the lanes
+  (layouts/packed.py: A = even, B = odd words of the MIX pairs, in 128-, 256- or
+  512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
+  bulk loop of the same ISA and hand tails to the packed single block.  The
+  dispatcher keeps scalar single blocks: packed was slower on every size and ISA
+  measured (see the comment at SIMD_LAYOUTS in gen/catalog.py).
 """
 from __future__ import annotations
 
 from .dsl import values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
+from .layouts import packed as packed_layout
 from .layouts import scalar as scalar_layout
 from .printers import render_template
 from .printers.c import CPrinter, section
-from .printers.c_simd import ISAS, LanesPrinter, Width, get_isa, interleave_code
+from .printers.c_simd import ISAS, LanesPrinter, PackedPrinter, Width, get_isa, interleave_code
 from .render import TARGETS, Variant
 from .threefish import Options, describe
 
-LAYOUTS = ("lanes", "hybrid")
+LAYOUTS = ("lanes", "hybrid", "packed")
 ENV_VAR = "THREEFISH_GEN_ISA"
 
 
@@ -40,6 +46,11 @@ def check_variant(v: Variant) -> None:
         raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
     if layout == "hybrid" and v.options.unroll != "full":
         raise GenError("layout hybrid interleaves straight-line code: it needs --unroll full")
+    if layout == "packed":
+        if v.options.keys != "fly" or v.options.unroll != "full":
+            raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
+        for d in ("encrypt", "decrypt"):      # unavailable lane shuffles: one clear error, early
+            packed_single(v.prefix, v.prefix, v.spec, v.options, d, isa)
 
 
 def required_features(v: Variant) -> set[str]:
@@ -65,6 +76,20 @@ def scalar_single(prefix: str, helpers: str, spec, options, direction: str) -> d
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, prog.setup), section(pr, prog.body)
     lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
+    return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
+
+
+def packed_single(prefix: str, helpers: str, spec, options, direction: str, isa_name: str,
+                  stats: dict | None = None) -> dict:
+    """The single-block function of layout packed (one block spread over the lanes)."""
+    prog = describe(spec, Options("fly", "full", 1), direction, 1)
+    steps = packed_layout.track(packed_layout.map_program(prog), spec)
+    pr = PackedPrinter(ISAS[isa_name], spec, helpers)
+    lines = pr.function_lines(prog, steps)
+    if stats is not None:
+        stats.update(pr.cost)
+        stats["vector bits"] = pr.w.bits
+        stats["vectors"] = 2 * pr.G
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
 
 
@@ -161,14 +186,16 @@ def op_counts(v: Variant) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- targets
 
-def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=()):
+def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=True):
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
-                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR)
+                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, store64=store64)
 
 
 def _render_one(v: Variant) -> dict[str, str]:
     isa, layout = v.get("isa"), v.get("layout", "lanes")
+    if layout == "packed":
+        return _render_packed(v)
     o = v.options
     stats: dict = {}
     public = [scalar_single(v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
@@ -187,6 +214,33 @@ def _render_one(v: Variant) -> dict[str, str]:
              f"SIMDe (emulated)"]
     regions = [dict(isa=None, functions=public), dict(isa=ISAS[isa], functions=blocks)]
     ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde])
+    return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
+            f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+def _render_packed(v: Variant) -> dict[str, str]:
+    isa, o = v.get("isa"), v.options
+    one: dict = {}
+    bulk: dict = {}
+    public = [packed_single(v.prefix, v.prefix, v.spec, o, d, isa, one if d == "encrypt" else None)
+              for d in ("encrypt", "decrypt")]
+    blocks = [blocks_function(v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
+              for d in ("encrypt", "decrypt")]
+    bits, nvec = one.pop("vector bits"), one.pop("vectors")
+    notes = [f"isa {isa} ({', '.join(ISAS[isa].features)}; gcc/clang target \"{ISAS[isa].target}\"), "
+             f"layout packed: encrypt/decrypt spread one block over {nvec} {bits}-bit vectors "
+             f"(A = even, B = odd words of the MIX pairs; lanes follow the words, one half is "
+             f"re-paired per round; subkeys on the fly, inserted per lane)",
+             "vector ops per block (encrypt, one block): " + ", ".join(
+                 f"{k} {n:g}" for k, n in sorted(one.items())),
+             f"encrypt_blocks/decrypt_blocks: layout lanes ({lanes_of(isa)} blocks word-sliced in "
+             f"{ISAS[isa].bits}-bit vectors" + (f", {o.interleave} vector groups" if o.interleave > 1 else "")
+             + f" per pass), tails of fewer than {bulk['blocks per pass']} blocks: the packed single block",
+             "build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against "
+             "SIMDe (emulated)"]
+    regions = [dict(isa=ISAS[isa], functions=public + blocks)]
+    # every store is a vector store (the lanes tail is the packed single block): no store64
+    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], store64=False)
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

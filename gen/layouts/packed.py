@@ -102,3 +102,73 @@ def map_program(prog) -> list[tuple]:
             continue
         raise GenError(f"packed layout cannot map {op.text()!r}")  # pragma: no cover
     return steps
+
+
+# --------------------------------------------------------------------------- tracked lanes
+
+def track(steps: list[tuple], spec) -> list[tuple]:
+    """The steps of :func:`map_program` with lanes that follow the words instead of positions.
+
+    ``map_program`` keeps A lane j = word 2j, B lane j = word 2j+1, so every round permutes
+    A and B.  Only the pairing matters (A lane j and B lane j must hold the two words of one
+    MIX), so here one vector stays where it is and the other is permuted to re-pair: after a
+    MIX the one finished first (A: A += B is ready before B = rotl(B) ^ A), before an inverse
+    MIX the one it reads first (B: B ^= A).  Rotation counts, subkey terms and the final store
+    follow the tracked lane -> word position maps.  Returned steps:
+
+    * ``("scalar", op)``                    as in map_program
+    * ``("load", a, b)`` / ``("store", a, b)``  a[j] / b[j] = position of the word in A / B lane j
+    * ``("mix", rd, counts)`` / ``("unmix", rd, counts)``  counts[j]: rotation of B lane j
+    * ``("permute", qa, qb)``               new A lane j <- old A lane qa[j] (None = identity)
+    * ``("key", sign, ta, tb)``             operands added to (subtracted from) each A / B lane
+    """
+    nw, half = spec.nw, spec.nw // 2
+    a = [2 * j for j in range(half)]
+    b = [2 * j + 1 for j in range(half)]
+    out: list[tuple] = []
+    for k, st in enumerate(steps):
+        kind = st[0]
+        if kind in ("load", "store"):
+            out.append((kind, tuple(a), tuple(b)))
+        elif kind == "scalar":
+            out.append(st)
+        elif kind == "key":
+            terms = st[2]
+            out.append(("key", st[1], [list(terms[p]) for p in a], [list(terms[p]) for p in b]))
+        elif kind in ("mix", "unmix"):
+            rd = st[1]
+            if any(a[j] // 2 != b[j] // 2 or a[j] % 2 or b[j] % 2 != 1 for j in range(half)):
+                raise GenError("packed layout: lanes lost their MIX pairing")  # pragma: no cover
+            out.append((kind, rd, tuple(spec.rot[rd][b[j] // 2] for j in range(half))))
+        elif kind == "permute":
+            # Recover the word permutation the natural step applies: new position i <- old p[i].
+            pa, pb = st[1] or tuple(range(half)), st[2] or tuple(range(half))
+            p = [0] * nw
+            for j in range(half):
+                p[2 * j], p[2 * j + 1] = 2 * pa[j], 2 * pb[j] + 1
+            where = {old: new for new, old in enumerate(p)}
+            a = [where[x] for x in a]
+            b = [where[x] for x in b]
+            move_a = k + 1 >= len(steps) or steps[k + 1][0] != "unmix"
+            if move_a:       # keep B, bring to A lane j the even partner of b[j]
+                lane_of = {x: j for j, x in enumerate(a)}
+                qa = tuple(lane_of[b[j] - 1] for j in range(half))
+                a = [b[j] - 1 for j in range(half)]
+                qb = None
+            else:            # keep A, bring to B lane j the odd partner of a[j]
+                lane_of = {x: j for j, x in enumerate(b)}
+                qb = tuple(lane_of[a[j] + 1] for j in range(half))
+                b = [a[j] + 1 for j in range(half)]
+                qa = None
+            ident = tuple(range(half))
+            out.append(("permute", None if qa == ident else qa, None if qb == ident else qb))
+        else:  # pragma: no cover
+            raise GenError(f"packed layout: unknown step {kind!r}")
+    return out
+
+
+def split(lanes: tuple, width: int, name: str) -> list[tuple]:
+    """A whole-half lane list (e.g. a permutation of A's lanes) cut into vectors of `width` lanes:
+    per output vector, a tuple of (source vector name, source lane)."""
+    return [tuple((f"{name}{q // width}", q % width) for q in lanes[g:g + width])
+            for g in range(0, len(lanes), width)]

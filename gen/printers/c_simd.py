@@ -15,7 +15,8 @@ from functools import lru_cache
 from ..dsl import Idx, Loop, Mem, Op
 from ..errors import GenError
 from ..layouts import lanes as lanes_layout
-from .c import CPrinter
+from ..layouts import packed as packed_layout
+from .c import CPrinter, section
 
 
 @dataclass(frozen=True)
@@ -166,15 +167,39 @@ def shuffle(isa: Isa, width: Width, pattern: tuple) -> str:
         if len(srcs) == 1:
             return f"{width.p}permutexvar_epi64({width.setv(idx)}, {a})"
         return f"{width.p}permutex2var_epi64({a}, {width.setv(idx)}, {b})"
+    two = _two_steps(isa, width, tuple(pattern), tuple(srcs))
+    if two is not None:
+        return two
     raise GenError(f"no {isa.name} instruction for lane pattern {pattern}")
+
+
+@lru_cache(maxsize=None)
+def _two_steps(isa: Isa, width: Width, pattern: tuple, srcs: tuple) -> str | None:
+    """The cheapest candidate applied to the result of another (e.g. unpack, then a lane
+    permute), or None.  Only for patterns no single candidate (or index permute) builds."""
+    cands = _candidates(isa, width)
+    orders = [(srcs[0], srcs[-1]), (srcs[-1], srcs[0])] if len(srcs) == 2 else [(srcs[0], srcs[0])]
+    best = None
+    for c1, f1, s1 in cands:
+        for order in orders:
+            mid = tuple((order[s], k) for s, k in s1)     # lanes of the first result
+            for c2, f2, s2 in cands:
+                if best is not None and c1 + c2 >= best[0]:
+                    break
+                if all(s == 0 for s, _ in s2) and all(
+                        want is None or mid[k] == want for (_, k), want in zip(s2, pattern)):
+                    inner = f1.format(a=order[0], b=order[1])
+                    best = (c1 + c2, f2.format(a=inner, b=inner))   # s2 reads only its first source
+    return None if best is None else best[1]
 
 
 # --------------------------------------------------------------------------- rotations
 
-def byte_rotate_mask(width: Width, n: int) -> str:
-    """pshufb control rotating every 64-bit lane left by n (a multiple of 8) bits."""
-    k = n // 8
-    idx = [8 * (w % 2) + (i - k) % 8 for w in range(width.lanes) for i in range(8)]
+def byte_rotate_mask(width: Width, n) -> str:
+    """pshufb control rotating every 64-bit lane left by n bits (a multiple of 8), or lane w
+    by n[w] bits when n is a tuple of per-lane counts."""
+    counts = n if isinstance(n, tuple) else (n,) * width.lanes
+    idx = [8 * (w % 2) + (i - counts[w] // 8) % 8 for w in range(width.lanes) for i in range(8)]
     return f"{width.p}setr_epi8(" + ", ".join(str(i) for i in idx) + ")"
 
 
@@ -190,6 +215,148 @@ def rotl_uniform(isa: Isa, width: Width, x: str, n: int, consts: dict) -> tuple[
         consts[name] = byte_rotate_mask(width, n)
         return f"{p}shuffle_epi8({x}, {name})", "shuffle"
     return f"{p}or_{width.si}({p}slli_epi64({x}, {n}), {p}srli_epi64({x}, {64 - n}))", "shifts"
+
+
+def rotl_lanes(isa: Isa, width: Width, x: str, counts: tuple, consts: dict) -> tuple[str, str, int]:
+    """(expression, cost class, instructions) rotating lane k of x left by counts[k]."""
+    p = width.p
+    if len(set(counts)) == 1:
+        expr, kind = rotl_uniform(isa, width, x, counts[0], consts)
+        return expr, kind, 3 if kind == "shifts" else 1
+    tag = "_".join(map(str, counts))
+    if isa.rol and (width.bits == 512 or isa.vl):
+        consts[f"rc_{tag}"] = width.setv(counts)
+        return f"{p}rolv_epi64({x}, rc_{tag})", "rotate", 1
+    if isa.pshufb and all(c % 8 == 0 for c in counts):
+        consts[f"rb_{tag}"] = byte_rotate_mask(width, tuple(counts))
+        return f"{p}shuffle_epi8({x}, rb_{tag})", "shuffle", 1
+    if isa.level >= 3:          # AVX2 variable shifts
+        consts[f"rc_{tag}"] = width.setv(counts)
+        consts[f"rr_{tag}"] = width.setv([64 - c for c in counts])
+        return (f"{p}or_{width.si}({p}sllv_epi64({x}, rc_{tag}), {p}srlv_epi64({x}, rr_{tag}))",
+                "shifts", 3)
+    # SSE2/AVX: every distinct count rotates the whole vector, then a blend picks the lanes.
+    parts, n = {}, 0
+    for c in dict.fromkeys(counts):
+        expr, kind = rotl_uniform(isa, width, x, c, consts)
+        parts[c] = expr
+        n += 3 if kind == "shifts" else 1
+    return shuffle(isa, width, tuple((parts[c], k) for k, c in enumerate(counts))), "split shifts", n + 1
+
+
+# --------------------------------------------------------------------------- packed printer
+
+def packed_width(isa: Isa, nw: int) -> int:
+    """Vector bits of layout packed: the ISA's widest, at most half a block (nw/2 words)."""
+    return min(isa.bits, 32 * nw)
+
+
+class PackedPrinter:
+    """Prints a tracked packed program (layouts/packed.py) as C on vectors of `isa`: one block,
+    A = the even words of the MIX pairs, B = the odd ones, each half in nw/2/L vectors of L lanes
+    (the widest the ISA has, at most half a block)."""
+
+    def __init__(self, isa: Isa, spec, helpers: str):
+        self.isa, self.spec = isa, spec
+        self.w = Width(packed_width(isa, spec.nw))
+        self.L = self.w.lanes
+        self.G = spec.nw // 2 // self.L
+        self.scalar = CPrinter(helpers, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})
+        self.consts: dict[str, str] = {}
+        self.cost: dict[str, int] = {}
+
+    def count(self, kind, n=1):
+        self.cost[kind] = self.cost.get(kind, 0) + n
+
+    def names(self, half: str) -> list[str]:
+        return [f"{half}{g}" for g in range(self.G)]
+
+    def term(self, t) -> str:
+        return t if isinstance(t, str) else f"UINT64_C({t.at(0)})"
+
+    def build(self, pattern: tuple) -> str:
+        try:
+            return shuffle(self.isa, self.w, pattern)
+        except GenError:
+            raise GenError(f"layout packed: no {self.isa.name} shuffle builds the lanes "
+                           f"{pattern} (Threefish-{self.spec.bits} unavailable)") from None
+
+    def step(self, st) -> list[str]:
+        w, p, L, kind = self.w, self.w.p, self.L, st[0]
+        if kind == "scalar":
+            return [self.scalar.op(st[1])]
+        if kind == "load":
+            lines = [f"const {w.T} r{r} = {w.loadu(f'in + {8 * L * r}')};" for r in range(2 * self.G)]
+            for half, pos in (("A", st[1]), ("B", st[2])):
+                for g, name in enumerate(self.names(half)):
+                    pat = tuple((f"r{q // L}", q % L) for q in pos[g * L:(g + 1) * L])
+                    lines.append(f"{name} = {self.build(pat)};")
+                    self.count("shuffle (load/store)")
+            return ["/* load: A lanes = even words, B lanes = odd words */", "{"] + _ind(lines) + ["}"]
+        if kind == "store":
+            lane = {q: (f"A{j // L}", j % L) for j, q in enumerate(st[1])}
+            lane.update({q: (f"B{j // L}", j % L) for j, q in enumerate(st[2])})
+            lines = []
+            for r in range(2 * self.G):
+                lines.append(w.storeu(f"out + {8 * L * r}", self.build(tuple(lane[r * L + k] for k in range(L)))))
+                self.count("shuffle (load/store)")
+            return ["/* store */"] + lines
+        if kind in ("mix", "unmix"):
+            rd, counts = st[1], st[2]
+            lines = [f"/* {'round' if kind == 'mix' else 'inverse round'}, rotation row {rd} */"]
+            for g in range(self.G):
+                a, b, cs = f"A{g}", f"B{g}", counts[g * L:(g + 1) * L]
+                if kind == "unmix":
+                    cs = tuple(64 - c for c in cs)
+                rot, rkind, n = rotl_lanes(self.isa, w, b, cs, self.consts)
+                self.count(rkind, n)
+                self.count("add/sub")
+                self.count("xor")
+                if kind == "mix":
+                    lines += [f"{a} = {p}add_epi64({a}, {b});", f"{b} = {p}xor_{w.si}({rot}, {a});"]
+                else:
+                    lines += [f"{b} = {p}xor_{w.si}({b}, {a});", f"{b} = {rot};", f"{a} = {p}sub_epi64({a}, {b});"]
+            return lines
+        if kind == "permute":
+            lines = []
+            for half, q in (("A", st[1]), ("B", st[2])):
+                if q is None:
+                    continue
+                pats = packed_layout.split(q, L, f"o{half}")
+                body = [f"const {w.T} o{n} = {n};" for n in self.names(half)]
+                for g, pat in enumerate(pats):
+                    body.append(f"{half}{g} = {self.build(pat)};")
+                    self.count("shuffle (permute)")
+                lines += ["{"] + _ind(body) + ["}"]
+            return lines
+        if kind == "key":
+            sign, lines = st[1], []
+            fn = "add" if sign > 0 else "sub"
+            for half, terms in (("A", st[2]), ("B", st[3])):
+                for g, name in enumerate(self.names(half)):
+                    vals = ["(long long)(" + " + ".join(self.term(t) for t in ts) + ")"
+                            for ts in terms[g * L:(g + 1) * L]]
+                    lines.append(f"{name} = {p}{fn}_epi64({name}, {w.setv(vals)});")
+                    self.count("add/sub")
+                    self.count("subkey insert", L)
+            return lines
+        raise GenError(f"packed printer: cannot print {kind}")  # pragma: no cover
+
+    def function_lines(self, prog, steps) -> list[str]:
+        """Body of one single-block function: scalar key words, vector state, the steps."""
+        setup = section(self.scalar, prog.setup)
+        code = []
+        for st in steps:
+            code += self.step(st)
+        scal = [st[1] for st in steps if st[0] == "scalar"]
+        decl = self.scalar.declarations(scal) if scal else []
+        decl.append(f"{self.w.T} " + ", ".join(self.names("A") + self.names("B")) + ";")
+        consts = [f"const {self.w.T} {n} = {e};" for n, e in sorted(self.consts.items())]
+        return setup["decl"] + decl + consts + setup["code"] + code
+
+
+def _ind(lines, n=4):
+    return [(" " * n + ln) if ln else ln for ln in lines]
 
 
 # --------------------------------------------------------------------------- lanes printer
@@ -371,5 +538,5 @@ def interleave_code(a: list[str], b: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["ISAS", "Isa", "Width", "LanesPrinter", "shuffle", "rotl_uniform", "get_isa",
+__all__ = ["ISAS", "Isa", "Width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle", "rotl_uniform", "get_isa",
            "interleave_code", "CPrinter", "Idx", "Op"]
