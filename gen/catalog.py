@@ -44,9 +44,11 @@ ALL_NASM = {
     "nasm-x64": [(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
     + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
        (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
+       (("abi", "sysv"), ("isa", "sse2"), ("layout", "packed"), ("strategy", "belady")),
        (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
        (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))],
-    "nasm-x86": [(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")],
+    "nasm-x86": [(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")]
+    + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s)) for s in ("belady", "linear-scan", "named")],
 }
 
 

@@ -44,6 +44,7 @@ def list_cmd():
     click.echo("            avx2 (lanes: 4 blocks per pass in ymm; needs AVX2; sysv) |")
     click.echo("            avx512 (lanes: 8 blocks per pass in zmm, gather/scatter; needs AVX-512F; sysv)")
     click.echo("  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;")
+    click.echo("            --layout packed: one block in XMM pairs (A = even, B = odd words; also nasm-x64 --isa sse2)")
     click.echo("            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64")
     click.echo("  csharp    C# static class (net10.0, Span API); --namespace N --class C; layouts:")
     click.echo("              scalar  ulong + BitOperations.RotateLeft; any .NET 10 runtime")
@@ -125,7 +126,8 @@ def _simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix) -
 @click.option("--unroll", default=None, help="full | loop (default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
-@click.option("--layout", default=None, help="c: lanes | hybrid | packed (with --isa); csharp: scalar | lanes | packed")
+@click.option("--layout", default=None, help="c: lanes | hybrid | packed (with --isa); csharp: scalar | lanes | packed; "
+              "nasm-x86 and nasm-x64 --isa sse2: scalar | packed")
 @click.option("--namespace", default=None, help="csharp: namespace of the class (default ThreefishGen)")
 @click.option("--class", "cls", default=None, help="csharp: class name (default names size, version, layout)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
@@ -146,14 +148,14 @@ def render(target, size, version, keys, unroll, interleave, prefix, layout, name
     from .catalog import RECOMMENDED_C, variants
     nasm_opts = dict(abi=abi, strategy=strategy, registers=registers, pin=pin, rotate=rotate,
                      schedule=schedule, isa=isa)
+    if target.startswith("nasm-"):
+        nasm_opts["layout"] = layout
     if target == "csharp":
         if any(x is not None for x in nasm_opts.values()):
             raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule/--isa do not apply to csharp")
         chosen = _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, namespace, cls, which)
     elif any(x is not None for x in (namespace, cls)):
         raise GenError("--namespace/--class apply to --target csharp only")
-    elif target.startswith("nasm-") and layout is not None:
-        raise GenError("--layout applies to --target c (with --isa) and csharp, not to the nasm targets")
     elif which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix)):
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/--prefix")
@@ -292,8 +294,9 @@ def bench(sizes, version, quick, samples, filters, json_path):
 @click.option("--rotate", default=None, help="nasm-x64: rol | rorx")
 @click.option("--schedule", default=None, help="description | interleave")
 @click.option("--isa", default=None, help="nasm-x64: gpr | sse2 | avx2 | avx512")
+@click.option("--layout", default=None, help="nasm-x86, nasm-x64 --isa sse2: scalar | packed")
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
-def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, bench):
+def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, layout, bench):
     """Register allocation report: the strategies side by side for one variant."""
     from . import regalloc as ra
     from .printers.nasm import variant_extra
@@ -307,7 +310,7 @@ def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate,
     spec = get_spec(version, size)
     base = Variant(target, spec, Options(keys, "full", 1), "",
                    variant_extra(target, abi=abi, strategy=strategies[0], registers=registers, pin=pin,
-                                 rotate=rotate, schedule=schedule, isa=isa))
+                                 rotate=rotate, schedule=schedule, isa=isa, layout=layout))
     if len(strategies) == 1:   # a single strategy: an impossible budget is an error (exit 2)
         from .printers.nasm import allocate
         allocate(base, "encrypt")

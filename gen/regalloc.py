@@ -45,6 +45,9 @@ from .errors import GenError
 from .threefish import Program
 
 STRATEGIES = ("named", "linear-scan", "belady")
+# Kinds whose destination is written without being read (everything else is dst op= src):
+# mov; the packed layout's lane swap (pshufd) and 128-bit load (movdqu).
+DEFS = ("mov", "swap", "ldu")
 POINTERS = ("key", "tweak", "in", "out", "n")
 GROUPS = {"k": "key words k0..kN", "t": "tweak words t0, t1, t2",
           "x": "state words x0..", "p": "pointers key/tweak/in/out and the count n"}
@@ -90,7 +93,7 @@ class MOp:
         for a in (self.src, self.addr):
             if isinstance(a, Addr) and a.base:
                 r.append(a.base)
-        if self.kind not in ("mov", "store", "guard", "note", "top", "bottom") and self.dst:
+        if self.kind not in DEFS + ("store", "guard", "note", "top", "bottom") and self.dst:
             r.append(self.dst)
         return r
 
@@ -115,6 +118,7 @@ class ISA:
     imm_ok: object = None   # fn(kind, cls, value) -> bool: immediate operand encodable
     arg_regs: dict = field(default_factory=dict)   # pointer value -> register at entry (else stack)
     lanes: int = 1          # blocks per pass (word-sliced vectors: lane b holds block b's word)
+    layout: str = "scalar"  # 'packed': every data value is a whole 128-bit XMM (gen/lower_packed.py)
 
     def cls(self, v: str) -> str:
         return self.ptr_class if v in POINTERS else self.data_class
@@ -130,14 +134,16 @@ class ISA:
 SCHEDULES = ("description", "interleave")
 
 
-def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
-    """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
-    setup once, then the body for each block, pointers advanced, ``n`` counted down."""
-    lanes = isa.lanes              # blocks per pass: 1, or the vector width in 64-bit lanes
-    nb = prog.spec.block_bytes * prog.blocks * lanes
-    out: list[MOp] = []
-    tmp_count = [0]
+class Lowering:
+    """Description ops -> machine ops on values (``emit``), appended to ``out``; shared by
+    :func:`lower` and the packed layout's lowering (``gen/lower_packed.py``)."""
 
+    def __init__(self, isa: ISA):
+        self.isa = isa
+        self.out: list[MOp] = []
+        self.tmp_count = 0
+
+    @staticmethod
     def operand(a):
         if isinstance(a, str):
             return a
@@ -153,11 +159,12 @@ def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
             return Imm(a.base)
         raise AssertionError(a)
 
-    def fresh() -> str:
-        tmp_count[0] += 1
-        return f"r{tmp_count[0]}"
+    def fresh(self) -> str:
+        self.tmp_count += 1
+        return f"r{self.tmp_count}"
 
-    def emit(op: Op) -> None:
+    def emit(self, op: Op) -> None:
+        isa, out, operand = self.isa, self.out, self.operand
         text = op.text()
         if op.kind == "note":
             out.append(MOp("note", text=str(op.a)))
@@ -170,7 +177,7 @@ def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
             if isa.rotate == "native":
                 out.append(MOp("rol", op.dst, n, text=text))
             else:
-                t = fresh()
+                t = self.fresh()
                 out.extend([MOp("mov", t, op.dst, text=text), MOp("shl", op.dst, n, text=text),
                         MOp("shr", t, 64 - n, text=text), MOp("or", op.dst, t, text=text)])
             return
@@ -179,6 +186,25 @@ def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
         if isinstance(src, Imm) and not isa.imm_ok(op.kind, cls, src.value):
             src = Addr(None, "const", src.value)
         out.append(MOp(op.kind, op.dst, src, text=text))
+
+    def loop_tail(self, prog: Program) -> None:
+        """Advance the pointers by one pass, count ``n`` down, close the block loop."""
+        lanes = self.isa.lanes
+        nb = prog.spec.block_bytes * prog.blocks * lanes
+        out = self.out
+        out.append(MOp("note", text="next block"))
+        out.append(MOp("add", "tweak", Imm(16 * prog.blocks * lanes), text=f"tweak += {16 * prog.blocks * lanes}"))
+        out.append(MOp("add", "in", Imm(nb), text=f"in += {nb}"))
+        out.append(MOp("add", "out", Imm(nb), text=f"out += {nb}"))
+        out.append(MOp("sub", "n", Imm(1), text="n -= 1"))
+        out.append(MOp("bottom", text="while n != 0"))
+
+
+def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
+    """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
+    setup once, then the body for each block, pointers advanced, ``n`` counted down."""
+    low = Lowering(isa)
+    out, emit = low.out, low.emit
 
     for item in prog.setup:
         if isinstance(item, Loop):
@@ -210,12 +236,7 @@ def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
         flush_round()
         emit(item)
     flush_round()
-    out.append(MOp("note", text="next block"))
-    out.append(MOp("add", "tweak", Imm(16 * prog.blocks * lanes), text=f"tweak += {16 * prog.blocks * lanes}"))
-    out.append(MOp("add", "in", Imm(nb), text=f"in += {nb}"))
-    out.append(MOp("add", "out", Imm(nb), text=f"out += {nb}"))
-    out.append(MOp("sub", "n", Imm(1), text="n -= 1"))
-    out.append(MOp("bottom", text="while n != 0"))
+    low.loop_tail(prog)
     return out
 
 
@@ -236,7 +257,7 @@ def carried(ops: list[MOp]) -> set[str]:
             if r not in written:
                 live.add(r)
         w = o.writes()
-        if w and o.kind == "mov":
+        if w and o.kind in DEFS:
             written.add(w)
     return live
 
@@ -275,7 +296,7 @@ def next_uses(ops: list[MOp]) -> list[dict[str, int]]:
             for v in car:
                 nxt[i].setdefault(v, bottom)
         w = ops[i].writes()
-        if w and ops[i].kind == "mov":
+        if w and ops[i].kind in DEFS:
             cur.pop(w, None)
         for v in ops[i].reads():
             cur[v] = i
@@ -288,7 +309,7 @@ def group_of(v: str) -> str:
     m = re.match(r"^([a-z]+?)[a-d]?(\d+|k)$", v)
     if m and m.group(1) in ("k", "t", "x"):
         return m.group(1)
-    if re.match(r"^t[a-d]?k$", v):
+    if re.match(r"^t[a-d]?(k|\d+h)$", v):      # tk (table temporary), t1h (packed: t1 in the high lane)
         return "t"
     return "?"
 
@@ -543,7 +564,7 @@ def _fixed_emit(ops, isa: ISA, strategy: str, assign: dict, stack: set, scratch:
         d = loc(o.dst)
         if isinstance(d, Slot):
             r = take(cls)
-            if o.kind != "mov":
+            if o.kind not in DEFS:
                 em.emit(AOp("mov", cls, Reg(r), d, f"reload {o.dst} for '{o.text}'", "reload"))
             em.emit(AOp(o.kind, cls, Reg(r), src_op, o.text))
             em.emit(AOp("mov", cls, d, Reg(r), f"spill {o.dst}", "spill"))
@@ -735,11 +756,11 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
         else:
             src_op = src
         d = o.dst
-        if o.kind == "mov":
+        if o.kind in DEFS:
             rd = regof(d)
             if rd is None:
                 # a value copy whose source dies here takes over the source's register
-                if isinstance(src, str) and src in where and nxt[i].get(src) is None and src not in car:
+                if o.kind == "mov" and isinstance(src, str) and src in where and nxt[i].get(src) is None and src not in car:
                     r = where[src]
                     drop(src)
                     where[d], owner[r] = r, d
@@ -750,7 +771,8 @@ def _belady_emit(ops, isa: ISA, pool: dict, pinned: dict) -> _Emitter:
                 rd = get_reg(cls, i, busy)
                 where[d], owner[rd] = rd, d
                 em.home(d, rd)
-            em.emit(AOp("mov", cls, Reg(rd), src_op, o.text, "move" if isinstance(src_op, Reg) else ""))
+            em.emit(AOp(o.kind, cls, Reg(rd), src_op, o.text,
+                        "move" if o.kind == "mov" and isinstance(src_op, Reg) else ""))
         else:
             rd = load(d, i, busy, o.text)
             em.emit(AOp(o.kind, cls, Reg(rd), src_op, o.text))

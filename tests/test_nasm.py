@@ -199,3 +199,127 @@ def test_win64_unwind_tables(tmp_path):
     pushes = nasmp.Frame("nasm-x64", "win64", alloc, isa).pushes
     assert pushes and all(f"push {r}" in dump for r in pushes)
     assert "alloc small area: rsp = rsp - 0x38" in dump
+
+
+# --------------------------------------------------------------------------- packed layout (two words per XMM)
+
+def _run_packed_ops(ops, memory):
+    """Execute the packed lowering's machine ops on 128-bit Python integers (lane semantics of
+    the printer's table), before allocation: the layout mapping checked without nasm."""
+    m64 = (1 << 64) - 1
+
+    def mk(lo, hi):
+        return (lo & m64) | (hi & m64) << 64
+
+    env, stack = {}, {}
+
+    def read(a, wide):
+        if isinstance(a, str):
+            return env[a]
+        if isinstance(a, ra.Addr):
+            if a.base is None:
+                return a.index if a.array == "const" else stack[(a.array, a.index)]
+            w = memory[a.base][a.offset // 8:a.offset // 8 + 2]
+            return mk(w[0], w[1]) if wide else w[0]
+        return a.value if isinstance(a, ra.Imm) else a
+
+    lane_ops = {"lolo": lambda d, s: mk(d, s), "hihi": lambda d, s: mk(d >> 64, s >> 64),
+                "hilo": lambda d, s: mk(d >> 64, s), "lohi": lambda d, s: mk(d, s >> 64),
+                "movsd": lambda d, s: mk(s, d >> 64)}
+    arith = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "xor": lambda a, b: a ^ b,
+             "or": lambda a, b: a | b, "shl": lambda a, n: a << n, "shr": lambda a, n: a >> n}
+    for o in ops:
+        if o.kind in ("note", "guard", "top", "bottom") or o.dst in ra.POINTERS:
+            continue
+        if o.kind == "store":
+            v = env[o.src]
+            if o.addr.base is None:
+                stack[(o.addr.array, o.addr.index)] = v
+            else:
+                memory[o.addr.base][o.addr.offset // 8:o.addr.offset // 8 + 2] = [v & m64, v >> 64]
+        elif o.kind in ("mov", "ldu"):
+            env[o.dst] = read(o.src, o.kind == "ldu" or not isinstance(o.src, ra.Addr) or o.src.base is None)
+        elif o.kind == "swap":
+            s = read(o.src, True)
+            env[o.dst] = mk(s >> 64, s)
+        elif o.kind == "bshl":
+            env[o.dst] = (env[o.dst] << 8 * o.src) & ((1 << 128) - 1)
+        elif o.kind in lane_ops:
+            env[o.dst] = lane_ops[o.kind](env[o.dst], read(o.src, True))
+        else:
+            d, s = env[o.dst], read(o.src, True)
+            s_lo, s_hi = (s, s) if isinstance(o.src, int) else (s & m64, s >> 64)
+            env[o.dst] = mk(arith[o.kind](d & m64, s_lo), arith[o.kind](d >> 64, s_hi))
+    return memory
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_packed_lowering_matches_reference(bits, version):
+    """The packed machine ops (load/unpack, lane shuffles from spec.perm, per-lane rotates, key
+    pairs + tweak words) compute Threefish: run on Python integers against the reference."""
+    import random
+    from gen import reference
+    from gen.dsl import bytes_from_words, words_from_bytes
+    from gen.lower_packed import lower_packed
+    from gen.threefish import describe
+    spec = get_spec(version, bits)
+    isa = nasmp.isa_for("nasm-x86", "cdecl", "shift", "sse2", "packed")
+    rnd = random.Random(bits)
+    key, tw, block = ([rnd.getrandbits(64) for _ in range(n)] for n in (spec.nw, 2, spec.nw))
+    for d in ("encrypt", "decrypt"):
+        ops = lower_packed(describe(spec, Options(), d, 1), isa)
+        out = _run_packed_ops(ops, {"key": key, "tweak": tw, "in": block, "out": [0] * spec.nw})["out"]
+        want = getattr(reference, d)(spec, bytes_from_words(key), bytes_from_words(tw), bytes_from_words(block))
+        assert out == words_from_bytes(want), (bits, version, d)
+
+
+def test_packed_permutation_is_derived_not_typed():
+    """512: A = A[1 2 3 0] and B = B[0 3 2 1] become two-source shuffles, 256: one pshufd on B."""
+    from gen.layouts.packed import lane_perms, pair_sources
+    pa, pb = lane_perms(get_spec("1.3", 512).perm)
+    assert pair_sources(pa) == [((0, 1), (1, 0)), ((1, 1), (0, 0))]
+    assert pair_sources(pb) == [((0, 0), (1, 1)), ((1, 0), (0, 1))]
+    asm = render_variant(variant("nasm-x86", 256, layout="packed"))
+    asm = next(t for n, t in asm.items() if n.endswith(".asm"))
+    body = asm.split("encrypt_blocks:\n.entry:")[1].split(".done:")[0]
+    assert body.count("pshufd") == 72 and "shufpd" not in body      # one lane swap of B per round
+    rot = get_spec("1.3", 256).rot
+    distinct = sum(rot[d % 8][0] != rot[d % 8][1] for d in range(72))
+    assert 0 < distinct < 72 and body.count("movsd") == distinct       # equal counts: 4-instruction rotate
+    assert "movdqu" in body and "movq xmm" in body and "paddq" in body
+
+
+@needs_nasm
+@pytest.mark.parametrize("bits,version", [(256, "1.1"), (256, "1.3"), (512, "1.1"), (512, "1.3")])
+def test_x86_packed_harness(bits, version, tmp_path, vectors):
+    run_check(variant("nasm-x86", bits, version, layout="packed"), vnasm.X86_BUILDS[0], tmp_path, vectors)
+
+
+@needs_nasm
+@pytest.mark.parametrize("bits,strategy", [(1024, "belady"), (512, "named"), (256, "linear-scan")])
+def test_x64_sse2_packed_harness(bits, strategy, tmp_path, vectors):
+    """The same instruction stream in 64-bit mode (native): 1024 spills through the allocator."""
+    v = variant("nasm-x64", bits, "1.3", isa="sse2", layout="packed", strategy=strategy)
+    run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)
+    if bits == 1024:
+        _, alloc = nasmp.allocate(v, "encrypt")
+        assert alloc.stats["spills"] > 0
+
+
+@pytest.mark.parametrize("args,pattern", [
+    (["--target", "nasm-x64", "--layout", "packed"], "--layout packed needs the words in XMM"),
+    (["--target", "nasm-x86", "--layout", "packed", "--keys", "table"], "--layout packed needs --keys fly"),
+    (["--target", "nasm-x86", "--layout", "packed", "--schedule", "interleave"], "does not apply to --layout packed"),
+    (["--target", "nasm-x86", "--layout", "diagonal"], "unknown nasm layout 'diagonal'"),
+    (["--target", "nasm-x86", "--layout", "packed", "--size", "1024", "--strategy", "named"],
+     r"cannot allocate v\d+: 8 xmm values live"),
+])
+def test_cli_packed_bad_combination_exit_2(args, pattern, tmp_path):
+    base = ["--size", "512"] if "--size" not in args else []
+    p = subprocess.run([sys.executable, "-m", "gen", "render", *args, *base, "--version", "1.3", "--out", str(tmp_path)],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 2, p.stderr
+    import re
+    assert len(p.stderr.strip().splitlines()) == 1 and re.search(pattern, p.stderr), p.stderr
+    assert p.stderr.startswith("threefish-gen: error: ")

@@ -36,6 +36,13 @@ def lane_perms(perm, inverse: bool = False):
     return (None if pa == ident else pa), (None if pb == ident else pb)
 
 
+def pair_sources(p) -> list[tuple]:
+    """Lanes held two per register (A0 = lanes 0, 1; A1 = lanes 2, 3; ...): for each new
+    register q, ((r_lo, h_lo), (r_hi, h_hi)) -- the old register and half (0 low, 1 high)
+    its low and high lane come from, for the lane permutation p (new lane j = old lane p[j])."""
+    return [((p[2 * q] // 2, p[2 * q] % 2), (p[2 * q + 1] // 2, p[2 * q + 1] % 2)) for q in range(len(p) // 2)]
+
+
 def map_program(prog) -> list[tuple]:
     spec, o = prog.spec, prog.options
     if o.unroll != "full" or o.keys != "fly" or prog.blocks != 1:

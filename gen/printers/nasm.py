@@ -44,6 +44,30 @@ X86_XMM_OPS = {
     "shl": "psllq {d}, {n}",
     "shr": "psrlq {d}, {n}",
 }
+# --layout packed: every XMM value is two 64-bit lanes (gen/lower_packed.py).  Shapes: r register,
+# s aligned stack slot, p caller memory (any alignment).
+X86_PACKED_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rs"): "movdqa {d}, {s}",       # spill slot / subkey table / constant: 16-aligned
+    ("mov", "sr"): "movdqa {d}, {s}",
+    ("mov", "rp"): "movq {d}, {s}",         # one key or tweak word, high lane zeroed
+    ("mov", "pr"): "movdqu {d}, {s}",       # two words of the block, any alignment
+    "ldu": "movdqu {d}, {s}",               # two words of the block, any alignment
+    "add": "paddq {d}, {s}",
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+    "lolo": "punpcklqdq {d}, {s}",          # (d.lo, s.lo)
+    "hihi": "punpckhqdq {d}, {s}",          # (d.hi, s.hi)
+    "hilo": "shufpd {d}, {s}, 1",           # (d.hi, s.lo)
+    "lohi": "shufpd {d}, {s}, 2",           # (d.lo, s.hi)
+    "movsd": "movsd {d}, {s}",              # (s.lo, d.hi); register source only
+    "swap": "pshufd {d}, {s}, 0x4e",        # (s.hi, s.lo)
+    "bshl": "pslldq {d}, {n}",              # whole register left by n bytes
+}
+PACKED_MEM = {("ldu", "xmm"): {"ptr"}, **{(k, "xmm"): {"stack"} for k in ("lolo", "hihi", "hilo", "lohi", "swap")}}
 X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
                "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
 
@@ -59,13 +83,22 @@ def _imm32(kind, cls, v):
 
 
 ISAS = {"nasm-x64": ("gpr", "sse2", "avx2", "avx512"), "nasm-x86": ("sse2",)}
+LAYOUTS = ("scalar", "packed")
 # AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
 YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
 ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
 XMM_MEM = {("mov", "xmm"): {"stack", "ptr"}, **{(k, "xmm"): {"stack"} for k in ("add", "sub", "xor", "or")}}
 
 
-def isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
+def isa_for(target: str, abi: str, rotate: str, words: str = "gpr", layout: str = "scalar") -> ISA:
+    isa = _isa_for(target, abi, rotate, words)
+    if layout == "packed":
+        isa.layout = "packed"
+        isa.mem_ops = {**isa.mem_ops, **PACKED_MEM}
+    return isa
+
+
+def _isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
     if target == "nasm-x64" and words == "avx512":
         # lanes: 8 blocks per pass, lane b of zmm holds word i of block b (gather/scatter)
         if abi != "sysv":
@@ -127,6 +160,7 @@ class NasmOptions:
     rotate: str
     schedule: str
     words: str
+    layout: str = "scalar"
 
     @classmethod
     def of(cls, variant) -> "NasmOptions":
@@ -154,7 +188,18 @@ class NasmOptions:
             raise GenError(f"--isa {words!r} is not available for {t} (choose from {', '.join(ISAS[t])})")
         if words == "sse2" and rotate == "rorx":
             raise GenError("--rotate rorx needs the words in GPRs (--isa gpr)")
-        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule, words)
+        layout = variant.get("layout", "scalar")
+        if layout not in LAYOUTS:
+            raise GenError(f"unknown nasm layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+        if layout == "packed":
+            if words != "sse2":
+                raise GenError(f"--layout packed needs the words in XMM: nasm-x86, or nasm-x64 --isa sse2"
+                               f" (not --isa {words})")
+            if schedule != "description":
+                raise GenError("--schedule interleave does not apply to --layout packed (a round is one vector step)")
+            if variant.options.keys != "fly":
+                raise GenError("--layout packed needs --keys fly (the subkey pairs are built from the key words)")
+        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule, words, layout)
 
 
 def allocate(variant, direction: str, strategy: str | None = None, tail: bool = False):
@@ -165,9 +210,13 @@ def allocate(variant, direction: str, strategy: str | None = None, tail: bool = 
         isa = isa_for(no.target, no.abi, "rol", "gpr")
         prog = describe(variant.spec, variant.options, direction, 1)
         return isa, ra.allocate(ra.lower(prog, isa), isa, "belady")
-    isa = isa_for(no.target, no.abi, no.rotate, no.words)
+    isa = isa_for(no.target, no.abi, no.rotate, no.words, no.layout)
     prog = describe(variant.spec, variant.options, direction, 1)
-    ops = ra.lower(prog, isa, no.schedule)
+    if no.layout == "packed":
+        from ..lower_packed import lower_packed
+        ops = lower_packed(prog, isa)
+    else:
+        ops = ra.lower(prog, isa, no.schedule)
     return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
 
 
@@ -313,7 +362,17 @@ def ymm_instruction(op, frame: Frame) -> str:
     return pat.format(d=d, s=_operand(src, frame, "ymm") if src is not None else "", n=n)
 
 
+def packed_instruction(op, frame: Frame) -> str:
+    def shape(x):
+        return {Reg: "r", Slot: "s", PtrMem: "p"}.get(type(x), "i")
+    pat = X86_PACKED_OPS.get((op.kind, shape(op.dst) + shape(op.src))) or X86_PACKED_OPS[op.kind]
+    n = op.src if isinstance(op.src, int) else 0
+    return pat.format(d=_operand(op.dst, frame, "xmm"), s=_operand(op.src, frame, "xmm"), n=n)
+
+
 def instruction(op, frame: Frame, rotate: str) -> str:
+    if op.cls == "xmm" and frame.isa.layout == "packed":
+        return packed_instruction(op, frame)
     if op.cls == "zmm" and op.kind != "guard":
         return zmm_instruction(op, frame)
     if op.cls == "ymm" and op.kind != "guard":
@@ -353,10 +412,19 @@ def function_lines(alloc, frame: Frame, rotate: str) -> list[str]:
     return lines
 
 
-def register_map(alloc) -> list[str]:
+def register_map(alloc, packed: bool = False) -> list[str]:
+    homes = alloc.homes
+    if packed:   # versions of A0 (A0, A0.1, ...) and the temporaries (r*, e*, v*) share one row
+        import re
+        grouped: dict = {}
+        for v, rs in homes.items():
+            g = re.sub(r"\.\d+$", ".*", v)
+            g = re.sub(r"^([rev])\d+$", r"\1*", g)
+            grouped.setdefault(g, set()).update(rs)
+        homes = {g: sorted(rs, key=ra._natural) for g, rs in grouped.items()}
     rows = []
-    for v in sorted(alloc.homes, key=ra._natural):
-        rows.append(f"{v:>6}: {', '.join(alloc.homes[v])}")
+    for v in sorted(homes, key=ra._natural):
+        rows.append(f"{v:>6}: {', '.join(homes[v])}")
     stack = sorted({k[1] for k in alloc.slots if k[0] == "v"}, key=ra._natural)
     out = []
     for i in range(0, len(rows), 4):
@@ -364,6 +432,18 @@ def register_map(alloc) -> list[str]:
     if stack:
         out.append("stack slots: " + " ".join(stack))
     return out
+
+
+def const_dwords(value: int, isa: ISA) -> list[int]:
+    """The dwords a constant's stack slot holds: one 64-bit word (scalar), a broadcast (ymm/zmm
+    lanes), or two lanes given by the value's low and high 64 bits (packed)."""
+    if isa.layout == "packed":
+        lanes = [value & 0xFFFFFFFFFFFFFFFF, value >> 64]
+    elif isa.data_class in ("ymm", "zmm"):
+        lanes = [value] * (isa.slot_bytes // 8)
+    else:
+        lanes = [value]
+    return [d for w in lanes for d in (w & 0xFFFFFFFF, w >> 32)]
 
 
 def report_line(alloc) -> str:
@@ -387,22 +467,24 @@ def render(variant) -> dict[str, str]:
             name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
             funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
                               lines=function_lines(alloc, frame, "rol" if tail else no.rotate),
-                              regmap=register_map(alloc), report=report_line(alloc), lanes=isa.lanes,
+                              regmap=register_map(alloc, isa.layout == "packed"), report=report_line(alloc), lanes=isa.lanes,
                               vreg=isa.data_class,
-                              const_copies=isa.slot_bytes // 8 if isa.data_class in ("ymm", "zmm") else 1,
-                              consts=[(frame.offset[k], k[1] & 0xFFFFFFFF, k[1] >> 32) for k in frame.consts]))
+                              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts]))
             notes.append(f"{name}: " + report_line(alloc))
-    opts = [f"isa {no.words}", f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
+    opts = [f"isa {no.words}", *([f"layout {no.layout}"] if no.layout != "scalar" else []), f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
     if no.registers:
         opts.append(f"registers {no.registers}")
     if no.pin:
         opts.append(f"pin {no.pin}")
     layout = {"gpr": "layout scalar: one 64-bit word per general-purpose register",
               "sse2": "layout scalar: one 64-bit word per SSE2 XMM register (low lane)",
+              "packed": "layout packed: one block in XMM pairs of lanes, A = even words, B = odd words (A0 = x0, x2; "
+                        "B0 = x1, x3; ...); subkey pairs of key words in an aligned stack table, tweak words per block",
               "avx2": "layout lanes: 4 blocks per pass, ymm lane b = word i of block b (gathers, per-lane "
                       "stores); the n mod 4 blocks left and single blocks run the scalar GPR code",
               "avx512": "layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); "
-                        "the n mod 8 blocks left and single blocks run the scalar GPR code"}[no.words]
+                        "the n mod 8 blocks left and single blocks run the scalar GPR code"}[
+        "packed" if no.layout == "packed" else no.words]
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
                abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
                block_shift=variant.spec.block_bytes.bit_length() - 1,
@@ -414,7 +496,7 @@ def render(variant) -> dict[str, str]:
 
 
 def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None,
-                  schedule=None, isa=None) -> tuple:
+                  schedule=None, isa=None, layout=None) -> tuple:
     """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
     if target not in TARGETS:
         raise GenError(f"unknown nasm target {target!r}")
@@ -438,6 +520,14 @@ def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None
         if schedule not in ra.SCHEDULES:
             raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
         extra["schedule"] = schedule
+    if layout and layout != LAYOUTS[0]:
+        if layout not in LAYOUTS:
+            raise GenError(f"unknown nasm layout {layout!r} (choose from {', '.join(LAYOUTS)})")
+        if target == "nasm-x64" and extra.get("isa") != "sse2":
+            raise GenError("--layout packed needs the words in XMM: nasm-x86, or nasm-x64 --isa sse2")
+        if schedule and schedule != "description":
+            raise GenError("--schedule interleave does not apply to --layout packed (a round is one vector step)")
+        extra["layout"] = layout
     if registers is not None:
         extra["registers"] = int(registers)
     if pin:
