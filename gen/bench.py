@@ -238,7 +238,7 @@ def _object(name: str, v: Variant, cc: str, workdir: Path) -> Path:
 def build(entries: list[tuple[str, Variant, str]], workdir: Path,
           stream=sys.stderr) -> tuple[Path, list[str], dict]:
     """Build (row name, variant, compiler) entries (in parallel, cached) and link the bench
-    binary.  Returns (program, SKIPPED/FAIL notes, {row name: op counts})."""
+    binary.  Returns (program, SKIPPED/FAIL notes, {(row name, bits): op counts})."""
     workdir.mkdir(parents=True, exist_ok=True)
     lines, notes, ops, todo = [], [], {}, []
     flags = cpu_flags()
@@ -268,7 +268,7 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
             notes.append(f"FAIL {name} (Threefish-{v.spec.bits}): {err}")
             continue
         objs.append(str(obj))
-        ops[name] = op_counts(v)
+        ops[(name, v.spec.bits)] = op_counts(v)   # names repeat across sizes
         lines.append(f'BENCH_VARIANT("{name}", "{v.prefix}", {v.spec.block_bytes}, '
                      f"{v.prefix}encrypt, {v.prefix}encrypt_blocks)")
     inc = workdir / "variants.inc"
@@ -322,7 +322,7 @@ def annotate(results: list[Result], targets: dict, ops: dict) -> None:
     """Fill target, op counts and the two ratios of every row."""
     for r in results:
         r.target = targets.get(r.name, "peer")
-        r.ops = ops.get(r.name, {}) if r.mode == "bulk" else {}   # chained: the scalar one-block code
+        r.ops = ops.get((r.name, r.bits), {}) if r.mode == "bulk" else {}   # chained: the scalar one-block code
     for bits, mode in {(r.bits, r.mode) for r in results}:
         rows = [r for r in results if r.bits == bits and r.mode == mode]
         ref = next((r for r in rows if r.name == reference_name(bits)), None)
@@ -375,8 +375,40 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
         print("\nclang / gcc (same C source)", file=stream)
         for g, c in pairs:
             print(f"  Threefish-{g.bits:<5} {g.name[:-4]:<40} {g.mode:<8} {c.cpb / g.cpb:5.2f}x", file=stream)
+    g = goals(results)
+    if g:
+        print("\ngoals (issue 4; medians above, noisy machine)", file=stream)
+        for ln in g:
+            print(ln, file=stream)
     for f in info["fail"]:
         print(f"FAIL {f}", file=stream)
+
+
+# Issue 4's goals for the NASM targets, shown (never asserted) beside the figures:
+# (label, size, mode, row, bound c/B or None for "no slower than scalar C").
+NASM_GOALS = [
+    *[(f"nasm-x64 gpr no slower than scalar C ({b} bulk)", b, "bulk", "nasm-x64 gpr belady", None)
+      for b in (256, 512, 1024)],
+    ("nasm-x64 Threefish-1024 bulk <= 5.5 c/B", 1024, "bulk", "nasm-x64 gpr belady", 5.5),
+    ("nasm-x86 Threefish-512 bulk <= 11.7 c/B (timed as the nasm-x64 sse2 stream)", 512, "bulk",
+     "nasm-x64 sse2 belady (nasm-x86 stream)", 11.7),
+]
+
+
+def goals(results: list[Result]) -> list[str]:
+    lines = []
+    for label, bits, mode, name, bound in NASM_GOALS:
+        r = next((x for x in results if x.name == name and x.bits == bits and x.mode == mode), None)
+        if r is None:
+            continue
+        if bound is None:
+            met = r.vs_c is not None and r.vs_c <= 1.0
+            got = f"{r.cpb:.2f} c/B = {_ratio(r.vs_c)} scalar C"
+        else:
+            met = r.cpb <= bound
+            got = f"{r.cpb:.2f} c/B"
+        lines.append(f"  {label:<78} {got:<28} {'met' if met else 'NOT met'}")
+    return lines
 
 
 def csharp_annotate(cs_rows: list[dict], results: list[Result]) -> None:
@@ -436,6 +468,9 @@ def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list
             out += [f"| {r.name} | {r.cpb:.2f} | {r.cpb_min:.2f} | {_ratio(r.vs_c)} | {_ratio(r.vs_peer)} | "
                     f"{ops_text(r.ops)} |" for r in rows]
             out.append("")
+    g = goals(results)
+    if g:
+        out += ["## Goals (NASM)", "", "```"] + g + ["```", ""]
     got = [r for r in cs_rows if r.get("cpb") is not None]
     if got:
         out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer |",
