@@ -129,15 +129,15 @@ def nasm_name(v: Variant) -> str:
 def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
                     quick: bool = False) -> list[tuple[str, Variant, str]]:
     """(row name, variant, compiler) for every C-ABI target asked for; the reference scalar C
-    row of each size is always there (every ratio needs it).  --quick keeps the SIMD C and NASM
-    recommended sets (SIMD C with gcc only) so that a cold run stays short."""
+    row of each size is always there (every ratio needs it).  --quick keeps the recommended sets
+    (scalar C: gcc and clang; SIMD C: gcc only; NASM) so that a cold run stays short."""
     from .catalog import RECOMMENDED_C, c_option_sets, nasm_variants, simd_variants
     from .spec import get_spec
     targets = set(TARGET_NAMES if not targets else targets)
     entries: list[tuple[str, Variant, str]] = []
     for bits in sizes:
         spec = get_spec(version, bits)
-        sets = c_option_sets(spec) if "c" in targets else [RECOMMENDED_C[bits]]
+        sets = c_option_sets(spec) if "c" in targets and not quick else [RECOMMENDED_C[bits]]
         for o in sets:
             for cc in ("gcc", "clang") if "c" in targets else ("gcc",):
                 entries.append((f"c {_cname(o)} {cc}", _with_cc(Variant("c", spec, o), cc), cc))
