@@ -272,15 +272,27 @@ def kat_cmd(files):
 @click.option("--version", "version", default="1.3", show_default=True,
               help="constants of this version (speed does not depend on it)")
 @click.option("--quick", is_flag=True, help="short run (for tests): few, short samples")
-@click.option("--samples", type=click.IntRange(1, 1001), default=None, help="samples per row (default 21)")
+@click.option("--samples", type=click.IntRange(1, 1001), default=None,
+              help="samples per row and pass (default 21 / passes)")
 @click.option("--filter", "filters", multiple=True, help="only rows whose name contains this (repeatable)")
+@click.option("--target", "targets", multiple=True, type=click.Choice(["c", "c-simd", "nasm-x64", "nasm-x86", "csharp"]),
+              help="only these targets (repeatable; default all; the scalar C reference row is always timed)")
 @click.option("--json", "json_path", default="build/bench.json", show_default=True, help="JSON results")
-def bench(sizes, version, quick, samples, filters, json_path):
-    """Cycles/byte of every variant beside Botan and Crypto++ (bulk and chained)."""
+@click.option("--md", "md_path", default="build/bench.md", show_default=True, help="markdown summary")
+@click.option("--passes", type=click.IntRange(1, 21), default=None,
+              help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
+def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes):
+    """Cycles/byte of every target (scalar C, SIMD C, NASM, C#) beside Botan and Crypto++."""
     from . import bench as benchmod
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
-    benchmod.run(benchmod.default_entries(sizes, version), quick=quick, samples=samples,
-                 filters=filters, json_path=Path(json_path))
+    targets = tuple(targets) or benchmod.TARGET_NAMES
+    specs = [get_spec(version, b) for b in sizes]
+    benchmod.run(benchmod.default_entries(sizes, version, targets, quick), quick=quick, samples=samples,
+                 filters=filters, json_path=Path(json_path), md_path=Path(md_path),
+                 csharp_specs=specs if "csharp" in targets else None,
+                 notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
+
+
 @cli.command()
 @click.option("--target", default="nasm-x64", show_default=True, help="nasm-x64 | nasm-x86")
 @click.option("--size", default="1024", show_default=True, help="block size in bits: 256, 512, 1024")

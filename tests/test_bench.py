@@ -1,0 +1,95 @@
+"""`threefish-gen bench --quick` on one size and a few rows: the tables have the rows, the
+ratios and the peer lines, and bench.json / bench.md agree with them.  Nothing about speed."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REF = "c fly/full/i2 gcc"          # RECOMMENDED_C[256], built with gcc
+
+
+def _flags() -> set:
+    for ln in Path("/proc/cpuinfo").read_text().splitlines():
+        if ln.startswith("flags"):
+            return set(ln.split(":", 1)[1].split())
+    return set()
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        pytest.skip("gcc/g++ not installed")
+    d = tmp_path_factory.mktemp("bench")
+    cmd = [sys.executable, "-m", "gen", "bench", "--quick", "--size", "256", "--size", "512",
+           "--target", "c-simd", "--target", "nasm-x64", "--target", "nasm-x86",
+           "--filter", "avx2 lanes fly/full/i2 gcc", "--filter", "nasm-x64 gpr belady",
+           "--json", str(d / "bench.json"), "--md", str(d / "bench.md")]
+    p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert p.returncode == 0, p.stderr[-2000:]
+    return p.stdout, json.loads((d / "bench.json").read_text()), (d / "bench.md").read_text()
+
+
+def _row(out: str, title: str, name: str) -> list[str]:
+    section = out.split(f"\n{title} ", 1)[1].split("\n\n", 1)[0]
+    for ln in section.splitlines():
+        if ln.strip().startswith(name + " "):
+            return ln.split()
+    raise AssertionError(f"no row {name!r} under {title!r}:\n{section}")
+
+
+def test_tables_have_rows_ratios_and_peers(quick_run):
+    out, data, _ = quick_run
+    for mode in ("bulk", "chained"):
+        title = f"Threefish-256 {mode}"
+        assert f"{title} (scalar C: {REF} " in out
+        ref = _row(out, title, REF)
+        assert ref[len(REF.split()) + 2] == "1.00x"      # vs C of the reference itself
+        assert "Threefish-1024" not in out                                    # --size 256 512 only
+        if shutil.which("nasm"):
+            _row(out, title, "nasm-x64 gpr belady")
+        if "avx2" in _flags():
+            _row(out, title, "c-simd avx2 lanes fly/full/i2 gcc")
+    assert "c table/loop/i1" not in out and "c-simd avx512" not in out      # filtered out, not built
+    if "avx2" not in _flags():
+        assert "SKIPPED c-simd avx2 lanes fly/full/i2 gcc (Threefish-256): CPU lacks avx2" in out
+    assert "SKIPPED nasm-x86 (all sizes):" in out
+    peers = [r for r in data["results"] if r["kind"] == "peer"]
+    if Path("/usr/include/crypto++/threefish.h").exists() or Path("/usr/include/cryptopp/threefish.h").exists():
+        assert any(r["name"] == "crypto++" for r in peers)
+    if Path("/usr/include/botan-2/botan/threefish_512.h").exists():    # Botan 2: Threefish-512 only
+        assert {r["bits"] for r in peers if r["name"].startswith("botan")} == {512}
+    if peers:
+        assert "best peer: " in out
+
+
+def test_json_ratios_and_op_counts(quick_run):
+    _, data, md = quick_run
+    res = data["results"]
+    assert data["reference"] == {"256": REF, "512": "c fly/full/i1 gcc"}
+    for mode in ("bulk", "chained"):
+        rows = [r for r in res if r["bits"] == 256 and r["mode"] == mode]
+        ref = next(r for r in rows if r["name"] == REF)
+        peers = [r for r in rows if r["kind"] == "peer"]
+        for r in rows:
+            assert r["vs_c"] == pytest.approx(r["cpb"] / ref["cpb"], rel=1e-2)
+            if peers:
+                assert r["vs_peer"] == pytest.approx(r["cpb"] / min(p["cpb"] for p in peers), rel=1e-2)
+    simd = [r for r in res if r["name"] == "c-simd avx2 lanes fly/full/i2 gcc"]
+    if "avx2" in _flags():
+        bulk = {r["bits"]: r for r in simd if r["mode"] == "bulk"}
+        # 72 rounds x (words/2) MIX, one xor each, over 4 blocks per 256-bit vector: 36 xors per
+        # block for Threefish-256, 72 for 512 (plus a fraction for the tweak word t2 per group).
+        assert 36 <= bulk[256]["ops"]["xor"] < 37 and 72 <= bulk[512]["ops"]["xor"] < 73
+        bulk = bulk[256]
+        assert bulk["ops"]["blocks per pass"] == 8         # two groups of 4 (interleave 2)
+        assert next(r for r in simd if r["mode"] == "chained")["ops"] == {}   # one block: scalar code
+    assert "## Threefish-256 bulk" in md and f"| {REF} |" in md
+    assert "SKIPPED nasm-x86" in md
