@@ -65,16 +65,6 @@ def _wire_hooks() -> None:
 _wire_hooks()
 
 
-def cpu_flags() -> set[str]:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
 @dataclass
 class Result:
     name: str
@@ -243,6 +233,7 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
     binary.  Returns (program, SKIPPED/FAIL notes, {(row name, bits): op counts})."""
     workdir.mkdir(parents=True, exist_ok=True)
     lines, notes, ops, todo = [], [], {}, []
+    from verify.runner import cpu_flags
     flags = cpu_flags()
     for name, v, cc in entries:
         need = REQUIRED_FEATURES.get(v.target, lambda _v: set())(v)

@@ -127,9 +127,9 @@ def variants(which: str = "recommended", target: str = "c", specs=None) -> list[
 SIMD_ISAS = ("sse2", "avx", "avx2", "avx512")
 SIMD_LAYOUTS = ("lanes", "hybrid", "packed")
 # Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
-# it never beat scalar C for single-block calls.  Measured with scripts/bench_packed.py (the
-# make-bench harness, chained single-block encrypt, cycles/byte, median of 5 runs x 11 samples,
-# AMD EPYC Zen 5 (family 26) shared with other jobs; x scalar = per-run ratio to the scalar row
+# it never beat scalar C for single-block calls.  Measured with the make-bench harness
+# (now `threefish-gen bench --target c-simd --filter packed`; chained single-block encrypt,
+# cycles/byte, median of 5 runs x 11 samples, AMD EPYC Zen 5 (family 26) shared with other jobs; x scalar = per-run ratio to the scalar row
 # of the same compiler, v1.3):
 #   Threefish-256  scalar 5.5 (gcc) / 6.2 (clang); packed avx512 12.7 (2.1-2.3x), avx2 17.2-17.5
 #                  (2.8-3.2x), avx 24.0, sse2 24.3-24.6 (3.9-4.5x)
