@@ -234,7 +234,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
 
         for row in pool.map(one, tasks):
             report.rows.append(row)
-            print(f"  {row.status:<8} {row.variant:<40} {row.build:<17} {row.detail} "
+            detail = row.detail if len(row.detail) <= 100 else row.detail[:97] + "..."
+            print(f"  {row.status:<15} {row.variant:<40} {row.build:<17} {detail} "
                   f"({row.seconds:.1f}s)", file=stream, flush=True)
     print_matrix(report, stream)
     if report_path:
@@ -247,20 +248,32 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
 
 
 def print_matrix(report: Report, stream=sys.stdout) -> None:
-    builds = list(dict.fromkeys(r.build for r in report.rows))
-    variants = list(dict.fromkeys(r.variant for r in report.rows))
-    cell = {(r.variant, r.build): r for r in report.rows}
-    width = max([len(v) for v in variants] + [7])
-    print("", file=stream)
-    print(f"{'variant':<{width}}  " + "  ".join(f"{b:<17}" for b in builds), file=stream)
-    for v in variants:
-        print(f"{v:<{width}}  " + "  ".join(f"{cell[(v, b)].status if (v, b) in cell else '-':<17}"
-                                           for b in builds), file=stream)
+    """One table per target (its builds as columns), the reasons for SKIPPED cells, the totals.
+    Full details of every cell are in the JSON report."""
+    by_target: dict[str, list[Row]] = {}
+    for r in report.rows:
+        by_target.setdefault(r.variant.split()[0], []).append(r)
+    for target, rows in by_target.items():
+        builds = list(dict.fromkeys(r.build for r in rows))
+        variants = list(dict.fromkeys(r.variant for r in rows))
+        cell = {(r.variant, r.build): r for r in rows}
+        width = max([len(v) for v in variants] + [7])
+        cols = [max(len(b), 15) for b in builds]
+        print("", file=stream)
+        print(f"{'variant':<{width}}  " + "  ".join(f"{b:<{w}}" for b, w in zip(builds, cols)), file=stream)
+        for v in variants:
+            print(f"{v:<{width}}  " + "  ".join(f"{cell[(v, b)].status if (v, b) in cell else '-':<{w}}"
+                                               for b, w in zip(builds, cols)), file=stream)
     skipped = [r for r in report.rows if r.status.startswith("SKIPPED")]
-    for r in {(r.build, r.detail) for r in skipped}:
-        print(f"SKIPPED {r[0]}: {r[1]}", file=stream)
+    for build, detail in sorted({(r.build, r.detail) for r in skipped}):
+        print(f"SKIPPED {build}: {detail}", file=stream)
+    for r in report.rows:
+        if r.status == "FAIL":
+            print(f"FAIL {r.variant} [{r.build}]: {r.detail}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s) for s in ("PASS", "FAIL", "SKIPPED")}
-    print(f"verify: {n['PASS']} passed, {n['FAIL']} failed, {n['SKIPPED']} skipped", file=stream)
+    emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
+    print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed, "
+          f"{n['SKIPPED']} skipped", file=stream)
 
 
 # NASM targets (verify/nasm.py): imported last, it uses the helpers above.
