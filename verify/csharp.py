@@ -39,7 +39,7 @@ from pathlib import Path
 
 from gen.render import Variant, render_variant, write_files
 
-from .runner import cpu_flags
+from .cpu import cpu_flags
 
 HERE = Path(__file__).resolve().parent
 HARNESS_CS = HERE / "harness" / "Harness.cs"

@@ -23,13 +23,14 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from gen import reference
 from gen.kat import threefish_records
 from gen.render import Variant, render_variant, write_files
 from gen.spec import Spec
+
+from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "harness" / "harness.c"
@@ -124,18 +125,6 @@ def _run(cmd: list[str], cwd: Path, timeout: int = 600) -> tuple[int, str]:
 def _first_lines(text: str, n: int = 3) -> str:
     lines = [ln for ln in text.strip().splitlines() if ln.strip()]
     return " | ".join(lines[:n])
-
-
-@lru_cache(maxsize=None)
-def cpu_flags() -> frozenset:
-    """The CPU feature flags of this machine (/proc/cpuinfo), empty where unknown."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return frozenset(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return frozenset()
 
 
 def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
