@@ -5,7 +5,7 @@ and formatting live in ``templates/c/``.
 """
 from __future__ import annotations
 
-from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, values
+from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..threefish import Program
 
 # One C statement per description operation.  {d} destination, {a} operand.
@@ -85,19 +85,11 @@ class CPrinter:
         for arr, size in array_sizes(ops).items():
             if arr not in self.pointers and arr not in INPUT_ARRAYS + ("out",):
                 if any(isinstance(op.a, Mem) and op.a.array == arr and op.kind == "store"
-                       for op in _flat(ops)):
+                       for op in flat(ops)):
                     decl.append(f"uint64_t {arr}[{size}];")
         if any(isinstance(item, Loop) for item in ops):
             decl.append("unsigned c;")
         return decl
-
-
-def _flat(ops):
-    for item in ops:
-        if isinstance(item, Loop):
-            yield from item.body
-        else:
-            yield item
 
 
 def section(printer: CPrinter, ops, exclude=()) -> dict:
