@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import GenError
+from .spec import get_spec
 
 KAT_DIR = Path(__file__).resolve().parent.parent / "verify" / "kat"
 
@@ -57,14 +58,23 @@ def _finish(path: Path, line: int, rec: dict, required) -> None:
         raise GenError(f"{path}:{line}: record lacks {', '.join(missing)}")
 
 
+def threefish_spec(path, n: int, rec: dict):
+    """The Spec a Threefish record is for (GenError for an unknown version or size, or fields
+    of the wrong length)."""
+    spec = get_spec(rec["version"], rec["block_bits"])
+    nb = spec.block_bytes
+    if len(rec["key"]) != nb or len(rec["plaintext"]) != nb or len(rec["ciphertext"]) != nb \
+            or len(rec["tweak"]) != 16:
+        raise GenError(f"{path}: record {n} has wrong field lengths for Threefish-{spec.bits}")
+    return spec
+
+
 def threefish_records(version: str, bits: int, kat_dir: Path = KAT_DIR) -> list[dict]:
     """The Threefish vectors of one version and size, checked for shape."""
     path = Path(kat_dir) / f"threefish{bits}_v{version}.kat"
     recs = parse(path, THREEFISH_FIELDS)
-    for r in recs:
-        if r["version"] != version or int(r["block_bits"]) != bits:
+    for n, r in enumerate(recs, 1):
+        spec = threefish_spec(path, n, r)
+        if (spec.version, spec.bits) != (version, bits):
             raise GenError(f"{path}: record for {r['version']}/{r['block_bits']} in the wrong file")
-        if len(r["key"]) != bits // 8 or len(r["plaintext"]) != bits // 8 \
-                or len(r["ciphertext"]) != bits // 8 or len(r["tweak"]) != 16:
-            raise GenError(f"{path}: record with wrong field lengths")
     return recs
