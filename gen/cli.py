@@ -31,7 +31,7 @@ def cli():
 @cli.command("list")
 def list_cmd():
     """Targets, layouts, versions, sizes and options; the recommended variants."""
-    from .catalog import RECOMMENDED_C
+    from .catalog import RECOMMENDED_C, RECOMMENDED_CSHARP, RECOMMENDED_NASM, RECOMMENDED_SIMD
     click.echo("versions:   " + " ".join(VERSIONS) + "   (1.1 old rotations; 1.2 new rotations; "
                "1.3 new C240)")
     click.echo("sizes:      " + " ".join(map(str, SIZES)))
@@ -60,31 +60,26 @@ def list_cmd():
     click.echo("recommended (rendered into out/ by 'make gen'):")
     for bits, o in RECOMMENDED_C.items():
         click.echo(f"  c {bits:>4}: {o.describe()}")
-    from .catalog import RECOMMENDED_NASM
     for target, sets in RECOMMENDED_NASM.items():
         for extra in sets:
             click.echo(f"  {target} (every size): " + " ".join(f"--{k} {v}" for k, v in extra))
-    from .catalog import RECOMMENDED_CSHARP
     for bits, (layout, o) in RECOMMENDED_CSHARP.items():
         click.echo(f"  csharp {bits:>4}: --layout {layout} {o.describe()}")
-    from .catalog import RECOMMENDED_SIMD
     for bits, paths in RECOMMENDED_SIMD.items():
         for isa, layout, o in paths:
             click.echo(f"  c {bits:>4}: --isa {isa} --layout {layout} {o.describe()}")
         click.echo(f"  c {bits:>4}: --isa auto (dispatcher over the paths above and scalar)")
 
 
-
 def _list_simd():
-    from .printers.c_simd import ISAS
+    from .printers.c_simd import ISAS, packed_width
     from .render_simd import ENV_VAR, LAYOUTS
     click.echo("  c --isa ISA --layout LAYOUT   SIMD C (x86 intrinsics; target attributes, no -m flags needed;")
     click.echo("                                -DTHREEFISH_GEN_SIMDE builds against SIMDe, emulated)")
-    from .printers.c_simd import packed_width
     for isa in ISAS.values():
         for layout in LAYOUTS:
             if layout == "packed":
-                shapes = ", ".join(f"{2 * nw // 2 // (packed_width(isa, nw) // 64)}x{packed_width(isa, nw)} ({64 * nw})"
+                shapes = ", ".join(f"{nw * 64 // packed_width(isa, nw)}x{packed_width(isa, nw)} ({64 * nw})"
                                    for nw in (4, 8, 16))
                 what = f"encrypt/decrypt: one block in {shapes}; *_blocks: lanes"
             else:
@@ -95,9 +90,10 @@ def _list_simd():
     click.echo(f"    --isa auto                  dispatcher: scalar + recommended SIMD paths, chosen by cpuid/xgetbv;")
     click.echo(f"                                ${ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the path")
 
-def _variant(target, size, version, keys, unroll, interleave, prefix) -> Variant:
-    spec = get_spec(version, size)
-    return Variant(target, spec, Options(keys, unroll, interleave), prefix or "")
+
+def _options(keys, unroll, interleave, rec: Options) -> Options:
+    """The options given on the command line, the rest taken from ``rec``."""
+    return Options(keys or rec.keys, unroll or rec.unroll, rec.interleave if interleave is None else interleave)
 
 
 def _simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix) -> Variant:
@@ -109,8 +105,7 @@ def _simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix) -
         raise GenError("--layout needs --isa (sse2, avx, avx2, avx512 or auto)")
     if isa == "auto" and layout is not None:
         raise GenError("--isa auto (the dispatcher) takes no --layout")
-    rec = RECOMMENDED_C[spec.bits] if isa == "auto" else Options()
-    o = Options(keys or rec.keys, unroll or rec.unroll, interleave if interleave is not None else rec.interleave)
+    o = _options(keys, unroll, interleave, RECOMMENDED_C[spec.bits] if isa == "auto" else Options())
     extra = (("isa", isa),) if isa == "auto" else (("isa", isa), ("layout", layout or "lanes"))
     v = Variant("c-simd", spec, o, prefix or "", extra)
     from .render_simd import check_variant
@@ -159,20 +154,17 @@ def render(target, size, version, keys, unroll, interleave, prefix, layout, name
     elif which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix)):
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/--prefix")
-        if isa is not None or (layout is not None and target != "csharp"):
+        if isa is not None or layout is not None:
             raise GenError("--set renders a fixed set; drop --isa/--layout")
         chosen = variants("recommended", target)
     else:
         if size is None or version is None:
             raise GenError("render needs --size and --version (or --set recommended)")
         spec = get_spec(version, size)
-        rec = RECOMMENDED_C[spec.bits]
         if target.startswith("nasm-"):
             from .printers.nasm import variant_extra
-            rec = Options("fly", "full", 1)
-            v = _variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
-                         interleave if interleave is not None else rec.interleave, prefix)
-            chosen = [Variant(v.target, v.spec, v.options, prefix or "", variant_extra(target, **nasm_opts))]
+            chosen = [Variant(target, spec, _options(keys, unroll, interleave, Options("fly", "full", 1)),
+                              prefix or "", variant_extra(target, **nasm_opts))]
         else:
             if any(x is not None for k, x in nasm_opts.items() if k != "isa"):
                 raise GenError("--abi/--strategy/--registers/--pin/--rotate/--schedule apply to the "
@@ -180,8 +172,8 @@ def render(target, size, version, keys, unroll, interleave, prefix, layout, name
             if isa is not None or layout is not None or target == "c-simd":
                 chosen = [_simd_variant(target, spec, isa, layout, keys, unroll, interleave, prefix)]
             else:
-                chosen = [_variant(target, size, version, keys or rec.keys, unroll or rec.unroll,
-                                   interleave if interleave is not None else rec.interleave, prefix)]
+                chosen = [Variant(target, spec, _options(keys, unroll, interleave, RECOMMENDED_C[spec.bits]),
+                                  prefix or "")]
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
@@ -209,7 +201,7 @@ def _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, na
     layout = layout or rec_layout
     if layout not in LAYOUTS:
         raise GenError(f"unknown csharp layout {layout!r} (choose from {', '.join(LAYOUTS)})")
-    opts = Options(keys or rec.keys, unroll or rec.unroll, interleave if interleave is not None else rec.interleave)
+    opts = _options(keys, unroll, interleave, rec)
     opts.check()
     return [csharp_variant(spec, layout, opts, namespace or CSHARP_NAMESPACE, cls)]
 
