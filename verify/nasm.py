@@ -19,7 +19,7 @@ from pathlib import Path
 from gen.render import Variant, render_variant, write_files
 
 from . import runner as _runner
-from .runner import HARNESS, Row, _first_lines, _run, cpu_flags, run_harness
+from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer")
@@ -134,14 +134,12 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
     if rc:
         return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness"
-    rc, out = _run(["gcc", *build.cflags, "-Wall", "-Wextra", "-Werror", f"-I{src_dir}",
-                    f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={nb}",
-                    str(HARNESS), str(shim), str(obj), "-o", str(exe)], workdir)
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir, [shim, obj],
+                           exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
-    rc, out = _run([str(exe), str(vectors)], workdir, timeout=900)
-    checks = next((int(ln.split()[1]) for ln in out.splitlines() if ln.startswith("harness:") and "passed" in ln), 0)
-    if rc:
+    ok, out, checks = run_harness([str(exe), str(vectors)], workdir)
+    if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention, run on Linux)",
                time.monotonic() - t0, checks)
@@ -224,10 +222,8 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
         return Row(label, build.name, "PASS", f"assembles ({obj.stat().st_size} bytes object; not run here)",
                    time.monotonic() - t0)
     exe = workdir / "harness"
-    cmd = ["gcc", *build.cflags, "-Wall", "-Wextra", "-Werror", f"-I{src_dir}",
-           f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}",
-           f"-DTF_BYTES={variant.spec.block_bytes}", str(HARNESS), str(obj), "-o", str(exe)]
-    rc, out = _run(cmd, workdir)
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir, [obj],
+                           exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")

@@ -145,6 +145,15 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
     return not (rc or "runtime error" in out or "AddressSanitizer" in out), out, checks
 
 
+def link_harness(cc: str, cflags, variant: Variant, src_dir: Path, sources, exe: Path,
+                 workdir: Path) -> tuple[int, str]:
+    """Compile and link the C harness for a variant (its header in src_dir) with its code
+    (C sources or objects): (exit status, compiler output)."""
+    return _run([cc, *cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
+                 f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
+                 str(HARNESS), *map(str, sources), "-o", str(exe)], workdir)
+
+
 def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None) -> tuple[Path | None, str]:
     """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
     and link it with the C harness: (executable, "") or (None, why it failed)."""
@@ -158,10 +167,7 @@ def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None) ->
                         "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
         if rc:
             return None, "does not compile as C++: " + _first_lines(out)
-    cmd = [build.cc, *(build.cflags if cflags is None else cflags), f"-I{src_dir}",
-           f"-DTF_HEADER=\"{variant.stem}.h\"", f"-DTF_PREFIX={variant.prefix}",
-           f"-DTF_BYTES={variant.spec.block_bytes}", str(HARNESS), str(src), "-o", str(exe)]
-    rc, out = _run(cmd, workdir)
+    rc, out = link_harness(build.cc, build.cflags if cflags is None else cflags, variant, src_dir, [src], exe, workdir)
     if rc:
         return None, "build failed: " + _first_lines(out)
     return exe, ""
