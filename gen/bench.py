@@ -338,9 +338,7 @@ def annotate(results: list[Result], targets: dict, ops: dict) -> None:
         r.ops = ops.get((r.name, r.bits), {}) if r.mode == "bulk" else {}   # chained: the scalar one-block code
     for bits, mode in {(r.bits, r.mode) for r in results}:
         rows = [r for r in results if r.bits == bits and r.mode == mode]
-        ref = next((r for r in rows if r.name == reference_name(bits)), None)
-        peers = [r for r in rows if r.kind == "peer"]
-        best = min(peers, key=lambda r: r.cpb) if peers else None
+        ref, best = _refs(rows)
         for r in rows:
             r.vs_c = round(r.cpb / ref.cpb, 3) if ref else None
             r.vs_peer = round(r.cpb / best.cpb, 3) if best else None
@@ -431,10 +429,9 @@ def csharp_annotate(cs_rows: list[dict], results: list[Result]) -> None:
         if r.get("cpb") is None:
             continue
         rows = [x for x in results if x.bits == r["bits"] and x.mode == r["mode"]]
-        ref = next((x for x in rows if x.name == reference_name(r["bits"])), None)
-        peers = [x for x in rows if x.kind == "peer"]
+        ref, best = _refs(rows) if rows else (None, None)
         r["vs_c"] = round(r["cpb"] / ref.cpb, 3) if ref else None
-        r["vs_peer"] = round(r["cpb"] / min(p.cpb for p in peers), 3) if peers else None
+        r["vs_peer"] = round(r["cpb"] / best.cpb, 3) if best else None
 
 
 def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
