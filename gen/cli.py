@@ -221,7 +221,10 @@ def _csharp_variants(size, version, keys, unroll, interleave, prefix, layout, na
 @click.option("--target", "targets", multiple=True, help="restrict to these targets (repeatable; default: every target)")
 def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets):
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
-    and linked with the C harness; C#: one project run under each JIT ISA setting)."""
+    and linked with the C harness; C#: one project run under each JIT ISA setting).
+
+    Exit status: 0 all ran rows passed; 1 a FAIL, or nothing ran; 3 no FAIL but a build or run
+    exceeded its time limit (TIMEOUT rows; THREEFISH_GEN_TIMEOUT_SCALE raises the limits)."""
     from verify import runner
     from .catalog import variants
     specs = _specs(sizes, versions)
@@ -232,7 +235,7 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     chosen = list(dict.fromkeys(v for t in targets for v in variants(which, t, specs=specs)))
     rep = runner.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                      workdir=Path(workdir), report_path=Path(report_path))
-    sys.exit(1 if rep.failed else 0)
+    sys.exit(rep.exit_status())
 
 
 @cli.command("kat")

@@ -1,13 +1,22 @@
-"""What this machine's CPU can run (shared by the checkers and the benchmark)."""
+"""What this machine's CPU can run (shared by the checkers and the benchmark).
+
+``THREEFISH_GEN_HIDE_CPU_FLAGS`` (comma-separated flags or prefixes ending in ``*``, e.g.
+``avx512*``) makes verify treat those features as absent: the variants that need them run
+emulated (SIMDe) or are skipped exactly as on a CPU without them, and the .NET runtime of the
+C# rows is started with the matching ``DOTNET_Enable...=0``.  This is how an AVX2-only
+machine's ``make verify`` is reproduced on an AVX-512 machine (and how the tests force the
+emulated path)."""
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 
+HIDE_VAR = "THREEFISH_GEN_HIDE_CPU_FLAGS"
+
 
 @lru_cache(maxsize=None)
-def cpu_flags() -> frozenset:
-    """The CPU feature flags of this machine (/proc/cpuinfo), empty where unknown."""
+def _proc_flags() -> frozenset:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("flags"):
@@ -15,3 +24,18 @@ def cpu_flags() -> frozenset:
     except OSError:
         pass
     return frozenset()
+
+
+def hidden_flags() -> frozenset:
+    """The flags of this CPU that THREEFISH_GEN_HIDE_CPU_FLAGS hides."""
+    pats = [p.strip() for p in os.environ.get(HIDE_VAR, "").split(",") if p.strip()]
+    return frozenset(f for f in _proc_flags()
+                     if any(f == p or (p.endswith("*") and f.startswith(p[:-1])) for p in pats))
+
+
+def cpu_flags() -> frozenset:
+    """The CPU feature flags of this machine (/proc/cpuinfo) less the hidden ones; empty where
+    unknown."""
+    return _proc_flags() - hidden_flags()
+
+

@@ -31,7 +31,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,7 +38,9 @@ from pathlib import Path
 
 from gen.render import Variant, render_variant, write_files
 
-from .cpu import cpu_flags
+from .cpu import cpu_flags, hidden_flags
+from .proc import Timeout
+from .proc import run as run_command
 
 HERE = Path(__file__).resolve().parent
 HARNESS_CS = HERE / "harness" / "Harness.cs"
@@ -132,6 +133,8 @@ def expected_block_kernel(variant: Variant, run: DotnetRun, flags: set[str]) -> 
 def dotnet_env(extra=()) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in JIT_VARS}
     env.update(BASE_ENV)
+    if "avx512f" in hidden_flags():     # THREEFISH_GEN_HIDE_CPU_FLAGS: the runtime must not see it either
+        env["DOTNET_EnableAVX512F"] = "0"
     env.update(dict(extra))
     return env
 
@@ -174,12 +177,8 @@ def write_project(variants: list[Variant], proj: Path, name: str = "harness", ma
 def build(proj: Path, timeout: int = 900, extra=()) -> tuple[bool, str]:
     cmd = ["dotnet", "build", "-c", "Release", "-o", str(proj / "bin"), "--nologo", "-v", "q",
            "-p:UseSharedCompilation=false", *extra, str(proj)]
-    try:
-        p = subprocess.run(cmd, cwd=proj, capture_output=True, text=True, timeout=timeout, env=dotnet_env())
-    except subprocess.TimeoutExpired:
-        return False, "dotnet build timed out"
-    out = p.stdout + p.stderr
-    if p.returncode:
+    rc, out = run_command(cmd, proj, timeout, dotnet_env(), what="dotnet build")
+    if rc:
         errs = [ln.strip() for ln in out.splitlines() if "error" in ln]
         return False, " | ".join(errs[:3]) or out.strip()[-300:]
     return True, out
@@ -192,6 +191,7 @@ class _Project:
     lock: threading.Lock = field(default_factory=threading.Lock)
     built: bool = False
     error: str | None = None
+    timeout: Exception | None = None
     seconds: float = 0.0
 
 
@@ -218,10 +218,14 @@ def _ensure_built(variant: Variant) -> tuple[Path | None, str | None]:
                 write_project(st.variants, proj)
                 ok, out = build(proj)
                 st.error = None if ok else "dotnet build failed: " + out
+            except Timeout as e:
+                st.timeout = e         # every row that needs the project reports the TIMEOUT
             except Exception as e:  # noqa: BLE001 - reported as the row's failure
                 st.error = f"project generation failed: {e}"
             st.built = True
             st.seconds = time.monotonic() - t0
+        if st.timeout is not None:
+            raise st.timeout
         return (st.workdir / "proj" / "bin" / "harness.dll"), st.error
 
 
@@ -300,11 +304,7 @@ def check_csharp(variant: Variant, run: DotnetRun, workdir: Path, vectors: Path)
             out_file.unlink()
         extra.update(DOTNET_JitDisasm=" ".join(HOT), DOTNET_JitStdOutFile=str(out_file))
     cmd = ["dotnet", str(dll), class_name(variant), str(vectors)]
-    try:
-        p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=900, env=dotnet_env(extra))
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, out = 124, "harness timed out"
+    rc, out = run_command(cmd, workdir, 900, dotnet_env(extra), what="dotnet harness run")
     secs = time.monotonic() - t0
     checks = 0
     kernel = bkernel = "?"

@@ -18,10 +18,9 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -31,6 +30,8 @@ from gen.render import Variant, render_variant, write_files
 from gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
+from .proc import Timeout
+from .proc import run as run_command
 
 HERE = Path(__file__).resolve().parent
 HARNESS = HERE / "harness" / "harness.c"
@@ -69,7 +70,7 @@ C_BUILDS = (
 class Row:
     variant: str
     build: str
-    status: str                 # PASS, FAIL, SKIPPED
+    status: str                 # PASS, PASS (emulated), FAIL, TIMEOUT, SKIPPED
     detail: str = ""
     seconds: float = 0.0
     checks: int = 0
@@ -84,6 +85,22 @@ class Report:
     @property
     def failed(self) -> bool:
         return any(r.status == "FAIL" for r in self.rows)
+
+    @property
+    def timed_out(self) -> bool:
+        return any(r.status == "TIMEOUT" for r in self.rows)
+
+    @property
+    def passed(self) -> int:
+        return sum(1 for r in self.rows if r.status.startswith("PASS"))
+
+    def exit_status(self) -> int:
+        """1: a FAIL; 3: no FAIL but some row timed out; 1: nothing ran at all; else 0."""
+        if self.failed:
+            return 1
+        if self.timed_out:
+            return 3
+        return 0 if self.passed else 1
 
 
 # --------------------------------------------------------------------------- vectors
@@ -114,12 +131,13 @@ def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
 
 # --------------------------------------------------------------------------- builds
 
-def _run(cmd: list[str], cwd: Path, timeout: int = 600) -> tuple[int, str]:
-    try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return 124, f"timed out: {' '.join(cmd)}"
-    return p.returncode, (p.stdout + p.stderr)
+COMPILE_LIMIT = 600      # seconds per compiler/assembler/linker command (times THREEFISH_GEN_TIMEOUT_SCALE)
+RUN_LIMIT = 900          # seconds per harness run
+
+
+def _run(cmd: list[str], cwd: Path, timeout: int = COMPILE_LIMIT) -> tuple[int, str]:
+    """A build step; raises proc.Timeout (the runner reports TIMEOUT) past its limit."""
+    return run_command(cmd, cwd, timeout, what=f"{Path(cmd[0]).name} (build)")
 
 
 def _first_lines(text: str, n: int = 3) -> str:
@@ -128,16 +146,13 @@ def _first_lines(text: str, n: int = 3) -> str:
 
 
 def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
-                timeout: int = 900) -> tuple[bool, str, int]:
+                timeout: int = RUN_LIMIT) -> tuple[bool, str, int]:
     """Run a built harness: (passed, its output, number of checks it reports).  A sanitizer
-    report fails the run even when the exit status does not."""
+    report fails the run even when the exit status does not.  Raises proc.Timeout past the
+    limit."""
     env = dict(os.environ if env is None else env, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    try:
-        p = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=env)
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired:
-        rc, out = 124, "harness timed out"
+    rc, out = run_command(argv, workdir, timeout, env, what="harness run")
     checks = 0
     for ln in out.splitlines():
         if ln.startswith("harness:") and "passed" in ln:
@@ -146,15 +161,16 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
 
 
 def link_harness(cc: str, cflags, variant: Variant, src_dir: Path, sources, exe: Path,
-                 workdir: Path) -> tuple[int, str]:
+                 workdir: Path, libs=()) -> tuple[int, str]:
     """Compile and link the C harness for a variant (its header in src_dir) with its code
-    (C sources or objects): (exit status, compiler output)."""
+    (C sources or objects) and libraries: (exit status, compiler output)."""
     return _run([cc, *cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
                  f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
-                 str(HARNESS), *map(str, sources), "-o", str(exe)], workdir)
+                 str(HARNESS), *map(str, sources), "-o", str(exe), *libs], workdir)
 
 
-def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None) -> tuple[Path | None, str]:
+def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
+                  libs=()) -> tuple[Path | None, str]:
     """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
     and link it with the C harness: (executable, "") or (None, why it failed)."""
     files = render_variant(variant)
@@ -167,7 +183,8 @@ def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None) ->
                         "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
         if rc:
             return None, "does not compile as C++: " + _first_lines(out)
-    rc, out = link_harness(build.cc, build.cflags if cflags is None else cflags, variant, src_dir, [src], exe, workdir)
+    rc, out = link_harness(build.cc, build.cflags if cflags is None else cflags, variant, src_dir, [src], exe,
+                           workdir, libs)
     if rc:
         return None, "build failed: " + _first_lines(out)
     return exe, ""
@@ -225,13 +242,30 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             v, b = task
             wd = workdir / v.stem / b.name.replace(" ", "-").replace("+", "_")
             wd.mkdir(parents=True, exist_ok=True)
-            return CHECKERS[v.target][0](v, b, wd, vec[v.spec])
+            t0 = time.monotonic()
+            try:
+                return CHECKERS[v.target][0](v, b, wd, vec[v.spec])
+            except Timeout as e:
+                return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
+                           f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
 
-        for row in pool.map(one, tasks):
-            report.rows.append(row)
-            detail = row.detail if len(row.detail) <= 100 else row.detail[:97] + "..."
-            print(f"  {row.status:<15} {row.variant:<40} {row.build:<17} {detail} "
-                  f"({row.seconds:.1f}s)", file=stream, flush=True)
+        rows: list = [None] * len(tasks)
+        start = time.monotonic()
+        futures = {pool.submit(one, t): i for i, t in enumerate(tasks)}
+        try:
+            for k, fut in enumerate(as_completed(futures), 1):
+                row = rows[futures[fut]] = fut.result()
+                elapsed = time.monotonic() - start
+                left = elapsed / k * (len(tasks) - k)
+                detail = row.detail if len(row.detail) <= 90 else row.detail[:87] + "..."
+                print(f"  [{k}/{len(tasks)} {_clock(elapsed)} elapsed, ~{_clock(left)} left] "
+                      f"{row.status:<15} {row.variant:<40} {row.build:<17} {detail} "
+                      f"({row.seconds:.1f}s)", file=stream, flush=True)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+        report.rows = rows
     print_matrix(report, stream)
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)
@@ -240,6 +274,11 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
              "rows": [asdict(r) for r in report.rows]}, indent=2) + "\n")
         print(f"verify: report written to {report_path}", file=stream)
     return report
+
+
+def _clock(seconds: float) -> str:
+    m, sec = divmod(int(seconds + 0.5), 60)
+    return f"{m}:{sec:02d}"
 
 
 def print_matrix(report: Report, stream=sys.stdout) -> None:
@@ -263,11 +302,15 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
     for build, detail in sorted({(r.build, r.detail) for r in skipped}):
         print(f"SKIPPED {build}: {detail}", file=stream)
     for r in report.rows:
-        if r.status == "FAIL":
-            print(f"FAIL {r.variant} [{r.build}]: {r.detail}", file=stream)
-    n = {s: sum(1 for r in report.rows if r.status.split()[0] == s) for s in ("PASS", "FAIL", "SKIPPED")}
+        if r.status in ("FAIL", "TIMEOUT"):
+            print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
+    n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
+         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED")}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
-    print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed, "
+    if not n["PASS"]:
+        print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
+    timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
+    print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
           f"{n['SKIPPED']} skipped", file=stream)
 
 

@@ -1,0 +1,119 @@
+"""verify's emulated rows (SIMDe) and its time limits, as a CPU without AVX-512 meets them.
+
+The AVX-512 path is forced to the emulated build with THREEFISH_GEN_HIDE_CPU_FLAGS even on a CPU
+that has AVX-512, so what an AVX2-only machine runs is tested on every machine.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from gen.catalog import simd_recommended, simd_variant  # noqa: E402
+from gen.render import render_variant  # noqa: E402
+from gen.spec import Spec, all_specs  # noqa: E402
+from gen.threefish import Options  # noqa: E402
+from verify import proc, runner, simd  # noqa: E402
+from verify.cpu import HIDE_VAR, cpu_flags  # noqa: E402
+
+GCC_ASAN = next(b for b in simd.SIMD_BUILDS if b.name == "gcc asan+ubsan")
+
+
+def _avx512_variant() -> object:
+    return simd_variant(Spec("1.3", 256), "avx512", "lanes", Options("fly", "full", 2))
+
+
+def test_hiding_flags_takes_them_out_of_cpu_flags(monkeypatch):
+    monkeypatch.setenv(HIDE_VAR, "avx512*,sse2")
+    flags = cpu_flags()
+    assert not any(f.startswith("avx512") for f in flags) and "sse2" not in flags
+    monkeypatch.delenv(HIDE_VAR)
+    assert "sse2" in cpu_flags()           # every x86-64 CPU has it
+
+
+def test_emulated_avx512_under_gcc_sanitizers_passes(tmp_path, monkeypatch):
+    """The build that failed on AVX2-only machines (SIMDe's signed lane arithmetic under UBSan),
+    built and run exactly as verify does."""
+    monkeypatch.setenv(HIDE_VAR, "avx512*")
+    v = _avx512_variant()
+    vec = runner.vector_file(v.spec, tmp_path / "vectors.txt", 20, 7)
+    t0 = time.monotonic()
+    row = simd.check_simd(v, GCC_ASAN, tmp_path, vec)
+    assert row.status == "PASS (emulated)", row.detail
+    assert row.checks > 1000
+    assert "CPU lacks avx512f" in row.detail and "-fwrapv" in row.detail and "SIMDE_NO_INLINE" in row.detail
+    assert time.monotonic() - t0 < 300     # was 233 s of compile alone, 16 min elsewhere
+
+
+def test_emulated_sanitizer_build_still_catches_an_out_of_bounds_read(tmp_path, monkeypatch):
+    """-O0 with SIMDe out of line must keep ASan meaningful for the generated code: plant a read
+    before the input block and expect a sanitizer report, not a pass."""
+    monkeypatch.setenv(HIDE_VAR, "avx512*")
+    v = _avx512_variant()
+
+    def planted(variant):
+        files = render_variant(variant)
+        c = f"{variant.stem}.c"
+        assert f"load64(in + 24)" in files[c]
+        files[c] = files[c].replace("load64(in + 24)", "load64(in - 40)", 1)
+        return files
+
+    monkeypatch.setattr(runner, "render_variant", planted)
+    vec = runner.vector_file(v.spec, tmp_path / "vectors.txt", 2, 7)
+    row = simd.check_simd(v, GCC_ASAN, tmp_path, vec)
+    assert row.status == "FAIL" and "AddressSanitizer" in row.detail, row.detail
+
+
+SIGNED = re.compile(r"\b(?:signed|short|long|int|int8_t|int16_t|int32_t|int64_t|intptr_t|ptrdiff_t|ssize_t)\b")
+
+
+@pytest.mark.parametrize("spec", all_specs(), ids=lambda s: s.tag)
+def test_generated_simd_code_has_no_signed_arithmetic(spec):
+    """-fwrapv in the emulated rows hides nothing of ours only while the generated cipher code
+    computes nothing in signed types: its casts to long long (the intrinsics' argument type) are
+    conversions; the one other signed value is the byte loop counter of the big-endian store.
+    (The dispatcher's CPU detection after the cipher code works on small ints: not checked.)"""
+    for v in simd_recommended(spec):
+        text = render_variant(v)[f"{v.stem}.c"].split("/* ---- runtime dispatch")[0]
+        text = text.replace("(long long)(", "(")
+        for line in text.splitlines():
+            if SIGNED.search(line):
+                assert re.fullmatch(r"\s*int i;", line), line
+
+
+def test_a_time_limit_kills_the_whole_process_group(tmp_path):
+    """A command past its limit raises Timeout and leaves no child running (a gcc driver's cc1)."""
+    pidfile = tmp_path / "child.pid"
+    script = f"sleep 300 & echo $! > {pidfile}; wait"
+    with pytest.raises(proc.Timeout) as e:
+        proc.run(["bash", "-c", script], tmp_path, timeout=1, what="test command")
+    assert "1 s limit" in str(e.value)
+    child = int(pidfile.read_text())
+    time.sleep(0.2)
+    status = Path(f"/proc/{child}/status")
+    state = status.read_text().split("State:")[1].split()[0] if status.exists() else "gone"
+    assert state in ("gone", "Z", "X")          # killed (a zombie until its new parent reaps it)
+
+
+def test_a_timeout_is_a_timeout_row_not_a_fail(tmp_path, monkeypatch):
+    monkeypatch.setenv("THREEFISH_GEN_TIMEOUT_SCALE", "0.00001")   # every limit far below a compile
+    v = simd_variant(Spec("1.3", 256), "sse2", "lanes")
+    rep = runner.run([v], random_count=2, seed=1, jobs=1, workdir=tmp_path / "w", report_path=None,
+                     stream=open(tmp_path / "log.txt", "w"))
+    statuses = {r.status for r in rep.rows}
+    assert "FAIL" not in statuses and "TIMEOUT" in statuses
+    assert rep.exit_status() == 3
+    log = (tmp_path / "log.txt").read_text()
+    assert "TIMEOUT" in log and "timed out" in log and re.search(r"\[1/5 ", log)
+
+
+def test_nothing_ran_is_not_success():
+    rep = runner.Report(rows=[runner.Row("x", "b", "SKIPPED", "nasm not installed")])
+    assert rep.exit_status() == 1
+    assert runner.Report().exit_status() == 1
