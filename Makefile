@@ -4,7 +4,7 @@
 # Both install what is missing first (scripts/bootstrap.sh: Debian packages, or says what to pip install).
 
 PY = $$(cat build/.python)
-GEN = $(PY) -m gen
+GEN = $(PY) -m threefish_gen
 
 .PHONY: all setup gen verify verify-fast test bench clean
 

@@ -25,8 +25,8 @@ from .layouts import scalar as scalar_layout
 from .printers import render_template
 from .printers.c import CPrinter, section
 from .printers.c_simd import ISAS, LanesPrinter, PackedPrinter, Width, get_isa, interleave_code
-from .render import TARGETS, Variant
 from .threefish import Options, describe
+from .variant import Variant
 
 LAYOUTS = ("lanes", "hybrid", "packed")
 ENV_VAR = "THREEFISH_GEN_ISA"
@@ -169,12 +169,10 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
 
 
-def op_counts(v: Variant) -> dict[str, float]:
+def op_counts(v: Variant, subs=()) -> dict[str, float]:
     """Vector operations per block of the bulk encrypt loop, by class (for bench reports);
-    the dispatcher reports its highest path's counts."""
+    the dispatcher reports its highest path's counts (``subs``: its paths)."""
     if v.get("isa") == "auto":
-        from .catalog import simd_recommended
-        subs = [s for s in simd_recommended(v.spec) if s.get("isa") != "auto"]
         if not subs:
             return {}
         v = max(subs, key=lambda s: ISAS[s.get("isa")].level)
@@ -245,9 +243,8 @@ def _render_packed(v: Variant) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def _render_dispatch(v: Variant) -> dict[str, str]:
-    from .catalog import simd_recommended
-    subs = [s for s in simd_recommended(v.spec) if s.get("isa") != "auto"]
+def _render_dispatch(v: Variant, subs) -> dict[str, str]:
+    subs = list(subs)
     subs.sort(key=lambda s: -ISAS[s.get("isa")].level)
     o = v.options
     public = [scalar_single(v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
@@ -276,11 +273,9 @@ def _render_dispatch(v: Variant) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def render_c_simd(v: Variant) -> dict[str, str]:
+def render_c_simd(v: Variant, subs=()) -> dict[str, str]:
+    """The files of one c-simd variant; ``subs``: the dispatcher's paths (its standalone variants)."""
     check_variant(v)
     if v.get("isa") == "auto":
-        return _render_dispatch(v)
+        return _render_dispatch(v, subs)
     return _render_one(v)
-
-
-TARGETS["c-simd"] = render_c_simd

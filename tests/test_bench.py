@@ -27,7 +27,7 @@ def quick_run(tmp_path_factory):
     if shutil.which("gcc") is None or shutil.which("g++") is None:
         pytest.skip("gcc/g++ not installed")
     d = tmp_path_factory.mktemp("bench")
-    cmd = [sys.executable, "-m", "gen", "bench", "--quick", "--size", "256", "--size", "512",
+    cmd = [sys.executable, "-m", "threefish_gen", "bench", "--quick", "--size", "256", "--size", "512",
            "--target", "c-simd", "--target", "nasm-x64", "--target", "nasm-x86",
            "--filter", "avx2 lanes fly/full/i2 gcc", "--filter", "nasm-x64 gpr belady",
            "--json", str(d / "bench.json"), "--md", str(d / "bench.md")]

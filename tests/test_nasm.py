@@ -112,7 +112,7 @@ def test_impossible_allocation_is_one_line_error(kw, pattern):
 
 
 def test_cli_regalloc_exit_2_on_impossible_budget():
-    p = subprocess.run([sys.executable, "-m", "gen", "regalloc", "--size", "1024", "--strategy", "named"],
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "regalloc", "--size", "1024", "--strategy", "named"],
                        cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2
     assert p.stderr.startswith("threefish-gen: error: cannot allocate") and "Traceback" not in p.stderr
@@ -120,7 +120,7 @@ def test_cli_regalloc_exit_2_on_impossible_budget():
 
 @needs_nasm
 def test_cli_regalloc_table():
-    p = subprocess.run([sys.executable, "-m", "gen", "regalloc", "--target", "nasm-x64", "--size", "1024",
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "regalloc", "--target", "nasm-x64", "--size", "1024",
                         "--strategy", "all"], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
@@ -311,13 +311,13 @@ def test_x64_sse2_packed_harness(bits, strategy, tmp_path, vectors):
     (["--target", "nasm-x64", "--layout", "packed"], "--layout packed needs the words in XMM"),
     (["--target", "nasm-x86", "--layout", "packed", "--keys", "table"], "--layout packed needs --keys fly"),
     (["--target", "nasm-x86", "--layout", "packed", "--schedule", "interleave"], "does not apply to --layout packed"),
-    (["--target", "nasm-x86", "--layout", "diagonal"], "unknown nasm layout 'diagonal'"),
+    (["--target", "nasm-x86", "--layout", "diagonal"], "Invalid value for '--layout'"),
     (["--target", "nasm-x86", "--layout", "packed", "--size", "1024", "--strategy", "named"],
      r"cannot allocate v\d+: 8 xmm values live"),
 ])
 def test_cli_packed_bad_combination_exit_2(args, pattern, tmp_path):
     base = ["--size", "512"] if "--size" not in args else []
-    p = subprocess.run([sys.executable, "-m", "gen", "render", *args, *base, "--version", "1.3", "--out", str(tmp_path)],
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "render", *args, *base, "--version", "1.3", "--out", str(tmp_path)],
                        cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
     import re

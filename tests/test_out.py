@@ -4,7 +4,7 @@ import re
 import pytest
 
 from conftest import ROOT
-from gen.catalog import variants
+from gen.targets import variants
 from gen.render import render_variant
 
 

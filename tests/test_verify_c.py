@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from gen.catalog import variants
+from gen.targets import variants
 from gen.render import Variant, render_variant
 from gen.spec import Spec, get_spec
 from gen.threefish import Options
-from verify import runner
+from verify import matrix, runner
 from verify.runner import HARNESS, vector_file
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
@@ -23,7 +23,7 @@ def test_fast_verify_of_the_recommended_scalar_c(tmp_path):
     chosen = variants("recommended", "c")
     assert len(chosen) == 9
     report_path = tmp_path / "report.json"
-    rep = runner.run(chosen, random_count=200, seed=2026, workdir=tmp_path / "w", report_path=report_path)
+    rep = matrix.run(chosen, random_count=200, seed=2026, workdir=tmp_path / "w", report_path=report_path)
     assert len(rep.rows) == 9 * len(runner.C_BUILDS)
     for row in rep.rows:
         assert row.status in ("PASS", "SKIPPED"), (row.variant, row.build, row.detail)

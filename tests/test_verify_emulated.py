@@ -15,18 +15,18 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gen.catalog import simd_recommended, simd_variant  # noqa: E402
+from gen.targets.c_simd import TARGET as SIMD  # noqa: E402
 from gen.render import render_variant  # noqa: E402
 from gen.spec import Spec, all_specs  # noqa: E402
 from gen.threefish import Options  # noqa: E402
-from verify import proc, runner, simd  # noqa: E402
+from verify import matrix, proc, runner, simd  # noqa: E402
 from verify.cpu import HIDE_VAR, cpu_flags  # noqa: E402
 
 GCC_ASAN = next(b for b in simd.SIMD_BUILDS if b.name == "gcc asan+ubsan")
 
 
 def _avx512_variant() -> object:
-    return simd_variant(Spec("1.3", 256), "avx512", "lanes", Options("fly", "full", 2))
+    return SIMD.simd(Spec("1.3", 256), "avx512", "lanes", Options("fly", "full", 2))
 
 
 def test_hiding_flags_takes_them_out_of_cpu_flags(monkeypatch):
@@ -79,7 +79,7 @@ def test_generated_simd_code_has_no_signed_arithmetic(spec):
     computes nothing in signed types: its casts to long long (the intrinsics' argument type) are
     conversions; the one other signed value is the byte loop counter of the big-endian store.
     (The dispatcher's CPU detection after the cipher code works on small ints: not checked.)"""
-    for v in simd_recommended(spec):
+    for v in SIMD.recommended(spec):
         text = render_variant(v)[f"{v.stem}.c"].split("/* ---- runtime dispatch")[0]
         text = text.replace("(long long)(", "(")
         for line in text.splitlines():
@@ -103,8 +103,8 @@ def test_a_time_limit_kills_the_whole_process_group(tmp_path):
 
 def test_a_timeout_is_a_timeout_row_not_a_fail(tmp_path, monkeypatch):
     monkeypatch.setenv("THREEFISH_GEN_TIMEOUT_SCALE", "0.00001")   # every limit far below a compile
-    v = simd_variant(Spec("1.3", 256), "sse2", "lanes")
-    rep = runner.run([v], random_count=2, seed=1, jobs=1, workdir=tmp_path / "w", report_path=None,
+    v = SIMD.simd(Spec("1.3", 256), "sse2", "lanes")
+    rep = matrix.run([v], random_count=2, seed=1, jobs=1, workdir=tmp_path / "w", report_path=None,
                      stream=open(tmp_path / "log.txt", "w"))
     statuses = {r.status for r in rep.rows}
     assert "FAIL" not in statuses and "TIMEOUT" in statuses

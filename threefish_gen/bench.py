@@ -33,36 +33,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import GenError
-from .render import Variant, render_variant, write_files
+from gen import targets as registry
+from gen.errors import GenError
+from gen.render import Variant, render_variant, write_files
+from gen.targets.c import RECOMMENDED as RECOMMENDED_C
+from gen.targets.c import option_sets as c_option_sets
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench"
 
-# The targets ``--target`` accepts (C-ABI ones are linked into bench.c; csharp runs apart).
-TARGET_NAMES = ("c", "c-simd", "nasm-x64", "nasm-x86", "csharp")
-
-# Target name -> fn(variant, src_dir, obj_path, cc) -> list of commands producing obj_path.
-OBJECT_COMMANDS: dict = {}
-# Target name -> fn(variant) -> set of /proc/cpuinfo flags the variant needs.
-REQUIRED_FEATURES: dict = {}
+def object_commands(v: Variant, src_dir: Path, obj: Path, cc: str) -> list[list[str]]:
+    """How the target's descriptor builds one object of a variant."""
+    return registry.get(v.target).object_commands(v, src_dir, obj, cc)
 
 
-def _c_object(variant: Variant, src_dir: Path, obj: Path, cc: str) -> list[list[str]]:
-    return [[cc, "-O2", "-std=c99", "-c", str(src_dir / f"{variant.stem}.c"), "-o", str(obj)]]
-
-
-def _wire_hooks() -> None:
-    """The verify modules own how their targets are built and what they need: use their hooks."""
-    from verify import nasm as vnasm
-    from verify import simd as vsimd
-    OBJECT_COMMANDS.update({"c": _c_object, "c-simd": vsimd.object_commands,
-                            "nasm-x64": vnasm.object_commands, "nasm-x86": vnasm.object_commands})
-    REQUIRED_FEATURES.update({"c": lambda _v: set(), "c-simd": vsimd.required_features,
-                              "nasm-x64": vnasm.required_features, "nasm-x86": vnasm.required_features})
-
-
-_wire_hooks()
+def required_features(v: Variant) -> set[str]:
+    return registry.get(v.target).features(v)
 
 
 @dataclass
@@ -88,8 +74,12 @@ def _cname(o) -> str:
 
 def reference_name(bits: int) -> str:
     """The scalar C row every ratio is taken against: the recommended option set, gcc."""
-    from .catalog import RECOMMENDED_C
-    return f"c {_cname(RECOMMENDED_C[bits])} gcc"
+    return registry.get("c").bench_name(Variant("c", _spec(bits), RECOMMENDED_C[bits]), "gcc")
+
+
+def _spec(bits: int):
+    from gen.spec import get_spec
+    return get_spec("1.3", bits)
 
 
 def _with_cc(v: Variant, cc: str) -> Variant:
@@ -97,62 +87,45 @@ def _with_cc(v: Variant, cc: str) -> Variant:
     return Variant(v.target, v.spec, v.options, base.prefix + cc + "_", v.extra)
 
 
-def simd_name(v: Variant, cc: str) -> str:
-    if v.get("isa") == "auto":
-        return f"c-simd auto (dispatcher) {cc}"
-    return f"c-simd {v.get('isa')} {v.get('layout', 'lanes')} {_cname(v.options)} {cc}"
-
-
-def nasm_name(v: Variant) -> str:
-    d = dict(v.extra)
-    d.pop("abi", None)
-    isa = d.pop("isa", "gpr")
-    parts = [v.target, isa] + [str(val) for _, val in sorted(d.items())]
-    if isa in ("avx2", "avx512"):
-        parts.insert(2, "lanes")
-    name = " ".join(parts)
-    if isa == "sse2":
-        name += " (nasm-x86 stream)"
-    return name
-
-
 def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
                     quick: bool = False) -> list[tuple[str, Variant, str]]:
     """(row name, variant, compiler) for every C-ABI target asked for; the reference scalar C
     row of each size is always there (every ratio needs it).  --quick keeps the recommended sets
     (scalar C: gcc and clang; SIMD C: gcc only; NASM) so that a cold run stays short."""
-    from .catalog import RECOMMENDED_C, c_option_sets, nasm_variants, simd_variants
-    from .spec import get_spec
-    targets = set(TARGET_NAMES if not targets else targets)
+    from gen.spec import get_spec
+    targets = set(registry.names() if not targets else targets)
+    c, simd = registry.get("c"), registry.get("c-simd")
+    x64, x86 = registry.get("nasm-x64"), registry.get("nasm-x86")
     entries: list[tuple[str, Variant, str]] = []
     for bits in sizes:
         spec = get_spec(version, bits)
         sets = c_option_sets(spec) if "c" in targets and not quick else [RECOMMENDED_C[bits]]
         for o in sets:
             for cc in ("gcc", "clang") if "c" in targets else ("gcc",):
-                entries.append((f"c {_cname(o)} {cc}", _with_cc(Variant("c", spec, o), cc), cc))
+                v = c.variant(spec, o)
+                entries.append((c.bench_name(v, cc), _with_cc(v, cc), cc))
         if "c-simd" in targets:
-            for v in simd_variants("recommended" if quick else "all", [spec]):
+            for v in simd.variants("recommended" if quick else "all", [spec]):
                 for cc in ("gcc",) if quick else ("gcc", "clang"):
-                    entries.append((simd_name(v, cc), _with_cc(v, cc), cc))
-        if "nasm-x64" in targets or "nasm-x86" in targets:
-            vs = nasm_variants("recommended" if quick else "all", "nasm-x64", [spec])
-            if quick or "nasm-x64" not in targets:   # the sse2 stream stands in for nasm-x86
-                vs += [v for v in nasm_variants("all", "nasm-x64", [spec]) if v.get("isa") == "sse2"]
-            if "nasm-x64" not in targets:
+                    entries.append((simd.bench_name(v, cc), _with_cc(v, cc), cc))
+        if x64.name in targets or x86.name in targets:
+            vs = x64.variants("recommended" if quick else "all", [spec])
+            if quick or x64.name not in targets:   # the sse2 stream stands in for nasm-x86
+                vs += [v for v in x64.variants("all", [spec]) if v.get("isa") == "sse2"]
+            if x64.name not in targets:
                 vs = [v for v in vs if v.get("isa") == "sse2"]
             seen = set()
             for v in vs:
-                if v.get("abi", "sysv") != "sysv" or v in seen:
+                if x64.nasm_format(v) == "win64" or v in seen:
                     continue     # Win64 code cannot be called from this System V harness: see notes
                 seen.add(v)
-                entries.append((nasm_name(v), v, "nasm"))
+                entries.append((x64.bench_name(v, "nasm"), v, "nasm"))
     return entries
 
 
 def target_notes(targets=None) -> list[str]:
     """SKIPPED lines for whole targets (or parts) that this machine cannot time, with the reason."""
-    targets = set(TARGET_NAMES if not targets else targets)
+    targets = set(registry.names() if not targets else targets)
     notes = []
     if "nasm-x64" in targets:
         notes.append("SKIPPED nasm-x64 --abi win64: the Microsoft x64 calling convention cannot be called "
@@ -171,14 +144,8 @@ def target_notes(targets=None) -> list[str]:
 
 
 def op_counts(v: Variant) -> dict:
-    """Operation counts per block the layout reports (SIMD C only; {} where not known)."""
-    if v.target != "c-simd":
-        return {}
-    from verify.simd import op_counts as counts
-    got = dict(counts(v))
-    if v.options.unroll == "loop" and got:
-        got["static"] = 1     # counted over the emitted loop body, not per executed block
-    return got
+    """Operation counts per block the layout reports ({} where the target reports none)."""
+    return registry.get(v.target).op_counts(v)
 
 
 def ops_text(ops: dict) -> str:
@@ -213,7 +180,7 @@ def _object(name: str, v: Variant, cc: str, workdir: Path) -> Path:
     src = workdir / "src" / v.stem
     files = render_variant(v)
     write_files(files, src)
-    probe = OBJECT_COMMANDS[v.target](v, src, Path("OBJ"), cc)
+    probe = object_commands(v, src, Path("OBJ"), cc)
     h = hashlib.sha256(repr(probe).encode())
     for fname in sorted(files):
         h.update(fname.encode() + b"\0" + files[fname].encode() + b"\0")
@@ -221,7 +188,7 @@ def _object(name: str, v: Variant, cc: str, workdir: Path) -> Path:
     if not obj.exists():
         obj.parent.mkdir(parents=True, exist_ok=True)
         tmp = obj.with_suffix(".tmp.o")
-        for cmd in OBJECT_COMMANDS[v.target](v, src, tmp, cc):
+        for cmd in object_commands(v, src, tmp, cc):
             _run(cmd)
         os.replace(tmp, obj)
     return obj
@@ -236,7 +203,7 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
     from verify.runner import cpu_flags
     flags = cpu_flags()
     for name, v, cc in entries:
-        need = REQUIRED_FEATURES.get(v.target, lambda _v: set())(v)
+        need = required_features(v)
         if need - flags:
             notes.append(f"SKIPPED {name} (Threefish-{v.spec.bits}): CPU lacks {', '.join(sorted(need - flags))}")
             continue

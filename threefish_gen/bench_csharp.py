@@ -21,9 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .catalog import RECOMMENDED_CSHARP, csharp_variant
-from .spec import Spec
-from .threefish import Options
+from gen.spec import Spec
+from gen.targets.csharp import RECOMMENDED as RECOMMENDED_CSHARP
+from gen.targets.csharp import TARGET as CSHARP
+from gen.threefish import Options
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_CS = ROOT / "bench" / "csharp" / "Bench.cs"
@@ -55,9 +56,10 @@ def _variants(specs):
     out = []
     for s in specs:
         _, opts = RECOMMENDED_CSHARP[s.bits]
-        out.append(csharp_variant(s, "lanes", opts, "TfBench", f"Lanes{s.bits}V{s.version.replace('.', '')}"))
-        out.append(csharp_variant(s, "scalar", opts, "TfBench", f"Scalar{s.bits}V{s.version.replace('.', '')}"))
-        out.append(csharp_variant(s, "packed", Options(), "TfBench", f"Packed{s.bits}V{s.version.replace('.', '')}"))
+        tag = f"{s.bits}V{s.version.replace('.', '')}"
+        out.append(CSHARP.variant(s, opts, layout="lanes", namespace="TfBench", **{"class": f"Lanes{tag}"}))
+        out.append(CSHARP.variant(s, opts, layout="scalar", namespace="TfBench", **{"class": f"Scalar{tag}"}))
+        out.append(CSHARP.variant(s, Options(), layout="packed", namespace="TfBench", **{"class": f"Packed{tag}"}))
     return out
 
 
@@ -154,6 +156,6 @@ def print_rows(rows: list[dict], stream=sys.stdout) -> None:
 
 
 if __name__ == "__main__":   # python3 -m gen.bench_csharp [VERSION ...]
-    from .spec import SIZES
+    from gen.spec import SIZES
     vers = sys.argv[1:] or ["1.3"]
     print_rows(bench_rows([Spec(v, b) for v in vers for b in SIZES]))

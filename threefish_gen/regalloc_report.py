@@ -14,10 +14,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from . import regalloc as ra
-from .errors import GenError
-from .printers import nasm as nasmp
-from .render import Variant, render_variant, write_files
+from gen import regalloc as ra
+from gen.errors import GenError
+from gen.printers import nasm as nasmp
+from gen.render import Variant, render_variant, write_files
+from gen.targets import get as get_target
 
 SPEED = Path(__file__).resolve().parent.parent / "verify" / "harness" / "speed.c"
 
@@ -38,7 +39,7 @@ def _text_size(obj: Path, fmt: str) -> int:
 
 def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
     """Render and assemble; (object path, .text bytes)."""
-    from verify.nasm import nasm_format, object_commands
+    from verify.nasm import object_commands
     if shutil.which("nasm") is None:
         raise GenError("nasm is not installed (Debian package nasm)")
     src = work / "src"
@@ -48,27 +49,24 @@ def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode:
             raise GenError(f"nasm failed on {variant.stem}: {(p.stdout + p.stderr).strip().splitlines()[0]}")
-    return obj, _text_size(obj, nasm_format(variant))
+    return obj, _text_size(obj, get_target(variant.target).nasm_format(variant))
 
 
 def measure(variant: Variant, work: Path, obj: Path | None = None, blocks: int = 64) -> str:  # noqa: C901
     """Bulk encrypt_blocks cycles/byte as text ('5.21'), or why not ('n/a: ...')."""
     from verify.nasm import runs_32bit_natively
-    if variant.target == "nasm-x64" and variant.get("abi", "sysv") != "sysv":
+    if get_target(variant.target).nasm_format(variant) == "win64":
         return "n/a: Win64 code does not run here"
     from verify.nasm import cpu_flags, required_features
     missing = required_features(variant) - cpu_flags()
     if missing:
         return "n/a: CPU lacks " + ", ".join(sorted(missing))
-    m32 = variant.target == "nasm-x86"
+    m32 = get_target(variant.target).recipe.word_bits == 32
     if m32 and not runs_32bit_natively():
         return "n/a: no native 32-bit execution on this host"
     src = work / "src"
-    if obj is None and variant.target != "c":
+    if obj is None:
         obj, _ = assemble(variant, work)
-    if variant.target == "c":
-        write_files(render_variant(variant), src)
-        obj = src / f"{variant.stem}.c"
     exe = work / "speed"
     cmd = ["gcc", "-O2", *(["-m32"] if m32 else []), f"-I{src}", f"-DTF_HEADER=\"{variant.stem}.h\"",
            f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",

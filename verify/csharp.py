@@ -201,7 +201,7 @@ _STATE = _Project()
 def prepare(variants: list[Variant], workdir: Path) -> None:
     """Runner hook: remember the run's C# variants; the build happens on first use."""
     global _STATE
-    _STATE = _Project(variants=list(variants), workdir=Path(workdir) / "csharp")
+    _STATE = _Project(variants=list(variants), workdir=Path(workdir) / "dotnet")
 
 
 def _ensure_built(variant: Variant) -> tuple[Path | None, str | None]:

@@ -6,7 +6,8 @@
 * nasm-x86 (cdecl): ``nasm -f elf32``, linked into a ``gcc -m32`` harness (Debian
   gcc-multilib); run on the vectors.
 
-``object_commands`` / ``required_features`` are the hooks the benchmark driver uses.
+How a variant assembles and what CPU features it needs come from its target descriptor
+(gen/targets/nasm.py); which builds run comes from the recipe's word size.
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gen.render import Variant, render_variant, write_files
+from gen.targets import get as get_target
 
-from . import runner as _runner
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -146,31 +147,18 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
 
 
-def nasm_format(variant: Variant) -> str:
-    if variant.target == "nasm-x86":
-        return "elf32"
-    return "win64" if variant.get("abi", "sysv") == "win64" else "elf64"
-
-
 def object_commands(variant: Variant, src_dir, obj_path, cc="gcc") -> list[list[str]]:
     """Commands that assemble the rendered files into one object file."""
-    return [["nasm", "-f", nasm_format(variant), "-o", str(obj_path),
-             str(Path(src_dir) / f"{variant.stem}.asm")]]
+    return get_target(variant.target).object_commands(variant, src_dir, obj_path, cc)
 
 
 def required_features(variant: Variant) -> set[str]:
-    feats: set[str] = set()
-    if variant.target == "nasm-x86":
-        feats.add("sse2")
-    if variant.get("rotate") == "rorx":
-        feats.add("bmi2")
-    if variant.get("isa") == "sse2":
-        feats.add("sse2")
-    if variant.get("isa") == "avx2":
-        feats.add("avx2")
-    if variant.get("isa") == "avx512":
-        feats.add("avx512f")
-    return feats
+    return get_target(variant.target).features(variant)
+
+
+def word_size(variant: Variant) -> int:
+    """32 for code that runs as a 32-bit program (elf32: link with -m32), 64 otherwise."""
+    return get_target(variant.target).recipe.word_bits
 
 
 def text_bytes(obj: Path) -> int:
@@ -234,10 +222,9 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
                time.monotonic() - t0, checks)
 
 
-def builds_for(variant: Variant):
-    if variant.target == "nasm-x86":
-        return X86_BUILDS
-    return WIN64_BUILDS if variant.get("abi", "sysv") == "win64" else X64_BUILDS
+def builds(target) -> tuple:
+    """The builds of a nasm target: 32-bit cdecl code, or x86-64 (System V run, Win64 forms)."""
+    return X86_BUILDS if target.recipe.word_bits == 32 else X64_BUILDS + WIN64_BUILDS
 
 
 # --------------------------------------------------------------------------- registration
@@ -249,9 +236,10 @@ def _with_abi(variant: Variant, abi: str) -> Variant:
 
 
 def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
-    """Checker registered for both targets.  nasm-x64 variants get the elf64 rows (System V
-    code, run) and the win64 row (the same options rendered for Win64, assembled only)."""
-    if variant.target == "nasm-x64":
+    """The checker of the nasm targets.  x86-64 variants get the elf64 rows (System V code,
+    run) and the win64 rows (the same options rendered for Win64: assembled, and run through
+    gcc's ms_abi)."""
+    if word_size(variant) == 64:
         abi = variant.get("abi", "sysv")
         if build.fmt in ("win64", "elf64-ms"):
             if variant.get("isa", "gpr") != "gpr":
@@ -265,17 +253,3 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
         if abi != "sysv":
             return Row(variant.label(), build.name, "SKIPPED", "Win64 variant: run by the 'win64 ABI via ms_abi' row")
     return check_nasm(variant, build, workdir, vectors)
-
-
-def register(checkers: dict) -> None:
-    checkers["nasm-x64"] = (check, X64_BUILDS + WIN64_BUILDS)
-    checkers["nasm-x86"] = (check, X86_BUILDS)
-
-
-register(_runner.CHECKERS)
-
-
-def word_size(variant: Variant) -> int:
-    """32 for nasm-x86 (elf32 objects: link with -m32; this host cannot run them natively),
-    64 otherwise."""
-    return 32 if variant.target == "nasm-x86" else 64

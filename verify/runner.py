@@ -1,4 +1,4 @@
-"""Stage 6 -- verify: build every rendered variant with real toolchains and run it.
+"""Stage 6 -- verify: the C harness, vectors and build helpers every checker uses.
 
 For each variant and each toolchain configuration (a *build*), the variant is
 rendered, compiled with the C harness (``verify/harness/harness.c``) and run
@@ -9,19 +9,16 @@ against a vector file made by the reference model:
 * ``encrypt_blocks`` batches of n = 0..33 blocks, each block with its own tweak,
 
 and the harness checks misalignment 0..7, guard bytes, unchanged inputs and in
-place operation.  Results are a matrix of PASS / FAIL / SKIPPED (with the
-reason) and a JSON report; any FAIL makes the exit status 1.
+place operation.  ``check_c`` is the scalar C checker; the driver that runs every
+checker over a set of variants is ``verify/matrix.py``.
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
-import sys
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gen import reference
@@ -30,7 +27,6 @@ from gen.render import Variant, render_variant, write_files
 from gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
-from .proc import Timeout
 from .proc import run as run_command
 
 HERE = Path(__file__).resolve().parent
@@ -203,117 +199,3 @@ def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     return Row(label, build.name, "PASS", f"{checks} checks", time.monotonic() - t0, checks)
-
-
-# Target name -> (checker(variant, build, workdir, vectors) -> Row, builds).
-# Targets other than scalar C register here (same vectors, same row format).
-CHECKERS: dict = {"c": (check_c, C_BUILDS)}
-# Target name -> prepare(variants of that target, workdir): called once per run before the
-# checks (e.g. to put every variant into one project that is built once).
-PREPARE: dict = {}
-
-from . import csharp as _csharp  # noqa: E402  (C# target: one project, run under each JIT ISA setting)
-
-CHECKERS["csharp"] = (_csharp.check_csharp, _csharp.RUNS)
-PREPARE["csharp"] = _csharp.prepare
-
-
-# --------------------------------------------------------------------------- driver
-
-def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
-        jobs: int | None = None, workdir: Path = Path("build/verify"),
-        report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout) -> Report:
-    seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
-    jobs = jobs or os.cpu_count() or 1
-    workdir = Path(workdir).resolve()
-    report = Report(seed=seed, random_vectors=random_count)
-    specs = sorted({v.spec for v in variants}, key=lambda s: (s.version, s.bits))
-    tasks = [(v, b) for v in variants for b in CHECKERS[v.target][1]]
-    for target, prep in PREPARE.items():
-        if any(v.target == target for v in variants):
-            prep([v for v in variants if v.target == target], workdir)
-    print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
-          f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        vec = dict(zip(specs, pool.map(
-            lambda s: vector_file(s, workdir / "vectors" / f"{s.tag}.txt", random_count, seed), specs)))
-
-        def one(task):
-            v, b = task
-            wd = workdir / v.stem / b.name.replace(" ", "-").replace("+", "_")
-            wd.mkdir(parents=True, exist_ok=True)
-            t0 = time.monotonic()
-            try:
-                return CHECKERS[v.target][0](v, b, wd, vec[v.spec])
-            except Timeout as e:
-                return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
-                           f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
-
-        rows: list = [None] * len(tasks)
-        start = time.monotonic()
-        futures = {pool.submit(one, t): i for i, t in enumerate(tasks)}
-        try:
-            for k, fut in enumerate(as_completed(futures), 1):
-                row = rows[futures[fut]] = fut.result()
-                elapsed = time.monotonic() - start
-                left = elapsed / k * (len(tasks) - k)
-                detail = row.detail if len(row.detail) <= 90 else row.detail[:87] + "..."
-                print(f"  [{k}/{len(tasks)} {_clock(elapsed)} elapsed, ~{_clock(left)} left] "
-                      f"{row.status:<15} {row.variant:<40} {row.build:<17} {detail} "
-                      f"({row.seconds:.1f}s)", file=stream, flush=True)
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-        report.rows = rows
-    print_matrix(report, stream)
-    if report_path:
-        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(report_path).write_text(json.dumps(
-            {"seed": report.seed, "random_vectors": report.random_vectors,
-             "rows": [asdict(r) for r in report.rows]}, indent=2) + "\n")
-        print(f"verify: report written to {report_path}", file=stream)
-    return report
-
-
-def _clock(seconds: float) -> str:
-    m, sec = divmod(int(seconds + 0.5), 60)
-    return f"{m}:{sec:02d}"
-
-
-def print_matrix(report: Report, stream=sys.stdout) -> None:
-    """One table per target (its builds as columns), the reasons for SKIPPED cells, the totals.
-    Full details of every cell are in the JSON report."""
-    by_target: dict[str, list[Row]] = {}
-    for r in report.rows:
-        by_target.setdefault(r.variant.split()[0], []).append(r)
-    for target, rows in by_target.items():
-        builds = list(dict.fromkeys(r.build for r in rows))
-        variants = list(dict.fromkeys(r.variant for r in rows))
-        cell = {(r.variant, r.build): r for r in rows}
-        width = max([len(v) for v in variants] + [7])
-        cols = [max(len(b), 15) for b in builds]
-        print("", file=stream)
-        print(f"{'variant':<{width}}  " + "  ".join(f"{b:<{w}}" for b, w in zip(builds, cols)), file=stream)
-        for v in variants:
-            print(f"{v:<{width}}  " + "  ".join(f"{cell[(v, b)].status if (v, b) in cell else '-':<{w}}"
-                                               for b, w in zip(builds, cols)), file=stream)
-    skipped = [r for r in report.rows if r.status.startswith("SKIPPED")]
-    for build, detail in sorted({(r.build, r.detail) for r in skipped}):
-        print(f"SKIPPED {build}: {detail}", file=stream)
-    for r in report.rows:
-        if r.status in ("FAIL", "TIMEOUT"):
-            print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
-    n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
-         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED")}
-    emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
-    if not n["PASS"]:
-        print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
-    timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
-    print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
-          f"{n['SKIPPED']} skipped", file=stream)
-
-
-# NASM targets (verify/nasm.py): imported last, it uses the helpers above.
-from . import nasm as _nasm  # noqa: E402,F401  (registers itself in CHECKERS)
-from . import simd as _simd  # noqa: E402,F401  (registers the c-simd checker in CHECKERS)

@@ -13,11 +13,11 @@ import os
 import time
 from pathlib import Path
 
-from gen.render import Variant
-from gen.render_simd import ENV_VAR, required_features as _required
 from gen.printers.c_simd import ISAS
+from gen.render_simd import ENV_VAR
+from gen.targets import get as get_target
+from gen.variant import Variant
 
-from . import runner
 from .runner import SANITIZE, WARN, Build, Row, _first_lines, build_harness, cpu_flags, run_harness
 
 SIMDE_DEFINE = "-DTHREEFISH_GEN_SIMDE"
@@ -46,17 +46,6 @@ SIMDE_SANITIZE = ("-O0", "-DSIMDE_NO_INLINE")
 SIMDE_LIBS = ("-lm",)                         # out-of-line SIMDe functions reference libm
 
 
-def required_features(variant: Variant) -> set[str]:
-    """cpuinfo flags the variant needs to run natively (for bench: skip what cannot run)."""
-    return _required(variant)
-
-
-def op_counts(variant: Variant) -> dict[str, float]:
-    """Vector ops / shuffles / shifts per block the layout reports (bench prints them)."""
-    from gen.render_simd import op_counts as _counts
-    return _counts(variant)
-
-
 def cpu_level() -> int:
     flags = cpu_flags()
     level = 0
@@ -68,12 +57,6 @@ def cpu_level() -> int:
 
 def simde_available() -> bool:
     return SIMDE_HEADER.exists()
-
-
-def object_commands(variant: Variant, src_dir, obj_path, cc: str = "gcc") -> list[list[str]]:
-    """Compile the rendered files into one object (no -m flags: code carries target attributes)."""
-    src = Path(src_dir) / f"{variant.stem}.c"
-    return [[cc, "-O2", "-std=c99", f"-I{src_dir}", "-c", str(src), "-o", str(obj_path)]]
 
 
 def emulated_flags(build: Build) -> tuple[list[str], list[str], str]:
@@ -101,7 +84,7 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
     if SIMDE_DEFINE in build.cflags and variant.get("isa") == "auto":
         return Row(label, build.name, "SKIPPED",
                    "dispatcher: its paths are emulated through the standalone variants' rows")
-    need = required_features(variant)
+    need = get_target(variant.target).features(variant)
     lacking = sorted(need - cpu_flags())
     emulated = SIMDE_DEFINE in build.cflags or bool(lacking)
     if emulated and not simde_available():
@@ -135,10 +118,3 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
     if how:
         detail += f"; {how}"
     return Row(label, build.name, status, detail, time.monotonic() - t0, checks)
-
-
-def register(checkers: dict) -> None:
-    checkers["c-simd"] = (check_simd, SIMD_BUILDS)
-
-
-register(runner.CHECKERS)

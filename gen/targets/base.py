@@ -1,0 +1,173 @@
+"""What a target declares: its option schema, its variants and named sets, its passes, its
+printer, and its toolchain recipe.  Everything outside ``gen/targets/`` (the CLI, verify,
+bench) loops over the registry in ``gen/targets/__init__.py`` and asks these objects; no
+code outside this folder compares target names.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import GenError
+from ..spec import Spec
+from ..threefish import KEYS, UNROLL, Options
+from ..variant import Variant
+
+SETS = ("recommended", "all")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One target option (``--name VALUE`` on the command line, ``Variant.extra`` in code).
+
+    ``choices``: the allowed values (None: ``kind`` decides: an int, or free text the target
+    checks); ``default``: the value when not given (None: absent)."""
+
+    name: str
+    help: str
+    choices: tuple | None = None
+    default: object = None
+    kind: type = str
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the target's files are built, run and timed (data; verify/ and bench read it).
+
+    ``checker``: which verify checker builds and runs it (``c``: C harness, ``simde``: C
+    harness with SIMDe fallback, ``nasm``: assembled and linked with the C harness,
+    ``dotnet``: one C# project); ``language`` of the emitted code; ``bench``: ``c-abi`` (linked
+    into bench/bench.c), ``dotnet`` (bench/csharp) or None; ``word_bits``: 64, or 32 for code
+    that runs as a 32-bit program."""
+
+    checker: str
+    language: str
+    bench: str | None = "c-abi"
+    word_bits: int = 64
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One stage of a target's compile, as data: its name, the IR it reads and the IR it makes."""
+
+    name: str
+    reads: str
+    makes: str
+
+
+# Passes shared by every target: the description, then a layout of the words.
+DESCRIBE = Pass("describe", "spec + options", "Program (gen/threefish.py)")
+
+
+class Target:
+    """Base class of the target descriptors (one module per target in this folder)."""
+
+    name: str = ""
+    summary: str = ""
+    recipe: Recipe
+    schema: tuple = ()              # Option, ...
+    keys: tuple = KEYS              # description options this target takes
+    unroll: tuple = UNROLL
+    interleave: tuple = (1, 2, 3, 4)
+
+    # ---------------------------------------------------------------- options
+
+    def option(self, name: str) -> Option | None:
+        return next((o for o in self.schema if o.name == name), None)
+
+    def default_options(self, spec: Spec) -> Options:
+        """Description options when the user gives none (the recommended ones)."""
+        return Options()
+
+    def check_options(self, o: Options) -> Options:
+        o.check()
+        if o.keys not in self.keys:
+            raise GenError(f"{self.name} supports --keys {' | '.join(self.keys)}, not {o.keys}")
+        if o.unroll not in self.unroll:
+            raise GenError(f"{self.name} needs --unroll {' | '.join(self.unroll)}, not {o.unroll}")
+        if o.interleave not in self.interleave:
+            raise GenError(f"{self.name} supports --interleave {', '.join(map(str, self.interleave))}, "
+                           f"not {o.interleave}")
+        return o
+
+    def normalize(self, spec: Spec, values: dict) -> dict:
+        """Target options with defaults filled in and each value checked against the schema;
+        the result is what goes into Variant.extra (targets drop defaults they keep implicit)."""
+        out = {}
+        for name, value in values.items():
+            opt = self.option(name)
+            if opt is None:
+                if value is None:
+                    continue
+                raise GenError(f"--{name} does not apply to --target {self.name}")
+            if value is None:
+                continue
+            if opt.kind is int:
+                try:
+                    value = int(value)
+                except (TypeError, ValueError):
+                    raise GenError(f"--{name} takes a whole number, not {value!r}") from None
+            elif opt.choices is not None:
+                value = str(value)
+                match = [c for c in opt.choices if c.lower() == value.lower()]
+                if not match:
+                    raise GenError(f"--{name} {value!r} is not available for {self.name} "
+                                   f"(choose from {', '.join(opt.choices)})")
+                value = match[0]
+            out[name] = value
+        return out
+
+    def variant(self, spec: Spec, options: Options | None = None, prefix: str = "", **values) -> Variant:
+        """The one place a variant of this target is made: options filled and validated once."""
+        o = self.check_options(options if options is not None else self.default_options(spec))
+        extra = self.extra(spec, o, self.normalize(spec, values))
+        v = Variant(self.name, spec, o, prefix or "", tuple(sorted(extra.items())))
+        self.validate(v)
+        return v
+
+    def extra(self, spec: Spec, o: Options, values: dict) -> dict:
+        """Variant.extra from checked option values (targets override to drop implicit defaults)."""
+        return values
+
+    def validate(self, v: Variant) -> None:
+        """Checks that need the whole variant (combinations of options)."""
+
+    # ---------------------------------------------------------------- catalogue
+
+    def variants(self, which: str, specs) -> list[Variant]:
+        raise NotImplementedError
+
+    def recommended_lines(self) -> list[str]:
+        """`threefish-gen list`: what `--set recommended` renders."""
+        return []
+
+    def list_lines(self) -> list[str]:
+        """`threefish-gen list`: this target's line(s)."""
+        return [f"  {self.name:<9} {self.summary}"]
+
+    # ---------------------------------------------------------------- compile
+
+    def passes(self, v: Variant) -> list[Pass]:
+        """The compile of one variant, as data (docs/architecture.md prints these)."""
+        return [DESCRIBE]
+
+    def render(self, v: Variant) -> dict[str, str]:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- recipe
+
+    def features(self, v: Variant) -> set[str]:
+        """/proc/cpuinfo flags the variant needs to run natively."""
+        return set()
+
+    def op_counts(self, v: Variant) -> dict:
+        """Operations per block the layout reports (bench prints them); {} where not known."""
+        return {}
+
+    def object_commands(self, v: Variant, src_dir, obj, cc: str = "gcc") -> list[list[str]]:
+        """Commands that turn the rendered files into one object (bench links it)."""
+        src = f"{src_dir}/{v.stem}.c"
+        return [[cc, "-O2", "-std=c99", f"-I{src_dir}", "-c", src, "-o", str(obj)]]
+
+    def bench_name(self, v: Variant, cc: str) -> str:
+        o = v.options
+        return f"{self.name} {o.keys}/{o.unroll}/i{o.interleave} {cc}"

@@ -1,0 +1,66 @@
+"""Target ``c``: portable C99 (uint64_t), layout scalar, one .c and one .h per variant.
+
+With ``--isa`` the command line hands the variant to ``c-simd`` (``gen/targets/c_simd.py``)."""
+from __future__ import annotations
+
+from ..layouts import scalar
+from ..printers import c as cprinter
+from ..printers import render_template
+from ..spec import Spec
+from ..threefish import KEYS, UNROLL, Options, describe
+from .base import DESCRIBE, Pass, Recipe, Target
+
+# Best measured options per block size (README, "Benchmarks").
+RECOMMENDED = {
+    256: Options(keys="fly", unroll="full", interleave=2),
+    512: Options(keys="fly", unroll="full", interleave=1),
+    1024: Options(keys="fly", unroll="full", interleave=1),
+}
+
+
+def option_sets(spec: Spec) -> list[Options]:
+    """Every scalar C option set worth building: all key/unroll pairs, plus interleaving."""
+    sets = [Options(k, u, 1) for k in KEYS for u in UNROLL]
+    sets += [Options("fly", "full", 2), Options("fly", "loop", 2)]
+    rec = RECOMMENDED[spec.bits]
+    if rec not in sets:
+        sets.append(rec)
+    return sets
+
+
+class C(Target):
+    name = "c"
+    summary = "scalar C99 (uint64_t), layout scalar; needs any C99 compiler"
+    recipe = Recipe(checker="c", language="c")
+
+    def default_options(self, spec):
+        return RECOMMENDED[spec.bits]
+
+    def variants(self, which, specs):
+        if which == "recommended":
+            return [self.variant(s, RECOMMENDED[s.bits]) for s in specs]
+        return [self.variant(s, o) for s in specs for o in option_sets(s)]
+
+    def recommended_lines(self):
+        return [f"  c {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()]
+
+    def passes(self, v):
+        return [DESCRIBE, Pass("layout scalar", "Program", "Program (one word per uint64_t)"),
+                Pass("print C", "Program", ".c + .h (templates/c/)")]
+
+    def render(self, v):
+        progs = {d: describe(v.spec, v.options, d, 1) for d in ("encrypt", "decrypt")}
+        bprogs = {d: describe(v.spec, v.options, d, v.options.interleave) for d in ("encrypt", "decrypt")}
+        counts = scalar.op_counts(progs["encrypt"])
+        notes = [f"layout scalar; keys {v.options.keys} (subkeys "
+                 + ("computed on the fly" if v.options.keys == "fly" else "from a precomputed table")
+                 + f"); unroll {v.options.unroll}; encrypt_blocks interleaves {v.options.interleave} block(s)",
+                 "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
+        ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
+                   header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
+                   fn=cprinter.function_bodies(v.prefix, progs, bprogs))
+        return {f"{v.stem}.c": render_template("c/threefish.c.j2", **ctx),
+                f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+TARGET = C()

@@ -1,0 +1,166 @@
+"""Target ``c-simd`` (``render --target c --isa ISA``): SIMD C with x86 intrinsics, SSE2 to AVX-512.
+
+Layouts ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus scalar blocks in one loop),
+``packed`` (one block over the lanes); ``--isa auto`` is the run-time dispatcher over the
+recommended paths below and scalar C.  Rendering: gen/render_simd.py (drivers) and
+gen/printers/c_simd.py (instruction tables)."""
+from __future__ import annotations
+
+from ..errors import GenError
+from ..printers.c_simd import ISAS, packed_width
+from ..render_simd import ENV_VAR, LAYOUTS, check_variant, render_c_simd
+from ..render_simd import op_counts as _op_counts
+from ..threefish import Options
+from .base import DESCRIBE, Option, Pass, Recipe, Target
+from .c import RECOMMENDED as RECOMMENDED_C
+
+ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512
+# Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
+# it never beat scalar C for single-block calls.  Measured with the make-bench harness
+# (now `threefish-gen bench --target c-simd --filter packed`; chained single-block encrypt,
+# cycles/byte, median of 5 runs x 11 samples, AMD EPYC Zen 5 (family 26) shared with other jobs; x scalar = per-run ratio to the scalar row
+# of the same compiler, v1.3):
+#   Threefish-256  scalar 5.5 (gcc) / 6.2 (clang); packed avx512 12.7 (2.1-2.3x), avx2 17.2-17.5
+#                  (2.8-3.2x), avx 24.0, sse2 24.3-24.6 (3.9-4.5x)
+#   Threefish-512  scalar 3.9 / 3.8; packed avx512 7.4 (1.9x), avx2 9.0-9.1 (2.3x), avx 13.1,
+#                  sse2 13.8-14.1 (3.4-3.6x); Botan's packed AVX2 14.6 (its scalar 4.2)
+#   Threefish-1024 scalar 4.7 / 5.1; packed avx512 5.4-6.0 (1.04-1.28x), avx2 5.6-5.8 (1.08-1.24x),
+#                  avx 8.7-8.9, sse2 11.1-14.8
+# Why: every vector op on this core has 2 cycles of latency (scalar add/rotate/xor: 1) and a
+# round of packed is a chain add -> xor (B) and add -> lane permute (A; vpermq 3-4 cycles), so
+# even the ideal chain is no shorter than the scalar round, and subkeys need lane inserts.
+# Re-measure (and add packed to RECOMMENDED as a single-block path) on cores with
+# 1-cycle vector latency.
+# Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
+# measurements (README, "Benchmarks"): (isa, layout, options).
+RECOMMENDED = {
+    256: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
+    512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
+    1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "full", 1))],
+}
+
+
+class CSimd(Target):
+    name = "c-simd"
+    summary = "SIMD C (x86 intrinsics, SSE2 to AVX-512; --isa auto: run-time dispatcher)"
+    recipe = Recipe(checker="simde", language="c")
+    schema = (
+        Option("isa", "sse2 | avx | avx2 | avx512 | auto (run-time dispatcher)", ISA_NAMES + ("auto",)),
+        Option("layout", "lanes | hybrid | packed (with --isa)", LAYOUTS),
+    )
+
+    def default_options(self, spec):
+        return Options()
+
+    def extra(self, spec, o, values):
+        isa = values.get("isa")
+        if isa is None:
+            raise GenError("--layout needs --isa (sse2, avx, avx2, avx512 or auto)")
+        if isa == "auto":
+            if "layout" in values:
+                raise GenError("--isa auto (the dispatcher) takes no --layout")
+            return {"isa": "auto"}
+        return {"isa": isa, "layout": values.get("layout", "lanes")}
+
+    def validate(self, v):
+        check_variant(v)
+
+    # ---------------------------------------------------------------- catalogue
+
+    def simd(self, spec, isa, layout="lanes", options=Options()):
+        return self.variant(spec, options, isa=isa, layout=None if isa == "auto" else layout)
+
+    def dispatcher(self, spec):
+        return self.simd(spec, "auto", options=RECOMMENDED_C[spec.bits])
+
+    def recommended(self, spec):
+        """The recommended standalone SIMD variants (the dispatcher's paths) and the dispatcher."""
+        return [self.simd(spec, i, lay, o) for i, lay, o in RECOMMENDED[spec.bits]] + [self.dispatcher(spec)]
+
+    def paths(self, spec):
+        return [v for v in self.recommended(spec) if v.get("isa") != "auto"]
+
+    def all(self, spec):
+        """The full matrix: every ISA x layout (packed: one block over the lanes), two vector
+        groups per pass, hybrid with 1 and 2 scalar blocks where the vectors are wide enough to
+        gain, a table/loop variant, the dispatcher."""
+        out = []
+        for isa in ISA_NAMES:
+            out.append(self.simd(spec, isa, "lanes"))
+            out.append(self.simd(spec, isa, "hybrid", Options("fly", "full", 1)))
+            out.append(self.simd(spec, isa, "packed", Options("fly", "full", 1)))
+        for isa in ("avx2", "avx512"):
+            out.append(self.simd(spec, isa, "lanes", Options("fly", "full", 2)))
+        out.append(self.simd(spec, "avx2", "hybrid", Options("fly", "full", 2)))
+        out.append(self.simd(spec, "avx512", "lanes", Options("table", "loop", 1)))
+        out.append(self.simd(spec, "sse2", "lanes", Options("fly", "loop", 1)))
+        for v in self.recommended(spec):
+            if v not in out:
+                out.append(v)
+        return out
+
+    def variants(self, which, specs):
+        pick = self.recommended if which == "recommended" else self.all
+        return [v for s in specs for v in pick(s)]
+
+    def list_lines(self):
+        lines = ["  c --isa ISA --layout LAYOUT   SIMD C (x86 intrinsics; target attributes, no -m flags needed;",
+                 "                                -DTHREEFISH_GEN_SIMDE builds against SIMDe, emulated)"]
+        for isa in ISAS.values():
+            for layout in LAYOUTS:
+                if layout == "packed":
+                    shapes = ", ".join(f"{nw * 64 // packed_width(isa, nw)}x{packed_width(isa, nw)} ({64 * nw})"
+                                       for nw in (4, 8, 16))
+                    what = f"encrypt/decrypt: one block in {shapes}; *_blocks: lanes"
+                else:
+                    what = (f"{isa.bits // 64} blocks word-sliced per {isa.bits}-bit vector" if layout == "lanes"
+                            else f"{isa.bits // 64} vector blocks + --interleave scalar blocks per pass")
+                lines.append(f"    --isa {isa.name:<6} --layout {layout:<6}  {what}; needs {'+'.join(isa.features)}")
+        lines.append("                                (packed needs --keys fly --unroll full)")
+        lines.append("    --isa auto                  dispatcher: scalar + recommended SIMD paths, chosen by cpuid/xgetbv;")
+        lines.append(f"                                ${ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the path")
+        return lines
+
+    def recommended_lines(self):
+        lines = []
+        for bits, paths in RECOMMENDED.items():
+            for isa, layout, o in paths:
+                lines.append(f"  c {bits:>4}: --isa {isa} --layout {layout} {o.describe()}")
+            lines.append(f"  c {bits:>4}: --isa auto (dispatcher over the paths above and scalar)")
+        return lines
+
+    # ---------------------------------------------------------------- compile
+
+    def passes(self, v):
+        if v.get("isa") == "auto":
+            return [DESCRIBE, Pass("layout scalar + each path's layout", "Program", "Program / VProgram"),
+                    Pass("print SIMD C dispatcher", "programs", ".c + .h (templates/c_simd/)")]
+        layout = v.get("layout")
+        lower = {"lanes": "VProgram (gen/layouts/lanes.py)", "hybrid": "VProgram + Program",
+                 "packed": "packed steps (gen/layouts/packed.py)"}[layout]
+        return [DESCRIBE, Pass(f"layout {layout}", "Program", lower),
+                Pass(f"print SIMD C ({v.get('isa')})", lower, ".c + .h (templates/c_simd/)")]
+
+    def render(self, v):
+        return render_c_simd(v, self.paths(v.spec) if v.get("isa") == "auto" else ())
+
+    # ---------------------------------------------------------------- recipe
+
+    def features(self, v):
+        isa = v.get("isa")
+        return set() if isa == "auto" else set(ISAS[isa].features)
+
+    def op_counts(self, v):
+        got = dict(_op_counts(v, self.paths(v.spec) if v.get("isa") == "auto" else ()))
+        if v.options.unroll == "loop" and got:
+            got["static"] = 1     # counted over the emitted loop body, not per executed block
+        return got
+
+    def bench_name(self, v, cc):
+        if v.get("isa") == "auto":
+            return f"c-simd auto (dispatcher) {cc}"
+        o = v.options
+        return f"c-simd {v.get('isa')} {v.get('layout', 'lanes')} {o.keys}/{o.unroll}/i{o.interleave} {cc}"
+
+
+TARGET = CSimd()

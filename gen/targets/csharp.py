@@ -1,0 +1,99 @@
+"""Target ``csharp``: one C# static class (.NET 10, Span API) per variant.
+
+Layouts: ``scalar`` (ulong), ``lanes`` (scalar one block + Vector512/Vector256 blocks, picked by
+IsSupported), ``packed`` (one block in two vectors).  Printer: gen/printers/csharp.py,
+templates/csharp/."""
+from __future__ import annotations
+
+import re
+
+from ..errors import GenError
+from ..printers import csharp as printer
+from ..spec import Spec
+from ..threefish import Options
+from ..variant import Variant
+from .base import DESCRIBE, Option, Pass, Recipe, Target
+
+# (layout, options) per block size.  'lanes' also carries the scalar one-block path.
+# Measured (threefish_gen/bench_csharp.py, AMD EPYC with AVX-512, .NET 10): Threefish-256 gains from
+# three lane groups per pass (Vector512 bulk 1.49 -> 0.84 c/B, Vector256 4.43 -> 2.27, scalar
+# tail/fallback 5.6 -> 4.0); 512/1024 lose with any interleave (the JIT spills: 0.97 -> 7.0).
+RECOMMENDED = {
+    256: ("lanes", Options(keys="fly", unroll="full", interleave=3)),
+    512: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
+    1024: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
+}
+NAMESPACE = "ThreefishGen"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def identifier(name: str, what: str, dotted: bool = False) -> str:
+    for part in (name.split(".") if dotted else [name]):
+        if not _IDENT.fullmatch(part) or part in printer.CS_KEYWORDS:
+            raise GenError(f"{what} {name!r} is not a valid C# identifier")
+    return name
+
+
+class CSharp(Target):
+    name = "csharp"
+    summary = "C# static class (net10.0, Span API); --namespace N --class C; layouts scalar | lanes | packed"
+    recipe = Recipe(checker="dotnet", language="c#", bench="dotnet")
+    schema = (
+        Option("layout", "scalar | lanes | packed", printer.LAYOUTS),
+        Option("namespace", "namespace of the class", None, NAMESPACE),
+        Option("class", "class name (default names size, version, layout)"),
+    )
+
+    def default_options(self, spec):
+        return RECOMMENDED[spec.bits][1]
+
+    def variant(self, spec: Spec, options: Options | None = None, prefix: str = "", **values):
+        """``class`` (or ``prefix``) is the class name: by default it names size, version and layout
+        (and the options when they are not the recommended ones), so every variant fits into one
+        assembly."""
+        values = self.normalize(spec, values)
+        layout = values.get("layout") or RECOMMENDED[spec.bits][0]
+        o = self.check_options(options if options is not None else RECOMMENDED[spec.bits][1])
+        namespace = identifier(values.get("namespace") or NAMESPACE, "namespace", dotted=True)
+        cls = values.get("class") or prefix
+        if cls:
+            identifier(cls, "class name")
+        else:
+            cls = printer.default_class(spec, layout)
+            if (layout, o) != RECOMMENDED[spec.bits]:
+                cls += f"_{o.keys}_{o.unroll}_i{o.interleave}"
+        return Variant(self.name, spec, o, cls, (("layout", layout), ("namespace", namespace)))
+
+    def variants(self, which, specs):
+        if which == "recommended":
+            return [self.variant(s) for s in specs]
+        out = []
+        for s in specs:
+            sets = [Options("fly", "full", 1), Options("table", "full", 1), Options("fly", "loop", 1),
+                    Options("table", "loop", 1), Options("fly", "full", 2)]
+            out += [self.variant(s, o, layout="lanes") for o in sets]
+            out.append(self.variant(s, RECOMMENDED[s.bits][1], layout="scalar"))
+            out.append(self.variant(s, Options("fly", "full", 1), layout="packed"))
+        return out
+
+    def list_lines(self):
+        return ["  csharp    C# static class (net10.0, Span API); --namespace N --class C; layouts:",
+                "              scalar  ulong + BitOperations.RotateLeft; any .NET 10 runtime",
+                "              lanes   scalar one-block + EncryptBlocks/DecryptBlocks over 8 blocks in Vector512",
+                "                      (AVX-512F/VL/BW/DQ/CD) or 4 blocks in Vector256 (AVX2), picked at run time",
+                "              packed  Encrypt/Decrypt: one block in two vectors (A = even, B = odd words):",
+                "                      Vector128 (256; AVX-512VL vprolvq or AVX2), Vector256 (512; same),",
+                "                      Vector512 (1024; AVX-512F); needs --keys fly --unroll full"]
+
+    def recommended_lines(self):
+        return [f"  csharp {bits:>4}: --layout {layout} {o.describe()}" for bits, (layout, o) in RECOMMENDED.items()]
+
+    def passes(self, v):
+        return [DESCRIBE, Pass(f"layout {v.get('layout')}", "Program", "Program / lane kernels"),
+                Pass("print C#", "programs", ".cs (templates/csharp/)")]
+
+    def render(self, v):
+        return printer.render(v)
+
+
+TARGET = CSharp()

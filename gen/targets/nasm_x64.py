@@ -1,0 +1,33 @@
+"""Target ``nasm-x64``: NASM x86-64, words in GPRs (or xmm/ymm/zmm lanes), System V or Win64."""
+from __future__ import annotations
+
+from .base import Recipe
+from .nasm import Nasm, schema
+
+
+class NasmX64(Nasm):
+    name = "nasm-x64"
+    summary = "NASM x86-64 (System V or Win64), words in GPRs or ymm/zmm lanes; register allocators"
+    recipe = Recipe(checker="nasm", language="nasm")
+    schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed"))
+    formats = {"sysv": "elf64", "win64": "win64"}
+    recommended_extra = [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
+                         (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
+                         (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))]
+    # verify --set all: every strategy (named fails by design where the words do not fit: skipped)
+    all_extra = ([(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
+                 + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
+                    (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
+                    (("abi", "sysv"), ("isa", "sse2"), ("layout", "packed"), ("strategy", "belady")),
+                    (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
+                    (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))])
+
+    def list_lines(self):
+        return ["  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx (rorx: BMI2);",
+                "            --strategy named|linear-scan|belady, --registers N, --pin k,t,x,p|names; any x86-64",
+                "            --isa gpr (default) | sse2 (words in XMM, as nasm-x86; SSE2) |",
+                "            avx2 (lanes: 4 blocks per pass in ymm; needs AVX2; sysv) |",
+                "            avx512 (lanes: 8 blocks per pass in zmm, gather/scatter; needs AVX-512F; sysv)"]
+
+
+TARGET = NasmX64()

@@ -1,0 +1,25 @@
+"""Target ``nasm-x86``: NASM 32-bit cdecl, 64-bit words in SSE2 XMM registers."""
+from __future__ import annotations
+
+from .base import Recipe
+from .nasm import Nasm, schema
+
+
+class NasmX86(Nasm):
+    name = "nasm-x86"
+    summary = "NASM 32-bit cdecl, words in SSE2 XMM registers"
+    recipe = Recipe(checker="nasm", language="nasm", word_bits=32)
+    schema = schema(("cdecl",), ("shift",), ("sse2",), ("scalar", "packed"))
+    formats = {"cdecl": "elf32"}
+    recommended_extra = [(("abi", "cdecl"), ("strategy", "belady"))]
+    all_extra = ([(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")]
+                 + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
+                    for s in ("belady", "linear-scan", "named")])
+
+    def list_lines(self):
+        return ["  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;",
+                "            --layout packed: one block in XMM pairs (A = even, B = odd words; also nasm-x64 --isa sse2)",
+                "            --strategy, --registers (XMM budget 1..8), --pin as for nasm-x64"]
+
+
+TARGET = NasmX86()

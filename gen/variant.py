@@ -1,0 +1,60 @@
+"""A *variant*: one target plus everything that selects its code.
+
+The target is named by its registry name (``gen/targets/``); the spec and the description
+options select the program; ``extra`` holds the target's own options as sorted (name, value)
+pairs, already validated by the target's descriptor (``Target.variant``)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .errors import GenError
+from .spec import Spec
+from .threefish import Options
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True)
+class Variant:
+    target: str
+    spec: Spec
+    options: Options = Options()
+    prefix: str = ""
+    extra: tuple = field(default=())  # target options as sorted (name, value) pairs
+
+    def get(self, name: str, default=None):
+        """A target option (e.g. isa, layout, abi), or default."""
+        return dict(self.extra).get(name, default)
+
+    def __post_init__(self):
+        self.options.check()
+        if not self.prefix:
+            object.__setattr__(self, "prefix", self.default_prefix())
+        if not IDENT.fullmatch(self.prefix):
+            raise GenError(f"prefix {self.prefix!r} is not a C identifier prefix")
+
+    def default_prefix(self) -> str:
+        """Names the size, version and variant, so several variants link into one program."""
+        o = self.options
+        tag = f"{o.keys}_{o.unroll}" + (f"_i{o.interleave}" if o.interleave > 1 else "")
+        extra = "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(v))}" for _, v in self.extra)
+        target = self.target.replace("-", "")
+        return f"tf{self.spec.bits}_v{self.spec.version.replace('.', '')}_{target}{extra}_{tag}_"
+
+    @property
+    def stem(self) -> str:
+        return self.prefix.rstrip("_") or "threefish"
+
+    def command(self) -> str:
+        o = self.options
+        return (f"threefish-gen render --target {self.target} --size {self.spec.bits} "
+                f"--version {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
+                f"--interleave {o.interleave}"
+                + "".join(f" --{k} {v}" for k, v in self.extra) + f" --prefix {self.prefix}")
+
+    def label(self) -> str:
+        o = self.options
+        extra = "".join(f" {v}" for _, v in self.extra)
+        return (f"{self.target}{extra} {self.spec.bits} v{self.spec.version} "
+                f"{o.keys}/{o.unroll}/i{o.interleave}")

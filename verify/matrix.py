@@ -1,0 +1,138 @@
+"""verify's driver: every variant x build of a run through its target's checker, in parallel,
+with progress; the matrix per target, the JSON report, the exit status.
+
+The checkers are registered in the one explicit table ``CHECKERS`` below, keyed by the
+``checker`` of a target's recipe (gen/targets/): c (scalar C harness), simde (C harness with a
+SIMDe fallback), nasm (assembled, linked with the C harness), dotnet (one C# project).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict
+from pathlib import Path
+
+from gen.targets import get as get_target
+from gen.variant import Variant
+
+from . import csharp, nasm, simd
+from .proc import Timeout
+from .runner import C_BUILDS, Report, Row, check_c, vector_file
+
+# recipe.checker -> (checker(variant, build, workdir, vectors) -> Row, builds(target) -> builds)
+CHECKERS: dict = {
+    "c": (check_c, lambda target: C_BUILDS),
+    "simde": (simd.check_simd, lambda target: simd.SIMD_BUILDS),
+    "nasm": (nasm.check, nasm.builds),
+    "dotnet": (csharp.check_csharp, lambda target: csharp.RUNS),
+}
+# recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
+# checks (C#: every variant goes into one project that is built once).
+PREPARE: dict = {"dotnet": csharp.prepare}
+
+
+def checker_of(v: Variant):
+    return CHECKERS[get_target(v.target).recipe.checker]
+
+
+def builds_of(v: Variant):
+    return checker_of(v)[1](get_target(v.target))
+
+
+def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
+        jobs: int | None = None, workdir: Path = Path("build/verify"),
+        report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout) -> Report:
+    seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
+    jobs = jobs or os.cpu_count() or 1
+    workdir = Path(workdir).resolve()
+    report = Report(seed=seed, random_vectors=random_count)
+    specs = sorted({v.spec for v in variants}, key=lambda s: (s.version, s.bits))
+    tasks = [(v, b) for v in variants for b in builds_of(v)]
+    for kind, prep in PREPARE.items():
+        mine = [v for v in variants if get_target(v.target).recipe.checker == kind]
+        if mine:
+            prep(mine, workdir)
+    print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
+          f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        vec = dict(zip(specs, pool.map(
+            lambda s: vector_file(s, workdir / "vectors" / f"{s.tag}.txt", random_count, seed), specs)))
+
+        def one(task):
+            v, b = task
+            wd = workdir / v.stem / b.name.replace(" ", "-").replace("+", "_")
+            wd.mkdir(parents=True, exist_ok=True)
+            t0 = time.monotonic()
+            try:
+                return checker_of(v)[0](v, b, wd, vec[v.spec])
+            except Timeout as e:
+                return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
+                           f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
+
+        rows: list = [None] * len(tasks)
+        start = time.monotonic()
+        futures = {pool.submit(one, t): i for i, t in enumerate(tasks)}
+        try:
+            for k, fut in enumerate(as_completed(futures), 1):
+                row = rows[futures[fut]] = fut.result()
+                elapsed = time.monotonic() - start
+                left = elapsed / k * (len(tasks) - k)
+                detail = row.detail if len(row.detail) <= 90 else row.detail[:87] + "..."
+                print(f"  [{k}/{len(tasks)} {_clock(elapsed)} elapsed, ~{_clock(left)} left] "
+                      f"{row.status:<15} {row.variant:<40} {row.build:<17} {detail} "
+                      f"({row.seconds:.1f}s)", file=stream, flush=True)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+        report.rows = rows
+    print_matrix(report, stream)
+    if report_path:
+        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(report_path).write_text(json.dumps(
+            {"seed": report.seed, "random_vectors": report.random_vectors,
+             "rows": [asdict(r) for r in report.rows]}, indent=2) + "\n")
+        print(f"verify: report written to {report_path}", file=stream)
+    return report
+
+
+def _clock(seconds: float) -> str:
+    m, sec = divmod(int(seconds + 0.5), 60)
+    return f"{m}:{sec:02d}"
+
+
+def print_matrix(report: Report, stream=sys.stdout) -> None:
+    """One table per target (its builds as columns), the reasons for SKIPPED cells, the totals.
+    Full details of every cell are in the JSON report."""
+    by_target: dict[str, list[Row]] = {}
+    for r in report.rows:
+        by_target.setdefault(r.variant.split()[0], []).append(r)
+    for target, rows in by_target.items():
+        builds = list(dict.fromkeys(r.build for r in rows))
+        variants = list(dict.fromkeys(r.variant for r in rows))
+        cell = {(r.variant, r.build): r for r in rows}
+        width = max([len(v) for v in variants] + [7])
+        cols = [max(len(b), 15) for b in builds]
+        print("", file=stream)
+        print(f"{'variant':<{width}}  " + "  ".join(f"{b:<{w}}" for b, w in zip(builds, cols)), file=stream)
+        for v in variants:
+            print(f"{v:<{width}}  " + "  ".join(f"{cell[(v, b)].status if (v, b) in cell else '-':<{w}}"
+                                               for b, w in zip(builds, cols)), file=stream)
+    skipped = [r for r in report.rows if r.status.startswith("SKIPPED")]
+    for build, detail in sorted({(r.build, r.detail) for r in skipped}):
+        print(f"SKIPPED {build}: {detail}", file=stream)
+    for r in report.rows:
+        if r.status in ("FAIL", "TIMEOUT"):
+            print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
+    n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
+         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED")}
+    emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
+    if not n["PASS"]:
+        print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
+    timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
+    print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
+          f"{n['SKIPPED']} skipped", file=stream)
