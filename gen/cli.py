@@ -299,7 +299,7 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, 
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
 def regalloc(target, size, version, keys, strategy, abi, registers, pin, rotate, schedule, isa, layout, bench):
     """Register allocation report: the strategies side by side for one variant."""
-    from . import regalloc as ra
+    from . import asm as ra
     from .printers.nasm import variant_extra
     from .regalloc_report import table
     if not target.startswith("nasm-"):
