@@ -202,12 +202,17 @@ def test_pinned_value_moved_rejected():
 
 
 def test_register_outside_the_frame_rejected():
-    """Win64: an XMM6-15 register is callee-saved and no frame here saves it."""
+    """A register the allocation does not list would not be saved by the frame; Win64's
+    xmm6-15 are callee-saved and no frame here saves them."""
     ops, isa, alloc = real(256, abi="win64")
+    assert "r15" not in alloc.used["gpr"]
     broken = copy.deepcopy(alloc)
     broken.code.insert(0, AOp("mov", "gpr", Reg("r15"), Reg(isa.arg_regs["key"]), "", "move"))
-    if "r15" not in alloc.used["gpr"]:
-        rejected(ops, isa, broken, r"r15 used at instruction 0 .*not in the allocation's registers")
+    rejected(ops, isa, broken, r"r15 used at instruction 0 .*not in the allocation's registers")
+    broken = copy.deepcopy(alloc)
+    broken.code.insert(0, AOp("mov", "xmm", Reg("xmm6"), Reg("xmm0"), "", "move"))
+    broken.used["xmm"] = ["xmm0", "xmm6"]
+    rejected(ops, isa, broken, r"xmm6 written at instruction 0 .*callee-saved under win64")
 
 
 # --------------------------------------------------------------------------- the debug hook and the report

@@ -9,6 +9,7 @@ from ..errors import GenError
 from .abi import ABIS, ABI
 from .ir import POINTERS, Addr
 
+
 @dataclass
 class ISA:
     """What the allocator needs to know about a machine."""
@@ -44,7 +45,7 @@ X64_GPRS = {"sysv": X64_CALLER_SAVED + ["rbx", "rbp", "r12", "r13", "r14", "r15"
 X86_GPRS = ["eax", "ecx", "edx", "ebx", "esi", "edi"]
 GPR_MEM = {(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}
 PACKED_MEM = {("ldu", "xmm"): {"ptr"}, **{(k, "xmm"): {"stack"} for k in ("lolo", "hihi", "hilo", "lohi", "swap")}}
-# vector word classes of nasm-x64: (registers, slot bytes, kinds with a stack-slot source,
+# vector word classes of nasm-x64: (class, registers, slot bytes, kinds with a stack-slot source,
 # rotate lowering, blocks per pass)
 X64_VECTORS = {"sse2": ("xmm", 16, 16, ("add", "sub", "xor", "or"), "shift", 1),
                "avx2": ("ymm", 12, 32, ("add", "sub", "xor", "or"), "shift", 4),   # ymm12-15: gathers
