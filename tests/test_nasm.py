@@ -1,4 +1,5 @@
-"""nasm-x64 / nasm-x86 targets and the register allocator.
+"""nasm-x64 / nasm-x86 targets: the printer, options and the generated code run on vectors
+(the allocator, its checker and the packed lowering: tests/test_asm.py).
 
 The generated assembly is checked by assembling it with nasm and running the C harness on
 vectors from the reference model (known answers + random vectors + batches); targets whose
@@ -13,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from gen import regalloc as ra
 from gen.errors import GenError
 from gen.printers import nasm as nasmp
 from gen.render import Variant, render_variant
@@ -88,49 +88,6 @@ def test_x86_harness(bits, strategy, tmp_path, vectors):
     run_check(variant("nasm-x86", bits, strategy=strategy), vnasm.X86_BUILDS[0], tmp_path, vectors)
 
 
-def test_belady_spills_less_than_linear_scan():
-    """1024 bits: 16 words + pointers > 15 GPRs; Belady's MIN reloads less than linear scan."""
-    st = {}
-    for s in ("belady", "linear-scan"):
-        _, alloc = nasmp.allocate(variant("nasm-x64", 1024, strategy=s), "encrypt")
-        st[s] = alloc.stats
-    assert st["belady"]["reloads"] < st["linear-scan"]["reloads"]
-    assert st["belady"]["spills"] < st["linear-scan"]["spills"]
-    assert st["belady"]["spills"] > 0          # the pressure is real
-
-
-@pytest.mark.parametrize("kw,pattern", [
-    (dict(strategy="belady", registers=1), r"no gpr register left for 'k0 = key\[0\]': live there key"),
-    (dict(strategy="belady", pin="x"), r"16 gpr values live .*\(k0, .*x15\)|x1[0-5].*only 15"),
-    (dict(strategy="named"), r"cannot allocate x9: .*\(in, n, out, tweak, x0, .*x9\)"),
-    (dict(strategy="linear-scan", registers=2), r"leaves no gpr register"),
-])
-def test_impossible_allocation_is_one_line_error(kw, pattern):
-    with pytest.raises(GenError, match=pattern) as e:
-        nasmp.allocate(variant("nasm-x64", 1024, **kw), "encrypt")
-    assert "\n" not in str(e.value)
-
-
-def test_cli_regalloc_exit_2_on_impossible_budget():
-    p = subprocess.run([sys.executable, "-m", "threefish_gen", "regalloc", "--size", "1024", "--strategy", "named"],
-                       cwd=ROOT, capture_output=True, text=True)
-    assert p.returncode == 2
-    assert p.stderr.startswith("threefish-gen: error: cannot allocate") and "Traceback" not in p.stderr
-
-
-@needs_nasm
-def test_cli_regalloc_table():
-    p = subprocess.run([sys.executable, "-m", "threefish_gen", "regalloc", "--target", "nasm-x64", "--size", "1024",
-                        "--strategy", "all"], cwd=ROOT, capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    lines = p.stdout.splitlines()
-    assert lines[1].split() == ["named", "linear-scan", "belady"]
-    spills = dict(zip(["named", "linear-scan", "belady"], lines[3].split()[1:]))
-    assert spills["named"] == "fails" and int(spills["belady"]) < int(spills["linear-scan"])
-    code = [ln for ln in lines if ln.startswith("code bytes")][0].split()[2:]
-    assert all(int(x) > 1000 for x in code[1:])
-
-
 def test_output_deterministic_and_annotated():
     v = variant("nasm-x64", 512, strategy="belady")
     a, b = render_variant(v), render_variant(v)
@@ -154,19 +111,6 @@ def test_bad_options():
                                nasmp.variant_extra("nasm-x64")))
     with pytest.raises(GenError, match="unknown value or group"):
         nasmp.allocate(variant("nasm-x64", 512, pin="zz"), "encrypt")
-
-
-def test_liveness_loop_carried():
-    v = variant("nasm-x64", 256)
-    isa = nasmp.isa_for("nasm-x64", "sysv", "rol")
-    from gen.threefish import describe
-    ops = ra.lower(describe(v.spec, v.options, "encrypt", 1), isa)
-    car = ra.carried(ops)
-    assert {"in", "out", "tweak", "n", "k0", "k4"} <= car
-    assert not any(x.startswith("x") for x in car)      # state words live within one block
-    iv = ra.intervals(ops)
-    top, bottom = ra._loop_bounds(ops)
-    assert iv["k0"][1] == bottom and iv["x0"][0] > top
 
 
 @needs_nasm
@@ -202,77 +146,6 @@ def test_win64_unwind_tables(tmp_path):
 
 
 # --------------------------------------------------------------------------- packed layout (two words per XMM)
-
-def _run_packed_ops(ops, memory):
-    """Execute the packed lowering's machine ops on 128-bit Python integers (lane semantics of
-    the printer's table), before allocation: the layout mapping checked without nasm."""
-    m64 = (1 << 64) - 1
-
-    def mk(lo, hi):
-        return (lo & m64) | (hi & m64) << 64
-
-    env, stack = {}, {}
-
-    def read(a, wide):
-        if isinstance(a, str):
-            return env[a]
-        if isinstance(a, ra.Addr):
-            if a.base is None:
-                return a.index if a.array == "const" else stack[(a.array, a.index)]
-            w = memory[a.base][a.offset // 8:a.offset // 8 + 2]
-            return mk(w[0], w[1]) if wide else w[0]
-        return a.value if isinstance(a, ra.Imm) else a
-
-    lane_ops = {"lolo": lambda d, s: mk(d, s), "hihi": lambda d, s: mk(d >> 64, s >> 64),
-                "hilo": lambda d, s: mk(d >> 64, s), "lohi": lambda d, s: mk(d, s >> 64),
-                "movsd": lambda d, s: mk(s, d >> 64)}
-    arith = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "xor": lambda a, b: a ^ b,
-             "or": lambda a, b: a | b, "shl": lambda a, n: a << n, "shr": lambda a, n: a >> n}
-    for o in ops:
-        if o.kind in ("note", "guard", "top", "bottom") or o.dst in ra.POINTERS:
-            continue
-        if o.kind == "store":
-            v = env[o.src]
-            if o.addr.base is None:
-                stack[(o.addr.array, o.addr.index)] = v
-            else:
-                memory[o.addr.base][o.addr.offset // 8:o.addr.offset // 8 + 2] = [v & m64, v >> 64]
-        elif o.kind in ("mov", "ldu"):
-            env[o.dst] = read(o.src, o.kind == "ldu" or not isinstance(o.src, ra.Addr) or o.src.base is None)
-        elif o.kind == "swap":
-            s = read(o.src, True)
-            env[o.dst] = mk(s >> 64, s)
-        elif o.kind == "bshl":
-            env[o.dst] = (env[o.dst] << 8 * o.src) & ((1 << 128) - 1)
-        elif o.kind in lane_ops:
-            env[o.dst] = lane_ops[o.kind](env[o.dst], read(o.src, True))
-        else:
-            d, s = env[o.dst], read(o.src, True)
-            s_lo, s_hi = (s, s) if isinstance(o.src, int) else (s & m64, s >> 64)
-            env[o.dst] = mk(arith[o.kind](d & m64, s_lo), arith[o.kind](d >> 64, s_hi))
-    return memory
-
-
-@pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
-@pytest.mark.parametrize("bits", [256, 512, 1024])
-def test_packed_lowering_matches_reference(bits, version):
-    """The packed machine ops (load/unpack, lane shuffles from spec.perm, per-lane rotates, key
-    pairs + tweak words) compute Threefish: run on Python integers against the reference."""
-    import random
-    from gen import reference
-    from gen.dsl import bytes_from_words, words_from_bytes
-    from gen.lower_packed import lower_packed
-    from gen.threefish import describe
-    spec = get_spec(version, bits)
-    isa = nasmp.isa_for("nasm-x86", "cdecl", "shift", "sse2", "packed")
-    rnd = random.Random(bits)
-    key, tw, block = ([rnd.getrandbits(64) for _ in range(n)] for n in (spec.nw, 2, spec.nw))
-    for d in ("encrypt", "decrypt"):
-        ops = lower_packed(describe(spec, Options(), d, 1), isa)
-        out = _run_packed_ops(ops, {"key": key, "tweak": tw, "in": block, "out": [0] * spec.nw})["out"]
-        want = getattr(reference, d)(spec, bytes_from_words(key), bytes_from_words(tw), bytes_from_words(block))
-        assert out == words_from_bytes(want), (bits, version, d)
-
 
 def test_packed_permutation_is_derived_not_typed():
     """512: A = A[1 2 3 0] and B = B[0 3 2 1] become two-source shuffles, 256: one pshufd on B."""

@@ -248,7 +248,7 @@ ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.langua
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
 def regalloc(target, size, version, keys, strategy, bench, **values):
     """Register allocation report: the strategies side by side for one variant."""
-    from gen import regalloc as ra
+    from gen import asm as ra
     from gen.printers.nasm import allocate
 
     from .regalloc_report import table

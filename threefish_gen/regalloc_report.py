@@ -2,8 +2,8 @@
 
 For each strategy: registers used, spills, reloads, memory operands used instead of
 reloads, moves, instructions (static, per function), code bytes (.text of the object
-nasm makes) and, with ``--bench``, bulk ``encrypt_blocks`` cycles/byte measured with
-``verify/harness/speed.c`` (core clock from a dependent add chain, median of samples,
+nasm makes), whether the allocation checker (``gen/asm/check.py``) accepted it and, with
+``--bench``, bulk ``encrypt_blocks`` cycles/byte measured with ``verify/harness/speed.c`` (core clock from a dependent add chain, median of samples,
 the method of ``make bench``).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from gen import regalloc as ra
+from gen.asm import AllocationCheckError
 from gen.errors import GenError
 from gen.printers import nasm as nasmp
 from gen.render import Variant, render_variant, write_files
@@ -88,14 +88,16 @@ def table(base: Variant, strategies, bench: bool = False) -> list[str]:
             v = Variant(base.target, base.spec, base.options, "", extra)
             col = {"strategy": st}
             try:
-                _, alloc = nasmp.allocate(v, "encrypt")
+                _, alloc = nasmp.allocate(v, "encrypt")      # checked by gen/asm/check.py
+            except AllocationCheckError:
+                raise                                        # a wrong allocation is never a table cell
             except GenError as e:
                 col["error"] = str(e)
                 cols.append(col)
                 continue
             s = alloc.stats
             col.update(registers=alloc.registers_used(), spills=s["spills"], reloads=s["reloads"],
-                       memops=s["memops"], moves=s["moves"], instructions=s["instructions"])
+                       memops=s["memops"], moves=s["moves"], instructions=s["instructions"], check="accepted")
             work = Path(tmp) / st
             work.mkdir()
             try:
@@ -108,10 +110,10 @@ def table(base: Variant, strategies, bench: bool = False) -> list[str]:
             except GenError as e:
                 col["code bytes"] = f"n/a ({e})"
             cols.append(col)
-    rows = ["registers", "spills", "reloads", "memops", "moves", "instructions", "code bytes"]
+    rows = ["registers", "spills", "reloads", "memops", "moves", "instructions", "code bytes", "check"]
     if bench:
         rows.append("cycles/byte")
-    labels = {"memops": "memory operands", "registers": "registers used"}
+    labels = {"memops": "memory operands", "registers": "registers used", "check": "allocation check"}
     w = max(14, *(len(c["strategy"]) + 2 for c in cols))
     out = [f"{base.target} Threefish-{base.spec.bits} v{base.spec.version}, "
            f"{', '.join(f'{k} {v}' for k, v in base.extra if k != 'strategy')}, "

@@ -2,7 +2,8 @@
 and ``nasm-x86`` (32-bit cdecl; 64-bit words in SSE2 XMM registers, one word per register).
 
 Instruction selection is the small tables below (``X64_OPS``, ``X86_XMM_OPS``,
-``X86_GPR_OPS``); register allocation is ``gen/regalloc.py``; file structure,
+``X86_GPR_OPS``); machines, ABIs, lowering, register allocation and its check are the
+assembly backend ``gen/asm/``; file structure,
 ABI glue (prologue, epilogue, the single-block wrappers) lives in
 ``templates/nasm/``.
 """
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import regalloc as ra
+from .. import asm as ra
+from ..asm import ISA, Imm, PtrMem, Reg, Slot
+from ..asm.abi import ABIS as ABI_DATA
+from ..asm.machine import ISAS, LAYOUTS, isa_for
 from ..errors import GenError
-from ..regalloc import ISA, Imm, PtrMem, Reg, Slot
 from ..threefish import describe
 from . import render_template
 
@@ -44,7 +47,7 @@ X86_XMM_OPS = {
     "shl": "psllq {d}, {n}",
     "shr": "psrlq {d}, {n}",
 }
-# --layout packed: every XMM value is two 64-bit lanes (gen/lower_packed.py).  Shapes: r register,
+# --layout packed: every XMM value is two 64-bit lanes (gen/asm/lower_packed.py).  Shapes: r register,
 # s aligned stack slot, p caller memory (any alignment).
 X86_PACKED_OPS = {
     ("mov", "rr"): "movdqa {d}, {s}",
@@ -67,85 +70,12 @@ X86_PACKED_OPS = {
     "swap": "pshufd {d}, {s}, 0x4e",        # (s.hi, s.lo)
     "bshl": "pslldq {d}, {n}",              # whole register left by n bytes
 }
-PACKED_MEM = {("ldu", "xmm"): {"ptr"}, **{(k, "xmm"): {"stack"} for k in ("lolo", "hihi", "hilo", "lohi", "swap")}}
 X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
                "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
 
-SYSV_ARGS = {"key": "rdi", "tweak": "rsi", "in": "rdx", "out": "rcx", "n": "r8"}
-WIN64_ARGS = {"key": "rcx", "tweak": "rdx", "in": "r8", "out": "r9"}       # n: 5th, on the stack
-CALLEE_SAVED = {"sysv": ("rbx", "rbp", "r12", "r13", "r14", "r15"),
-                "win64": ("rbx", "rbp", "rdi", "rsi", "r12", "r13", "r14", "r15"),
-                "cdecl": ("ebx", "esi", "edi")}
-
-
-def _imm32(kind, cls, v):
-    return kind == "mov" or v < (1 << 31) or v >= (1 << 64) - (1 << 31)
-
-
-ISAS = {"nasm-x64": ("gpr", "sse2", "avx2", "avx512"), "nasm-x86": ("sse2",)}
-LAYOUTS = ("scalar", "packed")
 # AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
 YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
 ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
-XMM_MEM = {("mov", "xmm"): {"stack", "ptr"}, **{(k, "xmm"): {"stack"} for k in ("add", "sub", "xor", "or")}}
-
-
-def isa_for(target: str, abi: str, rotate: str, words: str = "gpr", layout: str = "scalar") -> ISA:
-    isa = _isa_for(target, abi, rotate, words)
-    if layout == "packed":
-        isa.layout = "packed"
-        isa.mem_ops = {**isa.mem_ops, **PACKED_MEM}
-    return isa
-
-
-def _isa_for(target: str, abi: str, rotate: str, words: str = "gpr") -> ISA:
-    if target == "nasm-x64" and words == "avx512":
-        # lanes: 8 blocks per pass, lane b of zmm holds word i of block b (gather/scatter)
-        if abi != "sysv":
-            raise GenError("--isa avx512 is available with --abi sysv only")
-        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
-        mem = {("mov", "zmm"): {"stack", "ptr"}, **{(k, "zmm"): {"stack"} for k in ("add", "sub", "xor")},
-               **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
-        return ISA("nasm-x64", {"zmm": [f"zmm{i}" for i in range(30)], "gpr": order}, "zmm", "gpr", 64,
-                   {"zmm": 1, "gpr": 1}, mem, "native", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
-                   SYSV_ARGS, lanes=8)
-    if target == "nasm-x64" and words == "avx2":
-        # lanes: 4 blocks per pass in ymm; rotates are shift/shift/or
-        if abi != "sysv":
-            raise GenError("--isa avx2 is available with --abi sysv only")
-        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
-        mem = {("mov", "ymm"): {"stack", "ptr"}, **{(k, "ymm"): {"stack"} for k in ("add", "sub", "xor", "or")},
-               **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
-        return ISA("nasm-x64", {"ymm": [f"ymm{i}" for i in range(12)], "gpr": order}, "ymm", "gpr", 32,
-                   {"ymm": 1, "gpr": 1}, mem, "shift", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
-                   SYSV_ARGS, lanes=4)
-    if target == "nasm-x64" and words == "sse2":
-        # the nasm-x86 instruction stream in 64-bit mode: words in XMM, pointers in GPRs
-        if abi != "sysv":
-            raise GenError("--isa sse2 is available with --abi sysv only (Win64 XMM6-15 are callee-saved)")
-        order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
-        mem = {**XMM_MEM, **{(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}}
-        return ISA("nasm-x64", {"xmm": [f"xmm{i}" for i in range(16)], "gpr": order}, "xmm", "gpr", 16,
-                   {"xmm": 1, "gpr": 1}, mem, "shift", lambda kind, cls, v: cls == "gpr" and _imm32(kind, cls, v),
-                   SYSV_ARGS)
-    if target == "nasm-x64":
-        if abi == "sysv":
-            order = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
-                     "rbx", "rbp", "r12", "r13", "r14", "r15"]
-        else:
-            order = ["rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "rsi", "rdi",
-                     "rbx", "rbp", "r12", "r13", "r14", "r15"]
-        mem = {(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}
-        return ISA("nasm-x64", {"gpr": order}, "gpr", "gpr", 8, {"gpr": 2}, mem, "native", _imm32,
-                   SYSV_ARGS if abi == "sysv" else WIN64_ARGS)
-    mem = {("mov", "xmm"): {"stack", "ptr"}, ("mov", "gpr32"): {"stack"},
-           ("add", "gpr32"): {"stack"}, ("sub", "gpr32"): {"stack"}}
-    for k in ("add", "sub", "xor", "or"):
-        mem[(k, "xmm")] = {"stack"}
-    return ISA("nasm-x86", {"xmm": [f"xmm{i}" for i in range(8)],
-                            "gpr32": ["eax", "ecx", "edx", "ebx", "esi", "edi"]},
-               "xmm", "gpr32", 16, {"xmm": 1, "gpr32": 1}, mem, "shift",
-               lambda kind, cls, v: cls == "gpr32", {})
 
 
 # ---------------------------------------------------------------- options
@@ -213,8 +143,7 @@ def allocate(variant, direction: str, strategy: str | None = None, tail: bool = 
     isa = isa_for(no.target, no.abi, no.rotate, no.words, no.layout)
     prog = describe(variant.spec, variant.options, direction, 1)
     if no.layout == "packed":
-        from ..lower_packed import lower_packed
-        ops = lower_packed(prog, isa)
+        ops = ra.lower_packed(prog, isa)
     else:
         ops = ra.lower(prog, isa, no.schedule)
     return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
@@ -228,14 +157,14 @@ class Frame:
     def __init__(self, target: str, abi: str, alloc, isa: ISA):
         self.target, self.abi, self.isa = target, abi, isa
         regs = {r for rs in alloc.used.values() for r in rs}
-        self.pushes = [r for r in CALLEE_SAVED[abi] if r in regs]
+        self.pushes = isa.abi.pushes(regs)
         keys = [k for k in alloc.slots if k[0] != "arg"]
         self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
         size = len(keys) * isa.slot_bytes
-        if target == "nasm-x64":
-            # entry rsp = 8 mod 16; keep rsp 16-aligned after the pushes and the frame
-            while (8 + 8 * len(self.pushes) + size) % 16:
-                size += 8
+        # the return address and the pushes sit above the frame; keep the stack pointer aligned
+        word = isa.abi.word
+        while (word * (1 + len(self.pushes)) + size) % isa.abi.stack_align:
+            size += word
         self.size = size
         self.consts = [k for k in keys if k[0] == "const"]
 
@@ -259,9 +188,10 @@ class Frame:
 
     def arg(self, name: str) -> str:
         i = ra.POINTERS.index(name)
+        abi = self.isa.abi
         if self.target == "nasm-x64":   # win64: 5th argument above the return address and shadow space
-            return f"qword [rsp + {self.size + 8 * len(self.pushes) + 8 + 32 + 8 * (i - 4)}]"
-        return f"dword [ebp + {8 + 4 * i}]"
+            return f"qword [rsp + {abi.stack_arg(i, self.size + abi.word * len(self.pushes))}]"
+        return f"dword [ebp + {abi.stack_arg(i, abi.word)}]"     # above the saved ebp
 
     def slot(self, s: Slot, cls: str) -> str:
         if s.key[0] == "arg":
@@ -421,11 +351,11 @@ def register_map(alloc, packed: bool = False) -> list[str]:
             g = re.sub(r"\.\d+$", ".*", v)
             g = re.sub(r"^([rev])\d+$", r"\1*", g)
             grouped.setdefault(g, set()).update(rs)
-        homes = {g: sorted(rs, key=ra._natural) for g, rs in grouped.items()}
+        homes = {g: sorted(rs, key=ra.natural) for g, rs in grouped.items()}
     rows = []
-    for v in sorted(homes, key=ra._natural):
+    for v in sorted(homes, key=ra.natural):
         rows.append(f"{v:>6}: {', '.join(homes[v])}")
-    stack = sorted({k[1] for k in alloc.slots if k[0] == "v"}, key=ra._natural)
+    stack = sorted({k[1] for k in alloc.slots if k[0] == "v"}, key=ra.natural)
     out = []
     for i in range(0, len(rows), 4):
         out.append("  ".join(f"{r:<24}" for r in rows[i:i + 4]).rstrip())
@@ -490,7 +420,7 @@ def render(variant) -> dict[str, str]:
                block_shift=variant.spec.block_bytes.bit_length() - 1,
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
-                      + {"sysv": "elf64", "win64": "win64", "cdecl": "elf32"}[no.abi]] + notes)
+                      + ABI_DATA[no.abi].object_format] + notes)
     return {f"{variant.stem}.asm": render_template("nasm/threefish.asm.j2", **ctx),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

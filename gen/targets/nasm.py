@@ -69,10 +69,14 @@ class Nasm(Target):
                 for extra in self.recommended_extra]
 
     def passes(self, v):
-        return [DESCRIBE, Pass("lower to machine ops", "Program", "MOp list (gen/regalloc.py)"),
-                Pass("liveness", "MOp list", "intervals, next uses"),
-                Pass(f"allocate registers ({v.get('strategy', 'belady')})", "MOp list", "AOp list + frame"),
-                Pass("print NASM", "AOp list", ".asm + .h (templates/nasm/)")]
+        lower = ("lower packed (gen/asm/lower_packed.py)" if v.get("layout") == "packed"
+                 else "lower to machine ops (gen/asm/lowering.py)")
+        return [DESCRIBE, Pass(lower, "Program", "MOp list (gen/asm/ir.py)"),
+                Pass("liveness (gen/asm/liveness.py)", "MOp list", "intervals, next uses"),
+                Pass(f"allocate registers ({v.get('strategy', 'belady')}; gen/asm/alloc/)", "MOp list",
+                     "AOp list + frame"),
+                Pass("check the allocation (gen/asm/check.py)", "MOp list + AOp list", "accepted, or an error"),
+                Pass("print NASM (gen/printers/nasm.py)", "AOp list", ".asm + .h (templates/nasm/)")]
 
     def render(self, v):
         return printer.render(v)

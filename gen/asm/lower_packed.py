@@ -28,11 +28,13 @@ allocator (any strategy) assigns registers and spills through 16-byte aligned st
 """
 from __future__ import annotations
 
-from .dsl import Idx, Loop, values
-from .errors import GenError
-from .layouts import packed
-from .regalloc import ISA, Addr, Lowering, MOp
-from .threefish import Program
+from ..dsl import Idx, Loop, values
+from ..errors import GenError
+from ..layouts import packed
+from ..threefish import Program
+from .ir import Addr, MOp
+from .lowering import Lowering
+from .machine import ISA
 
 # two-source lane shuffles: (half of the first source, half of the second) -> kind; the
 # printer's table gives the instruction (punpcklqdq, punpckhqdq, shufpd 1, shufpd 2)

@@ -1,0 +1,80 @@
+"""The assembly backend: lowering to machine ops on values, liveness, register allocation
+(one module per strategy under ``alloc/``) and the allocation checker.
+
+    description Program --lower / lower_packed--> [MOp] --allocate--> Allocation [AOp] --check--> printer
+
+``allocate`` is the one entry: it runs a strategy, applies the debug corruption hook
+(``THREEFISH_GEN_CORRUPT_ALLOC``, docs/nasm.md) and then the allocation checker
+(:mod:`gen.asm.check`), so every allocation that reaches a printer, the verifier, the bench or
+the allocation report has been proved to read, at every use, the value the program names.
+
+Strategies (``STRATEGIES``): ``named`` (qhasm style, one register per value, stack groups in
+slots), ``linear-scan`` (Poletto/Sarkar, whole-life spills), ``belady`` (furthest next use
+evicted: the optimal number of reloads for straight-line code).  Everywhere a spilled value is
+only read, a memory operand is used instead of a reload when the ISA has that form (``add r64,
+m64``; ``paddq xmm, m128`` from an aligned stack slot).  ``pinned`` values (``--pin k,t,x,p``
+or value names) get one fixed register for their whole life under every strategy.
+"""
+from __future__ import annotations
+
+from ..errors import GenError
+from .alloc.belady import belady
+from .alloc.common import GROUPS, select
+from .alloc.linear_scan import linear_scan
+from .alloc.named import named
+from .check import AllocationCheckError, corrupt_from_env
+from .check import check as check_allocation
+from .ir import DEFS, POINTERS, Addr, Allocation, AOp, Imm, MOp, PtrMem, Reg, Slot, natural
+from .liveness import carried, intervals, loop_bounds, next_uses
+from .lowering import SCHEDULES, Lowering, lower
+from .lower_packed import lower_packed
+from .machine import ISA, ISAS, LAYOUTS, isa_for
+
+STRATEGIES = ("named", "linear-scan", "belady")
+
+
+def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int | None = None,
+             pin: str = "", stack: str = "k,t") -> Allocation:
+    """Allocate registers for lowered ops, then check the allocation.  ``registers`` limits the
+    data class (the first N registers of its allocation order); ``pin`` names values or groups
+    that keep one register for their whole life; ``stack`` (named only) the values kept in slots."""
+    if strategy not in STRATEGIES:
+        raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    regs_of = {c: list(rs) for c, rs in isa.regs.items()}
+    if registers is not None:
+        full = isa.regs[isa.data_class]
+        if not 1 <= registers <= len(full):
+            raise GenError(f"--registers must be 1..{len(full)} for {isa.name}, not {registers}")
+        regs_of[isa.data_class] = list(full[:registers])
+    names = list(intervals(ops))
+    pinned_vals = select(pin, names) if pin else set()
+    if strategy == "named":
+        em, assign = named(ops, isa, regs_of, names, pinned_vals, stack)
+    elif strategy == "linear-scan":
+        em, assign = linear_scan(ops, isa, regs_of, names, pinned_vals)
+    else:
+        em, assign = belady(ops, isa, regs_of, names, pinned_vals)
+    code = em.code
+    used: dict[str, set] = {}
+    for op in code:
+        for x in (op.dst, op.src):
+            r = x.reg if isinstance(x, PtrMem) else x
+            if isinstance(r, Reg) and op.cls:
+                c = isa.ptr_class if isinstance(x, PtrMem) else op.cls
+                used.setdefault(c, set()).add(r.name)
+    for c in used:
+        used[c] = sorted(used[c], key=lambda r: isa.regs[c].index(r) if r in isa.regs[c] else 99)
+    stats = dict(em.stats)
+    stats["instructions"] = sum(1 for op in code if op.kind not in ("note", "top", "bottom"))
+    alloc = Allocation(strategy, code, {v: sorted(rs) for v, rs in em.homes.items()},
+                       sorted(em.slots, key=lambda k: em.slots[k]), used, stats,
+                       {v: assign[v] for v in pinned_vals if v in assign})
+    corrupt_from_env(alloc)
+    check_allocation(ops, isa, alloc)
+    return alloc
+
+
+__all__ = ["STRATEGIES", "SCHEDULES", "GROUPS", "ISAS", "LAYOUTS", "DEFS", "POINTERS", "Addr", "Allocation",
+           "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "Slot", "allocate",
+           "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_packed", "natural",
+           "next_uses", "select"]

@@ -1,0 +1,1 @@
+"""One module per allocation strategy; ``common`` and ``fixed`` are shared."""

@@ -1,0 +1,416 @@
+"""The assembly backend by stage (gen/asm/): liveness, lowering (scalar and packed), the three
+allocation strategies and the allocation checker, which must accept every real allocation and
+reject hand-made broken ones with one line naming the value and the location."""
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gen import asm as ra
+from gen.asm.check import ENV_CORRUPT, AllocationCheckError, check, corrupt
+from gen.asm.ir import AOp, Reg, Slot
+from gen.errors import GenError
+from gen.printers import nasm as nasmp
+from gen.render import Variant
+from gen.spec import get_spec
+from gen.threefish import Options, describe
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not installed")
+A, I, M = ra.Addr, ra.Imm, ra.MOp
+
+
+def variant(target, bits, version="1.3", keys_table=False, **kw):
+    return Variant(target, get_spec(version, bits), Options("table" if keys_table else "fly", "full", 1), "",
+                   nasmp.variant_extra(target, **kw))
+
+
+# --------------------------------------------------------------------------- liveness on a hand-written program
+
+def small_program():
+    """k0 = key[0]; per block: x0 = in[0]; x0 += k0; x0 <<<= 7; out[0] = x0; pointers advance."""
+    return [M("mov", "k0", A("key", "key", 0, 0), text="k0 = key[0]"),
+            M("guard", src="n", text="if n == 0 return"),
+            M("top", text="for each block"),
+            M("mov", "x0", A("in", "in", 0, 0), text="x0 = in[0]"),
+            M("add", "x0", "k0", text="x0 += k0"),
+            M("rol", "x0", 7, text="x0 <<<= 7"),
+            M("store", src="x0", addr=A("out", "out", 0, 0), text="out[0] = x0"),
+            M("add", "in", I(8), text="in += 8"),
+            M("add", "out", I(8), text="out += 8"),
+            M("add", "tweak", I(16), text="tweak += 16"),
+            M("sub", "n", I(1), text="n -= 1"),
+            M("bottom", text="while n != 0")]
+
+
+def test_liveness_small_program():
+    ops = small_program()
+    assert ra.loop_bounds(ops) == (2, 11)
+    assert ra.carried(ops) == {"k0", "in", "out", "tweak", "n"}
+    iv = ra.intervals(ops)
+    assert iv["x0"] == (3, 6)                   # defined by the load, last read by the store
+    assert iv["k0"] == (0, 11)                  # carried: live through the whole loop
+    assert iv["key"] == (-1, 0) and iv["n"] == (-1, 11)
+    nxt = ra.next_uses(ops)
+    assert nxt[3]["k0"] == 4 and nxt[4]["x0"] == 5
+    assert nxt[6].get("x0") is None             # dead after the store
+    assert nxt[7]["k0"] == 11                   # no read left in the iteration: needed at the bottom
+
+
+@pytest.mark.parametrize("strategy", ra.STRATEGIES)
+@pytest.mark.parametrize("words,abi", [("gpr", "sysv"), ("gpr", "win64"), ("sse2", "sysv")])
+def test_small_program_allocated_and_checked(strategy, words, abi):
+    isa = ra.isa_for("nasm-x64", abi, "rol", words)
+    alloc = ra.allocate(small_program(), isa, strategy, stack="")
+    assert [op.mop for op in alloc.code if op.kind in ("top", "bottom")] == [2, 11]
+    check(small_program(), isa, alloc)
+
+
+# --------------------------------------------------------------------------- every strategy on real programs
+
+CONFIGS = {
+    "x64-gpr": ("nasm-x64", dict()),
+    "x64-win64": ("nasm-x64", dict(abi="win64")),
+    "x64-sse2": ("nasm-x64", dict(isa="sse2")),
+    "x64-avx2": ("nasm-x64", dict(isa="avx2")),
+    "x64-avx512": ("nasm-x64", dict(isa="avx512")),
+    "x64-interleave": ("nasm-x64", dict(schedule="interleave")),
+    "x86": ("nasm-x86", dict()),
+    "x86-packed": ("nasm-x86", dict(layout="packed")),
+    "x64-sse2-packed": ("nasm-x64", dict(isa="sse2", layout="packed")),
+}
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_every_strategy_accepted_by_checker(config, bits):
+    """allocate() runs the checker; it is run here once more on the result, for both directions
+    and the scalar tail of the lanes variants.  An allocation that cannot be made (named at high
+    pressure) is a one-line GenError, never a checker failure."""
+    target, kw = CONFIGS[config]
+    accepted = 0
+    for strategy in ra.STRATEGIES:
+        v = variant(target, bits, strategy=strategy, **kw)
+        for direction in ("encrypt", "decrypt"):
+            for tail in ((False, True) if kw.get("isa") in ("avx2", "avx512") else (False,)):
+                try:
+                    isa, alloc = nasmp.allocate(v, direction, tail=tail)
+                except AllocationCheckError:
+                    raise
+                except GenError as e:
+                    assert strategy == "named" and "cannot allocate" in str(e), e
+                    continue
+                prog = describe(v.spec, v.options, direction, 1)
+                packed = kw.get("layout") == "packed" and not tail
+                ops = ra.lower_packed(prog, isa) if packed else ra.lower(prog, isa, kw.get("schedule", "description"))
+                check(ops, isa, alloc)
+                accepted += 1
+    assert accepted >= 4          # belady and linear-scan, both directions
+
+
+def test_pinned_and_keys_table_accepted():
+    for kw in (dict(pin="k,in,out", strategy="linear-scan"), dict(pin="x", registers=None), dict(pin="p"),
+               dict(keys_table=True), dict(registers=6), dict(strategy="linear-scan", registers=9)):
+        nasmp.allocate(variant("nasm-x64", 256, "1.1", **kw), "encrypt")
+
+
+# --------------------------------------------------------------------------- hand-made broken allocations
+
+def real(bits=1024, direction="encrypt", **kw):
+    """(ops, isa, allocation) of a real variant (default: belady at 1024, with spills)."""
+    v = variant("nasm-x64", bits, **kw)
+    isa, alloc = nasmp.allocate(v, direction)
+    ops = ra.lower(describe(v.spec, v.options, direction, 1), isa)
+    return ops, isa, alloc
+
+
+def rejected(ops, isa, alloc, pattern):
+    with pytest.raises(AllocationCheckError, match=pattern) as e:
+        check(ops, isa, alloc)
+    msg = str(e.value)
+    assert "\n" not in msg and msg.startswith("allocation check failed")
+    return msg
+
+
+def test_swapped_registers_rejected():
+    ops, isa, alloc = real()
+    broken = copy.deepcopy(alloc)
+    p = next(p for p, op in enumerate(broken.code) if op.kind == "add" and op.mop is not None
+             and isinstance(op.dst, Reg) and isinstance(op.src, Reg))
+    op = broken.code[p]
+    want = ops[op.mop].dst
+    op.dst, op.src = op.src, op.dst
+    msg = rejected(ops, isa, broken, rf"'{want}' expected in {op.dst.name} at instruction {p} ")
+    assert f"{op.dst.name} holds '" in msg
+
+
+def test_dropped_reload_rejected():
+    ops, isa, alloc = real()
+    broken = copy.deepcopy(alloc)
+    p = next(p for p, op in enumerate(broken.code) if op.role == "reload" and op.src.key[0] == "v"
+             and ops[broken.code[p + 1].mop or 0].kind != "bottom")
+    value, reg = broken.code[p].src.key[1], broken.code[p].dst.name
+    del broken.code[p]
+    rejected(ops, isa, broken, rf"'{value}' expected in {reg} at instruction \d+ .*, {reg} holds")
+
+
+def test_spill_to_wrong_slot_rejected():
+    ops, isa, alloc = real()
+    broken = copy.deepcopy(alloc)
+    p = next(p for p, op in enumerate(broken.code) if op.role == "spill" and op.dst.key[0] == "v"
+             and op.dst.key[1].startswith("x"))
+    value = broken.code[p].dst.key[1]
+    other = next(k for k in alloc.slots if k[0] == "v" and k[1] != value)
+    broken.code[p].dst = Slot(other)
+    rejected(ops, isa, broken, rf"'{other[1]}' expected in {broken.code[p].src.name} to fill its slot "
+                               rf"at instruction {p} .*holds '{value}'")
+
+
+def test_carried_value_clobbered_across_back_edge_rejected():
+    """256 bits, linear scan: the key words keep their registers around the block loop; a move
+    into one of them just before the loop closes breaks the next block."""
+    ops, isa, alloc = real(256, strategy="linear-scan")
+    value = min((v for v in ra.carried(ops) if v.startswith("k") and v in alloc.homes), key=ra.natural)
+    kreg = alloc.homes[value][0]
+    broken = copy.deepcopy(alloc)
+    bottom = next(p for p, op in enumerate(broken.code) if op.kind == "bottom")
+    other = next(r for r in alloc.used["gpr"] if r != kreg)
+    broken.code.insert(bottom, AOp("mov", "gpr", Reg(kreg), Reg(other), "clobber", "move"))
+    msg = rejected(ops, isa, broken, rf"carried '{value}' expected back in {kreg} at instruction {bottom + 1} ")
+    assert f"{kreg} holds" in msg
+
+
+def test_pinned_value_moved_rejected():
+    """k0 pinned: using it from another register (a copy made there) breaks the pin, although
+    the copy holds the right value."""
+    ops, isa, alloc = real(256, pin="k0")
+    home = alloc.pinned["k0"]
+    broken = copy.deepcopy(alloc)
+    p = next(p for p, op in enumerate(broken.code) if op.mop is not None and ops[op.mop].src == "k0")
+    other = next(r for r in isa.regs["gpr"] if r not in (home, broken.code[p].dst.name))
+    broken.code[p].src = Reg(other)
+    broken.code.insert(p, AOp("mov", "gpr", Reg(other), Reg(home), "copy k0", "move"))
+    broken.used["gpr"] = sorted(set(broken.used["gpr"]) | {other})
+    rejected(ops, isa, broken, rf"pinned 'k0' expected in {home} at instruction {p + 1} .*used from {other}")
+
+
+def test_register_outside_the_frame_rejected():
+    """A register the allocation does not list would not be saved by the frame; Win64's
+    xmm6-15 are callee-saved and no frame here saves them."""
+    ops, isa, alloc = real(256, abi="win64")
+    assert "r15" not in alloc.used["gpr"]
+    broken = copy.deepcopy(alloc)
+    broken.code.insert(0, AOp("mov", "gpr", Reg("r15"), Reg(isa.arg_regs["key"]), "", "move"))
+    rejected(ops, isa, broken, r"r15 used at instruction 0 .*not in the allocation's registers")
+    broken = copy.deepcopy(alloc)
+    broken.code.insert(0, AOp("mov", "xmm", Reg("xmm6"), Reg("xmm0"), "", "move"))
+    broken.used["xmm"] = ["xmm0", "xmm6"]
+    rejected(ops, isa, broken, r"xmm6 written at instruction 0 .*callee-saved under win64")
+
+
+# --------------------------------------------------------------------------- the debug hook and the report
+
+@pytest.mark.parametrize("hook", ["swap:3", "drop-reload:1", "wrong-slot:1"])
+def test_cli_corrupted_allocation_exit_2_one_line(hook, tmp_path):
+    env = dict(os.environ, **{ENV_CORRUPT: hook})
+    for cmd in (["render", "--target", "nasm-x64", "--size", "1024", "--version", "1.3", "--out", str(tmp_path)],
+                ["regalloc", "--target", "nasm-x64", "--size", "1024", "--strategy", "all"]):
+        p = subprocess.run([sys.executable, "-m", "threefish_gen", *cmd], cwd=ROOT, capture_output=True, text=True, env=env)
+        assert p.returncode == 2, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert re.match(r"threefish-gen: error: allocation check failed \(\S+, nasm-x64\): "
+                        r"'[^']+' expected in \S+ .*at instruction \d+", p.stderr), p.stderr
+
+
+def test_bad_corruption_hook_is_one_line_error():
+    ops, isa, alloc = real(256)
+    with pytest.raises(GenError, match="expected one of swap"):
+        corrupt(alloc, "shuffle:1")
+
+def test_belady_spills_less_than_linear_scan():
+    """1024 bits: 16 words + pointers > 15 GPRs; Belady's MIN reloads less than linear scan."""
+    st = {}
+    for s in ("belady", "linear-scan"):
+        _, alloc = nasmp.allocate(variant("nasm-x64", 1024, strategy=s), "encrypt")
+        st[s] = alloc.stats
+    assert st["belady"]["reloads"] < st["linear-scan"]["reloads"]
+    assert st["belady"]["spills"] < st["linear-scan"]["spills"]
+    assert st["belady"]["spills"] > 0          # the pressure is real
+
+
+@pytest.mark.parametrize("kw,pattern", [
+    (dict(strategy="belady", registers=1), r"no gpr register left for 'k0 = key\[0\]': live there key"),
+    (dict(strategy="belady", pin="x"), r"16 gpr values live .*\(k0, .*x15\)|x1[0-5].*only 15"),
+    (dict(strategy="named"), r"cannot allocate x9: .*\(in, n, out, tweak, x0, .*x9\)"),
+    (dict(strategy="linear-scan", registers=2), r"leaves no gpr register"),
+])
+def test_impossible_allocation_is_one_line_error(kw, pattern):
+    with pytest.raises(GenError, match=pattern) as e:
+        nasmp.allocate(variant("nasm-x64", 1024, **kw), "encrypt")
+    assert "\n" not in str(e.value)
+
+
+def test_cli_regalloc_exit_2_on_impossible_budget():
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "regalloc", "--size", "1024", "--strategy", "named"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.startswith("threefish-gen: error: cannot allocate") and "Traceback" not in p.stderr
+
+
+@needs_nasm
+def test_cli_regalloc_table():
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "regalloc", "--target", "nasm-x64", "--size", "1024",
+                        "--strategy", "all"], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[1].split() == ["named", "linear-scan", "belady"]
+    spills = dict(zip(["named", "linear-scan", "belady"], lines[3].split()[1:]))
+    assert spills["named"] == "fails" and int(spills["belady"]) < int(spills["linear-scan"])
+    code = [ln for ln in lines if ln.startswith("code bytes")][0].split()[2:]
+    assert all(int(x) > 1000 for x in code[1:])
+    assert [ln for ln in lines if ln.startswith("allocation check")][0].split()[2:] == ["fails", "accepted", "accepted"]
+
+
+def test_liveness_loop_carried():
+    v = variant("nasm-x64", 256)
+    isa = ra.isa_for("nasm-x64", "sysv", "rol")
+    ops = ra.lower(describe(v.spec, v.options, "encrypt", 1), isa)
+    car = ra.carried(ops)
+    assert {"in", "out", "tweak", "n", "k0", "k4"} <= car
+    assert not any(x.startswith("x") for x in car)      # state words live within one block
+    iv = ra.intervals(ops)
+    top, bottom = ra.loop_bounds(ops)
+    assert iv["k0"][1] == bottom and iv["x0"][0] > top
+
+
+def _run_packed_ops(ops, memory):
+    """Execute the packed lowering's machine ops on 128-bit Python integers (lane semantics of
+    the printer's table), before allocation: the layout mapping checked without nasm."""
+    m64 = (1 << 64) - 1
+
+    def mk(lo, hi):
+        return (lo & m64) | (hi & m64) << 64
+
+    env, stack = {}, {}
+
+    def read(a, wide):
+        if isinstance(a, str):
+            return env[a]
+        if isinstance(a, ra.Addr):
+            if a.base is None:
+                return a.index if a.array == "const" else stack[(a.array, a.index)]
+            w = memory[a.base][a.offset // 8:a.offset // 8 + 2]
+            return mk(w[0], w[1]) if wide else w[0]
+        return a.value if isinstance(a, ra.Imm) else a
+
+    lane_ops = {"lolo": lambda d, s: mk(d, s), "hihi": lambda d, s: mk(d >> 64, s >> 64),
+                "hilo": lambda d, s: mk(d >> 64, s), "lohi": lambda d, s: mk(d, s >> 64),
+                "movsd": lambda d, s: mk(s, d >> 64)}
+    arith = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "xor": lambda a, b: a ^ b,
+             "or": lambda a, b: a | b, "shl": lambda a, n: a << n, "shr": lambda a, n: a >> n}
+    for o in ops:
+        if o.kind in ("note", "guard", "top", "bottom") or o.dst in ra.POINTERS:
+            continue
+        if o.kind == "store":
+            v = env[o.src]
+            if o.addr.base is None:
+                stack[(o.addr.array, o.addr.index)] = v
+            else:
+                memory[o.addr.base][o.addr.offset // 8:o.addr.offset // 8 + 2] = [v & m64, v >> 64]
+        elif o.kind in ("mov", "ldu"):
+            env[o.dst] = read(o.src, o.kind == "ldu" or not isinstance(o.src, ra.Addr) or o.src.base is None)
+        elif o.kind == "swap":
+            s = read(o.src, True)
+            env[o.dst] = mk(s >> 64, s)
+        elif o.kind == "bshl":
+            env[o.dst] = (env[o.dst] << 8 * o.src) & ((1 << 128) - 1)
+        elif o.kind in lane_ops:
+            env[o.dst] = lane_ops[o.kind](env[o.dst], read(o.src, True))
+        else:
+            d, s = env[o.dst], read(o.src, True)
+            s_lo, s_hi = (s, s) if isinstance(o.src, int) else (s & m64, s >> 64)
+            env[o.dst] = mk(arith[o.kind](d & m64, s_lo), arith[o.kind](d >> 64, s_hi))
+    return memory
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_packed_lowering_matches_reference(bits, version):
+    """The packed machine ops (load/unpack, lane shuffles from spec.perm, per-lane rotates, key
+    pairs + tweak words) compute Threefish: run on Python integers against the reference."""
+    import random
+    from gen import reference
+    from gen.dsl import bytes_from_words, words_from_bytes
+    spec = get_spec(version, bits)
+    isa = ra.isa_for("nasm-x86", "cdecl", "shift", "sse2", "packed")
+    rnd = random.Random(bits)
+    key, tw, block = ([rnd.getrandbits(64) for _ in range(n)] for n in (spec.nw, 2, spec.nw))
+    for d in ("encrypt", "decrypt"):
+        ops = ra.lower_packed(describe(spec, Options(), d, 1), isa)
+        out = _run_packed_ops(ops, {"key": key, "tweak": tw, "in": block, "out": [0] * spec.nw})["out"]
+        want = getattr(reference, d)(spec, bytes_from_words(key), bytes_from_words(tw), bytes_from_words(block))
+        assert out == words_from_bytes(want), (bits, version, d)
+
+
+
+
+# --------------------------------------------------------------------------- layering
+
+def _import_graph() -> dict:
+    """Module -> the project modules it imports (anywhere in the file), from the source."""
+    import ast
+    files = {}
+    for f in list(ROOT.glob("gen/**/*.py")) + list(ROOT.glob("verify/**/*.py")):
+        name = ".".join(f.relative_to(ROOT).with_suffix("").parts)
+        files[name[:-9] if name.endswith(".__init__") else name] = f
+    graph = {}
+    for name, f in files.items():
+        pkg = name if f.name == "__init__.py" else name.rsplit(".", 1)[0]
+        out = set()
+        for n in ast.walk(ast.parse(f.read_text())):
+            if isinstance(n, ast.ImportFrom):
+                base = pkg.split(".")[:len(pkg.split(".")) - (n.level - 1)] if n.level else []
+                m = ".".join(base + ([n.module] if n.module else []))
+                cands = [m] + [f"{m}.{a.name}" for a in n.names]
+            elif isinstance(n, ast.Import):
+                cands = [a.name for a in n.names]
+            else:
+                continue
+            out |= {c for c in cands if c in files and c != name}
+        graph[name] = out
+    return graph
+
+
+def test_asm_layering_and_no_cycles():
+    """gen/asm reaches neither verify/ nor the CLI, bench, report or printers; no import cycle."""
+    graph = _import_graph()
+    reach, todo = set(), [m for m in graph if m.startswith("gen.asm")]
+    while todo:
+        m = todo.pop()
+        if m not in reach:
+            reach.add(m)
+            todo += graph[m]
+    outside = {m for m in reach if not m.startswith(("gen.asm", "gen.dsl", "gen.errors", "gen.layouts",
+                                                      "gen.spec", "gen.threefish"))}
+    assert not outside, outside
+    state: dict = {}
+
+    def visit(m, path):
+        state[m] = "open"
+        for n in graph[m]:
+            if n not in reach:
+                continue
+            assert state.get(n) != "open", " -> ".join(path + [n])
+            if n not in state:
+                visit(n, path + [n])
+        state[m] = "done"
+    for m in sorted(reach):
+        if m not in state:
+            visit(m, [m])
