@@ -67,7 +67,7 @@ def test_liveness_small_program():
 @pytest.mark.parametrize("strategy", ra.STRATEGIES)
 @pytest.mark.parametrize("words,abi", [("gpr", "sysv"), ("gpr", "win64"), ("sse2", "sysv")])
 def test_small_program_allocated_and_checked(strategy, words, abi):
-    isa = ra.isa_for("nasm-x64", abi, "rol", words)
+    isa = ra.isa_for("x86-64", abi, "rol", words)
     alloc = ra.allocate(small_program(), isa, strategy, stack="")
     assert [op.mop for op in alloc.code if op.kind in ("top", "bottom")] == [2, 11]
     check(small_program(), isa, alloc)
@@ -225,7 +225,7 @@ def test_cli_corrupted_allocation_exit_2_one_line(hook, tmp_path):
         p = subprocess.run([sys.executable, "-m", "threefish_gen", *cmd], cwd=ROOT, capture_output=True, text=True, env=env)
         assert p.returncode == 2, p.stderr
         assert len(p.stderr.strip().splitlines()) == 1, p.stderr
-        assert re.match(r"threefish-gen: error: allocation check failed \(\S+, nasm-x64\): "
+        assert re.match(r"threefish-gen: error: allocation check failed \(\S+, x86-64\): "
                         r"'[^']+' expected in \S+ .*at instruction \d+", p.stderr), p.stderr
 
 
@@ -280,7 +280,7 @@ def test_cli_regalloc_table():
 
 def test_liveness_loop_carried():
     v = variant("nasm-x64", 256)
-    isa = ra.isa_for("nasm-x64", "sysv", "rol")
+    isa = ra.isa_for("x86-64", "sysv", "rol")
     ops = ra.lower(describe(v.spec, v.options, "encrypt", 1), isa)
     car = ra.carried(ops)
     assert {"in", "out", "tweak", "n", "k0", "k4"} <= car
@@ -349,7 +349,7 @@ def test_packed_lowering_matches_reference(bits, version):
     from gen import reference
     from gen.dsl import bytes_from_words, words_from_bytes
     spec = get_spec(version, bits)
-    isa = ra.isa_for("nasm-x86", "cdecl", "shift", "sse2", "packed")
+    isa = ra.isa_for("x86", "cdecl", "shift", "sse2", "packed")
     rnd = random.Random(bits)
     key, tw, block = ([rnd.getrandbits(64) for _ in range(n)] for n in (spec.nw, 2, spec.nw))
     for d in ("encrypt", "decrypt"):

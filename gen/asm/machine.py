@@ -50,7 +50,9 @@ PACKED_MEM = {("ldu", "xmm"): {"ptr"}, **{(k, "xmm"): {"stack"} for k in ("lolo"
 X64_VECTORS = {"sse2": ("xmm", 16, 16, ("add", "sub", "xor", "or"), "shift", 1),
                "avx2": ("ymm", 12, 32, ("add", "sub", "xor", "or"), "shift", 4),   # ymm12-15: gathers
                "avx512": ("zmm", 30, 64, ("add", "sub", "xor"), "native", 8)}     # zmm30/31: offsets
-ISAS = {"nasm-x64": ("gpr", *X64_VECTORS), "nasm-x86": ("sse2",)}
+# machine -> where the words may live (--isa); machines are named by architecture, the nasm
+# targets' descriptors and printer map themselves onto them (nasm-x64 -> x86-64, nasm-x86 -> x86)
+ISAS = {"x86-64": ("gpr", *X64_VECTORS), "x86": ("sse2",)}
 LAYOUTS = ("scalar", "packed")
 WHY_SYSV = {"sse2": " (Win64 XMM6-15 are callee-saved)"}
 
@@ -63,18 +65,19 @@ def _gpr_imm32(kind, cls, v):
     return cls == "gpr" and _imm32(kind, cls, v)
 
 
-def isa_for(target: str, abi: str, rotate: str, words: str = "gpr", layout: str = "scalar") -> ISA:
-    """The machine of a nasm variant: target, ABI name, rotate lowering, --isa, --layout."""
-    isa = _isa_for(target, ABIS[abi], words)
+def isa_for(machine: str, abi: str, rotate: str, words: str = "gpr", layout: str = "scalar") -> ISA:
+    """The machine model of a variant: machine (x86-64, x86), ABI name, rotate lowering, --isa,
+    --layout."""
+    isa = _isa_for(machine, ABIS[abi], words)
     if layout == "packed":
         isa.layout = "packed"
         isa.mem_ops = {**isa.mem_ops, **PACKED_MEM}
     return isa
 
 
-def _isa_for(target: str, abi: ABI, words: str = "gpr") -> ISA:
+def _isa_for(machine: str, abi: ABI, words: str = "gpr") -> ISA:
     args = abi.arg_regs(POINTERS)
-    if target == "nasm-x64" and words in X64_VECTORS:
+    if machine == "x86-64" and words in X64_VECTORS:
         # sse2: the nasm-x86 instruction stream in 64-bit mode (words in XMM low lanes);
         # avx2/avx512 lanes: lane b of the vector holds word i of block b (gathers)
         cls, n, slot, stack_kinds, rot, lanes = X64_VECTORS[words]
@@ -82,15 +85,15 @@ def _isa_for(target: str, abi: ABI, words: str = "gpr") -> ISA:
             raise GenError(f"--isa {words} is available with --abi sysv only{WHY_SYSV.get(words, '')}")
         mem = {(k, cls): {"stack"} for k in stack_kinds}
         mem.update({("mov", cls): {"stack", "ptr"}, **GPR_MEM})
-        return ISA("nasm-x64", {cls: [f"{cls}{i}" for i in range(n)], "gpr": list(X64_CALLER_SAVED)}, cls, "gpr",
+        return ISA("x86-64", {cls: [f"{cls}{i}" for i in range(n)], "gpr": list(X64_CALLER_SAVED)}, cls, "gpr",
                    slot, {cls: 1, "gpr": 1}, mem, rot, _gpr_imm32, args, lanes=lanes, abi=abi)
-    if target == "nasm-x64":
-        return ISA("nasm-x64", {"gpr": list(X64_GPRS[abi.name])}, "gpr", "gpr", 8, {"gpr": 2}, dict(GPR_MEM),
+    if machine == "x86-64":
+        return ISA("x86-64", {"gpr": list(X64_GPRS[abi.name])}, "gpr", "gpr", 8, {"gpr": 2}, dict(GPR_MEM),
                    "native", _imm32, args, abi=abi)
     mem = {("mov", "xmm"): {"stack", "ptr"}, ("mov", "gpr32"): {"stack"},
            ("add", "gpr32"): {"stack"}, ("sub", "gpr32"): {"stack"}}
     for k in ("add", "sub", "xor", "or"):
         mem[(k, "xmm")] = {"stack"}
-    return ISA("nasm-x86", {"xmm": [f"xmm{i}" for i in range(8)], "gpr32": list(X86_GPRS)},
+    return ISA("x86", {"xmm": [f"xmm{i}" for i in range(8)], "gpr32": list(X86_GPRS)},
                "xmm", "gpr32", 16, {"xmm": 1, "gpr32": 1}, mem, "shift",
                lambda kind, cls, v: cls == "gpr32", args, abi=abi)

@@ -14,10 +14,15 @@ from dataclasses import dataclass
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, Slot
 from ..asm.abi import ABIS as ABI_DATA
-from ..asm.machine import ISAS, LAYOUTS, isa_for
+from ..asm.machine import ISAS as MACHINE_ISAS
+from ..asm.machine import LAYOUTS, isa_for
 from ..errors import GenError
 from ..threefish import describe
 from . import render_template
+
+# target -> the machine its code runs on (gen/asm/machine.py)
+MACHINE = {"nasm-x64": "x86-64", "nasm-x86": "x86"}
+ISAS = {t: MACHINE_ISAS[m] for t, m in MACHINE.items()}
 
 TARGETS = ("nasm-x64", "nasm-x86")
 ABIS = {"nasm-x64": ("sysv", "win64"), "nasm-x86": ("cdecl",)}
@@ -137,10 +142,10 @@ def allocate(variant, direction: str, strategy: str | None = None, tail: bool = 
     that a lanes variant uses for the blocks left over (n mod lanes) and single blocks."""
     no = NasmOptions.of(variant)
     if tail:
-        isa = isa_for(no.target, no.abi, "rol", "gpr")
+        isa = isa_for(MACHINE[no.target], no.abi, "rol", "gpr")
         prog = describe(variant.spec, variant.options, direction, 1)
         return isa, ra.allocate(ra.lower(prog, isa), isa, "belady")
-    isa = isa_for(no.target, no.abi, no.rotate, no.words, no.layout)
+    isa = isa_for(MACHINE[no.target], no.abi, no.rotate, no.words, no.layout)
     prog = describe(variant.spec, variant.options, direction, 1)
     if no.layout == "packed":
         ops = ra.lower_packed(prog, isa)
