@@ -53,6 +53,8 @@ Operand = Union[str, Mem, Idx]
 
 @dataclass(frozen=True)
 class Load:
+    """dst lane k = array[words[k]] (None: lane left undefined)"""
+
     dst: str
     array: str
     words: tuple
@@ -60,6 +62,8 @@ class Load:
 
 @dataclass(frozen=True)
 class Store:
+    """array[words[k]] = src lane k (None: lane not stored)"""
+
     src: str
     array: str
     words: tuple
@@ -67,6 +71,8 @@ class Store:
 
 @dataclass(frozen=True)
 class Shuffle:
+    """dst lane k = srcs[s] lane l for (s, l) = lanes[k]; kind names the purpose (transpose, load/store, permute)"""
+
     dst: str
     srcs: tuple
     lanes: tuple
@@ -79,45 +85,49 @@ class Shuffle:
 
 @dataclass(frozen=True)
 class Broadcast:
+    """every lane of dst = the scalar term"""
+
     dst: Union[str, Mem]
     term: Operand
 
 
 @dataclass(frozen=True)
 class Const:
+    """dst lane k = values[k]"""
+
     dst: str
     values: tuple
 
 
 @dataclass(frozen=True)
 class Mov:
+    """dst = a (a vector array element when dst is a Mem)"""
+
     dst: Union[str, Mem]
     a: Operand
 
 
 @dataclass(frozen=True)
-class Add:
+class _Binary:
     dst: str
     a: str
     b: Operand
 
 
-@dataclass(frozen=True)
-class Sub:
-    dst: str
-    a: str
-    b: Operand
+class Add(_Binary):
+    """dst = a + b (mod 2^64, lane-wise)"""
+
+
+class Sub(_Binary):
+    """dst = a - b (mod 2^64, lane-wise)"""
+
+
+class Xor(_Binary):
+    """dst = a ^ b"""
 
 
 @dataclass(frozen=True)
-class Xor:
-    dst: str
-    a: str
-    b: Operand
-
-
-@dataclass(frozen=True)
-class Rotl:
+class _Rotate:
     dst: str
     src: str
     counts: tuple
@@ -127,41 +137,48 @@ class Rotl:
         return len(set(self.counts)) == 1
 
 
-@dataclass(frozen=True)
-class Rotr:
-    dst: str
-    src: str
-    counts: tuple
+class Rotl(_Rotate):
+    """dst lane k = src lane k <<< counts[k]"""
 
-    @property
-    def uniform(self) -> bool:
-        return len(set(self.counts)) == 1
+
+class Rotr(_Rotate):
+    """dst lane k = src lane k >>> counts[k]"""
 
 
 @dataclass(frozen=True)
 class Insert:
+    """dst lane k = the sum of the scalar terms terms[k] (mod 2^64)"""
+
     dst: str
     terms: tuple
 
 
 @dataclass(frozen=True)
 class Scalar:
+    """one description op on 64-bit words, kept as is"""
+
     op: Op
 
 
 @dataclass(frozen=True)
 class Block:
+    """ops whose destinations outside the program's declared values are local temporaries"""
+
     body: tuple
 
 
 @dataclass(frozen=True)
 class Loop:
+    """body run count times; Idx operands are affine in its counter"""
+
     count: int
     body: tuple
 
 
 @dataclass(frozen=True)
 class Note:
+    """a comment for printers"""
+
     text: str
 
 

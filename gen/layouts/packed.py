@@ -8,7 +8,10 @@ B, both derived from ``spec.perm``.  Subkey injection adds, per position, the sc
 description adds to the word that sits there.
 
 ``map_program`` walks a description program (keys=fly, unroll=full) and returns a list of
-packed steps; printers turn them into instructions:
+packed steps (positional lanes); :func:`lower` turns them into the layout IR
+(gen/layouts/ir.py) that the SIMD C and C# printers format.  The steps themselves are read
+directly only by gen/lower_packed.py (the NASM SSE2 packed lowering, until the assembly
+backend consumes the IR):
 
 * ``("scalar", op)``         a scalar op (key and tweak words), printed as-is
 * ``("load",)`` / ``("store",)``  the whole block in / out (positional order)
