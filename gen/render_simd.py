@@ -9,8 +9,8 @@ Target options (``Variant.extra``):
   ``interleave`` scalar blocks in the same loop, using the integer and vector
   pipes together); single-block calls of these use the scalar body of the same
   description.  ``packed``: single-block calls spread one block over the lanes
-  (layouts/packed.py lowers it to the layout IR: A = even, B = odd words of the MIX pairs, in 128-, 256- or
-  512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
+  (layouts/packed.py lowers it to the layout IR: A = even, B = odd words of the MIX
+  pairs, in 128-, 256- or 512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
   bulk loop of the same ISA and hand tails to the packed single block.  The
   dispatcher keeps scalar single blocks: packed was slower on every size and ISA
   measured (see the comment at SIMD_LAYOUTS in gen/catalog.py).

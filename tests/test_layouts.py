@@ -26,10 +26,6 @@ def _check(vp, spec, direction, passes=2, seed=0):
     assert interp.crypt_bytes(vp, key, tweaks, data) == want
 
 
-def _options(*salt):
-    return OPTION_SETS[hash(salt) % len(OPTION_SETS)]
-
-
 @pytest.mark.parametrize("direction", DIRECTIONS)
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("bits", SIZES)
@@ -113,8 +109,7 @@ def test_packed_wrong_lane_permutation_is_caught(bits):
 
 
 def swap_two_lanes(block: ir.Block) -> ir.Block:
-    """The block with lanes 0 and 1 of its first permute shuffle's pattern exchanged... across
-    the whole half when the shuffle holds one lane pair (two-lane vectors)."""
+    """The block with lanes 0 and 1 of its first permute shuffle exchanged."""
     body = list(block.body)
     k = next(i for i, x in enumerate(body) if isinstance(x, ir.Shuffle))
     sh = body[k]

@@ -9,7 +9,7 @@ against gen/reference.py.
 """
 from __future__ import annotations
 
-from ..dsl import MASK64, Idx, Mem, Op, bytes_from_words, words_from_bytes
+from ..dsl import MASK64, Mem, Op, bytes_from_words, words_from_bytes
 from ..errors import GenError
 from . import ir
 

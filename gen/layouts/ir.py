@@ -204,8 +204,6 @@ class VProgram:
     values: list = field(default_factory=list)    # declared vector values of the body
     arrays: dict = field(default_factory=dict)    # declared vector arrays of the body: size
     scalars: list = field(default_factory=list)   # description values the body's Scalar ops define
-    prologue_values: list = field(default_factory=list)
-    prologue_arrays: dict = field(default_factory=dict)
 
 
 def walk(ops):

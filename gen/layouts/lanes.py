@@ -136,11 +136,9 @@ def lower(prog: Program, lanes: int) -> ir.VProgram:
     sizes = array_sizes(prog.body)
     vp.arrays = {vname(a): sizes[a] for a in sorted(body_arrays)}
     setup_sizes = array_sizes(prog.setup)
-    vp.prologue_values = [bname(n) for n in values(prog.setup) if n in bvals]
-    vp.prologue_arrays = {bname(a): setup_sizes[a] for a in sorted(barrs)}
-    vp.prologue = [ir.Broadcast(n, n[1:]) for n in vp.prologue_values]
-    vp.prologue += [ir.Loop(size, (ir.Broadcast(Mem(a, Idx(0, 1)), Mem(a[1:], Idx(0, 1))),))
-                    for a, size in vp.prologue_arrays.items()]
+    vp.prologue = [ir.Broadcast(bname(n), n) for n in values(prog.setup) if n in bvals]
+    vp.prologue += [ir.Loop(setup_sizes[a], (ir.Broadcast(Mem(bname(a), Idx(0, 1)), Mem(a, Idx(0, 1))),))
+                    for a in sorted(barrs)]
     return vp
 
 

@@ -21,7 +21,7 @@ backend consumes the IR):
 """
 from __future__ import annotations
 
-from ..dsl import Mem, Op
+from ..dsl import Mem
 from ..errors import GenError
 from . import ir
 

@@ -317,9 +317,8 @@ def _cs_shuffle(vec: str, nl: int, op: ir.Shuffle, rest) -> list[str]:
     if nl == 8:
         return [f"{d} = Avx512F.PermuteVar8x64x2({a}, {_cs_vec(vec, [8 * s + k for s, k in lanes])}, {b});"]
     half = nl // 2
-    lo, hi = tuple((s, k) for k in range(0, nl, 2) for s in (0, 1)), tuple((s, k + 1) for k in range(0, nl, 2) for s in (0, 1))
     if nl == 2:
-        which = {lo: "UnpackLow", hi: "UnpackHigh"}[tuple(lanes)]
+        which = {((0, 0), (1, 0)): "UnpackLow", ((0, 1), (1, 1)): "UnpackHigh"}[tuple(lanes)]
         return [f"{d} = Sse2.{which}({a}, {b});"]
     # Vector256: unpacks work within 128-bit halves; a lane order (0, 2, 1, 3) fixes it up.
     deal = {tuple((s, 2 * j + z) for s in (0, 1) for j in range(half)): ("Low", "High")[z] for z in (0, 1)}
