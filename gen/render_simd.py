@@ -9,8 +9,8 @@ Target options (``Variant.extra``):
   ``interleave`` scalar blocks in the same loop, using the integer and vector
   pipes together); single-block calls of these use the scalar body of the same
   description.  ``packed``: single-block calls spread one block over the lanes
-  (layouts/packed.py: A = even, B = odd words of the MIX pairs, in 128-, 256- or
-  512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
+  (layouts/packed.py lowers it to the layout IR: A = even, B = odd words of the MIX
+  pairs, in 128-, 256- or 512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
   bulk loop of the same ISA and hand tails to the packed single block.  The
   dispatcher keeps scalar single blocks: packed was slower on every size and ISA
   measured (see the comment at SIMD_LAYOUTS in gen/catalog.py).
@@ -21,7 +21,7 @@ from .dsl import values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
-from .layouts import scalar as scalar_layout
+from .layouts.ir import Broadcast
 from .printers import render_template
 from .printers.c import CPrinter, section
 from .printers.c_simd import ISAS, LanesPrinter, PackedPrinter, Width, get_isa, interleave_code
@@ -83,9 +83,8 @@ def packed_single(prefix: str, helpers: str, spec, options, direction: str, isa_
                   stats: dict | None = None) -> dict:
     """The single-block function of layout packed (one block spread over the lanes)."""
     prog = describe(spec, Options("fly", "full", 1), direction, 1)
-    steps = packed_layout.track(packed_layout.map_program(prog), spec)
     pr = PackedPrinter(ISAS[isa_name], spec, helpers)
-    lines = pr.function_lines(prog, steps)
+    lines = pr.function_lines(prog, packed_layout.lower(prog, pr.L))
     if stats is not None:
         stats.update(pr.cost)
         stats["vector bits"] = pr.w.bits
@@ -119,13 +118,14 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
         vps.append((one, 0))
         loops, consts, bvals, barrs = [], {}, {}, {}
         for prog, scalar_blocks in vps:
-            vp = lanes_layout.vectorize(prog, L)
+            vp = lanes_layout.lower(prog, L)
             vpr = LanesPrinter(isa, vp, helpers, nb)
             code = vpr.lines(vp.body)
             decl = vpr.declarations()
             consts.update(vpr.consts)
-            bvals.update(dict.fromkeys(vp.broadcast_values))
-            barrs.update(vp.broadcast_arrays)
+            for op in vp.prologue:       # key words broadcast once per call, shared by the loops
+                (bvals if isinstance(op, Broadcast) else barrs).setdefault(
+                    op.dst if isinstance(op, Broadcast) else op.body[0].dst.array, op)
             per = vp.blocks
             if scalar_blocks:
                 sprog = describe(spec, Options(options.keys, options.unroll, scalar_blocks), direction,
@@ -144,14 +144,7 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
         if stats is not None:
             stats["min blocks"] = min(p for p, _, _ in loops)
         lines.append(f"if (n >= {min(p for p, _, _ in loops)}) {{")
-        inner = []
-        for name in bvals:
-            inner.append(f"const {w.T} {name} = {w.set1(name[1:])};")
-        for arr, size in barrs.items():
-            inner.append(f"{w.T} {arr}[{size}];")
-            inner.append(f"unsigned j_{arr};")
-            inner.append(f"for (j_{arr} = 0; j_{arr} < {size}; j_{arr}++)")
-            inner.append(f"    {arr}[j_{arr}] = {w.set1(arr[1:] + '[j_' + arr + ']')};")
+        inner = vpr.prologue(list(bvals.values()) + list(barrs.values()))
         for name, expr in sorted(consts.items()):
             inner.append(f"const {w.T} {name} = {expr};")
         for per, decl, code in loops:

@@ -1,16 +1,17 @@
 """The ``lanes`` layout: L independent blocks word-sliced, one block per 64-bit lane.
 
-The vector program is the description's word program mapped one to one: every
+The layout IR program (gen/layouts/ir.py) is the description's word program mapped one to one: every
 word value ``x`` becomes the vector ``vx`` holding that word for L blocks, every
 operation becomes the same operation on vectors (rotations stay uniform, the
 word permutation stays free renaming).  What changes:
 
-* loads of the caller's ``in`` / ``tweak`` words become :class:`Gather` groups
-  (L rows loaded, transposed in registers by :func:`transpose_network`), stores
-  to ``out`` become :class:`Scatter` groups (the same network: a transpose is its
-  own inverse);
-* key words computed once per call (the description's ``setup``) are broadcast
-  to every lane (``bk0`` = <k0, k0, ...>), so are setup arrays (``bkr``);
+* loads of the caller's ``in`` / ``tweak`` words become :func:`gather` blocks
+  (one row of up to L words loaded per block, then the L x L transpose network of
+  gen/layouts/transpose.py as two-source lane shuffles), stores to ``out`` become
+  :func:`scatter` blocks (the same network: a transpose is its own inverse);
+* key words computed once per call (the description's ``setup``, kept as scalar
+  ops) are broadcast to every lane in the program's prologue (``bk0`` = <k0, k0,
+  ...>), so are setup arrays (``bkr``);
 * arrays local to the body (subkey table ``ks``, tweak ring ``tr``) become
   arrays of vectors.
 
@@ -19,50 +20,13 @@ blocks ``b*L .. b*L+L-1`` of one pass.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..errors import GenError
 from ..threefish import Program
+from . import ir, transpose
 
 NAME = "lanes"
 CALLER_ARRAYS = {"in": None, "tweak": 2, "out": None}   # words per block (None: Nw)
-
-
-@dataclass(frozen=True)
-class Gather:
-    """Load words 0..len(dsts)-1 of ``array`` for the L blocks of description block ``block``."""
-
-    array: str
-    block: int
-    stride: int          # words per block in the caller's array
-    dsts: tuple          # vector value name per word
-
-
-@dataclass(frozen=True)
-class Scatter:
-    array: str
-    block: int
-    stride: int
-    srcs: tuple
-
-
-@dataclass
-class VProgram:
-    """The vector form of one description program."""
-
-    prog: Program
-    lanes: int
-    body: list                                     # Ops on vectors, Gathers, Scatters, Loops
-    vector_values: list = field(default_factory=list)
-    vector_arrays: dict = field(default_factory=dict)
-    broadcast_values: list = field(default_factory=list)   # setup values used by the body
-    broadcast_arrays: dict = field(default_factory=dict)   # setup arrays used by the body
-
-    @property
-    def blocks(self) -> int:
-        """Blocks per pass."""
-        return self.lanes * self.prog.blocks
 
 
 def vname(name: str) -> str:
@@ -73,12 +37,13 @@ def bname(name: str) -> str:
     return "b" + name
 
 
-def vectorize(prog: Program, lanes: int) -> VProgram:
+def lower(prog: Program, lanes: int) -> ir.VProgram:
+    """The lanes layout of ``prog`` for vectors of ``lanes`` lanes (see the module doc)."""
     nw = prog.spec.nw
     setup_vals = set(values(prog.setup))
     setup_arrays = {op.a.array for op in flat(prog.setup) if op.kind == "store"}
     body_arrays = {op.a.array for op in flat(prog.body) if op.kind == "store"} - {"out"}
-    vp = VProgram(prog, lanes, [])
+    vp = ir.VProgram(NAME, lanes, lanes * prog.blocks, nw)
     bvals: dict[str, None] = {}
     barrs: dict[str, int] = {}
 
@@ -113,9 +78,9 @@ def vectorize(prog: Program, lanes: int) -> VProgram:
             if op.kind != "note" and (op.dst in group_names or op.a in group_names):
                 raise GenError(f"lanes layout: '{op.text()}' comes between the {arr} accesses it uses")
         if arr == "out":
-            emit_at[last] = Scatter(arr, blk, stride, names)
+            emit_at[last] = scatter(arr, blk, stride, names, lanes)
         else:
-            emit_at[first] = Gather(arr, blk, stride, names)
+            emit_at[first] = gather(arr, blk, stride, names, lanes)
         skip |= own
 
     def operand(a):
@@ -143,95 +108,188 @@ def vectorize(prog: Program, lanes: int) -> VProgram:
         if here in emit_at:
             if in_loop:
                 raise GenError("lanes layout: caller memory accessed inside a loop")
-            return [emit_at[here]]
+            return emit_at[here]
         if here in skip:
             return []
         if op.kind == "note":
-            return [op]
+            return [ir.Note(op.a)]
+        d = vname(op.dst)
         if op.kind == "store":
-            return [Op("store", vname(op.dst), operand(op.a), op.tag)]
+            return [ir.Mov(operand(op.a), d)]
         if op.kind in ("rotl", "rotr"):
-            return [Op(op.kind, vname(op.dst), op.a, op.tag)]
-        return [Op(op.kind, vname(op.dst), operand(op.a), op.tag)]
+            return [(ir.Rotl if op.kind == "rotl" else ir.Rotr)(d, d, (op.a,) * lanes)]
+        if op.kind == "mov":
+            return [ir.Mov(d, operand(op.a))]
+        return [{"add": ir.Add, "sub": ir.Sub, "xor": ir.Xor}[op.kind](d, d, operand(op.a))]
 
     for item in prog.body:
         if isinstance(item, Loop):
-            lp = Loop(item.count)
+            body = []
             for op in item.body:
-                lp.body.extend(convert(op, True))
-            out.append(lp)
+                body.extend(convert(op, True))
+            out.append(ir.Loop(item.count, tuple(body)))
         else:
             out.extend(convert(item, False))
+    vp.setup = [ir.Scalar(op) if isinstance(op, Op) else _scalar_loop(op) for op in prog.setup]
     vp.body = out
-    vp.vector_values = [vname(n) for n in values(prog.body)]
+    vp.values = [vname(n) for n in values(prog.body)]
     sizes = array_sizes(prog.body)
-    vp.vector_arrays = {vname(a): sizes[a] for a in sorted(body_arrays)}
+    vp.arrays = {vname(a): sizes[a] for a in sorted(body_arrays)}
     setup_sizes = array_sizes(prog.setup)
-    vp.broadcast_values = [bname(n) for n in values(prog.setup) if n in bvals]
-    vp.broadcast_arrays = {bname(a): setup_sizes[a] for a in sorted(barrs)}
+    vp.prologue = [ir.Broadcast(bname(n), n) for n in values(prog.setup) if n in bvals]
+    vp.prologue += [ir.Loop(setup_sizes[a], (ir.Broadcast(Mem(bname(a), Idx(0, 1)), Mem(a, Idx(0, 1))),))
+                    for a in sorted(barrs)]
     return vp
 
 
-# --------------------------------------------------------------------------- transposes
-
-def transpose_network(lanes: int) -> list[tuple[int, int, int]]:
-    """Steps (bit, i, j) of an in-register L x L transpose of 64-bit lanes.
-
-    Vectors i and j = i | bit exchange their off-diagonal bit-sized blocks:
-    new_i[k] = i[k] if k & bit == 0 else j[k ^ bit]   ("low" combine),
-    new_j[k] = i[k ^ bit] if k & bit == 0 else j[k]   ("high" combine).
-    After every bit, vector r holds column r.  The network is its own inverse."""
-    if lanes & (lanes - 1):
-        raise GenError(f"lanes must be a power of two, not {lanes}")
-    steps = []
-    bit = 1
-    while bit < lanes:
-        for i in range(lanes):
-            if not i & bit:
-                steps.append((bit, i, i | bit))
-        bit <<= 1
-    return steps
+def _scalar_loop(lp: Loop) -> ir.Loop:
+    return ir.Loop(lp.count, tuple(ir.Scalar(op) for op in lp.body))
 
 
-def combine_pattern(lanes: int, bit: int, high: bool) -> tuple:
-    """Source of each output lane of one network combine: (0 = first vector / 1 = second, lane)."""
-    pat = []
-    for k in range(lanes):
-        if not high:
-            pat.append((0, k) if not k & bit else (1, k ^ bit))
-        else:
-            pat.append((0, k ^ bit) if not k & bit else (1, k))
-    return tuple(pat)
+# --------------------------------------------------------------------------- edges
+
+def _row_words(array: str, block: int, stride: int, lanes: int, lane: int, base: int, width: int) -> tuple:
+    """Word offsets of one row: words base.. of block block*L + lane (width of them, rest unused)."""
+    first = (block * lanes + lane) * stride + base
+    return tuple(first + k for k in range(width)) + (None,) * (lanes - width)
 
 
-def simulate_transpose(rows: list[list]) -> list[list]:
-    """Run the network on Python lists (used by the tests and as a self-check)."""
-    lanes = len(rows)
-    v = [list(r) for r in rows]
-    for bit, i, j in transpose_network(lanes):
-        a, b = v[i], v[j]
-        src = (a, b)
-        v[i] = [src[s][k] for s, k in combine_pattern(lanes, bit, False)]
-        v[j] = [src[s][k] for s, k in combine_pattern(lanes, bit, True)]
-    return v
+def _temp(stage: int, vector: int) -> str:
+    return f"s{stage}_{vector}"
 
 
-def op_counts(vp: VProgram) -> dict[str, float]:
-    """Vector operations per block of the body (loops multiplied out; renaming moves excluded)."""
-    counts: dict[str, float] = {}
+def gather(array: str, block: int, stride: int, dsts: tuple, lanes: int) -> list:
+    """Words 0..stride-1 of ``array`` for the L blocks of description block ``block``: per
+    chunk of L words, one row load per block and the L x L transpose network."""
+    out = []
+    width = min(lanes, stride)
+    for base in range(0, stride, lanes):
+        rows = [_temp(0, lane) for lane in range(lanes)]
+        body = [ir.Load(rows[lane], array, _row_words(array, block, stride, lanes, lane, base, width))
+                for lane in range(lanes)]
+        ops, cols = transpose.network_ops(rows, lanes, _temp)
+        body += ops
+        finals = [dsts[base + c] for c in range(min(lanes, stride - base))]
+        body += [ir.Mov(d, cols[c]) for c, d in enumerate(finals)]
+        out.append(ir.Block(tuple(body)))      # the rows a narrow chunk leaves unread stay: printers drop them
+    return out
 
-    def add(key, n):
-        counts[key] = counts.get(key, 0) + n
 
-    for item in vp.body:
-        seq, mult = (item.body, item.count) if isinstance(item, Loop) else ([item], 1)
-        for op in seq:
-            if isinstance(op, Gather):
-                add(f"load {op.array} (transposed)", op.stride * mult)
-            elif isinstance(op, Scatter):
-                add(f"store {op.array} (transposed)", op.stride * mult)
-            elif op.kind == "note" or (op.kind == "mov" and isinstance(op.a, str)):
-                continue
+def scatter(array: str, block: int, stride: int, srcs: tuple, lanes: int) -> list:
+    """The inverse of :func:`gather` (the network is its own inverse); missing words are zero."""
+    out = []
+    width = min(lanes, stride)
+    for base in range(0, stride, lanes):
+        body = []
+        cols = [srcs[base + c] if base + c < stride else "zero" for c in range(lanes)]
+        if "zero" in cols:
+            body.append(ir.Const("zero", (0,) * lanes))
+        ops, rows = transpose.network_ops(cols, lanes, _temp)
+        body += ops
+        body += [ir.Store(rows[lane], array, _row_words(array, block, stride, lanes, lane, base, width))
+                 for lane in range(lanes)]
+        out.append(ir.Block(tuple(body)))
+    return out
+
+
+# --------------------------------------------------------------------------- stream form
+
+def lower_stream(prog: Program, lanes: int) -> ir.VProgram:
+    """The lanes layout with whole-vector loads of the caller's blocks (the C# kernels).
+
+    Every description op, setup included, becomes the same op on vectors of the same name
+    (key words are loaded into every lane).  Tweak words are loaded lane by lane (word w of
+    the tweaks of blocks g*L .. g*L+L-1).  Per lane group g, the nw stream-order vectors of its
+    L blocks are loaded at the start of the body and transposed to one vector per word
+    (:func:`transpose.load_plan` two-source permutes; for 4 lanes the 4 x 4 network, one per
+    group of 4 words), and transposed back and stored at the end.  Temporaries (declared
+    values): ``s{g}{j}`` stream vectors, ``l{g}{stage}_{j}`` / ``t{g}{stage}_{j}`` the load /
+    store transpose intermediates (``{g}``: a, b, .. when there are several groups)."""
+    nw, L = prog.spec.nw, lanes
+    groups = prog.blocks
+    vp = ir.VProgram(NAME + "-stream", L, L * groups, nw)
+    ins = {op.a.index.base: op.dst for op in flat(prog.body)
+           if op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in"}
+    outs = {op.a.index.base: op.dst for op in flat(prog.body)
+            if op.kind == "store" and op.a.array == "out"}
+    if sorted(ins) != list(range(groups * nw)) or sorted(outs) != sorted(ins):
+        raise GenError("lanes layout: in/out words are not accessed exactly once each")
+
+    def conv(op: Op) -> list:
+        a = op.a
+        if op.kind == "note":
+            return [ir.Note(a)]
+        if isinstance(a, Mem) and a.array in ("in", "out"):
+            return []                                     # the edges below
+        if op.kind == "store":
+            return [ir.Mov(a, op.dst)]
+        if op.kind in ("rotl", "rotr"):
+            return [(ir.Rotl if op.kind == "rotl" else ir.Rotr)(op.dst, op.dst, (a,) * L)]
+        if isinstance(a, Mem) and a.array == "key":
+            assert op.kind == "mov", op
+            return [ir.Broadcast(op.dst, a)]
+        if isinstance(a, Mem) and a.array == "tweak":
+            assert op.kind == "mov" and not a.index.scale, op
+            g, w = divmod(a.index.base, 2)
+            return [ir.Load(op.dst, "tweak", tuple(2 * (g * L + b) + w for b in range(L)))]
+        if op.kind == "mov":
+            return [ir.Mov(op.dst, a)]
+        return [{"add": ir.Add, "sub": ir.Sub, "xor": ir.Xor}[op.kind](op.dst, op.dst, a)]
+
+    def convert(seq) -> list:
+        out = []
+        for item in seq:
+            if isinstance(item, Loop):
+                out.append(ir.Loop(item.count, tuple(x for op in item.body for x in conv(op))))
             else:
-                add(op.kind + ("-mem" if isinstance(op.a, Mem) and op.kind != "store" else ""), mult)
-    return {k: v / vp.blocks for k, v in sorted(counts.items())}
+                out += conv(item)
+        return out
+
+    pre, post, temps = [], [], []
+    for g in range(groups):
+        gt = "abcd"[g] if groups > 1 else ""
+        sv = [f"s{gt}{j}" for j in range(nw)]
+        base = g * L * nw
+        load, lt = _transpose_stream(sv, [ins[g * nw + i] for i in range(nw)], L, nw, True, "l" + gt)
+        store, st = _transpose_stream([outs[g * nw + i] for i in range(nw)], sv, L, nw, False, "t" + gt)
+        pre.append(ir.Note(f"load {L} blocks (lane group {g}) and transpose to one vector per word"))
+        pre += [ir.Load(sv[j], "in", tuple(range(base + L * j, base + L * (j + 1)))) for j in range(nw)]
+        pre += load
+        post.append(ir.Note(f"transpose back to stream order and store {L} blocks (lane group {g})"))
+        post += store
+        post += [ir.Store(sv[j], "out", tuple(range(base + L * j, base + L * (j + 1)))) for j in range(nw)]
+        temps += sv + lt + st
+    vp.setup = convert(prog.setup)
+    vp.body = pre + convert(prog.body) + post
+    vp.values = values(prog.body) + temps
+    vp.arrays = {a: n for a, n in array_sizes(prog.body).items() if a not in ("in", "out", "tweak", "key")}
+    return vp
+
+
+def _transpose_stream(srcs: list, dsts: list, L: int, nw: int, load: bool, tag: str) -> tuple[list, list]:
+    """(shuffles, temporaries) taking stream-order vectors to word vectors (load) or back."""
+    ops, temps = [], []
+    if L == 4:      # per group of 4 words: the 4 x 4 network, each stage in vector order
+        g4 = nw // 4
+        for q in range(g4):
+            if load:   # rows: words 4q..4q+3 of block b = stream vector b*g4 + q
+                rows, cols = [srcs[b * g4 + q] for b in range(4)], [dsts[4 * q + k] for k in range(4)]
+            else:
+                rows, cols = [srcs[4 * q + k] for k in range(4)], [dsts[b * g4 + q] for b in range(4)]
+            t = [f"{tag}{q}_{k}" for k in range(4)]
+            net, _ = transpose.network_ops(rows, 4, lambda s, v: t[v] if s == 1 else cols[v], in_order=True)
+            ops += net
+            temps += t
+        return ops, temps
+    plan, stages = (transpose.load_plan if load else transpose.store_plan)(nw, L)
+    cur = list(srcs)
+    for st in range(stages):
+        nxt = [None] * nw
+        for p in (o for o in plan if o.stage == st):
+            name = dsts[p.dst] if st == stages - 1 else f"{tag}{st}_{p.dst}"
+            if st < stages - 1:
+                temps.append(name)
+            ops.append(ir.Shuffle(name, (cur[p.lo], cur[p.hi]), tuple(divmod(i, L) for i in p.idx), "transpose"))
+            nxt[p.dst] = name
+        cur = nxt
+    return ops, temps

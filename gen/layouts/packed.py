@@ -8,7 +8,10 @@ B, both derived from ``spec.perm``.  Subkey injection adds, per position, the sc
 description adds to the word that sits there.
 
 ``map_program`` walks a description program (keys=fly, unroll=full) and returns a list of
-packed steps; printers turn them into instructions:
+packed steps (positional lanes); :func:`lower` turns them into the layout IR
+(gen/layouts/ir.py) that the SIMD C and C# printers format.  The steps themselves are read
+directly only by gen/asm/lower_packed.py (the NASM SSE2 packed lowering, until the assembly
+backend consumes the IR):
 
 * ``("scalar", op)``         a scalar op (key and tweak words), printed as-is
 * ``("load",)`` / ``("store",)``  the whole block in / out (positional order)
@@ -18,8 +21,9 @@ packed steps; printers turn them into instructions:
 """
 from __future__ import annotations
 
-from ..dsl import Mem, Op
+from ..dsl import Mem
 from ..errors import GenError
+from . import ir
 
 NAME = "packed"
 
@@ -111,71 +115,129 @@ def map_program(prog) -> list[tuple]:
     return steps
 
 
-# --------------------------------------------------------------------------- tracked lanes
+# --------------------------------------------------------------------------- layout IR
 
-def track(steps: list[tuple], spec) -> list[tuple]:
-    """The steps of :func:`map_program` with lanes that follow the words instead of positions.
+def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
+    """The packed layout of ``prog`` as a layout IR program on vectors of ``lanes`` lanes.
 
-    ``map_program`` keeps A lane j = word 2j, B lane j = word 2j+1, so every round permutes
-    A and B.  Only the pairing matters (A lane j and B lane j must hold the two words of one
-    MIX), so here one vector stays where it is and the other is permuted to re-pair: after a
-    MIX the one finished first (A: A += B is ready before B = rotl(B) ^ A), before an inverse
-    MIX the one it reads first (B: B ^= A).  Rotation counts, subkey terms and the final store
-    follow the tracked lane -> word position maps.  Returned steps:
+    Each half (A = even words, B = odd words of the MIX pairs) is nw/2/lanes vectors
+    ``A0, A1, ..`` / ``B0, B1, ..``.  By default lanes follow the words instead of positions
+    (*tracked*): :func:`map_program` keeps A lane j = word 2j, B lane j = word 2j+1, so every
+    round permutes A and B; only the pairing matters (A lane j and B lane j must hold the two
+    words of one MIX), so one vector stays where it is and the other is permuted to re-pair:
+    after a MIX the one finished first (A: A += B is ready before B = rotl(B) ^ A), before an
+    inverse MIX the one it reads first (B: B ^= A).  Rotation counts, subkey terms and the
+    final store follow the tracked lane -> word position maps.  Loads and stores go through
+    2 * nw/2/lanes row temporaries ``r0, r1, ..`` (one block scope each way).
 
-    * ``("scalar", op)``                    as in map_program
-    * ``("load", a, b)`` / ``("store", a, b)``  a[j] / b[j] = position of the word in A / B lane j
-    * ``("mix", rd, counts)`` / ``("unmix", rd, counts)``  counts[j]: rotation of B lane j
-    * ``("permute", qa, qb)``               new A lane j <- old A lane qa[j] (None = identity)
-    * ``("key", sign, ta, tb)``             operands added to (subtracted from) each A / B lane
-    """
-    nw, half = spec.nw, spec.nw // 2
-    a = [2 * j for j in range(half)]
-    b = [2 * j + 1 for j in range(half)]
-    out: list[tuple] = []
+    ``natural=True`` is the positional form with one vector per half (``A``, ``B``): both
+    halves are permuted by :func:`lane_perms` every round, the block is loaded into and
+    stored from the declared row values ``V0``, ``V1``."""
+    spec = prog.spec
+    nw, half, L = spec.nw, spec.nw // 2, lanes
+    G = half // L
+    if natural and G != 1:
+        raise GenError("packed layout: the natural form holds each half in one vector")
+    steps = map_program(prog)
+    vp = ir.VProgram(NAME, L, 1, nw)
+    vp.setup = [ir.Scalar(op) for op in prog.setup]
+    names = {h: ([h] if natural else [f"{h}{g}" for g in range(G)]) for h in "AB"}
+    vp.values = names["A"] + names["B"] + (["V0", "V1"] if natural else [])
+    vp.scalars = list(dict.fromkeys(st[1].dst for st in steps if st[0] == "scalar"))
+    pos = {"A": [2 * j for j in range(half)], "B": [2 * j + 1 for j in range(half)]}
+    body: list = []
+    tmp = iter(f"_t{n}" for n in range(1 << 30))
+
+    def shuffle(dst, pattern, kind):
+        """A Shuffle from a (name, lane) per output lane pattern."""
+        srcs = tuple(dict.fromkeys(n for n, _ in pattern))
+        return ir.Shuffle(dst, srcs, tuple((srcs.index(n), k) for n, k in pattern), kind)
+
+    def vec(h, j):      # (vector, lane) of whole-half lane j
+        return names[h][j // L], j % L
+
     for k, st in enumerate(steps):
         kind = st[0]
-        if kind in ("load", "store"):
-            out.append((kind, tuple(a), tuple(b)))
-        elif kind == "scalar":
-            out.append(st)
-        elif kind == "key":
-            terms = st[2]
-            out.append(("key", st[1], [list(terms[p]) for p in a], [list(terms[p]) for p in b]))
+        if kind == "scalar":
+            body.append(ir.Scalar(st[1]))
+        elif kind == "load":
+            rows = ["V0", "V1"] if natural else [f"r{r}" for r in range(2 * G)]
+            ops = [ir.Load(rows[r], "in", tuple(range(r * L, (r + 1) * L))) for r in range(2 * G)]
+            for h in "AB":
+                for g, name in enumerate(names[h]):
+                    ops.append(shuffle(name, tuple((rows[q // L], q % L) for q in pos[h][g * L:(g + 1) * L]),
+                                       "load/store"))
+            if natural:
+                body += [ir.Note("load: A = even words, B = odd words")] + ops
+            else:
+                body += [ir.Note("load: A lanes = even words, B lanes = odd words"), ir.Block(tuple(ops))]
+        elif kind == "store":
+            lane = {q: vec(h, j) for h in "AB" for j, q in enumerate(pos[h])}
+            if natural:
+                body.append(ir.Note("store: interleave A and B back into word order"))
+                body += [shuffle(f"V{r}", tuple(lane[r * L + i] for i in range(L)), "load/store") for r in range(2)]
+                body += [ir.Store(f"V{r}", "out", tuple(range(r * L, (r + 1) * L))) for r in range(2)]
+                continue
+            body.append(ir.Note("store"))
+            for r in range(2 * G):
+                t = next(tmp)
+                body.append(shuffle(t, tuple(lane[r * L + i] for i in range(L)), "load/store"))
+                body.append(ir.Store(t, "out", tuple(range(r * L, (r + 1) * L))))
         elif kind in ("mix", "unmix"):
             rd = st[1]
-            if any(a[j] // 2 != b[j] // 2 or a[j] % 2 or b[j] % 2 != 1 for j in range(half)):
+            if any(a // 2 != b // 2 or a % 2 or b % 2 != 1 for a, b in zip(pos["A"], pos["B"])):
                 raise GenError("packed layout: lanes lost their MIX pairing")  # pragma: no cover
-            out.append((kind, rd, tuple(spec.rot[rd][b[j] // 2] for j in range(half))))
+            counts = tuple(spec.rot[rd][b // 2] for b in pos["B"])
+            body.append(ir.Note(f"{'round' if kind == 'mix' else 'inverse round'}, rotation row {rd}"))
+            for g in range(G):
+                a, b, cs = names["A"][g], names["B"][g], counts[g * L:(g + 1) * L]
+                if kind == "mix":
+                    body += [ir.Add(a, a, b), ir.Rotl(b, b, cs), ir.Xor(b, b, a)]
+                else:
+                    body += [ir.Xor(b, b, a), ir.Rotr(b, b, cs), ir.Sub(a, a, b)]
         elif kind == "permute":
-            # Recover the word permutation the natural step applies: new position i <- old p[i].
-            pa, pb = st[1] or tuple(range(half)), st[2] or tuple(range(half))
-            p = [0] * nw
-            for j in range(half):
-                p[2 * j], p[2 * j + 1] = 2 * pa[j], 2 * pb[j] + 1
-            where = {old: new for new, old in enumerate(p)}
-            a = [where[x] for x in a]
-            b = [where[x] for x in b]
-            move_a = k + 1 >= len(steps) or steps[k + 1][0] != "unmix"
-            if move_a:       # keep B, bring to A lane j the even partner of b[j]
-                lane_of = {x: j for j, x in enumerate(a)}
-                qa = tuple(lane_of[b[j] - 1] for j in range(half))
-                a = [b[j] - 1 for j in range(half)]
-                qb = None
-            else:            # keep A, bring to B lane j the odd partner of a[j]
-                lane_of = {x: j for j, x in enumerate(b)}
-                qb = tuple(lane_of[a[j] + 1] for j in range(half))
-                b = [a[j] + 1 for j in range(half)]
-                qa = None
-            ident = tuple(range(half))
-            out.append(("permute", None if qa == ident else qa, None if qb == ident else qb))
+            body += _permute(st, k, steps, pos, names, L, natural, shuffle)
+        elif kind == "key":
+            sign, terms = st[1], st[2]
+            for h in "AB":
+                for g, name in enumerate(names[h]):
+                    t = next(tmp)
+                    body.append(ir.Insert(t, tuple(tuple(terms[p]) for p in pos[h][g * L:(g + 1) * L])))
+                    body.append((ir.Add if sign > 0 else ir.Sub)(name, name, t))
         else:  # pragma: no cover
             raise GenError(f"packed layout: unknown step {kind!r}")
-    return out
+    vp.body = body
+    return vp
 
 
-def split(lanes: tuple, width: int, name: str) -> list[tuple]:
-    """A whole-half lane list (e.g. a permutation of A's lanes) cut into vectors of `width` lanes:
-    per output vector, a tuple of (source vector name, source lane)."""
-    return [tuple((f"{name}{q // width}", q % width) for q in lanes[g:g + width])
-            for g in range(0, len(lanes), width)]
+def _permute(st, k, steps, pos, names, L, natural, shuffle) -> list:
+    """IR of one natural permute step (new A lane j <- old A lane pa[j], B likewise)."""
+    half = len(pos["A"])
+    ident = tuple(range(half))
+    pa, pb = st[1] or ident, st[2] or ident
+    if natural:
+        return [shuffle(names[h][0], tuple((names[h][0], x) for x in p), "permute")
+                for h, p in (("A", st[1]), ("B", st[2])) if p is not None]
+    # Tracked: recover the word permutation (new position i <- old p[i]), follow it, re-pair.
+    p = [0] * (2 * half)
+    for j in range(half):
+        p[2 * j], p[2 * j + 1] = 2 * pa[j], 2 * pb[j] + 1
+    where = {old: new for new, old in enumerate(p)}
+    a = [where[x] for x in pos["A"]]
+    b = [where[x] for x in pos["B"]]
+    move_a = k + 1 >= len(steps) or steps[k + 1][0] != "unmix"
+    if move_a:       # keep B, bring to A lane j the even partner of b[j]
+        lane_of = {x: j for j, x in enumerate(a)}
+        q, h = tuple(lane_of[b[j] - 1] for j in range(half)), "A"
+        a = [x - 1 for x in b]
+    else:            # keep A, bring to B lane j the odd partner of a[j]
+        lane_of = {x: j for j, x in enumerate(b)}
+        q, h = tuple(lane_of[a[j] + 1] for j in range(half)), "B"
+        b = [x + 1 for x in a]
+    pos["A"], pos["B"] = a, b
+    if q == ident:
+        return []
+    ops = [ir.Mov(f"o{n}", n) for n in names[h]]
+    for g, name in enumerate(names[h]):
+        ops.append(shuffle(name, tuple((f"o{names[h][x // L]}", x % L) for x in q[g * L:(g + 1) * L]), "permute"))
+    return [ir.Block(tuple(ops))]

@@ -1,4 +1,12 @@
-"""Lane transposition planner for the ``lanes`` layout: L independent blocks word-sliced across the L lanes of a vector.
+"""Lane transposition planners for the ``lanes`` layout: L independent blocks word-sliced across the L lanes of a vector.
+
+Two plans, one module (every consumer takes its transposes from here):
+
+* :func:`network` / :func:`network_ops`: the in-register L x L transpose of L rows (one row
+  = up to L consecutive words of one block), log2(L) stages of one-bit lane exchanges; the
+  SIMD C lanes layout loads one row per block and runs it (its own inverse for stores);
+* :func:`load_plan` / :func:`store_plan` (below): whole stream-order vectors to word-sliced
+  vectors as bit-exchange stages of two-source permutes (the C# AVX-512 kernel).
 
 Word i of the description becomes one vector whose lane b holds word i of block b, so
 every description operation becomes one lane-wise vector operation (the permutation is
@@ -18,7 +26,69 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import GenError
+
 NAME = "lanes"   # the layout this planner serves
+
+
+# --------------------------------------------------------------------------- L x L network
+
+def network(lanes: int) -> list[tuple[int, int, int]]:
+    """Steps (bit, i, j) of an in-register L x L transpose of 64-bit lanes.
+
+    Vectors i and j = i | bit exchange their off-diagonal bit-sized blocks:
+    new_i[k] = i[k] if k & bit == 0 else j[k ^ bit]   ("low" combine),
+    new_j[k] = i[k ^ bit] if k & bit == 0 else j[k]   ("high" combine).
+    After every bit, vector r holds column r.  The network is its own inverse."""
+    if lanes & (lanes - 1):
+        raise GenError(f"lanes must be a power of two, not {lanes}")
+    steps = []
+    bit = 1
+    while bit < lanes:
+        for i in range(lanes):
+            if not i & bit:
+                steps.append((bit, i, i | bit))
+        bit <<= 1
+    return steps
+
+
+def combine_pattern(lanes: int, bit: int, high: bool) -> tuple:
+    """Source of each output lane of one network combine: (0 = first vector / 1 = second, lane)."""
+    pat = []
+    for k in range(lanes):
+        if not high:
+            pat.append((0, k) if not k & bit else (1, k ^ bit))
+        else:
+            pat.append((0, k ^ bit) if not k & bit else (1, k))
+    return tuple(pat)
+
+
+def network_ops(rows: list[str], lanes: int, name, in_order: bool = False) -> tuple[list, list[str]]:
+    """The network on vector values ``rows`` as layout IR shuffles: (ops, result names).
+    ``name(stage, vector)`` names each intermediate (stage 1..log2 L); ``in_order`` emits each
+    stage's shuffles by output vector (else pair by pair)."""
+    from .ir import Shuffle
+    cur, ops = list(rows), []
+    stage = 0
+    bit = 1
+    while bit < lanes:
+        nxt = list(cur)
+        made = []
+        for b2, i, j in network(lanes):
+            if b2 != bit:
+                continue
+            for dst, high in ((i, False), (j, True)):
+                n = name(stage + 1, dst)
+                made.append((dst, Shuffle(n, (cur[i], cur[j]), combine_pattern(lanes, bit, high), "transpose")))
+                nxt[dst] = n
+        ops += [op for _, op in (sorted(made, key=lambda m: m[0]) if in_order else made)]
+        cur = nxt
+        stage += 1
+        bit <<= 1
+    return ops, cur
+
+
+# --------------------------------------------------------------------------- stream <-> sliced plan
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,12 @@ every candidate instruction and the cheapest match is printed.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..dsl import Idx, Loop, Mem, Op
+from ..dsl import Idx, Mem, Op
 from ..errors import GenError
-from ..layouts import lanes as lanes_layout
-from ..layouts import packed as packed_layout
+from ..layouts import ir
 from .c import CPrinter, section
 
 
@@ -252,9 +250,9 @@ def packed_width(isa: Isa, nw: int) -> int:
 
 
 class PackedPrinter:
-    """Prints a tracked packed program (layouts/packed.py) as C on vectors of `isa`: one block,
-    A = the even words of the MIX pairs, B = the odd ones, each half in nw/2/L vectors of L lanes
-    (the widest the ISA has, at most half a block)."""
+    """Prints a packed layout IR program (layouts/packed.py, tracked lanes) as C on vectors of
+    `isa`: one block, A = the even words of the MIX pairs, B = the odd ones, each half in
+    nw/2/L vectors of L lanes (the widest the ISA has, at most half a block)."""
 
     def __init__(self, isa: Isa, spec, helpers: str):
         self.isa, self.spec = isa, spec
@@ -268,9 +266,6 @@ class PackedPrinter:
     def count(self, kind, n=1):
         self.cost[kind] = self.cost.get(kind, 0) + n
 
-    def names(self, half: str) -> list[str]:
-        return [f"{half}{g}" for g in range(self.G)]
-
     def term(self, t) -> str:
         return t if isinstance(t, str) else f"UINT64_C({t.at(0)})"
 
@@ -281,76 +276,72 @@ class PackedPrinter:
             raise GenError(f"layout packed: no {self.isa.name} shuffle builds the lanes "
                            f"{pattern} (Threefish-{self.spec.bits} unavailable)") from None
 
-    def step(self, st) -> list[str]:
-        w, p, L, kind = self.w, self.w.p, self.L, st[0]
-        if kind == "scalar":
-            return [self.scalar.op(st[1])]
-        if kind == "load":
-            lines = [f"const {w.T} r{r} = {w.loadu(f'in + {8 * L * r}')};" for r in range(2 * self.G)]
-            for half, pos in (("A", st[1]), ("B", st[2])):
-                for g, name in enumerate(self.names(half)):
-                    pat = tuple((f"r{q // L}", q % L) for q in pos[g * L:(g + 1) * L])
-                    lines.append(f"{name} = {self.build(pat)};")
-                    self.count("shuffle (load/store)")
-            return ["/* load: A lanes = even words, B lanes = odd words */", "{"] + _ind(lines) + ["}"]
-        if kind == "store":
-            lane = {q: (f"A{j // L}", j % L) for j, q in enumerate(st[1])}
-            lane.update({q: (f"B{j // L}", j % L) for j, q in enumerate(st[2])})
-            lines = []
-            for r in range(2 * self.G):
-                lines.append(w.storeu(f"out + {8 * L * r}", self.build(tuple(lane[r * L + k] for k in range(L)))))
-                self.count("shuffle (load/store)")
-            return ["/* store */"] + lines
-        if kind in ("mix", "unmix"):
-            rd, counts = st[1], st[2]
-            lines = [f"/* {'round' if kind == 'mix' else 'inverse round'}, rotation row {rd} */"]
-            for g in range(self.G):
-                a, b, cs = f"A{g}", f"B{g}", counts[g * L:(g + 1) * L]
-                if kind == "unmix":
-                    cs = tuple(64 - c for c in cs)
-                rot, rkind, n = rotl_lanes(self.isa, w, b, cs, self.consts)
-                self.count(rkind, n)
-                self.count("add/sub")
-                self.count("xor")
-                if kind == "mix":
-                    lines += [f"{a} = {p}add_epi64({a}, {b});", f"{b} = {p}xor_{w.si}({rot}, {a});"]
-                else:
-                    lines += [f"{b} = {p}xor_{w.si}({b}, {a});", f"{b} = {rot};", f"{a} = {p}sub_epi64({a}, {b});"]
-            return lines
-        if kind == "permute":
-            lines = []
-            for half, q in (("A", st[1]), ("B", st[2])):
-                if q is None:
-                    continue
-                pats = packed_layout.split(q, L, f"o{half}")
-                body = [f"const {w.T} o{n} = {n};" for n in self.names(half)]
-                for g, pat in enumerate(pats):
-                    body.append(f"{half}{g} = {self.build(pat)};")
-                    self.count("shuffle (permute)")
-                lines += ["{"] + _ind(body) + ["}"]
-            return lines
-        if kind == "key":
-            sign, lines = st[1], []
-            fn = "add" if sign > 0 else "sub"
-            for half, terms in (("A", st[2]), ("B", st[3])):
-                for g, name in enumerate(self.names(half)):
-                    vals = ["(long long)(" + " + ".join(self.term(t) for t in ts) + ")"
-                            for ts in terms[g * L:(g + 1) * L]]
-                    lines.append(f"{name} = {p}{fn}_epi64({name}, {w.setv(vals)});")
-                    self.count("add/sub")
-                    self.count("subkey insert", L)
-            return lines
-        raise GenError(f"packed printer: cannot print {kind}")  # pragma: no cover
+    def lines(self, ops, declared: set, in_block: bool = False) -> list[str]:
+        """C statements of IR ops; names outside ``declared`` are block temporaries (``const``)
+        or, outside blocks, expressions inlined at their one use."""
+        w, p = self.w, self.w.p
+        out: list[str] = []
+        expr: dict[str, str] = {}
 
-    def function_lines(self, prog, steps) -> list[str]:
-        """Body of one single-block function: scalar key words, vector state, the steps."""
+        def val(name) -> str:
+            return expr.pop(name, name)
+
+        def assign(dst: str, e: str):
+            if dst in declared:
+                out.append(f"{dst} = {e};")
+            elif in_block:
+                out.append(f"const {w.T} {dst} = {e};")
+            else:
+                expr[dst] = e
+
+        ops = list(ops)
+        for i, op in enumerate(ops):
+            if isinstance(op, ir.Block):
+                out += ["{"] + _ind(self.lines(op.body, declared, True)) + ["}"]
+            elif isinstance(op, ir.Note):
+                out.append(f"/* {op.text} */")
+            elif isinstance(op, ir.Scalar):
+                out.append(self.scalar.op(op.op))
+            elif isinstance(op, ir.Load):
+                assign(op.dst, w.loadu(f"in + {8 * op.words[0]}"))
+            elif isinstance(op, ir.Store):
+                out.append(w.storeu(f"out + {8 * op.words[0]}", val(op.src)))
+            elif isinstance(op, ir.Shuffle):
+                assign(op.dst, self.build(op.pattern()))
+                self.count(f"shuffle ({op.kind})")
+            elif isinstance(op, ir.Mov):
+                assign(op.dst, val(op.a))
+            elif isinstance(op, ir.Insert):
+                vals = ["(long long)(" + " + ".join(self.term(t) for t in ts) + ")" for ts in op.terms]
+                self.count("subkey insert", self.L)
+                assign(op.dst, w.setv(vals))
+            elif isinstance(op, (ir.Add, ir.Sub)):
+                self.count("add/sub")
+                fn = "add" if isinstance(op, ir.Add) else "sub"
+                assign(op.dst, f"{p}{fn}_epi64({val(op.a)}, {val(op.b)})")
+            elif isinstance(op, ir.Xor):
+                self.count("xor")
+                assign(op.dst, f"{p}xor_{w.si}({val(op.a)}, {val(op.b)})")
+            elif isinstance(op, ir.ROT):
+                cs = op.counts if isinstance(op, ir.Rotl) else tuple(64 - c for c in op.counts)
+                rot, rkind, n = rotl_lanes(self.isa, w, val(op.src), cs, self.consts)
+                self.count(rkind, n)
+                nxt = ops[i + 1] if i + 1 < len(ops) else None
+                if isinstance(nxt, ir.Xor) and nxt.a == op.dst == nxt.dst:
+                    expr[op.dst] = rot          # one statement: b = xor(rot(b), a)
+                else:
+                    assign(op.dst, rot)
+            else:  # pragma: no cover
+                raise GenError(f"packed printer: cannot print {op!r}")
+        return out
+
+    def function_lines(self, prog, vp: ir.VProgram) -> list[str]:
+        """Body of one single-block function: scalar key words, vector state, the IR body."""
         setup = section(self.scalar, prog.setup)
-        code = []
-        for st in steps:
-            code += self.step(st)
-        scal = [st[1] for st in steps if st[0] == "scalar"]
+        code = self.lines(vp.body, set(vp.values))
+        scal = [op.op for op in ir.walk(vp.body) if isinstance(op, ir.Scalar)]
         decl = self.scalar.declarations(scal) if scal else []
-        decl.append(f"{self.w.T} " + ", ".join(self.names("A") + self.names("B")) + ";")
+        decl.append(f"{self.w.T} " + ", ".join(vp.values) + ";")
         consts = [f"const {self.w.T} {n} = {e};" for n, e in sorted(self.consts.items())]
         return setup["decl"] + decl + consts + setup["code"] + code
 
@@ -362,14 +353,16 @@ def _ind(lines, n=4):
 # --------------------------------------------------------------------------- lanes printer
 
 class LanesPrinter:
-    """Prints a lanes VProgram as C statements on vectors of `isa`."""
+    """Prints a lanes layout IR program (layouts/lanes.py) as C statements on vectors of `isa`."""
 
-    def __init__(self, isa: Isa, vp: lanes_layout.VProgram, prefix: str, block_bytes: int):
+    PTR = {"in": "in", "tweak": "tweaks", "out": "out"}
+
+    def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int):
         self.isa, self.vp, self.prefix, self.bb = isa, vp, prefix, block_bytes
         self.w = Width(isa.bits)
         self.consts: dict[str, str] = {}
         self.cost: dict[str, int] = {}
-        self.tmp = 0
+        self.declared = set(vp.values)
 
     def count(self, kind, n=1):
         self.cost[kind] = self.cost.get(kind, 0) + n
@@ -383,101 +376,69 @@ class LanesPrinter:
             return self.w.set1(str(a).replace("*", " * "))
         return self.w.set1(f"UINT64_C({a.base:#x})")
 
+    def addr(self, array: str, words: tuple) -> tuple[str, int]:
+        """(address of the first word, words accessed) of a row load/store."""
+        used = [x for x in words if x is not None]
+        assert used == list(range(used[0], used[0] + len(used))), words
+        return f"{self.PTR[array]} + {8 * used[0]}", len(used)
+
     def op(self, op) -> list[str]:
         w, p = self.w, self.w.p
-        if isinstance(op, lanes_layout.Gather):
-            return self.gather(op)
-        if isinstance(op, lanes_layout.Scatter):
-            return self.scatter(op)
-        if op.kind == "note":
-            return [f"/* {op.a} */"]
-        d = op.dst
-        if op.kind == "store":
-            return [f"{self.operand(op.a)} = {d};"]
-        if op.kind == "mov":
+        if isinstance(op, ir.Block):
+            return ["{"] + ["    " + ln for ln in self.block(op.body)] + ["}"]
+        if isinstance(op, ir.Note):
+            return [f"/* {op.text} */"]
+        if isinstance(op, ir.Mov):
+            if isinstance(op.dst, Mem):
+                return [f"{self.operand(op.dst)} = {op.a};"]
             if not isinstance(op.a, str):
                 self.count("broadcast")
-            return [f"{d} = {self.operand(op.a)};"]
-        if op.kind in ("add", "sub"):
+            return [f"{op.dst} = {self.operand(op.a)};"]
+        if isinstance(op, (ir.Add, ir.Sub)):
             self.count("add/sub")
-            return [f"{d} = {p}{op.kind}_epi64({d}, {self.operand(op.a)});"]
-        if op.kind == "xor":
+            return [f"{op.dst} = {p}{'add' if isinstance(op, ir.Add) else 'sub'}_epi64({op.a}, {self.operand(op.b)});"]
+        if isinstance(op, ir.Xor):
             self.count("xor")
-            return [f"{d} = {p}xor_{w.si}({d}, {self.operand(op.a)});"]
-        if op.kind in ("rotl", "rotr"):
-            n = op.a if op.kind == "rotl" else 64 - op.a
-            expr, kind = rotl_uniform(self.isa, w, d, n, self.consts)
+            return [f"{op.dst} = {p}xor_{w.si}({op.a}, {self.operand(op.b)});"]
+        if isinstance(op, ir.ROT) and op.uniform:
+            n = op.counts[0] if isinstance(op, ir.Rotl) else 64 - op.counts[0]
+            expr, kind = rotl_uniform(self.isa, w, op.src, n, self.consts)
             self.count(kind, 3 if kind == "shifts" else 1)
-            return [f"{d} = {expr};"]
-        raise GenError(f"lanes printer: cannot print {op.kind}")  # pragma: no cover
+            return [f"{op.dst} = {expr};"]
+        raise GenError(f"lanes printer: cannot print {op!r}")  # pragma: no cover
 
-    def _network(self, rows: list[str], lines: list[str]) -> list[str]:
-        L = self.w.lanes
-        cur = list(rows)
-        stage = 0
-        for bit in [1 << b for b in range(L.bit_length() - 1)]:
-            nxt = list(cur)
-            for b2, i, j in lanes_layout.transpose_network(L):
-                if b2 != bit:
-                    continue
-                for dst, high in ((i, False), (j, True)):
-                    pat = tuple((cur[i] if s == 0 else cur[j], k)
-                                for s, k in lanes_layout.combine_pattern(L, bit, high))
-                    name = f"s{stage + 1}_{dst}"
-                    lines.append(f"const {self.w.T} {name} = {shuffle(self.isa, self.w, pat)};")
-                    self.count("shuffle (transpose)")
-                    nxt[dst] = name
-            cur = nxt
-            stage += 1
-        return cur
-
-    def _row_addr(self, op) -> callable:
-        ptr = {"in": "in", "tweak": "tweaks", "out": "out"}[op.array]
-        size = self.bb if op.array != "tweak" else 16
-        L = self.w.lanes
-        return lambda lane, word: f"{ptr} + {(op.block * L + lane) * size + 8 * word}"
-
-    def gather(self, g) -> list[str]:
-        L = self.w.lanes
-        addr = self._row_addr(g)
-        lines = []
-        width = min(L, g.stride)
-        for base in range(0, g.stride, L):
-            body = []
-            rows = []
-            for lane in range(L):
-                name = f"s0_{lane}"
-                body.append(f"const {self.w.T} {name} = {self.w.loadu(addr(lane, base), width)};")
-                rows.append(name)
-            cols = self._network(rows, body)
-            for c in range(min(L, g.stride - base)):
-                body.append(f"{g.dsts[base + c]} = {cols[c]};")
-            body = prune(body)
-            lines += ["{"] + ["    " + ln for ln in body] + ["}"]
-        return lines
-
-    def scatter(self, s) -> list[str]:
-        L = self.w.lanes
-        addr = self._row_addr(s)
-        lines = []
-        width = min(L, s.stride)
-        for base in range(0, s.stride, L):
-            body = []
-            cols = [s.srcs[base + c] if base + c < s.stride else f"{self.w.p}setzero_{self.w.si}()"
-                    for c in range(L)]
-            if any(c.startswith("_") for c in cols):
-                body.append(f"const {self.w.T} zero = {self.w.p}setzero_{self.w.si}();")
-                cols = ["zero" if c.startswith("_") else c for c in cols]
-            rows = self._network(cols, body)
-            for lane in range(L):
-                body.append(self.w.storeu(addr(lane, base), rows[lane], width))
-            lines += ["{"] + ["    " + ln for ln in body] + ["}"]
-        return lines
+    def block(self, body) -> list[str]:
+        """A gather/scatter block: row loads, transpose shuffles (temporaries: ``const``, the
+        ones nothing reads dropped), moves into the state, row stores."""
+        w = self.w
+        for op in body:
+            if isinstance(op, ir.Shuffle):
+                self.count(f"shuffle ({op.kind})")
+        if not any(isinstance(op, ir.Store) for op in body):
+            body = ir.dead_code(body, self.declared)
+        out = []
+        for op in body:
+            if isinstance(op, ir.Load):
+                at, n = self.addr(op.array, op.words)
+                out.append(f"const {w.T} {op.dst} = {w.loadu(at, n)};")
+            elif isinstance(op, ir.Store):
+                at, n = self.addr(op.array, op.words)
+                out.append(w.storeu(at, op.src, n))
+            elif isinstance(op, ir.Shuffle):
+                out.append(f"const {w.T} {op.dst} = {shuffle(self.isa, w, op.pattern())};")
+            elif isinstance(op, ir.Const):
+                assert not any(op.values)
+                out.append(f"const {w.T} {op.dst} = {w.p}setzero_{w.si}();")
+            elif isinstance(op, ir.Mov) and op.dst in self.declared:
+                out.append(f"{op.dst} = {op.a};")
+            else:  # pragma: no cover
+                raise GenError(f"lanes printer: cannot print {op!r} in a block")
+        return out
 
     def lines(self, ops) -> list[str]:
         out = []
         for item in ops:
-            if isinstance(item, Loop):
+            if isinstance(item, ir.Loop):
                 out.append(f"for (c = 0; c < {item.count}; c++) {{")
                 for op in item.body:
                     out.extend("    " + ln for ln in self.op(op))
@@ -486,31 +447,31 @@ class LanesPrinter:
                 out.extend(self.op(item))
         return out
 
+    def prologue(self, ops) -> list[str]:
+        """The broadcast key words and arrays (Broadcast ops, once per call)."""
+        w, out = self.w, []
+        for op in ops:
+            if isinstance(op, ir.Broadcast):
+                out.append(f"const {w.T} {op.dst} = {w.set1(op.term)};")
+            else:          # Loop(size, (Broadcast(arr[c], src[c]),))
+                (bc,) = op.body
+                arr, src, j = bc.dst.array, bc.term.array, f"j_{bc.dst.array}"
+                out += [f"{w.T} {arr}[{op.count}];", f"unsigned {j};",
+                        f"for ({j} = 0; {j} < {op.count}; {j}++)",
+                        f"    {arr}[{j}] = {w.set1(f'{src}[{j}]')};"]
+        return out
+
     def declarations(self) -> list[str]:
         vp, T = self.vp, self.w.T
         decl = []
-        names = vp.vector_values
+        names = vp.values
         for i in range(0, len(names), 10):
             decl.append(f"{T} " + ", ".join(names[i:i + 10]) + ";")
-        for arr, size in vp.vector_arrays.items():
+        for arr, size in vp.arrays.items():
             decl.append(f"{T} {arr}[{size}];")
-        if any(isinstance(item, Loop) for item in vp.body):
+        if any(isinstance(item, ir.Loop) for item in vp.body):
             decl.append("unsigned c;")
         return decl
-
-
-_CONST = re.compile(r"^const __m\d+i (\w+) = ")
-
-
-def prune(body: list[str]) -> list[str]:
-    """Drop transpose temporaries nothing reads (the narrow rows of a partial transpose)."""
-    while True:
-        names = {m.group(1): i for i, ln in enumerate(body) if (m := _CONST.match(ln))}
-        text = "\n".join(body)
-        dead = [i for n, i in names.items() if len(re.findall(rf"\b{n}\b", text)) == 1]
-        if not dead:
-            return body
-        body = [ln for i, ln in enumerate(body) if i not in dead]
 
 
 def _chunks(lines: list[str]) -> list[list[str]]:

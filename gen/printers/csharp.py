@@ -18,8 +18,9 @@ import re
 
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
 from ..errors import GenError
-from ..layouts import transpose as lanes_layout
+from ..layouts import ir
 from ..layouts import packed as packed_layout
+from ..layouts import lanes as lanes_layout
 from ..layouts import scalar as scalar_layout
 from ..threefish import Program, describe
 from . import render_template
@@ -119,25 +120,12 @@ class CsPrinter:
         if isinstance(a, str):
             return a
         if isinstance(a, Mem):
-            if a.array in self.refs:
-                ref = self.refs[a.array]
-                if self.kind == "scalar":
-                    return self.ld(ref, self.byte_off(a))
-                # Vector kernels run only where BitConverter.IsLittleEndian (their dispatch checks
-                # it), so their scalar key/tweak reads are plain unaligned loads.
-                if a.array == "key":       # the same key in every lane
-                    return f"{self.k['type'].split('<')[0]}.Create({self.ld_le(ref, self.byte_off(a))})"
-                if a.array == "tweak":     # lane b of group g: tweak word of block g*L + b
-                    assert a.index.scale == 0
-                    g, w = divmod(a.index.base, 2)
-                    nl = self.k["lanes"]
-                    lanes = ", ".join(self.ld_le(ref, str(16 * (g * nl + b) + 8 * w)) for b in range(nl))
-                    return f"{self.k['type'].split('<')[0]}.Create({lanes})"
-                raise AssertionError(a)  # 'in' words come from the lane transposition
+            if a.array in self.refs:       # scalar kind only: vector kernels load through the IR
+                return self.ld(self.refs[a.array], self.byte_off(a))
             return self.local(a)
         if a.scale:
             v = f"(ulong)({self.index(a)})"
-            return v if self.kind == "scalar" else f"{self.k['type'].split('<')[0]}.Create({v})"
+            return v if self.kind == "scalar" else f"{self.vec}.Create({v})"
         return self.k["imm"].format(v=_hex(a.base))
 
     def op(self, op: Op) -> str:
@@ -154,11 +142,8 @@ class CsPrinter:
         return ARITH[op.kind].format(d=op.dst, a=self.operand(op.a))
 
     def lines(self, ops) -> list[str]:
+        """Statements of description ops (kind scalar)."""
         out: list[str] = []
-        ops = list(ops)
-        if self.kind != "scalar":
-            ops, pre, post = self._edges(ops)
-            out.extend(pre)
         for item in ops:
             if isinstance(item, Loop):
                 out.append(f"for (int c = 0; c < {item.count}; c++)")
@@ -167,108 +152,73 @@ class CsPrinter:
                 out.append("}")
             else:
                 out.append(self.op(item))
-        if self.kind != "scalar":
-            out.extend(post)
         return out
 
-    # ---- lanes: the change of layout at the edges of the body
-    def _edges(self, ops):
-        loads = {op.a.index.base: op.dst for op in ops
-                 if isinstance(op, Op) and op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in"}
-        stores = {op.a.index.base: op.dst for op in ops
-                  if isinstance(op, Op) and op.kind == "store" and isinstance(op.a, Mem) and op.a.array == "out"}
-        if not loads:
-            return ops, [], []
-        nw, nl = self.nw, self.k["lanes"]
-        groups = len(loads) // nw       # interleaved programs: block blk of the description = lane group blk
-        assert sorted(loads) == list(range(groups * nw)) and sorted(stores) == sorted(loads)
-        rest = [op for op in ops if not (isinstance(op, Op) and (
-            (op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in")
-            or (op.kind == "store" and isinstance(op.a, Mem) and op.a.array == "out")))]
-        src, dst = self.refs["in"], self.refs["out"]
-        vbytes = 8 * nl
-        vec = self.k["type"].split("<")[0]
-        pre, post = [], []
-        for g in range(groups):
-            tag = self.gtag(g, groups)
-            base = g * nl * nw * 8
-            sv = [f"s{tag}{j}" for j in range(nw)]
-            pre.append(f"// load {nl} blocks (lane group {g}) and transpose to one vector per word")
-            pre += [f"{sv[j]} = {vec}.LoadUnsafe(ref {src}, {base + vbytes * j}).AsUInt64();" for j in range(nw)]
-            pre += self._transpose(sv, [loads[g * nw + i] for i in range(nw)], True, tag)
-            post.append(f"// transpose back to stream order and store {nl} blocks (lane group {g})")
-            post += self._transpose([stores[g * nw + i] for i in range(nw)], sv, False, tag)
-            post += [f"{sv[j]}.AsByte().StoreUnsafe(ref {dst}, {base + vbytes * j});" for j in range(nw)]
-        return rest, pre, post
+    # ---- vector kinds: the lanes layout IR (gen/layouts/lanes.py, stream form)
+    @property
+    def vec(self) -> str:
+        return self.k["type"].split("<")[0]
 
-    @staticmethod
-    def gtag(g: int, groups: int) -> str:
-        return "abcd"[g] if groups > 1 else ""
-
-    def _transpose(self, srcs: list[str], dsts: list[str], load: bool, gt: str = "") -> list[str]:
-        if self.kind == "v256":
-            return self._transpose4x4(srcs, dsts, load, gt)
-        plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
-        tag = ("l" if load else "t") + gt
-        cur = list(srcs)
-        out = []
-        for st in range(stages):
-            nxt = [None] * self.nw
-            for op in (o for o in plan if o.stage == st):
-                name = dsts[op.dst] if st == stages - 1 else f"{tag}{st}_{op.dst}"
-                idx = ", ".join(f"{i}UL" for i in op.idx)
-                out.append(f"{name} = Avx512F.PermuteVar8x64x2({cur[op.lo]}, Vector512.Create({idx}), {cur[op.hi]});")
-                nxt[op.dst] = name
-            cur = nxt
-        return out
-
-    def _transpose4x4(self, srcs, dsts, load: bool, gt: str = "") -> list[str]:
-        """AVX2 4x4 word transposes (unpack + vperm2i128), one per group of 4 words."""
-        nw, g4 = self.nw, self.nw // 4
-        tag = ("l" if load else "t") + gt
-        out = []
-        for g in range(g4):
-            if load:   # rows: words 4g..4g+3 of block b = stream vector b*g4 + g
-                rows = [srcs[b * g4 + g] for b in range(4)]
-                cols = [dsts[4 * g + k] for k in range(4)]
+    def ir_lines(self, ops) -> list[str]:
+        out: list[str] = []
+        for item in ops:
+            if isinstance(item, ir.Loop):
+                out += [f"for (int c = 0; c < {item.count}; c++)", "{"]
+                out += ["    " + self.ir_op(op) for op in item.body] + ["}"]
             else:
-                rows = [srcs[4 * g + k] for k in range(4)]
-                cols = [dsts[b * g4 + g] for b in range(4)]
-            t = [f"{tag}{g}_{k}" for k in range(4)]
-            out += [f"{t[0]} = Avx2.UnpackLow({rows[0]}, {rows[1]});",
-                    f"{t[1]} = Avx2.UnpackHigh({rows[0]}, {rows[1]});",
-                    f"{t[2]} = Avx2.UnpackLow({rows[2]}, {rows[3]});",
-                    f"{t[3]} = Avx2.UnpackHigh({rows[2]}, {rows[3]});",
-                    f"{cols[0]} = Avx2.Permute2x128({t[0]}, {t[2]}, 0x20);",
-                    f"{cols[1]} = Avx2.Permute2x128({t[1]}, {t[3]}, 0x20);",
-                    f"{cols[2]} = Avx2.Permute2x128({t[0]}, {t[2]}, 0x31);",
-                    f"{cols[3]} = Avx2.Permute2x128({t[1]}, {t[3]}, 0x31);"]
-        assert nw % 4 == 0
+                out.append(self.ir_op(item))
         return out
 
-    def temps(self, groups: int = 1) -> list[str]:
-        """Names the lane transposition needs besides the description's values."""
-        if self.kind == "scalar":
-            return []
-        names = []
-        for g in range(groups):
-            gt = self.gtag(g, groups)
-            names += [f"s{gt}{j}" for j in range(self.nw)]
-            if self.kind == "v256":
-                for tag in "lt":
-                    names += [f"{tag}{gt}{q}_{k}" for q in range(self.nw // 4) for k in range(4)]
-            else:
-                for load, tag in ((True, "l"), (False, "t")):
-                    plan, stages = (lanes_layout.load_plan if load else lanes_layout.store_plan)(self.nw, 8)
-                    names += [f"{tag}{gt}{op.stage}_{op.dst}" for op in plan if op.stage < stages - 1]
-        return names
+    def ir_op(self, op) -> str:
+        vec = self.vec
+        if isinstance(op, ir.Note):
+            return f"// {op.text}"
+        if isinstance(op, ir.Broadcast):        # a key word in every lane
+            m = op.term
+            return f"{op.dst} = {vec}.Create({self.ld_le(self.refs[m.array], self.byte_off(m))});"
+        if isinstance(op, ir.Mov):
+            if isinstance(op.dst, Mem):
+                return f"{self.local(op.dst)} = {op.a};"
+            return ARITH["mov"].format(d=op.dst, a=self.operand(op.a))
+        if isinstance(op, ir.ARITH):
+            kind = {ir.Add: "add", ir.Sub: "sub", ir.Xor: "xor"}[type(op)]
+            return ARITH[kind].format(d=op.dst, a=self.operand(op.b))
+        if isinstance(op, ir.ROT):
+            assert op.uniform and op.src == op.dst
+            return self.k["rotl" if isinstance(op, ir.Rotl) else "rotr"].format(
+                d=op.dst, n=op.counts[0], m=64 - op.counts[0])
+        if isinstance(op, ir.Load):
+            w0 = op.words[0]
+            if op.words == tuple(range(w0, w0 + len(op.words))):
+                return f"{op.dst} = {vec}.LoadUnsafe(ref {self.refs[op.array]}, {8 * w0}).AsUInt64();"
+            # lane b: its own word (tweaks); vector kernels run only where BitConverter.IsLittleEndian
+            lanes = ", ".join(self.ld_le(self.refs[op.array], str(8 * w)) for w in op.words)
+            return f"{op.dst} = {vec}.Create({lanes});"
+        if isinstance(op, ir.Store):
+            return f"{op.src}.AsByte().StoreUnsafe(ref {self.refs[op.array]}, {8 * op.words[0]});"
+        if isinstance(op, ir.Shuffle):
+            return f"{op.dst} = {self.shuffle(op)};"
+        raise GenError(f"C# printer: cannot print {op!r}")  # pragma: no cover
 
-    def declarations(self, ops, exclude=(), extra=()) -> list[str]:
-        decl = []
-        names = [v for v in values(ops) if v not in exclude] + list(extra)
-        for i in range(0, len(names), 10):
-            decl.append(f"{self.k['type']} " + ", ".join(names[i:i + 10]) + ";")
-        return decl
+    def shuffle(self, op: ir.Shuffle) -> str:
+        """Two-source lane shuffles of the lane transposition: AVX-512F vpermt2q (any lanes),
+        AVX2 unpacks (within 128-bit halves) and vperm2i128 (whole halves)."""
+        a, b = op.srcs
+        if self.kind == "v512":
+            idx = ", ".join(f"{self.k['lanes'] * s + k}UL" for s, k in op.lanes)
+            return f"Avx512F.PermuteVar8x64x2({a}, Vector512.Create({idx}), {b})"
+        forms = {((0, 0), (1, 0), (0, 2), (1, 2)): "Avx2.UnpackLow({a}, {b})",
+                 ((0, 1), (1, 1), (0, 3), (1, 3)): "Avx2.UnpackHigh({a}, {b})",
+                 ((0, 0), (0, 1), (1, 0), (1, 1)): "Avx2.Permute2x128({a}, {b}, 0x20)",
+                 ((0, 2), (0, 3), (1, 2), (1, 3)): "Avx2.Permute2x128({a}, {b}, 0x31)"}
+        return forms[tuple(op.lanes)].format(a=a, b=b)
+
+    def declare(self, names) -> list[str]:
+        names = list(names)
+        return [f"{self.k['type']} " + ", ".join(names[i:i + 10]) + ";" for i in range(0, len(names), 10)]
+
+    def declarations(self, ops, exclude=()) -> list[str]:
+        return self.declare(v for v in values(ops) if v not in exclude)
 
     def arrays(self, *op_lists) -> list[str]:
         sizes: dict[str, int] = {}
@@ -295,86 +245,103 @@ def packed_kernel(nw: int) -> str:
 
 
 def packed_lines(prog) -> list[str]:
-    """The packed one-block body (A = even words, B = odd words) from the description program."""
+    """The packed one-block body (A = even words, B = odd words): the natural packed layout IR
+    (gen/layouts/packed.py, one vector per half) formatted as C#."""
     nw = prog.spec.nw
     vec, nl = PACKED_VEC[nw]
+    vp = packed_layout.lower(prog, nl, natural=True)
     scalar = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
-    t = f"{vec}<ulong>"
-    vb = 8 * nl
-
-    def cvec(vals) -> str:
-        return f"{vec}.Create({', '.join(f'{v}UL' for v in vals)})"
-
-    def rot(direction: str, counts) -> str:
-        name = "RotateLeftVariable" if direction == "l" else "RotateRightVariable"
-        if nw == 16:
-            return f"B = Avx512F.{name}(B, {cvec(counts)});"
-        first, second = ("ShiftLeftLogicalVariable", "ShiftRightLogicalVariable")[::1 if direction == "l" else -1]
-        return (f"B = Avx512F.VL.IsSupported ? Avx512F.VL.{name}(B, {cvec(counts)})\n"
-                f"    : Avx2.Or(Avx2.{first}(B, {cvec(counts)}), Avx2.{second}(B, {cvec(64 - c for c in counts)}));")
-
-    def permute(v: str, p) -> str:
-        if nl == 2:
-            return f"{v} = Sse2.Shuffle({v}.AsUInt32(), 0x4E).AsUInt64();"
-        if nl == 4:
-            return f"{v} = Avx2.Permute4x64({v}, {sum(x << (2 * j) for j, x in enumerate(p)):#04x});"
-        return f"{v} = Avx512F.PermuteVar8x64({v}, {cvec(p)});"
-
-    def term(a) -> str:
-        return a if isinstance(a, str) else f"{a.base}UL"
-
-    steps = packed_layout.map_program(prog)
-    names = list(dict.fromkeys(st[1].dst for st in steps if st[0] == "scalar"))
-    out = ([f"ulong {', '.join(names)};"] if names else []) + [f"{t} A, B, V0, V1;"]
-    for step in steps:
-        kind = step[0]
-        if kind == "scalar":
-            out.append(scalar.op(step[1]))
-        elif kind == "load":
-            out.append("// load: A = even words, B = odd words")
-            out += [f"V0 = {vec}.LoadUnsafe(ref src, 0).AsUInt64();", f"V1 = {vec}.LoadUnsafe(ref src, {vb}).AsUInt64();"]
-            if nl == 2:
-                out += ["A = Sse2.UnpackLow(V0, V1);", "B = Sse2.UnpackHigh(V0, V1);"]
-            elif nl == 4:
-                out += ["A = Avx2.Permute4x64(Avx2.UnpackLow(V0, V1), 0xd8);",
-                        "B = Avx2.Permute4x64(Avx2.UnpackHigh(V0, V1), 0xd8);"]
-            else:
-                out += [f"A = Avx512F.PermuteVar8x64x2(V0, {cvec(range(0, 16, 2))}, V1);",
-                        f"B = Avx512F.PermuteVar8x64x2(V0, {cvec(range(1, 16, 2))}, V1);"]
-        elif kind == "store":
-            out.append("// store: interleave A and B back into word order")
-            if nl == 2:
-                out += ["V0 = Sse2.UnpackLow(A, B);", "V1 = Sse2.UnpackHigh(A, B);"]
-            elif nl == 4:
-                out += ["A = Avx2.Permute4x64(A, 0xd8);", "B = Avx2.Permute4x64(B, 0xd8);",
-                        "V0 = Avx2.UnpackLow(A, B);", "V1 = Avx2.UnpackHigh(A, B);"]
-            else:
-                out += [f"V0 = Avx512F.PermuteVar8x64x2(A, {cvec([0, 8, 1, 9, 2, 10, 3, 11])}, B);",
-                        f"V1 = Avx512F.PermuteVar8x64x2(A, {cvec([4, 12, 5, 13, 6, 14, 7, 15])}, B);"]
-            out += ["V0.AsByte().StoreUnsafe(ref dst, 0);", f"V1.AsByte().StoreUnsafe(ref dst, {vb});"]
-        elif kind == "mix":
-            rd = step[1]
-            out += [f"// round, rotation row {rd}", "A += B;", *rot("l", prog.spec.rot[rd]).split("\n"), "B ^= A;"]
-        elif kind == "unmix":
-            rd = step[1]
-            out += [f"// inverse round, rotation row {rd}", "B ^= A;", *rot("r", prog.spec.rot[rd]).split("\n"),
-                    "A -= B;"]
-        elif kind == "permute":
-            if step[1] is not None:
-                out.append(permute("A", step[1]))
-            if step[2] is not None:
-                out.append(permute("B", step[2]))
-        elif kind == "key":
-            sign, terms = step[1], step[2]
-            op = "+=" if sign > 0 else "-="
-            exprs = [" + ".join(term(a) for a in ts) for ts in terms]
-            out.append(f"A {op} {vec}.Create({', '.join(exprs[0::2])});")
-            out.append(f"B {op} {vec}.Create({', '.join(exprs[1::2])});")
+    out = ([f"ulong {', '.join(vp.scalars)};"] if vp.scalars else []) + [f"{vec}<ulong> {', '.join(vp.values)};"]
+    expr: dict[str, str] = {}
+    body = list(vp.body)
+    for i, op in enumerate(body):
+        if isinstance(op, ir.Scalar):
+            out.append(scalar.op(op.op))
+        elif isinstance(op, ir.Note):
+            out.append(f"// {op.text}")
+        elif isinstance(op, ir.Load):
+            out.append(f"{op.dst} = {vec}.LoadUnsafe(ref src, {8 * op.words[0]}).AsUInt64();")
+        elif isinstance(op, ir.Store):
+            out.append(f"{op.src}.AsByte().StoreUnsafe(ref dst, {8 * op.words[0]});")
+        elif isinstance(op, ir.Shuffle):
+            out += _cs_shuffle(vec, nl, op, body[i + 1:])
+        elif isinstance(op, ir.Insert):
+            expr[op.dst] = f"{vec}.Create({', '.join(' + '.join(_cs_term(t) for t in ts) for ts in op.terms)})"
+        elif isinstance(op, ir.ARITH):
+            sym = {ir.Add: "+=", ir.Sub: "-=", ir.Xor: "^="}[type(op)]
+            assert op.a == op.dst
+            out.append(f"{op.dst} {sym} {expr.pop(op.b, op.b)};")
+        elif isinstance(op, ir.ROT):
+            out += _cs_rotate(vec, nl, op).split("\n")
+        else:  # pragma: no cover
+            raise GenError(f"C# packed printer: cannot print {op!r}")
     return out
 
 
-def _section(p: CsPrinter, ops, exclude=(), extra=()) -> dict:
-    return {"decl": p.declarations(ops, exclude, extra), "code": p.lines(ops)}
+def _cs_term(t) -> str:
+    return t if isinstance(t, str) else f"{t.base}UL"
+
+
+def _cs_vec(vec: str, vals) -> str:
+    return f"{vec}.Create({', '.join(f'{v}UL' for v in vals)})"
+
+
+def _cs_rotate(vec: str, nl: int, op) -> str:
+    """Per-lane rotation of a packed half: AVX-512F vprolvq/vprorvq (Vector512), else AVX-512VL
+    when the JIT has it, AVX2 variable shift pairs otherwise."""
+    left = isinstance(op, ir.Rotl)
+    name = "RotateLeftVariable" if left else "RotateRightVariable"
+    d, x, counts = op.dst, op.src, op.counts
+    if nl == 8:
+        return f"{d} = Avx512F.{name}({x}, {_cs_vec(vec, counts)});"
+    first, second = ("ShiftLeftLogicalVariable", "ShiftRightLogicalVariable")[::1 if left else -1]
+    return (f"{d} = Avx512F.VL.IsSupported ? Avx512F.VL.{name}({x}, {_cs_vec(vec, counts)})\n"
+            f"    : Avx2.Or(Avx2.{first}({x}, {_cs_vec(vec, counts)}), "
+            f"Avx2.{second}({x}, {_cs_vec(vec, (64 - c for c in counts))}));")
+
+
+def _cs_shuffle(vec: str, nl: int, op: ir.Shuffle, rest) -> list[str]:
+    """A lane shuffle of the packed layout: SSE2/AVX2 unpacks and permutes where they build the
+    pattern, AVX-512F index permutes (vpermq / vpermt2q) for Vector512."""
+    d, lanes = op.dst, op.lanes
+    a = op.srcs[0]
+    if len(op.srcs) == 1:
+        p = [k for _, k in lanes]
+        if nl == 2:
+            assert p == [1, 0], p
+            return [f"{d} = Sse2.Shuffle({a}.AsUInt32(), 0x4E).AsUInt64();"]
+        if nl == 4:
+            return [f"{d} = Avx2.Permute4x64({a}, {sum(x << (2 * j) for j, x in enumerate(p)):#04x});"]
+        return [f"{d} = Avx512F.PermuteVar8x64({a}, {_cs_vec(vec, p)});"]
+    b = op.srcs[1]
+    if nl == 8:
+        return [f"{d} = Avx512F.PermuteVar8x64x2({a}, {_cs_vec(vec, [8 * s + k for s, k in lanes])}, {b});"]
+    half = nl // 2
+    if nl == 2:
+        which = {((0, 0), (1, 0)): "UnpackLow", ((0, 1), (1, 1)): "UnpackHigh"}[tuple(lanes)]
+        return [f"{d} = Sse2.{which}({a}, {b});"]
+    # Vector256: unpacks work within 128-bit halves; a lane order (0, 2, 1, 3) fixes it up.
+    deal = {tuple((s, 2 * j + z) for s in (0, 1) for j in range(half)): ("Low", "High")[z] for z in (0, 1)}
+    if tuple(lanes) in deal:         # (a0, a2, b0, b2): the even (odd) lanes of a then b
+        return [f"{d} = Avx2.Permute4x64(Avx2.Unpack{deal[tuple(lanes)]}({a}, {b}), 0xd8);"]
+    weave = {tuple((s, 2 * z + j) for j in range(half) for s in (0, 1)): ("Low", "High")[z] for z in (0, 1)}
+    # (a0, b0, a1, b1) / (a2, b2, a3, b3): both sources are put in lane order (0, 2, 1, 3) in
+    # place once (their last uses are these two shuffles), then unpacked.
+    pre = []
+    if weave[tuple(lanes)] == "Low":
+        assert not any(n in ir.reads(r) for r in rest for n in (a, b)
+                       if not (isinstance(r, ir.Shuffle) and r.srcs == op.srcs)), "sources read later"
+        pre = [f"{a} = Avx2.Permute4x64({a}, 0xd8);", f"{b} = Avx2.Permute4x64({b}, 0xd8);"]
+    return pre + [f"{d} = Avx2.Unpack{weave[tuple(lanes)]}({a}, {b});"]
+
+
+def _section(p: CsPrinter, ops, exclude=()) -> dict:
+    return {"decl": p.declarations(ops, exclude), "code": p.lines(ops)}
+
+
+def _vsection(p: CsPrinter, vp, exclude=()) -> dict:
+    """A lanes kernel section of the layout IR: its body's declared values, its body."""
+    return {"decl": p.declare(v for v in vp.values if v not in exclude), "code": p.ir_lines(vp.body)}
 
 
 def functions(spec, options, layout: str) -> dict:
@@ -411,12 +378,13 @@ def functions(spec, options, layout: str) -> dict:
             for kind in ("v512", "v256"):
                 lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
                                one.setup, multi.body, one.body)
+                vm, v1 = (lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
                 f["lanes"].append({
                     "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
                     "arrays": lp.arrays(one.setup, multi.body, one.body),
-                    "setup": _section(lp, one.setup),
-                    "multi_body": _section(lp, multi.body, setup_vals, lp.temps(options.interleave)),
-                    "tail_body": _section(lp, one.body, setup_vals, lp.temps()),
+                    "setup": {"decl": lp.declarations(one.setup), "code": lp.ir_lines(v1.setup)},
+                    "multi_body": _vsection(lp, vm, setup_vals),
+                    "tail_body": _vsection(lp, v1, setup_vals),
                 })
         out[d] = f
     return out

@@ -1,0 +1,249 @@
+"""The layout IR: typed vector operations on named values of W lanes x 64 bits.
+
+Every layout (``scalar``, ``lanes``, ``packed``) lowers a description program
+(:class:`gen.threefish.Program`) into one :class:`VProgram` of these operations;
+:mod:`gen.layouts.interp` runs it on Python integers, printers only format it.
+
+Operands.  A *vector operand* is a vector value name (``str``), one element of a
+vector array (:class:`~gen.dsl.Mem`, index possibly affine in the loop counter) or
+a constant in every lane (:class:`~gen.dsl.Idx`, affine in the loop counter).  A
+*scalar term* is a description value name (``str``), a word of a scalar array
+(``Mem``) or a constant (``Idx``).  Memory offsets are in 64-bit words from the
+start of the pass (a pass covers ``VProgram.blocks`` blocks of the caller's
+arrays ``in``/``out``, and their tweaks, two words per block, in ``tweak``).
+
+==============  ======================================  =====================================
+op              meaning                                 fields
+==============  ======================================  =====================================
+``Load``        dst lane k = array[words[k]]            dst, array, words (None: lane unused)
+``Store``       array[words[k]] = src lane k            src, array, words (None: lane dropped)
+``Shuffle``     dst lane k = srcs[s] lane l             dst, srcs (1-2 names), lanes ((s, l)
+                for (s, l) = lanes[k]                   or None per lane), kind (purpose)
+``Broadcast``   every lane of dst = term                dst (name or vector array Mem), term
+``Const``       dst lane k = values[k]                  dst, values
+``Mov``         dst = a                                 dst (name or vector array Mem), a
+``Add``         dst = a + b (mod 2^64, lane-wise)       dst, a (name), b (vector operand)
+``Sub``         dst = a - b (mod 2^64, lane-wise)       dst, a, b
+``Xor``         dst = a ^ b                             dst, a, b
+``Rotl``        dst lane k = src lane k <<< counts[k]   dst, src, counts (uniform: all equal)
+``Rotr``        dst lane k = src lane k >>> counts[k]   dst, src, counts
+``Insert``      dst lane k = sum of terms[k]            dst, terms (scalar terms per lane:
+                (mod 2^64)                              subkey words, constants)
+``Scalar``      one description op on 64-bit words     op (:class:`~gen.dsl.Op`, kept as is)
+``Block``       ops whose destinations outside          body
+                ``VProgram.values`` are temporaries
+                local to the block
+``Loop``        body run count times (counter ``c``)    count, body
+``Note``        comment for printers                    text
+==============  ======================================  =====================================
+
+A destination that is neither declared (``VProgram.values``/``arrays``) nor
+inside a :class:`Block` is an *expression temporary*: it is read exactly once,
+by the next operation that names it (printers may inline it there).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from ..dsl import Idx, Mem, Op
+
+Operand = Union[str, Mem, Idx]
+
+
+@dataclass(frozen=True)
+class Load:
+    """dst lane k = array[words[k]] (None: lane left undefined)"""
+
+    dst: str
+    array: str
+    words: tuple
+
+
+@dataclass(frozen=True)
+class Store:
+    """array[words[k]] = src lane k (None: lane not stored)"""
+
+    src: str
+    array: str
+    words: tuple
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """dst lane k = srcs[s] lane l for (s, l) = lanes[k]; kind names the purpose (transpose, load/store, permute)"""
+
+    dst: str
+    srcs: tuple
+    lanes: tuple
+    kind: str = "permute"
+
+    def pattern(self) -> tuple:
+        """Per output lane: (source name, lane), or None."""
+        return tuple(None if x is None else (self.srcs[x[0]], x[1]) for x in self.lanes)
+
+
+@dataclass(frozen=True)
+class Broadcast:
+    """every lane of dst = the scalar term"""
+
+    dst: Union[str, Mem]
+    term: Operand
+
+
+@dataclass(frozen=True)
+class Const:
+    """dst lane k = values[k]"""
+
+    dst: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Mov:
+    """dst = a (a vector array element when dst is a Mem)"""
+
+    dst: Union[str, Mem]
+    a: Operand
+
+
+@dataclass(frozen=True)
+class _Binary:
+    dst: str
+    a: str
+    b: Operand
+
+
+class Add(_Binary):
+    """dst = a + b (mod 2^64, lane-wise)"""
+
+
+class Sub(_Binary):
+    """dst = a - b (mod 2^64, lane-wise)"""
+
+
+class Xor(_Binary):
+    """dst = a ^ b"""
+
+
+@dataclass(frozen=True)
+class _Rotate:
+    dst: str
+    src: str
+    counts: tuple
+
+    @property
+    def uniform(self) -> bool:
+        return len(set(self.counts)) == 1
+
+
+class Rotl(_Rotate):
+    """dst lane k = src lane k <<< counts[k]"""
+
+
+class Rotr(_Rotate):
+    """dst lane k = src lane k >>> counts[k]"""
+
+
+@dataclass(frozen=True)
+class Insert:
+    """dst lane k = the sum of the scalar terms terms[k] (mod 2^64)"""
+
+    dst: str
+    terms: tuple
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """one description op on 64-bit words, kept as is"""
+
+    op: Op
+
+
+@dataclass(frozen=True)
+class Block:
+    """ops whose destinations outside the program's declared values are local temporaries"""
+
+    body: tuple
+
+
+@dataclass(frozen=True)
+class Loop:
+    """body run count times; Idx operands are affine in its counter"""
+
+    count: int
+    body: tuple
+
+
+@dataclass(frozen=True)
+class Note:
+    """a comment for printers"""
+
+    text: str
+
+
+ARITH = (Add, Sub, Xor)
+ROT = (Rotl, Rotr)
+
+
+@dataclass
+class VProgram:
+    """One lowered description program.
+
+    ``setup`` holds the description's once-per-call ops (scalar words, :class:`Scalar`),
+    ``prologue`` the vector ops run once per call after it (broadcast key words),
+    ``body`` the ops of one pass of ``blocks`` blocks."""
+
+    layout: str
+    lanes: int                    # W: 64-bit lanes per vector value
+    blocks: int                   # blocks per pass
+    nw: int                       # words per block
+    setup: list = field(default_factory=list)
+    prologue: list = field(default_factory=list)
+    body: list = field(default_factory=list)
+    values: list = field(default_factory=list)    # declared vector values of the body
+    arrays: dict = field(default_factory=dict)    # declared vector arrays of the body: size
+    scalars: list = field(default_factory=list)   # description values the body's Scalar ops define
+
+
+def walk(ops):
+    """Every op, loops and blocks entered (not the Loop/Block items themselves)."""
+    for item in ops:
+        if isinstance(item, (Loop, Block)):
+            yield from walk(item.body)
+        else:
+            yield item
+
+
+def reads(op) -> list:
+    """Vector value names an op reads (operands that are names)."""
+    if isinstance(op, Shuffle):
+        return list(op.srcs)
+    if isinstance(op, Store):
+        return [op.src]
+    if isinstance(op, Mov):
+        return [op.a] if isinstance(op.a, str) else []
+    if isinstance(op, ARITH):
+        return [op.a] + ([op.b] if isinstance(op.b, str) else [])
+    if isinstance(op, ROT):
+        return [op.src]
+    return []
+
+
+def writes(op):
+    """The vector value name an op defines, or None."""
+    d = getattr(op, "dst", None)
+    return d if isinstance(d, str) and not isinstance(op, Scalar) else None
+
+
+def dead_code(body: list, live_out=()) -> list:
+    """Drop ops of a straight-line block whose destination (a block temporary) nothing reads."""
+    body = list(body)
+    keep_names = set(live_out)
+    while True:
+        read = {n for op in body for n in reads(op)}
+        dead = [i for i, op in enumerate(body)
+                if (d := writes(op)) is not None and d not in read and d not in keep_names]
+        if not dead:
+            return body
+        body = [op for i, op in enumerate(body) if i not in dead]

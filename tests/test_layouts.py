@@ -1,0 +1,175 @@
+"""Every layout's IR program (gen/layouts/) interpreted (gen/layouts/interp.py) against the
+reference model (gen/reference.py): scalar, lanes (L = 2, 4, 8; interleave 1, 2; every key
+schedule and unroll form), packed (every vector width an ISA uses, tracked and natural) x
+size x version x direction, several passes of random blocks with per-block tweaks."""
+import random
+
+import pytest
+
+from gen import reference
+from gen.errors import GenError
+from gen.layouts import interp, ir, lanes, packed, scalar, transpose
+from gen.spec import SIZES, VERSIONS, Spec
+from gen.threefish import Options, describe
+
+DIRECTIONS = ("encrypt", "decrypt")
+OPTION_SETS = [Options("fly", "full"), Options("table", "loop"), Options("fly", "loop"), Options("table", "full")]
+
+
+def _check(vp, spec, direction, passes=2, seed=0):
+    rng = random.Random(seed)
+    n = vp.blocks * passes
+    nb = spec.block_bytes
+    key, tweaks, data = rng.randbytes(nb), rng.randbytes(16 * n), rng.randbytes(nb * n)
+    fn = getattr(reference, direction)
+    want = b"".join(fn(spec, key, tweaks[16 * i:16 * i + 16], data[nb * i:nb * (i + 1)]) for i in range(n))
+    assert interp.crypt_bytes(vp, key, tweaks, data) == want
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("bits", SIZES)
+@pytest.mark.parametrize("options", OPTION_SETS, ids=lambda o: f"{o.keys}-{o.unroll}")
+def test_scalar(bits, version, direction, options):
+    spec = Spec(version, bits)
+    blocks = 2 if options.unroll == "full" else 1
+    _check(scalar.lower(describe(spec, options, direction, blocks)), spec, direction, seed=bits)
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("bits", SIZES)
+@pytest.mark.parametrize("interleave", [1, 2])
+@pytest.mark.parametrize("L", [2, 4, 8])
+def test_lanes(L, interleave, bits, version, direction):
+    spec = Spec(version, bits)
+    o = OPTION_SETS[(L + interleave + bits // 256 + VERSIONS.index(version)) % len(OPTION_SETS)]
+    vp = lanes.lower(describe(spec, Options(o.keys, o.unroll, interleave), direction, interleave), L)
+    assert vp.blocks == L * interleave
+    _check(vp, spec, direction, seed=L * bits)
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("bits", SIZES)
+@pytest.mark.parametrize("interleave", [1, 2])
+@pytest.mark.parametrize("L", [4, 8])
+def test_lanes_stream(L, interleave, bits, version, direction):
+    """The stream form (C# kernels): whole-vector loads, the transpose plan, per-lane tweak loads."""
+    spec = Spec(version, bits)
+    o = OPTION_SETS[(L + interleave + bits // 256 + VERSIONS.index(version)) % len(OPTION_SETS)]
+    vp = lanes.lower_stream(describe(spec, Options(o.keys, o.unroll, interleave), direction, interleave), L)
+    _check(vp, spec, direction, seed=L + bits)
+
+
+PACKED = [(bits, L) for bits in SIZES for L in (2, 4, 8) if L <= bits // 128]   # at most half a block
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("bits,L", PACKED)
+def test_packed_tracked(bits, L, version, direction):
+    spec = Spec(version, bits)
+    _check(packed.lower(describe(spec, Options(), direction, 1), L), spec, direction, passes=3, seed=bits + L)
+
+
+@pytest.mark.parametrize("direction", DIRECTIONS)
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("bits", SIZES)
+def test_packed_natural(bits, version, direction):
+    spec = Spec(version, bits)
+    vp = packed.lower(describe(spec, Options(), direction, 1), spec.nw // 2, natural=True)
+    _check(vp, spec, direction, passes=3, seed=bits)
+
+
+# --------------------------------------------------------------------------- structure and mutations
+
+def test_packed_needs_fly_full():
+    with pytest.raises(GenError, match="--keys fly --unroll full"):
+        packed.lower(describe(Spec("1.3", 512), Options("table", "full"), "encrypt", 1), 2)
+
+
+def _permutes(vp):
+    return [i for i, op in enumerate(vp.body)
+            if isinstance(op, ir.Block) and any(isinstance(x, ir.Shuffle) and x.kind == "permute" for x in op.body)]
+
+
+@pytest.mark.parametrize("bits", SIZES)
+def test_packed_wrong_lane_permutation_is_caught(bits):
+    """Mutation check: swapping two lanes of any one round's permutation changes the result."""
+    spec = Spec("1.3", bits)
+    vp = packed.lower(describe(spec, Options(), "encrypt", 1), 2)
+    perms = _permutes(vp)
+    assert 0 < len(perms) <= spec.rounds
+    for i in (perms[0], perms[len(perms) // 2], perms[-1]):
+        bad = ir.VProgram(**{**vp.__dict__, "body": list(vp.body)})
+        bad.body[i] = swap_two_lanes(vp.body[i])
+        with pytest.raises(AssertionError):
+            _check(bad, spec, "encrypt", passes=1)
+
+
+def swap_two_lanes(block: ir.Block) -> ir.Block:
+    """The block with lanes 0 and 1 of its first permute shuffle exchanged."""
+    body = list(block.body)
+    k = next(i for i, x in enumerate(body) if isinstance(x, ir.Shuffle))
+    sh = body[k]
+    lanes_ = list(sh.lanes)
+    lanes_[0], lanes_[1] = lanes_[1], lanes_[0]
+    body[k] = ir.Shuffle(sh.dst, sh.srcs, tuple(lanes_), sh.kind)
+    return ir.Block(tuple(body))
+
+
+def test_packed_moves_the_half_that_is_ready_first():
+    """Tracked lanes: encryption permutes only A (ready after the add), decryption only B."""
+    spec = Spec("1.3", 1024)
+    for direction, moved in (("encrypt", "A"), ("decrypt", "B")):
+        vp = packed.lower(describe(spec, Options(), direction, 1), 8)
+        dsts = {x.dst[0] for i in _permutes(vp) for x in vp.body[i].body if isinstance(x, ir.Shuffle)}
+        assert dsts == {moved}
+
+
+@pytest.mark.parametrize("L", [2, 4, 8])
+def test_transpose_network_is_a_transpose(L):
+    rows = [f"r{i}" for i in range(L)]
+    ops, cols = transpose.network_ops(rows, L, lambda s, v: f"s{s}_{v}")
+    m = interp.Machine(ir.VProgram("t", L, 1, L), {})
+    m.vec = {f"r{i}": [(i, k) for k in range(L)] for i in range(L)}
+    for op in ops:
+        m.op(op, 0)
+    assert [m.vec[c] for c in cols] == [[(r, c) for r in range(L)] for c in range(L)]
+    assert len(ops) == L * (L.bit_length() - 1)
+
+
+@pytest.mark.parametrize("nw", (4, 8, 16))
+@pytest.mark.parametrize("nl", (4, 8))
+def test_lane_plan_transposes(nw, nl):
+    """Apply the planned two-source permutes to labelled words: load must give vector i = word i
+    of blocks 0..L-1, store must give stream order back (independent of the planner's own check)."""
+    stream = [[j * nl + e for e in range(nl)] for j in range(nw)]             # label = b*nw + i
+    for load in (True, False):
+        plan, stages = (transpose.load_plan if load else transpose.store_plan)(nw, nl)
+        cur = stream if load else [[b * nw + i for b in range(nl)] for i in range(nw)]
+        for st in range(stages):
+            nxt = [None] * nw
+            for op in (o for o in plan if o.stage == st):
+                pool = cur[op.lo] + cur[op.hi]
+                nxt[op.dst] = [pool[k] for k in op.idx]
+            cur = nxt
+        want = [[b * nw + i for b in range(nl)] for i in range(nw)] if load else stream
+        assert cur == want
+
+
+def test_interpreter_rejects_storing_an_undefined_lane():
+    vp = ir.VProgram("t", 2, 1, 2, body=[ir.Load("x", "in", (0, None)), ir.Store("x", "out", (0, 1))])
+    with pytest.raises(GenError, match="undefined lane"):
+        interp.run(vp, {"in": [1, 2]}, 1)
+
+
+def test_layouts_import_no_printer_verify_or_cli():
+    import ast
+    import pathlib
+    for path in pathlib.Path(lanes.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                mod = "." * node.level + (node.module or "")
+                assert not any(x in mod for x in ("printers", "verify", "cli", "render")), (path.name, mod)
