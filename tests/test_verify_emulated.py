@@ -117,3 +117,14 @@ def test_nothing_ran_is_not_success():
     rep = runner.Report(rows=[runner.Row("x", "b", "SKIPPED", "nasm not installed")])
     assert rep.exit_status() == 1
     assert runner.Report().exit_status() == 1
+
+
+def test_hidden_avx512_is_hidden_from_the_dotnet_runtime_too(monkeypatch):
+    from verify import csharp
+    monkeypatch.setenv(HIDE_VAR, "avx512*")
+    env = csharp.dotnet_env()
+    if "avx512f" in csharp.hidden_flags():
+        assert env["DOTNET_EnableAVX512F"] == "0" and env["DOTNET_EnableAVX512"] == "0"
+    monkeypatch.delenv(HIDE_VAR)
+    env = csharp.dotnet_env()
+    assert "DOTNET_EnableAVX512F" not in env and "DOTNET_EnableAVX512" not in env

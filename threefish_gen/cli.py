@@ -71,8 +71,17 @@ def cli():
 
 
 @cli.command("list")
-def list_cmd():
+@click.option("--passes", is_flag=True, help="the passes of each target's compile (recommended Threefish-512)")
+def list_cmd(passes):
     """Targets, layouts, versions, sizes and options; the recommended variants."""
+    if passes:
+        spec = get_spec("1.3", 512)
+        for t in registry.TARGETS.values():
+            v = t.variants("recommended", [spec])[0]
+            click.echo(f"{t.name} ({v.label()}):")
+            for p in t.passes(v):
+                click.echo(f"  {p.name}: {p.reads} -> {p.makes}")
+        return
     click.echo("versions:   " + " ".join(VERSIONS) + "   (1.1 old rotations; 1.2 new rotations; "
                "1.3 new C240)")
     click.echo("sizes:      " + " ".join(map(str, SIZES)))

@@ -134,7 +134,7 @@ def dotnet_env(extra=()) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in JIT_VARS}
     env.update(BASE_ENV)
     if "avx512f" in hidden_flags():     # THREEFISH_GEN_HIDE_CPU_FLAGS: the runtime must not see it either
-        env["DOTNET_EnableAVX512F"] = "0"
+        env.update(NO512)
     env.update(dict(extra))
     return env
 
