@@ -6,6 +6,7 @@ on stderr and exit status 2, never a traceback.
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import click
 from gen import __version__
 from gen import targets as registry
 from gen.errors import GenError
+from gen.output import Interrupted
 from gen.render import render_variant, write_files
 from gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from gen.threefish import KEYS, UNROLL, Options
@@ -274,21 +276,39 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
         click.echo(line)
 
 
+def _quiet_stdout() -> None:
+    """After a failed write to stdout, make the interpreter's final flush quiet too."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv=None) -> None:
     try:
         rc = cli.main(args=argv, prog_name="threefish-gen", standalone_mode=False)
+        sys.stdout.flush()      # a full or closed stdout fails here, inside the handlers below
     except GenError as e:
         click.echo(f"threefish-gen: error: {e}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
-        click.echo("threefish-gen: error: aborted", err=True)
-        sys.exit(2)
+    except click.exceptions.Abort:      # click's form of Ctrl-C
+        click.echo("threefish-gen: error: interrupted", err=True)
+        sys.exit(130)
     except click.ClickException as e:
         click.echo(f"threefish-gen: error: {e.format_message()}", err=True)
         sys.exit(2)
     except KeyboardInterrupt:
         click.echo("threefish-gen: error: interrupted", err=True)
         sys.exit(130)
+    except Interrupted:
+        click.echo("threefish-gen: error: terminated", err=True)
+        sys.exit(143)
+    except OSError as e:        # e.g. stdout closed or full (render > /dev/full), a folder verify needs
+        _quiet_stdout()
+        where = f" ({e.filename})" if getattr(e, "filename", None) else ""
+        click.echo(f"threefish-gen: error: {e.strerror or e}{where}", err=True)
+        sys.exit(2)
     sys.exit(rc if isinstance(rc, int) else 0)
 
 
