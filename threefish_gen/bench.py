@@ -37,7 +37,6 @@ from gen import targets as registry
 from gen.errors import GenError
 from gen.render import Variant, render_variant, write_files
 from gen.targets.c import RECOMMENDED as RECOMMENDED_C
-from gen.targets.c import option_sets as c_option_sets
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench"
@@ -74,12 +73,9 @@ def _cname(o) -> str:
 
 def reference_name(bits: int) -> str:
     """The scalar C row every ratio is taken against: the recommended option set, gcc."""
-    return registry.get("c").bench_name(Variant("c", _spec(bits), RECOMMENDED_C[bits]), "gcc")
-
-
-def _spec(bits: int):
     from gen.spec import get_spec
-    return get_spec("1.3", bits)
+    from gen.targets.c import TARGET as C
+    return C.bench_name(C.variant(get_spec("1.3", bits), RECOMMENDED_C[bits]), "gcc")
 
 
 def _with_cc(v: Variant, cc: str) -> Variant:
@@ -89,58 +85,29 @@ def _with_cc(v: Variant, cc: str) -> Variant:
 
 def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
                     quick: bool = False) -> list[tuple[str, Variant, str]]:
-    """(row name, variant, compiler) for every C-ABI target asked for; the reference scalar C
-    row of each size is always there (every ratio needs it).  --quick keeps the recommended sets
-    (scalar C: gcc and clang; SIMD C: gcc only; NASM) so that a cold run stays short."""
+    """(row name, variant, compiler) for every C-ABI target asked for, from the descriptors'
+    bench_variants; the reference scalar C row of each size is always there (every ratio needs
+    it).  --quick keeps the recommended sets so that a cold run stays short."""
     from gen.spec import get_spec
-    targets = set(registry.names() if not targets else targets)
-    c, simd = registry.get("c"), registry.get("c-simd")
-    x64, x86 = registry.get("nasm-x64"), registry.get("nasm-x86")
+    asked = set(registry.names() if not targets else targets)
     entries: list[tuple[str, Variant, str]] = []
+    seen: set = set()
     for bits in sizes:
         spec = get_spec(version, bits)
-        sets = c_option_sets(spec) if "c" in targets and not quick else [RECOMMENDED_C[bits]]
-        for o in sets:
-            for cc in ("gcc", "clang") if "c" in targets else ("gcc",):
-                v = c.variant(spec, o)
-                entries.append((c.bench_name(v, cc), _with_cc(v, cc), cc))
-        if "c-simd" in targets:
-            for v in simd.variants("recommended" if quick else "all", [spec]):
-                for cc in ("gcc",) if quick else ("gcc", "clang"):
-                    entries.append((simd.bench_name(v, cc), _with_cc(v, cc), cc))
-        if x64.name in targets or x86.name in targets:
-            vs = x64.variants("recommended" if quick else "all", [spec])
-            if quick or x64.name not in targets:   # the sse2 stream stands in for nasm-x86
-                vs += [v for v in x64.variants("all", [spec]) if v.get("isa") == "sse2"]
-            if x64.name not in targets:
-                vs = [v for v in vs if v.get("isa") == "sse2"]
-            seen = set()
-            for v in vs:
-                if x64.nasm_format(v) == "win64" or v in seen:
-                    continue     # Win64 code cannot be called from this System V harness: see notes
-                seen.add(v)
-                entries.append((x64.bench_name(v, "nasm"), v, "nasm"))
+        for t in registry.TARGETS.values():
+            for v, cc in t.bench_variants(spec, quick, asked):
+                name = registry.get(v.target).bench_name(v, cc)
+                if (name, bits) in seen:
+                    continue
+                seen.add((name, bits))
+                entries.append((name, v if cc == "nasm" else _with_cc(v, cc), cc))
     return entries
 
 
 def target_notes(targets=None) -> list[str]:
     """SKIPPED lines for whole targets (or parts) that this machine cannot time, with the reason."""
-    targets = set(registry.names() if not targets else targets)
-    notes = []
-    if "nasm-x64" in targets:
-        notes.append("SKIPPED nasm-x64 --abi win64: the Microsoft x64 calling convention cannot be called "
-                     "from this System V harness (verify runs it through gcc's ms_abi); same rounds as sysv")
-    if "nasm-x86" in targets:
-        from verify.nasm import runs_32bit_natively
-        if runs_32bit_natively():
-            why = ("32-bit programs do run here, but bench.c links one 64-bit program with the peers; "
-                   "no 32-bit bench binary is built yet")
-        else:
-            why = ("elf32 objects need a 32-bit program and this kernel does not run 32-bit programs "
-                   "(verify runs them under qemu-i386: emulated timings mean nothing)")
-        notes.append(f"SKIPPED nasm-x86 (all sizes): {why}; the 'nasm-x64 sse2' rows time the same "
-                     "instruction stream (words in XMM registers) natively in 64-bit mode (docs/nasm.md)")
-    return notes
+    asked = set(registry.names() if not targets else targets)
+    return [n for t in registry.TARGETS.values() if (n := t.bench_note(asked))]
 
 
 def op_counts(v: Variant) -> dict:
@@ -479,7 +446,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     The program runs ``passes`` times (default 3, --quick 1) with 21/passes samples each: a burst
     of load from other processes then spoils one pass of a row, not all its samples."""
     entries = [e for e in entries if _matches(e[0], filters) or
-               (e[1].target == "c" and e[0] == reference_name(e[1].spec.bits))]
+               e[0] == reference_name(e[1].spec.bits)]
     exe, build_notes, ops = build(entries, Path(workdir).resolve())
     notes = list(notes or []) + build_notes
     passes = passes or (1 if quick else 3)
@@ -505,7 +472,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     cs_rows: list[dict] = []
     if csharp_specs:
         from .bench_csharp import bench_rows
-        cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "csharp", bouncy=not quick)
+        cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "dotnet", bouncy=not quick)
         cs_rows = [r for r in cs_rows if r.get("cpb") is None or _matches(r["name"], filters)]
         if quick:
             notes.append("SKIPPED BouncyCastle (C#): --quick does not restore NuGet packages")
@@ -519,7 +486,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
         Path(json_path).write_text(json.dumps({
             "cpu": info.get("cpu"), "clock_ghz": info.get("clock"), "method": METHOD,
             "reference": {str(b): reference_name(b) for b in sorted({r.bits for r in results})},
-            "results": [r.__dict__ for r in results], "csharp": cs_rows,
+            "results": [r.__dict__ for r in results], "dotnet": cs_rows,
             "notes": notes, "fail": info["fail"]}, indent=2) + "\n")
     if md_path:
         Path(md_path).parent.mkdir(parents=True, exist_ok=True)

@@ -168,6 +168,16 @@ class Target:
         src = f"{src_dir}/{v.stem}.c"
         return [[cc, "-O2", "-std=c99", f"-I{src_dir}", "-c", src, "-o", str(obj)]]
 
+    def bench_variants(self, spec: Spec, quick: bool, asked: set) -> list:
+        """(variant, compiler) pairs ``make bench`` times for this target when ``asked`` (the
+        target names the user asked for) includes it; [] for targets bench does not link into
+        its C program (recipe.bench != "c-abi")."""
+        return []
+
+    def bench_note(self, asked: set) -> str | None:
+        """A SKIPPED line for parts of this target that bench cannot time, or None."""
+        return None
+
     def bench_name(self, v: Variant, cc: str) -> str:
         o = v.options
         return f"{self.name} {o.keys}/{o.unroll}/i{o.interleave} {cc}"

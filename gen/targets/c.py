@@ -44,6 +44,14 @@ class C(Target):
     def recommended_lines(self):
         return [f"  c {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()]
 
+    def bench_variants(self, spec, quick, asked):
+        """Every option set with gcc and clang; when only other targets are asked for, the
+        reference row (recommended options, gcc) that every ratio is taken against."""
+        if self.name not in asked:
+            return [(self.variant(spec, RECOMMENDED[spec.bits]), "gcc")]
+        sets = [RECOMMENDED[spec.bits]] if quick else option_sets(spec)
+        return [(self.variant(spec, o), cc) for o in sets for cc in ("gcc", "clang")]
+
     def passes(self, v):
         return [DESCRIBE, Pass("layout scalar", "Program", "Program (one word per uint64_t)"),
                 Pass("print C", "Program", ".c + .h (templates/c/)")]

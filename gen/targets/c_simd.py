@@ -156,6 +156,12 @@ class CSimd(Target):
             got["static"] = 1     # counted over the emitted loop body, not per executed block
         return got
 
+    def bench_variants(self, spec, quick, asked):
+        if self.name not in asked:
+            return []
+        return [(v, cc) for v in self.variants("recommended" if quick else "all", [spec])
+                for cc in (("gcc",) if quick else ("gcc", "clang"))]
+
     def bench_name(self, v, cc):
         if v.get("isa") == "auto":
             return f"c-simd auto (dispatcher) {cc}"

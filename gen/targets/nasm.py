@@ -100,6 +100,14 @@ class Nasm(Target):
             feats.add("avx512f")
         return feats
 
+    def bench_variants(self, spec, quick, asked):
+        """System V variants only (Win64 code cannot be called from the System V bench program:
+        see bench_note)."""
+        if self.name not in asked:
+            return []
+        return [(v, "nasm") for v in self.variants("recommended" if quick else "all", [spec])
+                if self.nasm_format(v) != "win64"]
+
     def bench_name(self, v, cc):
         d = dict(v.extra)
         d.pop("abi", None)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .base import Recipe
 from .nasm import Nasm, schema
+from .nasm_x64 import TARGET as X64
 
 
 class NasmX86(Nasm):
@@ -15,6 +16,20 @@ class NasmX86(Nasm):
     all_extra = ([(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")]
                  + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
                     for s in ("belady", "linear-scan", "named")])
+
+    def bench_variants(self, spec, quick, asked):
+        """Timed as the same instruction stream in 64-bit mode (nasm-x64 --isa sse2): elf32
+        objects cannot join the 64-bit bench program (bench's note says why)."""
+        if self.name not in asked:
+            return []
+        return [(v, "nasm") for v in X64.sse2_stream(spec)]
+
+    def bench_note(self, asked):
+        if self.name in asked:
+            return (f"SKIPPED {self.name} (all sizes): elf32 objects cannot be linked into the 64-bit bench "
+                    f"program; the '{X64.name} sse2' rows time the same instruction stream (words in XMM "
+                    "registers) natively in 64-bit mode (docs/nasm.md)")
+        return None
 
     def list_lines(self):
         return ["  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;",
