@@ -4,3 +4,30 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+
+import os  # noqa: E402
+import shutil  # noqa: E402
+
+import pytest  # noqa: E402
+
+# The toolchains `make test` needs.  scripts/bootstrap.sh installs all but dotnet on Debian; a
+# missing one makes the whole run fail (a test that skips for want of a compiler proves nothing)
+# unless it is named in THREEFISH_GEN_ALLOW_SKIP (e.g. THREEFISH_GEN_ALLOW_SKIP=nasm,dotnet on a
+# machine that cannot have them); then the tests that need it are skipped with the reason.
+TOOLCHAINS = {
+    "gcc": lambda: shutil.which("gcc"),
+    "clang": lambda: shutil.which("clang"),
+    "nasm": lambda: shutil.which("nasm"),
+    "qemu-i386": lambda: shutil.which("qemu-i386"),
+    "simde": lambda: Path("/usr/include/simde/x86/avx512.h").exists(),
+    "dotnet": lambda: shutil.which("dotnet"),
+}
+
+
+def pytest_sessionstart(session):
+    allowed = {t.strip() for t in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "").split(",") if t.strip()}
+    missing = [t for t, have in TOOLCHAINS.items() if not have() and t not in allowed]
+    if missing:
+        pytest.exit(f"missing toolchain(s): {', '.join(missing)} -- run `make setup` (scripts/bootstrap.sh), "
+                    f"or set THREEFISH_GEN_ALLOW_SKIP={','.join(missing)} to skip the tests that need them",
+                    returncode=1)
