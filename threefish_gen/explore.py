@@ -281,7 +281,9 @@ def simd_section(spec, options) -> str:
     for isa, layout, c in counts:
         out.append(f"<tr><td>{isa}</td><td>{layout}</td>" + "".join(f"<td>{c.get(k, 0):g}</td>" for k in kinds)
                    + "</tr>")
-    out.append("</table><h3>Packed layout: word in each lane, per round (A = even words, B = odd)</h3>"
+    out.append("</table><h3>Packed layout: which word sits in which lane, per round (A: the even words of the MIX "
+               "pairs, B: the odd ones; lane permutations of layouts.packed.map_program applied to both halves, "
+               "as the positional form does; the default tracked form re-pairs by permuting one half only)</h3>"
                "<table class=\"lanes\"><tr><th>step</th><th>A lanes</th><th>B lanes</th></tr>")
     for label, a, b in lane_map(spec):
         out.append(f"<tr><td>{label}</td><td>{' '.join(f'<span class=lane>w{w}</span>' for w in a)}</td>"
