@@ -103,10 +103,10 @@ def occupancy(ops, alloc, pos) -> list[tuple[str, str, int, int]]:
             continue
         if a.role == "reload" and isinstance(a.src, ra.Slot):
             v = str(a.src.key[-1])
-        elif a.role == "move" and isinstance(a.src, ra.Reg):
-            v = holds.get(a.src.name, ("?", 0))[0]
         elif a.mop is not None and ops[a.mop].writes():
             v = ops[a.mop].writes()
+        elif a.role == "move" and isinstance(a.src, ra.Reg):
+            v = holds.get(a.src.name, ("?", 0))[0]
         else:
             continue
         r = a.dst.name
