@@ -6,7 +6,7 @@
 PY = $$(cat build/.python)
 GEN = $(PY) -m threefish_gen
 
-.PHONY: all setup gen verify verify-fast test bench clean
+.PHONY: all setup gen verify verify-fast test bench explore clean
 
 all: verify
 
@@ -37,6 +37,17 @@ test: setup
 
 bench: setup
 	$(GEN) bench
+
+# Allocation / layout pictures (one HTML file each, offline) for the recommended variants:
+# every assembly target at every size, every strategy; the SIMD C layouts at every size.
+explore: setup
+	@mkdir -p build/explore
+	@for t in nasm-x64 nasm-x86; do for s in 256 512 1024; do \
+	  $(GEN) explore --target $$t --size $$s --strategy all --out build/explore/$$t-$$s.html || exit 1; \
+	done; done
+	@for s in 256 512 1024; do \
+	  $(GEN) explore --target c-simd --isa avx2 --size $$s --out build/explore/c-simd-$$s.html || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -12,6 +12,7 @@ DEB_TOOLS=(
   "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
   "nasm:nasm"            # the nasm-x64 / nasm-x86 targets
   "qemu-i386:qemu-user"  # runs the 32-bit harness where the kernel cannot run 32-bit programs
+  "chromium:chromium"    # headless render of the explore report (tests/test_explore.py, docs/explore-1024.png)
 )
 DEB_FILES=(
   "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"

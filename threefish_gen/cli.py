@@ -276,6 +276,38 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
         click.echo(line)
 
 
+@cli.command()
+@click.option("--target", default=ASM_TARGETS[0], show_default=True, type=TARGET_CHOICE,
+              help="the target (assembly targets: allocation pictures; SIMD targets: layout pictures)")
+@click.option("--size", default="1024", show_default=True, type=SIZE_CHOICE, help="block size in bits")
+@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
+              help="Skein version of the constants")
+@click.option("--keys", default="fly", show_default=True, type=_choice(KEYS), help="subkey schedule")
+@click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (SIMD targets)")
+@click.option("--strategy", default="all", show_default=True,
+              help="named | linear-scan | belady | all (comma-separated list also accepted)")
+@target_options(only=("abi", "registers", "pin", "rotate", "schedule", "isa", "layout"))
+@click.option("--bench", is_flag=True, help="also assemble and measure each strategy (bulk cycles/byte)")
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="the HTML report")
+def explore(target, size, version, keys, interleave, strategy, bench, out_path, **values):
+    """Register allocation and layout choices as pictures: one self-contained HTML report."""
+    from gen import asm as ra
+
+    from .explore import write
+    strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]
+    for st in strategies:
+        if st not in ra.STRATEGIES:
+            raise GenError(f"unknown strategy {st!r} (choose from {', '.join(ra.STRATEGIES)}, all)")
+    if interleave is not None and not 1 <= interleave <= 4:
+        raise GenError(f"--interleave must be 1..4, not {interleave}")
+    t = resolve_target(target, values)
+    opts = {k: v for k, v in values.items() if v is not None}
+    if t.recipe.language == "nasm":
+        opts["strategy"] = strategies[0]
+    base = t.variant(get_spec(version, size), Options(keys, "full", interleave or 1), "", **opts)
+    click.echo(write(base, strategies, Path(out_path), bench))
+
+
 def _quiet_stdout() -> None:
     """After a failed write to stdout, make the interpreter's final flush quiet too."""
     try:
