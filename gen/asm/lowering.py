@@ -170,7 +170,7 @@ def lower_lanes(prog: Program, isa: ISA, schedule: str = "description") -> list[
 
 # words between the lanes of a gather or scatter: the index registers hold block b's offset
 # (b * block bytes) for in/out, the tweak pair's (b * 16) for tweak
-def _stride(array: str, nw: int) -> int:
+def lane_stride(array: str, nw: int) -> int:
     return 2 if array == "tweak" else nw
 
 
@@ -181,7 +181,7 @@ def lane_op(op, nw: int) -> Op:
         return Op("note", None, op.text)
     if isinstance(op, (ir.Load, ir.Store)):
         w = op.words
-        if any(x != w[0] + b * _stride(op.array, nw) for b, x in enumerate(w)):
+        if any(x != w[0] + b * lane_stride(op.array, nw) for b, x in enumerate(w)):
             raise GenError(f"nasm lanes: {op.array} words {w} are not one word of consecutive blocks")
         m = Mem(op.array, Idx(w[0]))
         return Op("mov", op.dst, m) if isinstance(op, ir.Load) else Op("store", op.src, m)
