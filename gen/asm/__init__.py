@@ -76,5 +76,5 @@ def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int 
 
 __all__ = ["STRATEGIES", "SCHEDULES", "GROUPS", "ISAS", "LAYOUTS", "DEFS", "POINTERS", "Addr", "Allocation",
            "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "Slot", "allocate",
-           "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_lanes", "lower_packed", "natural",
-           "next_uses", "select"]
+           "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_lanes", "lower_packed",
+           "natural", "next_uses", "select"]

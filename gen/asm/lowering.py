@@ -2,7 +2,9 @@
 (:class:`~gen.asm.ir.MOp`): the same two-address operations, memory operands resolved to
 (pointer value, byte offset) or a stack array, the function's own values (the argument
 pointers ``key``, ``tweak``, ``in``, ``out`` and the block count ``n``) and the block loop
-(``guard``/``top``/``bottom``)."""
+(``guard``/``top``/``bottom``).  The scalar forms lower the description directly
+(:func:`lower`), the lanes form its layout IR (:func:`lower_lanes`, gen/layouts/lanes.py),
+the packed form lives in gen/asm/lower_packed.py (gen/layouts/packed.py)."""
 from __future__ import annotations
 
 from ..dsl import Idx, Loop, Mem, Op
@@ -17,7 +19,7 @@ SCHEDULES = ("description", "interleave")
 
 class Lowering:
     """Description ops -> machine ops on values (``emit``), appended to ``out``; shared by
-    :func:`lower` and the packed layout's lowering (``gen/asm/lower_packed.py``)."""
+    :func:`lower`, :func:`lower_lanes` and the packed layout's lowering (``gen/asm/lower_packed.py``)."""
 
     def __init__(self, isa: ISA):
         self.isa = isa
