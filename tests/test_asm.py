@@ -290,75 +290,91 @@ def test_liveness_loop_carried():
     assert iv["k0"][1] == bottom and iv["x0"][0] > top
 
 
-def _run_packed_ops(ops, memory):
-    """Execute the packed lowering's machine ops on 128-bit Python integers (lane semantics of
-    the printer's table), before allocation: the layout mapping checked without nasm."""
-    m64 = (1 << 64) - 1
+FORMS = {   # name -> (machine, abi, rotate, --isa, --layout)
+    "x86-packed": ("x86", "cdecl", "shift", "sse2", "packed"),
+    "x64-sse2-packed": ("x86-64", "sysv", "shift", "sse2", "packed"),
+    "x64-avx2-lanes": ("x86-64", "sysv", "shift", "avx2", "scalar"),
+    "x64-avx512-lanes": ("x86-64", "sysv", "rol", "avx512", "scalar"),
+    "x64-gpr": ("x86-64", "sysv", "rol", "gpr", "scalar"),
+    "x86-sse2": ("x86", "cdecl", "shift", "sse2", "scalar"),
+}
 
-    def mk(lo, hi):
-        return (lo & m64) | (hi & m64) << 64
 
-    env, stack = {}, {}
+def lowered(form, prog, schedule="description"):
+    isa = ra.isa_for(*FORMS[form])
+    if isa.layout == "packed":
+        return isa, ra.lower_packed(prog, isa)
+    return isa, (ra.lower_lanes if isa.lanes > 1 else ra.lower)(prog, isa, schedule)
 
-    def read(a, wide):
-        if isinstance(a, str):
-            return env[a]
-        if isinstance(a, ra.Addr):
-            if a.base is None:
-                return a.index if a.array == "const" else stack[(a.array, a.index)]
-            w = memory[a.base][a.offset // 8:a.offset // 8 + 2]
-            return mk(w[0], w[1]) if wide else w[0]
-        return a.value if isinstance(a, ra.Imm) else a
 
-    lane_ops = {"lolo": lambda d, s: mk(d, s), "hihi": lambda d, s: mk(d >> 64, s >> 64),
-                "hilo": lambda d, s: mk(d >> 64, s), "lohi": lambda d, s: mk(d, s >> 64),
-                "movsd": lambda d, s: mk(s, d >> 64)}
-    arith = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "xor": lambda a, b: a ^ b,
-             "or": lambda a, b: a | b, "shl": lambda a, n: a << n, "shr": lambda a, n: a >> n}
-    for o in ops:
-        if o.kind in ("note", "guard", "top", "bottom") or o.dst in ra.POINTERS:
-            continue
-        if o.kind == "store":
-            v = env[o.src]
-            if o.addr.base is None:
-                stack[(o.addr.array, o.addr.index)] = v
-            else:
-                memory[o.addr.base][o.addr.offset // 8:o.addr.offset // 8 + 2] = [v & m64, v >> 64]
-        elif o.kind in ("mov", "ldu"):
-            env[o.dst] = read(o.src, o.kind == "ldu" or not isinstance(o.src, ra.Addr) or o.src.base is None)
-        elif o.kind == "swap":
-            s = read(o.src, True)
-            env[o.dst] = mk(s >> 64, s)
-        elif o.kind == "bshl":
-            env[o.dst] = (env[o.dst] << 8 * o.src) & ((1 << 128) - 1)
-        elif o.kind in lane_ops:
-            env[o.dst] = lane_ops[o.kind](env[o.dst], read(o.src, True))
-        else:
-            d, s = env[o.dst], read(o.src, True)
-            s_lo, s_hi = (s, s) if isinstance(o.src, int) else (s & m64, s >> 64)
-            env[o.dst] = mk(arith[o.kind](d & m64, s_lo), arith[o.kind](d >> 64, s_hi))
-    return memory
+def run_lowered(form, spec, direction, ops, isa, passes=3, seed=1):
+    """(output words, the reference's) for ``passes`` passes of random blocks through the
+    machine-op interpreter (gen/asm/interp.py)."""
+    import random
+    from gen import reference
+    from gen.asm import interp
+    from gen.dsl import bytes_from_words, words_from_bytes
+    nb = passes * (1 if isa.layout == "packed" else isa.lanes)
+    rnd = random.Random(seed)
+    key = [rnd.getrandbits(64) for _ in range(spec.nw)]
+    tw = [rnd.getrandbits(64) for _ in range(2 * nb)]
+    data = [rnd.getrandbits(64) for _ in range(spec.nw * nb)]
+    mem = {"key": key, "tweak": tw, "in": data, "out": [0] * (spec.nw * nb)}
+    got = interp.run(ops, isa, spec.nw, mem, passes)["out"]
+    want = []
+    for b in range(nb):
+        want += words_from_bytes(getattr(reference, direction)(
+            spec, bytes_from_words(key), bytes_from_words(tw[2 * b:2 * b + 2]),
+            bytes_from_words(data[spec.nw * b:spec.nw * (b + 1)])))
+    return got, want
 
 
 @pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
 @pytest.mark.parametrize("bits", [256, 512, 1024])
-def test_packed_lowering_matches_reference(bits, version):
-    """The packed machine ops (load/unpack, lane shuffles from spec.perm, per-lane rotates, key
-    pairs + tweak words) compute Threefish: run on Python integers against the reference."""
-    import random
-    from gen import reference
-    from gen.dsl import bytes_from_words, words_from_bytes
+@pytest.mark.parametrize("form", list(FORMS))
+def test_lowered_ops_match_reference(form, bits, version):
+    """The lowered machine ops of every form (packed: load/unpack, lane shuffles from the layout
+    IR, per-lane rotates, key pairs + tweak words; lanes: gathers, broadcasts, scatters from the
+    layout IR) compute Threefish: run three passes on Python integers against the reference,
+    both schedules and key forms where the form has them."""
     spec = get_spec(version, bits)
-    isa = ra.isa_for("x86", "cdecl", "shift", "sse2", "packed")
-    rnd = random.Random(bits)
-    key, tw, block = ([rnd.getrandbits(64) for _ in range(n)] for n in (spec.nw, 2, spec.nw))
     for d in ("encrypt", "decrypt"):
-        ops = ra.lower_packed(describe(spec, Options(), d, 1), isa)
-        out = _run_packed_ops(ops, {"key": key, "tweak": tw, "in": block, "out": [0] * spec.nw})["out"]
-        want = getattr(reference, d)(spec, bytes_from_words(key), bytes_from_words(tw), bytes_from_words(block))
-        assert out == words_from_bytes(want), (bits, version, d)
+        for schedule, keys in (("description", "fly"), ("interleave", "fly"), ("description", "table")):
+            if FORMS[form][4] == "packed" and (schedule, keys) != ("description", "fly"):
+                continue
+            isa, ops = lowered(form, describe(spec, Options(keys, "full", 1), d, 1), schedule)
+            got, want = run_lowered(form, spec, d, ops, isa)
+            assert got == want, (form, bits, version, d, schedule, keys)
 
 
+@pytest.mark.parametrize("form", ["x86-packed", "x64-avx512-lanes"])
+def test_lowered_ops_interpreter_catches_a_wrong_op(form):
+    """The interpreter is not blind: one shuffle or one gather offset wrong fails the check."""
+    spec = get_spec("1.3", 512)
+    isa, ops = lowered(form, describe(spec, Options(), "encrypt", 1))
+    i = next(i for i, o in enumerate(ops) if o.kind in ("lolo", "hihi") or
+             (isinstance(o.src, ra.Addr) and o.src.array == "in"))
+    o = ops[i]
+    bad = (ra.MOp("hihi" if o.kind == "lolo" else "lolo", o.dst, o.src, text=o.text) if o.kind in ("lolo", "hihi")
+           else ra.MOp(o.kind, o.dst, ra.Addr("in", "in", o.src.index + 1, o.src.offset + 8), text=o.text))
+    got, want = run_lowered(form, spec, "encrypt", ops[:i] + [bad] + ops[i + 1:], isa)
+    assert got != want
+    assert run_lowered(form, spec, "encrypt", ops, isa) == (want, want)
+
+
+def test_lanes_lowering_comes_from_the_layout_ir():
+    """nasm lanes: every in/tweak word is one strided per-lane Load of the layout IR (lane b =
+    block b); a Load that is not one word of consecutive blocks is refused."""
+    from gen.asm.lowering import lane_op
+    from gen.layouts import ir, lanes
+    spec = get_spec("1.3", 512)
+    vp = lanes.lower_stream(describe(spec, Options(), "encrypt", 1), 8, gather=True)
+    loads = [op for op in ir.walk(vp.body) if isinstance(op, ir.Load)]
+    assert {op.array for op in loads} == {"in", "tweak"}
+    assert next(op for op in loads if op.array == "in").words == tuple(8 * b for b in range(8))
+    assert lane_op(loads[-1], spec.nw).text() == f"{loads[-1].dst} = in[7]"
+    with pytest.raises(GenError, match="not one word of consecutive blocks"):
+        lane_op(ir.Load("x0", "in", tuple(range(8))), spec.nw)
 
 
 # --------------------------------------------------------------------------- layering

@@ -148,11 +148,20 @@ def test_win64_unwind_tables(tmp_path):
 # --------------------------------------------------------------------------- packed layout (two words per XMM)
 
 def test_packed_permutation_is_derived_not_typed():
-    """512: A = A[1 2 3 0] and B = B[0 3 2 1] become two-source shuffles, 256: one pshufd on B."""
-    from gen.layouts.packed import lane_perms, pair_sources
-    pa, pb = lane_perms(get_spec("1.3", 512).perm)
-    assert pair_sources(pa) == [((0, 1), (1, 0)), ((1, 1), (0, 0))]
-    assert pair_sources(pb) == [((0, 0), (1, 1)), ((1, 0), (0, 1))]
+    """512: A = A[1 2 3 0] and B = B[0 3 2 1] (the layout IR's natural shuffles) become
+    two-source shuffles of the old registers, 256: one pshufd on B."""
+    from gen import asm as ra
+    from gen.layouts import ir, packed
+    from gen.threefish import describe
+    prog = describe(get_spec("1.3", 512), Options(), "encrypt", 1)
+    vp = packed.lower(prog, 2, natural=True)
+    perm = [op.pattern() for op in ir.walk(vp.body) if isinstance(op, ir.Shuffle) and op.kind == "permute"][:4]
+    assert perm == [(("oA0", 1), ("oA1", 0)), (("oA1", 1), ("oA0", 0)),
+                    (("oB0", 0), ("oB1", 1)), (("oB1", 0), ("oB0", 1))]
+    ops = ra.lower_packed(prog, ra.isa_for("x86", "cdecl", "shift", "sse2", "packed"))
+    first = [(o.kind, o.dst, o.src) for o in ops if o.text.startswith(("A = A[", "B = B["))][:8]
+    assert first == [("mov", "A0.1", "A0"), ("hilo", "A0.1", "A1"), ("mov", "A1.1", "A1"), ("hilo", "A1.1", "A0"),
+                     ("mov", "B0.1", "B0"), ("lohi", "B0.1", "B1"), ("mov", "B1.1", "B1"), ("lohi", "B1.1", "B0")]
     asm = render_variant(variant("nasm-x86", 256, layout="packed"))
     asm = next(t for n, t in asm.items() if n.endswith(".asm"))
     body = asm.split("encrypt_blocks:\n.entry:")[1].split(".done:")[0]

@@ -1,7 +1,7 @@
 """The assembly backend: lowering to machine ops on values, liveness, register allocation
 (one module per strategy under ``alloc/``) and the allocation checker.
 
-    description Program --lower / lower_packed--> [MOp] --allocate--> Allocation [AOp] --check--> printer
+    description Program --lower / lower_lanes / lower_packed--> [MOp] --allocate--> Allocation [AOp] --check--> printer
 
 ``allocate`` is the one entry: it runs a strategy, applies the debug corruption hook
 (``THREEFISH_GEN_CORRUPT_ALLOC``, docs/nasm.md) and then the allocation checker
@@ -26,7 +26,7 @@ from .check import AllocationCheckError, corrupt_from_env
 from .check import check as check_allocation
 from .ir import DEFS, POINTERS, Addr, Allocation, AOp, Imm, MOp, PtrMem, Reg, Slot, natural
 from .liveness import carried, intervals, loop_bounds, next_uses
-from .lowering import SCHEDULES, Lowering, lower
+from .lowering import SCHEDULES, Lowering, lower, lower_lanes
 from .lower_packed import lower_packed
 from .machine import ISA, ISAS, LAYOUTS, isa_for
 
@@ -76,5 +76,5 @@ def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int 
 
 __all__ = ["STRATEGIES", "SCHEDULES", "GROUPS", "ISAS", "LAYOUTS", "DEFS", "POINTERS", "Addr", "Allocation",
            "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "Slot", "allocate",
-           "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_packed", "natural",
-           "next_uses", "select"]
+           "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_lanes", "lower_packed",
+           "natural", "next_uses", "select"]

@@ -2,17 +2,19 @@
 vectors of two 64-bit lanes (SSE2 XMM): ``nasm-x86 --layout packed`` and ``nasm-x64 --isa sse2
 --layout packed``.
 
-One block lives in A = even words, B = odd words, each split over Nw/4 XMM values of two lanes
-(A0 = words 0, 2; B0 = words 1, 3; A1 = words 4, 6; ...).  The steps of ``map_program`` become:
+It consumes the layout IR of ``gen.layouts.packed.lower(prog, 2, natural=True)``: one block in
+A = even words, B = odd words, each split over Nw/4 XMM values of two lanes (A0 = words 0, 2;
+B0 = words 1, 3; A1 = words 4, 6; ...).  The IR's operations become:
 
 * load / store: 128-bit ``movdqu`` of word pairs, split into A and B with ``punpcklqdq`` /
   ``punpckhqdq`` (and joined back the same way);
 * mix: ``A += B`` (paddq), ``B <<<= (r_lo, r_hi)`` (see :func:`rotate`), ``B ^= A``; unmix the
   inverse;
-* permute: the layout's lane permutation, register by register (``pair_sources``): a register
-  whose two lanes come from one old register is renamed (same order) or ``pshufd``-swapped,
-  one built from two old registers is a copy plus one two-source shuffle (``LANE_OPS``);
-* key: the terms the description adds to each word are split by what they depend on.  Key
+* permute (the IR's lane shuffles, :func:`shuffle`): a register whose two lanes come from one
+  old register is renamed (same order) or ``pshufd``-swapped, one built from two old registers
+  is a copy plus one two-source shuffle (``LANE_OPS``);
+* key (the IR's ``Insert`` of per-lane terms, added or subtracted): the terms the description
+  adds to each word are split by what they depend on.  Key
   words and constants (the subkey number) depend only on the key: the setup runs the
   description's key schedule in XMM low lanes (``movq`` loads zero the high lane), pairs the
   words of each register's two lanes with ``punpcklqdq``, adds the constants with ``paddq``
@@ -28,9 +30,9 @@ allocator (any strategy) assigns registers and spills through 16-byte aligned st
 """
 from __future__ import annotations
 
-from ..dsl import Idx, Loop, values
+from ..dsl import Idx, values
 from ..errors import GenError
-from ..layouts import packed
+from ..layouts import ir, packed
 from ..threefish import Program
 from .ir import Addr, MOp
 from .lowering import Lowering
@@ -68,169 +70,185 @@ def rotate(out: list, fresh, b: str, counts: tuple, text: str) -> None:
             MOp("movsd", b, t, text=text)]
 
 
+def shuffle(out: list, dst: str, pattern: tuple, text: str):
+    """MOps giving ``dst`` the two lanes ``pattern`` ((value, half) per lane); returns the value
+    that holds the result: the source itself when the pattern is its own lanes in order."""
+    (s1, h1), (s2, h2) = pattern
+    if s1 == s2 and (h1, h2) == (0, 1):
+        return s1
+    if s1 == s2:
+        if (h1, h2) != (1, 0):  # pragma: no cover - the packed layout never duplicates a lane
+            raise GenError("packed XMM layout: a shuffle repeats one lane")
+        out.append(MOp("swap", dst, s1, text=text))
+    else:
+        out += [MOp("mov", dst, s1, text=text), MOp(LANE_OPS[(h1, h2)], dst, s2, text=text)]
+    return dst
+
+
+def _flat(ops):
+    """The IR body with blocks entered (each op once, in order)."""
+    for op in ops:
+        if isinstance(op, ir.Block):
+            yield from _flat(op.body)
+        else:
+            yield op
+
+
+def key_lanes(terms: tuple, setup_vals: set) -> tuple:
+    """Per lane of an Insert: (key words, constant) -- the part that depends on the key only."""
+    return tuple((tuple(t for t in ts if isinstance(t, str) and t in setup_vals),
+                  sum(t.base for t in ts if isinstance(t, Idx)) & M64) for ts in terms)
+
+
+def pair_text(lanes) -> str:
+    return "(" + ", ".join(" + ".join([*ks, *([str(imm)] if imm else [])]) for ks, imm in lanes) + ")"
+
+
 def lower_packed(prog: Program, isa: ISA) -> list:
     """Machine ops of ``PREFIX{direction}_blocks`` for the packed layout (see the module doc)."""
-    spec = prog.spec
-    nw = spec.nw
-    if nw % 4:  # pragma: no cover - every Threefish size
+    if prog.spec.nw % 4:  # pragma: no cover - every Threefish size
         raise GenError("packed XMM layout needs a multiple of 4 words")
-    m = nw // 4                      # XMM values per half
-    steps = packed.map_program(prog)
+    vp = packed.lower(prog, 2, natural=True)
     low = Lowering(isa)
     out = low.out
-    setup_vals = set(values(prog.setup))
-    count = {"A": 0, "B": 0, "v": 0}
+    setup_vals = set(values([s.op for s in vp.setup]))
+    count: dict = {}
 
     def new(stem: str) -> str:
         count[stem] = count.get(stem, 0) + 1
         return f"{stem}{count[stem]}"
 
-    def version(h: str, q: int) -> str:
-        key = f"{h}{q}"
+    def reg(name: str) -> tuple:
+        """IR vector name (A, B, A0, B1, ...) -> (half, register index)"""
+        return name[0], int(name[1:] or 0)
+
+    def version(name: str) -> str:
+        key = "%s%d" % reg(name)
         count[key] = count.get(key, -1) + 1
         return key if count[key] == 0 else f"{key}.{count[key]}"
 
-    def words(h: str, q: int) -> tuple:
-        """word positions in the lanes of register q of half h"""
-        base = 0 if h == "A" else 1
-        return (base + 4 * q, base + 4 * q + 2)
-
-    def pair_text(lanes) -> str:
-        return "(" + ", ".join(" + ".join([*ks, *([str(imm)] if imm else [])]) for ks, imm in lanes) + ")"
-
     # ---- setup: the description's key schedule (low lanes), then the key-only subkey pairs
-    for item in prog.setup:
-        if isinstance(item, Loop):  # pragma: no cover - map_program requires --unroll full
-            raise GenError("the nasm targets need --unroll full")
-        low.emit(item)
-    table: dict = {}                 # (lo terms, hi terms) -> table index
+    for item in vp.setup:
+        low.emit(item.op)
+    body = list(_flat(vp.body))
+    table: dict = {}                 # per-lane (key words, constant) -> table index
     out.append(MOp("note", text="subkey pairs: key words and constants of each register's two lanes "
                                 "(tweak words are added per block)"))
-    for st in steps:
-        if st[0] != "key":
+    for op in body:
+        if not isinstance(op, ir.Insert):
             continue
-        for h in "AB":
-            for q in range(m):
-                lanes = []
-                for w in words(h, q):
-                    ks = tuple(t for t in st[2][w] if isinstance(t, str) and t in setup_vals)
-                    imm = sum(t.base for t in st[2][w] if isinstance(t, Idx)) & M64
-                    lanes.append((ks, imm))
-                if lanes == [((), 0), ((), 0)]:  # pragma: no cover - every word gets a key word
-                    continue
-                key = tuple(lanes)
-                if key in table:
-                    continue
-                if not lanes[0][0] or not lanes[1][0]:  # pragma: no cover - every Threefish word gets a key word
-                    raise GenError("packed layout: a lane without a key word in a subkey injection")
-                idx = len(table)
-                table[key] = idx
-                text = f"kt[{idx}] = {pair_text(lanes)}"
-                e, f = new("e"), lanes[1][0][0]
-                out.append(MOp("mov", e, lanes[0][0][0], text=text))
-                for k in lanes[0][0][1:]:  # pragma: no cover - one key word per lane in Threefish
-                    out.append(MOp("add", e, k, text=text))
-                if len(lanes[1][0]) > 1:  # pragma: no cover
-                    f = new("e")
-                    out.append(MOp("mov", f, lanes[1][0][0], text=text))
-                    out += [MOp("add", f, k, text=text) for k in lanes[1][0][1:]]
-                out.append(MOp("lolo", e, f, text=text))
-                imm = lanes[0][1] | lanes[1][1] << 64
-                if imm:
-                    out.append(MOp("add", e, Addr(None, "const", imm), text=text))
-                out.append(MOp("store", src=e, addr=Addr(None, "kt", idx), text=text))
+        lanes = key_lanes(op.terms, setup_vals)
+        if lanes in table:
+            continue
+        if not lanes[0][0] or not lanes[1][0]:  # pragma: no cover - every Threefish word gets a key word
+            raise GenError("packed layout: a lane without a key word in a subkey injection")
+        idx = table[lanes] = len(table)
+        text = f"kt[{idx}] = {pair_text(lanes)}"
+        e, f = new("e"), lanes[1][0][0]
+        out.append(MOp("mov", e, lanes[0][0][0], text=text))
+        for k in lanes[0][0][1:]:  # pragma: no cover - one key word per lane in Threefish
+            out.append(MOp("add", e, k, text=text))
+        if len(lanes[1][0]) > 1:  # pragma: no cover
+            f = new("e")
+            out.append(MOp("mov", f, lanes[1][0][0], text=text))
+            out += [MOp("add", f, k, text=text) for k in lanes[1][0][1:]]
+        out.append(MOp("lolo", e, f, text=text))
+        imm = lanes[0][1] | lanes[1][1] << 64
+        if imm:
+            out.append(MOp("add", e, Addr(None, "const", imm), text=text))
+        out.append(MOp("store", src=e, addr=Addr(None, "kt", idx), text=text))
 
     # ---- body
     out.append(MOp("guard", src="n", text="if n == 0 return"))
     out.append(MOp("top", text="for each block"))
-    cur = {"A": [f"A{q}" for q in range(m)], "B": [f"B{q}" for q in range(m)]}
+    cur: dict = {}                   # IR vector name -> the value holding it now
+    rows: dict = {}                  # loaded row -> its words
     high: dict = {}                  # tweak word -> its copy in the high lane (this block)
-    nkey = 0
-    for st in steps:
-        kind = st[0]
-        if kind == "scalar":
-            low.emit(st[1])
-        elif kind == "load":
-            out.append(MOp("note", text="load: A = even words, B = odd words"))
-            vs = []
-            for q in range(m):
-                for i in (2 * q, 2 * q + 1):
-                    v = new("v")
-                    out.append(MOp("ldu", v, Addr("in", "in", 2 * i, 16 * i), text=f"v = in[{2 * i}], in[{2 * i + 1}]"))
-                    vs.append(v)
-                a, b = version("A", q), version("B", q)
-                wa, wb = words("A", q), words("B", q)
-                out += [MOp("mov", a, vs[2 * q], text=f"{a} = x{wa[0]}, x{wa[1]}"),
-                        MOp("lolo", a, vs[2 * q + 1], text=f"{a} = x{wa[0]}, x{wa[1]}"),
-                        MOp("mov", b, vs[2 * q], text=f"{b} = x{wb[0]}, x{wb[1]}"),
-                        MOp("hihi", b, vs[2 * q + 1], text=f"{b} = x{wb[0]}, x{wb[1]}")]
-                cur["A"][q], cur["B"][q] = a, b
-        elif kind == "store":
-            out.append(MOp("note", text="store: interleave A and B back into word order"))
-            for q in range(m):
-                a, b = cur["A"][q], cur["B"][q]
-                for half, op in ((0, "lolo"), (1, "hihi")):
-                    v, i = new("v"), 2 * (2 * q + half)
-                    text = f"out[{i}..{i + 1}] = ({a}, {b}) {'low' if half == 0 else 'high'} lanes"
-                    out += [MOp("mov", v, a, text=text), MOp(op, v, b, text=text),
-                            MOp("store", src=v, addr=Addr("out", "out", i, 8 * i), text=text)]
-        elif kind in ("mix", "unmix"):
-            rd = st[1]
-            rot = spec.rot[rd]
-            out.append(MOp("note", text=f"{'inverse ' if kind == 'unmix' else ''}round, rotation row {rd}"))
-            for q in range(m):
-                a, b = cur["A"][q], cur["B"][q]
-                counts = (rot[2 * q], rot[2 * q + 1])
-                if kind == "mix":
-                    out.append(MOp("add", a, b, text=f"{a} += {b}"))
-                    rotate(out, lambda: new("r"), b, counts, f"{b} <<<= {counts}")
-                    out.append(MOp("xor", b, a, text=f"{b} ^= {a}"))
+    inserts: dict = {}               # Insert temporary -> its terms
+    nkey, k = 0, 0
+    while k < len(body):
+        op = body[k]
+        k += 1
+        if isinstance(op, ir.Scalar):
+            low.emit(op.op)
+        elif isinstance(op, ir.Note):
+            out.append(MOp("note", text=op.text))
+        elif isinstance(op, ir.Load):
+            w = op.words
+            cur[op.dst] = new("v")
+            rows[op.dst] = w
+            out.append(MOp("ldu", cur[op.dst], Addr("in", "in", w[0], 8 * w[0]), text=f"v = in[{w[0]}], in[{w[1]}]"))
+        elif isinstance(op, ir.Shuffle) and op.kind == "load/store" and op.srcs[0] in rows:
+            v = version(op.dst)
+            words = [rows[s][h] for s, h in op.pattern()]
+            cur[op.dst] = shuffle(out, v, tuple((cur[s], h) for s, h in op.pattern()),
+                                  f"{v} = x{words[0]}, x{words[1]}")
+        elif isinstance(op, ir.Shuffle) and op.kind == "load/store":
+            # a store row: its shuffle, then the Store of it that follows the row shuffles
+            st = next(x for x in body[k:] if isinstance(x, ir.Store) and x.src == op.dst)
+            (a, h), (b, _) = op.pattern()
+            v, i = new("v"), st.words[0]
+            text = f"out[{i}..{i + 1}] = ({cur[a]}, {cur[b]}) {'low' if h == 0 else 'high'} lanes"
+            shuffle(out, v, tuple((cur[s], x) for s, x in op.pattern()), text)
+            out.append(MOp("store", src=v, addr=Addr("out", "out", i, 8 * i), text=text))
+        elif isinstance(op, ir.Store):
+            continue                 # emitted with its row shuffle
+        elif isinstance(op, ir.Mov):
+            cur[op.dst] = cur[op.a]  # the old registers of a permutation (no code)
+        elif isinstance(op, ir.Shuffle):
+            # a permutation of one half: this shuffle and the ones after it that write the half
+            group = [op]
+            while k < len(body) and isinstance(body[k], ir.Shuffle) and body[k].kind == "permute":
+                group.append(body[k])
+                k += 1
+            regs = {n: reg(n[1:] if n.startswith("o") else n)[1] for g in group for n in g.srcs}
+            p = [2 * regs[s] + h for g in group for s, h in g.pattern()]
+            h = op.dst[0]
+            text = f"{h} = {h}[{' '.join(map(str, p))}] (lanes)"
+            new_cur = {}
+            for g in group:
+                pat = tuple((cur[s], x) for s, x in g.pattern())
+                if pat[0][0] == pat[1][0] and (pat[0][1], pat[1][1]) == (0, 1):
+                    new_cur[g.dst] = pat[0][0]
                 else:
-                    out.append(MOp("xor", b, a, text=f"{b} ^= {a}"))
-                    rotate(out, lambda: new("r"), b, tuple(64 - c for c in counts), f"{b} >>>= {counts}")
-                    out.append(MOp("sub", a, b, text=f"{a} -= {b}"))
-        elif kind == "permute":
-            for h, p in (("A", st[1]), ("B", st[2])):
-                if p is None:
-                    continue
-                old = list(cur[h])
-                text = f"{h} = {h}[{' '.join(map(str, p))}] (lanes)"
-                for q, ((r1, h1), (r2, h2)) in enumerate(packed.pair_sources(p)):
-                    if r1 == r2 and (h1, h2) == (0, 1):
-                        cur[h][q] = old[r1]
+                    new_cur[g.dst] = shuffle(out, version(g.dst), pat, text)
+            cur.update(new_cur)
+        elif isinstance(op, ir.Insert):
+            inserts[op.dst] = op.terms
+            if not (k > 1 and isinstance(body[k - 3], ir.Insert)):
+                add = body[k]
+                out.append(MOp("note", text=f"{'add' if isinstance(add, ir.Add) else 'subtract'} subkey "
+                                            f"(injection {nkey})"))
+                nkey += 1
+        elif isinstance(op, (ir.Add, ir.Sub)) and op.b in inserts:
+            r, terms = cur[op.dst], inserts.pop(op.b)
+            kind, sym = ("add", "+=") if isinstance(op, ir.Add) else ("sub", "-=")
+            lanes = key_lanes(terms, setup_vals)
+            idx = table[lanes]
+            out.append(MOp(kind, r, Addr(None, "kt", idx), text=f"{r} {sym} kt[{idx}] = {pair_text(lanes)}"))
+            for half, ts in enumerate(terms):
+                for t in ts:
+                    if not isinstance(t, str) or t in setup_vals:
                         continue
-                    v = version(h, q)
-                    if r1 == r2:
-                        out.append(MOp("swap", v, old[r1], text=text))
-                    else:
-                        out += [MOp("mov", v, old[r1], text=text), MOp(LANE_OPS[(h1, h2)], v, old[r2], text=text)]
-                    cur[h][q] = v
-        elif kind == "key":
-            sign, terms = st[1], st[2]
-            op = "add" if sign > 0 else "sub"
-            out.append(MOp("note", text=f"{'add' if sign > 0 else 'subtract'} subkey (injection {nkey})"))
-            nkey += 1
-            for h in "AB":
-                for q in range(m):
-                    r = cur[h][q]
-                    lanes, tw = [], []
-                    for half, w in enumerate(words(h, q)):
-                        ks = tuple(t for t in terms[w] if isinstance(t, str) and t in setup_vals)
-                        imm = sum(t.base for t in terms[w] if isinstance(t, Idx)) & M64
-                        lanes.append((ks, imm))
-                        tw += [(half, t) for t in terms[w] if isinstance(t, str) and t not in setup_vals]
-                    sym = "+=" if sign > 0 else "-="
-                    if tuple(lanes) in table:
-                        idx = table[tuple(lanes)]
-                        out.append(MOp(op, r, Addr(None, "kt", idx), text=f"{r} {sym} kt[{idx}] = {pair_text(lanes)}"))
-                    for half, t in tw:
-                        if half == 0:
-                            out.append(MOp(op, r, t, text=f"{r} {sym} ({t}, 0)"))
-                            continue
-                        if t not in high:
-                            high[t] = f"{t}h"
-                            out += [MOp("mov", high[t], t, text=f"{t}h = (0, {t})"),
-                                    MOp("bshl", high[t], 8, text=f"{t}h = (0, {t})")]
-                        out.append(MOp(op, r, high[t], text=f"{r} {sym} (0, {t})"))
+                    if half == 0:
+                        out.append(MOp(kind, r, t, text=f"{r} {sym} ({t}, 0)"))
+                        continue
+                    if t not in high:
+                        high[t] = f"{t}h"
+                        out += [MOp("mov", high[t], t, text=f"{t}h = (0, {t})"),
+                                MOp("bshl", high[t], 8, text=f"{t}h = (0, {t})")]
+                    out.append(MOp(kind, r, high[t], text=f"{r} {sym} (0, {t})"))
+        elif isinstance(op, ir.ARITH):
+            a, b = cur[op.dst], cur[op.b]
+            kind, sym = {ir.Add: ("add", "+="), ir.Sub: ("sub", "-="), ir.Xor: ("xor", "^=")}[type(op)]
+            out.append(MOp(kind, a, b, text=f"{a} {sym} {b}"))
+        elif isinstance(op, ir.ROT):
+            b = cur[op.dst]
+            if isinstance(op, ir.Rotl):
+                rotate(out, lambda: new("r"), b, op.counts, f"{b} <<<= {op.counts}")
+            else:
+                rotate(out, lambda: new("r"), b, tuple(64 - c for c in op.counts), f"{b} >>>= {op.counts}")
+        else:  # pragma: no cover
+            raise GenError(f"packed XMM layout: cannot lower {op!r}")
     low.loop_tail(prog)
     return out

@@ -2,11 +2,14 @@
 (:class:`~gen.asm.ir.MOp`): the same two-address operations, memory operands resolved to
 (pointer value, byte offset) or a stack array, the function's own values (the argument
 pointers ``key``, ``tweak``, ``in``, ``out`` and the block count ``n``) and the block loop
-(``guard``/``top``/``bottom``)."""
+(``guard``/``top``/``bottom``).  The scalar forms lower the description directly
+(:func:`lower`), the lanes form its layout IR (:func:`lower_lanes`, gen/layouts/lanes.py),
+the packed form lives in gen/asm/lower_packed.py (gen/layouts/packed.py)."""
 from __future__ import annotations
 
 from ..dsl import Idx, Loop, Mem, Op
 from ..errors import GenError
+from ..layouts import ir, lanes
 from ..threefish import Program
 from .ir import Addr, Imm, MOp
 from .machine import ISA
@@ -16,7 +19,7 @@ SCHEDULES = ("description", "interleave")
 
 class Lowering:
     """Description ops -> machine ops on values (``emit``), appended to ``out``; shared by
-    :func:`lower` and the packed layout's lowering (``gen/asm/lower_packed.py``)."""
+    :func:`lower`, :func:`lower_lanes` and the packed layout's lowering (``gen/asm/lower_packed.py``)."""
 
     def __init__(self, isa: ISA):
         self.isa = isa
@@ -80,41 +83,116 @@ class Lowering:
         out.append(MOp("bottom", text="while n != 0"))
 
 
+def _mix(ops: list, i: int):
+    """The words of the MIX whose three ops start at ops[i] (``a += b; b <<<= r; b ^= a`` or
+    the inverse ``b ^= a; b >>>= r; a -= b``), or None."""
+    if i + 3 > len(ops) or not all(isinstance(o, Op) for o in ops[i:i + 3]):
+        return None
+    x, y, z = ops[i:i + 3]
+    kinds = (x.kind, y.kind, z.kind)
+    if kinds == ("add", "rotl", "xor") and x.a == y.dst == z.dst and z.a == x.dst:
+        return {x.dst, x.a}
+    if kinds == ("xor", "rotr", "sub") and x.dst == y.dst == z.a and x.a == z.dst:
+        return {x.dst, x.a}
+    return None
+
+
+def schedule_ops(ops: list, schedule: str) -> list:
+    """Description ops in emission order.  ``interleave``: the independent MIXes of a round
+    (consecutive MIXes on disjoint words) go first op of every MIX, then the second, then
+    the third (ILP for in-order issue and the decoders)."""
+    if schedule not in SCHEDULES:
+        raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(SCHEDULES)})")
+    if schedule == "description":
+        return list(ops)
+    out: list = []
+    pending: list = []           # the MIXes of one round: three ops each
+    used: set = set()
+
+    def flush() -> None:
+        for k in range(3):
+            out.extend(m[k] for m in pending)
+        pending.clear()
+        used.clear()
+    i = 0
+    while i < len(ops):
+        words = _mix(ops, i)
+        if words is None:
+            flush()
+            out.append(ops[i])
+            i += 1
+            continue
+        if used & words:
+            flush()
+        pending.append(ops[i:i + 3])
+        used |= words
+        i += 3
+    flush()
+    return out
+
+
+def _unrolled(items) -> list:
+    if any(isinstance(x, (Loop, ir.Loop)) for x in items):
+        raise GenError("the nasm targets need --unroll full")
+    return list(items)
+
+
 def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
     setup once, then the body for each block, pointers advanced, ``n`` counted down."""
+    return _lower(isa, prog, _unrolled(prog.setup), schedule_ops(_unrolled(prog.body), schedule))
+
+
+def _lower(isa: ISA, prog: Program, setup: list, body: list) -> list[MOp]:
     low = Lowering(isa)
-    out, emit = low.out, low.emit
-
-    for item in prog.setup:
-        if isinstance(item, Loop):
-            raise GenError("the nasm targets need --unroll full")
-        emit(item)
-    pending: list[Op] = []     # the MIX operations of one round, by MIX index
-
-    def flush_round() -> None:
-        """Interleave the independent MIXes of a round (ILP for in-order issue and the
-        decoders): first op of every MIX, then the second, then the third."""
-        groups: dict = {}
-        for op in pending:
-            groups.setdefault(op.tag, []).append(op)
-        for k in range(max((len(g) for g in groups.values()), default=0)):
-            for g in groups.values():
-                if k < len(g):
-                    emit(g[k])
-        pending.clear()
-    out.append(MOp("guard", src="n", text="if n == 0 return"))
-    out.append(MOp("top", text="for each block"))
-    for item in prog.body:
-        if isinstance(item, Loop):
-            raise GenError("the nasm targets need --unroll full")
-        if schedule == "interleave" and item.tag and item.tag[0] in ("mix", "unmix"):
-            if pending and pending[0].tag[:2] != item.tag[:2]:
-                flush_round()
-            pending.append(item)
-            continue
-        flush_round()
-        emit(item)
-    flush_round()
+    for op in setup:
+        low.emit(op)
+    low.out.append(MOp("guard", src="n", text="if n == 0 return"))
+    low.out.append(MOp("top", text="for each block"))
+    for op in body:
+        low.emit(op)
     low.loop_tail(prog)
-    return out
+    return low.out
+
+
+# --------------------------------------------------------------------------- lanes (ymm, zmm)
+
+def lower_lanes(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
+    """The lanes form (``isa.lanes`` blocks per pass, lane b = block b) from the layout IR of
+    ``gen.layouts.lanes.lower_stream(prog, isa.lanes, gather=True)``: every IR op is one op on
+    vector values, written as the description op it is in lane 0 (:func:`lane_op`); the
+    other lanes are the machine's: gathers and scatters read block b's words at the lane
+    offsets of the index registers, key words and constants are broadcast."""
+    vp = lanes.lower_stream(prog, isa.lanes, gather=True)
+    nw = prog.spec.nw
+    setup = [lane_op(x, nw) for x in _unrolled(vp.setup)]
+    body = [lane_op(x, nw) for x in _unrolled(vp.body)]
+    return _lower(isa, prog, setup, schedule_ops(body, schedule))
+
+
+# words between the lanes of a gather or scatter: the index registers hold block b's offset
+# (b * block bytes) for in/out, the tweak pair's (b * 16) for tweak
+def lane_stride(array: str, nw: int) -> int:
+    return 2 if array == "tweak" else nw
+
+
+def lane_op(op, nw: int) -> Op:
+    """A lanes layout IR op as the description op it is in lane 0 (checked: the other lanes
+    are what the machine gives them)."""
+    if isinstance(op, ir.Note):
+        return Op("note", None, op.text)
+    if isinstance(op, (ir.Load, ir.Store)):
+        w = op.words
+        if any(x != w[0] + b * lane_stride(op.array, nw) for b, x in enumerate(w)):
+            raise GenError(f"nasm lanes: {op.array} words {w} are not one word of consecutive blocks")
+        m = Mem(op.array, Idx(w[0]))
+        return Op("mov", op.dst, m) if isinstance(op, ir.Load) else Op("store", op.src, m)
+    if isinstance(op, ir.Broadcast) and isinstance(op.term, Mem) and op.term.array == "key":
+        return Op("mov", op.dst, op.term)
+    if isinstance(op, ir.Mov):
+        return Op("store", op.a, op.dst) if isinstance(op.dst, Mem) else Op("mov", op.dst, op.a)
+    if isinstance(op, ir.ARITH) and op.a == op.dst:
+        return Op({ir.Add: "add", ir.Sub: "sub", ir.Xor: "xor"}[type(op)], op.dst, op.b)
+    if isinstance(op, ir.ROT) and op.uniform and op.src == op.dst:
+        return Op("rotl" if isinstance(op, ir.Rotl) else "rotr", op.dst, op.counts[0])
+    raise GenError(f"nasm lanes: cannot lower {op!r}")

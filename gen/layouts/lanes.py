@@ -194,8 +194,9 @@ def scatter(array: str, block: int, stride: int, srcs: tuple, lanes: int) -> lis
 
 # --------------------------------------------------------------------------- stream form
 
-def lower_stream(prog: Program, lanes: int) -> ir.VProgram:
-    """The lanes layout with whole-vector loads of the caller's blocks (the C# kernels).
+def lower_stream(prog: Program, lanes: int, gather: bool = False) -> ir.VProgram:
+    """The lanes layout with whole-vector loads of the caller's blocks (the C# kernels), or
+    with ``gather=True`` strided per-lane loads and stores of every word (NASM lanes).
 
     Every description op, setup included, becomes the same op on vectors of the same name
     (key words are loaded into every lane).  Tweak words are loaded lane by lane (word w of
@@ -204,7 +205,12 @@ def lower_stream(prog: Program, lanes: int) -> ir.VProgram:
     (:func:`transpose.load_plan` two-source permutes; for 4 lanes the 4 x 4 network, one per
     group of 4 words), and transposed back and stored at the end.  Temporaries (declared
     values): ``s{g}{j}`` stream vectors, ``l{g}{stage}_{j}`` / ``t{g}{stage}_{j}`` the load /
-    store transpose intermediates (``{g}``: a, b, .. when there are several groups)."""
+    store transpose intermediates (``{g}``: a, b, .. when there are several groups).
+
+    ``gather=True``: no transposes; each ``in`` word is one :class:`~ir.Load` of lane b =
+    word i of block g*L + b (a gather of stride nw words), each ``out`` word one
+    :class:`~ir.Store` back the same way (a scatter), where the description reads or writes
+    it; the tweak words are loaded the same way (stride 2)."""
     nw, L = prog.spec.nw, lanes
     groups = prog.blocks
     vp = ir.VProgram(NAME + "-stream", L, L * groups, nw)
@@ -219,6 +225,10 @@ def lower_stream(prog: Program, lanes: int) -> ir.VProgram:
         a = op.a
         if op.kind == "note":
             return [ir.Note(a)]
+        if isinstance(a, Mem) and a.array in ("in", "out") and gather:
+            g, i = divmod(a.index.base, nw)
+            words = tuple((g * L + b) * nw + i for b in range(L))
+            return [ir.Load(op.dst, "in", words) if op.kind == "mov" else ir.Store(op.dst, "out", words)]
         if isinstance(a, Mem) and a.array in ("in", "out"):
             return []                                     # the edges below
         if op.kind == "store":
@@ -246,7 +256,7 @@ def lower_stream(prog: Program, lanes: int) -> ir.VProgram:
         return out
 
     pre, post, temps = [], [], []
-    for g in range(groups):
+    for g in range(0 if gather else groups):
         gt = "abcd"[g] if groups > 1 else ""
         sv = [f"s{gt}{j}" for j in range(nw)]
         base = g * L * nw

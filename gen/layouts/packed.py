@@ -7,11 +7,10 @@ every size; checked below), so it becomes one single-source lane permutation of 
 B, both derived from ``spec.perm``.  Subkey injection adds, per position, the scalar terms the
 description adds to the word that sits there.
 
-``map_program`` walks a description program (keys=fly, unroll=full) and returns a list of
-packed steps (positional lanes); :func:`lower` turns them into the layout IR
-(gen/layouts/ir.py) that the SIMD C and C# printers format.  The steps themselves are read
-directly only by gen/asm/lower_packed.py (the NASM SSE2 packed lowering, until the assembly
-backend consumes the IR):
+``_steps`` walks a description program (keys=fly, unroll=full) into packed steps
+(positional lanes), private to this module; :func:`lower` turns them into the layout IR
+(gen/layouts/ir.py) that the SIMD C and C# printers format and the NASM packed lowering
+(gen/asm/lower_packed.py) lowers to machine ops.  The steps:
 
 * ``("scalar", op)``         a scalar op (key and tweak words), printed as-is
 * ``("load",)`` / ``("store",)``  the whole block in / out (positional order)
@@ -40,14 +39,7 @@ def lane_perms(perm, inverse: bool = False):
     return (None if pa == ident else pa), (None if pb == ident else pb)
 
 
-def pair_sources(p) -> list[tuple]:
-    """Lanes held two per register (A0 = lanes 0, 1; A1 = lanes 2, 3; ...): for each new
-    register q, ((r_lo, h_lo), (r_hi, h_hi)) -- the old register and half (0 low, 1 high)
-    its low and high lane come from, for the lane permutation p (new lane j = old lane p[j])."""
-    return [((p[2 * q] // 2, p[2 * q] % 2), (p[2 * q + 1] // 2, p[2 * q + 1] % 2)) for q in range(len(p) // 2)]
-
-
-def map_program(prog) -> list[tuple]:
+def _steps(prog) -> list[tuple]:
     spec, o = prog.spec, prog.options
     if o.unroll != "full" or o.keys != "fly" or prog.blocks != 1:
         raise GenError("the packed layout needs --keys fly --unroll full (one block)")
@@ -122,7 +114,7 @@ def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
 
     Each half (A = even words, B = odd words of the MIX pairs) is nw/2/lanes vectors
     ``A0, A1, ..`` / ``B0, B1, ..``.  By default lanes follow the words instead of positions
-    (*tracked*): :func:`map_program` keeps A lane j = word 2j, B lane j = word 2j+1, so every
+    (*tracked*): :func:`_steps` keeps A lane j = word 2j, B lane j = word 2j+1, so every
     round permutes A and B; only the pairing matters (A lane j and B lane j must hold the two
     words of one MIX), so one vector stays where it is and the other is permuted to re-pair:
     after a MIX the one finished first (A: A += B is ready before B = rotl(B) ^ A), before an
@@ -130,19 +122,23 @@ def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
     final store follow the tracked lane -> word position maps.  Loads and stores go through
     2 * nw/2/lanes row temporaries ``r0, r1, ..`` (one block scope each way).
 
-    ``natural=True`` is the positional form with one vector per half (``A``, ``B``): both
-    halves are permuted by :func:`lane_perms` every round, the block is loaded into and
-    stored from the declared row values ``V0``, ``V1``."""
+    ``natural=True`` is the positional form: A lane j = word 2j, B lane j = word 2j+1 always,
+    both halves are permuted by :func:`lane_perms` every round, the block is loaded into and
+    stored from the declared row values ``V0, V1, ..`` (2 * nw/2/lanes of them).  With one
+    vector per half they are ``A``, ``B``; with several, ``A0, A1, ..`` (lanes 0..L-1,
+    L..2L-1, ..), the rows loaded two at a time (rows 2g, 2g+1 hold the words of A{g} and
+    B{g}), and a permutation copies the old vectors of the half (``oA0, ..``) in a block
+    first."""
     spec = prog.spec
     nw, half, L = spec.nw, spec.nw // 2, lanes
     G = half // L
-    if natural and G != 1:
-        raise GenError("packed layout: the natural form holds each half in one vector")
-    steps = map_program(prog)
+    if G < 1 or half % L:
+        raise GenError(f"packed layout: {half} words per half do not fill vectors of {L} lanes")
+    steps = _steps(prog)
     vp = ir.VProgram(NAME, L, 1, nw)
     vp.setup = [ir.Scalar(op) for op in prog.setup]
-    names = {h: ([h] if natural else [f"{h}{g}" for g in range(G)]) for h in "AB"}
-    vp.values = names["A"] + names["B"] + (["V0", "V1"] if natural else [])
+    names = {h: ([h] if natural and G == 1 else [f"{h}{g}" for g in range(G)]) for h in "AB"}
+    vp.values = names["A"] + names["B"] + ([f"V{r}" for r in range(2 * G)] if natural else [])
     vp.scalars = list(dict.fromkeys(st[1].dst for st in steps if st[0] == "scalar"))
     pos = {"A": [2 * j for j in range(half)], "B": [2 * j + 1 for j in range(half)]}
     body: list = []
@@ -161,12 +157,18 @@ def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
         if kind == "scalar":
             body.append(ir.Scalar(st[1]))
         elif kind == "load":
-            rows = ["V0", "V1"] if natural else [f"r{r}" for r in range(2 * G)]
-            ops = [ir.Load(rows[r], "in", tuple(range(r * L, (r + 1) * L))) for r in range(2 * G)]
-            for h in "AB":
-                for g, name in enumerate(names[h]):
-                    ops.append(shuffle(name, tuple((rows[q // L], q % L) for q in pos[h][g * L:(g + 1) * L]),
-                                       "load/store"))
+            rows = [f"V{r}" if natural else f"r{r}" for r in range(2 * G)]
+
+            def load_rows(rs):
+                return [ir.Load(rows[r], "in", tuple(range(r * L, (r + 1) * L))) for r in rs]
+
+            def split(h, g):
+                return shuffle(names[h][g], tuple((rows[q // L], q % L) for q in pos[h][g * L:(g + 1) * L]),
+                               "load/store")
+            if natural:     # rows 2g, 2g+1 hold the words of A{g} and B{g}
+                ops = [x for g in range(G) for x in load_rows((2 * g, 2 * g + 1)) + [split("A", g), split("B", g)]]
+            else:
+                ops = load_rows(range(2 * G)) + [split(h, g) for h in "AB" for g in range(G)]
             if natural:
                 body += [ir.Note("load: A = even words, B = odd words")] + ops
             else:
@@ -175,8 +177,8 @@ def lower(prog, lanes: int, natural: bool = False) -> ir.VProgram:
             lane = {q: vec(h, j) for h in "AB" for j, q in enumerate(pos[h])}
             if natural:
                 body.append(ir.Note("store: interleave A and B back into word order"))
-                body += [shuffle(f"V{r}", tuple(lane[r * L + i] for i in range(L)), "load/store") for r in range(2)]
-                body += [ir.Store(f"V{r}", "out", tuple(range(r * L, (r + 1) * L))) for r in range(2)]
+                body += [shuffle(f"V{r}", tuple(lane[r * L + i] for i in range(L)), "load/store") for r in range(2 * G)]
+                body += [ir.Store(f"V{r}", "out", tuple(range(r * L, (r + 1) * L))) for r in range(2 * G)]
                 continue
             body.append(ir.Note("store"))
             for r in range(2 * G):
@@ -216,8 +218,18 @@ def _permute(st, k, steps, pos, names, L, natural, shuffle) -> list:
     ident = tuple(range(half))
     pa, pb = st[1] or ident, st[2] or ident
     if natural:
-        return [shuffle(names[h][0], tuple((names[h][0], x) for x in p), "permute")
-                for h, p in (("A", st[1]), ("B", st[2])) if p is not None]
+        out = []
+        for h, p in (("A", st[1]), ("B", st[2])):
+            if p is None:
+                continue
+            if len(names[h]) == 1:
+                out.append(shuffle(names[h][0], tuple((names[h][0], x) for x in p), "permute"))
+                continue
+            ops = [ir.Mov(f"o{n}", n) for n in names[h]]
+            ops += [shuffle(name, tuple((f"o{names[h][x // L]}", x % L) for x in p[g * L:(g + 1) * L]), "permute")
+                    for g, name in enumerate(names[h])]
+            out.append(ir.Block(tuple(ops)))
+        return out
     # Tracked: recover the word permutation (new position i <- old p[i]), follow it, re-pair.
     p = [0] * (2 * half)
     for j in range(half):

@@ -149,6 +149,8 @@ def allocate(variant, direction: str, strategy: str | None = None, tail: bool = 
     prog = describe(variant.spec, variant.options, direction, 1)
     if no.layout == "packed":
         ops = ra.lower_packed(prog, isa)
+    elif isa.lanes > 1:
+        ops = ra.lower_lanes(prog, isa, no.schedule)
     else:
         ops = ra.lower(prog, isa, no.schedule)
     return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
