@@ -41,8 +41,9 @@ RECOMMENDED = {
 }
 # The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
 # speed is unmeasured here (qemu only); the interleave is the most lane groups whose state fits in
-# AArch64's 32 vector registers without stack traffic in the loop (aarch64-linux-gnu-gcc -O2 -S,
-# docs/aarch64.md): 256: 4 groups spill nothing ... see RECOMMENDED_NEON_NOTE.
+# AArch64's 32 vector registers without more stack traffic per block (aarch64-linux-gnu-gcc 12
+# -O2 -S of encrypt_blocks, q-register loads/stores to sp, docs/aarch64.md): 256: i1 10 per block,
+# i2 10.5 (same, more independent work: i2); 512: i1 19.5, i2 26.5; 1024: i1 121, i2 507.
 RECOMMENDED_NEON = {
     256: [("neon", "lanes", Options("fly", "full", 2))],
     512: [("neon", "lanes", Options("fly", "full", 1))],
@@ -106,9 +107,8 @@ class CSimd(Target):
         out.append(self.simd(spec, "avx2", "hybrid", Options("fly", "full", 2)))
         out.append(self.simd(spec, "avx512", "lanes", Options("table", "loop", 1)))
         out.append(self.simd(spec, "sse2", "lanes", Options("fly", "loop", 1)))
-        for il in (1, 2, 3):
+        for il in (2, 3):         # NEON lane groups per pass (32 registers: docs/aarch64.md)
             out.append(self.simd(spec, "neon", "lanes", Options("fly", "full", il)))
-        out.append(self.simd(spec, "neon", "packed", Options("fly", "full", 1)))
         for v in self.recommended(spec):
             if v not in out:
                 out.append(v)
