@@ -133,5 +133,6 @@ class Neon:
 
 
 # level: order among the paths of one family's dispatcher (NEON is the only AArch64 path);
-# target: None (architectural, no target attribute); features: none to detect.
-ISAS = {"neon": Isa("neon", 1, 128, None, (), None, True, False, family=Neon)}
+# target: None (architectural, no target attribute); features: the /proc/cpuinfo flag every AArch64
+# CPU lists ("asimd"): x86 machines lack it, so bench skips the NEON rows (no timing under qemu).
+ISAS = {"neon": Isa("neon", 1, 128, None, ("asimd",), None, True, False, family=Neon)}

@@ -130,8 +130,7 @@ class CSimd(Target):
                 else:
                     what = (f"{isa.bits // 64} blocks word-sliced per {isa.bits}-bit vector" if layout == "lanes"
                             else f"{isa.bits // 64} vector blocks + --interleave scalar blocks per pass")
-                needs = "+".join(isa.features) or "AArch64 (architectural)"
-                lines.append(f"    --isa {isa.name:<6} --layout {layout:<6}  {what}; needs {needs}")
+                lines.append(f"    --isa {isa.name:<6} --layout {layout:<6}  {what}; needs {'+'.join(isa.features)}")
         lines.append("                                (packed needs --keys fly --unroll full)")
         lines.append("    --isa auto                  dispatcher: scalar + recommended SIMD paths, chosen by cpuid/xgetbv;")
         lines.append("                                on AArch64 the NEON path (no check); elsewhere scalar C;")
