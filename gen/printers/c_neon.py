@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .c_simd import Isa
+from .c_simd import Isa, Width
 
 
 @dataclass(frozen=True)
@@ -44,17 +44,9 @@ class NeonWidth:
     def setv(self, vals) -> str:
         return self.const(vals)
 
-    def add(self, a: str, b: str) -> str:
-        return f"vaddq_u64({a}, {b})"
-
-    def sub(self, a: str, b: str) -> str:
-        return f"vsubq_u64({a}, {b})"
-
-    def xor(self, a: str, b: str) -> str:
-        return f"veorq_u64({a}, {b})"
-
-    def zero(self) -> str:
-        return "vdupq_n_u64(0)"
+    OPS = {"add": "vaddq_u64({a}, {b})", "sub": "vsubq_u64({a}, {b})", "xor": "veorq_u64({a}, {b})",
+           "zero": "vdupq_n_u64(0)"}
+    add, sub, xor, zero = Width.add, Width.sub, Width.xor, Width.zero
 
     def _whole(self, words):
         if (words or self.lanes) != self.lanes:

@@ -46,6 +46,11 @@ def get_isa(name: str) -> Isa:
     return ISAS[name]
 
 
+def vector_op(w, name: str, a: str = "", b: str = "") -> str:
+    """A width's add/sub/xor/zero, from its OPS format table (every family's Width has one)."""
+    return w.OPS[name].format(w=w, a=a, b=b)
+
+
 @dataclass(frozen=True)
 class Width:
     bits: int
@@ -75,17 +80,20 @@ class Width:
         fn = "_mm512_set_epi64" if self.bits == 512 else f"{self.p}set_epi64x"
         return f"{fn}(" + ", ".join(f"{v}" for v in reversed(vals)) + ")"
 
+    OPS = {"add": "{w.p}add_epi64({a}, {b})", "sub": "{w.p}sub_epi64({a}, {b})",
+           "xor": "{w.p}xor_{w.si}({a}, {b})", "zero": "{w.p}setzero_{w.si}()"}
+
     def add(self, a: str, b: str) -> str:
-        return f"{self.p}add_epi64({a}, {b})"
+        return vector_op(self, "add", a, b)
 
     def sub(self, a: str, b: str) -> str:
-        return f"{self.p}sub_epi64({a}, {b})"
+        return vector_op(self, "sub", a, b)
 
     def xor(self, a: str, b: str) -> str:
-        return f"{self.p}xor_{self.si}({a}, {b})"
+        return vector_op(self, "xor", a, b)
 
     def zero(self) -> str:
-        return f"{self.p}setzero_{self.si}()"
+        return vector_op(self, "zero")
 
     def loadu(self, addr: str, words: int | None = None) -> str:
         words = words or self.lanes
