@@ -2,7 +2,7 @@
 
 Target options (``Variant.extra``):
 
-* ``isa``: sse2 | avx | avx2 | avx512 -- one variant; ``auto`` -- the dispatcher, one file
+* ``isa``: sse2 | avx | avx2 | avx512 | neon (AArch64, gen/printers/c_neon.py) -- one variant; ``auto`` -- the dispatcher, one file
   holding the scalar code and the catalog's recommended SIMD variants for the
   size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
 * ``layout``: ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus
