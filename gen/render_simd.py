@@ -2,7 +2,7 @@
 
 Target options (``Variant.extra``):
 
-* ``isa``: sse2 | avx | avx2 | avx512 -- one variant; ``auto`` -- the dispatcher, one file
+* ``isa``: sse2 | avx | avx2 | avx512 | neon (AArch64, gen/printers/c_neon.py) -- one variant; ``auto`` -- the dispatcher, one file
   holding the scalar code and the catalog's recommended SIMD variants for the
   size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
 * ``layout``: ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus
@@ -24,12 +24,30 @@ from .layouts import packed as packed_layout
 from .layouts.ir import Broadcast
 from .printers import render_template
 from .printers.c import CPrinter, section
-from .printers.c_simd import ISAS, LanesPrinter, PackedPrinter, Width, get_isa, interleave_code
+from .printers.c_neon import ISAS as NEON_ISAS
+from .printers.c_simd import ISAS as X86_ISAS
+from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
 from .threefish import Options, describe
 from .variant import Variant
 
 LAYOUTS = ("lanes", "hybrid", "packed")
 ENV_VAR = "THREEFISH_GEN_ISA"
+# Every ISA of the target, by instruction family: x86 (gen/printers/c_simd.py), then NEON
+# (gen/printers/c_neon.py).  The dispatcher compiles one family's paths per architecture
+# (GUARDS: the C condition under which a family's regions are compiled).
+ISAS = {**X86_ISAS, **NEON_ISAS}
+GUARDS = {"x86": "defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)",
+          "neon": "defined(__aarch64__) && defined(__ARM_NEON)"}
+
+
+def family_name(isa) -> str:
+    return "neon" if isa.name in NEON_ISAS else "x86"
+
+
+def isa_note(isa) -> str:
+    if family_name(isa) == "neon":
+        return f"isa {isa.name} (AArch64 Advanced SIMD: architectural, no run-time check, no target attribute)"
+    return f"isa {isa.name} ({', '.join(isa.features)}; gcc/clang target \"{isa.target}\")"
 
 
 def lanes_of(isa_name: str) -> int:
@@ -41,7 +59,8 @@ def check_variant(v: Variant) -> None:
     layout = v.get("layout", "lanes")
     if isa == "auto":
         return
-    get_isa(isa)
+    if isa not in ISAS:
+        raise GenError(f"unknown isa {isa!r} (choose from {', '.join(ISAS)})")
     if layout not in LAYOUTS:
         raise GenError(f"unknown layout {layout!r} (choose from {', '.join(LAYOUTS)})")
     if layout == "hybrid" and v.options.unroll != "full":
@@ -108,7 +127,7 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
     if isa_name is not None:
         isa = ISAS[isa_name]
         L = isa.bits // 64
-        w = Width(isa.bits)
+        w = vector_width(isa)
         vps = []
         if layout == "hybrid":
             vps.append((describe(spec, Options(options.keys, options.unroll, 1), direction, 1),
@@ -178,9 +197,17 @@ def op_counts(v: Variant, subs=()) -> dict[str, float]:
 # --------------------------------------------------------------------------- targets
 
 def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=True):
+    neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
-                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, store64=store64)
+                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR,
+                store64=store64 or neon, neon=neon, guards=GUARDS)
+
+
+def _build_note(isa) -> str:
+    if family_name(isa) == "neon":
+        return "build for AArch64 with any gcc/clang flags (arm_neon.h; words are little-endian in memory)"
+    return "build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against SIMDe (emulated)"
 
 
 def _render_one(v: Variant) -> dict[str, str]:
@@ -193,7 +220,7 @@ def _render_one(v: Variant) -> dict[str, str]:
     blocks = [blocks_function(v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
     L = lanes_of(isa)
-    notes = [f"isa {isa} ({', '.join(ISAS[isa].features)}; gcc/clang target \"{ISAS[isa].target}\"), "
+    notes = [f"{isa_note(ISAS[isa])}, "
              f"layout {layout}: {L} blocks word-sliced in {ISAS[isa].bits}-bit vectors"
              + (f" plus {o.interleave} scalar block(s) per pass" if layout == "hybrid" else
                 (f", {o.interleave} vector groups per pass" if o.interleave > 1 else "")),
@@ -201,8 +228,7 @@ def _render_one(v: Variant) -> dict[str, str]:
              f"scalar body of the same description; keys {o.keys}, unroll {o.unroll}",
              "vector ops per block (encrypt, bulk): " + ", ".join(
                  f"{k} {n:g}" for k, n in sorted(stats.items()) if "blocks" not in k),
-             f"build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against "
-             f"SIMDe (emulated)"]
+             _build_note(ISAS[isa])]
     regions = [dict(isa=None, functions=public), dict(isa=ISAS[isa], functions=blocks)]
     ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
@@ -218,7 +244,7 @@ def _render_packed(v: Variant) -> dict[str, str]:
     blocks = [blocks_function(v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
     bits, nvec = one.pop("vector bits"), one.pop("vectors")
-    notes = [f"isa {isa} ({', '.join(ISAS[isa].features)}; gcc/clang target \"{ISAS[isa].target}\"), "
+    notes = [f"{isa_note(ISAS[isa])}, "
              f"layout packed: encrypt/decrypt spread one block over {nvec} {bits}-bit vectors "
              f"(A = even, B = odd words of the MIX pairs; lanes follow the words, one half is "
              f"re-paired per round; subkeys on the fly, inserted per lane)",
@@ -227,8 +253,7 @@ def _render_packed(v: Variant) -> dict[str, str]:
              f"encrypt_blocks/decrypt_blocks: layout lanes ({lanes_of(isa)} blocks word-sliced in "
              f"{ISAS[isa].bits}-bit vectors" + (f", {o.interleave} vector groups" if o.interleave > 1 else "")
              + f" per pass), tails of fewer than {bulk['blocks per pass']} blocks: the packed single block",
-             "build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against "
-             "SIMDe (emulated)"]
+             _build_note(ISAS[isa])]
     regions = [dict(isa=ISAS[isa], functions=public + blocks)]
     # every store is a vector store (the lanes tail is the packed single block): no store64
     ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], store64=False)
@@ -250,18 +275,28 @@ def _render_dispatch(v: Variant, subs) -> dict[str, str]:
         pfx = f"{v.prefix}{isa}_{layout}_"
         fns = [blocks_function(pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None)
                for d in ("encrypt", "decrypt")]
-        regions.append(dict(isa=ISAS[isa], functions=fns))
-        paths.append(dict(isa=ISAS[isa], prefix=pfx, min_n=stats["min blocks"], label=s.label()))
+        fam = family_name(ISAS[isa])
+        regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
+        paths.append(dict(isa=ISAS[isa], prefix=pfx, min_n=stats["min blocks"], label=s.label(), family=fam))
     for r in regions:
         for f in r["functions"]:
             f["static"] = f["name"] != f"{v.prefix}encrypt" and f["name"] != f"{v.prefix}decrypt"
     notes = ["runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below "
-             "that the CPU (cpuid, xgetbv) supports and whose pass fits in n, else scalar",
-             f"environment {ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the level (tests force each path)"]
+             "that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar",
+             f"environment {ENV_VAR}=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the "
+             "level (tests force each path)",
+             "x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time "
+             "check) and its paths are compiled instead; elsewhere: portable scalar C"]
     notes += [f"path {p['isa'].name}: {p['label']} (n >= {p['min_n']})" for p in paths]
-    dispatch = dict(paths=paths, levels=["scalar"] + [i.name for i in sorted(ISAS.values(), key=lambda i: i.level)])
+    groups = []
+    for fam, table in (("x86", X86_ISAS), ("neon", NEON_ISAS)):
+        mine = [p for p in paths if p["family"] == fam]
+        if mine:
+            levels = ["scalar"] + [i.name for i in sorted(table.values(), key=lambda i: i.level)]
+            groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels))
+    dispatch = dict(groups=groups)
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
-               simde_headers=sorted({p["isa"].simde for p in paths}) or ["simde/x86/sse2.h"])
+               simde_headers=sorted({p["isa"].simde for p in paths if p["family"] == "x86"}) or ["simde/x86/sse2.h"])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

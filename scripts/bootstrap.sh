@@ -13,12 +13,17 @@ DEB_TOOLS=(
   "nasm:nasm"            # the nasm-x64 / nasm-x86 targets
   "qemu-i386:qemu-user"  # runs the 32-bit harness where the kernel cannot run 32-bit programs
   "chromium:chromium"    # headless render of the explore report (tests/test_explore.py, docs/explore-1024.png)
+  # AArch64 (NEON) and big-endian s390x builds, run under qemu-user (verify's emulated rows)
+  "aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "qemu-aarch64:qemu-user"
+  "s390x-linux-gnu-gcc:gcc-s390x-linux-gnu" "qemu-s390x:qemu-user"
 )
 DEB_FILES=(
   "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"
   "/usr/include/crypto++/threefish.h:libcrypto++-dev"
   "/usr/lib/gcc/x86_64-linux-gnu/$(gcc -dumpversion 2>/dev/null | cut -d. -f1)/32/crtbegin.o:gcc-multilib"  # gcc -m32
   "/usr/include/simde/x86/avx512.h:libsimde-dev"   # SIMD variants the CPU lacks run emulated
+  "/usr/aarch64-linux-gnu/lib/libc.a:libc6-dev-arm64-cross"   # static aarch64 harness
+  "/usr/s390x-linux-gnu/lib/libc.a:libc6-dev-s390x-cross"     # static s390x harness
 )
 DEB_PY="python3-jinja2 python3-click python3-pytest"
 

@@ -130,6 +130,8 @@ def test_recommended_simd_variants_pass_the_harness(tmp_path, bits):
     vec = _vectors(tmp_path, spec)
     build = simd.SIMD_BUILDS[0]        # gcc -O2 (and the C++ syntax check)
     for v in simd_recommended(spec):
+        if build not in simd.builds(v):   # the NEON variants: aarch64 only (tests/test_neon.py)
+            continue
         row = _require(_check(v, build, tmp_path, vec), v)
         assert row.checks > 1000
 

@@ -172,7 +172,9 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
     for name, v, cc in entries:
         need = required_features(v)
         if need - flags:
-            notes.append(f"SKIPPED {name} (Threefish-{v.spec.bits}): CPU lacks {', '.join(sorted(need - flags))}")
+            ops_note = ops_text(op_counts(v))    # e.g. NEON on x86: its static op counts instead
+            notes.append(f"SKIPPED {name} (Threefish-{v.spec.bits}): CPU lacks {', '.join(sorted(need - flags))}"
+                         + (f"; not timed, static ops per block: {ops_note}" if ops_note else ""))
             continue
         if shutil.which(cc) is None:
             notes.append(f"SKIPPED {name} (Threefish-{v.spec.bits}): {cc} not installed")

@@ -21,14 +21,15 @@ from gen.variant import Variant
 
 from . import csharp, nasm, simd
 from .proc import Timeout
-from .runner import C_BUILDS, Report, Row, check_c, vector_file
+from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, vector_file
 
-# recipe.checker -> (checker(variant, build, workdir, vectors) -> Row, builds(target) -> builds)
+# recipe.checker -> (checker(variant, build, workdir, vectors) -> Row,
+#                    builds(target, variant) -> builds)
 CHECKERS: dict = {
-    "c": (check_c, lambda target: C_BUILDS),
-    "simde": (simd.check_simd, lambda target: simd.SIMD_BUILDS),
-    "nasm": (nasm.check, nasm.builds),
-    "dotnet": (csharp.check_csharp, lambda target: csharp.RUNS),
+    "c": (check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
+    "simde": (simd.check_simd, lambda target, v: simd.builds(v)),
+    "nasm": (nasm.check, lambda target, v: nasm.builds(target)),
+    "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
 }
 # recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
 # checks (C#: every variant goes into one project that is built once).
@@ -40,7 +41,7 @@ def checker_of(v: Variant):
 
 
 def builds_of(v: Variant):
-    return checker_of(v)[1](get_target(v.target))
+    return checker_of(v)[1](get_target(v.target), v)
 
 
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,

@@ -44,12 +44,23 @@ class Build:
     cc: str            # compiler driver
     cflags: tuple
     cxx: str | None = None   # also compile the variant as C++ with this driver
+    runner: tuple = ()       # cross builds: the emulator the harness runs under (qemu-user)
+    arch: str | None = None  # cross builds: the architecture (its verify rows are "PASS (emulated)")
+    needs: tuple = ()        # cross builds: files the toolchain needs (the target's C library)
+    install: str = ""        # what to install when a tool or file is missing
 
     def missing(self) -> str | None:
-        for tool in (self.cc, self.cxx):
+        for tool in (self.cc, self.cxx, *self.runner[:1]):
             if tool and shutil.which(tool) is None:
-                return f"{tool} not installed"
+                return f"{tool} not installed" + (f" ({self.install})" if self.install else "")
+        for f in self.needs:
+            if not Path(f).exists():
+                return f"{f} missing" + (f" ({self.install})" if self.install else "")
         return None
+
+    def command(self, exe: Path, *args: str) -> list[str]:
+        """The argv running a built harness (under the emulator for cross builds)."""
+        return [*self.runner, str(exe), *args]
 
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -59,6 +70,26 @@ C_BUILDS = (
     Build("clang -O2", "clang", ("-O2", "-std=c99", *WARN), "clang++"),
     Build("gcc asan+ubsan", "gcc", ("-std=c99", *SANITIZE, *WARN)),
     Build("clang asan+ubsan", "clang", ("-std=c99", *SANITIZE, *WARN)),
+)
+
+# Cross builds run under qemu-user (Debian: scripts/bootstrap.sh installs them).  Statically linked
+# where possible, so qemu needs no -L; the sanitizer runtimes are shared libraries only (-L sysroot).
+_A64 = "gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user"
+_S390X = "gcc-s390x-linux-gnu, libc6-dev-s390x-cross, qemu-user"
+_A64_LIBC = ("/usr/aarch64-linux-gnu/lib/libc.a",)
+AARCH64_BUILDS = (
+    Build("aarch64 gcc -O2", "aarch64-linux-gnu-gcc", ("-O2", "-std=c99", "-static", *WARN),
+          runner=("qemu-aarch64",), arch="aarch64", needs=_A64_LIBC, install=_A64),
+    Build("aarch64 clang -O2", "clang", ("--target=aarch64-linux-gnu", "-O2", "-std=c99", "-static", *WARN),
+          runner=("qemu-aarch64",), arch="aarch64", needs=_A64_LIBC + ("/usr/bin/aarch64-linux-gnu-ld",),
+          install=_A64),
+    Build("aarch64 gcc asan+ubsan", "aarch64-linux-gnu-gcc", ("-std=c99", *SANITIZE, *WARN),
+          runner=("qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"), arch="aarch64",
+          needs=("/usr/aarch64-linux-gnu/lib/libasan.so.8",), install=_A64),
+)
+BIG_ENDIAN_BUILDS = (
+    Build("s390x gcc -O2", "s390x-linux-gnu-gcc", ("-O2", "-std=c99", "-static", *WARN),
+          runner=("qemu-s390x",), arch="s390x", needs=("/usr/s390x-linux-gnu/lib/libc.a",), install=_S390X),
 )
 
 
@@ -142,11 +173,12 @@ def _first_lines(text: str, n: int = 3) -> str:
 
 
 def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
-                timeout: int = RUN_LIMIT) -> tuple[bool, str, int]:
+                timeout: int = RUN_LIMIT, leaks: bool = True) -> tuple[bool, str, int]:
     """Run a built harness: (passed, its output, number of checks it reports).  A sanitizer
     report fails the run even when the exit status does not.  Raises proc.Timeout past the
-    limit."""
-    env = dict(os.environ if env is None else env, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+    limit.  ``leaks=False``: no LeakSanitizer (it cannot run under qemu-user's ptrace-like view)."""
+    env = dict(os.environ if env is None else env,
+               ASAN_OPTIONS=f"detect_leaks={int(leaks)}:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     rc, out = run_command(argv, workdir, timeout, env, what="harness run")
     checks = 0
@@ -195,7 +227,10 @@ def check_c(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row
     exe, why = build_harness(variant, build, workdir)
     if exe is None:
         return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
-    ok, out, checks = run_harness([str(exe), str(vectors)], workdir)
+    ok, out, checks = run_harness(build.command(exe, str(vectors)), workdir, leaks=not build.runner)
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    if build.runner:
+        return Row(label, build.name, "PASS (emulated)", f"{checks} checks; {build.arch} under {build.runner[0]}",
+                   time.monotonic() - t0, checks)
     return Row(label, build.name, "PASS", f"{checks} checks", time.monotonic() - t0, checks)

@@ -6,6 +6,10 @@ variant whose ISA the CPU lacks is built against SIMDe (``libsimde-dev``,
 is SKIPPED with the reason.  The build ``clang simde`` always emulates, so the
 portable path is exercised on every machine.  The dispatcher is run once per
 level the CPU has, forced with ``THREEFISH_GEN_ISA``.
+
+Cross builds (verify/runner.py: a Build with an emulator): variants of the NEON family are built
+for aarch64 only and run under qemu-aarch64; the dispatcher is built for x86, aarch64 (its NEON
+path) and big-endian s390x (portable scalar C) as well.  They are reported ``PASS (emulated)``.
 """
 from __future__ import annotations
 
@@ -14,11 +18,12 @@ import time
 from pathlib import Path
 
 from gen.printers.c_simd import ISAS
-from gen.render_simd import ENV_VAR
+from gen.render_simd import ENV_VAR, NEON_ISAS
 from gen.targets import get as get_target
 from gen.variant import Variant
 
-from .runner import SANITIZE, WARN, Build, Row, _first_lines, build_harness, cpu_flags, run_harness
+from .runner import (AARCH64_BUILDS, BIG_ENDIAN_BUILDS, SANITIZE, WARN, Build, Row, _first_lines, build_harness,
+                     cpu_flags, run_harness)
 
 SIMDE_DEFINE = "-DTHREEFISH_GEN_SIMDE"
 SIMD_BUILDS = (
@@ -44,6 +49,45 @@ SIMDE_EMULATED = ("-fwrapv", "-Wno-psabi")   # -Wno-psabi: SIMDe passes vectors 
 # store the generated code makes (SIMDe's loads/stores are instrumented memcpy calls).
 SIMDE_SANITIZE = ("-O0", "-DSIMDE_NO_INLINE")
 SIMDE_LIBS = ("-lm",)                         # out-of-line SIMDe functions reference libm
+
+
+# Dispatcher levels a cross build can force, by its architecture (x86: _levels below).
+CROSS_LEVELS = {"aarch64": ["scalar", *sorted(NEON_ISAS, key=lambda n: NEON_ISAS[n].level)], "s390x": ["scalar"]}
+
+
+def builds(variant: Variant) -> tuple:
+    """The builds of a variant, keyed by its ISA: NEON -> aarch64 cross builds; the dispatcher ->
+    native, aarch64 and big-endian; x86 ISAs -> native (SIMDe where the CPU lacks the ISA)."""
+    isa = variant.get("isa")
+    if isa in NEON_ISAS:
+        return AARCH64_BUILDS
+    if isa == "auto":
+        return SIMD_BUILDS + AARCH64_BUILDS + BIG_ENDIAN_BUILDS
+    return SIMD_BUILDS
+
+
+def check_cross(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
+    """A cross build run under its emulator; the dispatcher once per level that architecture has."""
+    label, t0 = variant.label(), time.monotonic()
+    exe, why = build_harness(variant, build, workdir)
+    if exe is None:
+        return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
+    names = CROSS_LEVELS[build.arch] if variant.get("isa") == "auto" else [None]
+    checks = 0
+    for name in names:
+        env = dict(os.environ)
+        env.pop(ENV_VAR, None)
+        if name is not None:
+            env[ENV_VAR] = name
+        ok, out, n = run_harness(build.command(exe, str(vectors)), workdir, env, timeout=1800, leaks=False)
+        checks += n
+        if not ok:
+            where = f"[{ENV_VAR}={name}] " if name else ""
+            return Row(label, build.name, "FAIL", where + _first_lines(out, 4), time.monotonic() - t0, checks)
+    detail = f"{checks} checks; {build.arch} under {build.runner[0]}"
+    if names != [None]:
+        detail += f"; paths {', '.join(names)}"
+    return Row(label, build.name, "PASS (emulated)", detail, time.monotonic() - t0, checks)
 
 
 def cpu_level() -> int:
@@ -81,6 +125,8 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
     why = build.missing()
     if why:
         return Row(label, build.name, "SKIPPED", why)
+    if build.runner:
+        return check_cross(variant, build, workdir, vectors)
     if SIMDE_DEFINE in build.cflags and variant.get("isa") == "auto":
         return Row(label, build.name, "SKIPPED",
                    "dispatcher: its paths are emulated through the standalone variants' rows")

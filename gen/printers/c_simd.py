@@ -28,6 +28,7 @@ class Isa:
     pshufb: bool          # byte shuffles (SSSE3) available
     rol: bool             # vprolq / vprolvq (AVX-512F + VL)
     vl: bool = False
+    family: object = None  # instruction family (Width, shuffles, rotations); None: x86 (this module)
 
 
 ISAS = {
@@ -43,6 +44,11 @@ def get_isa(name: str) -> Isa:
     if name not in ISAS:
         raise GenError(f"unknown isa {name!r} (choose from {', '.join(ISAS)})")
     return ISAS[name]
+
+
+def vector_op(w, name: str, a: str = "", b: str = "") -> str:
+    """A width's add/sub/xor/zero, from its OPS format table (every family's Width has one)."""
+    return w.OPS[name].format(w=w, a=a, b=b)
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,21 @@ class Width:
         """A constant vector, lane 0 first."""
         fn = "_mm512_set_epi64" if self.bits == 512 else f"{self.p}set_epi64x"
         return f"{fn}(" + ", ".join(f"{v}" for v in reversed(vals)) + ")"
+
+    OPS = {"add": "{w.p}add_epi64({a}, {b})", "sub": "{w.p}sub_epi64({a}, {b})",
+           "xor": "{w.p}xor_{w.si}({a}, {b})", "zero": "{w.p}setzero_{w.si}()"}
+
+    def add(self, a: str, b: str) -> str:
+        return vector_op(self, "add", a, b)
+
+    def sub(self, a: str, b: str) -> str:
+        return vector_op(self, "sub", a, b)
+
+    def xor(self, a: str, b: str) -> str:
+        return vector_op(self, "xor", a, b)
+
+    def zero(self) -> str:
+        return vector_op(self, "zero")
 
     def loadu(self, addr: str, words: int | None = None) -> str:
         words = words or self.lanes
@@ -142,8 +163,8 @@ def _match(sem, pattern, order):
 
 
 @lru_cache(maxsize=None)
-def _candidates(isa: Isa, width: Width):
-    return sorted(shuffle_candidates(isa, width), key=lambda c: c[0])
+def _candidates(isa: Isa, width):
+    return sorted(family_of(isa).shuffle_candidates(isa, width), key=lambda c: c[0])
 
 
 def shuffle(isa: Isa, width: Width, pattern: tuple) -> str:
@@ -242,6 +263,25 @@ def rotl_lanes(isa: Isa, width: Width, x: str, counts: tuple, consts: dict) -> t
     return shuffle(isa, width, tuple((parts[c], k) for k, c in enumerate(counts))), "split shifts", n + 1
 
 
+class X86:
+    """The x86 instruction family (SSE2 to AVX-512): what the printers below ask an ISA's family
+    for.  Other families (gen/printers/c_neon.py) provide the same five names."""
+    width = Width
+    shuffle_candidates = staticmethod(shuffle_candidates)
+    rotl_uniform = staticmethod(rotl_uniform)
+    rotl_lanes = staticmethod(rotl_lanes)
+    shift_ops = 3          # a rotation by shifts: shift left, shift right, or
+
+
+def family_of(isa: Isa):
+    return isa.family or X86
+
+
+def vector_width(isa: Isa):
+    """The widest vector of an ISA, in its family's Width type."""
+    return family_of(isa).width(isa.bits)
+
+
 # --------------------------------------------------------------------------- packed printer
 
 def packed_width(isa: Isa, nw: int) -> int:
@@ -256,7 +296,8 @@ class PackedPrinter:
 
     def __init__(self, isa: Isa, spec, helpers: str):
         self.isa, self.spec = isa, spec
-        self.w = Width(packed_width(isa, spec.nw))
+        self.fam = family_of(isa)
+        self.w = self.fam.width(packed_width(isa, spec.nw))
         self.L = self.w.lanes
         self.G = spec.nw // 2 // self.L
         self.scalar = CPrinter(helpers, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})
@@ -279,7 +320,7 @@ class PackedPrinter:
     def lines(self, ops, declared: set, in_block: bool = False) -> list[str]:
         """C statements of IR ops; names outside ``declared`` are block temporaries (``const``)
         or, outside blocks, expressions inlined at their one use."""
-        w, p = self.w, self.w.p
+        w = self.w
         out: list[str] = []
         expr: dict[str, str] = {}
 
@@ -317,14 +358,14 @@ class PackedPrinter:
                 assign(op.dst, w.setv(vals))
             elif isinstance(op, (ir.Add, ir.Sub)):
                 self.count("add/sub")
-                fn = "add" if isinstance(op, ir.Add) else "sub"
-                assign(op.dst, f"{p}{fn}_epi64({val(op.a)}, {val(op.b)})")
+                fn = w.add if isinstance(op, ir.Add) else w.sub
+                assign(op.dst, fn(val(op.a), val(op.b)))
             elif isinstance(op, ir.Xor):
                 self.count("xor")
-                assign(op.dst, f"{p}xor_{w.si}({val(op.a)}, {val(op.b)})")
+                assign(op.dst, w.xor(val(op.a), val(op.b)))
             elif isinstance(op, ir.ROT):
                 cs = op.counts if isinstance(op, ir.Rotl) else tuple(64 - c for c in op.counts)
-                rot, rkind, n = rotl_lanes(self.isa, w, val(op.src), cs, self.consts)
+                rot, rkind, n = self.fam.rotl_lanes(self.isa, w, val(op.src), cs, self.consts)
                 self.count(rkind, n)
                 nxt = ops[i + 1] if i + 1 < len(ops) else None
                 if isinstance(nxt, ir.Xor) and nxt.a == op.dst == nxt.dst:
@@ -359,7 +400,8 @@ class LanesPrinter:
 
     def __init__(self, isa: Isa, vp: ir.VProgram, prefix: str, block_bytes: int):
         self.isa, self.vp, self.prefix, self.bb = isa, vp, prefix, block_bytes
-        self.w = Width(isa.bits)
+        self.fam = family_of(isa)
+        self.w = self.fam.width(isa.bits)
         self.consts: dict[str, str] = {}
         self.cost: dict[str, int] = {}
         self.declared = set(vp.values)
@@ -383,7 +425,7 @@ class LanesPrinter:
         return f"{self.PTR[array]} + {8 * used[0]}", len(used)
 
     def op(self, op) -> list[str]:
-        w, p = self.w, self.w.p
+        w = self.w
         if isinstance(op, ir.Block):
             return ["{"] + ["    " + ln for ln in self.block(op.body)] + ["}"]
         if isinstance(op, ir.Note):
@@ -396,14 +438,15 @@ class LanesPrinter:
             return [f"{op.dst} = {self.operand(op.a)};"]
         if isinstance(op, (ir.Add, ir.Sub)):
             self.count("add/sub")
-            return [f"{op.dst} = {p}{'add' if isinstance(op, ir.Add) else 'sub'}_epi64({op.a}, {self.operand(op.b)});"]
+            fn = w.add if isinstance(op, ir.Add) else w.sub
+            return [f"{op.dst} = {fn(op.a, self.operand(op.b))};"]
         if isinstance(op, ir.Xor):
             self.count("xor")
-            return [f"{op.dst} = {p}xor_{w.si}({op.a}, {self.operand(op.b)});"]
+            return [f"{op.dst} = {w.xor(op.a, self.operand(op.b))};"]
         if isinstance(op, ir.ROT) and op.uniform:
             n = op.counts[0] if isinstance(op, ir.Rotl) else 64 - op.counts[0]
-            expr, kind = rotl_uniform(self.isa, w, op.src, n, self.consts)
-            self.count(kind, 3 if kind == "shifts" else 1)
+            expr, kind = self.fam.rotl_uniform(self.isa, w, op.src, n, self.consts)
+            self.count(kind, self.fam.shift_ops if kind == "shifts" else 1)
             return [f"{op.dst} = {expr};"]
         raise GenError(f"lanes printer: cannot print {op!r}")  # pragma: no cover
 
@@ -428,7 +471,7 @@ class LanesPrinter:
                 out.append(f"const {w.T} {op.dst} = {shuffle(self.isa, w, op.pattern())};")
             elif isinstance(op, ir.Const):
                 assert not any(op.values)
-                out.append(f"const {w.T} {op.dst} = {w.p}setzero_{w.si}();")
+                out.append(f"const {w.T} {op.dst} = {w.zero()};")
             elif isinstance(op, ir.Mov) and op.dst in self.declared:
                 out.append(f"{op.dst} = {op.a};")
             else:  # pragma: no cover
@@ -499,5 +542,5 @@ def interleave_code(a: list[str], b: list[str]) -> list[str]:
     return out
 
 
-__all__ = ["ISAS", "Isa", "Width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle", "rotl_uniform", "get_isa",
+__all__ = ["ISAS", "Isa", "Width", "X86", "family_of", "vector_width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle", "rotl_uniform", "get_isa",
            "interleave_code", "CPrinter", "Idx", "Op"]

@@ -1,4 +1,5 @@
-"""Target ``c-simd`` (``render --target c --isa ISA``): SIMD C with x86 intrinsics, SSE2 to AVX-512.
+"""Target ``c-simd`` (``render --target c --isa ISA``): SIMD C with x86 intrinsics, SSE2 to AVX-512,
+and AArch64 NEON (``--isa neon``, gen/printers/c_neon.py).
 
 Layouts ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus scalar blocks in one loop),
 ``packed`` (one block over the lanes); ``--isa auto`` is the run-time dispatcher over the
@@ -7,14 +8,14 @@ gen/printers/c_simd.py (instruction tables)."""
 from __future__ import annotations
 
 from ..errors import GenError
-from ..printers.c_simd import ISAS, packed_width
-from ..render_simd import ENV_VAR, LAYOUTS, check_variant, render_c_simd
+from ..printers.c_simd import packed_width
+from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, render_c_simd
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
 from .base import DESCRIBE, Option, Pass, Recipe, Target
 from .c import RECOMMENDED as RECOMMENDED_C
 
-ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512
+ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
 # it never beat scalar C for single-block calls.  Measured with the make-bench harness
 # (now `threefish-gen bench --target c-simd --filter packed`; chained single-block encrypt,
@@ -38,14 +39,24 @@ RECOMMENDED = {
     512: [("avx512", "lanes", Options("fly", "full", 2)), ("avx2", "lanes", Options("fly", "full", 2))],
     1024: [("avx512", "lanes", Options("fly", "full", 1)), ("avx2", "lanes", Options("fly", "full", 1))],
 }
+# The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
+# speed is unmeasured here (qemu only); the interleave is the most lane groups whose state fits in
+# AArch64's 32 vector registers without more stack traffic per block (aarch64-linux-gnu-gcc 12
+# -O2 -S of encrypt_blocks, q-register loads/stores to sp, docs/aarch64.md): 256: i1 10 per block,
+# i2 10.5 (same, more independent work: i2); 512: i1 19.5, i2 26.5; 1024: i1 121, i2 507.
+RECOMMENDED_NEON = {
+    256: [("neon", "lanes", Options("fly", "full", 2))],
+    512: [("neon", "lanes", Options("fly", "full", 1))],
+    1024: [("neon", "lanes", Options("fly", "full", 1))],
+}
 
 
 class CSimd(Target):
     name = "c-simd"
-    summary = "SIMD C (x86 intrinsics, SSE2 to AVX-512; --isa auto: run-time dispatcher)"
+    summary = "SIMD C (x86 intrinsics, SSE2 to AVX-512; AArch64 NEON; --isa auto: run-time dispatcher)"
     recipe = Recipe(checker="simde", language="c")
     schema = (
-        Option("isa", "sse2 | avx | avx2 | avx512 | auto (run-time dispatcher)", ISA_NAMES + ("auto",)),
+        Option("isa", "sse2 | avx | avx2 | avx512 | neon | auto (run-time dispatcher)", ISA_NAMES + ("auto",)),
         Option("layout", "lanes | hybrid | packed (with --isa)", LAYOUTS),
     )
 
@@ -55,7 +66,7 @@ class CSimd(Target):
     def extra(self, spec, o, values):
         isa = values.get("isa")
         if isa is None:
-            raise GenError("--layout needs --isa (sse2, avx, avx2, avx512 or auto)")
+            raise GenError("--layout needs --isa (sse2, avx, avx2, avx512, neon or auto)")
         if isa == "auto":
             if "layout" in values:
                 raise GenError("--isa auto (the dispatcher) takes no --layout")
@@ -75,9 +86,11 @@ class CSimd(Target):
 
     def recommended(self, spec):
         """The recommended standalone SIMD variants (the dispatcher's paths) and the dispatcher."""
-        return [self.simd(spec, i, lay, o) for i, lay, o in RECOMMENDED[spec.bits]] + [self.dispatcher(spec)]
+        paths = RECOMMENDED[spec.bits] + RECOMMENDED_NEON[spec.bits]
+        return [self.simd(spec, i, lay, o) for i, lay, o in paths] + [self.dispatcher(spec)]
 
     def paths(self, spec):
+        """The dispatcher's paths: the x86 ones (chosen by cpuid) and the NEON one (AArch64)."""
         return [v for v in self.recommended(spec) if v.get("isa") != "auto"]
 
     def all(self, spec):
@@ -94,6 +107,8 @@ class CSimd(Target):
         out.append(self.simd(spec, "avx2", "hybrid", Options("fly", "full", 2)))
         out.append(self.simd(spec, "avx512", "lanes", Options("table", "loop", 1)))
         out.append(self.simd(spec, "sse2", "lanes", Options("fly", "loop", 1)))
+        for il in (2, 3):         # NEON lane groups per pass (32 registers: docs/aarch64.md)
+            out.append(self.simd(spec, "neon", "lanes", Options("fly", "full", il)))
         for v in self.recommended(spec):
             if v not in out:
                 out.append(v)
@@ -118,13 +133,14 @@ class CSimd(Target):
                 lines.append(f"    --isa {isa.name:<6} --layout {layout:<6}  {what}; needs {'+'.join(isa.features)}")
         lines.append("                                (packed needs --keys fly --unroll full)")
         lines.append("    --isa auto                  dispatcher: scalar + recommended SIMD paths, chosen by cpuid/xgetbv;")
-        lines.append(f"                                ${ENV_VAR}=scalar|sse2|avx|avx2|avx512 caps the path")
+        lines.append("                                on AArch64 the NEON path (no check); elsewhere scalar C;")
+        lines.append(f"                                ${ENV_VAR}=scalar|sse2|avx|avx2|avx512 (|neon) caps the path")
         return lines
 
     def recommended_lines(self):
         lines = []
         for bits, paths in RECOMMENDED.items():
-            for isa, layout, o in paths:
+            for isa, layout, o in paths + RECOMMENDED_NEON[bits]:
                 lines.append(f"  c {bits:>4}: --isa {isa} --layout {layout} {o.describe()}")
             lines.append(f"  c {bits:>4}: --isa auto (dispatcher over the paths above and scalar)")
         return lines
