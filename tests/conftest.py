@@ -21,6 +21,11 @@ TOOLCHAINS = {
     "qemu-i386": lambda: shutil.which("qemu-i386"),
     "simde": lambda: Path("/usr/include/simde/x86/avx512.h").exists(),
     "dotnet": lambda: shutil.which("dotnet"),
+    "aarch64-linux-gnu-gcc": lambda: shutil.which("aarch64-linux-gnu-gcc"),
+    "qemu-aarch64": lambda: shutil.which("qemu-aarch64"),
+    "s390x-linux-gnu-gcc": lambda: shutil.which("s390x-linux-gnu-gcc"),
+    "qemu-s390x": lambda: shutil.which("qemu-s390x"),
+    "chromium": lambda: shutil.which("chromium"),
 }
 
 
