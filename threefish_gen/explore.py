@@ -257,20 +257,8 @@ def layout_counts(spec, options) -> list[tuple[str, str, dict]]:
 
 
 def lane_map(spec) -> list[tuple[str, list, list]]:
-    """Which word sits in which lane of A and B, per round, from the packed layout's permute steps."""
-    steps = lpacked.map_program(describe(spec, Options("fly", "full", 1), "encrypt", 1))
-    half = spec.nw // 2
-    a, b = [2 * j for j in range(half)], [2 * j + 1 for j in range(half)]
-    rows, rnd = [("load", list(a), list(b))], None
-    for s in steps:
-        if s[0] in ("mix", "unmix"):
-            rnd = s[1]
-        elif s[0] == "permute":
-            pa, pb = s[1], s[2]
-            a = [a[p] for p in pa] if pa else a
-            b = [b[p] for p in pb] if pb else b
-            rows.append((f"after round {rnd}", list(a), list(b)))
-    return rows
+    """Which word sits in which lane of A and B, per round (gen/layouts/packed.py)."""
+    return lpacked.lane_map(describe(spec, Options("fly", "full", 1), "encrypt", 1))
 
 
 def simd_section(spec, options) -> str:
@@ -282,7 +270,7 @@ def simd_section(spec, options) -> str:
         out.append(f"<tr><td>{isa}</td><td>{layout}</td>" + "".join(f"<td>{c.get(k, 0):g}</td>" for k in kinds)
                    + "</tr>")
     out.append("</table><h3>Packed layout: which word sits in which lane, per round (A: the even words of the MIX "
-               "pairs, B: the odd ones; lane permutations of layouts.packed.map_program applied to both halves, "
+               "pairs, B: the odd ones; lane permutations of the positional packed form applied to both halves, "
                "as the positional form does; the default tracked form re-pairs by permuting one half only)</h3>"
                "<table class=\"lanes\"><tr><th>step</th><th>A lanes</th><th>B lanes</th></tr>")
     for label, a, b in lane_map(spec):

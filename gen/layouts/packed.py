@@ -253,3 +253,21 @@ def _permute(st, k, steps, pos, names, L, natural, shuffle) -> list:
     for g, name in enumerate(names[h]):
         ops.append(shuffle(name, tuple((f"o{names[h][x // L]}", x % L) for x in q[g * L:(g + 1) * L]), "permute"))
     return [ir.Block(tuple(ops))]
+
+
+def lane_map(prog) -> list[tuple[str, list, list]]:
+    """Which word sits in which lane of A and B after each round, in the positional (natural)
+    form: [(label, A lane -> word, B lane -> word)], the load first (for reports)."""
+    half = prog.spec.nw // 2
+    a, b = [2 * j for j in range(half)], [2 * j + 1 for j in range(half)]
+    rows, rnd = [("load", list(a), list(b))], None
+    for s in _steps(prog):
+        if s[0] in ("mix", "unmix"):
+            rnd = s[1]
+        elif s[0] == "permute":
+            pa, pb = s[1], s[2]
+            a = [a[p] for p in pa] if pa else a
+            b = [b[p] for p in pb] if pb else b
+            rows.append((f"after round {rnd}", list(a), list(b)))
+    return rows
+
