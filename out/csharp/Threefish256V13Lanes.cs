@@ -105,7 +105,6 @@ public static class Threefish256V13Lanes
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4;
@@ -2644,7 +2643,677 @@ public static class Threefish256V13Lanes
         }
         for (; n > 0; n--)
         {
-            EncryptBlock(ref key, ref tweaks, ref src, ref dst);
+            ulong t0, t1, t2, x0, x1, x2, x3;
+            // block 0: tweak t2 = t0 ^ t1
+            t0 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 0)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 0))));
+            t1 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8))));
+            t2 = t0;
+            t2 ^= t1;
+            x0 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 0)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 0))));
+            x1 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 8)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 8))));
+            x2 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 16)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 16))));
+            x3 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 24)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 24))));
+            // add subkey 0
+            x0 += k0;
+            x1 += k1;
+            x2 += k2;
+            x3 += k3;
+            x1 += t0;
+            x2 += t1;
+            // round 0
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 1
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 2
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 3
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 1
+            x0 += k1;
+            x1 += k2;
+            x2 += k3;
+            x3 += k4;
+            x1 += t1;
+            x2 += t2;
+            x3 += 1UL;
+            // round 4
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 5
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 6
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 7
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 2
+            x0 += k2;
+            x1 += k3;
+            x2 += k4;
+            x3 += k0;
+            x1 += t2;
+            x2 += t0;
+            x3 += 2UL;
+            // round 8
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 9
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 10
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 11
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 3
+            x0 += k3;
+            x1 += k4;
+            x2 += k0;
+            x3 += k1;
+            x1 += t0;
+            x2 += t1;
+            x3 += 3UL;
+            // round 12
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 13
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 14
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 15
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 4
+            x0 += k4;
+            x1 += k0;
+            x2 += k1;
+            x3 += k2;
+            x1 += t1;
+            x2 += t2;
+            x3 += 4UL;
+            // round 16
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 17
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 18
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 19
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 5
+            x0 += k0;
+            x1 += k1;
+            x2 += k2;
+            x3 += k3;
+            x1 += t2;
+            x2 += t0;
+            x3 += 5UL;
+            // round 20
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 21
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 22
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 23
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 6
+            x0 += k1;
+            x1 += k2;
+            x2 += k3;
+            x3 += k4;
+            x1 += t0;
+            x2 += t1;
+            x3 += 6UL;
+            // round 24
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 25
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 26
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 27
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 7
+            x0 += k2;
+            x1 += k3;
+            x2 += k4;
+            x3 += k0;
+            x1 += t1;
+            x2 += t2;
+            x3 += 7UL;
+            // round 28
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 29
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 30
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 31
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 8
+            x0 += k3;
+            x1 += k4;
+            x2 += k0;
+            x3 += k1;
+            x1 += t2;
+            x2 += t0;
+            x3 += 8UL;
+            // round 32
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 33
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 34
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 35
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 9
+            x0 += k4;
+            x1 += k0;
+            x2 += k1;
+            x3 += k2;
+            x1 += t0;
+            x2 += t1;
+            x3 += 9UL;
+            // round 36
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 37
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 38
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 39
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 10
+            x0 += k0;
+            x1 += k1;
+            x2 += k2;
+            x3 += k3;
+            x1 += t1;
+            x2 += t2;
+            x3 += 10UL;
+            // round 40
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 41
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 42
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 43
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 11
+            x0 += k1;
+            x1 += k2;
+            x2 += k3;
+            x3 += k4;
+            x1 += t2;
+            x2 += t0;
+            x3 += 11UL;
+            // round 44
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 45
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 46
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 47
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 12
+            x0 += k2;
+            x1 += k3;
+            x2 += k4;
+            x3 += k0;
+            x1 += t0;
+            x2 += t1;
+            x3 += 12UL;
+            // round 48
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 49
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 50
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 51
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 13
+            x0 += k3;
+            x1 += k4;
+            x2 += k0;
+            x3 += k1;
+            x1 += t1;
+            x2 += t2;
+            x3 += 13UL;
+            // round 52
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 53
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 54
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 55
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 14
+            x0 += k4;
+            x1 += k0;
+            x2 += k1;
+            x3 += k2;
+            x1 += t2;
+            x2 += t0;
+            x3 += 14UL;
+            // round 56
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 57
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 58
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 59
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 15
+            x0 += k0;
+            x1 += k1;
+            x2 += k2;
+            x3 += k3;
+            x1 += t0;
+            x2 += t1;
+            x3 += 15UL;
+            // round 60
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 61
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 62
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 63
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 16
+            x0 += k1;
+            x1 += k2;
+            x2 += k3;
+            x3 += k4;
+            x1 += t1;
+            x2 += t2;
+            x3 += 16UL;
+            // round 64
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 14);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 16);
+            x3 ^= x2;
+            // round 65
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 52);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 57);
+            x1 ^= x2;
+            // round 66
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 23);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 40);
+            x3 ^= x2;
+            // round 67
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 5);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 37);
+            x1 ^= x2;
+            // add subkey 17
+            x0 += k2;
+            x1 += k3;
+            x2 += k4;
+            x3 += k0;
+            x1 += t2;
+            x2 += t0;
+            x3 += 17UL;
+            // round 68
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 25);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 33);
+            x3 ^= x2;
+            // round 69
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 46);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 12);
+            x1 ^= x2;
+            // round 70
+            x0 += x1;
+            x1 = BitOperations.RotateLeft(x1, 58);
+            x1 ^= x0;
+            x2 += x3;
+            x3 = BitOperations.RotateLeft(x3, 22);
+            x3 ^= x2;
+            // round 71
+            x0 += x3;
+            x3 = BitOperations.RotateLeft(x3, 32);
+            x3 ^= x0;
+            x2 += x1;
+            x1 = BitOperations.RotateLeft(x1, 32);
+            x1 ^= x2;
+            // add subkey 18
+            x0 += k3;
+            x1 += k4;
+            x2 += k0;
+            x3 += k1;
+            x1 += t0;
+            x2 += t1;
+            x3 += 18UL;
+            // store the block(s)
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 0), BitConverter.IsLittleEndian ? x0 : BinaryPrimitives.ReverseEndianness(x0));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 8), BitConverter.IsLittleEndian ? x1 : BinaryPrimitives.ReverseEndianness(x1));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 16), BitConverter.IsLittleEndian ? x2 : BinaryPrimitives.ReverseEndianness(x2));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 24), BitConverter.IsLittleEndian ? x3 : BinaryPrimitives.ReverseEndianness(x3));
+
             tweaks = ref Unsafe.Add(ref tweaks, 16);
             src = ref Unsafe.Add(ref src, 32);
             dst = ref Unsafe.Add(ref dst, 32);
@@ -7894,7 +8563,6 @@ public static class Threefish256V13Lanes
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void DecryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4;
@@ -10433,7 +11101,677 @@ public static class Threefish256V13Lanes
         }
         for (; n > 0; n--)
         {
-            DecryptBlock(ref key, ref tweaks, ref src, ref dst);
+            ulong t0, t1, t2, x0, x1, x2, x3;
+            // block 0: tweak t2 = t0 ^ t1
+            t0 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 0)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 0))));
+            t1 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref tweaks, 8))));
+            t2 = t0;
+            t2 ^= t1;
+            x0 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 0)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 0))));
+            x1 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 8)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 8))));
+            x2 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 16)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 16))));
+            x3 = (BitConverter.IsLittleEndian ? Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 24)) : BinaryPrimitives.ReverseEndianness(Unsafe.ReadUnaligned<ulong>(ref Unsafe.Add(ref src, 24))));
+            // subtract subkey 18
+            x0 -= k3;
+            x1 -= k4;
+            x2 -= k0;
+            x3 -= k1;
+            x1 -= t0;
+            x2 -= t1;
+            x3 -= 18UL;
+            // inverse round 71
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 70
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 69
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 68
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 17
+            x0 -= k2;
+            x1 -= k3;
+            x2 -= k4;
+            x3 -= k0;
+            x1 -= t2;
+            x2 -= t0;
+            x3 -= 17UL;
+            // inverse round 67
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 66
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 65
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 64
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 16
+            x0 -= k1;
+            x1 -= k2;
+            x2 -= k3;
+            x3 -= k4;
+            x1 -= t1;
+            x2 -= t2;
+            x3 -= 16UL;
+            // inverse round 63
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 62
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 61
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 60
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 15
+            x0 -= k0;
+            x1 -= k1;
+            x2 -= k2;
+            x3 -= k3;
+            x1 -= t0;
+            x2 -= t1;
+            x3 -= 15UL;
+            // inverse round 59
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 58
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 57
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 56
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 14
+            x0 -= k4;
+            x1 -= k0;
+            x2 -= k1;
+            x3 -= k2;
+            x1 -= t2;
+            x2 -= t0;
+            x3 -= 14UL;
+            // inverse round 55
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 54
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 53
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 52
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 13
+            x0 -= k3;
+            x1 -= k4;
+            x2 -= k0;
+            x3 -= k1;
+            x1 -= t1;
+            x2 -= t2;
+            x3 -= 13UL;
+            // inverse round 51
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 50
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 49
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 48
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 12
+            x0 -= k2;
+            x1 -= k3;
+            x2 -= k4;
+            x3 -= k0;
+            x1 -= t0;
+            x2 -= t1;
+            x3 -= 12UL;
+            // inverse round 47
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 46
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 45
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 44
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 11
+            x0 -= k1;
+            x1 -= k2;
+            x2 -= k3;
+            x3 -= k4;
+            x1 -= t2;
+            x2 -= t0;
+            x3 -= 11UL;
+            // inverse round 43
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 42
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 41
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 40
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 10
+            x0 -= k0;
+            x1 -= k1;
+            x2 -= k2;
+            x3 -= k3;
+            x1 -= t1;
+            x2 -= t2;
+            x3 -= 10UL;
+            // inverse round 39
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 38
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 37
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 36
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 9
+            x0 -= k4;
+            x1 -= k0;
+            x2 -= k1;
+            x3 -= k2;
+            x1 -= t0;
+            x2 -= t1;
+            x3 -= 9UL;
+            // inverse round 35
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 34
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 33
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 32
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 8
+            x0 -= k3;
+            x1 -= k4;
+            x2 -= k0;
+            x3 -= k1;
+            x1 -= t2;
+            x2 -= t0;
+            x3 -= 8UL;
+            // inverse round 31
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 30
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 29
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 28
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 7
+            x0 -= k2;
+            x1 -= k3;
+            x2 -= k4;
+            x3 -= k0;
+            x1 -= t1;
+            x2 -= t2;
+            x3 -= 7UL;
+            // inverse round 27
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 26
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 25
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 24
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 6
+            x0 -= k1;
+            x1 -= k2;
+            x2 -= k3;
+            x3 -= k4;
+            x1 -= t0;
+            x2 -= t1;
+            x3 -= 6UL;
+            // inverse round 23
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 22
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 21
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 20
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 5
+            x0 -= k0;
+            x1 -= k1;
+            x2 -= k2;
+            x3 -= k3;
+            x1 -= t2;
+            x2 -= t0;
+            x3 -= 5UL;
+            // inverse round 19
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 18
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 17
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 16
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 4
+            x0 -= k4;
+            x1 -= k0;
+            x2 -= k1;
+            x3 -= k2;
+            x1 -= t1;
+            x2 -= t2;
+            x3 -= 4UL;
+            // inverse round 15
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 14
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 13
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 12
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 3
+            x0 -= k3;
+            x1 -= k4;
+            x2 -= k0;
+            x3 -= k1;
+            x1 -= t0;
+            x2 -= t1;
+            x3 -= 3UL;
+            // inverse round 11
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 10
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 9
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 8
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 2
+            x0 -= k2;
+            x1 -= k3;
+            x2 -= k4;
+            x3 -= k0;
+            x1 -= t2;
+            x2 -= t0;
+            x3 -= 2UL;
+            // inverse round 7
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 32);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 32);
+            x2 -= x1;
+            // inverse round 6
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 58);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 22);
+            x2 -= x3;
+            // inverse round 5
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 46);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 12);
+            x2 -= x1;
+            // inverse round 4
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 25);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 33);
+            x2 -= x3;
+            // subtract subkey 1
+            x0 -= k1;
+            x1 -= k2;
+            x2 -= k3;
+            x3 -= k4;
+            x1 -= t1;
+            x2 -= t2;
+            x3 -= 1UL;
+            // inverse round 3
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 5);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 37);
+            x2 -= x1;
+            // inverse round 2
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 23);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 40);
+            x2 -= x3;
+            // inverse round 1
+            x3 ^= x0;
+            x3 = BitOperations.RotateRight(x3, 52);
+            x0 -= x3;
+            x1 ^= x2;
+            x1 = BitOperations.RotateRight(x1, 57);
+            x2 -= x1;
+            // inverse round 0
+            x1 ^= x0;
+            x1 = BitOperations.RotateRight(x1, 14);
+            x0 -= x1;
+            x3 ^= x2;
+            x3 = BitOperations.RotateRight(x3, 16);
+            x2 -= x3;
+            // subtract subkey 0
+            x0 -= k0;
+            x1 -= k1;
+            x2 -= k2;
+            x3 -= k3;
+            x1 -= t0;
+            x2 -= t1;
+            // store the block(s)
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 0), BitConverter.IsLittleEndian ? x0 : BinaryPrimitives.ReverseEndianness(x0));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 8), BitConverter.IsLittleEndian ? x1 : BinaryPrimitives.ReverseEndianness(x1));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 16), BitConverter.IsLittleEndian ? x2 : BinaryPrimitives.ReverseEndianness(x2));
+            Unsafe.WriteUnaligned(ref Unsafe.Add(ref dst, 24), BitConverter.IsLittleEndian ? x3 : BinaryPrimitives.ReverseEndianness(x3));
+
             tweaks = ref Unsafe.Add(ref tweaks, 16);
             src = ref Unsafe.Add(ref src, 32);
             dst = ref Unsafe.Add(ref dst, 32);

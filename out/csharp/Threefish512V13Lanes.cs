@@ -105,7 +105,6 @@ public static class Threefish512V13Lanes
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -5103,7 +5102,6 @@ public static class Threefish512V13Lanes
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
     }
 
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static void DecryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4, k5, k6, k7, k8;
