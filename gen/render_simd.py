@@ -23,7 +23,7 @@ from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
 from .layouts.ir import Broadcast
 from .printers import render_template
-from .printers.c import CPrinter, section
+from .printers.c import CPrinter, annotate_text, section
 from .printers.c_neon import ISAS as NEON_ISAS
 from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
@@ -304,6 +304,6 @@ def _render_dispatch(v: Variant, subs) -> dict[str, str]:
 def render_c_simd(v: Variant, subs=()) -> dict[str, str]:
     """The files of one c-simd variant; ``subs``: the dispatcher's paths (its standalone variants)."""
     check_variant(v)
-    if v.get("isa") == "auto":
-        return _render_dispatch(v, subs)
-    return _render_one(v)
+    files = _render_dispatch(v, subs) if v.get("isa") == "auto" else _render_one(v)
+    annotate = v.get("annotate", "brief")
+    return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}

@@ -89,7 +89,7 @@ def test_x86_harness(bits, strategy, tmp_path, vectors):
 
 
 def test_output_deterministic_and_annotated():
-    v = variant("nasm-x64", 512, strategy="belady")
+    v = variant("nasm-x64", 512, strategy="belady", annotate="full")   # full: every instruction commented
     a, b = render_variant(v), render_variant(v)
     assert a == b
     asm = a[f"{v.stem}.asm"]

@@ -9,25 +9,26 @@ from gen.render import render_variant
 
 
 def out_targets():
-    """(target, folder) pairs, read from the Makefile's OUT_TARGETS (what `make gen` renders)."""
+    """(target, folder, keep) triples, read from the Makefile's OUT_TARGETS (what `make gen`
+    renders): keep = the part of a file name that ships ('' = every file of the set)."""
     m = re.search(r"^OUT_TARGETS\s*=\s*(.+)$", (ROOT / "Makefile").read_text(), re.M)
     assert m, "Makefile has no OUT_TARGETS line"
-    return [tuple(item.split(":")) for item in m.group(1).split()]
+    return [tuple((item + "::").split(":")[:3]) for item in m.group(1).split()]
 
 
 def test_out_folders_are_exactly_the_rendered_targets():
-    folders = {d for _, d in out_targets()}
+    folders = {d for _, d, _ in out_targets()}
     assert {"c", "c-simd", "nasm", "csharp"} <= folders
     assert sorted(p.name for p in (ROOT / "out").iterdir()) == sorted(folders)
 
 
-@pytest.mark.parametrize("folder", sorted({d for _, d in out_targets()}))
+@pytest.mark.parametrize("folder", sorted({d for _, d, _ in out_targets()}))
 def test_out_is_fresh(folder):
     want: dict[str, str] = {}
-    for target, d in out_targets():
+    for target, d, keep in out_targets():
         if d == folder:
             for v in variants("recommended", target):
-                want.update(render_variant(v))
+                want.update((n, t) for n, t in render_variant(v).items() if keep in n)
     have = {p.name: p.read_text() for p in (ROOT / "out" / folder).iterdir()}
     assert sorted(have) == sorted(want), f"out/{folder} differs in its file list: run `make gen`"
     stale = sorted(n for n in want if have[n] != want[n])
@@ -35,3 +36,46 @@ def test_out_is_fresh(folder):
     for name, text in want.items():
         if not name.endswith(".h"):
             assert "threefish-gen render" in text[:2000], f"{name}: header does not record the command"
+
+
+def _asm_functions(path):
+    """(label, code) of each top-level label of an .asm file: comments, spacing and the file's
+    own symbol prefix removed, so the same code in two files compares equal."""
+    text = re.sub(r";[^\n]*", "", path.read_text()).replace(path.stem + "_", "P_")
+    parts = re.split(r"^([A-Za-z_]\w*):", text, flags=re.M)
+    return [(name, re.sub(r"[ \t]+", " ", body.split(".end:")[0])) for name, body in zip(parts[1::2], parts[2::2])]
+
+
+def _c_functions(path):
+    text = re.sub(r"/\*.*?\*/", "", path.read_text(), flags=re.S).replace(path.stem + "_", "P_")
+    return [(m.group(1), re.sub(r"\s+", " ", m.group(2)))
+            for m in re.finditer(r"^\w[^\n;]*?(\w+)\((?:[^()]|\n)*?\)\n\{\n(.*?)^\}$", text, re.M | re.S)]
+
+
+def shipped_functions():
+    """Every function of 100 lines or more in out/: code -> ['folder/file:label', ...]."""
+    seen: dict[str, list[str]] = {}
+    for p in sorted((ROOT / "out").rglob("*")):
+        parse = {".c": _c_functions, ".asm": _asm_functions}.get(p.suffix)
+        for name, code in parse(p) if parse else ():
+            if code.count("\n") >= 100 or code.count(";") >= 100:
+                seen.setdefault(code, []).append(f"{p.parent.name}/{p.name}:{name}")
+    return seen
+
+
+def test_no_path_is_shipped_twice():
+    """No SIMD kernel is in two files of out/ (same code once the symbol prefix is taken out).
+    The repeats left are scalar fallbacks, so that each file stands alone: the c-simd dispatcher
+    holds scalar C for CPUs without AVX2 and single blocks (the same code as out/c), and each
+    nasm-x64 lanes file (avx2, avx512) the System V scalar GPR code for its tail blocks (the same
+    as the scalar sysv file).  So every repeated function must also be in a scalar file, once."""
+    seen = shipped_functions()
+    assert sum(len(w) for w in seen.values()) > 200
+    assert any(w[0].startswith("c-simd/") for w in seen.values())
+    scalar_file = re.compile(r"^(c/.*|nasm/.*_nasmx64_sysv_belady_fly_full\.asm):")
+    twice = [where for where in seen.values()
+             if len(where) > 1 and sum(bool(scalar_file.match(w)) for w in where) != 1]
+    assert not twice, f"shipped more than once: {twice[:3]}"
+    # the SIMD kernels (vector code) are each in one file
+    vector = [w for code, w in seen.items() if re.search(r"_mm(256|512)_|ymm|zmm", code)]
+    assert len(vector) >= 36 and all(len(w) == 1 for w in vector)

@@ -5,6 +5,8 @@ and formatting live in ``templates/c/``.
 """
 from __future__ import annotations
 
+import re
+
 from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..threefish import Program
 
@@ -111,3 +113,19 @@ def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[st
             "tail_body": section(multi, prog.body, setup_vals),
         }
     return out
+
+
+# An indented one-line comment inside a function: a note of the description (/* round 0 */).
+_NOTE_LINE = re.compile(r"^[ \t]+/\*[^\n]*\*/\n", re.M)
+# A comment padded into a column after code (the dispatcher's cpuid checks).
+_PADDED_COMMENT = re.compile(r"^([^\n]*[^\s/]) {2,}(/\*[^\n]*\*/)$", re.M)
+
+
+def annotate_text(text: str, annotate: str) -> str:
+    """C at an annotation level.  C statements are the description statements themselves, so
+    full and brief are the same text (notes such as /* round 0 */ before their statements, no
+    padding) but for the padding before a comment after code, which brief drops; none drops the
+    notes inside the functions (the file's header comments stay)."""
+    if annotate == "none":
+        return _NOTE_LINE.sub("", text)
+    return _PADDED_COMMENT.sub(r"\1 \2", text) if annotate == "brief" else text

@@ -369,6 +369,15 @@ def functions(spec, options, layout: str) -> dict:
             # (Threefish-1024: 17 + 16) the JIT spills that loop (measured 7.7 c/B bulk against 5.5
             # for its one-block path), so the loop runs the one-block code, setup included: key
             # words are re-read from memory per block, which costs less than the spills.
+            # Tried (item 7): the loop (and the blocks left after an interleaved loop) calling the
+            # one-block method marked AggressiveInlining instead of repeating its code.  Kept the
+            # copy: verify's DOTNET_JitDisasm check failed -- Threefish-1024: the JIT does not
+            # inline the 2.5k-instruction method, so *BlocksScalar holds a call and no rotates;
+            # Threefish-256 i3: the method is inlined into every caller and never compiled alone
+            # ("no listing").  The bench (threefish_gen/bench_csharp.py, v1.3, "AMD EPYC" 2 vCPUs
+            # shared with other jobs; Scalar classes bulk c/B before -> after: 256 3.995 -> 0.842,
+            # 512 0.747 -> 0.700, 1024 1.418 -> 6.204) was noise (the same run's Lanes256 chained
+            # row: 2.05 -> 22.9), so it showed no speed either way.
             "blocks_per_block": (options.interleave == 1 and not sp1.arrays(one.setup, one.body)
                                  and len(setup_vals) + nw > 2 * 15),
         }

@@ -9,6 +9,7 @@ ABI glue (prologue, epilogue, the single-block wrappers) lives in
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .. import asm as ra
@@ -331,7 +332,37 @@ def instruction(op, frame: Frame, rotate: str) -> str:
     return pat.format(d=d, s=s, n=n, m=64 - n)
 
 
-def function_lines(alloc, frame: Frame, rotate: str) -> list[str]:
+ANNOTATE = ("none", "brief", "full")
+DEFAULT_ANNOTATE = "brief"
+
+
+def _statement_texts(code) -> list[str]:
+    """The description statement each op of ``code`` belongs to ('' for notes): main ops their
+    own text; reloads and moves the statement they prepare (the next main op's), spills the
+    statement that made the value (the previous one)."""
+    texts = [op.text if op.kind != "note" and op.role not in ("spill", "reload", "move") else None
+             for op in code]
+    nxt = ""
+    for i in range(len(code) - 1, -1, -1):       # reloads/moves: the next statement
+        if texts[i] is not None:
+            nxt = texts[i]
+        elif code[i].kind != "note" and code[i].role in ("reload", "move"):
+            texts[i] = nxt
+    prev = ""
+    for i, op in enumerate(code):                # spills: the statement before
+        if texts[i] is not None:
+            prev = texts[i]
+        elif op.kind != "note":
+            texts[i] = prev
+    return [t if t is not None else "" for t in texts]
+
+
+def function_lines(alloc, frame: Frame, rotate: str, annotate: str = "full") -> list[str]:
+    """The instructions of one function.  annotate: ``full`` every instruction with its comment,
+    padded into a column; ``brief`` one comment line per description statement before the
+    instructions that implement it, no padding; ``none`` instructions only."""
+    if annotate != "full":
+        return _function_lines_brief(alloc, frame, rotate, annotate == "brief")
     lines: list[str] = []
     for op in alloc.code:
         if op.kind == "note":
@@ -349,10 +380,45 @@ def function_lines(alloc, frame: Frame, rotate: str) -> list[str]:
     return lines
 
 
+def _function_lines_brief(alloc, frame: Frame, rotate: str, comments: bool) -> list[str]:
+    lines: list[str] = []
+    last = None
+    for op, text in zip(alloc.code, _statement_texts(alloc.code)):
+        if op.kind == "note":
+            if comments:
+                lines.append(f"; {op.text}")
+            last = None
+            continue
+        if comments and text != last:
+            lines.append(f"; {text}")
+        last = text
+        if op.kind == "top":
+            lines += ["    align 32", ".loop:"]
+        elif op.kind == "bottom":
+            lines.append("    jnz .loop")
+        else:
+            lines.append(f"    {instruction(op, frame, rotate)}")
+            if op.kind == "guard":
+                lines.append("    jz .done")
+    return lines
+
+
+_PADDED_COMMENT = re.compile(r"^([^;]*[^;\s]) {2,}(; .*)$")
+_CODE_COMMENT = re.compile(r"^([^;]*[^;\s])\s*; .*$")
+
+
+def annotate_text(text: str, annotate: str) -> str:
+    """The template's own instruction comments at the level: full as written, brief without the
+    padding before ';', none without them (comment lines and the file header stay)."""
+    if annotate == "full":
+        return text
+    pat, rep = (_PADDED_COMMENT, r"\1 \2") if annotate == "brief" else (_CODE_COMMENT, r"\1")
+    return "\n".join(pat.sub(rep, ln) for ln in text.split("\n"))
+
+
 def register_map(alloc, packed: bool = False) -> list[str]:
     homes = alloc.homes
     if packed:   # versions of A0 (A0, A0.1, ...) and the temporaries (r*, e*, v*) share one row
-        import re
         grouped: dict = {}
         for v, rs in homes.items():
             g = re.sub(r"\.\d+$", ".*", v)
@@ -392,6 +458,7 @@ def report_line(alloc) -> str:
 
 def render(variant) -> dict[str, str]:
     no = NasmOptions.of(variant)
+    annotate = variant.get("annotate", DEFAULT_ANNOTATE)
     funcs = []
     notes = []
     lanes = no.words in ("avx2", "avx512")
@@ -403,8 +470,8 @@ def render(variant) -> dict[str, str]:
             frame.block_bytes = variant.spec.block_bytes
             name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
             funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
-                              lines=function_lines(alloc, frame, "rol" if tail else no.rotate),
-                              regmap=register_map(alloc, isa.layout == "packed"), report=report_line(alloc), lanes=isa.lanes,
+                              lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
+                              regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [], report=report_line(alloc), lanes=isa.lanes,
                               vreg=isa.data_class,
                               consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts]))
             notes.append(f"{name}: " + report_line(alloc))
@@ -428,12 +495,12 @@ def render(variant) -> dict[str, str]:
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
                       + ABI_DATA[no.abi].object_format] + notes)
-    return {f"{variant.stem}.asm": render_template("nasm/threefish.asm.j2", **ctx),
+    return {f"{variant.stem}.asm": annotate_text(render_template("nasm/threefish.asm.j2", **ctx), annotate),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
 def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None,
-                  schedule=None, isa=None, layout=None) -> tuple:
+                  schedule=None, isa=None, layout=None, annotate=None) -> tuple:
     """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
     if target not in TARGETS:
         raise GenError(f"unknown nasm target {target!r}")
@@ -465,6 +532,10 @@ def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None
         if schedule and schedule != "description":
             raise GenError("--schedule interleave does not apply to --layout packed (a round is one vector step)")
         extra["layout"] = layout
+    if annotate and annotate != DEFAULT_ANNOTATE:
+        if annotate not in ANNOTATE:
+            raise GenError(f"--annotate {annotate!r}: choose from {', '.join(ANNOTATE)}")
+        extra["annotate"] = annotate
     if registers is not None:
         extra["registers"] = int(registers)
     if pin:

@@ -29,6 +29,20 @@ class Option:
     kind: type = str
 
 
+# Comments in the emitted code (C, SIMD C, NASM): full = every instruction commented, padded into
+# a column; brief = one comment per description statement, no padding; none = instructions only
+# (the file header with the command stays).  The default stays out of Variant.extra and names.
+ANNOTATE_OPTION = Option("annotate", "comments: none | brief (one per description statement) | full "
+                         "(every instruction)", ("none", "brief", "full"), "brief")
+
+
+def without_default_annotate(values: dict) -> dict:
+    """Target option values without ``annotate`` when it is the default."""
+    if values.get("annotate") == ANNOTATE_OPTION.default:
+        return {k: v for k, v in values.items() if k != "annotate"}
+    return values
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How the target's files are built, run and timed (data; verify/ and bench read it).

@@ -8,7 +8,7 @@ from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options, describe
-from .base import DESCRIBE, Pass, Recipe, Target
+from .base import ANNOTATE_OPTION, DESCRIBE, Pass, Recipe, Target, without_default_annotate
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -32,6 +32,10 @@ class C(Target):
     name = "c"
     summary = "scalar C99 (uint64_t), layout scalar; needs any C99 compiler"
     recipe = Recipe(checker="c", language="c")
+    schema = (ANNOTATE_OPTION,)
+
+    def extra(self, spec, o, values):
+        return without_default_annotate(values)
 
     def default_options(self, spec):
         return RECOMMENDED[spec.bits]
@@ -67,7 +71,8 @@ class C(Target):
         ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                    header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
                    fn=cprinter.function_bodies(v.prefix, progs, bprogs))
-        return {f"{v.stem}.c": render_template("c/threefish.c.j2", **ctx),
+        annotate = v.get("annotate", ANNOTATE_OPTION.default)
+        return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
                 f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 

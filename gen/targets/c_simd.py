@@ -12,7 +12,7 @@ from ..printers.c_simd import packed_width
 from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, render_c_simd
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
-from .base import DESCRIBE, Option, Pass, Recipe, Target
+from .base import ANNOTATE_OPTION, DESCRIBE, Option, Pass, Recipe, Target, without_default_annotate
 from .c import RECOMMENDED as RECOMMENDED_C
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
@@ -58,20 +58,22 @@ class CSimd(Target):
     schema = (
         Option("isa", "sse2 | avx | avx2 | avx512 | neon | auto (run-time dispatcher)", ISA_NAMES + ("auto",)),
         Option("layout", "lanes | hybrid | packed (with --isa)", LAYOUTS),
+        ANNOTATE_OPTION,
     )
 
     def default_options(self, spec):
         return Options()
 
     def extra(self, spec, o, values):
+        ann = {k: v for k, v in without_default_annotate(values).items() if k == "annotate"}
         isa = values.get("isa")
         if isa is None:
             raise GenError("--layout needs --isa (sse2, avx, avx2, avx512, neon or auto)")
         if isa == "auto":
             if "layout" in values:
                 raise GenError("--isa auto (the dispatcher) takes no --layout")
-            return {"isa": "auto"}
-        return {"isa": isa, "layout": values.get("layout", "lanes")}
+            return {"isa": "auto", **ann}
+        return {"isa": isa, "layout": values.get("layout", "lanes"), **ann}
 
     def validate(self, v):
         check_variant(v)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..threefish import Options
-from .base import DESCRIBE, Option, Pass, Target
+from .base import ANNOTATE_OPTION, DESCRIBE, Option, Pass, Target
 
 STRATEGIES = ("named", "linear-scan", "belady")
 SCHEDULES = ("description", "interleave")
@@ -25,6 +25,7 @@ def schema(abis, rotates, isas, layouts) -> tuple:
                SCHEDULES[0]),
         Option("isa", "where the words live", isas, isas[0]),
         Option("layout", "scalar | packed (words in XMM)", layouts, layouts[0]),
+        ANNOTATE_OPTION,
     )
 
 

@@ -20717,17 +20717,17 @@ static int tf1024_v11_csimd_auto_fly_full_cpu_level(void)
     if (!__get_cpuid(1, &a, &b, &c, &d))
         return 0;
     if (d & (1u << 26))
-        level = 1;                                      /* SSE2 */
-    if ((c & (1u << 27)) && (c & (1u << 28)) && (c & (1u << 9))) {  /* OSXSAVE, AVX, SSSE3 */
+        level = 1; /* SSE2 */
+    if ((c & (1u << 27)) && (c & (1u << 28)) && (c & (1u << 9))) { /* OSXSAVE, AVX, SSSE3 */
         __asm__ volatile("xgetbv" : "=a"(xcr0), "=d"(edx0) : "c"(0));
-        if ((xcr0 & 6u) == 6u)                          /* OS saves XMM and YMM state */
-            level = 2;                                  /* AVX */
+        if ((xcr0 & 6u) == 6u) /* OS saves XMM and YMM state */
+            level = 2; /* AVX */
     }
     if (level == 2 && __get_cpuid_count(7, 0, &a, &b, &c, &d)) {
         if (b & (1u << 5))
-            level = 3;                                  /* AVX2 */
+            level = 3; /* AVX2 */
         if (level == 3 && (b & (1u << 16)) && (b & (1u << 31)) && (xcr0 & 0xe6u) == 0xe6u)
-            level = 4;                                  /* AVX-512F + VL, opmask/ZMM state saved */
+            level = 4; /* AVX-512F + VL, opmask/ZMM state saved */
     }
     return level;
 }

@@ -54,8 +54,8 @@ global tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt
 tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry ; tail call
 
 tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .entry:
@@ -74,2748 +74,5142 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     sub rsp, 248
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov r14, qword [rdi + 64]           ; k8 = key[8]
-    mov r15, qword [rdi + 72]           ; k9 = key[9]
-    mov qword [rsp + 0], rcx            ; spill out
-    mov rcx, qword [rdi + 80]           ; k10 = key[10]
-    mov qword [rsp + 8], rdx            ; spill in
-    mov rdx, qword [rdi + 88]           ; k11 = key[11]
-    mov qword [rsp + 16], rsi           ; spill tweak
-    mov rsi, qword [rdi + 96]           ; k12 = key[12]
-    mov qword [rsp + 24], r8            ; spill n
-    mov r8, qword [rdi + 104]           ; k13 = key[13]
-    mov qword [rsp + 32], r8            ; spill k13
-    mov r8, qword [rdi + 112]           ; k14 = key[14]
-    mov qword [rsp + 40], r8            ; spill k14
-    mov r8, qword [rdi + 120]           ; k15 = key[15]
-    mov rdi, 0x5555555555555555         ; k16 = 0x5555555555555555
-    xor rdi, rax                        ; k16 ^= k0
-    xor rdi, r9                         ; k16 ^= k1
-    xor rdi, r10                        ; k16 ^= k2
-    xor rdi, r11                        ; k16 ^= k3
-    xor rdi, rbx                        ; k16 ^= k4
-    xor rdi, rbp                        ; k16 ^= k5
-    xor rdi, r12                        ; k16 ^= k6
-    xor rdi, r13                        ; k16 ^= k7
-    xor rdi, r14                        ; k16 ^= k8
-    xor rdi, r15                        ; k16 ^= k9
-    xor rdi, rcx                        ; k16 ^= k10
-    xor rdi, rdx                        ; k16 ^= k11
-    xor rdi, rsi                        ; k16 ^= k12
-    xor rdi, qword [rsp + 32]           ; k16 ^= k13
-    xor rdi, qword [rsp + 40]           ; k16 ^= k14
-    xor rdi, r8                         ; k16 ^= k15
-    cmp qword [rsp + 24], 0             ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 48], rax           ; k0 back to its stack slot
-    mov qword [rsp + 56], r9            ; k1 back to its stack slot
-    mov qword [rsp + 64], rcx           ; k10 back to its stack slot
-    mov qword [rsp + 72], rdx           ; k11 back to its stack slot
-    mov qword [rsp + 80], rsi           ; k12 back to its stack slot
-    mov qword [rsp + 88], r8            ; k15 back to its stack slot
-    mov qword [rsp + 96], rdi           ; k16 back to its stack slot
-    mov qword [rsp + 104], r10          ; k2 back to its stack slot
-    mov qword [rsp + 112], r11          ; k3 back to its stack slot
-    mov qword [rsp + 120], rbx          ; k4 back to its stack slot
-    mov qword [rsp + 128], rbp          ; k5 back to its stack slot
-    mov qword [rsp + 136], r12          ; k6 back to its stack slot
-    mov qword [rsp + 144], r13          ; k7 back to its stack slot
-    mov qword [rsp + 152], r14          ; k8 back to its stack slot
-    mov qword [rsp + 160], r15          ; k9 back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = key[8]
+    mov r14, qword [rdi + 64]
+; k9 = key[9]
+    mov r15, qword [rdi + 72]
+    mov qword [rsp + 0], rcx
+; k10 = key[10]
+    mov rcx, qword [rdi + 80]
+    mov qword [rsp + 8], rdx
+; k11 = key[11]
+    mov rdx, qword [rdi + 88]
+    mov qword [rsp + 16], rsi
+; k12 = key[12]
+    mov rsi, qword [rdi + 96]
+    mov qword [rsp + 24], r8
+; k13 = key[13]
+    mov r8, qword [rdi + 104]
+    mov qword [rsp + 32], r8
+; k14 = key[14]
+    mov r8, qword [rdi + 112]
+    mov qword [rsp + 40], r8
+; k15 = key[15]
+    mov r8, qword [rdi + 120]
+; k16 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k16 ^= k0
+    xor rdi, rax
+; k16 ^= k1
+    xor rdi, r9
+; k16 ^= k2
+    xor rdi, r10
+; k16 ^= k3
+    xor rdi, r11
+; k16 ^= k4
+    xor rdi, rbx
+; k16 ^= k5
+    xor rdi, rbp
+; k16 ^= k6
+    xor rdi, r12
+; k16 ^= k7
+    xor rdi, r13
+; k16 ^= k8
+    xor rdi, r14
+; k16 ^= k9
+    xor rdi, r15
+; k16 ^= k10
+    xor rdi, rcx
+; k16 ^= k11
+    xor rdi, rdx
+; k16 ^= k12
+    xor rdi, rsi
+; k16 ^= k13
+    xor rdi, qword [rsp + 32]
+; k16 ^= k14
+    xor rdi, qword [rsp + 40]
+; k16 ^= k15
+    xor rdi, r8
+; if n == 0 return
+    cmp qword [rsp + 24], 0
+    jz .done
+    mov qword [rsp + 48], rax
+    mov qword [rsp + 56], r9
+    mov qword [rsp + 64], rcx
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 80], rsi
+    mov qword [rsp + 88], r8
+    mov qword [rsp + 96], rdi
+    mov qword [rsp + 104], r10
+    mov qword [rsp + 112], r11
+    mov qword [rsp + 120], rbx
+    mov qword [rsp + 128], rbp
+    mov qword [rsp + 136], r12
+    mov qword [rsp + 144], r13
+    mov qword [rsp + 152], r14
+    mov qword [rsp + 160], r15
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 16]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 8]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
-    mov r14, qword [rdi + 64]           ; x8 = in[8]
-    mov r15, qword [rdi + 72]           ; x9 = in[9]
-    mov rax, qword [rdi + 80]           ; x10 = in[10]
-    mov qword [rsp + 168], rsi          ; spill t2
-    mov rsi, qword [rdi + 88]           ; x11 = in[11]
-    mov qword [rsp + 176], rdx          ; spill t1
-    mov rdx, qword [rdi + 96]           ; x12 = in[12]
-    mov qword [rsp + 184], rcx          ; spill t0
-    mov rcx, qword [rdi + 104]          ; x13 = in[13]
-    mov qword [rsp + 192], rcx          ; spill x13
-    mov rcx, qword [rdi + 112]          ; x14 = in[14]
-    mov qword [rsp + 200], rcx          ; spill x14
-    mov rcx, qword [rdi + 120]          ; x15 = in[15]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 16]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 8]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
+; x8 = in[8]
+    mov r14, qword [rdi + 64]
+; x9 = in[9]
+    mov r15, qword [rdi + 72]
+; x10 = in[10]
+    mov rax, qword [rdi + 80]
+    mov qword [rsp + 168], rsi
+; x11 = in[11]
+    mov rsi, qword [rdi + 88]
+    mov qword [rsp + 176], rdx
+; x12 = in[12]
+    mov rdx, qword [rdi + 96]
+    mov qword [rsp + 184], rcx
+; x13 = in[13]
+    mov rcx, qword [rdi + 104]
+    mov qword [rsp + 192], rcx
+; x14 = in[14]
+    mov rcx, qword [rdi + 112]
+    mov qword [rsp + 200], rcx
+; x15 = in[15]
+    mov rcx, qword [rdi + 120]
 ; add subkey 0
-    add r8, qword [rsp + 48]            ; x0 += k0
-    add r9, qword [rsp + 56]            ; x1 += k1
-    add r10, qword [rsp + 104]          ; x2 += k2
-    add r11, qword [rsp + 112]          ; x3 += k3
-    add rbx, qword [rsp + 120]          ; x4 += k4
-    add rbp, qword [rsp + 128]          ; x5 += k5
-    add r12, qword [rsp + 136]          ; x6 += k6
-    add r13, qword [rsp + 144]          ; x7 += k7
-    add r14, qword [rsp + 152]          ; x8 += k8
-    add r15, qword [rsp + 160]          ; x9 += k9
-    add rax, qword [rsp + 64]           ; x10 += k10
-    add rsi, qword [rsp + 72]           ; x11 += k11
-    add rdx, qword [rsp + 80]           ; x12 += k12
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 += k13'
-    add rdi, qword [rsp + 32]           ; x13 += k13
-    mov qword [rsp + 208], rdx          ; spill x12
-    mov rdx, qword [rsp + 200]          ; reload x14 for 'x14 += k14'
-    add rdx, qword [rsp + 40]           ; x14 += k14
-    add rcx, qword [rsp + 88]           ; x15 += k15
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
+; x0 += k0
+    add r8, qword [rsp + 48]
+; x1 += k1
+    add r9, qword [rsp + 56]
+; x2 += k2
+    add r10, qword [rsp + 104]
+; x3 += k3
+    add r11, qword [rsp + 112]
+; x4 += k4
+    add rbx, qword [rsp + 120]
+; x5 += k5
+    add rbp, qword [rsp + 128]
+; x6 += k6
+    add r12, qword [rsp + 136]
+; x7 += k7
+    add r13, qword [rsp + 144]
+; x8 += k8
+    add r14, qword [rsp + 152]
+; x9 += k9
+    add r15, qword [rsp + 160]
+; x10 += k10
+    add rax, qword [rsp + 64]
+; x11 += k11
+    add rsi, qword [rsp + 72]
+; x12 += k12
+    add rdx, qword [rsp + 80]
+; x13 += k13
+    mov rdi, qword [rsp + 192]
+    add rdi, qword [rsp + 32]
+    mov qword [rsp + 208], rdx
+; x14 += k14
+    mov rdx, qword [rsp + 200]
+    add rdx, qword [rsp + 40]
+; x15 += k15
+    add rcx, qword [rsp + 88]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 1
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 2
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 3
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 1
-    add r8, qword [rsp + 56]            ; x0 += k1
-    add rax, qword [rsp + 104]          ; x1 += k2
-    add r10, qword [rsp + 112]          ; x2 += k3
-    add r11, qword [rsp + 120]          ; x3 += k4
-    add rbx, qword [rsp + 128]          ; x4 += k5
-    add rbp, qword [rsp + 136]          ; x5 += k6
-    add r12, qword [rsp + 144]          ; x6 += k7
-    add r13, qword [rsp + 152]          ; x7 += k8
-    add r14, qword [rsp + 160]          ; x8 += k9
-    add r15, qword [rsp + 64]           ; x9 += k10
-    add r9, qword [rsp + 72]            ; x10 += k11
-    add rsi, qword [rsp + 80]           ; x11 += k12
-    add rcx, qword [rsp + 32]           ; x12 += k13
-    add rdi, qword [rsp + 40]           ; x13 += k14
-    add rdx, qword [rsp + 88]           ; x14 += k15
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k16'
-    add rcx, qword [rsp + 96]           ; x15 += k16
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 1                          ; x15 += 1
+; x0 += k1
+    add r8, qword [rsp + 56]
+; x1 += k2
+    add rax, qword [rsp + 104]
+; x2 += k3
+    add r10, qword [rsp + 112]
+; x3 += k4
+    add r11, qword [rsp + 120]
+; x4 += k5
+    add rbx, qword [rsp + 128]
+; x5 += k6
+    add rbp, qword [rsp + 136]
+; x6 += k7
+    add r12, qword [rsp + 144]
+; x7 += k8
+    add r13, qword [rsp + 152]
+; x8 += k9
+    add r14, qword [rsp + 160]
+; x9 += k10
+    add r15, qword [rsp + 64]
+; x10 += k11
+    add r9, qword [rsp + 72]
+; x11 += k12
+    add rsi, qword [rsp + 80]
+; x12 += k13
+    add rcx, qword [rsp + 32]
+; x13 += k14
+    add rdi, qword [rsp + 40]
+; x14 += k15
+    add rdx, qword [rsp + 88]
+    mov qword [rsp + 208], rcx
+; x15 += k16
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 96]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 1
+    add rcx, 1
 ; round 4
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 5
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 6
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 7
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 2
-    add r8, qword [rsp + 104]           ; x0 += k2
-    add r9, qword [rsp + 112]           ; x1 += k3
-    add r10, qword [rsp + 120]          ; x2 += k4
-    add r11, qword [rsp + 128]          ; x3 += k5
-    add rbx, qword [rsp + 136]          ; x4 += k6
-    add rbp, qword [rsp + 144]          ; x5 += k7
-    add r12, qword [rsp + 152]          ; x6 += k8
-    add r13, qword [rsp + 160]          ; x7 += k9
-    add r14, qword [rsp + 64]           ; x8 += k10
-    add r15, qword [rsp + 72]           ; x9 += k11
-    add rax, qword [rsp + 80]           ; x10 += k12
-    add rsi, qword [rsp + 32]           ; x11 += k13
-    add rcx, qword [rsp + 40]           ; x12 += k14
-    add rdi, qword [rsp + 88]           ; x13 += k15
-    add rdx, qword [rsp + 96]           ; x14 += k16
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k0'
-    add rcx, qword [rsp + 48]           ; x15 += k0
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 2                          ; x15 += 2
+; x0 += k2
+    add r8, qword [rsp + 104]
+; x1 += k3
+    add r9, qword [rsp + 112]
+; x2 += k4
+    add r10, qword [rsp + 120]
+; x3 += k5
+    add r11, qword [rsp + 128]
+; x4 += k6
+    add rbx, qword [rsp + 136]
+; x5 += k7
+    add rbp, qword [rsp + 144]
+; x6 += k8
+    add r12, qword [rsp + 152]
+; x7 += k9
+    add r13, qword [rsp + 160]
+; x8 += k10
+    add r14, qword [rsp + 64]
+; x9 += k11
+    add r15, qword [rsp + 72]
+; x10 += k12
+    add rax, qword [rsp + 80]
+; x11 += k13
+    add rsi, qword [rsp + 32]
+; x12 += k14
+    add rcx, qword [rsp + 40]
+; x13 += k15
+    add rdi, qword [rsp + 88]
+; x14 += k16
+    add rdx, qword [rsp + 96]
+    mov qword [rsp + 208], rcx
+; x15 += k0
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 48]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 2
+    add rcx, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 9
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 10
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 11
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 3
-    add r8, qword [rsp + 112]           ; x0 += k3
-    add rax, qword [rsp + 120]          ; x1 += k4
-    add r10, qword [rsp + 128]          ; x2 += k5
-    add r11, qword [rsp + 136]          ; x3 += k6
-    add rbx, qword [rsp + 144]          ; x4 += k7
-    add rbp, qword [rsp + 152]          ; x5 += k8
-    add r12, qword [rsp + 160]          ; x6 += k9
-    add r13, qword [rsp + 64]           ; x7 += k10
-    add r14, qword [rsp + 72]           ; x8 += k11
-    add r15, qword [rsp + 80]           ; x9 += k12
-    add r9, qword [rsp + 32]            ; x10 += k13
-    add rsi, qword [rsp + 40]           ; x11 += k14
-    add rcx, qword [rsp + 88]           ; x12 += k15
-    add rdi, qword [rsp + 96]           ; x13 += k16
-    add rdx, qword [rsp + 48]           ; x14 += k0
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k1'
-    add rcx, qword [rsp + 56]           ; x15 += k1
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
-    add rcx, 3                          ; x15 += 3
+; x0 += k3
+    add r8, qword [rsp + 112]
+; x1 += k4
+    add rax, qword [rsp + 120]
+; x2 += k5
+    add r10, qword [rsp + 128]
+; x3 += k6
+    add r11, qword [rsp + 136]
+; x4 += k7
+    add rbx, qword [rsp + 144]
+; x5 += k8
+    add rbp, qword [rsp + 152]
+; x6 += k9
+    add r12, qword [rsp + 160]
+; x7 += k10
+    add r13, qword [rsp + 64]
+; x8 += k11
+    add r14, qword [rsp + 72]
+; x9 += k12
+    add r15, qword [rsp + 80]
+; x10 += k13
+    add r9, qword [rsp + 32]
+; x11 += k14
+    add rsi, qword [rsp + 40]
+; x12 += k15
+    add rcx, qword [rsp + 88]
+; x13 += k16
+    add rdi, qword [rsp + 96]
+; x14 += k0
+    add rdx, qword [rsp + 48]
+    mov qword [rsp + 208], rcx
+; x15 += k1
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 56]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
+; x15 += 3
+    add rcx, 3
 ; round 12
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 13
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 14
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 15
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 4
-    add r8, qword [rsp + 120]           ; x0 += k4
-    add r9, qword [rsp + 128]           ; x1 += k5
-    add r10, qword [rsp + 136]          ; x2 += k6
-    add r11, qword [rsp + 144]          ; x3 += k7
-    add rbx, qword [rsp + 152]          ; x4 += k8
-    add rbp, qword [rsp + 160]          ; x5 += k9
-    add r12, qword [rsp + 64]           ; x6 += k10
-    add r13, qword [rsp + 72]           ; x7 += k11
-    add r14, qword [rsp + 80]           ; x8 += k12
-    add r15, qword [rsp + 32]           ; x9 += k13
-    add rax, qword [rsp + 40]           ; x10 += k14
-    add rsi, qword [rsp + 88]           ; x11 += k15
-    add rcx, qword [rsp + 96]           ; x12 += k16
-    add rdi, qword [rsp + 48]           ; x13 += k0
-    add rdx, qword [rsp + 56]           ; x14 += k1
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k2'
-    add rcx, qword [rsp + 104]          ; x15 += k2
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 4                          ; x15 += 4
+; x0 += k4
+    add r8, qword [rsp + 120]
+; x1 += k5
+    add r9, qword [rsp + 128]
+; x2 += k6
+    add r10, qword [rsp + 136]
+; x3 += k7
+    add r11, qword [rsp + 144]
+; x4 += k8
+    add rbx, qword [rsp + 152]
+; x5 += k9
+    add rbp, qword [rsp + 160]
+; x6 += k10
+    add r12, qword [rsp + 64]
+; x7 += k11
+    add r13, qword [rsp + 72]
+; x8 += k12
+    add r14, qword [rsp + 80]
+; x9 += k13
+    add r15, qword [rsp + 32]
+; x10 += k14
+    add rax, qword [rsp + 40]
+; x11 += k15
+    add rsi, qword [rsp + 88]
+; x12 += k16
+    add rcx, qword [rsp + 96]
+; x13 += k0
+    add rdi, qword [rsp + 48]
+; x14 += k1
+    add rdx, qword [rsp + 56]
+    mov qword [rsp + 208], rcx
+; x15 += k2
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 104]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 4
+    add rcx, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 17
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 18
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 19
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 5
-    add r8, qword [rsp + 128]           ; x0 += k5
-    add rax, qword [rsp + 136]          ; x1 += k6
-    add r10, qword [rsp + 144]          ; x2 += k7
-    add r11, qword [rsp + 152]          ; x3 += k8
-    add rbx, qword [rsp + 160]          ; x4 += k9
-    add rbp, qword [rsp + 64]           ; x5 += k10
-    add r12, qword [rsp + 72]           ; x6 += k11
-    add r13, qword [rsp + 80]           ; x7 += k12
-    add r14, qword [rsp + 32]           ; x8 += k13
-    add r15, qword [rsp + 40]           ; x9 += k14
-    add r9, qword [rsp + 88]            ; x10 += k15
-    add rsi, qword [rsp + 96]           ; x11 += k16
-    add rcx, qword [rsp + 48]           ; x12 += k0
-    add rdi, qword [rsp + 56]           ; x13 += k1
-    add rdx, qword [rsp + 104]          ; x14 += k2
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k3'
-    add rcx, qword [rsp + 112]          ; x15 += k3
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 5                          ; x15 += 5
+; x0 += k5
+    add r8, qword [rsp + 128]
+; x1 += k6
+    add rax, qword [rsp + 136]
+; x2 += k7
+    add r10, qword [rsp + 144]
+; x3 += k8
+    add r11, qword [rsp + 152]
+; x4 += k9
+    add rbx, qword [rsp + 160]
+; x5 += k10
+    add rbp, qword [rsp + 64]
+; x6 += k11
+    add r12, qword [rsp + 72]
+; x7 += k12
+    add r13, qword [rsp + 80]
+; x8 += k13
+    add r14, qword [rsp + 32]
+; x9 += k14
+    add r15, qword [rsp + 40]
+; x10 += k15
+    add r9, qword [rsp + 88]
+; x11 += k16
+    add rsi, qword [rsp + 96]
+; x12 += k0
+    add rcx, qword [rsp + 48]
+; x13 += k1
+    add rdi, qword [rsp + 56]
+; x14 += k2
+    add rdx, qword [rsp + 104]
+    mov qword [rsp + 208], rcx
+; x15 += k3
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 112]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 5
+    add rcx, 5
 ; round 20
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 21
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 22
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 23
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 6
-    add r8, qword [rsp + 136]           ; x0 += k6
-    add r9, qword [rsp + 144]           ; x1 += k7
-    add r10, qword [rsp + 152]          ; x2 += k8
-    add r11, qword [rsp + 160]          ; x3 += k9
-    add rbx, qword [rsp + 64]           ; x4 += k10
-    add rbp, qword [rsp + 72]           ; x5 += k11
-    add r12, qword [rsp + 80]           ; x6 += k12
-    add r13, qword [rsp + 32]           ; x7 += k13
-    add r14, qword [rsp + 40]           ; x8 += k14
-    add r15, qword [rsp + 88]           ; x9 += k15
-    add rax, qword [rsp + 96]           ; x10 += k16
-    add rsi, qword [rsp + 48]           ; x11 += k0
-    add rcx, qword [rsp + 56]           ; x12 += k1
-    add rdi, qword [rsp + 104]          ; x13 += k2
-    add rdx, qword [rsp + 112]          ; x14 += k3
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k4'
-    add rcx, qword [rsp + 120]          ; x15 += k4
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
-    add rcx, 6                          ; x15 += 6
+; x0 += k6
+    add r8, qword [rsp + 136]
+; x1 += k7
+    add r9, qword [rsp + 144]
+; x2 += k8
+    add r10, qword [rsp + 152]
+; x3 += k9
+    add r11, qword [rsp + 160]
+; x4 += k10
+    add rbx, qword [rsp + 64]
+; x5 += k11
+    add rbp, qword [rsp + 72]
+; x6 += k12
+    add r12, qword [rsp + 80]
+; x7 += k13
+    add r13, qword [rsp + 32]
+; x8 += k14
+    add r14, qword [rsp + 40]
+; x9 += k15
+    add r15, qword [rsp + 88]
+; x10 += k16
+    add rax, qword [rsp + 96]
+; x11 += k0
+    add rsi, qword [rsp + 48]
+; x12 += k1
+    add rcx, qword [rsp + 56]
+; x13 += k2
+    add rdi, qword [rsp + 104]
+; x14 += k3
+    add rdx, qword [rsp + 112]
+    mov qword [rsp + 208], rcx
+; x15 += k4
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 120]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
+; x15 += 6
+    add rcx, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 25
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 26
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 27
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 7
-    add r8, qword [rsp + 144]           ; x0 += k7
-    add rax, qword [rsp + 152]          ; x1 += k8
-    add r10, qword [rsp + 160]          ; x2 += k9
-    add r11, qword [rsp + 64]           ; x3 += k10
-    add rbx, qword [rsp + 72]           ; x4 += k11
-    add rbp, qword [rsp + 80]           ; x5 += k12
-    add r12, qword [rsp + 32]           ; x6 += k13
-    add r13, qword [rsp + 40]           ; x7 += k14
-    add r14, qword [rsp + 88]           ; x8 += k15
-    add r15, qword [rsp + 96]           ; x9 += k16
-    add r9, qword [rsp + 48]            ; x10 += k0
-    add rsi, qword [rsp + 56]           ; x11 += k1
-    add rcx, qword [rsp + 104]          ; x12 += k2
-    add rdi, qword [rsp + 112]          ; x13 += k3
-    add rdx, qword [rsp + 120]          ; x14 += k4
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k5'
-    add rcx, qword [rsp + 128]          ; x15 += k5
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 7                          ; x15 += 7
+; x0 += k7
+    add r8, qword [rsp + 144]
+; x1 += k8
+    add rax, qword [rsp + 152]
+; x2 += k9
+    add r10, qword [rsp + 160]
+; x3 += k10
+    add r11, qword [rsp + 64]
+; x4 += k11
+    add rbx, qword [rsp + 72]
+; x5 += k12
+    add rbp, qword [rsp + 80]
+; x6 += k13
+    add r12, qword [rsp + 32]
+; x7 += k14
+    add r13, qword [rsp + 40]
+; x8 += k15
+    add r14, qword [rsp + 88]
+; x9 += k16
+    add r15, qword [rsp + 96]
+; x10 += k0
+    add r9, qword [rsp + 48]
+; x11 += k1
+    add rsi, qword [rsp + 56]
+; x12 += k2
+    add rcx, qword [rsp + 104]
+; x13 += k3
+    add rdi, qword [rsp + 112]
+; x14 += k4
+    add rdx, qword [rsp + 120]
+    mov qword [rsp + 208], rcx
+; x15 += k5
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 128]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 7
+    add rcx, 7
 ; round 28
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 29
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 30
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 31
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 8
-    add r8, qword [rsp + 152]           ; x0 += k8
-    add r9, qword [rsp + 160]           ; x1 += k9
-    add r10, qword [rsp + 64]           ; x2 += k10
-    add r11, qword [rsp + 72]           ; x3 += k11
-    add rbx, qword [rsp + 80]           ; x4 += k12
-    add rbp, qword [rsp + 32]           ; x5 += k13
-    add r12, qword [rsp + 40]           ; x6 += k14
-    add r13, qword [rsp + 88]           ; x7 += k15
-    add r14, qword [rsp + 96]           ; x8 += k16
-    add r15, qword [rsp + 48]           ; x9 += k0
-    add rax, qword [rsp + 56]           ; x10 += k1
-    add rsi, qword [rsp + 104]          ; x11 += k2
-    add rcx, qword [rsp + 112]          ; x12 += k3
-    add rdi, qword [rsp + 120]          ; x13 += k4
-    add rdx, qword [rsp + 128]          ; x14 += k5
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k6'
-    add rcx, qword [rsp + 136]          ; x15 += k6
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 8                          ; x15 += 8
+; x0 += k8
+    add r8, qword [rsp + 152]
+; x1 += k9
+    add r9, qword [rsp + 160]
+; x2 += k10
+    add r10, qword [rsp + 64]
+; x3 += k11
+    add r11, qword [rsp + 72]
+; x4 += k12
+    add rbx, qword [rsp + 80]
+; x5 += k13
+    add rbp, qword [rsp + 32]
+; x6 += k14
+    add r12, qword [rsp + 40]
+; x7 += k15
+    add r13, qword [rsp + 88]
+; x8 += k16
+    add r14, qword [rsp + 96]
+; x9 += k0
+    add r15, qword [rsp + 48]
+; x10 += k1
+    add rax, qword [rsp + 56]
+; x11 += k2
+    add rsi, qword [rsp + 104]
+; x12 += k3
+    add rcx, qword [rsp + 112]
+; x13 += k4
+    add rdi, qword [rsp + 120]
+; x14 += k5
+    add rdx, qword [rsp + 128]
+    mov qword [rsp + 208], rcx
+; x15 += k6
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 136]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 8
+    add rcx, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 33
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 34
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 35
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 9
-    add r8, qword [rsp + 160]           ; x0 += k9
-    add rax, qword [rsp + 64]           ; x1 += k10
-    add r10, qword [rsp + 72]           ; x2 += k11
-    add r11, qword [rsp + 80]           ; x3 += k12
-    add rbx, qword [rsp + 32]           ; x4 += k13
-    add rbp, qword [rsp + 40]           ; x5 += k14
-    add r12, qword [rsp + 88]           ; x6 += k15
-    add r13, qword [rsp + 96]           ; x7 += k16
-    add r14, qword [rsp + 48]           ; x8 += k0
-    add r15, qword [rsp + 56]           ; x9 += k1
-    add r9, qword [rsp + 104]           ; x10 += k2
-    add rsi, qword [rsp + 112]          ; x11 += k3
-    add rcx, qword [rsp + 120]          ; x12 += k4
-    add rdi, qword [rsp + 128]          ; x13 += k5
-    add rdx, qword [rsp + 136]          ; x14 += k6
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k7'
-    add rcx, qword [rsp + 144]          ; x15 += k7
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
-    add rcx, 9                          ; x15 += 9
+; x0 += k9
+    add r8, qword [rsp + 160]
+; x1 += k10
+    add rax, qword [rsp + 64]
+; x2 += k11
+    add r10, qword [rsp + 72]
+; x3 += k12
+    add r11, qword [rsp + 80]
+; x4 += k13
+    add rbx, qword [rsp + 32]
+; x5 += k14
+    add rbp, qword [rsp + 40]
+; x6 += k15
+    add r12, qword [rsp + 88]
+; x7 += k16
+    add r13, qword [rsp + 96]
+; x8 += k0
+    add r14, qword [rsp + 48]
+; x9 += k1
+    add r15, qword [rsp + 56]
+; x10 += k2
+    add r9, qword [rsp + 104]
+; x11 += k3
+    add rsi, qword [rsp + 112]
+; x12 += k4
+    add rcx, qword [rsp + 120]
+; x13 += k5
+    add rdi, qword [rsp + 128]
+; x14 += k6
+    add rdx, qword [rsp + 136]
+    mov qword [rsp + 208], rcx
+; x15 += k7
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 144]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
+; x15 += 9
+    add rcx, 9
 ; round 36
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 37
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 38
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 39
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 10
-    add r8, qword [rsp + 64]            ; x0 += k10
-    add r9, qword [rsp + 72]            ; x1 += k11
-    add r10, qword [rsp + 80]           ; x2 += k12
-    add r11, qword [rsp + 32]           ; x3 += k13
-    add rbx, qword [rsp + 40]           ; x4 += k14
-    add rbp, qword [rsp + 88]           ; x5 += k15
-    add r12, qword [rsp + 96]           ; x6 += k16
-    add r13, qword [rsp + 48]           ; x7 += k0
-    add r14, qword [rsp + 56]           ; x8 += k1
-    add r15, qword [rsp + 104]          ; x9 += k2
-    add rax, qword [rsp + 112]          ; x10 += k3
-    add rsi, qword [rsp + 120]          ; x11 += k4
-    add rcx, qword [rsp + 128]          ; x12 += k5
-    add rdi, qword [rsp + 136]          ; x13 += k6
-    add rdx, qword [rsp + 144]          ; x14 += k7
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k8'
-    add rcx, qword [rsp + 152]          ; x15 += k8
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 0xa                        ; x15 += 0xa
+; x0 += k10
+    add r8, qword [rsp + 64]
+; x1 += k11
+    add r9, qword [rsp + 72]
+; x2 += k12
+    add r10, qword [rsp + 80]
+; x3 += k13
+    add r11, qword [rsp + 32]
+; x4 += k14
+    add rbx, qword [rsp + 40]
+; x5 += k15
+    add rbp, qword [rsp + 88]
+; x6 += k16
+    add r12, qword [rsp + 96]
+; x7 += k0
+    add r13, qword [rsp + 48]
+; x8 += k1
+    add r14, qword [rsp + 56]
+; x9 += k2
+    add r15, qword [rsp + 104]
+; x10 += k3
+    add rax, qword [rsp + 112]
+; x11 += k4
+    add rsi, qword [rsp + 120]
+; x12 += k5
+    add rcx, qword [rsp + 128]
+; x13 += k6
+    add rdi, qword [rsp + 136]
+; x14 += k7
+    add rdx, qword [rsp + 144]
+    mov qword [rsp + 208], rcx
+; x15 += k8
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 152]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 0xa
+    add rcx, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 41
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 42
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 43
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 11
-    add r8, qword [rsp + 72]            ; x0 += k11
-    add rax, qword [rsp + 80]           ; x1 += k12
-    add r10, qword [rsp + 32]           ; x2 += k13
-    add r11, qword [rsp + 40]           ; x3 += k14
-    add rbx, qword [rsp + 88]           ; x4 += k15
-    add rbp, qword [rsp + 96]           ; x5 += k16
-    add r12, qword [rsp + 48]           ; x6 += k0
-    add r13, qword [rsp + 56]           ; x7 += k1
-    add r14, qword [rsp + 104]          ; x8 += k2
-    add r15, qword [rsp + 112]          ; x9 += k3
-    add r9, qword [rsp + 120]           ; x10 += k4
-    add rsi, qword [rsp + 128]          ; x11 += k5
-    add rcx, qword [rsp + 136]          ; x12 += k6
-    add rdi, qword [rsp + 144]          ; x13 += k7
-    add rdx, qword [rsp + 152]          ; x14 += k8
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k9'
-    add rcx, qword [rsp + 160]          ; x15 += k9
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 0xb                        ; x15 += 0xb
+; x0 += k11
+    add r8, qword [rsp + 72]
+; x1 += k12
+    add rax, qword [rsp + 80]
+; x2 += k13
+    add r10, qword [rsp + 32]
+; x3 += k14
+    add r11, qword [rsp + 40]
+; x4 += k15
+    add rbx, qword [rsp + 88]
+; x5 += k16
+    add rbp, qword [rsp + 96]
+; x6 += k0
+    add r12, qword [rsp + 48]
+; x7 += k1
+    add r13, qword [rsp + 56]
+; x8 += k2
+    add r14, qword [rsp + 104]
+; x9 += k3
+    add r15, qword [rsp + 112]
+; x10 += k4
+    add r9, qword [rsp + 120]
+; x11 += k5
+    add rsi, qword [rsp + 128]
+; x12 += k6
+    add rcx, qword [rsp + 136]
+; x13 += k7
+    add rdi, qword [rsp + 144]
+; x14 += k8
+    add rdx, qword [rsp + 152]
+    mov qword [rsp + 208], rcx
+; x15 += k9
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 160]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 0xb
+    add rcx, 0xb
 ; round 44
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 45
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 46
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 47
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 12
-    add r8, qword [rsp + 80]            ; x0 += k12
-    add r9, qword [rsp + 32]            ; x1 += k13
-    add r10, qword [rsp + 40]           ; x2 += k14
-    add r11, qword [rsp + 88]           ; x3 += k15
-    add rbx, qword [rsp + 96]           ; x4 += k16
-    add rbp, qword [rsp + 48]           ; x5 += k0
-    add r12, qword [rsp + 56]           ; x6 += k1
-    add r13, qword [rsp + 104]          ; x7 += k2
-    add r14, qword [rsp + 112]          ; x8 += k3
-    add r15, qword [rsp + 120]          ; x9 += k4
-    add rax, qword [rsp + 128]          ; x10 += k5
-    add rsi, qword [rsp + 136]          ; x11 += k6
-    add rcx, qword [rsp + 144]          ; x12 += k7
-    add rdi, qword [rsp + 152]          ; x13 += k8
-    add rdx, qword [rsp + 160]          ; x14 += k9
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k10'
-    add rcx, qword [rsp + 64]           ; x15 += k10
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
-    add rcx, 0xc                        ; x15 += 0xc
+; x0 += k12
+    add r8, qword [rsp + 80]
+; x1 += k13
+    add r9, qword [rsp + 32]
+; x2 += k14
+    add r10, qword [rsp + 40]
+; x3 += k15
+    add r11, qword [rsp + 88]
+; x4 += k16
+    add rbx, qword [rsp + 96]
+; x5 += k0
+    add rbp, qword [rsp + 48]
+; x6 += k1
+    add r12, qword [rsp + 56]
+; x7 += k2
+    add r13, qword [rsp + 104]
+; x8 += k3
+    add r14, qword [rsp + 112]
+; x9 += k4
+    add r15, qword [rsp + 120]
+; x10 += k5
+    add rax, qword [rsp + 128]
+; x11 += k6
+    add rsi, qword [rsp + 136]
+; x12 += k7
+    add rcx, qword [rsp + 144]
+; x13 += k8
+    add rdi, qword [rsp + 152]
+; x14 += k9
+    add rdx, qword [rsp + 160]
+    mov qword [rsp + 208], rcx
+; x15 += k10
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 64]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
+; x15 += 0xc
+    add rcx, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 49
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 50
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 51
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 13
-    add r8, qword [rsp + 32]            ; x0 += k13
-    add rax, qword [rsp + 40]           ; x1 += k14
-    add r10, qword [rsp + 88]           ; x2 += k15
-    add r11, qword [rsp + 96]           ; x3 += k16
-    add rbx, qword [rsp + 48]           ; x4 += k0
-    add rbp, qword [rsp + 56]           ; x5 += k1
-    add r12, qword [rsp + 104]          ; x6 += k2
-    add r13, qword [rsp + 112]          ; x7 += k3
-    add r14, qword [rsp + 120]          ; x8 += k4
-    add r15, qword [rsp + 128]          ; x9 += k5
-    add r9, qword [rsp + 136]           ; x10 += k6
-    add rsi, qword [rsp + 144]          ; x11 += k7
-    add rcx, qword [rsp + 152]          ; x12 += k8
-    add rdi, qword [rsp + 160]          ; x13 += k9
-    add rdx, qword [rsp + 64]           ; x14 += k10
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k11'
-    add rcx, qword [rsp + 72]           ; x15 += k11
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 0xd                        ; x15 += 0xd
+; x0 += k13
+    add r8, qword [rsp + 32]
+; x1 += k14
+    add rax, qword [rsp + 40]
+; x2 += k15
+    add r10, qword [rsp + 88]
+; x3 += k16
+    add r11, qword [rsp + 96]
+; x4 += k0
+    add rbx, qword [rsp + 48]
+; x5 += k1
+    add rbp, qword [rsp + 56]
+; x6 += k2
+    add r12, qword [rsp + 104]
+; x7 += k3
+    add r13, qword [rsp + 112]
+; x8 += k4
+    add r14, qword [rsp + 120]
+; x9 += k5
+    add r15, qword [rsp + 128]
+; x10 += k6
+    add r9, qword [rsp + 136]
+; x11 += k7
+    add rsi, qword [rsp + 144]
+; x12 += k8
+    add rcx, qword [rsp + 152]
+; x13 += k9
+    add rdi, qword [rsp + 160]
+; x14 += k10
+    add rdx, qword [rsp + 64]
+    mov qword [rsp + 208], rcx
+; x15 += k11
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 72]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 0xd
+    add rcx, 0xd
 ; round 52
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 53
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 54
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 55
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 14
-    add r8, qword [rsp + 40]            ; x0 += k14
-    add r9, qword [rsp + 88]            ; x1 += k15
-    add r10, qword [rsp + 96]           ; x2 += k16
-    add r11, qword [rsp + 48]           ; x3 += k0
-    add rbx, qword [rsp + 56]           ; x4 += k1
-    add rbp, qword [rsp + 104]          ; x5 += k2
-    add r12, qword [rsp + 112]          ; x6 += k3
-    add r13, qword [rsp + 120]          ; x7 += k4
-    add r14, qword [rsp + 128]          ; x8 += k5
-    add r15, qword [rsp + 136]          ; x9 += k6
-    add rax, qword [rsp + 144]          ; x10 += k7
-    add rsi, qword [rsp + 152]          ; x11 += k8
-    add rcx, qword [rsp + 160]          ; x12 += k9
-    add rdi, qword [rsp + 64]           ; x13 += k10
-    add rdx, qword [rsp + 72]           ; x14 += k11
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k12'
-    add rcx, qword [rsp + 80]           ; x15 += k12
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 0xe                        ; x15 += 0xe
+; x0 += k14
+    add r8, qword [rsp + 40]
+; x1 += k15
+    add r9, qword [rsp + 88]
+; x2 += k16
+    add r10, qword [rsp + 96]
+; x3 += k0
+    add r11, qword [rsp + 48]
+; x4 += k1
+    add rbx, qword [rsp + 56]
+; x5 += k2
+    add rbp, qword [rsp + 104]
+; x6 += k3
+    add r12, qword [rsp + 112]
+; x7 += k4
+    add r13, qword [rsp + 120]
+; x8 += k5
+    add r14, qword [rsp + 128]
+; x9 += k6
+    add r15, qword [rsp + 136]
+; x10 += k7
+    add rax, qword [rsp + 144]
+; x11 += k8
+    add rsi, qword [rsp + 152]
+; x12 += k9
+    add rcx, qword [rsp + 160]
+; x13 += k10
+    add rdi, qword [rsp + 64]
+; x14 += k11
+    add rdx, qword [rsp + 72]
+    mov qword [rsp + 208], rcx
+; x15 += k12
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 80]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 0xe
+    add rcx, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 57
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 58
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 59
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 15
-    add r8, qword [rsp + 88]            ; x0 += k15
-    add rax, qword [rsp + 96]           ; x1 += k16
-    add r10, qword [rsp + 48]           ; x2 += k0
-    add r11, qword [rsp + 56]           ; x3 += k1
-    add rbx, qword [rsp + 104]          ; x4 += k2
-    add rbp, qword [rsp + 112]          ; x5 += k3
-    add r12, qword [rsp + 120]          ; x6 += k4
-    add r13, qword [rsp + 128]          ; x7 += k5
-    add r14, qword [rsp + 136]          ; x8 += k6
-    add r15, qword [rsp + 144]          ; x9 += k7
-    add r9, qword [rsp + 152]           ; x10 += k8
-    add rsi, qword [rsp + 160]          ; x11 += k9
-    add rcx, qword [rsp + 64]           ; x12 += k10
-    add rdi, qword [rsp + 72]           ; x13 += k11
-    add rdx, qword [rsp + 80]           ; x14 += k12
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k13'
-    add rcx, qword [rsp + 32]           ; x15 += k13
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
-    add rcx, 0xf                        ; x15 += 0xf
+; x0 += k15
+    add r8, qword [rsp + 88]
+; x1 += k16
+    add rax, qword [rsp + 96]
+; x2 += k0
+    add r10, qword [rsp + 48]
+; x3 += k1
+    add r11, qword [rsp + 56]
+; x4 += k2
+    add rbx, qword [rsp + 104]
+; x5 += k3
+    add rbp, qword [rsp + 112]
+; x6 += k4
+    add r12, qword [rsp + 120]
+; x7 += k5
+    add r13, qword [rsp + 128]
+; x8 += k6
+    add r14, qword [rsp + 136]
+; x9 += k7
+    add r15, qword [rsp + 144]
+; x10 += k8
+    add r9, qword [rsp + 152]
+; x11 += k9
+    add rsi, qword [rsp + 160]
+; x12 += k10
+    add rcx, qword [rsp + 64]
+; x13 += k11
+    add rdi, qword [rsp + 72]
+; x14 += k12
+    add rdx, qword [rsp + 80]
+    mov qword [rsp + 208], rcx
+; x15 += k13
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 32]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
+; x15 += 0xf
+    add rcx, 0xf
 ; round 60
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 61
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 62
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 63
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 16
-    add r8, qword [rsp + 96]            ; x0 += k16
-    add r9, qword [rsp + 48]            ; x1 += k0
-    add r10, qword [rsp + 56]           ; x2 += k1
-    add r11, qword [rsp + 104]          ; x3 += k2
-    add rbx, qword [rsp + 112]          ; x4 += k3
-    add rbp, qword [rsp + 120]          ; x5 += k4
-    add r12, qword [rsp + 128]          ; x6 += k5
-    add r13, qword [rsp + 136]          ; x7 += k6
-    add r14, qword [rsp + 144]          ; x8 += k7
-    add r15, qword [rsp + 152]          ; x9 += k8
-    add rax, qword [rsp + 160]          ; x10 += k9
-    add rsi, qword [rsp + 64]           ; x11 += k10
-    add rcx, qword [rsp + 72]           ; x12 += k11
-    add rdi, qword [rsp + 80]           ; x13 += k12
-    add rdx, qword [rsp + 32]           ; x14 += k13
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k14'
-    add rcx, qword [rsp + 40]           ; x15 += k14
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 0x10                       ; x15 += 0x10
+; x0 += k16
+    add r8, qword [rsp + 96]
+; x1 += k0
+    add r9, qword [rsp + 48]
+; x2 += k1
+    add r10, qword [rsp + 56]
+; x3 += k2
+    add r11, qword [rsp + 104]
+; x4 += k3
+    add rbx, qword [rsp + 112]
+; x5 += k4
+    add rbp, qword [rsp + 120]
+; x6 += k5
+    add r12, qword [rsp + 128]
+; x7 += k6
+    add r13, qword [rsp + 136]
+; x8 += k7
+    add r14, qword [rsp + 144]
+; x9 += k8
+    add r15, qword [rsp + 152]
+; x10 += k9
+    add rax, qword [rsp + 160]
+; x11 += k10
+    add rsi, qword [rsp + 64]
+; x12 += k11
+    add rcx, qword [rsp + 72]
+; x13 += k12
+    add rdi, qword [rsp + 80]
+; x14 += k13
+    add rdx, qword [rsp + 32]
+    mov qword [rsp + 208], rcx
+; x15 += k14
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 40]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 0x10
+    add rcx, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 65
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 66
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 67
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 17
-    add r8, qword [rsp + 48]            ; x0 += k0
-    add rax, qword [rsp + 56]           ; x1 += k1
-    add r10, qword [rsp + 104]          ; x2 += k2
-    add r11, qword [rsp + 112]          ; x3 += k3
-    add rbx, qword [rsp + 120]          ; x4 += k4
-    add rbp, qword [rsp + 128]          ; x5 += k5
-    add r12, qword [rsp + 136]          ; x6 += k6
-    add r13, qword [rsp + 144]          ; x7 += k7
-    add r14, qword [rsp + 152]          ; x8 += k8
-    add r15, qword [rsp + 160]          ; x9 += k9
-    add r9, qword [rsp + 64]            ; x10 += k10
-    add rsi, qword [rsp + 72]           ; x11 += k11
-    add rcx, qword [rsp + 80]           ; x12 += k12
-    add rdi, qword [rsp + 32]           ; x13 += k13
-    add rdx, qword [rsp + 40]           ; x14 += k14
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k15'
-    add rcx, qword [rsp + 88]           ; x15 += k15
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 0x11                       ; x15 += 0x11
+; x0 += k0
+    add r8, qword [rsp + 48]
+; x1 += k1
+    add rax, qword [rsp + 56]
+; x2 += k2
+    add r10, qword [rsp + 104]
+; x3 += k3
+    add r11, qword [rsp + 112]
+; x4 += k4
+    add rbx, qword [rsp + 120]
+; x5 += k5
+    add rbp, qword [rsp + 128]
+; x6 += k6
+    add r12, qword [rsp + 136]
+; x7 += k7
+    add r13, qword [rsp + 144]
+; x8 += k8
+    add r14, qword [rsp + 152]
+; x9 += k9
+    add r15, qword [rsp + 160]
+; x10 += k10
+    add r9, qword [rsp + 64]
+; x11 += k11
+    add rsi, qword [rsp + 72]
+; x12 += k12
+    add rcx, qword [rsp + 80]
+; x13 += k13
+    add rdi, qword [rsp + 32]
+; x14 += k14
+    add rdx, qword [rsp + 40]
+    mov qword [rsp + 208], rcx
+; x15 += k15
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 88]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 0x11
+    add rcx, 0x11
 ; round 68
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 69
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 70
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 71
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 18
-    add r8, qword [rsp + 56]            ; x0 += k1
-    add r9, qword [rsp + 104]           ; x1 += k2
-    add r10, qword [rsp + 112]          ; x2 += k3
-    add r11, qword [rsp + 120]          ; x3 += k4
-    add rbx, qword [rsp + 128]          ; x4 += k5
-    add rbp, qword [rsp + 136]          ; x5 += k6
-    add r12, qword [rsp + 144]          ; x6 += k7
-    add r13, qword [rsp + 152]          ; x7 += k8
-    add r14, qword [rsp + 160]          ; x8 += k9
-    add r15, qword [rsp + 64]           ; x9 += k10
-    add rax, qword [rsp + 72]           ; x10 += k11
-    add rsi, qword [rsp + 80]           ; x11 += k12
-    add rcx, qword [rsp + 32]           ; x12 += k13
-    add rdi, qword [rsp + 40]           ; x13 += k14
-    add rdx, qword [rsp + 88]           ; x14 += k15
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k16'
-    add rcx, qword [rsp + 96]           ; x15 += k16
-    add rdi, qword [rsp + 184]          ; x13 += t0
-    add rdx, qword [rsp + 176]          ; x14 += t1
-    add rcx, 0x12                       ; x15 += 0x12
+; x0 += k1
+    add r8, qword [rsp + 56]
+; x1 += k2
+    add r9, qword [rsp + 104]
+; x2 += k3
+    add r10, qword [rsp + 112]
+; x3 += k4
+    add r11, qword [rsp + 120]
+; x4 += k5
+    add rbx, qword [rsp + 128]
+; x5 += k6
+    add rbp, qword [rsp + 136]
+; x6 += k7
+    add r12, qword [rsp + 144]
+; x7 += k8
+    add r13, qword [rsp + 152]
+; x8 += k9
+    add r14, qword [rsp + 160]
+; x9 += k10
+    add r15, qword [rsp + 64]
+; x10 += k11
+    add rax, qword [rsp + 72]
+; x11 += k12
+    add rsi, qword [rsp + 80]
+; x12 += k13
+    add rcx, qword [rsp + 32]
+; x13 += k14
+    add rdi, qword [rsp + 40]
+; x14 += k15
+    add rdx, qword [rsp + 88]
+    mov qword [rsp + 208], rcx
+; x15 += k16
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 96]
+; x13 += t0
+    add rdi, qword [rsp + 184]
+; x14 += t1
+    add rdx, qword [rsp + 176]
+; x15 += 0x12
+    add rcx, 0x12
 ; round 72
-    add r8, r9                          ; x0 += x1
-    rol r9, 24                          ; x1 <<<= 24
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 13                         ; x3 <<<= 13
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 47                         ; x7 <<<= 47
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 8                          ; x9 <<<= 8
-    xor r15, r14                        ; x9 ^= x8
-    add rax, rsi                        ; x10 += x11
-    rol rsi, 17                         ; x11 <<<= 17
-    xor rsi, rax                        ; x11 ^= x10
-    mov qword [rsp + 216], r9           ; spill x1
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 += x13'
-    add r9, rdi                         ; x12 += x13
-    rol rdi, 22                         ; x13 <<<= 22
-    xor rdi, r9                         ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 37                         ; x15 <<<= 37
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, r9
+; x1 <<<= 24
+    rol r9, 24
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 13
+    rol r11, 13
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 47
+    rol r13, 47
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 8
+    rol r15, 8
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add rax, rsi
+; x11 <<<= 17
+    rol rsi, 17
+; x11 ^= x10
+    xor rsi, rax
+    mov qword [rsp + 216], r9
+; x12 += x13
+    mov r9, qword [rsp + 208]
+    add r9, rdi
+; x13 <<<= 22
+    rol rdi, 22
+; x13 ^= x12
+    xor rdi, r9
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 37
+    rol rcx, 37
+; x15 ^= x14
+    xor rcx, rdx
 ; round 73
-    add r8, r15                         ; x0 += x9
-    rol r15, 38                         ; x9 <<<= 38
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 19                         ; x13 <<<= 19
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 10                         ; x11 <<<= 10
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 55                         ; x15 <<<= 55
-    xor rcx, rbx                        ; x15 ^= x4
-    add rax, r13                        ; x10 += x7
-    rol r13, 49                         ; x7 <<<= 49
-    xor r13, rax                        ; x7 ^= x10
-    add r9, r11                         ; x12 += x3
-    rol r11, 18                         ; x3 <<<= 18
-    xor r11, r9                         ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 23                         ; x5 <<<= 23
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], rax          ; spill x10
-    mov rax, qword [rsp + 216]          ; reload x1 for 'x1 <<<= 52'
-    rol rax, 52                         ; x1 <<<= 52
-    xor rax, r14                        ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 38
+    rol r15, 38
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 19
+    rol rdi, 19
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 10
+    rol rsi, 10
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 55
+    rol rcx, 55
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add rax, r13
+; x7 <<<= 49
+    rol r13, 49
+; x7 ^= x10
+    xor r13, rax
+; x12 += x3
+    add r9, r11
+; x3 <<<= 18
+    rol r11, 18
+; x3 ^= x12
+    xor r11, r9
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 23
+    rol rbp, 23
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], rax
+; x1 <<<= 52
+    mov rax, qword [rsp + 216]
+    rol rax, 52
+; x1 ^= x8
+    xor rax, r14
 ; round 74
-    add r8, r13                         ; x0 += x7
-    rol r13, 33                         ; x7 <<<= 33
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 4                          ; x5 <<<= 4
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 51                         ; x3 <<<= 51
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, rax                        ; x6 += x1
-    rol rax, 13                         ; x1 <<<= 13
-    xor rax, r12                        ; x1 ^= x6
-    add r9, rcx                         ; x12 += x15
-    rol rcx, 34                         ; x15 <<<= 34
-    xor rcx, r9                         ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 41                         ; x13 <<<= 41
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 59                         ; x11 <<<= 59
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 224]           ; reload x10 for 'x10 += x9'
-    add r9, r15                         ; x10 += x9
-    rol r15, 17                         ; x9 <<<= 17
-    xor r15, r9                         ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 33
+    rol r13, 33
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 4
+    rol rbp, 4
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 51
+    rol r11, 51
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, rax
+; x1 <<<= 13
+    rol rax, 13
+; x1 ^= x6
+    xor rax, r12
+; x12 += x15
+    add r9, rcx
+; x15 <<<= 34
+    rol rcx, 34
+; x15 ^= x12
+    xor rcx, r9
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 41
+    rol rdi, 41
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 59
+    rol rsi, 59
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], r9
+; x10 += x9
+    mov r9, qword [rsp + 224]
+    add r9, r15
+; x9 <<<= 17
+    rol r15, 17
+; x9 ^= x10
+    xor r15, r9
 ; round 75
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 5                          ; x15 <<<= 5
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 20                         ; x11 <<<= 20
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 48                         ; x13 <<<= 48
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 41                         ; x9 <<<= 41
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, rax                        ; x14 += x1
-    rol rax, 47                         ; x1 <<<= 47
-    xor rax, rdx                        ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 28                         ; x5 <<<= 28
-    xor rbp, r14                        ; x5 ^= x8
-    add r9, r11                         ; x10 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r9                         ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 25                         ; x7 <<<= 25
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 5
+    rol rcx, 5
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 20
+    rol rsi, 20
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 48
+    rol rdi, 48
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 41
+    rol r15, 41
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, rax
+; x1 <<<= 47
+    rol rax, 47
+; x1 ^= x14
+    xor rax, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 28
+    rol rbp, 28
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add r9, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x10
+    xor r11, r9
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 25
+    rol r13, 25
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 19
-    add r8, qword [rsp + 104]           ; x0 += k2
-    add rax, qword [rsp + 112]          ; x1 += k3
-    add r10, qword [rsp + 120]          ; x2 += k4
-    add r11, qword [rsp + 128]          ; x3 += k5
-    add rbx, qword [rsp + 136]          ; x4 += k6
-    add rbp, qword [rsp + 144]          ; x5 += k7
-    add r12, qword [rsp + 152]          ; x6 += k8
-    add r13, qword [rsp + 160]          ; x7 += k9
-    add r14, qword [rsp + 64]           ; x8 += k10
-    add r15, qword [rsp + 72]           ; x9 += k11
-    add r9, qword [rsp + 80]            ; x10 += k12
-    add rsi, qword [rsp + 32]           ; x11 += k13
-    add rcx, qword [rsp + 40]           ; x12 += k14
-    add rdi, qword [rsp + 88]           ; x13 += k15
-    add rdx, qword [rsp + 96]           ; x14 += k16
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k0'
-    add rcx, qword [rsp + 48]           ; x15 += k0
-    add rdi, qword [rsp + 176]          ; x13 += t1
-    add rdx, qword [rsp + 168]          ; x14 += t2
-    add rcx, 0x13                       ; x15 += 0x13
+; x0 += k2
+    add r8, qword [rsp + 104]
+; x1 += k3
+    add rax, qword [rsp + 112]
+; x2 += k4
+    add r10, qword [rsp + 120]
+; x3 += k5
+    add r11, qword [rsp + 128]
+; x4 += k6
+    add rbx, qword [rsp + 136]
+; x5 += k7
+    add rbp, qword [rsp + 144]
+; x6 += k8
+    add r12, qword [rsp + 152]
+; x7 += k9
+    add r13, qword [rsp + 160]
+; x8 += k10
+    add r14, qword [rsp + 64]
+; x9 += k11
+    add r15, qword [rsp + 72]
+; x10 += k12
+    add r9, qword [rsp + 80]
+; x11 += k13
+    add rsi, qword [rsp + 32]
+; x12 += k14
+    add rcx, qword [rsp + 40]
+; x13 += k15
+    add rdi, qword [rsp + 88]
+; x14 += k16
+    add rdx, qword [rsp + 96]
+    mov qword [rsp + 208], rcx
+; x15 += k0
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 48]
+; x13 += t1
+    add rdi, qword [rsp + 176]
+; x14 += t2
+    add rdx, qword [rsp + 168]
+; x15 += 0x13
+    add rcx, 0x13
 ; round 76
-    add r8, rax                         ; x0 += x1
-    rol rax, 41                         ; x1 <<<= 41
-    xor rax, r8                         ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 9                          ; x3 <<<= 9
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 37                         ; x5 <<<= 37
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r12                        ; x7 ^= x6
-    add r14, r15                        ; x8 += x9
-    rol r15, 12                         ; x9 <<<= 12
-    xor r15, r14                        ; x9 ^= x8
-    add r9, rsi                         ; x10 += x11
-    rol rsi, 47                         ; x11 <<<= 47
-    xor rsi, r9                         ; x11 ^= x10
-    mov qword [rsp + 216], rax          ; spill x1
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 += x13'
-    add rax, rdi                        ; x12 += x13
-    rol rdi, 44                         ; x13 <<<= 44
-    xor rdi, rax                        ; x13 ^= x12
-    add rdx, rcx                        ; x14 += x15
-    rol rcx, 30                         ; x15 <<<= 30
-    xor rcx, rdx                        ; x15 ^= x14
+; x0 += x1
+    add r8, rax
+; x1 <<<= 41
+    rol rax, 41
+; x1 ^= x0
+    xor rax, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 9
+    rol r11, 9
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 37
+    rol rbp, 37
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x6
+    xor r13, r12
+; x8 += x9
+    add r14, r15
+; x9 <<<= 12
+    rol r15, 12
+; x9 ^= x8
+    xor r15, r14
+; x10 += x11
+    add r9, rsi
+; x11 <<<= 47
+    rol rsi, 47
+; x11 ^= x10
+    xor rsi, r9
+    mov qword [rsp + 216], rax
+; x12 += x13
+    mov rax, qword [rsp + 208]
+    add rax, rdi
+; x13 <<<= 44
+    rol rdi, 44
+; x13 ^= x12
+    xor rdi, rax
+; x14 += x15
+    add rdx, rcx
+; x15 <<<= 30
+    rol rcx, 30
+; x15 ^= x14
+    xor rcx, rdx
 ; round 77
-    add r8, r15                         ; x0 += x9
-    rol r15, 16                         ; x9 <<<= 16
-    xor r15, r8                         ; x9 ^= x0
-    add r10, rdi                        ; x2 += x13
-    rol rdi, 34                         ; x13 <<<= 34
-    xor rdi, r10                        ; x13 ^= x2
-    add r12, rsi                        ; x6 += x11
-    rol rsi, 56                         ; x11 <<<= 56
-    xor rsi, r12                        ; x11 ^= x6
-    add rbx, rcx                        ; x4 += x15
-    rol rcx, 51                         ; x15 <<<= 51
-    xor rcx, rbx                        ; x15 ^= x4
-    add r9, r13                         ; x10 += x7
-    rol r13, 4                          ; x7 <<<= 4
-    xor r13, r9                         ; x7 ^= x10
-    add rax, r11                        ; x12 += x3
-    rol r11, 53                         ; x3 <<<= 53
-    xor r11, rax                        ; x3 ^= x12
-    add rdx, rbp                        ; x14 += x5
-    rol rbp, 42                         ; x5 <<<= 42
-    xor rbp, rdx                        ; x5 ^= x14
-    add r14, qword [rsp + 216]          ; x8 += x1
-    mov qword [rsp + 224], r9           ; spill x10
-    mov r9, qword [rsp + 216]           ; reload x1 for 'x1 <<<= 41'
-    rol r9, 41                          ; x1 <<<= 41
-    xor r9, r14                         ; x1 ^= x8
+; x0 += x9
+    add r8, r15
+; x9 <<<= 16
+    rol r15, 16
+; x9 ^= x0
+    xor r15, r8
+; x2 += x13
+    add r10, rdi
+; x13 <<<= 34
+    rol rdi, 34
+; x13 ^= x2
+    xor rdi, r10
+; x6 += x11
+    add r12, rsi
+; x11 <<<= 56
+    rol rsi, 56
+; x11 ^= x6
+    xor rsi, r12
+; x4 += x15
+    add rbx, rcx
+; x15 <<<= 51
+    rol rcx, 51
+; x15 ^= x4
+    xor rcx, rbx
+; x10 += x7
+    add r9, r13
+; x7 <<<= 4
+    rol r13, 4
+; x7 ^= x10
+    xor r13, r9
+; x12 += x3
+    add rax, r11
+; x3 <<<= 53
+    rol r11, 53
+; x3 ^= x12
+    xor r11, rax
+; x14 += x5
+    add rdx, rbp
+; x5 <<<= 42
+    rol rbp, 42
+; x5 ^= x14
+    xor rbp, rdx
+; x8 += x1
+    add r14, qword [rsp + 216]
+    mov qword [rsp + 224], r9
+; x1 <<<= 41
+    mov r9, qword [rsp + 216]
+    rol r9, 41
+; x1 ^= x8
+    xor r9, r14
 ; round 78
-    add r8, r13                         ; x0 += x7
-    rol r13, 31                         ; x7 <<<= 31
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 44                         ; x5 <<<= 44
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 47                         ; x3 <<<= 47
-    xor r11, rbx                        ; x3 ^= x4
-    add r12, r9                         ; x6 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r12                         ; x1 ^= x6
-    add rax, rcx                        ; x12 += x15
-    rol rcx, 19                         ; x15 <<<= 19
-    xor rcx, rax                        ; x15 ^= x12
-    add rdx, rdi                        ; x14 += x13
-    rol rdi, 42                         ; x13 <<<= 42
-    xor rdi, rdx                        ; x13 ^= x14
-    add r14, rsi                        ; x8 += x11
-    rol rsi, 44                         ; x11 <<<= 44
-    xor rsi, r14                        ; x11 ^= x8
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 224]          ; reload x10 for 'x10 += x9'
-    add rax, r15                        ; x10 += x9
-    rol r15, 25                         ; x9 <<<= 25
-    xor r15, rax                        ; x9 ^= x10
+; x0 += x7
+    add r8, r13
+; x7 <<<= 31
+    rol r13, 31
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 44
+    rol rbp, 44
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 47
+    rol r11, 47
+; x3 ^= x4
+    xor r11, rbx
+; x6 += x1
+    add r12, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x6
+    xor r9, r12
+; x12 += x15
+    add rax, rcx
+; x15 <<<= 19
+    rol rcx, 19
+; x15 ^= x12
+    xor rcx, rax
+; x14 += x13
+    add rdx, rdi
+; x13 <<<= 42
+    rol rdi, 42
+; x13 ^= x14
+    xor rdi, rdx
+; x8 += x11
+    add r14, rsi
+; x11 <<<= 44
+    rol rsi, 44
+; x11 ^= x8
+    xor rsi, r14
+    mov qword [rsp + 208], rax
+; x10 += x9
+    mov rax, qword [rsp + 224]
+    add rax, r15
+; x9 <<<= 25
+    rol r15, 25
+; x9 ^= x10
+    xor r15, rax
 ; round 79
-    add r8, rcx                         ; x0 += x15
-    rol rcx, 9                          ; x15 <<<= 9
-    xor rcx, r8                         ; x15 ^= x0
-    add r10, rsi                        ; x2 += x11
-    rol rsi, 48                         ; x11 <<<= 48
-    xor rsi, r10                        ; x11 ^= x2
-    add r12, rdi                        ; x6 += x13
-    rol rdi, 35                         ; x13 <<<= 35
-    xor rdi, r12                        ; x13 ^= x6
-    add rbx, r15                        ; x4 += x9
-    rol r15, 52                         ; x9 <<<= 52
-    xor r15, rbx                        ; x9 ^= x4
-    add rdx, r9                         ; x14 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, rdx                         ; x1 ^= x14
-    add r14, rbp                        ; x8 += x5
-    rol rbp, 31                         ; x5 <<<= 31
-    xor rbp, r14                        ; x5 ^= x8
-    add rax, r11                        ; x10 += x3
-    rol r11, 37                         ; x3 <<<= 37
-    xor r11, rax                        ; x3 ^= x10
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 += x7'
-    add rcx, r13                        ; x12 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rcx                        ; x7 ^= x12
+; x0 += x15
+    add r8, rcx
+; x15 <<<= 9
+    rol rcx, 9
+; x15 ^= x0
+    xor rcx, r8
+; x2 += x11
+    add r10, rsi
+; x11 <<<= 48
+    rol rsi, 48
+; x11 ^= x2
+    xor rsi, r10
+; x6 += x13
+    add r12, rdi
+; x13 <<<= 35
+    rol rdi, 35
+; x13 ^= x6
+    xor rdi, r12
+; x4 += x9
+    add rbx, r15
+; x9 <<<= 52
+    rol r15, 52
+; x9 ^= x4
+    xor r15, rbx
+; x14 += x1
+    add rdx, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x14
+    xor r9, rdx
+; x8 += x5
+    add r14, rbp
+; x5 <<<= 31
+    rol rbp, 31
+; x5 ^= x8
+    xor rbp, r14
+; x10 += x3
+    add rax, r11
+; x3 <<<= 37
+    rol r11, 37
+; x3 ^= x10
+    xor r11, rax
+    mov qword [rsp + 232], rcx
+; x12 += x7
+    mov rcx, qword [rsp + 208]
+    add rcx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x12
+    xor r13, rcx
 ; add subkey 20
-    add r8, qword [rsp + 112]           ; x0 += k3
-    add r9, qword [rsp + 120]           ; x1 += k4
-    add r10, qword [rsp + 128]          ; x2 += k5
-    add r11, qword [rsp + 136]          ; x3 += k6
-    add rbx, qword [rsp + 144]          ; x4 += k7
-    add rbp, qword [rsp + 152]          ; x5 += k8
-    add r12, qword [rsp + 160]          ; x6 += k9
-    add r13, qword [rsp + 64]           ; x7 += k10
-    add r14, qword [rsp + 72]           ; x8 += k11
-    add r15, qword [rsp + 80]           ; x9 += k12
-    add rax, qword [rsp + 32]           ; x10 += k13
-    add rsi, qword [rsp + 40]           ; x11 += k14
-    add rcx, qword [rsp + 88]           ; x12 += k15
-    add rdi, qword [rsp + 96]           ; x13 += k16
-    add rdx, qword [rsp + 48]           ; x14 += k0
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 += k1'
-    add rcx, qword [rsp + 56]           ; x15 += k1
-    add rdi, qword [rsp + 168]          ; x13 += t2
-    add rdx, qword [rsp + 184]          ; x14 += t0
-    add rcx, 0x14                       ; x15 += 0x14
+; x0 += k3
+    add r8, qword [rsp + 112]
+; x1 += k4
+    add r9, qword [rsp + 120]
+; x2 += k5
+    add r10, qword [rsp + 128]
+; x3 += k6
+    add r11, qword [rsp + 136]
+; x4 += k7
+    add rbx, qword [rsp + 144]
+; x5 += k8
+    add rbp, qword [rsp + 152]
+; x6 += k9
+    add r12, qword [rsp + 160]
+; x7 += k10
+    add r13, qword [rsp + 64]
+; x8 += k11
+    add r14, qword [rsp + 72]
+; x9 += k12
+    add r15, qword [rsp + 80]
+; x10 += k13
+    add rax, qword [rsp + 32]
+; x11 += k14
+    add rsi, qword [rsp + 40]
+; x12 += k15
+    add rcx, qword [rsp + 88]
+; x13 += k16
+    add rdi, qword [rsp + 96]
+; x14 += k0
+    add rdx, qword [rsp + 48]
+    mov qword [rsp + 208], rcx
+; x15 += k1
+    mov rcx, qword [rsp + 232]
+    add rcx, qword [rsp + 56]
+; x13 += t2
+    add rdi, qword [rsp + 168]
+; x14 += t0
+    add rdx, qword [rsp + 184]
+; x15 += 0x14
+    add rcx, 0x14
 ; store the block(s)
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 0]            ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
-    mov qword [rcx + 64], r14           ; out[8] = x8
-    mov qword [rcx + 72], r15           ; out[9] = x9
-    mov qword [rcx + 80], rax           ; out[10] = x10
-    mov qword [rcx + 88], rsi           ; out[11] = x11
-    mov rax, qword [rsp + 208]          ; reload x12 for 'out[12] = x12'
-    mov qword [rcx + 96], rax           ; out[12] = x12
-    mov qword [rcx + 104], rdi          ; out[13] = x13
-    mov qword [rcx + 112], rdx          ; out[14] = x14
-    mov rax, qword [rsp + 232]          ; reload x15 for 'out[15] = x15'
-    mov qword [rcx + 120], rax          ; out[15] = x15
+; x15 += 0x14
+    mov qword [rsp + 232], rcx
+; out[0] = x0
+    mov rcx, qword [rsp + 0]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
+; out[8] = x8
+    mov qword [rcx + 64], r14
+; out[9] = x9
+    mov qword [rcx + 72], r15
+; out[10] = x10
+    mov qword [rcx + 80], rax
+; out[11] = x11
+    mov qword [rcx + 88], rsi
+; out[12] = x12
+    mov rax, qword [rsp + 208]
+    mov qword [rcx + 96], rax
+; out[13] = x13
+    mov qword [rcx + 104], rdi
+; out[14] = x14
+    mov qword [rcx + 112], rdx
+; out[15] = x15
+    mov rax, qword [rsp + 232]
+    mov qword [rcx + 120], rax
 ; next block
-    mov rax, qword [rsp + 16]           ; reload tweak for 'tweak += 16'
-    add rax, 0x10                       ; tweak += 16
-    mov rdx, qword [rsp + 8]            ; reload in for 'in += 128'
-    add rdx, 0x80                       ; in += 128
-    add rcx, 0x80                       ; out += 128
-    mov rsi, qword [rsp + 24]           ; reload n for 'n -= 1'
-    sub rsi, 1                          ; n -= 1
-    mov qword [rsp + 8], rdx            ; in back to its stack slot
-    mov qword [rsp + 24], rsi           ; n back to its stack slot
-    mov qword [rsp + 0], rcx            ; out back to its stack slot
-    mov qword [rsp + 16], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    mov rax, qword [rsp + 16]
+    add rax, 0x10
+; in += 128
+    mov rdx, qword [rsp + 8]
+    add rdx, 0x80
+; out += 128
+    add rcx, 0x80
+; n -= 1
+    mov rsi, qword [rsp + 24]
+    sub rsi, 1
+    mov qword [rsp + 8], rdx
+    mov qword [rsp + 24], rsi
+    mov qword [rsp + 0], rcx
+    mov qword [rsp + 16], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 248
     pop r15
@@ -2829,8 +5223,8 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry ; tail call
 
 tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .entry:
@@ -2849,2748 +5243,5142 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     sub rsp, 248
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov r14, qword [rdi + 64]           ; k8 = key[8]
-    mov r15, qword [rdi + 72]           ; k9 = key[9]
-    mov qword [rsp + 0], rcx            ; spill out
-    mov rcx, qword [rdi + 80]           ; k10 = key[10]
-    mov qword [rsp + 8], rdx            ; spill in
-    mov rdx, qword [rdi + 88]           ; k11 = key[11]
-    mov qword [rsp + 16], rsi           ; spill tweak
-    mov rsi, qword [rdi + 96]           ; k12 = key[12]
-    mov qword [rsp + 24], r8            ; spill n
-    mov r8, qword [rdi + 104]           ; k13 = key[13]
-    mov qword [rsp + 32], r8            ; spill k13
-    mov r8, qword [rdi + 112]           ; k14 = key[14]
-    mov qword [rsp + 40], r8            ; spill k14
-    mov r8, qword [rdi + 120]           ; k15 = key[15]
-    mov rdi, 0x5555555555555555         ; k16 = 0x5555555555555555
-    xor rdi, rax                        ; k16 ^= k0
-    xor rdi, r9                         ; k16 ^= k1
-    xor rdi, r10                        ; k16 ^= k2
-    xor rdi, r11                        ; k16 ^= k3
-    xor rdi, rbx                        ; k16 ^= k4
-    xor rdi, rbp                        ; k16 ^= k5
-    xor rdi, r12                        ; k16 ^= k6
-    xor rdi, r13                        ; k16 ^= k7
-    xor rdi, r14                        ; k16 ^= k8
-    xor rdi, r15                        ; k16 ^= k9
-    xor rdi, rcx                        ; k16 ^= k10
-    xor rdi, rdx                        ; k16 ^= k11
-    xor rdi, rsi                        ; k16 ^= k12
-    xor rdi, qword [rsp + 32]           ; k16 ^= k13
-    xor rdi, qword [rsp + 40]           ; k16 ^= k14
-    xor rdi, r8                         ; k16 ^= k15
-    cmp qword [rsp + 24], 0             ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 48], rax           ; k0 back to its stack slot
-    mov qword [rsp + 56], r9            ; k1 back to its stack slot
-    mov qword [rsp + 64], rcx           ; k10 back to its stack slot
-    mov qword [rsp + 72], rdx           ; k11 back to its stack slot
-    mov qword [rsp + 80], rsi           ; k12 back to its stack slot
-    mov qword [rsp + 88], r8            ; k15 back to its stack slot
-    mov qword [rsp + 96], rdi           ; k16 back to its stack slot
-    mov qword [rsp + 104], r10          ; k2 back to its stack slot
-    mov qword [rsp + 112], r11          ; k3 back to its stack slot
-    mov qword [rsp + 120], rbx          ; k4 back to its stack slot
-    mov qword [rsp + 128], rbp          ; k5 back to its stack slot
-    mov qword [rsp + 136], r12          ; k6 back to its stack slot
-    mov qword [rsp + 144], r13          ; k7 back to its stack slot
-    mov qword [rsp + 152], r14          ; k8 back to its stack slot
-    mov qword [rsp + 160], r15          ; k9 back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = key[8]
+    mov r14, qword [rdi + 64]
+; k9 = key[9]
+    mov r15, qword [rdi + 72]
+    mov qword [rsp + 0], rcx
+; k10 = key[10]
+    mov rcx, qword [rdi + 80]
+    mov qword [rsp + 8], rdx
+; k11 = key[11]
+    mov rdx, qword [rdi + 88]
+    mov qword [rsp + 16], rsi
+; k12 = key[12]
+    mov rsi, qword [rdi + 96]
+    mov qword [rsp + 24], r8
+; k13 = key[13]
+    mov r8, qword [rdi + 104]
+    mov qword [rsp + 32], r8
+; k14 = key[14]
+    mov r8, qword [rdi + 112]
+    mov qword [rsp + 40], r8
+; k15 = key[15]
+    mov r8, qword [rdi + 120]
+; k16 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k16 ^= k0
+    xor rdi, rax
+; k16 ^= k1
+    xor rdi, r9
+; k16 ^= k2
+    xor rdi, r10
+; k16 ^= k3
+    xor rdi, r11
+; k16 ^= k4
+    xor rdi, rbx
+; k16 ^= k5
+    xor rdi, rbp
+; k16 ^= k6
+    xor rdi, r12
+; k16 ^= k7
+    xor rdi, r13
+; k16 ^= k8
+    xor rdi, r14
+; k16 ^= k9
+    xor rdi, r15
+; k16 ^= k10
+    xor rdi, rcx
+; k16 ^= k11
+    xor rdi, rdx
+; k16 ^= k12
+    xor rdi, rsi
+; k16 ^= k13
+    xor rdi, qword [rsp + 32]
+; k16 ^= k14
+    xor rdi, qword [rsp + 40]
+; k16 ^= k15
+    xor rdi, r8
+; if n == 0 return
+    cmp qword [rsp + 24], 0
+    jz .done
+    mov qword [rsp + 48], rax
+    mov qword [rsp + 56], r9
+    mov qword [rsp + 64], rcx
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 80], rsi
+    mov qword [rsp + 88], r8
+    mov qword [rsp + 96], rdi
+    mov qword [rsp + 104], r10
+    mov qword [rsp + 112], r11
+    mov qword [rsp + 120], rbx
+    mov qword [rsp + 128], rbp
+    mov qword [rsp + 136], r12
+    mov qword [rsp + 144], r13
+    mov qword [rsp + 152], r14
+    mov qword [rsp + 160], r15
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 16]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 8]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
-    mov r14, qword [rdi + 64]           ; x8 = in[8]
-    mov r15, qword [rdi + 72]           ; x9 = in[9]
-    mov rax, qword [rdi + 80]           ; x10 = in[10]
-    mov qword [rsp + 168], rdx          ; spill t1
-    mov rdx, qword [rdi + 88]           ; x11 = in[11]
-    mov qword [rsp + 176], rcx          ; spill t0
-    mov rcx, qword [rdi + 96]           ; x12 = in[12]
-    mov qword [rsp + 184], rsi          ; spill t2
-    mov rsi, qword [rdi + 104]          ; x13 = in[13]
-    mov qword [rsp + 192], rsi          ; spill x13
-    mov rsi, qword [rdi + 112]          ; x14 = in[14]
-    mov qword [rsp + 200], rsi          ; spill x14
-    mov rsi, qword [rdi + 120]          ; x15 = in[15]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 16]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 8]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
+; x8 = in[8]
+    mov r14, qword [rdi + 64]
+; x9 = in[9]
+    mov r15, qword [rdi + 72]
+; x10 = in[10]
+    mov rax, qword [rdi + 80]
+    mov qword [rsp + 168], rdx
+; x11 = in[11]
+    mov rdx, qword [rdi + 88]
+    mov qword [rsp + 176], rcx
+; x12 = in[12]
+    mov rcx, qword [rdi + 96]
+    mov qword [rsp + 184], rsi
+; x13 = in[13]
+    mov rsi, qword [rdi + 104]
+    mov qword [rsp + 192], rsi
+; x14 = in[14]
+    mov rsi, qword [rdi + 112]
+    mov qword [rsp + 200], rsi
+; x15 = in[15]
+    mov rsi, qword [rdi + 120]
 ; subtract subkey 20
-    sub r8, qword [rsp + 112]           ; x0 -= k3
-    sub r9, qword [rsp + 120]           ; x1 -= k4
-    sub r10, qword [rsp + 128]          ; x2 -= k5
-    sub r11, qword [rsp + 136]          ; x3 -= k6
-    sub rbx, qword [rsp + 144]          ; x4 -= k7
-    sub rbp, qword [rsp + 152]          ; x5 -= k8
-    sub r12, qword [rsp + 160]          ; x6 -= k9
-    sub r13, qword [rsp + 64]           ; x7 -= k10
-    sub r14, qword [rsp + 72]           ; x8 -= k11
-    sub r15, qword [rsp + 80]           ; x9 -= k12
-    sub rax, qword [rsp + 32]           ; x10 -= k13
-    sub rdx, qword [rsp + 40]           ; x11 -= k14
-    sub rcx, qword [rsp + 88]           ; x12 -= k15
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 -= k16'
-    sub rdi, qword [rsp + 96]           ; x13 -= k16
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 200]          ; reload x14 for 'x14 -= k0'
-    sub rcx, qword [rsp + 48]           ; x14 -= k0
-    sub rsi, qword [rsp + 56]           ; x15 -= k1
-    sub rdi, qword [rsp + 184]          ; x13 -= t2
-    sub rcx, qword [rsp + 176]          ; x14 -= t0
-    sub rsi, 0x14                       ; x15 -= 0x14
+; x0 -= k3
+    sub r8, qword [rsp + 112]
+; x1 -= k4
+    sub r9, qword [rsp + 120]
+; x2 -= k5
+    sub r10, qword [rsp + 128]
+; x3 -= k6
+    sub r11, qword [rsp + 136]
+; x4 -= k7
+    sub rbx, qword [rsp + 144]
+; x5 -= k8
+    sub rbp, qword [rsp + 152]
+; x6 -= k9
+    sub r12, qword [rsp + 160]
+; x7 -= k10
+    sub r13, qword [rsp + 64]
+; x8 -= k11
+    sub r14, qword [rsp + 72]
+; x9 -= k12
+    sub r15, qword [rsp + 80]
+; x10 -= k13
+    sub rax, qword [rsp + 32]
+; x11 -= k14
+    sub rdx, qword [rsp + 40]
+; x12 -= k15
+    sub rcx, qword [rsp + 88]
+; x13 -= k16
+    mov rdi, qword [rsp + 192]
+    sub rdi, qword [rsp + 96]
+    mov qword [rsp + 208], rcx
+; x14 -= k0
+    mov rcx, qword [rsp + 200]
+    sub rcx, qword [rsp + 48]
+; x15 -= k1
+    sub rsi, qword [rsp + 56]
+; x13 -= t2
+    sub rdi, qword [rsp + 184]
+; x14 -= t0
+    sub rcx, qword [rsp + 176]
+; x15 -= 0x14
+    sub rsi, 0x14
 ; inverse round 79
-    xor rsi, r8                         ; x15 ^= x0
-    rol rsi, 55                         ; x15 >>>= 9
-    sub r8, rsi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rdi, r12                        ; x13 ^= x6
-    rol rdi, 29                         ; x13 >>>= 35
-    sub r12, rdi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor r9, rcx                         ; x1 ^= x14
-    rol r9, 41                          ; x1 >>>= 23
-    sub rcx, r9                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rax                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rax, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rax          ; spill x10
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rax, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rsi, r8
+; x15 >>>= 9
+    rol rsi, 55
+; x0 -= x15
+    sub r8, rsi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rdi, r12
+; x13 >>>= 35
+    rol rdi, 29
+; x6 -= x13
+    sub r12, rdi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor r9, rcx
+; x1 >>>= 23
+    rol r9, 41
+; x14 -= x1
+    sub rcx, r9
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rax
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rax, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rax
+; x12 -= x7
+    mov rax, qword [rsp + 208]
+    sub rax, r13
 ; inverse round 78
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 18                          ; x1 >>>= 46
-    sub r12, r9                         ; x6 -= x1
-    xor rsi, rax                        ; x15 ^= x12
-    rol rsi, 45                         ; x15 >>>= 19
-    sub rax, rsi                        ; x12 -= x15
-    xor rdi, rcx                        ; x13 ^= x14
-    rol rdi, 22                         ; x13 >>>= 42
-    sub rcx, rdi                        ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], r9           ; spill x1
-    mov r9, qword [rsp + 216]           ; reload x10 for 'x10 -= x9'
-    sub r9, r15                         ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 46
+    rol r9, 18
+; x6 -= x1
+    sub r12, r9
+; x15 ^= x12
+    xor rsi, rax
+; x15 >>>= 19
+    rol rsi, 45
+; x12 -= x15
+    sub rax, rsi
+; x13 ^= x14
+    xor rdi, rcx
+; x13 >>>= 42
+    rol rdi, 22
+; x14 -= x13
+    sub rcx, rdi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], r9
+; x10 -= x9
+    mov r9, qword [rsp + 216]
+    sub r9, r15
 ; inverse round 77
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rdi, r10                        ; x13 ^= x2
-    rol rdi, 30                         ; x13 >>>= 34
-    sub r10, rdi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rsi, rbx                        ; x15 ^= x4
-    rol rsi, 13                         ; x15 >>>= 51
-    sub rbx, rsi                        ; x4 -= x15
-    xor r13, r9                         ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub r9, r13                         ; x10 -= x7
-    xor r11, rax                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rax, r11                        ; x12 -= x3
-    xor rbp, rcx                        ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub rcx, rbp                        ; x14 -= x5
-    mov qword [rsp + 232], rsi          ; spill x15
-    mov rsi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rsi, r14                        ; x1 ^= x8
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r14, rsi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rdi, r10
+; x13 >>>= 34
+    rol rdi, 30
+; x2 -= x13
+    sub r10, rdi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rsi, rbx
+; x15 >>>= 51
+    rol rsi, 13
+; x4 -= x15
+    sub rbx, rsi
+; x7 ^= x10
+    xor r13, r9
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub r9, r13
+; x3 ^= x12
+    xor r11, rax
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rax, r11
+; x5 ^= x14
+    xor rbp, rcx
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub rcx, rbp
+    mov qword [rsp + 232], rsi
+; x1 ^= x8
+    mov rsi, qword [rsp + 224]
+    xor rsi, r14
+; x1 >>>= 41
+    rol rsi, 23
+; x8 -= x1
+    sub r14, rsi
 ; inverse round 76
-    xor rsi, r8                         ; x1 ^= x0
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r8, rsi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, r9                         ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub r9, rdx                         ; x10 -= x11
-    xor rdi, rax                        ; x13 ^= x12
-    rol rdi, 20                         ; x13 >>>= 44
-    sub rax, rdi                        ; x12 -= x13
-    mov qword [rsp + 192], rdi          ; spill x13
-    mov rdi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rdi, rcx                        ; x15 ^= x14
-    rol rdi, 34                         ; x15 >>>= 30
-    sub rcx, rdi                        ; x14 -= x15
+; x1 ^= x0
+    xor rsi, r8
+; x1 >>>= 41
+    rol rsi, 23
+; x0 -= x1
+    sub r8, rsi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, r9
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub r9, rdx
+; x13 ^= x12
+    xor rdi, rax
+; x13 >>>= 44
+    rol rdi, 20
+; x12 -= x13
+    sub rax, rdi
+    mov qword [rsp + 192], rdi
+; x15 ^= x14
+    mov rdi, qword [rsp + 232]
+    xor rdi, rcx
+; x15 >>>= 30
+    rol rdi, 34
+; x14 -= x15
+    sub rcx, rdi
 ; subtract subkey 19
-    sub r8, qword [rsp + 104]           ; x0 -= k2
-    sub rsi, qword [rsp + 112]          ; x1 -= k3
-    sub r10, qword [rsp + 120]          ; x2 -= k4
-    sub r11, qword [rsp + 128]          ; x3 -= k5
-    sub rbx, qword [rsp + 136]          ; x4 -= k6
-    sub rbp, qword [rsp + 144]          ; x5 -= k7
-    sub r12, qword [rsp + 152]          ; x6 -= k8
-    sub r13, qword [rsp + 160]          ; x7 -= k9
-    sub r14, qword [rsp + 64]           ; x8 -= k10
-    sub r15, qword [rsp + 72]           ; x9 -= k11
-    sub r9, qword [rsp + 80]            ; x10 -= k12
-    sub rdx, qword [rsp + 32]           ; x11 -= k13
-    sub rax, qword [rsp + 40]           ; x12 -= k14
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 192]          ; reload x13 for 'x13 -= k15'
-    sub rax, qword [rsp + 88]           ; x13 -= k15
-    sub rcx, qword [rsp + 96]           ; x14 -= k16
-    sub rdi, qword [rsp + 48]           ; x15 -= k0
-    sub rax, qword [rsp + 168]          ; x13 -= t1
-    sub rcx, qword [rsp + 184]          ; x14 -= t2
-    sub rdi, 0x13                       ; x15 -= 0x13
+; x0 -= k2
+    sub r8, qword [rsp + 104]
+; x1 -= k3
+    sub rsi, qword [rsp + 112]
+; x2 -= k4
+    sub r10, qword [rsp + 120]
+; x3 -= k5
+    sub r11, qword [rsp + 128]
+; x4 -= k6
+    sub rbx, qword [rsp + 136]
+; x5 -= k7
+    sub rbp, qword [rsp + 144]
+; x6 -= k8
+    sub r12, qword [rsp + 152]
+; x7 -= k9
+    sub r13, qword [rsp + 160]
+; x8 -= k10
+    sub r14, qword [rsp + 64]
+; x9 -= k11
+    sub r15, qword [rsp + 72]
+; x10 -= k12
+    sub r9, qword [rsp + 80]
+; x11 -= k13
+    sub rdx, qword [rsp + 32]
+; x12 -= k14
+    sub rax, qword [rsp + 40]
+    mov qword [rsp + 208], rax
+; x13 -= k15
+    mov rax, qword [rsp + 192]
+    sub rax, qword [rsp + 88]
+; x14 -= k16
+    sub rcx, qword [rsp + 96]
+; x15 -= k0
+    sub rdi, qword [rsp + 48]
+; x13 -= t1
+    sub rax, qword [rsp + 168]
+; x14 -= t2
+    sub rcx, qword [rsp + 184]
+; x15 -= 0x13
+    sub rdi, 0x13
 ; inverse round 75
-    xor rdi, r8                         ; x15 ^= x0
-    rol rdi, 59                         ; x15 >>>= 5
-    sub r8, rdi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rax, r12                        ; x13 ^= x6
-    rol rax, 16                         ; x13 >>>= 48
-    sub r12, rax                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rsi, rcx                        ; x1 ^= x14
-    rol rsi, 17                         ; x1 >>>= 47
-    sub rcx, rsi                        ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, r9                         ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub r9, r11                         ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], r9           ; spill x10
-    mov r9, qword [rsp + 208]           ; reload x12 for 'x12 -= x7'
-    sub r9, r13                         ; x12 -= x7
+; x15 ^= x0
+    xor rdi, r8
+; x15 >>>= 5
+    rol rdi, 59
+; x0 -= x15
+    sub r8, rdi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rax, r12
+; x13 >>>= 48
+    rol rax, 16
+; x6 -= x13
+    sub r12, rax
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rsi, rcx
+; x1 >>>= 47
+    rol rsi, 17
+; x14 -= x1
+    sub rcx, rsi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, r9
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub r9, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], r9
+; x12 -= x7
+    mov r9, qword [rsp + 208]
+    sub r9, r13
 ; inverse round 74
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rsi, r12                        ; x1 ^= x6
-    rol rsi, 51                         ; x1 >>>= 13
-    sub r12, rsi                        ; x6 -= x1
-    xor rdi, r9                         ; x15 ^= x12
-    rol rdi, 30                         ; x15 >>>= 34
-    sub r9, rdi                         ; x12 -= x15
-    xor rax, rcx                        ; x13 ^= x14
-    rol rax, 23                         ; x13 >>>= 41
-    sub rcx, rax                        ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rsi          ; spill x1
-    mov rsi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rsi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rsi, r12
+; x1 >>>= 13
+    rol rsi, 51
+; x6 -= x1
+    sub r12, rsi
+; x15 ^= x12
+    xor rdi, r9
+; x15 >>>= 34
+    rol rdi, 30
+; x12 -= x15
+    sub r9, rdi
+; x13 ^= x14
+    xor rax, rcx
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub rcx, rax
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rsi
+; x10 -= x9
+    mov rsi, qword [rsp + 216]
+    sub rsi, r15
 ; inverse round 73
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rax, r10                        ; x13 ^= x2
-    rol rax, 45                         ; x13 >>>= 19
-    sub r10, rax                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rdi, rbx                        ; x15 ^= x4
-    rol rdi, 9                          ; x15 >>>= 55
-    sub rbx, rdi                        ; x4 -= x15
-    xor r13, rsi                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rsi, r13                        ; x10 -= x7
-    xor r11, r9                         ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub r9, r11                         ; x12 -= x3
-    xor rbp, rcx                        ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub rcx, rbp                        ; x14 -= x5
-    mov qword [rsp + 232], rdi          ; spill x15
-    mov rdi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rdi, r14                        ; x1 ^= x8
-    rol rdi, 12                         ; x1 >>>= 52
-    sub r14, rdi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rax, r10
+; x13 >>>= 19
+    rol rax, 45
+; x2 -= x13
+    sub r10, rax
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rdi, rbx
+; x15 >>>= 55
+    rol rdi, 9
+; x4 -= x15
+    sub rbx, rdi
+; x7 ^= x10
+    xor r13, rsi
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rsi, r13
+; x3 ^= x12
+    xor r11, r9
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub r9, r11
+; x5 ^= x14
+    xor rbp, rcx
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub rcx, rbp
+    mov qword [rsp + 232], rdi
+; x1 ^= x8
+    mov rdi, qword [rsp + 224]
+    xor rdi, r14
+; x1 >>>= 52
+    rol rdi, 12
+; x8 -= x1
+    sub r14, rdi
 ; inverse round 72
-    xor rdi, r8                         ; x1 ^= x0
-    rol rdi, 40                         ; x1 >>>= 24
-    sub r8, rdi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rsi                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rsi, rdx                        ; x10 -= x11
-    xor rax, r9                         ; x13 ^= x12
-    rol rax, 42                         ; x13 >>>= 22
-    sub r9, rax                         ; x12 -= x13
-    mov qword [rsp + 192], rax          ; spill x13
-    mov rax, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rax, rcx                        ; x15 ^= x14
-    rol rax, 27                         ; x15 >>>= 37
-    sub rcx, rax                        ; x14 -= x15
+; x1 ^= x0
+    xor rdi, r8
+; x1 >>>= 24
+    rol rdi, 40
+; x0 -= x1
+    sub r8, rdi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rsi
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rsi, rdx
+; x13 ^= x12
+    xor rax, r9
+; x13 >>>= 22
+    rol rax, 42
+; x12 -= x13
+    sub r9, rax
+    mov qword [rsp + 192], rax
+; x15 ^= x14
+    mov rax, qword [rsp + 232]
+    xor rax, rcx
+; x15 >>>= 37
+    rol rax, 27
+; x14 -= x15
+    sub rcx, rax
 ; subtract subkey 18
-    sub r8, qword [rsp + 56]            ; x0 -= k1
-    sub rdi, qword [rsp + 104]          ; x1 -= k2
-    sub r10, qword [rsp + 112]          ; x2 -= k3
-    sub r11, qword [rsp + 120]          ; x3 -= k4
-    sub rbx, qword [rsp + 128]          ; x4 -= k5
-    sub rbp, qword [rsp + 136]          ; x5 -= k6
-    sub r12, qword [rsp + 144]          ; x6 -= k7
-    sub r13, qword [rsp + 152]          ; x7 -= k8
-    sub r14, qword [rsp + 160]          ; x8 -= k9
-    sub r15, qword [rsp + 64]           ; x9 -= k10
-    sub rsi, qword [rsp + 72]           ; x10 -= k11
-    sub rdx, qword [rsp + 80]           ; x11 -= k12
-    sub r9, qword [rsp + 32]            ; x12 -= k13
-    mov qword [rsp + 208], r9           ; spill x12
-    mov r9, qword [rsp + 192]           ; reload x13 for 'x13 -= k14'
-    sub r9, qword [rsp + 40]            ; x13 -= k14
-    sub rcx, qword [rsp + 88]           ; x14 -= k15
-    sub rax, qword [rsp + 96]           ; x15 -= k16
-    sub r9, qword [rsp + 176]           ; x13 -= t0
-    sub rcx, qword [rsp + 168]          ; x14 -= t1
-    sub rax, 0x12                       ; x15 -= 0x12
+; x0 -= k1
+    sub r8, qword [rsp + 56]
+; x1 -= k2
+    sub rdi, qword [rsp + 104]
+; x2 -= k3
+    sub r10, qword [rsp + 112]
+; x3 -= k4
+    sub r11, qword [rsp + 120]
+; x4 -= k5
+    sub rbx, qword [rsp + 128]
+; x5 -= k6
+    sub rbp, qword [rsp + 136]
+; x6 -= k7
+    sub r12, qword [rsp + 144]
+; x7 -= k8
+    sub r13, qword [rsp + 152]
+; x8 -= k9
+    sub r14, qword [rsp + 160]
+; x9 -= k10
+    sub r15, qword [rsp + 64]
+; x10 -= k11
+    sub rsi, qword [rsp + 72]
+; x11 -= k12
+    sub rdx, qword [rsp + 80]
+; x12 -= k13
+    sub r9, qword [rsp + 32]
+    mov qword [rsp + 208], r9
+; x13 -= k14
+    mov r9, qword [rsp + 192]
+    sub r9, qword [rsp + 40]
+; x14 -= k15
+    sub rcx, qword [rsp + 88]
+; x15 -= k16
+    sub rax, qword [rsp + 96]
+; x13 -= t0
+    sub r9, qword [rsp + 176]
+; x14 -= t1
+    sub rcx, qword [rsp + 168]
+; x15 -= 0x12
+    sub rax, 0x12
 ; inverse round 71
-    xor rax, r8                         ; x15 ^= x0
-    rol rax, 55                         ; x15 >>>= 9
-    sub r8, rax                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor r9, r12                         ; x13 ^= x6
-    rol r9, 29                          ; x13 >>>= 35
-    sub r12, r9                         ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rdi, rcx                        ; x1 ^= x14
-    rol rdi, 41                         ; x1 >>>= 23
-    sub rcx, rdi                        ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rsi                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rsi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rsi          ; spill x10
-    mov rsi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rsi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rax, r8
+; x15 >>>= 9
+    rol rax, 55
+; x0 -= x15
+    sub r8, rax
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor r9, r12
+; x13 >>>= 35
+    rol r9, 29
+; x6 -= x13
+    sub r12, r9
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rdi, rcx
+; x1 >>>= 23
+    rol rdi, 41
+; x14 -= x1
+    sub rcx, rdi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rsi
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rsi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rsi
+; x12 -= x7
+    mov rsi, qword [rsp + 208]
+    sub rsi, r13
 ; inverse round 70
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rdi, r12                        ; x1 ^= x6
-    rol rdi, 18                         ; x1 >>>= 46
-    sub r12, rdi                        ; x6 -= x1
-    xor rax, rsi                        ; x15 ^= x12
-    rol rax, 45                         ; x15 >>>= 19
-    sub rsi, rax                        ; x12 -= x15
-    xor r9, rcx                         ; x13 ^= x14
-    rol r9, 22                          ; x13 >>>= 42
-    sub rcx, r9                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rdi          ; spill x1
-    mov rdi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rdi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rdi, r12
+; x1 >>>= 46
+    rol rdi, 18
+; x6 -= x1
+    sub r12, rdi
+; x15 ^= x12
+    xor rax, rsi
+; x15 >>>= 19
+    rol rax, 45
+; x12 -= x15
+    sub rsi, rax
+; x13 ^= x14
+    xor r9, rcx
+; x13 >>>= 42
+    rol r9, 22
+; x14 -= x13
+    sub rcx, r9
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rdi
+; x10 -= x9
+    mov rdi, qword [rsp + 216]
+    sub rdi, r15
 ; inverse round 69
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor r9, r10                         ; x13 ^= x2
-    rol r9, 30                          ; x13 >>>= 34
-    sub r10, r9                         ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rax, rbx                        ; x15 ^= x4
-    rol rax, 13                         ; x15 >>>= 51
-    sub rbx, rax                        ; x4 -= x15
-    xor r13, rdi                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rdi, r13                        ; x10 -= x7
-    xor r11, rsi                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rsi, r11                        ; x12 -= x3
-    xor rbp, rcx                        ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub rcx, rbp                        ; x14 -= x5
-    mov qword [rsp + 200], rcx          ; spill x14
-    mov rcx, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rcx, r14                        ; x1 ^= x8
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r14, rcx                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor r9, r10
+; x13 >>>= 34
+    rol r9, 30
+; x2 -= x13
+    sub r10, r9
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rax, rbx
+; x15 >>>= 51
+    rol rax, 13
+; x4 -= x15
+    sub rbx, rax
+; x7 ^= x10
+    xor r13, rdi
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rdi, r13
+; x3 ^= x12
+    xor r11, rsi
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rsi, r11
+; x5 ^= x14
+    xor rbp, rcx
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub rcx, rbp
+    mov qword [rsp + 200], rcx
+; x1 ^= x8
+    mov rcx, qword [rsp + 224]
+    xor rcx, r14
+; x1 >>>= 41
+    rol rcx, 23
+; x8 -= x1
+    sub r14, rcx
 ; inverse round 68
-    xor rcx, r8                         ; x1 ^= x0
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r8, rcx                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rdi                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rdi, rdx                        ; x10 -= x11
-    xor r9, rsi                         ; x13 ^= x12
-    rol r9, 20                          ; x13 >>>= 44
-    sub rsi, r9                         ; x12 -= x13
-    xor rax, qword [rsp + 200]          ; x15 ^= x14
-    rol rax, 34                         ; x15 >>>= 30
-    mov qword [rsp + 192], r9           ; spill x13
-    mov r9, qword [rsp + 200]           ; reload x14 for 'x14 -= x15'
-    sub r9, rax                         ; x14 -= x15
+; x1 ^= x0
+    xor rcx, r8
+; x1 >>>= 41
+    rol rcx, 23
+; x0 -= x1
+    sub r8, rcx
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rdi
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rdi, rdx
+; x13 ^= x12
+    xor r9, rsi
+; x13 >>>= 44
+    rol r9, 20
+; x12 -= x13
+    sub rsi, r9
+; x15 ^= x14
+    xor rax, qword [rsp + 200]
+; x15 >>>= 30
+    rol rax, 34
+    mov qword [rsp + 192], r9
+; x14 -= x15
+    mov r9, qword [rsp + 200]
+    sub r9, rax
 ; subtract subkey 17
-    sub r8, qword [rsp + 48]            ; x0 -= k0
-    sub rcx, qword [rsp + 56]           ; x1 -= k1
-    sub r10, qword [rsp + 104]          ; x2 -= k2
-    sub r11, qword [rsp + 112]          ; x3 -= k3
-    sub rbx, qword [rsp + 120]          ; x4 -= k4
-    sub rbp, qword [rsp + 128]          ; x5 -= k5
-    sub r12, qword [rsp + 136]          ; x6 -= k6
-    sub r13, qword [rsp + 144]          ; x7 -= k7
-    sub r14, qword [rsp + 152]          ; x8 -= k8
-    sub r15, qword [rsp + 160]          ; x9 -= k9
-    sub rdi, qword [rsp + 64]           ; x10 -= k10
-    sub rdx, qword [rsp + 72]           ; x11 -= k11
-    sub rsi, qword [rsp + 80]           ; x12 -= k12
-    mov qword [rsp + 208], rsi          ; spill x12
-    mov rsi, qword [rsp + 192]          ; reload x13 for 'x13 -= k13'
-    sub rsi, qword [rsp + 32]           ; x13 -= k13
-    sub r9, qword [rsp + 40]            ; x14 -= k14
-    sub rax, qword [rsp + 88]           ; x15 -= k15
-    sub rsi, qword [rsp + 184]          ; x13 -= t2
-    sub r9, qword [rsp + 176]           ; x14 -= t0
-    sub rax, 0x11                       ; x15 -= 0x11
+; x0 -= k0
+    sub r8, qword [rsp + 48]
+; x1 -= k1
+    sub rcx, qword [rsp + 56]
+; x2 -= k2
+    sub r10, qword [rsp + 104]
+; x3 -= k3
+    sub r11, qword [rsp + 112]
+; x4 -= k4
+    sub rbx, qword [rsp + 120]
+; x5 -= k5
+    sub rbp, qword [rsp + 128]
+; x6 -= k6
+    sub r12, qword [rsp + 136]
+; x7 -= k7
+    sub r13, qword [rsp + 144]
+; x8 -= k8
+    sub r14, qword [rsp + 152]
+; x9 -= k9
+    sub r15, qword [rsp + 160]
+; x10 -= k10
+    sub rdi, qword [rsp + 64]
+; x11 -= k11
+    sub rdx, qword [rsp + 72]
+; x12 -= k12
+    sub rsi, qword [rsp + 80]
+    mov qword [rsp + 208], rsi
+; x13 -= k13
+    mov rsi, qword [rsp + 192]
+    sub rsi, qword [rsp + 32]
+; x14 -= k14
+    sub r9, qword [rsp + 40]
+; x15 -= k15
+    sub rax, qword [rsp + 88]
+; x13 -= t2
+    sub rsi, qword [rsp + 184]
+; x14 -= t0
+    sub r9, qword [rsp + 176]
+; x15 -= 0x11
+    sub rax, 0x11
 ; inverse round 67
-    xor rax, r8                         ; x15 ^= x0
-    rol rax, 59                         ; x15 >>>= 5
-    sub r8, rax                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rsi, r12                        ; x13 ^= x6
-    rol rsi, 16                         ; x13 >>>= 48
-    sub r12, rsi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rcx, r9                         ; x1 ^= x14
-    rol rcx, 17                         ; x1 >>>= 47
-    sub r9, rcx                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rdi                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rdi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rdi          ; spill x10
-    mov rdi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rdi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rax, r8
+; x15 >>>= 5
+    rol rax, 59
+; x0 -= x15
+    sub r8, rax
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rsi, r12
+; x13 >>>= 48
+    rol rsi, 16
+; x6 -= x13
+    sub r12, rsi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rcx, r9
+; x1 >>>= 47
+    rol rcx, 17
+; x14 -= x1
+    sub r9, rcx
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rdi
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rdi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rdi
+; x12 -= x7
+    mov rdi, qword [rsp + 208]
+    sub rdi, r13
 ; inverse round 66
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rcx, r12                        ; x1 ^= x6
-    rol rcx, 51                         ; x1 >>>= 13
-    sub r12, rcx                        ; x6 -= x1
-    xor rax, rdi                        ; x15 ^= x12
-    rol rax, 30                         ; x15 >>>= 34
-    sub rdi, rax                        ; x12 -= x15
-    xor rsi, r9                         ; x13 ^= x14
-    rol rsi, 23                         ; x13 >>>= 41
-    sub r9, rsi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rcx          ; spill x1
-    mov rcx, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rcx, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rcx, r12
+; x1 >>>= 13
+    rol rcx, 51
+; x6 -= x1
+    sub r12, rcx
+; x15 ^= x12
+    xor rax, rdi
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
+    sub rdi, rax
+; x13 ^= x14
+    xor rsi, r9
+; x13 >>>= 41
+    rol rsi, 23
+; x14 -= x13
+    sub r9, rsi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rcx
+; x10 -= x9
+    mov rcx, qword [rsp + 216]
+    sub rcx, r15
 ; inverse round 65
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rsi, r10                        ; x13 ^= x2
-    rol rsi, 45                         ; x13 >>>= 19
-    sub r10, rsi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rax, rbx                        ; x15 ^= x4
-    rol rax, 9                          ; x15 >>>= 55
-    sub rbx, rax                        ; x4 -= x15
-    xor r13, rcx                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rcx, r13                        ; x10 -= x7
-    xor r11, rdi                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rdi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rax          ; spill x15
-    mov rax, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rax, r14                        ; x1 ^= x8
-    rol rax, 12                         ; x1 >>>= 52
-    sub r14, rax                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rsi, r10
+; x13 >>>= 19
+    rol rsi, 45
+; x2 -= x13
+    sub r10, rsi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rax, rbx
+; x15 >>>= 55
+    rol rax, 9
+; x4 -= x15
+    sub rbx, rax
+; x7 ^= x10
+    xor r13, rcx
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rcx, r13
+; x3 ^= x12
+    xor r11, rdi
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rdi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rax
+; x1 ^= x8
+    mov rax, qword [rsp + 224]
+    xor rax, r14
+; x1 >>>= 52
+    rol rax, 12
+; x8 -= x1
+    sub r14, rax
 ; inverse round 64
-    xor rax, r8                         ; x1 ^= x0
-    rol rax, 40                         ; x1 >>>= 24
-    sub r8, rax                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rcx                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rcx, rdx                        ; x10 -= x11
-    xor rsi, rdi                        ; x13 ^= x12
-    rol rsi, 42                         ; x13 >>>= 22
-    sub rdi, rsi                        ; x12 -= x13
-    mov qword [rsp + 192], rsi          ; spill x13
-    mov rsi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rsi, r9                         ; x15 ^= x14
-    rol rsi, 27                         ; x15 >>>= 37
-    sub r9, rsi                         ; x14 -= x15
+; x1 ^= x0
+    xor rax, r8
+; x1 >>>= 24
+    rol rax, 40
+; x0 -= x1
+    sub r8, rax
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rcx
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rcx, rdx
+; x13 ^= x12
+    xor rsi, rdi
+; x13 >>>= 22
+    rol rsi, 42
+; x12 -= x13
+    sub rdi, rsi
+    mov qword [rsp + 192], rsi
+; x15 ^= x14
+    mov rsi, qword [rsp + 232]
+    xor rsi, r9
+; x15 >>>= 37
+    rol rsi, 27
+; x14 -= x15
+    sub r9, rsi
 ; subtract subkey 16
-    sub r8, qword [rsp + 96]            ; x0 -= k16
-    sub rax, qword [rsp + 48]           ; x1 -= k0
-    sub r10, qword [rsp + 56]           ; x2 -= k1
-    sub r11, qword [rsp + 104]          ; x3 -= k2
-    sub rbx, qword [rsp + 112]          ; x4 -= k3
-    sub rbp, qword [rsp + 120]          ; x5 -= k4
-    sub r12, qword [rsp + 128]          ; x6 -= k5
-    sub r13, qword [rsp + 136]          ; x7 -= k6
-    sub r14, qword [rsp + 144]          ; x8 -= k7
-    sub r15, qword [rsp + 152]          ; x9 -= k8
-    sub rcx, qword [rsp + 160]          ; x10 -= k9
-    sub rdx, qword [rsp + 64]           ; x11 -= k10
-    sub rdi, qword [rsp + 72]           ; x12 -= k11
-    mov qword [rsp + 208], rdi          ; spill x12
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 -= k12'
-    sub rdi, qword [rsp + 80]           ; x13 -= k12
-    sub r9, qword [rsp + 32]            ; x14 -= k13
-    sub rsi, qword [rsp + 40]           ; x15 -= k14
-    sub rdi, qword [rsp + 168]          ; x13 -= t1
-    sub r9, qword [rsp + 184]           ; x14 -= t2
-    sub rsi, 0x10                       ; x15 -= 0x10
+; x0 -= k16
+    sub r8, qword [rsp + 96]
+; x1 -= k0
+    sub rax, qword [rsp + 48]
+; x2 -= k1
+    sub r10, qword [rsp + 56]
+; x3 -= k2
+    sub r11, qword [rsp + 104]
+; x4 -= k3
+    sub rbx, qword [rsp + 112]
+; x5 -= k4
+    sub rbp, qword [rsp + 120]
+; x6 -= k5
+    sub r12, qword [rsp + 128]
+; x7 -= k6
+    sub r13, qword [rsp + 136]
+; x8 -= k7
+    sub r14, qword [rsp + 144]
+; x9 -= k8
+    sub r15, qword [rsp + 152]
+; x10 -= k9
+    sub rcx, qword [rsp + 160]
+; x11 -= k10
+    sub rdx, qword [rsp + 64]
+; x12 -= k11
+    sub rdi, qword [rsp + 72]
+    mov qword [rsp + 208], rdi
+; x13 -= k12
+    mov rdi, qword [rsp + 192]
+    sub rdi, qword [rsp + 80]
+; x14 -= k13
+    sub r9, qword [rsp + 32]
+; x15 -= k14
+    sub rsi, qword [rsp + 40]
+; x13 -= t1
+    sub rdi, qword [rsp + 168]
+; x14 -= t2
+    sub r9, qword [rsp + 184]
+; x15 -= 0x10
+    sub rsi, 0x10
 ; inverse round 63
-    xor rsi, r8                         ; x15 ^= x0
-    rol rsi, 55                         ; x15 >>>= 9
-    sub r8, rsi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rdi, r12                        ; x13 ^= x6
-    rol rdi, 29                         ; x13 >>>= 35
-    sub r12, rdi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rax, r9                         ; x1 ^= x14
-    rol rax, 41                         ; x1 >>>= 23
-    sub r9, rax                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rcx                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rcx, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rcx          ; spill x10
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rcx, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rsi, r8
+; x15 >>>= 9
+    rol rsi, 55
+; x0 -= x15
+    sub r8, rsi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rdi, r12
+; x13 >>>= 35
+    rol rdi, 29
+; x6 -= x13
+    sub r12, rdi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rax, r9
+; x1 >>>= 23
+    rol rax, 41
+; x14 -= x1
+    sub r9, rax
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rcx
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rcx, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rcx
+; x12 -= x7
+    mov rcx, qword [rsp + 208]
+    sub rcx, r13
 ; inverse round 62
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rax, r12                        ; x1 ^= x6
-    rol rax, 18                         ; x1 >>>= 46
-    sub r12, rax                        ; x6 -= x1
-    xor rsi, rcx                        ; x15 ^= x12
-    rol rsi, 45                         ; x15 >>>= 19
-    sub rcx, rsi                        ; x12 -= x15
-    xor rdi, r9                         ; x13 ^= x14
-    rol rdi, 22                         ; x13 >>>= 42
-    sub r9, rdi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rax          ; spill x1
-    mov rax, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rax, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rax, r12
+; x1 >>>= 46
+    rol rax, 18
+; x6 -= x1
+    sub r12, rax
+; x15 ^= x12
+    xor rsi, rcx
+; x15 >>>= 19
+    rol rsi, 45
+; x12 -= x15
+    sub rcx, rsi
+; x13 ^= x14
+    xor rdi, r9
+; x13 >>>= 42
+    rol rdi, 22
+; x14 -= x13
+    sub r9, rdi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rax
+; x10 -= x9
+    mov rax, qword [rsp + 216]
+    sub rax, r15
 ; inverse round 61
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rdi, r10                        ; x13 ^= x2
-    rol rdi, 30                         ; x13 >>>= 34
-    sub r10, rdi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rsi, rbx                        ; x15 ^= x4
-    rol rsi, 13                         ; x15 >>>= 51
-    sub rbx, rsi                        ; x4 -= x15
-    xor r13, rax                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rax, r13                        ; x10 -= x7
-    xor r11, rcx                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rcx, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rsi          ; spill x15
-    mov rsi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rsi, r14                        ; x1 ^= x8
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r14, rsi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rdi, r10
+; x13 >>>= 34
+    rol rdi, 30
+; x2 -= x13
+    sub r10, rdi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rsi, rbx
+; x15 >>>= 51
+    rol rsi, 13
+; x4 -= x15
+    sub rbx, rsi
+; x7 ^= x10
+    xor r13, rax
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rax, r13
+; x3 ^= x12
+    xor r11, rcx
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rcx, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rsi
+; x1 ^= x8
+    mov rsi, qword [rsp + 224]
+    xor rsi, r14
+; x1 >>>= 41
+    rol rsi, 23
+; x8 -= x1
+    sub r14, rsi
 ; inverse round 60
-    xor rsi, r8                         ; x1 ^= x0
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r8, rsi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rax                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rax, rdx                        ; x10 -= x11
-    xor rdi, rcx                        ; x13 ^= x12
-    rol rdi, 20                         ; x13 >>>= 44
-    sub rcx, rdi                        ; x12 -= x13
-    mov qword [rsp + 192], rdi          ; spill x13
-    mov rdi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rdi, r9                         ; x15 ^= x14
-    rol rdi, 34                         ; x15 >>>= 30
-    sub r9, rdi                         ; x14 -= x15
+; x1 ^= x0
+    xor rsi, r8
+; x1 >>>= 41
+    rol rsi, 23
+; x0 -= x1
+    sub r8, rsi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rax
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rax, rdx
+; x13 ^= x12
+    xor rdi, rcx
+; x13 >>>= 44
+    rol rdi, 20
+; x12 -= x13
+    sub rcx, rdi
+    mov qword [rsp + 192], rdi
+; x15 ^= x14
+    mov rdi, qword [rsp + 232]
+    xor rdi, r9
+; x15 >>>= 30
+    rol rdi, 34
+; x14 -= x15
+    sub r9, rdi
 ; subtract subkey 15
-    sub r8, qword [rsp + 88]            ; x0 -= k15
-    sub rsi, qword [rsp + 96]           ; x1 -= k16
-    sub r10, qword [rsp + 48]           ; x2 -= k0
-    sub r11, qword [rsp + 56]           ; x3 -= k1
-    sub rbx, qword [rsp + 104]          ; x4 -= k2
-    sub rbp, qword [rsp + 112]          ; x5 -= k3
-    sub r12, qword [rsp + 120]          ; x6 -= k4
-    sub r13, qword [rsp + 128]          ; x7 -= k5
-    sub r14, qword [rsp + 136]          ; x8 -= k6
-    sub r15, qword [rsp + 144]          ; x9 -= k7
-    sub rax, qword [rsp + 152]          ; x10 -= k8
-    sub rdx, qword [rsp + 160]          ; x11 -= k9
-    sub rcx, qword [rsp + 64]           ; x12 -= k10
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 192]          ; reload x13 for 'x13 -= k11'
-    sub rcx, qword [rsp + 72]           ; x13 -= k11
-    sub r9, qword [rsp + 80]            ; x14 -= k12
-    sub rdi, qword [rsp + 32]           ; x15 -= k13
-    sub rcx, qword [rsp + 176]          ; x13 -= t0
-    sub r9, qword [rsp + 168]           ; x14 -= t1
-    sub rdi, 0xf                        ; x15 -= 0xf
+; x0 -= k15
+    sub r8, qword [rsp + 88]
+; x1 -= k16
+    sub rsi, qword [rsp + 96]
+; x2 -= k0
+    sub r10, qword [rsp + 48]
+; x3 -= k1
+    sub r11, qword [rsp + 56]
+; x4 -= k2
+    sub rbx, qword [rsp + 104]
+; x5 -= k3
+    sub rbp, qword [rsp + 112]
+; x6 -= k4
+    sub r12, qword [rsp + 120]
+; x7 -= k5
+    sub r13, qword [rsp + 128]
+; x8 -= k6
+    sub r14, qword [rsp + 136]
+; x9 -= k7
+    sub r15, qword [rsp + 144]
+; x10 -= k8
+    sub rax, qword [rsp + 152]
+; x11 -= k9
+    sub rdx, qword [rsp + 160]
+; x12 -= k10
+    sub rcx, qword [rsp + 64]
+    mov qword [rsp + 208], rcx
+; x13 -= k11
+    mov rcx, qword [rsp + 192]
+    sub rcx, qword [rsp + 72]
+; x14 -= k12
+    sub r9, qword [rsp + 80]
+; x15 -= k13
+    sub rdi, qword [rsp + 32]
+; x13 -= t0
+    sub rcx, qword [rsp + 176]
+; x14 -= t1
+    sub r9, qword [rsp + 168]
+; x15 -= 0xf
+    sub rdi, 0xf
 ; inverse round 59
-    xor rdi, r8                         ; x15 ^= x0
-    rol rdi, 59                         ; x15 >>>= 5
-    sub r8, rdi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rcx, r12                        ; x13 ^= x6
-    rol rcx, 16                         ; x13 >>>= 48
-    sub r12, rcx                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rsi, r9                         ; x1 ^= x14
-    rol rsi, 17                         ; x1 >>>= 47
-    sub r9, rsi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rax                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rax, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rax          ; spill x10
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rax, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rdi, r8
+; x15 >>>= 5
+    rol rdi, 59
+; x0 -= x15
+    sub r8, rdi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rcx, r12
+; x13 >>>= 48
+    rol rcx, 16
+; x6 -= x13
+    sub r12, rcx
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rsi, r9
+; x1 >>>= 47
+    rol rsi, 17
+; x14 -= x1
+    sub r9, rsi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rax
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rax, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rax
+; x12 -= x7
+    mov rax, qword [rsp + 208]
+    sub rax, r13
 ; inverse round 58
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rsi, r12                        ; x1 ^= x6
-    rol rsi, 51                         ; x1 >>>= 13
-    sub r12, rsi                        ; x6 -= x1
-    xor rdi, rax                        ; x15 ^= x12
-    rol rdi, 30                         ; x15 >>>= 34
-    sub rax, rdi                        ; x12 -= x15
-    xor rcx, r9                         ; x13 ^= x14
-    rol rcx, 23                         ; x13 >>>= 41
-    sub r9, rcx                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rsi          ; spill x1
-    mov rsi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rsi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rsi, r12
+; x1 >>>= 13
+    rol rsi, 51
+; x6 -= x1
+    sub r12, rsi
+; x15 ^= x12
+    xor rdi, rax
+; x15 >>>= 34
+    rol rdi, 30
+; x12 -= x15
+    sub rax, rdi
+; x13 ^= x14
+    xor rcx, r9
+; x13 >>>= 41
+    rol rcx, 23
+; x14 -= x13
+    sub r9, rcx
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rsi
+; x10 -= x9
+    mov rsi, qword [rsp + 216]
+    sub rsi, r15
 ; inverse round 57
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rcx, r10                        ; x13 ^= x2
-    rol rcx, 45                         ; x13 >>>= 19
-    sub r10, rcx                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rdi, rbx                        ; x15 ^= x4
-    rol rdi, 9                          ; x15 >>>= 55
-    sub rbx, rdi                        ; x4 -= x15
-    xor r13, rsi                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rsi, r13                        ; x10 -= x7
-    xor r11, rax                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rax, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rdi          ; spill x15
-    mov rdi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rdi, r14                        ; x1 ^= x8
-    rol rdi, 12                         ; x1 >>>= 52
-    sub r14, rdi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rcx, r10
+; x13 >>>= 19
+    rol rcx, 45
+; x2 -= x13
+    sub r10, rcx
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rdi, rbx
+; x15 >>>= 55
+    rol rdi, 9
+; x4 -= x15
+    sub rbx, rdi
+; x7 ^= x10
+    xor r13, rsi
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rsi, r13
+; x3 ^= x12
+    xor r11, rax
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rax, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rdi
+; x1 ^= x8
+    mov rdi, qword [rsp + 224]
+    xor rdi, r14
+; x1 >>>= 52
+    rol rdi, 12
+; x8 -= x1
+    sub r14, rdi
 ; inverse round 56
-    xor rdi, r8                         ; x1 ^= x0
-    rol rdi, 40                         ; x1 >>>= 24
-    sub r8, rdi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rsi                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rsi, rdx                        ; x10 -= x11
-    xor rcx, rax                        ; x13 ^= x12
-    rol rcx, 42                         ; x13 >>>= 22
-    sub rax, rcx                        ; x12 -= x13
-    mov qword [rsp + 192], rcx          ; spill x13
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rcx, r9                         ; x15 ^= x14
-    rol rcx, 27                         ; x15 >>>= 37
-    sub r9, rcx                         ; x14 -= x15
+; x1 ^= x0
+    xor rdi, r8
+; x1 >>>= 24
+    rol rdi, 40
+; x0 -= x1
+    sub r8, rdi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rsi
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rsi, rdx
+; x13 ^= x12
+    xor rcx, rax
+; x13 >>>= 22
+    rol rcx, 42
+; x12 -= x13
+    sub rax, rcx
+    mov qword [rsp + 192], rcx
+; x15 ^= x14
+    mov rcx, qword [rsp + 232]
+    xor rcx, r9
+; x15 >>>= 37
+    rol rcx, 27
+; x14 -= x15
+    sub r9, rcx
 ; subtract subkey 14
-    sub r8, qword [rsp + 40]            ; x0 -= k14
-    sub rdi, qword [rsp + 88]           ; x1 -= k15
-    sub r10, qword [rsp + 96]           ; x2 -= k16
-    sub r11, qword [rsp + 48]           ; x3 -= k0
-    sub rbx, qword [rsp + 56]           ; x4 -= k1
-    sub rbp, qword [rsp + 104]          ; x5 -= k2
-    sub r12, qword [rsp + 112]          ; x6 -= k3
-    sub r13, qword [rsp + 120]          ; x7 -= k4
-    sub r14, qword [rsp + 128]          ; x8 -= k5
-    sub r15, qword [rsp + 136]          ; x9 -= k6
-    sub rsi, qword [rsp + 144]          ; x10 -= k7
-    sub rdx, qword [rsp + 152]          ; x11 -= k8
-    sub rax, qword [rsp + 160]          ; x12 -= k9
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 192]          ; reload x13 for 'x13 -= k10'
-    sub rax, qword [rsp + 64]           ; x13 -= k10
-    sub r9, qword [rsp + 72]            ; x14 -= k11
-    sub rcx, qword [rsp + 80]           ; x15 -= k12
-    sub rax, qword [rsp + 184]          ; x13 -= t2
-    sub r9, qword [rsp + 176]           ; x14 -= t0
-    sub rcx, 0xe                        ; x15 -= 0xe
+; x0 -= k14
+    sub r8, qword [rsp + 40]
+; x1 -= k15
+    sub rdi, qword [rsp + 88]
+; x2 -= k16
+    sub r10, qword [rsp + 96]
+; x3 -= k0
+    sub r11, qword [rsp + 48]
+; x4 -= k1
+    sub rbx, qword [rsp + 56]
+; x5 -= k2
+    sub rbp, qword [rsp + 104]
+; x6 -= k3
+    sub r12, qword [rsp + 112]
+; x7 -= k4
+    sub r13, qword [rsp + 120]
+; x8 -= k5
+    sub r14, qword [rsp + 128]
+; x9 -= k6
+    sub r15, qword [rsp + 136]
+; x10 -= k7
+    sub rsi, qword [rsp + 144]
+; x11 -= k8
+    sub rdx, qword [rsp + 152]
+; x12 -= k9
+    sub rax, qword [rsp + 160]
+    mov qword [rsp + 208], rax
+; x13 -= k10
+    mov rax, qword [rsp + 192]
+    sub rax, qword [rsp + 64]
+; x14 -= k11
+    sub r9, qword [rsp + 72]
+; x15 -= k12
+    sub rcx, qword [rsp + 80]
+; x13 -= t2
+    sub rax, qword [rsp + 184]
+; x14 -= t0
+    sub r9, qword [rsp + 176]
+; x15 -= 0xe
+    sub rcx, 0xe
 ; inverse round 55
-    xor rcx, r8                         ; x15 ^= x0
-    rol rcx, 55                         ; x15 >>>= 9
-    sub r8, rcx                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rax, r12                        ; x13 ^= x6
-    rol rax, 29                         ; x13 >>>= 35
-    sub r12, rax                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rdi, r9                         ; x1 ^= x14
-    rol rdi, 41                         ; x1 >>>= 23
-    sub r9, rdi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rsi                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rsi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rsi          ; spill x10
-    mov rsi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rsi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rcx, r8
+; x15 >>>= 9
+    rol rcx, 55
+; x0 -= x15
+    sub r8, rcx
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rax, r12
+; x13 >>>= 35
+    rol rax, 29
+; x6 -= x13
+    sub r12, rax
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rdi, r9
+; x1 >>>= 23
+    rol rdi, 41
+; x14 -= x1
+    sub r9, rdi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rsi
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rsi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rsi
+; x12 -= x7
+    mov rsi, qword [rsp + 208]
+    sub rsi, r13
 ; inverse round 54
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rdi, r12                        ; x1 ^= x6
-    rol rdi, 18                         ; x1 >>>= 46
-    sub r12, rdi                        ; x6 -= x1
-    xor rcx, rsi                        ; x15 ^= x12
-    rol rcx, 45                         ; x15 >>>= 19
-    sub rsi, rcx                        ; x12 -= x15
-    xor rax, r9                         ; x13 ^= x14
-    rol rax, 22                         ; x13 >>>= 42
-    sub r9, rax                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rdi          ; spill x1
-    mov rdi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rdi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rdi, r12
+; x1 >>>= 46
+    rol rdi, 18
+; x6 -= x1
+    sub r12, rdi
+; x15 ^= x12
+    xor rcx, rsi
+; x15 >>>= 19
+    rol rcx, 45
+; x12 -= x15
+    sub rsi, rcx
+; x13 ^= x14
+    xor rax, r9
+; x13 >>>= 42
+    rol rax, 22
+; x14 -= x13
+    sub r9, rax
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rdi
+; x10 -= x9
+    mov rdi, qword [rsp + 216]
+    sub rdi, r15
 ; inverse round 53
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rax, r10                        ; x13 ^= x2
-    rol rax, 30                         ; x13 >>>= 34
-    sub r10, rax                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rcx, rbx                        ; x15 ^= x4
-    rol rcx, 13                         ; x15 >>>= 51
-    sub rbx, rcx                        ; x4 -= x15
-    xor r13, rdi                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rdi, r13                        ; x10 -= x7
-    xor r11, rsi                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rsi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rcx, r14                        ; x1 ^= x8
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r14, rcx                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rax, r10
+; x13 >>>= 34
+    rol rax, 30
+; x2 -= x13
+    sub r10, rax
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rcx, rbx
+; x15 >>>= 51
+    rol rcx, 13
+; x4 -= x15
+    sub rbx, rcx
+; x7 ^= x10
+    xor r13, rdi
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rdi, r13
+; x3 ^= x12
+    xor r11, rsi
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rsi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rcx
+; x1 ^= x8
+    mov rcx, qword [rsp + 224]
+    xor rcx, r14
+; x1 >>>= 41
+    rol rcx, 23
+; x8 -= x1
+    sub r14, rcx
 ; inverse round 52
-    xor rcx, r8                         ; x1 ^= x0
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r8, rcx                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rdi                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rdi, rdx                        ; x10 -= x11
-    xor rax, rsi                        ; x13 ^= x12
-    rol rax, 20                         ; x13 >>>= 44
-    sub rsi, rax                        ; x12 -= x13
-    mov qword [rsp + 192], rax          ; spill x13
-    mov rax, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rax, r9                         ; x15 ^= x14
-    rol rax, 34                         ; x15 >>>= 30
-    sub r9, rax                         ; x14 -= x15
+; x1 ^= x0
+    xor rcx, r8
+; x1 >>>= 41
+    rol rcx, 23
+; x0 -= x1
+    sub r8, rcx
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rdi
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rdi, rdx
+; x13 ^= x12
+    xor rax, rsi
+; x13 >>>= 44
+    rol rax, 20
+; x12 -= x13
+    sub rsi, rax
+    mov qword [rsp + 192], rax
+; x15 ^= x14
+    mov rax, qword [rsp + 232]
+    xor rax, r9
+; x15 >>>= 30
+    rol rax, 34
+; x14 -= x15
+    sub r9, rax
 ; subtract subkey 13
-    sub r8, qword [rsp + 32]            ; x0 -= k13
-    sub rcx, qword [rsp + 40]           ; x1 -= k14
-    sub r10, qword [rsp + 88]           ; x2 -= k15
-    sub r11, qword [rsp + 96]           ; x3 -= k16
-    sub rbx, qword [rsp + 48]           ; x4 -= k0
-    sub rbp, qword [rsp + 56]           ; x5 -= k1
-    sub r12, qword [rsp + 104]          ; x6 -= k2
-    sub r13, qword [rsp + 112]          ; x7 -= k3
-    sub r14, qword [rsp + 120]          ; x8 -= k4
-    sub r15, qword [rsp + 128]          ; x9 -= k5
-    sub rdi, qword [rsp + 136]          ; x10 -= k6
-    sub rdx, qword [rsp + 144]          ; x11 -= k7
-    sub rsi, qword [rsp + 152]          ; x12 -= k8
-    mov qword [rsp + 208], rsi          ; spill x12
-    mov rsi, qword [rsp + 192]          ; reload x13 for 'x13 -= k9'
-    sub rsi, qword [rsp + 160]          ; x13 -= k9
-    sub r9, qword [rsp + 64]            ; x14 -= k10
-    sub rax, qword [rsp + 72]           ; x15 -= k11
-    sub rsi, qword [rsp + 168]          ; x13 -= t1
-    sub r9, qword [rsp + 184]           ; x14 -= t2
-    sub rax, 0xd                        ; x15 -= 0xd
+; x0 -= k13
+    sub r8, qword [rsp + 32]
+; x1 -= k14
+    sub rcx, qword [rsp + 40]
+; x2 -= k15
+    sub r10, qword [rsp + 88]
+; x3 -= k16
+    sub r11, qword [rsp + 96]
+; x4 -= k0
+    sub rbx, qword [rsp + 48]
+; x5 -= k1
+    sub rbp, qword [rsp + 56]
+; x6 -= k2
+    sub r12, qword [rsp + 104]
+; x7 -= k3
+    sub r13, qword [rsp + 112]
+; x8 -= k4
+    sub r14, qword [rsp + 120]
+; x9 -= k5
+    sub r15, qword [rsp + 128]
+; x10 -= k6
+    sub rdi, qword [rsp + 136]
+; x11 -= k7
+    sub rdx, qword [rsp + 144]
+; x12 -= k8
+    sub rsi, qword [rsp + 152]
+    mov qword [rsp + 208], rsi
+; x13 -= k9
+    mov rsi, qword [rsp + 192]
+    sub rsi, qword [rsp + 160]
+; x14 -= k10
+    sub r9, qword [rsp + 64]
+; x15 -= k11
+    sub rax, qword [rsp + 72]
+; x13 -= t1
+    sub rsi, qword [rsp + 168]
+; x14 -= t2
+    sub r9, qword [rsp + 184]
+; x15 -= 0xd
+    sub rax, 0xd
 ; inverse round 51
-    xor rax, r8                         ; x15 ^= x0
-    rol rax, 59                         ; x15 >>>= 5
-    sub r8, rax                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rsi, r12                        ; x13 ^= x6
-    rol rsi, 16                         ; x13 >>>= 48
-    sub r12, rsi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rcx, r9                         ; x1 ^= x14
-    rol rcx, 17                         ; x1 >>>= 47
-    sub r9, rcx                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rdi                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rdi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rdi          ; spill x10
-    mov rdi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rdi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rax, r8
+; x15 >>>= 5
+    rol rax, 59
+; x0 -= x15
+    sub r8, rax
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rsi, r12
+; x13 >>>= 48
+    rol rsi, 16
+; x6 -= x13
+    sub r12, rsi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rcx, r9
+; x1 >>>= 47
+    rol rcx, 17
+; x14 -= x1
+    sub r9, rcx
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rdi
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rdi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rdi
+; x12 -= x7
+    mov rdi, qword [rsp + 208]
+    sub rdi, r13
 ; inverse round 50
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rcx, r12                        ; x1 ^= x6
-    rol rcx, 51                         ; x1 >>>= 13
-    sub r12, rcx                        ; x6 -= x1
-    xor rax, rdi                        ; x15 ^= x12
-    rol rax, 30                         ; x15 >>>= 34
-    sub rdi, rax                        ; x12 -= x15
-    xor rsi, r9                         ; x13 ^= x14
-    rol rsi, 23                         ; x13 >>>= 41
-    sub r9, rsi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rcx          ; spill x1
-    mov rcx, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rcx, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rcx, r12
+; x1 >>>= 13
+    rol rcx, 51
+; x6 -= x1
+    sub r12, rcx
+; x15 ^= x12
+    xor rax, rdi
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
+    sub rdi, rax
+; x13 ^= x14
+    xor rsi, r9
+; x13 >>>= 41
+    rol rsi, 23
+; x14 -= x13
+    sub r9, rsi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rcx
+; x10 -= x9
+    mov rcx, qword [rsp + 216]
+    sub rcx, r15
 ; inverse round 49
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rsi, r10                        ; x13 ^= x2
-    rol rsi, 45                         ; x13 >>>= 19
-    sub r10, rsi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rax, rbx                        ; x15 ^= x4
-    rol rax, 9                          ; x15 >>>= 55
-    sub rbx, rax                        ; x4 -= x15
-    xor r13, rcx                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rcx, r13                        ; x10 -= x7
-    xor r11, rdi                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rdi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rax          ; spill x15
-    mov rax, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rax, r14                        ; x1 ^= x8
-    rol rax, 12                         ; x1 >>>= 52
-    sub r14, rax                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rsi, r10
+; x13 >>>= 19
+    rol rsi, 45
+; x2 -= x13
+    sub r10, rsi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rax, rbx
+; x15 >>>= 55
+    rol rax, 9
+; x4 -= x15
+    sub rbx, rax
+; x7 ^= x10
+    xor r13, rcx
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rcx, r13
+; x3 ^= x12
+    xor r11, rdi
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rdi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rax
+; x1 ^= x8
+    mov rax, qword [rsp + 224]
+    xor rax, r14
+; x1 >>>= 52
+    rol rax, 12
+; x8 -= x1
+    sub r14, rax
 ; inverse round 48
-    xor rax, r8                         ; x1 ^= x0
-    rol rax, 40                         ; x1 >>>= 24
-    sub r8, rax                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rcx                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rcx, rdx                        ; x10 -= x11
-    xor rsi, rdi                        ; x13 ^= x12
-    rol rsi, 42                         ; x13 >>>= 22
-    sub rdi, rsi                        ; x12 -= x13
-    mov qword [rsp + 192], rsi          ; spill x13
-    mov rsi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rsi, r9                         ; x15 ^= x14
-    rol rsi, 27                         ; x15 >>>= 37
-    sub r9, rsi                         ; x14 -= x15
+; x1 ^= x0
+    xor rax, r8
+; x1 >>>= 24
+    rol rax, 40
+; x0 -= x1
+    sub r8, rax
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rcx
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rcx, rdx
+; x13 ^= x12
+    xor rsi, rdi
+; x13 >>>= 22
+    rol rsi, 42
+; x12 -= x13
+    sub rdi, rsi
+    mov qword [rsp + 192], rsi
+; x15 ^= x14
+    mov rsi, qword [rsp + 232]
+    xor rsi, r9
+; x15 >>>= 37
+    rol rsi, 27
+; x14 -= x15
+    sub r9, rsi
 ; subtract subkey 12
-    sub r8, qword [rsp + 80]            ; x0 -= k12
-    sub rax, qword [rsp + 32]           ; x1 -= k13
-    sub r10, qword [rsp + 40]           ; x2 -= k14
-    sub r11, qword [rsp + 88]           ; x3 -= k15
-    sub rbx, qword [rsp + 96]           ; x4 -= k16
-    sub rbp, qword [rsp + 48]           ; x5 -= k0
-    sub r12, qword [rsp + 56]           ; x6 -= k1
-    sub r13, qword [rsp + 104]          ; x7 -= k2
-    sub r14, qword [rsp + 112]          ; x8 -= k3
-    sub r15, qword [rsp + 120]          ; x9 -= k4
-    sub rcx, qword [rsp + 128]          ; x10 -= k5
-    sub rdx, qword [rsp + 136]          ; x11 -= k6
-    sub rdi, qword [rsp + 144]          ; x12 -= k7
-    mov qword [rsp + 208], rdi          ; spill x12
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 -= k8'
-    sub rdi, qword [rsp + 152]          ; x13 -= k8
-    sub r9, qword [rsp + 160]           ; x14 -= k9
-    sub rsi, qword [rsp + 64]           ; x15 -= k10
-    sub rdi, qword [rsp + 176]          ; x13 -= t0
-    sub r9, qword [rsp + 168]           ; x14 -= t1
-    sub rsi, 0xc                        ; x15 -= 0xc
+; x0 -= k12
+    sub r8, qword [rsp + 80]
+; x1 -= k13
+    sub rax, qword [rsp + 32]
+; x2 -= k14
+    sub r10, qword [rsp + 40]
+; x3 -= k15
+    sub r11, qword [rsp + 88]
+; x4 -= k16
+    sub rbx, qword [rsp + 96]
+; x5 -= k0
+    sub rbp, qword [rsp + 48]
+; x6 -= k1
+    sub r12, qword [rsp + 56]
+; x7 -= k2
+    sub r13, qword [rsp + 104]
+; x8 -= k3
+    sub r14, qword [rsp + 112]
+; x9 -= k4
+    sub r15, qword [rsp + 120]
+; x10 -= k5
+    sub rcx, qword [rsp + 128]
+; x11 -= k6
+    sub rdx, qword [rsp + 136]
+; x12 -= k7
+    sub rdi, qword [rsp + 144]
+    mov qword [rsp + 208], rdi
+; x13 -= k8
+    mov rdi, qword [rsp + 192]
+    sub rdi, qword [rsp + 152]
+; x14 -= k9
+    sub r9, qword [rsp + 160]
+; x15 -= k10
+    sub rsi, qword [rsp + 64]
+; x13 -= t0
+    sub rdi, qword [rsp + 176]
+; x14 -= t1
+    sub r9, qword [rsp + 168]
+; x15 -= 0xc
+    sub rsi, 0xc
 ; inverse round 47
-    xor rsi, r8                         ; x15 ^= x0
-    rol rsi, 55                         ; x15 >>>= 9
-    sub r8, rsi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rdi, r12                        ; x13 ^= x6
-    rol rdi, 29                         ; x13 >>>= 35
-    sub r12, rdi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rax, r9                         ; x1 ^= x14
-    rol rax, 41                         ; x1 >>>= 23
-    sub r9, rax                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rcx                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rcx, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rcx          ; spill x10
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rcx, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rsi, r8
+; x15 >>>= 9
+    rol rsi, 55
+; x0 -= x15
+    sub r8, rsi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rdi, r12
+; x13 >>>= 35
+    rol rdi, 29
+; x6 -= x13
+    sub r12, rdi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rax, r9
+; x1 >>>= 23
+    rol rax, 41
+; x14 -= x1
+    sub r9, rax
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rcx
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rcx, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rcx
+; x12 -= x7
+    mov rcx, qword [rsp + 208]
+    sub rcx, r13
 ; inverse round 46
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rax, r12                        ; x1 ^= x6
-    rol rax, 18                         ; x1 >>>= 46
-    sub r12, rax                        ; x6 -= x1
-    xor rsi, rcx                        ; x15 ^= x12
-    rol rsi, 45                         ; x15 >>>= 19
-    sub rcx, rsi                        ; x12 -= x15
-    xor rdi, r9                         ; x13 ^= x14
-    rol rdi, 22                         ; x13 >>>= 42
-    sub r9, rdi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rax          ; spill x1
-    mov rax, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rax, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rax, r12
+; x1 >>>= 46
+    rol rax, 18
+; x6 -= x1
+    sub r12, rax
+; x15 ^= x12
+    xor rsi, rcx
+; x15 >>>= 19
+    rol rsi, 45
+; x12 -= x15
+    sub rcx, rsi
+; x13 ^= x14
+    xor rdi, r9
+; x13 >>>= 42
+    rol rdi, 22
+; x14 -= x13
+    sub r9, rdi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rax
+; x10 -= x9
+    mov rax, qword [rsp + 216]
+    sub rax, r15
 ; inverse round 45
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rdi, r10                        ; x13 ^= x2
-    rol rdi, 30                         ; x13 >>>= 34
-    sub r10, rdi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rsi, rbx                        ; x15 ^= x4
-    rol rsi, 13                         ; x15 >>>= 51
-    sub rbx, rsi                        ; x4 -= x15
-    xor r13, rax                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rax, r13                        ; x10 -= x7
-    xor r11, rcx                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rcx, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rsi          ; spill x15
-    mov rsi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rsi, r14                        ; x1 ^= x8
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r14, rsi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rdi, r10
+; x13 >>>= 34
+    rol rdi, 30
+; x2 -= x13
+    sub r10, rdi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rsi, rbx
+; x15 >>>= 51
+    rol rsi, 13
+; x4 -= x15
+    sub rbx, rsi
+; x7 ^= x10
+    xor r13, rax
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rax, r13
+; x3 ^= x12
+    xor r11, rcx
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rcx, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rsi
+; x1 ^= x8
+    mov rsi, qword [rsp + 224]
+    xor rsi, r14
+; x1 >>>= 41
+    rol rsi, 23
+; x8 -= x1
+    sub r14, rsi
 ; inverse round 44
-    xor rsi, r8                         ; x1 ^= x0
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r8, rsi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rax                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rax, rdx                        ; x10 -= x11
-    xor rdi, rcx                        ; x13 ^= x12
-    rol rdi, 20                         ; x13 >>>= 44
-    sub rcx, rdi                        ; x12 -= x13
-    mov qword [rsp + 192], rdi          ; spill x13
-    mov rdi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rdi, r9                         ; x15 ^= x14
-    rol rdi, 34                         ; x15 >>>= 30
-    sub r9, rdi                         ; x14 -= x15
+; x1 ^= x0
+    xor rsi, r8
+; x1 >>>= 41
+    rol rsi, 23
+; x0 -= x1
+    sub r8, rsi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rax
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rax, rdx
+; x13 ^= x12
+    xor rdi, rcx
+; x13 >>>= 44
+    rol rdi, 20
+; x12 -= x13
+    sub rcx, rdi
+    mov qword [rsp + 192], rdi
+; x15 ^= x14
+    mov rdi, qword [rsp + 232]
+    xor rdi, r9
+; x15 >>>= 30
+    rol rdi, 34
+; x14 -= x15
+    sub r9, rdi
 ; subtract subkey 11
-    sub r8, qword [rsp + 72]            ; x0 -= k11
-    sub rsi, qword [rsp + 80]           ; x1 -= k12
-    sub r10, qword [rsp + 32]           ; x2 -= k13
-    sub r11, qword [rsp + 40]           ; x3 -= k14
-    sub rbx, qword [rsp + 88]           ; x4 -= k15
-    sub rbp, qword [rsp + 96]           ; x5 -= k16
-    sub r12, qword [rsp + 48]           ; x6 -= k0
-    sub r13, qword [rsp + 56]           ; x7 -= k1
-    sub r14, qword [rsp + 104]          ; x8 -= k2
-    sub r15, qword [rsp + 112]          ; x9 -= k3
-    sub rax, qword [rsp + 120]          ; x10 -= k4
-    sub rdx, qword [rsp + 128]          ; x11 -= k5
-    sub rcx, qword [rsp + 136]          ; x12 -= k6
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 192]          ; reload x13 for 'x13 -= k7'
-    sub rcx, qword [rsp + 144]          ; x13 -= k7
-    sub r9, qword [rsp + 152]           ; x14 -= k8
-    sub rdi, qword [rsp + 160]          ; x15 -= k9
-    sub rcx, qword [rsp + 184]          ; x13 -= t2
-    sub r9, qword [rsp + 176]           ; x14 -= t0
-    sub rdi, 0xb                        ; x15 -= 0xb
+; x0 -= k11
+    sub r8, qword [rsp + 72]
+; x1 -= k12
+    sub rsi, qword [rsp + 80]
+; x2 -= k13
+    sub r10, qword [rsp + 32]
+; x3 -= k14
+    sub r11, qword [rsp + 40]
+; x4 -= k15
+    sub rbx, qword [rsp + 88]
+; x5 -= k16
+    sub rbp, qword [rsp + 96]
+; x6 -= k0
+    sub r12, qword [rsp + 48]
+; x7 -= k1
+    sub r13, qword [rsp + 56]
+; x8 -= k2
+    sub r14, qword [rsp + 104]
+; x9 -= k3
+    sub r15, qword [rsp + 112]
+; x10 -= k4
+    sub rax, qword [rsp + 120]
+; x11 -= k5
+    sub rdx, qword [rsp + 128]
+; x12 -= k6
+    sub rcx, qword [rsp + 136]
+    mov qword [rsp + 208], rcx
+; x13 -= k7
+    mov rcx, qword [rsp + 192]
+    sub rcx, qword [rsp + 144]
+; x14 -= k8
+    sub r9, qword [rsp + 152]
+; x15 -= k9
+    sub rdi, qword [rsp + 160]
+; x13 -= t2
+    sub rcx, qword [rsp + 184]
+; x14 -= t0
+    sub r9, qword [rsp + 176]
+; x15 -= 0xb
+    sub rdi, 0xb
 ; inverse round 43
-    xor rdi, r8                         ; x15 ^= x0
-    rol rdi, 59                         ; x15 >>>= 5
-    sub r8, rdi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rcx, r12                        ; x13 ^= x6
-    rol rcx, 16                         ; x13 >>>= 48
-    sub r12, rcx                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rsi, r9                         ; x1 ^= x14
-    rol rsi, 17                         ; x1 >>>= 47
-    sub r9, rsi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rax                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rax, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rax          ; spill x10
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rax, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rdi, r8
+; x15 >>>= 5
+    rol rdi, 59
+; x0 -= x15
+    sub r8, rdi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rcx, r12
+; x13 >>>= 48
+    rol rcx, 16
+; x6 -= x13
+    sub r12, rcx
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rsi, r9
+; x1 >>>= 47
+    rol rsi, 17
+; x14 -= x1
+    sub r9, rsi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rax
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rax, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rax
+; x12 -= x7
+    mov rax, qword [rsp + 208]
+    sub rax, r13
 ; inverse round 42
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rsi, r12                        ; x1 ^= x6
-    rol rsi, 51                         ; x1 >>>= 13
-    sub r12, rsi                        ; x6 -= x1
-    xor rdi, rax                        ; x15 ^= x12
-    rol rdi, 30                         ; x15 >>>= 34
-    sub rax, rdi                        ; x12 -= x15
-    xor rcx, r9                         ; x13 ^= x14
-    rol rcx, 23                         ; x13 >>>= 41
-    sub r9, rcx                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rsi          ; spill x1
-    mov rsi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rsi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rsi, r12
+; x1 >>>= 13
+    rol rsi, 51
+; x6 -= x1
+    sub r12, rsi
+; x15 ^= x12
+    xor rdi, rax
+; x15 >>>= 34
+    rol rdi, 30
+; x12 -= x15
+    sub rax, rdi
+; x13 ^= x14
+    xor rcx, r9
+; x13 >>>= 41
+    rol rcx, 23
+; x14 -= x13
+    sub r9, rcx
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rsi
+; x10 -= x9
+    mov rsi, qword [rsp + 216]
+    sub rsi, r15
 ; inverse round 41
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rcx, r10                        ; x13 ^= x2
-    rol rcx, 45                         ; x13 >>>= 19
-    sub r10, rcx                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rdi, rbx                        ; x15 ^= x4
-    rol rdi, 9                          ; x15 >>>= 55
-    sub rbx, rdi                        ; x4 -= x15
-    xor r13, rsi                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rsi, r13                        ; x10 -= x7
-    xor r11, rax                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rax, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rdi          ; spill x15
-    mov rdi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rdi, r14                        ; x1 ^= x8
-    rol rdi, 12                         ; x1 >>>= 52
-    sub r14, rdi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rcx, r10
+; x13 >>>= 19
+    rol rcx, 45
+; x2 -= x13
+    sub r10, rcx
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rdi, rbx
+; x15 >>>= 55
+    rol rdi, 9
+; x4 -= x15
+    sub rbx, rdi
+; x7 ^= x10
+    xor r13, rsi
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rsi, r13
+; x3 ^= x12
+    xor r11, rax
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rax, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rdi
+; x1 ^= x8
+    mov rdi, qword [rsp + 224]
+    xor rdi, r14
+; x1 >>>= 52
+    rol rdi, 12
+; x8 -= x1
+    sub r14, rdi
 ; inverse round 40
-    xor rdi, r8                         ; x1 ^= x0
-    rol rdi, 40                         ; x1 >>>= 24
-    sub r8, rdi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rsi                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rsi, rdx                        ; x10 -= x11
-    xor rcx, rax                        ; x13 ^= x12
-    rol rcx, 42                         ; x13 >>>= 22
-    sub rax, rcx                        ; x12 -= x13
-    mov qword [rsp + 192], rcx          ; spill x13
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rcx, r9                         ; x15 ^= x14
-    rol rcx, 27                         ; x15 >>>= 37
-    sub r9, rcx                         ; x14 -= x15
+; x1 ^= x0
+    xor rdi, r8
+; x1 >>>= 24
+    rol rdi, 40
+; x0 -= x1
+    sub r8, rdi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rsi
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rsi, rdx
+; x13 ^= x12
+    xor rcx, rax
+; x13 >>>= 22
+    rol rcx, 42
+; x12 -= x13
+    sub rax, rcx
+    mov qword [rsp + 192], rcx
+; x15 ^= x14
+    mov rcx, qword [rsp + 232]
+    xor rcx, r9
+; x15 >>>= 37
+    rol rcx, 27
+; x14 -= x15
+    sub r9, rcx
 ; subtract subkey 10
-    sub r8, qword [rsp + 64]            ; x0 -= k10
-    sub rdi, qword [rsp + 72]           ; x1 -= k11
-    sub r10, qword [rsp + 80]           ; x2 -= k12
-    sub r11, qword [rsp + 32]           ; x3 -= k13
-    sub rbx, qword [rsp + 40]           ; x4 -= k14
-    sub rbp, qword [rsp + 88]           ; x5 -= k15
-    sub r12, qword [rsp + 96]           ; x6 -= k16
-    sub r13, qword [rsp + 48]           ; x7 -= k0
-    sub r14, qword [rsp + 56]           ; x8 -= k1
-    sub r15, qword [rsp + 104]          ; x9 -= k2
-    sub rsi, qword [rsp + 112]          ; x10 -= k3
-    sub rdx, qword [rsp + 120]          ; x11 -= k4
-    sub rax, qword [rsp + 128]          ; x12 -= k5
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 192]          ; reload x13 for 'x13 -= k6'
-    sub rax, qword [rsp + 136]          ; x13 -= k6
-    sub r9, qword [rsp + 144]           ; x14 -= k7
-    sub rcx, qword [rsp + 152]          ; x15 -= k8
-    sub rax, qword [rsp + 168]          ; x13 -= t1
-    sub r9, qword [rsp + 184]           ; x14 -= t2
-    sub rcx, 0xa                        ; x15 -= 0xa
+; x0 -= k10
+    sub r8, qword [rsp + 64]
+; x1 -= k11
+    sub rdi, qword [rsp + 72]
+; x2 -= k12
+    sub r10, qword [rsp + 80]
+; x3 -= k13
+    sub r11, qword [rsp + 32]
+; x4 -= k14
+    sub rbx, qword [rsp + 40]
+; x5 -= k15
+    sub rbp, qword [rsp + 88]
+; x6 -= k16
+    sub r12, qword [rsp + 96]
+; x7 -= k0
+    sub r13, qword [rsp + 48]
+; x8 -= k1
+    sub r14, qword [rsp + 56]
+; x9 -= k2
+    sub r15, qword [rsp + 104]
+; x10 -= k3
+    sub rsi, qword [rsp + 112]
+; x11 -= k4
+    sub rdx, qword [rsp + 120]
+; x12 -= k5
+    sub rax, qword [rsp + 128]
+    mov qword [rsp + 208], rax
+; x13 -= k6
+    mov rax, qword [rsp + 192]
+    sub rax, qword [rsp + 136]
+; x14 -= k7
+    sub r9, qword [rsp + 144]
+; x15 -= k8
+    sub rcx, qword [rsp + 152]
+; x13 -= t1
+    sub rax, qword [rsp + 168]
+; x14 -= t2
+    sub r9, qword [rsp + 184]
+; x15 -= 0xa
+    sub rcx, 0xa
 ; inverse round 39
-    xor rcx, r8                         ; x15 ^= x0
-    rol rcx, 55                         ; x15 >>>= 9
-    sub r8, rcx                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rax, r12                        ; x13 ^= x6
-    rol rax, 29                         ; x13 >>>= 35
-    sub r12, rax                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rdi, r9                         ; x1 ^= x14
-    rol rdi, 41                         ; x1 >>>= 23
-    sub r9, rdi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rsi                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rsi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rsi          ; spill x10
-    mov rsi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rsi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rcx, r8
+; x15 >>>= 9
+    rol rcx, 55
+; x0 -= x15
+    sub r8, rcx
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rax, r12
+; x13 >>>= 35
+    rol rax, 29
+; x6 -= x13
+    sub r12, rax
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rdi, r9
+; x1 >>>= 23
+    rol rdi, 41
+; x14 -= x1
+    sub r9, rdi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rsi
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rsi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rsi
+; x12 -= x7
+    mov rsi, qword [rsp + 208]
+    sub rsi, r13
 ; inverse round 38
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rdi, r12                        ; x1 ^= x6
-    rol rdi, 18                         ; x1 >>>= 46
-    sub r12, rdi                        ; x6 -= x1
-    xor rcx, rsi                        ; x15 ^= x12
-    rol rcx, 45                         ; x15 >>>= 19
-    sub rsi, rcx                        ; x12 -= x15
-    xor rax, r9                         ; x13 ^= x14
-    rol rax, 22                         ; x13 >>>= 42
-    sub r9, rax                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rdi          ; spill x1
-    mov rdi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rdi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rdi, r12
+; x1 >>>= 46
+    rol rdi, 18
+; x6 -= x1
+    sub r12, rdi
+; x15 ^= x12
+    xor rcx, rsi
+; x15 >>>= 19
+    rol rcx, 45
+; x12 -= x15
+    sub rsi, rcx
+; x13 ^= x14
+    xor rax, r9
+; x13 >>>= 42
+    rol rax, 22
+; x14 -= x13
+    sub r9, rax
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rdi
+; x10 -= x9
+    mov rdi, qword [rsp + 216]
+    sub rdi, r15
 ; inverse round 37
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rax, r10                        ; x13 ^= x2
-    rol rax, 30                         ; x13 >>>= 34
-    sub r10, rax                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rcx, rbx                        ; x15 ^= x4
-    rol rcx, 13                         ; x15 >>>= 51
-    sub rbx, rcx                        ; x4 -= x15
-    xor r13, rdi                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rdi, r13                        ; x10 -= x7
-    xor r11, rsi                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rsi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rcx, r14                        ; x1 ^= x8
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r14, rcx                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rax, r10
+; x13 >>>= 34
+    rol rax, 30
+; x2 -= x13
+    sub r10, rax
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rcx, rbx
+; x15 >>>= 51
+    rol rcx, 13
+; x4 -= x15
+    sub rbx, rcx
+; x7 ^= x10
+    xor r13, rdi
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rdi, r13
+; x3 ^= x12
+    xor r11, rsi
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rsi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rcx
+; x1 ^= x8
+    mov rcx, qword [rsp + 224]
+    xor rcx, r14
+; x1 >>>= 41
+    rol rcx, 23
+; x8 -= x1
+    sub r14, rcx
 ; inverse round 36
-    xor rcx, r8                         ; x1 ^= x0
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r8, rcx                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rdi                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rdi, rdx                        ; x10 -= x11
-    xor rax, rsi                        ; x13 ^= x12
-    rol rax, 20                         ; x13 >>>= 44
-    sub rsi, rax                        ; x12 -= x13
-    mov qword [rsp + 192], rax          ; spill x13
-    mov rax, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rax, r9                         ; x15 ^= x14
-    rol rax, 34                         ; x15 >>>= 30
-    sub r9, rax                         ; x14 -= x15
+; x1 ^= x0
+    xor rcx, r8
+; x1 >>>= 41
+    rol rcx, 23
+; x0 -= x1
+    sub r8, rcx
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rdi
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rdi, rdx
+; x13 ^= x12
+    xor rax, rsi
+; x13 >>>= 44
+    rol rax, 20
+; x12 -= x13
+    sub rsi, rax
+    mov qword [rsp + 192], rax
+; x15 ^= x14
+    mov rax, qword [rsp + 232]
+    xor rax, r9
+; x15 >>>= 30
+    rol rax, 34
+; x14 -= x15
+    sub r9, rax
 ; subtract subkey 9
-    sub r8, qword [rsp + 160]           ; x0 -= k9
-    sub rcx, qword [rsp + 64]           ; x1 -= k10
-    sub r10, qword [rsp + 72]           ; x2 -= k11
-    sub r11, qword [rsp + 80]           ; x3 -= k12
-    sub rbx, qword [rsp + 32]           ; x4 -= k13
-    sub rbp, qword [rsp + 40]           ; x5 -= k14
-    sub r12, qword [rsp + 88]           ; x6 -= k15
-    sub r13, qword [rsp + 96]           ; x7 -= k16
-    sub r14, qword [rsp + 48]           ; x8 -= k0
-    sub r15, qword [rsp + 56]           ; x9 -= k1
-    sub rdi, qword [rsp + 104]          ; x10 -= k2
-    sub rdx, qword [rsp + 112]          ; x11 -= k3
-    sub rsi, qword [rsp + 120]          ; x12 -= k4
-    mov qword [rsp + 208], rsi          ; spill x12
-    mov rsi, qword [rsp + 192]          ; reload x13 for 'x13 -= k5'
-    sub rsi, qword [rsp + 128]          ; x13 -= k5
-    sub r9, qword [rsp + 136]           ; x14 -= k6
-    sub rax, qword [rsp + 144]          ; x15 -= k7
-    sub rsi, qword [rsp + 176]          ; x13 -= t0
-    sub r9, qword [rsp + 168]           ; x14 -= t1
-    sub rax, 9                          ; x15 -= 9
+; x0 -= k9
+    sub r8, qword [rsp + 160]
+; x1 -= k10
+    sub rcx, qword [rsp + 64]
+; x2 -= k11
+    sub r10, qword [rsp + 72]
+; x3 -= k12
+    sub r11, qword [rsp + 80]
+; x4 -= k13
+    sub rbx, qword [rsp + 32]
+; x5 -= k14
+    sub rbp, qword [rsp + 40]
+; x6 -= k15
+    sub r12, qword [rsp + 88]
+; x7 -= k16
+    sub r13, qword [rsp + 96]
+; x8 -= k0
+    sub r14, qword [rsp + 48]
+; x9 -= k1
+    sub r15, qword [rsp + 56]
+; x10 -= k2
+    sub rdi, qword [rsp + 104]
+; x11 -= k3
+    sub rdx, qword [rsp + 112]
+; x12 -= k4
+    sub rsi, qword [rsp + 120]
+    mov qword [rsp + 208], rsi
+; x13 -= k5
+    mov rsi, qword [rsp + 192]
+    sub rsi, qword [rsp + 128]
+; x14 -= k6
+    sub r9, qword [rsp + 136]
+; x15 -= k7
+    sub rax, qword [rsp + 144]
+; x13 -= t0
+    sub rsi, qword [rsp + 176]
+; x14 -= t1
+    sub r9, qword [rsp + 168]
+; x15 -= 9
+    sub rax, 9
 ; inverse round 35
-    xor rax, r8                         ; x15 ^= x0
-    rol rax, 59                         ; x15 >>>= 5
-    sub r8, rax                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rsi, r12                        ; x13 ^= x6
-    rol rsi, 16                         ; x13 >>>= 48
-    sub r12, rsi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rcx, r9                         ; x1 ^= x14
-    rol rcx, 17                         ; x1 >>>= 47
-    sub r9, rcx                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rdi                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rdi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rdi          ; spill x10
-    mov rdi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rdi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rax, r8
+; x15 >>>= 5
+    rol rax, 59
+; x0 -= x15
+    sub r8, rax
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rsi, r12
+; x13 >>>= 48
+    rol rsi, 16
+; x6 -= x13
+    sub r12, rsi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rcx, r9
+; x1 >>>= 47
+    rol rcx, 17
+; x14 -= x1
+    sub r9, rcx
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rdi
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rdi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rdi
+; x12 -= x7
+    mov rdi, qword [rsp + 208]
+    sub rdi, r13
 ; inverse round 34
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rcx, r12                        ; x1 ^= x6
-    rol rcx, 51                         ; x1 >>>= 13
-    sub r12, rcx                        ; x6 -= x1
-    xor rax, rdi                        ; x15 ^= x12
-    rol rax, 30                         ; x15 >>>= 34
-    sub rdi, rax                        ; x12 -= x15
-    xor rsi, r9                         ; x13 ^= x14
-    rol rsi, 23                         ; x13 >>>= 41
-    sub r9, rsi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rcx          ; spill x1
-    mov rcx, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rcx, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rcx, r12
+; x1 >>>= 13
+    rol rcx, 51
+; x6 -= x1
+    sub r12, rcx
+; x15 ^= x12
+    xor rax, rdi
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
+    sub rdi, rax
+; x13 ^= x14
+    xor rsi, r9
+; x13 >>>= 41
+    rol rsi, 23
+; x14 -= x13
+    sub r9, rsi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rcx
+; x10 -= x9
+    mov rcx, qword [rsp + 216]
+    sub rcx, r15
 ; inverse round 33
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rsi, r10                        ; x13 ^= x2
-    rol rsi, 45                         ; x13 >>>= 19
-    sub r10, rsi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rax, rbx                        ; x15 ^= x4
-    rol rax, 9                          ; x15 >>>= 55
-    sub rbx, rax                        ; x4 -= x15
-    xor r13, rcx                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rcx, r13                        ; x10 -= x7
-    xor r11, rdi                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rdi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rax          ; spill x15
-    mov rax, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rax, r14                        ; x1 ^= x8
-    rol rax, 12                         ; x1 >>>= 52
-    sub r14, rax                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rsi, r10
+; x13 >>>= 19
+    rol rsi, 45
+; x2 -= x13
+    sub r10, rsi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rax, rbx
+; x15 >>>= 55
+    rol rax, 9
+; x4 -= x15
+    sub rbx, rax
+; x7 ^= x10
+    xor r13, rcx
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rcx, r13
+; x3 ^= x12
+    xor r11, rdi
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rdi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rax
+; x1 ^= x8
+    mov rax, qword [rsp + 224]
+    xor rax, r14
+; x1 >>>= 52
+    rol rax, 12
+; x8 -= x1
+    sub r14, rax
 ; inverse round 32
-    xor rax, r8                         ; x1 ^= x0
-    rol rax, 40                         ; x1 >>>= 24
-    sub r8, rax                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rcx                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rcx, rdx                        ; x10 -= x11
-    xor rsi, rdi                        ; x13 ^= x12
-    rol rsi, 42                         ; x13 >>>= 22
-    sub rdi, rsi                        ; x12 -= x13
-    mov qword [rsp + 192], rsi          ; spill x13
-    mov rsi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rsi, r9                         ; x15 ^= x14
-    rol rsi, 27                         ; x15 >>>= 37
-    sub r9, rsi                         ; x14 -= x15
+; x1 ^= x0
+    xor rax, r8
+; x1 >>>= 24
+    rol rax, 40
+; x0 -= x1
+    sub r8, rax
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rcx
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rcx, rdx
+; x13 ^= x12
+    xor rsi, rdi
+; x13 >>>= 22
+    rol rsi, 42
+; x12 -= x13
+    sub rdi, rsi
+    mov qword [rsp + 192], rsi
+; x15 ^= x14
+    mov rsi, qword [rsp + 232]
+    xor rsi, r9
+; x15 >>>= 37
+    rol rsi, 27
+; x14 -= x15
+    sub r9, rsi
 ; subtract subkey 8
-    sub r8, qword [rsp + 152]           ; x0 -= k8
-    sub rax, qword [rsp + 160]          ; x1 -= k9
-    sub r10, qword [rsp + 64]           ; x2 -= k10
-    sub r11, qword [rsp + 72]           ; x3 -= k11
-    sub rbx, qword [rsp + 80]           ; x4 -= k12
-    sub rbp, qword [rsp + 32]           ; x5 -= k13
-    sub r12, qword [rsp + 40]           ; x6 -= k14
-    sub r13, qword [rsp + 88]           ; x7 -= k15
-    sub r14, qword [rsp + 96]           ; x8 -= k16
-    sub r15, qword [rsp + 48]           ; x9 -= k0
-    sub rcx, qword [rsp + 56]           ; x10 -= k1
-    sub rdx, qword [rsp + 104]          ; x11 -= k2
-    sub rdi, qword [rsp + 112]          ; x12 -= k3
-    mov qword [rsp + 208], rdi          ; spill x12
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 -= k4'
-    sub rdi, qword [rsp + 120]          ; x13 -= k4
-    sub r9, qword [rsp + 128]           ; x14 -= k5
-    sub rsi, qword [rsp + 136]          ; x15 -= k6
-    sub rdi, qword [rsp + 184]          ; x13 -= t2
-    sub r9, qword [rsp + 176]           ; x14 -= t0
-    sub rsi, 8                          ; x15 -= 8
+; x0 -= k8
+    sub r8, qword [rsp + 152]
+; x1 -= k9
+    sub rax, qword [rsp + 160]
+; x2 -= k10
+    sub r10, qword [rsp + 64]
+; x3 -= k11
+    sub r11, qword [rsp + 72]
+; x4 -= k12
+    sub rbx, qword [rsp + 80]
+; x5 -= k13
+    sub rbp, qword [rsp + 32]
+; x6 -= k14
+    sub r12, qword [rsp + 40]
+; x7 -= k15
+    sub r13, qword [rsp + 88]
+; x8 -= k16
+    sub r14, qword [rsp + 96]
+; x9 -= k0
+    sub r15, qword [rsp + 48]
+; x10 -= k1
+    sub rcx, qword [rsp + 56]
+; x11 -= k2
+    sub rdx, qword [rsp + 104]
+; x12 -= k3
+    sub rdi, qword [rsp + 112]
+    mov qword [rsp + 208], rdi
+; x13 -= k4
+    mov rdi, qword [rsp + 192]
+    sub rdi, qword [rsp + 120]
+; x14 -= k5
+    sub r9, qword [rsp + 128]
+; x15 -= k6
+    sub rsi, qword [rsp + 136]
+; x13 -= t2
+    sub rdi, qword [rsp + 184]
+; x14 -= t0
+    sub r9, qword [rsp + 176]
+; x15 -= 8
+    sub rsi, 8
 ; inverse round 31
-    xor rsi, r8                         ; x15 ^= x0
-    rol rsi, 55                         ; x15 >>>= 9
-    sub r8, rsi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rdi, r12                        ; x13 ^= x6
-    rol rdi, 29                         ; x13 >>>= 35
-    sub r12, rdi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rax, r9                         ; x1 ^= x14
-    rol rax, 41                         ; x1 >>>= 23
-    sub r9, rax                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rcx                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rcx, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rcx          ; spill x10
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rcx, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rsi, r8
+; x15 >>>= 9
+    rol rsi, 55
+; x0 -= x15
+    sub r8, rsi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rdi, r12
+; x13 >>>= 35
+    rol rdi, 29
+; x6 -= x13
+    sub r12, rdi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rax, r9
+; x1 >>>= 23
+    rol rax, 41
+; x14 -= x1
+    sub r9, rax
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rcx
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rcx, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rcx
+; x12 -= x7
+    mov rcx, qword [rsp + 208]
+    sub rcx, r13
 ; inverse round 30
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rax, r12                        ; x1 ^= x6
-    rol rax, 18                         ; x1 >>>= 46
-    sub r12, rax                        ; x6 -= x1
-    xor rsi, rcx                        ; x15 ^= x12
-    rol rsi, 45                         ; x15 >>>= 19
-    sub rcx, rsi                        ; x12 -= x15
-    xor rdi, r9                         ; x13 ^= x14
-    rol rdi, 22                         ; x13 >>>= 42
-    sub r9, rdi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rax          ; spill x1
-    mov rax, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rax, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rax, r12
+; x1 >>>= 46
+    rol rax, 18
+; x6 -= x1
+    sub r12, rax
+; x15 ^= x12
+    xor rsi, rcx
+; x15 >>>= 19
+    rol rsi, 45
+; x12 -= x15
+    sub rcx, rsi
+; x13 ^= x14
+    xor rdi, r9
+; x13 >>>= 42
+    rol rdi, 22
+; x14 -= x13
+    sub r9, rdi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rax
+; x10 -= x9
+    mov rax, qword [rsp + 216]
+    sub rax, r15
 ; inverse round 29
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rdi, r10                        ; x13 ^= x2
-    rol rdi, 30                         ; x13 >>>= 34
-    sub r10, rdi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rsi, rbx                        ; x15 ^= x4
-    rol rsi, 13                         ; x15 >>>= 51
-    sub rbx, rsi                        ; x4 -= x15
-    xor r13, rax                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rax, r13                        ; x10 -= x7
-    xor r11, rcx                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rcx, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rsi          ; spill x15
-    mov rsi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rsi, r14                        ; x1 ^= x8
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r14, rsi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rdi, r10
+; x13 >>>= 34
+    rol rdi, 30
+; x2 -= x13
+    sub r10, rdi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rsi, rbx
+; x15 >>>= 51
+    rol rsi, 13
+; x4 -= x15
+    sub rbx, rsi
+; x7 ^= x10
+    xor r13, rax
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rax, r13
+; x3 ^= x12
+    xor r11, rcx
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rcx, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rsi
+; x1 ^= x8
+    mov rsi, qword [rsp + 224]
+    xor rsi, r14
+; x1 >>>= 41
+    rol rsi, 23
+; x8 -= x1
+    sub r14, rsi
 ; inverse round 28
-    xor rsi, r8                         ; x1 ^= x0
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r8, rsi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rax                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rax, rdx                        ; x10 -= x11
-    xor rdi, rcx                        ; x13 ^= x12
-    rol rdi, 20                         ; x13 >>>= 44
-    sub rcx, rdi                        ; x12 -= x13
-    mov qword [rsp + 192], rdi          ; spill x13
-    mov rdi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rdi, r9                         ; x15 ^= x14
-    rol rdi, 34                         ; x15 >>>= 30
-    sub r9, rdi                         ; x14 -= x15
+; x1 ^= x0
+    xor rsi, r8
+; x1 >>>= 41
+    rol rsi, 23
+; x0 -= x1
+    sub r8, rsi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rax
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rax, rdx
+; x13 ^= x12
+    xor rdi, rcx
+; x13 >>>= 44
+    rol rdi, 20
+; x12 -= x13
+    sub rcx, rdi
+    mov qword [rsp + 192], rdi
+; x15 ^= x14
+    mov rdi, qword [rsp + 232]
+    xor rdi, r9
+; x15 >>>= 30
+    rol rdi, 34
+; x14 -= x15
+    sub r9, rdi
 ; subtract subkey 7
-    sub r8, qword [rsp + 144]           ; x0 -= k7
-    sub rsi, qword [rsp + 152]          ; x1 -= k8
-    sub r10, qword [rsp + 160]          ; x2 -= k9
-    sub r11, qword [rsp + 64]           ; x3 -= k10
-    sub rbx, qword [rsp + 72]           ; x4 -= k11
-    sub rbp, qword [rsp + 80]           ; x5 -= k12
-    sub r12, qword [rsp + 32]           ; x6 -= k13
-    sub r13, qword [rsp + 40]           ; x7 -= k14
-    sub r14, qword [rsp + 88]           ; x8 -= k15
-    sub r15, qword [rsp + 96]           ; x9 -= k16
-    sub rax, qword [rsp + 48]           ; x10 -= k0
-    sub rdx, qword [rsp + 56]           ; x11 -= k1
-    sub rcx, qword [rsp + 104]          ; x12 -= k2
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 192]          ; reload x13 for 'x13 -= k3'
-    sub rcx, qword [rsp + 112]          ; x13 -= k3
-    sub r9, qword [rsp + 120]           ; x14 -= k4
-    sub rdi, qword [rsp + 128]          ; x15 -= k5
-    sub rcx, qword [rsp + 168]          ; x13 -= t1
-    sub r9, qword [rsp + 184]           ; x14 -= t2
-    sub rdi, 7                          ; x15 -= 7
+; x0 -= k7
+    sub r8, qword [rsp + 144]
+; x1 -= k8
+    sub rsi, qword [rsp + 152]
+; x2 -= k9
+    sub r10, qword [rsp + 160]
+; x3 -= k10
+    sub r11, qword [rsp + 64]
+; x4 -= k11
+    sub rbx, qword [rsp + 72]
+; x5 -= k12
+    sub rbp, qword [rsp + 80]
+; x6 -= k13
+    sub r12, qword [rsp + 32]
+; x7 -= k14
+    sub r13, qword [rsp + 40]
+; x8 -= k15
+    sub r14, qword [rsp + 88]
+; x9 -= k16
+    sub r15, qword [rsp + 96]
+; x10 -= k0
+    sub rax, qword [rsp + 48]
+; x11 -= k1
+    sub rdx, qword [rsp + 56]
+; x12 -= k2
+    sub rcx, qword [rsp + 104]
+    mov qword [rsp + 208], rcx
+; x13 -= k3
+    mov rcx, qword [rsp + 192]
+    sub rcx, qword [rsp + 112]
+; x14 -= k4
+    sub r9, qword [rsp + 120]
+; x15 -= k5
+    sub rdi, qword [rsp + 128]
+; x13 -= t1
+    sub rcx, qword [rsp + 168]
+; x14 -= t2
+    sub r9, qword [rsp + 184]
+; x15 -= 7
+    sub rdi, 7
 ; inverse round 27
-    xor rdi, r8                         ; x15 ^= x0
-    rol rdi, 59                         ; x15 >>>= 5
-    sub r8, rdi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rcx, r12                        ; x13 ^= x6
-    rol rcx, 16                         ; x13 >>>= 48
-    sub r12, rcx                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rsi, r9                         ; x1 ^= x14
-    rol rsi, 17                         ; x1 >>>= 47
-    sub r9, rsi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rax                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rax, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rax          ; spill x10
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rax, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rdi, r8
+; x15 >>>= 5
+    rol rdi, 59
+; x0 -= x15
+    sub r8, rdi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rcx, r12
+; x13 >>>= 48
+    rol rcx, 16
+; x6 -= x13
+    sub r12, rcx
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rsi, r9
+; x1 >>>= 47
+    rol rsi, 17
+; x14 -= x1
+    sub r9, rsi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rax
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rax, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rax
+; x12 -= x7
+    mov rax, qword [rsp + 208]
+    sub rax, r13
 ; inverse round 26
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rsi, r12                        ; x1 ^= x6
-    rol rsi, 51                         ; x1 >>>= 13
-    sub r12, rsi                        ; x6 -= x1
-    xor rdi, rax                        ; x15 ^= x12
-    rol rdi, 30                         ; x15 >>>= 34
-    sub rax, rdi                        ; x12 -= x15
-    xor rcx, r9                         ; x13 ^= x14
-    rol rcx, 23                         ; x13 >>>= 41
-    sub r9, rcx                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rsi          ; spill x1
-    mov rsi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rsi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rsi, r12
+; x1 >>>= 13
+    rol rsi, 51
+; x6 -= x1
+    sub r12, rsi
+; x15 ^= x12
+    xor rdi, rax
+; x15 >>>= 34
+    rol rdi, 30
+; x12 -= x15
+    sub rax, rdi
+; x13 ^= x14
+    xor rcx, r9
+; x13 >>>= 41
+    rol rcx, 23
+; x14 -= x13
+    sub r9, rcx
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rsi
+; x10 -= x9
+    mov rsi, qword [rsp + 216]
+    sub rsi, r15
 ; inverse round 25
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rcx, r10                        ; x13 ^= x2
-    rol rcx, 45                         ; x13 >>>= 19
-    sub r10, rcx                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rdi, rbx                        ; x15 ^= x4
-    rol rdi, 9                          ; x15 >>>= 55
-    sub rbx, rdi                        ; x4 -= x15
-    xor r13, rsi                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rsi, r13                        ; x10 -= x7
-    xor r11, rax                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rax, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rdi          ; spill x15
-    mov rdi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rdi, r14                        ; x1 ^= x8
-    rol rdi, 12                         ; x1 >>>= 52
-    sub r14, rdi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rcx, r10
+; x13 >>>= 19
+    rol rcx, 45
+; x2 -= x13
+    sub r10, rcx
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rdi, rbx
+; x15 >>>= 55
+    rol rdi, 9
+; x4 -= x15
+    sub rbx, rdi
+; x7 ^= x10
+    xor r13, rsi
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rsi, r13
+; x3 ^= x12
+    xor r11, rax
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rax, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rdi
+; x1 ^= x8
+    mov rdi, qword [rsp + 224]
+    xor rdi, r14
+; x1 >>>= 52
+    rol rdi, 12
+; x8 -= x1
+    sub r14, rdi
 ; inverse round 24
-    xor rdi, r8                         ; x1 ^= x0
-    rol rdi, 40                         ; x1 >>>= 24
-    sub r8, rdi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rsi                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rsi, rdx                        ; x10 -= x11
-    xor rcx, rax                        ; x13 ^= x12
-    rol rcx, 42                         ; x13 >>>= 22
-    sub rax, rcx                        ; x12 -= x13
-    mov qword [rsp + 192], rcx          ; spill x13
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rcx, r9                         ; x15 ^= x14
-    rol rcx, 27                         ; x15 >>>= 37
-    sub r9, rcx                         ; x14 -= x15
+; x1 ^= x0
+    xor rdi, r8
+; x1 >>>= 24
+    rol rdi, 40
+; x0 -= x1
+    sub r8, rdi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rsi
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rsi, rdx
+; x13 ^= x12
+    xor rcx, rax
+; x13 >>>= 22
+    rol rcx, 42
+; x12 -= x13
+    sub rax, rcx
+    mov qword [rsp + 192], rcx
+; x15 ^= x14
+    mov rcx, qword [rsp + 232]
+    xor rcx, r9
+; x15 >>>= 37
+    rol rcx, 27
+; x14 -= x15
+    sub r9, rcx
 ; subtract subkey 6
-    sub r8, qword [rsp + 136]           ; x0 -= k6
-    sub rdi, qword [rsp + 144]          ; x1 -= k7
-    sub r10, qword [rsp + 152]          ; x2 -= k8
-    sub r11, qword [rsp + 160]          ; x3 -= k9
-    sub rbx, qword [rsp + 64]           ; x4 -= k10
-    sub rbp, qword [rsp + 72]           ; x5 -= k11
-    sub r12, qword [rsp + 80]           ; x6 -= k12
-    sub r13, qword [rsp + 32]           ; x7 -= k13
-    sub r14, qword [rsp + 40]           ; x8 -= k14
-    sub r15, qword [rsp + 88]           ; x9 -= k15
-    sub rsi, qword [rsp + 96]           ; x10 -= k16
-    sub rdx, qword [rsp + 48]           ; x11 -= k0
-    sub rax, qword [rsp + 56]           ; x12 -= k1
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 192]          ; reload x13 for 'x13 -= k2'
-    sub rax, qword [rsp + 104]          ; x13 -= k2
-    sub r9, qword [rsp + 112]           ; x14 -= k3
-    sub rcx, qword [rsp + 120]          ; x15 -= k4
-    sub rax, qword [rsp + 176]          ; x13 -= t0
-    sub r9, qword [rsp + 168]           ; x14 -= t1
-    sub rcx, 6                          ; x15 -= 6
+; x0 -= k6
+    sub r8, qword [rsp + 136]
+; x1 -= k7
+    sub rdi, qword [rsp + 144]
+; x2 -= k8
+    sub r10, qword [rsp + 152]
+; x3 -= k9
+    sub r11, qword [rsp + 160]
+; x4 -= k10
+    sub rbx, qword [rsp + 64]
+; x5 -= k11
+    sub rbp, qword [rsp + 72]
+; x6 -= k12
+    sub r12, qword [rsp + 80]
+; x7 -= k13
+    sub r13, qword [rsp + 32]
+; x8 -= k14
+    sub r14, qword [rsp + 40]
+; x9 -= k15
+    sub r15, qword [rsp + 88]
+; x10 -= k16
+    sub rsi, qword [rsp + 96]
+; x11 -= k0
+    sub rdx, qword [rsp + 48]
+; x12 -= k1
+    sub rax, qword [rsp + 56]
+    mov qword [rsp + 208], rax
+; x13 -= k2
+    mov rax, qword [rsp + 192]
+    sub rax, qword [rsp + 104]
+; x14 -= k3
+    sub r9, qword [rsp + 112]
+; x15 -= k4
+    sub rcx, qword [rsp + 120]
+; x13 -= t0
+    sub rax, qword [rsp + 176]
+; x14 -= t1
+    sub r9, qword [rsp + 168]
+; x15 -= 6
+    sub rcx, 6
 ; inverse round 23
-    xor rcx, r8                         ; x15 ^= x0
-    rol rcx, 55                         ; x15 >>>= 9
-    sub r8, rcx                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rax, r12                        ; x13 ^= x6
-    rol rax, 29                         ; x13 >>>= 35
-    sub r12, rax                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rdi, r9                         ; x1 ^= x14
-    rol rdi, 41                         ; x1 >>>= 23
-    sub r9, rdi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rsi                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rsi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rsi          ; spill x10
-    mov rsi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rsi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rcx, r8
+; x15 >>>= 9
+    rol rcx, 55
+; x0 -= x15
+    sub r8, rcx
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rax, r12
+; x13 >>>= 35
+    rol rax, 29
+; x6 -= x13
+    sub r12, rax
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rdi, r9
+; x1 >>>= 23
+    rol rdi, 41
+; x14 -= x1
+    sub r9, rdi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rsi
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rsi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rsi
+; x12 -= x7
+    mov rsi, qword [rsp + 208]
+    sub rsi, r13
 ; inverse round 22
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rdi, r12                        ; x1 ^= x6
-    rol rdi, 18                         ; x1 >>>= 46
-    sub r12, rdi                        ; x6 -= x1
-    xor rcx, rsi                        ; x15 ^= x12
-    rol rcx, 45                         ; x15 >>>= 19
-    sub rsi, rcx                        ; x12 -= x15
-    xor rax, r9                         ; x13 ^= x14
-    rol rax, 22                         ; x13 >>>= 42
-    sub r9, rax                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rdi          ; spill x1
-    mov rdi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rdi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rdi, r12
+; x1 >>>= 46
+    rol rdi, 18
+; x6 -= x1
+    sub r12, rdi
+; x15 ^= x12
+    xor rcx, rsi
+; x15 >>>= 19
+    rol rcx, 45
+; x12 -= x15
+    sub rsi, rcx
+; x13 ^= x14
+    xor rax, r9
+; x13 >>>= 42
+    rol rax, 22
+; x14 -= x13
+    sub r9, rax
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rdi
+; x10 -= x9
+    mov rdi, qword [rsp + 216]
+    sub rdi, r15
 ; inverse round 21
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rax, r10                        ; x13 ^= x2
-    rol rax, 30                         ; x13 >>>= 34
-    sub r10, rax                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rcx, rbx                        ; x15 ^= x4
-    rol rcx, 13                         ; x15 >>>= 51
-    sub rbx, rcx                        ; x4 -= x15
-    xor r13, rdi                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rdi, r13                        ; x10 -= x7
-    xor r11, rsi                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rsi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rcx, r14                        ; x1 ^= x8
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r14, rcx                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rax, r10
+; x13 >>>= 34
+    rol rax, 30
+; x2 -= x13
+    sub r10, rax
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rcx, rbx
+; x15 >>>= 51
+    rol rcx, 13
+; x4 -= x15
+    sub rbx, rcx
+; x7 ^= x10
+    xor r13, rdi
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rdi, r13
+; x3 ^= x12
+    xor r11, rsi
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rsi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rcx
+; x1 ^= x8
+    mov rcx, qword [rsp + 224]
+    xor rcx, r14
+; x1 >>>= 41
+    rol rcx, 23
+; x8 -= x1
+    sub r14, rcx
 ; inverse round 20
-    xor rcx, r8                         ; x1 ^= x0
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r8, rcx                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rdi                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rdi, rdx                        ; x10 -= x11
-    xor rax, rsi                        ; x13 ^= x12
-    rol rax, 20                         ; x13 >>>= 44
-    sub rsi, rax                        ; x12 -= x13
-    mov qword [rsp + 192], rax          ; spill x13
-    mov rax, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rax, r9                         ; x15 ^= x14
-    rol rax, 34                         ; x15 >>>= 30
-    sub r9, rax                         ; x14 -= x15
+; x1 ^= x0
+    xor rcx, r8
+; x1 >>>= 41
+    rol rcx, 23
+; x0 -= x1
+    sub r8, rcx
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rdi
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rdi, rdx
+; x13 ^= x12
+    xor rax, rsi
+; x13 >>>= 44
+    rol rax, 20
+; x12 -= x13
+    sub rsi, rax
+    mov qword [rsp + 192], rax
+; x15 ^= x14
+    mov rax, qword [rsp + 232]
+    xor rax, r9
+; x15 >>>= 30
+    rol rax, 34
+; x14 -= x15
+    sub r9, rax
 ; subtract subkey 5
-    sub r8, qword [rsp + 128]           ; x0 -= k5
-    sub rcx, qword [rsp + 136]          ; x1 -= k6
-    sub r10, qword [rsp + 144]          ; x2 -= k7
-    sub r11, qword [rsp + 152]          ; x3 -= k8
-    sub rbx, qword [rsp + 160]          ; x4 -= k9
-    sub rbp, qword [rsp + 64]           ; x5 -= k10
-    sub r12, qword [rsp + 72]           ; x6 -= k11
-    sub r13, qword [rsp + 80]           ; x7 -= k12
-    sub r14, qword [rsp + 32]           ; x8 -= k13
-    sub r15, qword [rsp + 40]           ; x9 -= k14
-    sub rdi, qword [rsp + 88]           ; x10 -= k15
-    sub rdx, qword [rsp + 96]           ; x11 -= k16
-    sub rsi, qword [rsp + 48]           ; x12 -= k0
-    mov qword [rsp + 208], rsi          ; spill x12
-    mov rsi, qword [rsp + 192]          ; reload x13 for 'x13 -= k1'
-    sub rsi, qword [rsp + 56]           ; x13 -= k1
-    sub r9, qword [rsp + 104]           ; x14 -= k2
-    sub rax, qword [rsp + 112]          ; x15 -= k3
-    sub rsi, qword [rsp + 184]          ; x13 -= t2
-    sub r9, qword [rsp + 176]           ; x14 -= t0
-    sub rax, 5                          ; x15 -= 5
+; x0 -= k5
+    sub r8, qword [rsp + 128]
+; x1 -= k6
+    sub rcx, qword [rsp + 136]
+; x2 -= k7
+    sub r10, qword [rsp + 144]
+; x3 -= k8
+    sub r11, qword [rsp + 152]
+; x4 -= k9
+    sub rbx, qword [rsp + 160]
+; x5 -= k10
+    sub rbp, qword [rsp + 64]
+; x6 -= k11
+    sub r12, qword [rsp + 72]
+; x7 -= k12
+    sub r13, qword [rsp + 80]
+; x8 -= k13
+    sub r14, qword [rsp + 32]
+; x9 -= k14
+    sub r15, qword [rsp + 40]
+; x10 -= k15
+    sub rdi, qword [rsp + 88]
+; x11 -= k16
+    sub rdx, qword [rsp + 96]
+; x12 -= k0
+    sub rsi, qword [rsp + 48]
+    mov qword [rsp + 208], rsi
+; x13 -= k1
+    mov rsi, qword [rsp + 192]
+    sub rsi, qword [rsp + 56]
+; x14 -= k2
+    sub r9, qword [rsp + 104]
+; x15 -= k3
+    sub rax, qword [rsp + 112]
+; x13 -= t2
+    sub rsi, qword [rsp + 184]
+; x14 -= t0
+    sub r9, qword [rsp + 176]
+; x15 -= 5
+    sub rax, 5
 ; inverse round 19
-    xor rax, r8                         ; x15 ^= x0
-    rol rax, 59                         ; x15 >>>= 5
-    sub r8, rax                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rsi, r12                        ; x13 ^= x6
-    rol rsi, 16                         ; x13 >>>= 48
-    sub r12, rsi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rcx, r9                         ; x1 ^= x14
-    rol rcx, 17                         ; x1 >>>= 47
-    sub r9, rcx                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rdi                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rdi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rdi          ; spill x10
-    mov rdi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rdi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rax, r8
+; x15 >>>= 5
+    rol rax, 59
+; x0 -= x15
+    sub r8, rax
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rsi, r12
+; x13 >>>= 48
+    rol rsi, 16
+; x6 -= x13
+    sub r12, rsi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rcx, r9
+; x1 >>>= 47
+    rol rcx, 17
+; x14 -= x1
+    sub r9, rcx
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rdi
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rdi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rdi
+; x12 -= x7
+    mov rdi, qword [rsp + 208]
+    sub rdi, r13
 ; inverse round 18
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rcx, r12                        ; x1 ^= x6
-    rol rcx, 51                         ; x1 >>>= 13
-    sub r12, rcx                        ; x6 -= x1
-    xor rax, rdi                        ; x15 ^= x12
-    rol rax, 30                         ; x15 >>>= 34
-    sub rdi, rax                        ; x12 -= x15
-    xor rsi, r9                         ; x13 ^= x14
-    rol rsi, 23                         ; x13 >>>= 41
-    sub r9, rsi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rcx          ; spill x1
-    mov rcx, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rcx, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rcx, r12
+; x1 >>>= 13
+    rol rcx, 51
+; x6 -= x1
+    sub r12, rcx
+; x15 ^= x12
+    xor rax, rdi
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
+    sub rdi, rax
+; x13 ^= x14
+    xor rsi, r9
+; x13 >>>= 41
+    rol rsi, 23
+; x14 -= x13
+    sub r9, rsi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rcx
+; x10 -= x9
+    mov rcx, qword [rsp + 216]
+    sub rcx, r15
 ; inverse round 17
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rsi, r10                        ; x13 ^= x2
-    rol rsi, 45                         ; x13 >>>= 19
-    sub r10, rsi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rax, rbx                        ; x15 ^= x4
-    rol rax, 9                          ; x15 >>>= 55
-    sub rbx, rax                        ; x4 -= x15
-    xor r13, rcx                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rcx, r13                        ; x10 -= x7
-    xor r11, rdi                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rdi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rax          ; spill x15
-    mov rax, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rax, r14                        ; x1 ^= x8
-    rol rax, 12                         ; x1 >>>= 52
-    sub r14, rax                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rsi, r10
+; x13 >>>= 19
+    rol rsi, 45
+; x2 -= x13
+    sub r10, rsi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rax, rbx
+; x15 >>>= 55
+    rol rax, 9
+; x4 -= x15
+    sub rbx, rax
+; x7 ^= x10
+    xor r13, rcx
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rcx, r13
+; x3 ^= x12
+    xor r11, rdi
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rdi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rax
+; x1 ^= x8
+    mov rax, qword [rsp + 224]
+    xor rax, r14
+; x1 >>>= 52
+    rol rax, 12
+; x8 -= x1
+    sub r14, rax
 ; inverse round 16
-    xor rax, r8                         ; x1 ^= x0
-    rol rax, 40                         ; x1 >>>= 24
-    sub r8, rax                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rcx                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rcx, rdx                        ; x10 -= x11
-    xor rsi, rdi                        ; x13 ^= x12
-    rol rsi, 42                         ; x13 >>>= 22
-    sub rdi, rsi                        ; x12 -= x13
-    mov qword [rsp + 192], rsi          ; spill x13
-    mov rsi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rsi, r9                         ; x15 ^= x14
-    rol rsi, 27                         ; x15 >>>= 37
-    sub r9, rsi                         ; x14 -= x15
+; x1 ^= x0
+    xor rax, r8
+; x1 >>>= 24
+    rol rax, 40
+; x0 -= x1
+    sub r8, rax
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rcx
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rcx, rdx
+; x13 ^= x12
+    xor rsi, rdi
+; x13 >>>= 22
+    rol rsi, 42
+; x12 -= x13
+    sub rdi, rsi
+    mov qword [rsp + 192], rsi
+; x15 ^= x14
+    mov rsi, qword [rsp + 232]
+    xor rsi, r9
+; x15 >>>= 37
+    rol rsi, 27
+; x14 -= x15
+    sub r9, rsi
 ; subtract subkey 4
-    sub r8, qword [rsp + 120]           ; x0 -= k4
-    sub rax, qword [rsp + 128]          ; x1 -= k5
-    sub r10, qword [rsp + 136]          ; x2 -= k6
-    sub r11, qword [rsp + 144]          ; x3 -= k7
-    sub rbx, qword [rsp + 152]          ; x4 -= k8
-    sub rbp, qword [rsp + 160]          ; x5 -= k9
-    sub r12, qword [rsp + 64]           ; x6 -= k10
-    sub r13, qword [rsp + 72]           ; x7 -= k11
-    sub r14, qword [rsp + 80]           ; x8 -= k12
-    sub r15, qword [rsp + 32]           ; x9 -= k13
-    sub rcx, qword [rsp + 40]           ; x10 -= k14
-    sub rdx, qword [rsp + 88]           ; x11 -= k15
-    sub rdi, qword [rsp + 96]           ; x12 -= k16
-    mov qword [rsp + 208], rdi          ; spill x12
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 -= k0'
-    sub rdi, qword [rsp + 48]           ; x13 -= k0
-    sub r9, qword [rsp + 56]            ; x14 -= k1
-    sub rsi, qword [rsp + 104]          ; x15 -= k2
-    sub rdi, qword [rsp + 168]          ; x13 -= t1
-    sub r9, qword [rsp + 184]           ; x14 -= t2
-    sub rsi, 4                          ; x15 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 120]
+; x1 -= k5
+    sub rax, qword [rsp + 128]
+; x2 -= k6
+    sub r10, qword [rsp + 136]
+; x3 -= k7
+    sub r11, qword [rsp + 144]
+; x4 -= k8
+    sub rbx, qword [rsp + 152]
+; x5 -= k9
+    sub rbp, qword [rsp + 160]
+; x6 -= k10
+    sub r12, qword [rsp + 64]
+; x7 -= k11
+    sub r13, qword [rsp + 72]
+; x8 -= k12
+    sub r14, qword [rsp + 80]
+; x9 -= k13
+    sub r15, qword [rsp + 32]
+; x10 -= k14
+    sub rcx, qword [rsp + 40]
+; x11 -= k15
+    sub rdx, qword [rsp + 88]
+; x12 -= k16
+    sub rdi, qword [rsp + 96]
+    mov qword [rsp + 208], rdi
+; x13 -= k0
+    mov rdi, qword [rsp + 192]
+    sub rdi, qword [rsp + 48]
+; x14 -= k1
+    sub r9, qword [rsp + 56]
+; x15 -= k2
+    sub rsi, qword [rsp + 104]
+; x13 -= t1
+    sub rdi, qword [rsp + 168]
+; x14 -= t2
+    sub r9, qword [rsp + 184]
+; x15 -= 4
+    sub rsi, 4
 ; inverse round 15
-    xor rsi, r8                         ; x15 ^= x0
-    rol rsi, 55                         ; x15 >>>= 9
-    sub r8, rsi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rdi, r12                        ; x13 ^= x6
-    rol rdi, 29                         ; x13 >>>= 35
-    sub r12, rdi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rax, r9                         ; x1 ^= x14
-    rol rax, 41                         ; x1 >>>= 23
-    sub r9, rax                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rcx                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rcx, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rcx          ; spill x10
-    mov rcx, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rcx, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rsi, r8
+; x15 >>>= 9
+    rol rsi, 55
+; x0 -= x15
+    sub r8, rsi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rdi, r12
+; x13 >>>= 35
+    rol rdi, 29
+; x6 -= x13
+    sub r12, rdi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rax, r9
+; x1 >>>= 23
+    rol rax, 41
+; x14 -= x1
+    sub r9, rax
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rcx
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rcx, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rcx
+; x12 -= x7
+    mov rcx, qword [rsp + 208]
+    sub rcx, r13
 ; inverse round 14
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rax, r12                        ; x1 ^= x6
-    rol rax, 18                         ; x1 >>>= 46
-    sub r12, rax                        ; x6 -= x1
-    xor rsi, rcx                        ; x15 ^= x12
-    rol rsi, 45                         ; x15 >>>= 19
-    sub rcx, rsi                        ; x12 -= x15
-    xor rdi, r9                         ; x13 ^= x14
-    rol rdi, 22                         ; x13 >>>= 42
-    sub r9, rdi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rax          ; spill x1
-    mov rax, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rax, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rax, r12
+; x1 >>>= 46
+    rol rax, 18
+; x6 -= x1
+    sub r12, rax
+; x15 ^= x12
+    xor rsi, rcx
+; x15 >>>= 19
+    rol rsi, 45
+; x12 -= x15
+    sub rcx, rsi
+; x13 ^= x14
+    xor rdi, r9
+; x13 >>>= 42
+    rol rdi, 22
+; x14 -= x13
+    sub r9, rdi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rax
+; x10 -= x9
+    mov rax, qword [rsp + 216]
+    sub rax, r15
 ; inverse round 13
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rdi, r10                        ; x13 ^= x2
-    rol rdi, 30                         ; x13 >>>= 34
-    sub r10, rdi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rsi, rbx                        ; x15 ^= x4
-    rol rsi, 13                         ; x15 >>>= 51
-    sub rbx, rsi                        ; x4 -= x15
-    xor r13, rax                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rax, r13                        ; x10 -= x7
-    xor r11, rcx                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rcx, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rsi          ; spill x15
-    mov rsi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rsi, r14                        ; x1 ^= x8
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r14, rsi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rdi, r10
+; x13 >>>= 34
+    rol rdi, 30
+; x2 -= x13
+    sub r10, rdi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rsi, rbx
+; x15 >>>= 51
+    rol rsi, 13
+; x4 -= x15
+    sub rbx, rsi
+; x7 ^= x10
+    xor r13, rax
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rax, r13
+; x3 ^= x12
+    xor r11, rcx
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rcx, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rsi
+; x1 ^= x8
+    mov rsi, qword [rsp + 224]
+    xor rsi, r14
+; x1 >>>= 41
+    rol rsi, 23
+; x8 -= x1
+    sub r14, rsi
 ; inverse round 12
-    xor rsi, r8                         ; x1 ^= x0
-    rol rsi, 23                         ; x1 >>>= 41
-    sub r8, rsi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rax                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rax, rdx                        ; x10 -= x11
-    xor rdi, rcx                        ; x13 ^= x12
-    rol rdi, 20                         ; x13 >>>= 44
-    sub rcx, rdi                        ; x12 -= x13
-    mov qword [rsp + 192], rdi          ; spill x13
-    mov rdi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rdi, r9                         ; x15 ^= x14
-    rol rdi, 34                         ; x15 >>>= 30
-    sub r9, rdi                         ; x14 -= x15
+; x1 ^= x0
+    xor rsi, r8
+; x1 >>>= 41
+    rol rsi, 23
+; x0 -= x1
+    sub r8, rsi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rax
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rax, rdx
+; x13 ^= x12
+    xor rdi, rcx
+; x13 >>>= 44
+    rol rdi, 20
+; x12 -= x13
+    sub rcx, rdi
+    mov qword [rsp + 192], rdi
+; x15 ^= x14
+    mov rdi, qword [rsp + 232]
+    xor rdi, r9
+; x15 >>>= 30
+    rol rdi, 34
+; x14 -= x15
+    sub r9, rdi
 ; subtract subkey 3
-    sub r8, qword [rsp + 112]           ; x0 -= k3
-    sub rsi, qword [rsp + 120]          ; x1 -= k4
-    sub r10, qword [rsp + 128]          ; x2 -= k5
-    sub r11, qword [rsp + 136]          ; x3 -= k6
-    sub rbx, qword [rsp + 144]          ; x4 -= k7
-    sub rbp, qword [rsp + 152]          ; x5 -= k8
-    sub r12, qword [rsp + 160]          ; x6 -= k9
-    sub r13, qword [rsp + 64]           ; x7 -= k10
-    sub r14, qword [rsp + 72]           ; x8 -= k11
-    sub r15, qword [rsp + 80]           ; x9 -= k12
-    sub rax, qword [rsp + 32]           ; x10 -= k13
-    sub rdx, qword [rsp + 40]           ; x11 -= k14
-    sub rcx, qword [rsp + 88]           ; x12 -= k15
-    mov qword [rsp + 208], rcx          ; spill x12
-    mov rcx, qword [rsp + 192]          ; reload x13 for 'x13 -= k16'
-    sub rcx, qword [rsp + 96]           ; x13 -= k16
-    sub r9, qword [rsp + 48]            ; x14 -= k0
-    sub rdi, qword [rsp + 56]           ; x15 -= k1
-    sub rcx, qword [rsp + 176]          ; x13 -= t0
-    sub r9, qword [rsp + 168]           ; x14 -= t1
-    sub rdi, 3                          ; x15 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 112]
+; x1 -= k4
+    sub rsi, qword [rsp + 120]
+; x2 -= k5
+    sub r10, qword [rsp + 128]
+; x3 -= k6
+    sub r11, qword [rsp + 136]
+; x4 -= k7
+    sub rbx, qword [rsp + 144]
+; x5 -= k8
+    sub rbp, qword [rsp + 152]
+; x6 -= k9
+    sub r12, qword [rsp + 160]
+; x7 -= k10
+    sub r13, qword [rsp + 64]
+; x8 -= k11
+    sub r14, qword [rsp + 72]
+; x9 -= k12
+    sub r15, qword [rsp + 80]
+; x10 -= k13
+    sub rax, qword [rsp + 32]
+; x11 -= k14
+    sub rdx, qword [rsp + 40]
+; x12 -= k15
+    sub rcx, qword [rsp + 88]
+    mov qword [rsp + 208], rcx
+; x13 -= k16
+    mov rcx, qword [rsp + 192]
+    sub rcx, qword [rsp + 96]
+; x14 -= k0
+    sub r9, qword [rsp + 48]
+; x15 -= k1
+    sub rdi, qword [rsp + 56]
+; x13 -= t0
+    sub rcx, qword [rsp + 176]
+; x14 -= t1
+    sub r9, qword [rsp + 168]
+; x15 -= 3
+    sub rdi, 3
 ; inverse round 11
-    xor rdi, r8                         ; x15 ^= x0
-    rol rdi, 59                         ; x15 >>>= 5
-    sub r8, rdi                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rcx, r12                        ; x13 ^= x6
-    rol rcx, 16                         ; x13 >>>= 48
-    sub r12, rcx                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rsi, r9                         ; x1 ^= x14
-    rol rsi, 17                         ; x1 >>>= 47
-    sub r9, rsi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rax                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rax, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rax          ; spill x10
-    mov rax, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rax, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rdi, r8
+; x15 >>>= 5
+    rol rdi, 59
+; x0 -= x15
+    sub r8, rdi
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rcx, r12
+; x13 >>>= 48
+    rol rcx, 16
+; x6 -= x13
+    sub r12, rcx
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rsi, r9
+; x1 >>>= 47
+    rol rsi, 17
+; x14 -= x1
+    sub r9, rsi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rax
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rax, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rax
+; x12 -= x7
+    mov rax, qword [rsp + 208]
+    sub rax, r13
 ; inverse round 10
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rsi, r12                        ; x1 ^= x6
-    rol rsi, 51                         ; x1 >>>= 13
-    sub r12, rsi                        ; x6 -= x1
-    xor rdi, rax                        ; x15 ^= x12
-    rol rdi, 30                         ; x15 >>>= 34
-    sub rax, rdi                        ; x12 -= x15
-    xor rcx, r9                         ; x13 ^= x14
-    rol rcx, 23                         ; x13 >>>= 41
-    sub r9, rcx                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rsi          ; spill x1
-    mov rsi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rsi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rsi, r12
+; x1 >>>= 13
+    rol rsi, 51
+; x6 -= x1
+    sub r12, rsi
+; x15 ^= x12
+    xor rdi, rax
+; x15 >>>= 34
+    rol rdi, 30
+; x12 -= x15
+    sub rax, rdi
+; x13 ^= x14
+    xor rcx, r9
+; x13 >>>= 41
+    rol rcx, 23
+; x14 -= x13
+    sub r9, rcx
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rsi
+; x10 -= x9
+    mov rsi, qword [rsp + 216]
+    sub rsi, r15
 ; inverse round 9
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rcx, r10                        ; x13 ^= x2
-    rol rcx, 45                         ; x13 >>>= 19
-    sub r10, rcx                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rdi, rbx                        ; x15 ^= x4
-    rol rdi, 9                          ; x15 >>>= 55
-    sub rbx, rdi                        ; x4 -= x15
-    xor r13, rsi                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rsi, r13                        ; x10 -= x7
-    xor r11, rax                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rax, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rdi          ; spill x15
-    mov rdi, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rdi, r14                        ; x1 ^= x8
-    rol rdi, 12                         ; x1 >>>= 52
-    sub r14, rdi                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rcx, r10
+; x13 >>>= 19
+    rol rcx, 45
+; x2 -= x13
+    sub r10, rcx
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rdi, rbx
+; x15 >>>= 55
+    rol rdi, 9
+; x4 -= x15
+    sub rbx, rdi
+; x7 ^= x10
+    xor r13, rsi
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rsi, r13
+; x3 ^= x12
+    xor r11, rax
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rax, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rdi
+; x1 ^= x8
+    mov rdi, qword [rsp + 224]
+    xor rdi, r14
+; x1 >>>= 52
+    rol rdi, 12
+; x8 -= x1
+    sub r14, rdi
 ; inverse round 8
-    xor rdi, r8                         ; x1 ^= x0
-    rol rdi, 40                         ; x1 >>>= 24
-    sub r8, rdi                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rsi                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rsi, rdx                        ; x10 -= x11
-    xor rcx, rax                        ; x13 ^= x12
-    rol rcx, 42                         ; x13 >>>= 22
-    sub rax, rcx                        ; x12 -= x13
-    mov qword [rsp + 192], rcx          ; spill x13
-    mov rcx, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rcx, r9                         ; x15 ^= x14
-    rol rcx, 27                         ; x15 >>>= 37
-    sub r9, rcx                         ; x14 -= x15
+; x1 ^= x0
+    xor rdi, r8
+; x1 >>>= 24
+    rol rdi, 40
+; x0 -= x1
+    sub r8, rdi
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rsi
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rsi, rdx
+; x13 ^= x12
+    xor rcx, rax
+; x13 >>>= 22
+    rol rcx, 42
+; x12 -= x13
+    sub rax, rcx
+    mov qword [rsp + 192], rcx
+; x15 ^= x14
+    mov rcx, qword [rsp + 232]
+    xor rcx, r9
+; x15 >>>= 37
+    rol rcx, 27
+; x14 -= x15
+    sub r9, rcx
 ; subtract subkey 2
-    sub r8, qword [rsp + 104]           ; x0 -= k2
-    sub rdi, qword [rsp + 112]          ; x1 -= k3
-    sub r10, qword [rsp + 120]          ; x2 -= k4
-    sub r11, qword [rsp + 128]          ; x3 -= k5
-    sub rbx, qword [rsp + 136]          ; x4 -= k6
-    sub rbp, qword [rsp + 144]          ; x5 -= k7
-    sub r12, qword [rsp + 152]          ; x6 -= k8
-    sub r13, qword [rsp + 160]          ; x7 -= k9
-    sub r14, qword [rsp + 64]           ; x8 -= k10
-    sub r15, qword [rsp + 72]           ; x9 -= k11
-    sub rsi, qword [rsp + 80]           ; x10 -= k12
-    sub rdx, qword [rsp + 32]           ; x11 -= k13
-    sub rax, qword [rsp + 40]           ; x12 -= k14
-    mov qword [rsp + 208], rax          ; spill x12
-    mov rax, qword [rsp + 192]          ; reload x13 for 'x13 -= k15'
-    sub rax, qword [rsp + 88]           ; x13 -= k15
-    sub r9, qword [rsp + 96]            ; x14 -= k16
-    sub rcx, qword [rsp + 48]           ; x15 -= k0
-    sub rax, qword [rsp + 184]          ; x13 -= t2
-    sub r9, qword [rsp + 176]           ; x14 -= t0
-    sub rcx, 2                          ; x15 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 104]
+; x1 -= k3
+    sub rdi, qword [rsp + 112]
+; x2 -= k4
+    sub r10, qword [rsp + 120]
+; x3 -= k5
+    sub r11, qword [rsp + 128]
+; x4 -= k6
+    sub rbx, qword [rsp + 136]
+; x5 -= k7
+    sub rbp, qword [rsp + 144]
+; x6 -= k8
+    sub r12, qword [rsp + 152]
+; x7 -= k9
+    sub r13, qword [rsp + 160]
+; x8 -= k10
+    sub r14, qword [rsp + 64]
+; x9 -= k11
+    sub r15, qword [rsp + 72]
+; x10 -= k12
+    sub rsi, qword [rsp + 80]
+; x11 -= k13
+    sub rdx, qword [rsp + 32]
+; x12 -= k14
+    sub rax, qword [rsp + 40]
+    mov qword [rsp + 208], rax
+; x13 -= k15
+    mov rax, qword [rsp + 192]
+    sub rax, qword [rsp + 88]
+; x14 -= k16
+    sub r9, qword [rsp + 96]
+; x15 -= k0
+    sub rcx, qword [rsp + 48]
+; x13 -= t2
+    sub rax, qword [rsp + 184]
+; x14 -= t0
+    sub r9, qword [rsp + 176]
+; x15 -= 2
+    sub rcx, 2
 ; inverse round 7
-    xor rcx, r8                         ; x15 ^= x0
-    rol rcx, 55                         ; x15 >>>= 9
-    sub r8, rcx                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 16                         ; x11 >>>= 48
-    sub r10, rdx                        ; x2 -= x11
-    xor rax, r12                        ; x13 ^= x6
-    rol rax, 29                         ; x13 >>>= 35
-    sub r12, rax                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 12                         ; x9 >>>= 52
-    sub rbx, r15                        ; x4 -= x9
-    xor rdi, r9                         ; x1 ^= x14
-    rol rdi, 41                         ; x1 >>>= 23
-    sub r9, rdi                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 33                         ; x5 >>>= 31
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rsi                        ; x3 ^= x10
-    rol r11, 27                         ; x3 >>>= 37
-    sub rsi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 44                         ; x7 >>>= 20
-    mov qword [rsp + 216], rsi          ; spill x10
-    mov rsi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rsi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rcx, r8
+; x15 >>>= 9
+    rol rcx, 55
+; x0 -= x15
+    sub r8, rcx
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 48
+    rol rdx, 16
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rax, r12
+; x13 >>>= 35
+    rol rax, 29
+; x6 -= x13
+    sub r12, rax
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 52
+    rol r15, 12
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rdi, r9
+; x1 >>>= 23
+    rol rdi, 41
+; x14 -= x1
+    sub r9, rdi
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 31
+    rol rbp, 33
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rsi
+; x3 >>>= 37
+    rol r11, 27
+; x10 -= x3
+    sub rsi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 20
+    rol r13, 44
+    mov qword [rsp + 216], rsi
+; x12 -= x7
+    mov rsi, qword [rsp + 208]
+    sub rsi, r13
 ; inverse round 6
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 33                         ; x7 >>>= 31
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 20                         ; x5 >>>= 44
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 17                         ; x3 >>>= 47
-    sub rbx, r11                        ; x4 -= x3
-    xor rdi, r12                        ; x1 ^= x6
-    rol rdi, 18                         ; x1 >>>= 46
-    sub r12, rdi                        ; x6 -= x1
-    xor rcx, rsi                        ; x15 ^= x12
-    rol rcx, 45                         ; x15 >>>= 19
-    sub rsi, rcx                        ; x12 -= x15
-    xor rax, r9                         ; x13 ^= x14
-    rol rax, 22                         ; x13 >>>= 42
-    sub r9, rax                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 20                         ; x11 >>>= 44
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 39                         ; x9 >>>= 25
-    mov qword [rsp + 224], rdi          ; spill x1
-    mov rdi, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rdi, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 31
+    rol r13, 33
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 44
+    rol rbp, 20
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 47
+    rol r11, 17
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rdi, r12
+; x1 >>>= 46
+    rol rdi, 18
+; x6 -= x1
+    sub r12, rdi
+; x15 ^= x12
+    xor rcx, rsi
+; x15 >>>= 19
+    rol rcx, 45
+; x12 -= x15
+    sub rsi, rcx
+; x13 ^= x14
+    xor rax, r9
+; x13 >>>= 42
+    rol rax, 22
+; x14 -= x13
+    sub r9, rax
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 44
+    rol rdx, 20
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 25
+    rol r15, 39
+    mov qword [rsp + 224], rdi
+; x10 -= x9
+    mov rdi, qword [rsp + 216]
+    sub rdi, r15
 ; inverse round 5
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 48                         ; x9 >>>= 16
-    sub r8, r15                         ; x0 -= x9
-    xor rax, r10                        ; x13 ^= x2
-    rol rax, 30                         ; x13 >>>= 34
-    sub r10, rax                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 8                          ; x11 >>>= 56
-    sub r12, rdx                        ; x6 -= x11
-    xor rcx, rbx                        ; x15 ^= x4
-    rol rcx, 13                         ; x15 >>>= 51
-    sub rbx, rcx                        ; x4 -= x15
-    xor r13, rdi                        ; x7 ^= x10
-    rol r13, 60                         ; x7 >>>= 4
-    sub rdi, r13                        ; x10 -= x7
-    xor r11, rsi                        ; x3 ^= x12
-    rol r11, 11                         ; x3 >>>= 53
-    sub rsi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 22                         ; x5 >>>= 42
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rcx          ; spill x15
-    mov rcx, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rcx, r14                        ; x1 ^= x8
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r14, rcx                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 16
+    rol r15, 48
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rax, r10
+; x13 >>>= 34
+    rol rax, 30
+; x2 -= x13
+    sub r10, rax
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 56
+    rol rdx, 8
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rcx, rbx
+; x15 >>>= 51
+    rol rcx, 13
+; x4 -= x15
+    sub rbx, rcx
+; x7 ^= x10
+    xor r13, rdi
+; x7 >>>= 4
+    rol r13, 60
+; x10 -= x7
+    sub rdi, r13
+; x3 ^= x12
+    xor r11, rsi
+; x3 >>>= 53
+    rol r11, 11
+; x12 -= x3
+    sub rsi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 42
+    rol rbp, 22
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rcx
+; x1 ^= x8
+    mov rcx, qword [rsp + 224]
+    xor rcx, r14
+; x1 >>>= 41
+    rol rcx, 23
+; x8 -= x1
+    sub r14, rcx
 ; inverse round 4
-    xor rcx, r8                         ; x1 ^= x0
-    rol rcx, 23                         ; x1 >>>= 41
-    sub r8, rcx                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 55                         ; x3 >>>= 9
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 27                         ; x5 >>>= 37
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 33                         ; x7 >>>= 31
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 52                         ; x9 >>>= 12
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rdi                        ; x11 ^= x10
-    rol rdx, 17                         ; x11 >>>= 47
-    sub rdi, rdx                        ; x10 -= x11
-    xor rax, rsi                        ; x13 ^= x12
-    rol rax, 20                         ; x13 >>>= 44
-    sub rsi, rax                        ; x12 -= x13
-    mov qword [rsp + 192], rax          ; spill x13
-    mov rax, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rax, r9                         ; x15 ^= x14
-    rol rax, 34                         ; x15 >>>= 30
-    sub r9, rax                         ; x14 -= x15
+; x1 ^= x0
+    xor rcx, r8
+; x1 >>>= 41
+    rol rcx, 23
+; x0 -= x1
+    sub r8, rcx
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 9
+    rol r11, 55
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 37
+    rol rbp, 27
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 31
+    rol r13, 33
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 12
+    rol r15, 52
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rdi
+; x11 >>>= 47
+    rol rdx, 17
+; x10 -= x11
+    sub rdi, rdx
+; x13 ^= x12
+    xor rax, rsi
+; x13 >>>= 44
+    rol rax, 20
+; x12 -= x13
+    sub rsi, rax
+    mov qword [rsp + 192], rax
+; x15 ^= x14
+    mov rax, qword [rsp + 232]
+    xor rax, r9
+; x15 >>>= 30
+    rol rax, 34
+; x14 -= x15
+    sub r9, rax
 ; subtract subkey 1
-    sub r8, qword [rsp + 56]            ; x0 -= k1
-    sub rcx, qword [rsp + 104]          ; x1 -= k2
-    sub r10, qword [rsp + 112]          ; x2 -= k3
-    sub r11, qword [rsp + 120]          ; x3 -= k4
-    sub rbx, qword [rsp + 128]          ; x4 -= k5
-    sub rbp, qword [rsp + 136]          ; x5 -= k6
-    sub r12, qword [rsp + 144]          ; x6 -= k7
-    sub r13, qword [rsp + 152]          ; x7 -= k8
-    sub r14, qword [rsp + 160]          ; x8 -= k9
-    sub r15, qword [rsp + 64]           ; x9 -= k10
-    sub rdi, qword [rsp + 72]           ; x10 -= k11
-    sub rdx, qword [rsp + 80]           ; x11 -= k12
-    sub rsi, qword [rsp + 32]           ; x12 -= k13
-    mov qword [rsp + 208], rsi          ; spill x12
-    mov rsi, qword [rsp + 192]          ; reload x13 for 'x13 -= k14'
-    sub rsi, qword [rsp + 40]           ; x13 -= k14
-    sub r9, qword [rsp + 88]            ; x14 -= k15
-    sub rax, qword [rsp + 96]           ; x15 -= k16
-    sub rsi, qword [rsp + 168]          ; x13 -= t1
-    sub r9, qword [rsp + 184]           ; x14 -= t2
-    sub rax, 1                          ; x15 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 56]
+; x1 -= k2
+    sub rcx, qword [rsp + 104]
+; x2 -= k3
+    sub r10, qword [rsp + 112]
+; x3 -= k4
+    sub r11, qword [rsp + 120]
+; x4 -= k5
+    sub rbx, qword [rsp + 128]
+; x5 -= k6
+    sub rbp, qword [rsp + 136]
+; x6 -= k7
+    sub r12, qword [rsp + 144]
+; x7 -= k8
+    sub r13, qword [rsp + 152]
+; x8 -= k9
+    sub r14, qword [rsp + 160]
+; x9 -= k10
+    sub r15, qword [rsp + 64]
+; x10 -= k11
+    sub rdi, qword [rsp + 72]
+; x11 -= k12
+    sub rdx, qword [rsp + 80]
+; x12 -= k13
+    sub rsi, qword [rsp + 32]
+    mov qword [rsp + 208], rsi
+; x13 -= k14
+    mov rsi, qword [rsp + 192]
+    sub rsi, qword [rsp + 40]
+; x14 -= k15
+    sub r9, qword [rsp + 88]
+; x15 -= k16
+    sub rax, qword [rsp + 96]
+; x13 -= t1
+    sub rsi, qword [rsp + 168]
+; x14 -= t2
+    sub r9, qword [rsp + 184]
+; x15 -= 1
+    sub rax, 1
 ; inverse round 3
-    xor rax, r8                         ; x15 ^= x0
-    rol rax, 59                         ; x15 >>>= 5
-    sub r8, rax                         ; x0 -= x15
-    xor rdx, r10                        ; x11 ^= x2
-    rol rdx, 44                         ; x11 >>>= 20
-    sub r10, rdx                        ; x2 -= x11
-    xor rsi, r12                        ; x13 ^= x6
-    rol rsi, 16                         ; x13 >>>= 48
-    sub r12, rsi                        ; x6 -= x13
-    xor r15, rbx                        ; x9 ^= x4
-    rol r15, 23                         ; x9 >>>= 41
-    sub rbx, r15                        ; x4 -= x9
-    xor rcx, r9                         ; x1 ^= x14
-    rol rcx, 17                         ; x1 >>>= 47
-    sub r9, rcx                         ; x14 -= x1
-    xor rbp, r14                        ; x5 ^= x8
-    rol rbp, 36                         ; x5 >>>= 28
-    sub r14, rbp                        ; x8 -= x5
-    xor r11, rdi                        ; x3 ^= x10
-    rol r11, 48                         ; x3 >>>= 16
-    sub rdi, r11                        ; x10 -= x3
-    xor r13, qword [rsp + 208]          ; x7 ^= x12
-    rol r13, 39                         ; x7 >>>= 25
-    mov qword [rsp + 216], rdi          ; spill x10
-    mov rdi, qword [rsp + 208]          ; reload x12 for 'x12 -= x7'
-    sub rdi, r13                        ; x12 -= x7
+; x15 ^= x0
+    xor rax, r8
+; x15 >>>= 5
+    rol rax, 59
+; x0 -= x15
+    sub r8, rax
+; x11 ^= x2
+    xor rdx, r10
+; x11 >>>= 20
+    rol rdx, 44
+; x2 -= x11
+    sub r10, rdx
+; x13 ^= x6
+    xor rsi, r12
+; x13 >>>= 48
+    rol rsi, 16
+; x6 -= x13
+    sub r12, rsi
+; x9 ^= x4
+    xor r15, rbx
+; x9 >>>= 41
+    rol r15, 23
+; x4 -= x9
+    sub rbx, r15
+; x1 ^= x14
+    xor rcx, r9
+; x1 >>>= 47
+    rol rcx, 17
+; x14 -= x1
+    sub r9, rcx
+; x5 ^= x8
+    xor rbp, r14
+; x5 >>>= 28
+    rol rbp, 36
+; x8 -= x5
+    sub r14, rbp
+; x3 ^= x10
+    xor r11, rdi
+; x3 >>>= 16
+    rol r11, 48
+; x10 -= x3
+    sub rdi, r11
+; x7 ^= x12
+    xor r13, qword [rsp + 208]
+; x7 >>>= 25
+    rol r13, 39
+    mov qword [rsp + 216], rdi
+; x12 -= x7
+    mov rdi, qword [rsp + 208]
+    sub rdi, r13
 ; inverse round 2
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 31                         ; x7 >>>= 33
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 60                         ; x5 >>>= 4
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 13                         ; x3 >>>= 51
-    sub rbx, r11                        ; x4 -= x3
-    xor rcx, r12                        ; x1 ^= x6
-    rol rcx, 51                         ; x1 >>>= 13
-    sub r12, rcx                        ; x6 -= x1
-    xor rax, rdi                        ; x15 ^= x12
-    rol rax, 30                         ; x15 >>>= 34
-    sub rdi, rax                        ; x12 -= x15
-    xor rsi, r9                         ; x13 ^= x14
-    rol rsi, 23                         ; x13 >>>= 41
-    sub r9, rsi                         ; x14 -= x13
-    xor rdx, r14                        ; x11 ^= x8
-    rol rdx, 5                          ; x11 >>>= 59
-    sub r14, rdx                        ; x8 -= x11
-    xor r15, qword [rsp + 216]          ; x9 ^= x10
-    rol r15, 47                         ; x9 >>>= 17
-    mov qword [rsp + 224], rcx          ; spill x1
-    mov rcx, qword [rsp + 216]          ; reload x10 for 'x10 -= x9'
-    sub rcx, r15                        ; x10 -= x9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 33
+    rol r13, 31
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 4
+    rol rbp, 60
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 51
+    rol r11, 13
+; x4 -= x3
+    sub rbx, r11
+; x1 ^= x6
+    xor rcx, r12
+; x1 >>>= 13
+    rol rcx, 51
+; x6 -= x1
+    sub r12, rcx
+; x15 ^= x12
+    xor rax, rdi
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
+    sub rdi, rax
+; x13 ^= x14
+    xor rsi, r9
+; x13 >>>= 41
+    rol rsi, 23
+; x14 -= x13
+    sub r9, rsi
+; x11 ^= x8
+    xor rdx, r14
+; x11 >>>= 59
+    rol rdx, 5
+; x8 -= x11
+    sub r14, rdx
+; x9 ^= x10
+    xor r15, qword [rsp + 216]
+; x9 >>>= 17
+    rol r15, 47
+    mov qword [rsp + 224], rcx
+; x10 -= x9
+    mov rcx, qword [rsp + 216]
+    sub rcx, r15
 ; inverse round 1
-    xor r15, r8                         ; x9 ^= x0
-    rol r15, 26                         ; x9 >>>= 38
-    sub r8, r15                         ; x0 -= x9
-    xor rsi, r10                        ; x13 ^= x2
-    rol rsi, 45                         ; x13 >>>= 19
-    sub r10, rsi                        ; x2 -= x13
-    xor rdx, r12                        ; x11 ^= x6
-    rol rdx, 54                         ; x11 >>>= 10
-    sub r12, rdx                        ; x6 -= x11
-    xor rax, rbx                        ; x15 ^= x4
-    rol rax, 9                          ; x15 >>>= 55
-    sub rbx, rax                        ; x4 -= x15
-    xor r13, rcx                        ; x7 ^= x10
-    rol r13, 15                         ; x7 >>>= 49
-    sub rcx, r13                        ; x10 -= x7
-    xor r11, rdi                        ; x3 ^= x12
-    rol r11, 46                         ; x3 >>>= 18
-    sub rdi, r11                        ; x12 -= x3
-    xor rbp, r9                         ; x5 ^= x14
-    rol rbp, 41                         ; x5 >>>= 23
-    sub r9, rbp                         ; x14 -= x5
-    mov qword [rsp + 232], rax          ; spill x15
-    mov rax, qword [rsp + 224]          ; reload x1 for 'x1 ^= x8'
-    xor rax, r14                        ; x1 ^= x8
-    rol rax, 12                         ; x1 >>>= 52
-    sub r14, rax                        ; x8 -= x1
+; x9 ^= x0
+    xor r15, r8
+; x9 >>>= 38
+    rol r15, 26
+; x0 -= x9
+    sub r8, r15
+; x13 ^= x2
+    xor rsi, r10
+; x13 >>>= 19
+    rol rsi, 45
+; x2 -= x13
+    sub r10, rsi
+; x11 ^= x6
+    xor rdx, r12
+; x11 >>>= 10
+    rol rdx, 54
+; x6 -= x11
+    sub r12, rdx
+; x15 ^= x4
+    xor rax, rbx
+; x15 >>>= 55
+    rol rax, 9
+; x4 -= x15
+    sub rbx, rax
+; x7 ^= x10
+    xor r13, rcx
+; x7 >>>= 49
+    rol r13, 15
+; x10 -= x7
+    sub rcx, r13
+; x3 ^= x12
+    xor r11, rdi
+; x3 >>>= 18
+    rol r11, 46
+; x12 -= x3
+    sub rdi, r11
+; x5 ^= x14
+    xor rbp, r9
+; x5 >>>= 23
+    rol rbp, 41
+; x14 -= x5
+    sub r9, rbp
+    mov qword [rsp + 232], rax
+; x1 ^= x8
+    mov rax, qword [rsp + 224]
+    xor rax, r14
+; x1 >>>= 52
+    rol rax, 12
+; x8 -= x1
+    sub r14, rax
 ; inverse round 0
-    xor rax, r8                         ; x1 ^= x0
-    rol rax, 40                         ; x1 >>>= 24
-    sub r8, rax                         ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 51                         ; x3 >>>= 13
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 17                         ; x7 >>>= 47
-    sub r12, r13                        ; x6 -= x7
-    xor r15, r14                        ; x9 ^= x8
-    rol r15, 56                         ; x9 >>>= 8
-    sub r14, r15                        ; x8 -= x9
-    xor rdx, rcx                        ; x11 ^= x10
-    rol rdx, 47                         ; x11 >>>= 17
-    sub rcx, rdx                        ; x10 -= x11
-    xor rsi, rdi                        ; x13 ^= x12
-    rol rsi, 42                         ; x13 >>>= 22
-    sub rdi, rsi                        ; x12 -= x13
-    mov qword [rsp + 192], rsi          ; spill x13
-    mov rsi, qword [rsp + 232]          ; reload x15 for 'x15 ^= x14'
-    xor rsi, r9                         ; x15 ^= x14
-    rol rsi, 27                         ; x15 >>>= 37
-    sub r9, rsi                         ; x14 -= x15
+; x1 ^= x0
+    xor rax, r8
+; x1 >>>= 24
+    rol rax, 40
+; x0 -= x1
+    sub r8, rax
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 13
+    rol r11, 51
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 47
+    rol r13, 17
+; x6 -= x7
+    sub r12, r13
+; x9 ^= x8
+    xor r15, r14
+; x9 >>>= 8
+    rol r15, 56
+; x8 -= x9
+    sub r14, r15
+; x11 ^= x10
+    xor rdx, rcx
+; x11 >>>= 17
+    rol rdx, 47
+; x10 -= x11
+    sub rcx, rdx
+; x13 ^= x12
+    xor rsi, rdi
+; x13 >>>= 22
+    rol rsi, 42
+; x12 -= x13
+    sub rdi, rsi
+    mov qword [rsp + 192], rsi
+; x15 ^= x14
+    mov rsi, qword [rsp + 232]
+    xor rsi, r9
+; x15 >>>= 37
+    rol rsi, 27
+; x14 -= x15
+    sub r9, rsi
 ; subtract subkey 0
-    sub r8, qword [rsp + 48]            ; x0 -= k0
-    sub rax, qword [rsp + 56]           ; x1 -= k1
-    sub r10, qword [rsp + 104]          ; x2 -= k2
-    sub r11, qword [rsp + 112]          ; x3 -= k3
-    sub rbx, qword [rsp + 120]          ; x4 -= k4
-    sub rbp, qword [rsp + 128]          ; x5 -= k5
-    sub r12, qword [rsp + 136]          ; x6 -= k6
-    sub r13, qword [rsp + 144]          ; x7 -= k7
-    sub r14, qword [rsp + 152]          ; x8 -= k8
-    sub r15, qword [rsp + 160]          ; x9 -= k9
-    sub rcx, qword [rsp + 64]           ; x10 -= k10
-    sub rdx, qword [rsp + 72]           ; x11 -= k11
-    sub rdi, qword [rsp + 80]           ; x12 -= k12
-    mov qword [rsp + 208], rdi          ; spill x12
-    mov rdi, qword [rsp + 192]          ; reload x13 for 'x13 -= k13'
-    sub rdi, qword [rsp + 32]           ; x13 -= k13
-    sub r9, qword [rsp + 40]            ; x14 -= k14
-    sub rsi, qword [rsp + 88]           ; x15 -= k15
-    sub rdi, qword [rsp + 176]          ; x13 -= t0
-    sub r9, qword [rsp + 168]           ; x14 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 48]
+; x1 -= k1
+    sub rax, qword [rsp + 56]
+; x2 -= k2
+    sub r10, qword [rsp + 104]
+; x3 -= k3
+    sub r11, qword [rsp + 112]
+; x4 -= k4
+    sub rbx, qword [rsp + 120]
+; x5 -= k5
+    sub rbp, qword [rsp + 128]
+; x6 -= k6
+    sub r12, qword [rsp + 136]
+; x7 -= k7
+    sub r13, qword [rsp + 144]
+; x8 -= k8
+    sub r14, qword [rsp + 152]
+; x9 -= k9
+    sub r15, qword [rsp + 160]
+; x10 -= k10
+    sub rcx, qword [rsp + 64]
+; x11 -= k11
+    sub rdx, qword [rsp + 72]
+; x12 -= k12
+    sub rdi, qword [rsp + 80]
+    mov qword [rsp + 208], rdi
+; x13 -= k13
+    mov rdi, qword [rsp + 192]
+    sub rdi, qword [rsp + 32]
+; x14 -= k14
+    sub r9, qword [rsp + 40]
+; x15 -= k15
+    sub rsi, qword [rsp + 88]
+; x13 -= t0
+    sub rdi, qword [rsp + 176]
+; x14 -= t1
+    sub r9, qword [rsp + 168]
 ; store the block(s)
-    mov qword [rsp + 232], rsi          ; spill x15
-    mov rsi, qword [rsp + 0]            ; reload out for 'out[0] = x0'
-    mov qword [rsi], r8                 ; out[0] = x0
-    mov qword [rsi + 8], rax            ; out[1] = x1
-    mov qword [rsi + 16], r10           ; out[2] = x2
-    mov qword [rsi + 24], r11           ; out[3] = x3
-    mov qword [rsi + 32], rbx           ; out[4] = x4
-    mov qword [rsi + 40], rbp           ; out[5] = x5
-    mov qword [rsi + 48], r12           ; out[6] = x6
-    mov qword [rsi + 56], r13           ; out[7] = x7
-    mov qword [rsi + 64], r14           ; out[8] = x8
-    mov qword [rsi + 72], r15           ; out[9] = x9
-    mov qword [rsi + 80], rcx           ; out[10] = x10
-    mov qword [rsi + 88], rdx           ; out[11] = x11
-    mov rax, qword [rsp + 208]          ; reload x12 for 'out[12] = x12'
-    mov qword [rsi + 96], rax           ; out[12] = x12
-    mov qword [rsi + 104], rdi          ; out[13] = x13
-    mov qword [rsi + 112], r9           ; out[14] = x14
-    mov rax, qword [rsp + 232]          ; reload x15 for 'out[15] = x15'
-    mov qword [rsi + 120], rax          ; out[15] = x15
+; x14 -= t1
+    mov qword [rsp + 232], rsi
+; out[0] = x0
+    mov rsi, qword [rsp + 0]
+    mov qword [rsi], r8
+; out[1] = x1
+    mov qword [rsi + 8], rax
+; out[2] = x2
+    mov qword [rsi + 16], r10
+; out[3] = x3
+    mov qword [rsi + 24], r11
+; out[4] = x4
+    mov qword [rsi + 32], rbx
+; out[5] = x5
+    mov qword [rsi + 40], rbp
+; out[6] = x6
+    mov qword [rsi + 48], r12
+; out[7] = x7
+    mov qword [rsi + 56], r13
+; out[8] = x8
+    mov qword [rsi + 64], r14
+; out[9] = x9
+    mov qword [rsi + 72], r15
+; out[10] = x10
+    mov qword [rsi + 80], rcx
+; out[11] = x11
+    mov qword [rsi + 88], rdx
+; out[12] = x12
+    mov rax, qword [rsp + 208]
+    mov qword [rsi + 96], rax
+; out[13] = x13
+    mov qword [rsi + 104], rdi
+; out[14] = x14
+    mov qword [rsi + 112], r9
+; out[15] = x15
+    mov rax, qword [rsp + 232]
+    mov qword [rsi + 120], rax
 ; next block
-    mov rax, qword [rsp + 16]           ; reload tweak for 'tweak += 16'
-    add rax, 0x10                       ; tweak += 16
-    mov rcx, qword [rsp + 8]            ; reload in for 'in += 128'
-    add rcx, 0x80                       ; in += 128
-    add rsi, 0x80                       ; out += 128
-    mov rdx, qword [rsp + 24]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 8], rcx            ; in back to its stack slot
-    mov qword [rsp + 24], rdx           ; n back to its stack slot
-    mov qword [rsp + 0], rsi            ; out back to its stack slot
-    mov qword [rsp + 16], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    mov rax, qword [rsp + 16]
+    add rax, 0x10
+; in += 128
+    mov rcx, qword [rsp + 8]
+    add rcx, 0x80
+; out += 128
+    add rsi, 0x80
+; n -= 1
+    mov rdx, qword [rsp + 24]
+    sub rdx, 1
+    mov qword [rsp + 8], rcx
+    mov qword [rsp + 24], rdx
+    mov qword [rsp + 0], rsi
+    mov qword [rsp + 16], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 248
     pop r15

@@ -42,9 +42,9 @@ global tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v11_nasmx64_win64_belady_fly_full_encrypt:
-    sub rsp, 56                             ; shadow space + 5th argument, rsp 16-aligned
+    sub rsp, 56 ; shadow space + 5th argument, rsp 16-aligned
 .prolog_end:
-    mov qword [rsp + 32], 1                 ; n = 1
+    mov qword [rsp + 32], 1 ; n = 1
     call tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks.entry
     add rsp, 56
     ret
@@ -59,710 +59,1301 @@ tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rcx]                ; k0 = key[0]
-    mov r10, qword [rcx + 8]            ; k1 = key[1]
-    mov r11, qword [rcx + 16]           ; k2 = key[2]
-    mov rsi, qword [rcx + 24]           ; k3 = key[3]
-    mov rcx, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rcx, rax                        ; k4 ^= k0
-    xor rcx, r10                        ; k4 ^= k1
-    xor rcx, r11                        ; k4 ^= k2
-    xor rcx, rsi                        ; k4 ^= k3
-    cmp qword [rsp + 128], 0            ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], r8             ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r10           ; k1 back to its stack slot
-    mov qword [rsp + 24], r11           ; k2 back to its stack slot
-    mov qword [rsp + 32], rsi           ; k3 back to its stack slot
-    mov qword [rsp + 40], rcx           ; k4 back to its stack slot
-    mov qword [rsp + 48], r9            ; out back to its stack slot
-    mov qword [rsp + 56], rdx           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rcx]
+; k1 = key[1]
+    mov r10, qword [rcx + 8]
+; k2 = key[2]
+    mov r11, qword [rcx + 16]
+; k3 = key[3]
+    mov rsi, qword [rcx + 24]
+; k4 = 0x5555555555555555
+    mov rcx, 0x5555555555555555
+; k4 ^= k0
+    xor rcx, rax
+; k4 ^= k1
+    xor rcx, r10
+; k4 ^= k2
+    xor rcx, r11
+; k4 ^= k3
+    xor rcx, rsi
+; if n == 0 return
+    cmp qword [rsp + 128], 0
+    jz .done
+    mov qword [rsp + 0], r8
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r10
+    mov qword [rsp + 24], r11
+    mov qword [rsp + 32], rsi
+    mov qword [rsp + 40], rcx
+    mov qword [rsp + 48], r9
+    mov qword [rsp + 56], rdx
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 56]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov r8, rcx                         ; t2 = t0
-    xor r8, rdx                         ; t2 ^= t1
-    mov r9, qword [rsp + 0]             ; reload in for 'x0 = in[0]'
-    mov r10, qword [r9]                 ; x0 = in[0]
-    mov r11, qword [r9 + 8]             ; x1 = in[1]
-    mov rsi, qword [r9 + 16]            ; x2 = in[2]
-    mov rdi, qword [r9 + 24]            ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 56]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov r8, rcx
+    xor r8, rdx
+; x0 = in[0]
+    mov r9, qword [rsp + 0]
+    mov r10, qword [r9]
+; x1 = in[1]
+    mov r11, qword [r9 + 8]
+; x2 = in[2]
+    mov rsi, qword [r9 + 16]
+; x3 = in[3]
+    mov rdi, qword [r9 + 24]
 ; add subkey 0
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
 ; round 0
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 1
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 2
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 3
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 1
-    add r10, qword [rsp + 16]           ; x0 += k1
-    add r11, qword [rsp + 24]           ; x1 += k2
-    add rsi, qword [rsp + 32]           ; x2 += k3
-    add rdi, qword [rsp + 40]           ; x3 += k4
-    add r11, rdx                        ; x1 += t1
-    add rsi, r8                         ; x2 += t2
-    add rdi, 1                          ; x3 += 1
+; x0 += k1
+    add r10, qword [rsp + 16]
+; x1 += k2
+    add r11, qword [rsp + 24]
+; x2 += k3
+    add rsi, qword [rsp + 32]
+; x3 += k4
+    add rdi, qword [rsp + 40]
+; x1 += t1
+    add r11, rdx
+; x2 += t2
+    add rsi, r8
+; x3 += 1
+    add rdi, 1
 ; round 4
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 5
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 6
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 7
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 2
-    add r10, qword [rsp + 24]           ; x0 += k2
-    add r11, qword [rsp + 32]           ; x1 += k3
-    add rsi, qword [rsp + 40]           ; x2 += k4
-    add rdi, qword [rsp + 8]            ; x3 += k0
-    add r11, r8                         ; x1 += t2
-    add rsi, rcx                        ; x2 += t0
-    add rdi, 2                          ; x3 += 2
+; x0 += k2
+    add r10, qword [rsp + 24]
+; x1 += k3
+    add r11, qword [rsp + 32]
+; x2 += k4
+    add rsi, qword [rsp + 40]
+; x3 += k0
+    add rdi, qword [rsp + 8]
+; x1 += t2
+    add r11, r8
+; x2 += t0
+    add rsi, rcx
+; x3 += 2
+    add rdi, 2
 ; round 8
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 9
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 10
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 11
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 3
-    add r10, qword [rsp + 32]           ; x0 += k3
-    add r11, qword [rsp + 40]           ; x1 += k4
-    add rsi, qword [rsp + 8]            ; x2 += k0
-    add rdi, qword [rsp + 16]           ; x3 += k1
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
-    add rdi, 3                          ; x3 += 3
+; x0 += k3
+    add r10, qword [rsp + 32]
+; x1 += k4
+    add r11, qword [rsp + 40]
+; x2 += k0
+    add rsi, qword [rsp + 8]
+; x3 += k1
+    add rdi, qword [rsp + 16]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
+; x3 += 3
+    add rdi, 3
 ; round 12
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 13
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 14
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 15
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 4
-    add r10, qword [rsp + 40]           ; x0 += k4
-    add r11, qword [rsp + 8]            ; x1 += k0
-    add rsi, qword [rsp + 16]           ; x2 += k1
-    add rdi, qword [rsp + 24]           ; x3 += k2
-    add r11, rdx                        ; x1 += t1
-    add rsi, r8                         ; x2 += t2
-    add rdi, 4                          ; x3 += 4
+; x0 += k4
+    add r10, qword [rsp + 40]
+; x1 += k0
+    add r11, qword [rsp + 8]
+; x2 += k1
+    add rsi, qword [rsp + 16]
+; x3 += k2
+    add rdi, qword [rsp + 24]
+; x1 += t1
+    add r11, rdx
+; x2 += t2
+    add rsi, r8
+; x3 += 4
+    add rdi, 4
 ; round 16
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 17
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 18
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 19
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 5
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add r11, r8                         ; x1 += t2
-    add rsi, rcx                        ; x2 += t0
-    add rdi, 5                          ; x3 += 5
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x1 += t2
+    add r11, r8
+; x2 += t0
+    add rsi, rcx
+; x3 += 5
+    add rdi, 5
 ; round 20
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 21
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 22
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 23
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 6
-    add r10, qword [rsp + 16]           ; x0 += k1
-    add r11, qword [rsp + 24]           ; x1 += k2
-    add rsi, qword [rsp + 32]           ; x2 += k3
-    add rdi, qword [rsp + 40]           ; x3 += k4
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
-    add rdi, 6                          ; x3 += 6
+; x0 += k1
+    add r10, qword [rsp + 16]
+; x1 += k2
+    add r11, qword [rsp + 24]
+; x2 += k3
+    add rsi, qword [rsp + 32]
+; x3 += k4
+    add rdi, qword [rsp + 40]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
+; x3 += 6
+    add rdi, 6
 ; round 24
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 25
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 26
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 27
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 7
-    add r10, qword [rsp + 24]           ; x0 += k2
-    add r11, qword [rsp + 32]           ; x1 += k3
-    add rsi, qword [rsp + 40]           ; x2 += k4
-    add rdi, qword [rsp + 8]            ; x3 += k0
-    add r11, rdx                        ; x1 += t1
-    add rsi, r8                         ; x2 += t2
-    add rdi, 7                          ; x3 += 7
+; x0 += k2
+    add r10, qword [rsp + 24]
+; x1 += k3
+    add r11, qword [rsp + 32]
+; x2 += k4
+    add rsi, qword [rsp + 40]
+; x3 += k0
+    add rdi, qword [rsp + 8]
+; x1 += t1
+    add r11, rdx
+; x2 += t2
+    add rsi, r8
+; x3 += 7
+    add rdi, 7
 ; round 28
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 29
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 30
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 31
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 8
-    add r10, qword [rsp + 32]           ; x0 += k3
-    add r11, qword [rsp + 40]           ; x1 += k4
-    add rsi, qword [rsp + 8]            ; x2 += k0
-    add rdi, qword [rsp + 16]           ; x3 += k1
-    add r11, r8                         ; x1 += t2
-    add rsi, rcx                        ; x2 += t0
-    add rdi, 8                          ; x3 += 8
+; x0 += k3
+    add r10, qword [rsp + 32]
+; x1 += k4
+    add r11, qword [rsp + 40]
+; x2 += k0
+    add rsi, qword [rsp + 8]
+; x3 += k1
+    add rdi, qword [rsp + 16]
+; x1 += t2
+    add r11, r8
+; x2 += t0
+    add rsi, rcx
+; x3 += 8
+    add rdi, 8
 ; round 32
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 33
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 34
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 35
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 9
-    add r10, qword [rsp + 40]           ; x0 += k4
-    add r11, qword [rsp + 8]            ; x1 += k0
-    add rsi, qword [rsp + 16]           ; x2 += k1
-    add rdi, qword [rsp + 24]           ; x3 += k2
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
-    add rdi, 9                          ; x3 += 9
+; x0 += k4
+    add r10, qword [rsp + 40]
+; x1 += k0
+    add r11, qword [rsp + 8]
+; x2 += k1
+    add rsi, qword [rsp + 16]
+; x3 += k2
+    add rdi, qword [rsp + 24]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
+; x3 += 9
+    add rdi, 9
 ; round 36
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 37
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 38
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 39
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 10
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add r11, rdx                        ; x1 += t1
-    add rsi, r8                         ; x2 += t2
-    add rdi, 0xa                        ; x3 += 0xa
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x1 += t1
+    add r11, rdx
+; x2 += t2
+    add rsi, r8
+; x3 += 0xa
+    add rdi, 0xa
 ; round 40
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 41
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 42
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 43
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 11
-    add r10, qword [rsp + 16]           ; x0 += k1
-    add r11, qword [rsp + 24]           ; x1 += k2
-    add rsi, qword [rsp + 32]           ; x2 += k3
-    add rdi, qword [rsp + 40]           ; x3 += k4
-    add r11, r8                         ; x1 += t2
-    add rsi, rcx                        ; x2 += t0
-    add rdi, 0xb                        ; x3 += 0xb
+; x0 += k1
+    add r10, qword [rsp + 16]
+; x1 += k2
+    add r11, qword [rsp + 24]
+; x2 += k3
+    add rsi, qword [rsp + 32]
+; x3 += k4
+    add rdi, qword [rsp + 40]
+; x1 += t2
+    add r11, r8
+; x2 += t0
+    add rsi, rcx
+; x3 += 0xb
+    add rdi, 0xb
 ; round 44
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 45
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 46
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 47
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 12
-    add r10, qword [rsp + 24]           ; x0 += k2
-    add r11, qword [rsp + 32]           ; x1 += k3
-    add rsi, qword [rsp + 40]           ; x2 += k4
-    add rdi, qword [rsp + 8]            ; x3 += k0
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
-    add rdi, 0xc                        ; x3 += 0xc
+; x0 += k2
+    add r10, qword [rsp + 24]
+; x1 += k3
+    add r11, qword [rsp + 32]
+; x2 += k4
+    add rsi, qword [rsp + 40]
+; x3 += k0
+    add rdi, qword [rsp + 8]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
+; x3 += 0xc
+    add rdi, 0xc
 ; round 48
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 49
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 50
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 51
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 13
-    add r10, qword [rsp + 32]           ; x0 += k3
-    add r11, qword [rsp + 40]           ; x1 += k4
-    add rsi, qword [rsp + 8]            ; x2 += k0
-    add rdi, qword [rsp + 16]           ; x3 += k1
-    add r11, rdx                        ; x1 += t1
-    add rsi, r8                         ; x2 += t2
-    add rdi, 0xd                        ; x3 += 0xd
+; x0 += k3
+    add r10, qword [rsp + 32]
+; x1 += k4
+    add r11, qword [rsp + 40]
+; x2 += k0
+    add rsi, qword [rsp + 8]
+; x3 += k1
+    add rdi, qword [rsp + 16]
+; x1 += t1
+    add r11, rdx
+; x2 += t2
+    add rsi, r8
+; x3 += 0xd
+    add rdi, 0xd
 ; round 52
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 53
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 54
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 55
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 14
-    add r10, qword [rsp + 40]           ; x0 += k4
-    add r11, qword [rsp + 8]            ; x1 += k0
-    add rsi, qword [rsp + 16]           ; x2 += k1
-    add rdi, qword [rsp + 24]           ; x3 += k2
-    add r11, r8                         ; x1 += t2
-    add rsi, rcx                        ; x2 += t0
-    add rdi, 0xe                        ; x3 += 0xe
+; x0 += k4
+    add r10, qword [rsp + 40]
+; x1 += k0
+    add r11, qword [rsp + 8]
+; x2 += k1
+    add rsi, qword [rsp + 16]
+; x3 += k2
+    add rdi, qword [rsp + 24]
+; x1 += t2
+    add r11, r8
+; x2 += t0
+    add rsi, rcx
+; x3 += 0xe
+    add rdi, 0xe
 ; round 56
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 57
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 58
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 59
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 15
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
-    add rdi, 0xf                        ; x3 += 0xf
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
+; x3 += 0xf
+    add rdi, 0xf
 ; round 60
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 61
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 62
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 63
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 16
-    add r10, qword [rsp + 16]           ; x0 += k1
-    add r11, qword [rsp + 24]           ; x1 += k2
-    add rsi, qword [rsp + 32]           ; x2 += k3
-    add rdi, qword [rsp + 40]           ; x3 += k4
-    add r11, rdx                        ; x1 += t1
-    add rsi, r8                         ; x2 += t2
-    add rdi, 0x10                       ; x3 += 0x10
+; x0 += k1
+    add r10, qword [rsp + 16]
+; x1 += k2
+    add r11, qword [rsp + 24]
+; x2 += k3
+    add rsi, qword [rsp + 32]
+; x3 += k4
+    add rdi, qword [rsp + 40]
+; x1 += t1
+    add r11, rdx
+; x2 += t2
+    add rsi, r8
+; x3 += 0x10
+    add rdi, 0x10
 ; round 64
-    add r10, r11                        ; x0 += x1
-    rol r11, 5                          ; x1 <<<= 5
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 5
+    rol r11, 5
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x2
+    xor rdi, rsi
 ; round 65
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 28                         ; x1 <<<= 28
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 28
+    rol r11, 28
+; x1 ^= x2
+    xor r11, rsi
 ; round 66
-    add r10, r11                        ; x0 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 46                         ; x3 <<<= 46
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 46
+    rol rdi, 46
+; x3 ^= x2
+    xor rdi, rsi
 ; round 67
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 58                         ; x3 <<<= 58
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 58
+    rol rdi, 58
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 17
-    add r10, qword [rsp + 24]           ; x0 += k2
-    add r11, qword [rsp + 32]           ; x1 += k3
-    add rsi, qword [rsp + 40]           ; x2 += k4
-    add rdi, qword [rsp + 8]            ; x3 += k0
-    add r11, r8                         ; x1 += t2
-    add rsi, rcx                        ; x2 += t0
-    add rdi, 0x11                       ; x3 += 0x11
+; x0 += k2
+    add r10, qword [rsp + 24]
+; x1 += k3
+    add r11, qword [rsp + 32]
+; x2 += k4
+    add rsi, qword [rsp + 40]
+; x3 += k0
+    add rdi, qword [rsp + 8]
+; x1 += t2
+    add r11, r8
+; x2 += t0
+    add rsi, rcx
+; x3 += 0x11
+    add rdi, 0x11
 ; round 68
-    add r10, r11                        ; x0 += x1
-    rol r11, 26                         ; x1 <<<= 26
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 20                         ; x3 <<<= 20
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 26
+    rol r11, 26
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 20
+    rol rdi, 20
+; x3 ^= x2
+    xor rdi, rsi
 ; round 69
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 53                         ; x3 <<<= 53
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 35                         ; x1 <<<= 35
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 53
+    rol rdi, 53
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 35
+    rol r11, 35
+; x1 ^= x2
+    xor r11, rsi
 ; round 70
-    add r10, r11                        ; x0 += x1
-    rol r11, 11                         ; x1 <<<= 11
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, rsi                        ; x3 ^= x2
+; x0 += x1
+    add r10, r11
+; x1 <<<= 11
+    rol r11, 11
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x2
+    xor rdi, rsi
 ; round 71
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 59                         ; x3 <<<= 59
-    xor rdi, r10                        ; x3 ^= x0
-    add rsi, r11                        ; x2 += x1
-    rol r11, 50                         ; x1 <<<= 50
-    xor r11, rsi                        ; x1 ^= x2
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 59
+    rol rdi, 59
+; x3 ^= x0
+    xor rdi, r10
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 50
+    rol r11, 50
+; x1 ^= x2
+    xor r11, rsi
 ; add subkey 18
-    add r10, qword [rsp + 32]           ; x0 += k3
-    add r11, qword [rsp + 40]           ; x1 += k4
-    add rsi, qword [rsp + 8]            ; x2 += k0
-    add rdi, qword [rsp + 16]           ; x3 += k1
-    add r11, rcx                        ; x1 += t0
-    add rsi, rdx                        ; x2 += t1
-    add rdi, 0x12                       ; x3 += 0x12
+; x0 += k3
+    add r10, qword [rsp + 32]
+; x1 += k4
+    add r11, qword [rsp + 40]
+; x2 += k0
+    add rsi, qword [rsp + 8]
+; x3 += k1
+    add rdi, qword [rsp + 16]
+; x1 += t0
+    add r11, rcx
+; x2 += t1
+    add rsi, rdx
+; x3 += 0x12
+    add rdi, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 48]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r10                ; out[0] = x0
-    mov qword [rcx + 8], r11            ; out[1] = x1
-    mov qword [rcx + 16], rsi           ; out[2] = x2
-    mov qword [rcx + 24], rdi           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 48]
+    mov qword [rcx], r10
+; out[1] = x1
+    mov qword [rcx + 8], r11
+; out[2] = x2
+    mov qword [rcx + 16], rsi
+; out[3] = x3
+    mov qword [rcx + 24], rdi
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add r9, 0x20                        ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 128]          ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], r9             ; in back to its stack slot
-    mov qword [rsp + 128], rdx          ; n back to its stack slot
-    mov qword [rsp + 48], rcx           ; out back to its stack slot
-    mov qword [rsp + 56], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add r9, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 128]
+    sub rdx, 1
+    mov qword [rsp + 0], r9
+    mov qword [rsp + 128], rdx
+    mov qword [rsp + 48], rcx
+    mov qword [rsp + 56], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     pop rsi
@@ -772,9 +1363,9 @@ tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v11_nasmx64_win64_belady_fly_full_decrypt:
-    sub rsp, 56                             ; shadow space + 5th argument, rsp 16-aligned
+    sub rsp, 56 ; shadow space + 5th argument, rsp 16-aligned
 .prolog_end:
-    mov qword [rsp + 32], 1                 ; n = 1
+    mov qword [rsp + 32], 1 ; n = 1
     call tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks.entry
     add rsp, 56
     ret
@@ -789,710 +1380,1301 @@ tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rcx]                ; k0 = key[0]
-    mov r10, qword [rcx + 8]            ; k1 = key[1]
-    mov r11, qword [rcx + 16]           ; k2 = key[2]
-    mov rsi, qword [rcx + 24]           ; k3 = key[3]
-    mov rcx, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rcx, rax                        ; k4 ^= k0
-    xor rcx, r10                        ; k4 ^= k1
-    xor rcx, r11                        ; k4 ^= k2
-    xor rcx, rsi                        ; k4 ^= k3
-    cmp qword [rsp + 128], 0            ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], r8             ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r10           ; k1 back to its stack slot
-    mov qword [rsp + 24], r11           ; k2 back to its stack slot
-    mov qword [rsp + 32], rsi           ; k3 back to its stack slot
-    mov qword [rsp + 40], rcx           ; k4 back to its stack slot
-    mov qword [rsp + 48], r9            ; out back to its stack slot
-    mov qword [rsp + 56], rdx           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rcx]
+; k1 = key[1]
+    mov r10, qword [rcx + 8]
+; k2 = key[2]
+    mov r11, qword [rcx + 16]
+; k3 = key[3]
+    mov rsi, qword [rcx + 24]
+; k4 = 0x5555555555555555
+    mov rcx, 0x5555555555555555
+; k4 ^= k0
+    xor rcx, rax
+; k4 ^= k1
+    xor rcx, r10
+; k4 ^= k2
+    xor rcx, r11
+; k4 ^= k3
+    xor rcx, rsi
+; if n == 0 return
+    cmp qword [rsp + 128], 0
+    jz .done
+    mov qword [rsp + 0], r8
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r10
+    mov qword [rsp + 24], r11
+    mov qword [rsp + 32], rsi
+    mov qword [rsp + 40], rcx
+    mov qword [rsp + 48], r9
+    mov qword [rsp + 56], rdx
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 56]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov r8, rcx                         ; t2 = t0
-    xor r8, rdx                         ; t2 ^= t1
-    mov r9, qword [rsp + 0]             ; reload in for 'x0 = in[0]'
-    mov r10, qword [r9]                 ; x0 = in[0]
-    mov r11, qword [r9 + 8]             ; x1 = in[1]
-    mov rsi, qword [r9 + 16]            ; x2 = in[2]
-    mov rdi, qword [r9 + 24]            ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 56]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov r8, rcx
+    xor r8, rdx
+; x0 = in[0]
+    mov r9, qword [rsp + 0]
+    mov r10, qword [r9]
+; x1 = in[1]
+    mov r11, qword [r9 + 8]
+; x2 = in[2]
+    mov rsi, qword [r9 + 16]
+; x3 = in[3]
+    mov rdi, qword [r9 + 24]
 ; subtract subkey 18
-    sub r10, qword [rsp + 32]           ; x0 -= k3
-    sub r11, qword [rsp + 40]           ; x1 -= k4
-    sub rsi, qword [rsp + 8]            ; x2 -= k0
-    sub rdi, qword [rsp + 16]           ; x3 -= k1
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
-    sub rdi, 0x12                       ; x3 -= 0x12
+; x0 -= k3
+    sub r10, qword [rsp + 32]
+; x1 -= k4
+    sub r11, qword [rsp + 40]
+; x2 -= k0
+    sub rsi, qword [rsp + 8]
+; x3 -= k1
+    sub rdi, qword [rsp + 16]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
+; x3 -= 0x12
+    sub rdi, 0x12
 ; inverse round 71
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 70
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 69
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 68
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 17
-    sub r10, qword [rsp + 24]           ; x0 -= k2
-    sub r11, qword [rsp + 32]           ; x1 -= k3
-    sub rsi, qword [rsp + 40]           ; x2 -= k4
-    sub rdi, qword [rsp + 8]            ; x3 -= k0
-    sub r11, r8                         ; x1 -= t2
-    sub rsi, rcx                        ; x2 -= t0
-    sub rdi, 0x11                       ; x3 -= 0x11
+; x0 -= k2
+    sub r10, qword [rsp + 24]
+; x1 -= k3
+    sub r11, qword [rsp + 32]
+; x2 -= k4
+    sub rsi, qword [rsp + 40]
+; x3 -= k0
+    sub rdi, qword [rsp + 8]
+; x1 -= t2
+    sub r11, r8
+; x2 -= t0
+    sub rsi, rcx
+; x3 -= 0x11
+    sub rdi, 0x11
 ; inverse round 67
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 66
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 65
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 64
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 16
-    sub r10, qword [rsp + 16]           ; x0 -= k1
-    sub r11, qword [rsp + 24]           ; x1 -= k2
-    sub rsi, qword [rsp + 32]           ; x2 -= k3
-    sub rdi, qword [rsp + 40]           ; x3 -= k4
-    sub r11, rdx                        ; x1 -= t1
-    sub rsi, r8                         ; x2 -= t2
-    sub rdi, 0x10                       ; x3 -= 0x10
+; x0 -= k1
+    sub r10, qword [rsp + 16]
+; x1 -= k2
+    sub r11, qword [rsp + 24]
+; x2 -= k3
+    sub rsi, qword [rsp + 32]
+; x3 -= k4
+    sub rdi, qword [rsp + 40]
+; x1 -= t1
+    sub r11, rdx
+; x2 -= t2
+    sub rsi, r8
+; x3 -= 0x10
+    sub rdi, 0x10
 ; inverse round 63
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 62
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 61
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 60
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 15
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
-    sub rdi, 0xf                        ; x3 -= 0xf
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
+; x3 -= 0xf
+    sub rdi, 0xf
 ; inverse round 59
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 58
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 57
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 56
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 14
-    sub r10, qword [rsp + 40]           ; x0 -= k4
-    sub r11, qword [rsp + 8]            ; x1 -= k0
-    sub rsi, qword [rsp + 16]           ; x2 -= k1
-    sub rdi, qword [rsp + 24]           ; x3 -= k2
-    sub r11, r8                         ; x1 -= t2
-    sub rsi, rcx                        ; x2 -= t0
-    sub rdi, 0xe                        ; x3 -= 0xe
+; x0 -= k4
+    sub r10, qword [rsp + 40]
+; x1 -= k0
+    sub r11, qword [rsp + 8]
+; x2 -= k1
+    sub rsi, qword [rsp + 16]
+; x3 -= k2
+    sub rdi, qword [rsp + 24]
+; x1 -= t2
+    sub r11, r8
+; x2 -= t0
+    sub rsi, rcx
+; x3 -= 0xe
+    sub rdi, 0xe
 ; inverse round 55
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 54
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 53
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 52
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 13
-    sub r10, qword [rsp + 32]           ; x0 -= k3
-    sub r11, qword [rsp + 40]           ; x1 -= k4
-    sub rsi, qword [rsp + 8]            ; x2 -= k0
-    sub rdi, qword [rsp + 16]           ; x3 -= k1
-    sub r11, rdx                        ; x1 -= t1
-    sub rsi, r8                         ; x2 -= t2
-    sub rdi, 0xd                        ; x3 -= 0xd
+; x0 -= k3
+    sub r10, qword [rsp + 32]
+; x1 -= k4
+    sub r11, qword [rsp + 40]
+; x2 -= k0
+    sub rsi, qword [rsp + 8]
+; x3 -= k1
+    sub rdi, qword [rsp + 16]
+; x1 -= t1
+    sub r11, rdx
+; x2 -= t2
+    sub rsi, r8
+; x3 -= 0xd
+    sub rdi, 0xd
 ; inverse round 51
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 50
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 49
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 48
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 12
-    sub r10, qword [rsp + 24]           ; x0 -= k2
-    sub r11, qword [rsp + 32]           ; x1 -= k3
-    sub rsi, qword [rsp + 40]           ; x2 -= k4
-    sub rdi, qword [rsp + 8]            ; x3 -= k0
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
-    sub rdi, 0xc                        ; x3 -= 0xc
+; x0 -= k2
+    sub r10, qword [rsp + 24]
+; x1 -= k3
+    sub r11, qword [rsp + 32]
+; x2 -= k4
+    sub rsi, qword [rsp + 40]
+; x3 -= k0
+    sub rdi, qword [rsp + 8]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
+; x3 -= 0xc
+    sub rdi, 0xc
 ; inverse round 47
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 46
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 45
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 44
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 11
-    sub r10, qword [rsp + 16]           ; x0 -= k1
-    sub r11, qword [rsp + 24]           ; x1 -= k2
-    sub rsi, qword [rsp + 32]           ; x2 -= k3
-    sub rdi, qword [rsp + 40]           ; x3 -= k4
-    sub r11, r8                         ; x1 -= t2
-    sub rsi, rcx                        ; x2 -= t0
-    sub rdi, 0xb                        ; x3 -= 0xb
+; x0 -= k1
+    sub r10, qword [rsp + 16]
+; x1 -= k2
+    sub r11, qword [rsp + 24]
+; x2 -= k3
+    sub rsi, qword [rsp + 32]
+; x3 -= k4
+    sub rdi, qword [rsp + 40]
+; x1 -= t2
+    sub r11, r8
+; x2 -= t0
+    sub rsi, rcx
+; x3 -= 0xb
+    sub rdi, 0xb
 ; inverse round 43
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 42
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 41
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 40
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 10
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub r11, rdx                        ; x1 -= t1
-    sub rsi, r8                         ; x2 -= t2
-    sub rdi, 0xa                        ; x3 -= 0xa
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x1 -= t1
+    sub r11, rdx
+; x2 -= t2
+    sub rsi, r8
+; x3 -= 0xa
+    sub rdi, 0xa
 ; inverse round 39
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 38
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 37
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 36
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 9
-    sub r10, qword [rsp + 40]           ; x0 -= k4
-    sub r11, qword [rsp + 8]            ; x1 -= k0
-    sub rsi, qword [rsp + 16]           ; x2 -= k1
-    sub rdi, qword [rsp + 24]           ; x3 -= k2
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
-    sub rdi, 9                          ; x3 -= 9
+; x0 -= k4
+    sub r10, qword [rsp + 40]
+; x1 -= k0
+    sub r11, qword [rsp + 8]
+; x2 -= k1
+    sub rsi, qword [rsp + 16]
+; x3 -= k2
+    sub rdi, qword [rsp + 24]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
+; x3 -= 9
+    sub rdi, 9
 ; inverse round 35
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 34
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 33
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 32
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 8
-    sub r10, qword [rsp + 32]           ; x0 -= k3
-    sub r11, qword [rsp + 40]           ; x1 -= k4
-    sub rsi, qword [rsp + 8]            ; x2 -= k0
-    sub rdi, qword [rsp + 16]           ; x3 -= k1
-    sub r11, r8                         ; x1 -= t2
-    sub rsi, rcx                        ; x2 -= t0
-    sub rdi, 8                          ; x3 -= 8
+; x0 -= k3
+    sub r10, qword [rsp + 32]
+; x1 -= k4
+    sub r11, qword [rsp + 40]
+; x2 -= k0
+    sub rsi, qword [rsp + 8]
+; x3 -= k1
+    sub rdi, qword [rsp + 16]
+; x1 -= t2
+    sub r11, r8
+; x2 -= t0
+    sub rsi, rcx
+; x3 -= 8
+    sub rdi, 8
 ; inverse round 31
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 30
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 29
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 28
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 7
-    sub r10, qword [rsp + 24]           ; x0 -= k2
-    sub r11, qword [rsp + 32]           ; x1 -= k3
-    sub rsi, qword [rsp + 40]           ; x2 -= k4
-    sub rdi, qword [rsp + 8]            ; x3 -= k0
-    sub r11, rdx                        ; x1 -= t1
-    sub rsi, r8                         ; x2 -= t2
-    sub rdi, 7                          ; x3 -= 7
+; x0 -= k2
+    sub r10, qword [rsp + 24]
+; x1 -= k3
+    sub r11, qword [rsp + 32]
+; x2 -= k4
+    sub rsi, qword [rsp + 40]
+; x3 -= k0
+    sub rdi, qword [rsp + 8]
+; x1 -= t1
+    sub r11, rdx
+; x2 -= t2
+    sub rsi, r8
+; x3 -= 7
+    sub rdi, 7
 ; inverse round 27
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 26
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 25
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 24
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 6
-    sub r10, qword [rsp + 16]           ; x0 -= k1
-    sub r11, qword [rsp + 24]           ; x1 -= k2
-    sub rsi, qword [rsp + 32]           ; x2 -= k3
-    sub rdi, qword [rsp + 40]           ; x3 -= k4
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
-    sub rdi, 6                          ; x3 -= 6
+; x0 -= k1
+    sub r10, qword [rsp + 16]
+; x1 -= k2
+    sub r11, qword [rsp + 24]
+; x2 -= k3
+    sub rsi, qword [rsp + 32]
+; x3 -= k4
+    sub rdi, qword [rsp + 40]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
+; x3 -= 6
+    sub rdi, 6
 ; inverse round 23
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 22
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 21
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 20
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 5
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub r11, r8                         ; x1 -= t2
-    sub rsi, rcx                        ; x2 -= t0
-    sub rdi, 5                          ; x3 -= 5
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x1 -= t2
+    sub r11, r8
+; x2 -= t0
+    sub rsi, rcx
+; x3 -= 5
+    sub rdi, 5
 ; inverse round 19
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 18
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 17
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 16
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 4
-    sub r10, qword [rsp + 40]           ; x0 -= k4
-    sub r11, qword [rsp + 8]            ; x1 -= k0
-    sub rsi, qword [rsp + 16]           ; x2 -= k1
-    sub rdi, qword [rsp + 24]           ; x3 -= k2
-    sub r11, rdx                        ; x1 -= t1
-    sub rsi, r8                         ; x2 -= t2
-    sub rdi, 4                          ; x3 -= 4
+; x0 -= k4
+    sub r10, qword [rsp + 40]
+; x1 -= k0
+    sub r11, qword [rsp + 8]
+; x2 -= k1
+    sub rsi, qword [rsp + 16]
+; x3 -= k2
+    sub rdi, qword [rsp + 24]
+; x1 -= t1
+    sub r11, rdx
+; x2 -= t2
+    sub rsi, r8
+; x3 -= 4
+    sub rdi, 4
 ; inverse round 15
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 14
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 13
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 12
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 3
-    sub r10, qword [rsp + 32]           ; x0 -= k3
-    sub r11, qword [rsp + 40]           ; x1 -= k4
-    sub rsi, qword [rsp + 8]            ; x2 -= k0
-    sub rdi, qword [rsp + 16]           ; x3 -= k1
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
-    sub rdi, 3                          ; x3 -= 3
+; x0 -= k3
+    sub r10, qword [rsp + 32]
+; x1 -= k4
+    sub r11, qword [rsp + 40]
+; x2 -= k0
+    sub rsi, qword [rsp + 8]
+; x3 -= k1
+    sub rdi, qword [rsp + 16]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
+; x3 -= 3
+    sub rdi, 3
 ; inverse round 11
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 10
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 9
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 8
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 2
-    sub r10, qword [rsp + 24]           ; x0 -= k2
-    sub r11, qword [rsp + 32]           ; x1 -= k3
-    sub rsi, qword [rsp + 40]           ; x2 -= k4
-    sub rdi, qword [rsp + 8]            ; x3 -= k0
-    sub r11, r8                         ; x1 -= t2
-    sub rsi, rcx                        ; x2 -= t0
-    sub rdi, 2                          ; x3 -= 2
+; x0 -= k2
+    sub r10, qword [rsp + 24]
+; x1 -= k3
+    sub r11, qword [rsp + 32]
+; x2 -= k4
+    sub rsi, qword [rsp + 40]
+; x3 -= k0
+    sub rdi, qword [rsp + 8]
+; x1 -= t2
+    sub r11, r8
+; x2 -= t0
+    sub rsi, rcx
+; x3 -= 2
+    sub rdi, 2
 ; inverse round 7
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 5                          ; x3 >>>= 59
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 14                         ; x1 >>>= 50
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 59
+    rol rdi, 5
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 50
+    rol r11, 14
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 6
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 53                         ; x1 >>>= 11
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 22                         ; x3 >>>= 42
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 11
+    rol r11, 53
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 42
+    rol rdi, 22
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 11                         ; x3 >>>= 53
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 29                         ; x1 >>>= 35
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 53
+    rol rdi, 11
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 35
+    rol r11, 29
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 4
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 38                         ; x1 >>>= 26
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 44                         ; x3 >>>= 20
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 26
+    rol r11, 38
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 20
+    rol rdi, 44
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 1
-    sub r10, qword [rsp + 16]           ; x0 -= k1
-    sub r11, qword [rsp + 24]           ; x1 -= k2
-    sub rsi, qword [rsp + 32]           ; x2 -= k3
-    sub rdi, qword [rsp + 40]           ; x3 -= k4
-    sub r11, rdx                        ; x1 -= t1
-    sub rsi, r8                         ; x2 -= t2
-    sub rdi, 1                          ; x3 -= 1
+; x0 -= k1
+    sub r10, qword [rsp + 16]
+; x1 -= k2
+    sub r11, qword [rsp + 24]
+; x2 -= k3
+    sub rsi, qword [rsp + 32]
+; x3 -= k4
+    sub rdi, qword [rsp + 40]
+; x1 -= t1
+    sub r11, rdx
+; x2 -= t2
+    sub rsi, r8
+; x3 -= 1
+    sub rdi, 1
 ; inverse round 3
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 6                          ; x3 >>>= 58
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 20                         ; x1 >>>= 44
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 58
+    rol rdi, 6
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 44
+    rol r11, 20
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 2
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 51                         ; x1 >>>= 13
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 18                         ; x3 >>>= 46
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 13
+    rol r11, 51
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 46
+    rol rdi, 18
+; x2 -= x3
+    sub rsi, rdi
 ; inverse round 1
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 28                         ; x3 >>>= 36
-    sub r10, rdi                        ; x0 -= x3
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 36                         ; x1 >>>= 28
-    sub rsi, r11                        ; x2 -= x1
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 36
+    rol rdi, 28
+; x0 -= x3
+    sub r10, rdi
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 28
+    rol r11, 36
+; x2 -= x1
+    sub rsi, r11
 ; inverse round 0
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 59                         ; x1 >>>= 5
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rsi, rdi                        ; x2 -= x3
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 5
+    rol r11, 59
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 56
+    rol rdi, 8
+; x2 -= x3
+    sub rsi, rdi
 ; subtract subkey 0
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub r11, rcx                        ; x1 -= t0
-    sub rsi, rdx                        ; x2 -= t1
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x1 -= t0
+    sub r11, rcx
+; x2 -= t1
+    sub rsi, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 48]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r10                ; out[0] = x0
-    mov qword [rcx + 8], r11            ; out[1] = x1
-    mov qword [rcx + 16], rsi           ; out[2] = x2
-    mov qword [rcx + 24], rdi           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 48]
+    mov qword [rcx], r10
+; out[1] = x1
+    mov qword [rcx + 8], r11
+; out[2] = x2
+    mov qword [rcx + 16], rsi
+; out[3] = x3
+    mov qword [rcx + 24], rdi
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add r9, 0x20                        ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 128]          ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], r9             ; in back to its stack slot
-    mov qword [rsp + 128], rdx          ; n back to its stack slot
-    mov qword [rsp + 48], rcx           ; out back to its stack slot
-    mov qword [rsp + 56], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add r9, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 128]
+    sub rdx, 1
+    mov qword [rsp + 0], r9
+    mov qword [rsp + 128], rdx
+    mov qword [rsp + 48], rcx
+    mov qword [rsp + 56], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     pop rsi
@@ -1509,7 +2691,7 @@ section .pdata rdata align=4
 section .xdata rdata align=4
 tf256_v11_nasmx64_win64_belady_fly_full_encrypt_xdata:
     db 1, tf256_v11_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_encrypt, 1, 0
-    db tf256_v11_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_encrypt, 0x62   ; UWOP_ALLOC_SMALL 56
+    db tf256_v11_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_encrypt, 0x62 ; UWOP_ALLOC_SMALL 56
     dw 0
 tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks_xdata:
     db 1, tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks, 3, 0
@@ -1519,7 +2701,7 @@ tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks_xdata:
     dw 0
 tf256_v11_nasmx64_win64_belady_fly_full_decrypt_xdata:
     db 1, tf256_v11_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_decrypt, 1, 0
-    db tf256_v11_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_decrypt, 0x62   ; UWOP_ALLOC_SMALL 56
+    db tf256_v11_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_decrypt, 0x62 ; UWOP_ALLOC_SMALL 56
     dw 0
 tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks_xdata:
     db 1, tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks, 3, 0

@@ -133,35 +133,35 @@ global tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt:function
 global tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
-tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks:                  ; groups of 4 blocks in ymm lanes, then the rest scalar
+tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 2                               ; groups of 4
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 2 ; groups of 4
     jz .tail
     call tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -4                             ; blocks done
+    and rax, -4 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 5
-    add rdx, r12                            ; in += 32 * done
+    add rdx, r12 ; in += 32 * done
     mov rcx, rax
     shl rcx, 5
-    add rcx, r13                            ; out += 32 * done
+    add rcx, r13 ; out += 32 * done
     mov r8, r14
-    and r8, 3                               ; blocks left
+    and r8, 3 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -173,1312 +173,1903 @@ tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 904
 .prolog_end:
-    vmovdqu ymm12, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_block]     ; lane b reads block b: offsets b * 32
-    vmovdqu ymm13, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_tweak]     ; tweak of lane b: offsets b * 16
+    vmovdqu ymm12, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 32
+    vmovdqu ymm13, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0x55555555
-    mov dword [rsp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 8], 0x55555555
-    mov dword [rsp + 12], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 12], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 16], 0x55555555
-    mov dword [rsp + 20], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 20], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 24], 0x55555555
-    mov dword [rsp + 28], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 28], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 320], 0x00000001
-    mov dword [rsp + 324], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 324], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 328], 0x00000001
-    mov dword [rsp + 332], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 332], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 336], 0x00000001
-    mov dword [rsp + 340], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 340], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 344], 0x00000001
-    mov dword [rsp + 348], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 348], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 352], 0x00000002
-    mov dword [rsp + 356], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 356], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 360], 0x00000002
-    mov dword [rsp + 364], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 364], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 368], 0x00000002
-    mov dword [rsp + 372], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 372], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 376], 0x00000002
-    mov dword [rsp + 380], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 380], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 384], 0x00000003
-    mov dword [rsp + 388], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 388], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 392], 0x00000003
-    mov dword [rsp + 396], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 396], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 400], 0x00000003
-    mov dword [rsp + 404], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 404], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 408], 0x00000003
-    mov dword [rsp + 412], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 412], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 416], 0x00000004
-    mov dword [rsp + 420], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 420], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 424], 0x00000004
-    mov dword [rsp + 428], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 428], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 432], 0x00000004
-    mov dword [rsp + 436], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 436], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 440], 0x00000004
-    mov dword [rsp + 444], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 444], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 448], 0x00000005
-    mov dword [rsp + 452], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 452], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 456], 0x00000005
-    mov dword [rsp + 460], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 460], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 464], 0x00000005
-    mov dword [rsp + 468], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 468], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 472], 0x00000005
-    mov dword [rsp + 476], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 476], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 480], 0x00000006
-    mov dword [rsp + 484], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 488], 0x00000006
-    mov dword [rsp + 492], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 496], 0x00000006
-    mov dword [rsp + 500], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 504], 0x00000006
-    mov dword [rsp + 508], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 512], 0x00000007
-    mov dword [rsp + 516], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 520], 0x00000007
-    mov dword [rsp + 524], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 528], 0x00000007
-    mov dword [rsp + 532], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 536], 0x00000007
-    mov dword [rsp + 540], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 544], 0x00000008
-    mov dword [rsp + 548], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 552], 0x00000008
-    mov dword [rsp + 556], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 560], 0x00000008
-    mov dword [rsp + 564], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 568], 0x00000008
-    mov dword [rsp + 572], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 576], 0x00000009
-    mov dword [rsp + 580], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 584], 0x00000009
-    mov dword [rsp + 588], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 592], 0x00000009
-    mov dword [rsp + 596], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 600], 0x00000009
-    mov dword [rsp + 604], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 608], 0x0000000a
-    mov dword [rsp + 612], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 612], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 616], 0x0000000a
-    mov dword [rsp + 620], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 620], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 624], 0x0000000a
-    mov dword [rsp + 628], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 628], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 632], 0x0000000a
-    mov dword [rsp + 636], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 636], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 640], 0x0000000b
-    mov dword [rsp + 644], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 644], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 648], 0x0000000b
-    mov dword [rsp + 652], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 652], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 656], 0x0000000b
-    mov dword [rsp + 660], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 660], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 664], 0x0000000b
-    mov dword [rsp + 668], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 668], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 672], 0x0000000c
-    mov dword [rsp + 676], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 676], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 680], 0x0000000c
-    mov dword [rsp + 684], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 684], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 688], 0x0000000c
-    mov dword [rsp + 692], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 692], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 696], 0x0000000c
-    mov dword [rsp + 700], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 700], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 704], 0x0000000d
-    mov dword [rsp + 708], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 708], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 712], 0x0000000d
-    mov dword [rsp + 716], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 716], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 720], 0x0000000d
-    mov dword [rsp + 724], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 724], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 728], 0x0000000d
-    mov dword [rsp + 732], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 732], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 736], 0x0000000e
-    mov dword [rsp + 740], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 740], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 744], 0x0000000e
-    mov dword [rsp + 748], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 748], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 752], 0x0000000e
-    mov dword [rsp + 756], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 756], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 760], 0x0000000e
-    mov dword [rsp + 764], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 764], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 768], 0x0000000f
-    mov dword [rsp + 772], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 772], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 776], 0x0000000f
-    mov dword [rsp + 780], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 780], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 784], 0x0000000f
-    mov dword [rsp + 788], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 788], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 792], 0x0000000f
-    mov dword [rsp + 796], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 796], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 800], 0x00000010
-    mov dword [rsp + 804], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 804], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 808], 0x00000010
-    mov dword [rsp + 812], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 812], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 816], 0x00000010
-    mov dword [rsp + 820], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 820], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 824], 0x00000010
-    mov dword [rsp + 828], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 828], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 832], 0x00000011
-    mov dword [rsp + 836], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 836], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 840], 0x00000011
-    mov dword [rsp + 844], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 844], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 848], 0x00000011
-    mov dword [rsp + 852], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 852], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 856], 0x00000011
-    mov dword [rsp + 860], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 860], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 864], 0x00000012
-    mov dword [rsp + 868], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 868], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 872], 0x00000012
-    mov dword [rsp + 876], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 876], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 880], 0x00000012
-    mov dword [rsp + 884], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 884], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 888], 0x00000012
-    mov dword [rsp + 892], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 892], 0x00000000 ; constant 0x0000000000000012
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq ymm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq ymm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq ymm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq ymm3, qword [rdi + 24] ; k3 = key[3]
-    vmovdqu ymm4, [rsp + 0]             ; k4 = 0x5555555555555555
-    vpxor ymm4, ymm4, ymm0              ; k4 ^= k0
-    vpxor ymm4, ymm4, ymm1              ; k4 ^= k1
-    vpxor ymm4, ymm4, ymm2              ; k4 ^= k2
-    vpxor ymm4, ymm4, ymm3              ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 32], rdx           ; in back to its stack slot
-    vmovdqu [rsp + 64], ymm0            ; k0 back to its stack slot
-    vmovdqu [rsp + 96], ymm1            ; k1 back to its stack slot
-    vmovdqu [rsp + 128], ymm2           ; k2 back to its stack slot
-    vmovdqu [rsp + 160], ymm3           ; k3 back to its stack slot
-    vmovdqu [rsp + 192], ymm4           ; k4 back to its stack slot
-    mov qword [rsp + 224], r8           ; n back to its stack slot
-    mov qword [rsp + 256], rcx          ; out back to its stack slot
-    mov qword [rsp + 288], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq ymm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq ymm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq ymm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq ymm3, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    vmovdqu ymm4, [rsp + 0]
+; k4 ^= k0
+    vpxor ymm4, ymm4, ymm0
+; k4 ^= k1
+    vpxor ymm4, ymm4, ymm1
+; k4 ^= k2
+    vpxor ymm4, ymm4, ymm2
+; k4 ^= k3
+    vpxor ymm4, ymm4, ymm3
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 32], rdx
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm1
+    vmovdqu [rsp + 128], ymm2
+    vmovdqu [rsp + 160], ymm3
+    vmovdqu [rsp + 192], ymm4
+    mov qword [rsp + 224], r8
+    mov qword [rsp + 256], rcx
+    mov qword [rsp + 288], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14; t0 = tweak[0]
+    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
+; t1 = tweak[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14; t1 = tweak[1]
-    vmovdqa ymm2, ymm0                  ; t2 = t0
-    vpxor ymm2, ymm2, ymm1              ; t2 ^= t1
+    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
+; t2 ^= t1
+    vmovdqa ymm2, ymm0
+    vpxor ymm2, ymm2, ymm1
+; x0 = in[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14; x0 = in[0]
+    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
+; x1 = in[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14; x1 = in[1]
+    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
+; x2 = in[2]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14; x2 = in[2]
+    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
+; x3 = in[3]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14; x3 = in[3]
+    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
 ; add subkey 0
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
 ; round 0
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 1
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 2
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 3
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 1
-    vpaddq ymm3, ymm3, [rsp + 96]       ; x0 += k1
-    vpaddq ymm4, ymm4, [rsp + 128]      ; x1 += k2
-    vpaddq ymm5, ymm5, [rsp + 160]      ; x2 += k3
-    vpaddq ymm6, ymm6, [rsp + 192]      ; x3 += k4
-    vpaddq ymm4, ymm4, ymm1             ; x1 += t1
-    vpaddq ymm5, ymm5, ymm2             ; x2 += t2
-    vpaddq ymm6, ymm6, [rsp + 320]      ; x3 += 1
+; x0 += k1
+    vpaddq ymm3, ymm3, [rsp + 96]
+; x1 += k2
+    vpaddq ymm4, ymm4, [rsp + 128]
+; x2 += k3
+    vpaddq ymm5, ymm5, [rsp + 160]
+; x3 += k4
+    vpaddq ymm6, ymm6, [rsp + 192]
+; x1 += t1
+    vpaddq ymm4, ymm4, ymm1
+; x2 += t2
+    vpaddq ymm5, ymm5, ymm2
+; x3 += 1
+    vpaddq ymm6, ymm6, [rsp + 320]
 ; round 4
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 5
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 6
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 7
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 2
-    vpaddq ymm3, ymm3, [rsp + 128]      ; x0 += k2
-    vpaddq ymm4, ymm4, [rsp + 160]      ; x1 += k3
-    vpaddq ymm5, ymm5, [rsp + 192]      ; x2 += k4
-    vpaddq ymm6, ymm6, [rsp + 64]       ; x3 += k0
-    vpaddq ymm4, ymm4, ymm2             ; x1 += t2
-    vpaddq ymm5, ymm5, ymm0             ; x2 += t0
-    vpaddq ymm6, ymm6, [rsp + 352]      ; x3 += 2
+; x0 += k2
+    vpaddq ymm3, ymm3, [rsp + 128]
+; x1 += k3
+    vpaddq ymm4, ymm4, [rsp + 160]
+; x2 += k4
+    vpaddq ymm5, ymm5, [rsp + 192]
+; x3 += k0
+    vpaddq ymm6, ymm6, [rsp + 64]
+; x1 += t2
+    vpaddq ymm4, ymm4, ymm2
+; x2 += t0
+    vpaddq ymm5, ymm5, ymm0
+; x3 += 2
+    vpaddq ymm6, ymm6, [rsp + 352]
 ; round 8
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 9
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 10
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 11
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 3
-    vpaddq ymm3, ymm3, [rsp + 160]      ; x0 += k3
-    vpaddq ymm4, ymm4, [rsp + 192]      ; x1 += k4
-    vpaddq ymm5, ymm5, [rsp + 64]       ; x2 += k0
-    vpaddq ymm6, ymm6, [rsp + 96]       ; x3 += k1
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
-    vpaddq ymm6, ymm6, [rsp + 384]      ; x3 += 3
+; x0 += k3
+    vpaddq ymm3, ymm3, [rsp + 160]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 192]
+; x2 += k0
+    vpaddq ymm5, ymm5, [rsp + 64]
+; x3 += k1
+    vpaddq ymm6, ymm6, [rsp + 96]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
+; x3 += 3
+    vpaddq ymm6, ymm6, [rsp + 384]
 ; round 12
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 13
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 14
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 15
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 4
-    vpaddq ymm3, ymm3, [rsp + 192]      ; x0 += k4
-    vpaddq ymm4, ymm4, [rsp + 64]       ; x1 += k0
-    vpaddq ymm5, ymm5, [rsp + 96]       ; x2 += k1
-    vpaddq ymm6, ymm6, [rsp + 128]      ; x3 += k2
-    vpaddq ymm4, ymm4, ymm1             ; x1 += t1
-    vpaddq ymm5, ymm5, ymm2             ; x2 += t2
-    vpaddq ymm6, ymm6, [rsp + 416]      ; x3 += 4
+; x0 += k4
+    vpaddq ymm3, ymm3, [rsp + 192]
+; x1 += k0
+    vpaddq ymm4, ymm4, [rsp + 64]
+; x2 += k1
+    vpaddq ymm5, ymm5, [rsp + 96]
+; x3 += k2
+    vpaddq ymm6, ymm6, [rsp + 128]
+; x1 += t1
+    vpaddq ymm4, ymm4, ymm1
+; x2 += t2
+    vpaddq ymm5, ymm5, ymm2
+; x3 += 4
+    vpaddq ymm6, ymm6, [rsp + 416]
 ; round 16
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 17
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 18
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 19
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 5
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm4, ymm4, ymm2             ; x1 += t2
-    vpaddq ymm5, ymm5, ymm0             ; x2 += t0
-    vpaddq ymm6, ymm6, [rsp + 448]      ; x3 += 5
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x1 += t2
+    vpaddq ymm4, ymm4, ymm2
+; x2 += t0
+    vpaddq ymm5, ymm5, ymm0
+; x3 += 5
+    vpaddq ymm6, ymm6, [rsp + 448]
 ; round 20
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 21
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 22
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 23
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 6
-    vpaddq ymm3, ymm3, [rsp + 96]       ; x0 += k1
-    vpaddq ymm4, ymm4, [rsp + 128]      ; x1 += k2
-    vpaddq ymm5, ymm5, [rsp + 160]      ; x2 += k3
-    vpaddq ymm6, ymm6, [rsp + 192]      ; x3 += k4
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
-    vpaddq ymm6, ymm6, [rsp + 480]      ; x3 += 6
+; x0 += k1
+    vpaddq ymm3, ymm3, [rsp + 96]
+; x1 += k2
+    vpaddq ymm4, ymm4, [rsp + 128]
+; x2 += k3
+    vpaddq ymm5, ymm5, [rsp + 160]
+; x3 += k4
+    vpaddq ymm6, ymm6, [rsp + 192]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
+; x3 += 6
+    vpaddq ymm6, ymm6, [rsp + 480]
 ; round 24
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 25
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 26
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 27
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 7
-    vpaddq ymm3, ymm3, [rsp + 128]      ; x0 += k2
-    vpaddq ymm4, ymm4, [rsp + 160]      ; x1 += k3
-    vpaddq ymm5, ymm5, [rsp + 192]      ; x2 += k4
-    vpaddq ymm6, ymm6, [rsp + 64]       ; x3 += k0
-    vpaddq ymm4, ymm4, ymm1             ; x1 += t1
-    vpaddq ymm5, ymm5, ymm2             ; x2 += t2
-    vpaddq ymm6, ymm6, [rsp + 512]      ; x3 += 7
+; x0 += k2
+    vpaddq ymm3, ymm3, [rsp + 128]
+; x1 += k3
+    vpaddq ymm4, ymm4, [rsp + 160]
+; x2 += k4
+    vpaddq ymm5, ymm5, [rsp + 192]
+; x3 += k0
+    vpaddq ymm6, ymm6, [rsp + 64]
+; x1 += t1
+    vpaddq ymm4, ymm4, ymm1
+; x2 += t2
+    vpaddq ymm5, ymm5, ymm2
+; x3 += 7
+    vpaddq ymm6, ymm6, [rsp + 512]
 ; round 28
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 29
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 30
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 31
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 8
-    vpaddq ymm3, ymm3, [rsp + 160]      ; x0 += k3
-    vpaddq ymm4, ymm4, [rsp + 192]      ; x1 += k4
-    vpaddq ymm5, ymm5, [rsp + 64]       ; x2 += k0
-    vpaddq ymm6, ymm6, [rsp + 96]       ; x3 += k1
-    vpaddq ymm4, ymm4, ymm2             ; x1 += t2
-    vpaddq ymm5, ymm5, ymm0             ; x2 += t0
-    vpaddq ymm6, ymm6, [rsp + 544]      ; x3 += 8
+; x0 += k3
+    vpaddq ymm3, ymm3, [rsp + 160]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 192]
+; x2 += k0
+    vpaddq ymm5, ymm5, [rsp + 64]
+; x3 += k1
+    vpaddq ymm6, ymm6, [rsp + 96]
+; x1 += t2
+    vpaddq ymm4, ymm4, ymm2
+; x2 += t0
+    vpaddq ymm5, ymm5, ymm0
+; x3 += 8
+    vpaddq ymm6, ymm6, [rsp + 544]
 ; round 32
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 33
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 34
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 35
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 9
-    vpaddq ymm3, ymm3, [rsp + 192]      ; x0 += k4
-    vpaddq ymm4, ymm4, [rsp + 64]       ; x1 += k0
-    vpaddq ymm5, ymm5, [rsp + 96]       ; x2 += k1
-    vpaddq ymm6, ymm6, [rsp + 128]      ; x3 += k2
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
-    vpaddq ymm6, ymm6, [rsp + 576]      ; x3 += 9
+; x0 += k4
+    vpaddq ymm3, ymm3, [rsp + 192]
+; x1 += k0
+    vpaddq ymm4, ymm4, [rsp + 64]
+; x2 += k1
+    vpaddq ymm5, ymm5, [rsp + 96]
+; x3 += k2
+    vpaddq ymm6, ymm6, [rsp + 128]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
+; x3 += 9
+    vpaddq ymm6, ymm6, [rsp + 576]
 ; round 36
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 37
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 38
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 39
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 10
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm4, ymm4, ymm1             ; x1 += t1
-    vpaddq ymm5, ymm5, ymm2             ; x2 += t2
-    vpaddq ymm6, ymm6, [rsp + 608]      ; x3 += 0xa
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x1 += t1
+    vpaddq ymm4, ymm4, ymm1
+; x2 += t2
+    vpaddq ymm5, ymm5, ymm2
+; x3 += 0xa
+    vpaddq ymm6, ymm6, [rsp + 608]
 ; round 40
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 41
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 42
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 43
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 11
-    vpaddq ymm3, ymm3, [rsp + 96]       ; x0 += k1
-    vpaddq ymm4, ymm4, [rsp + 128]      ; x1 += k2
-    vpaddq ymm5, ymm5, [rsp + 160]      ; x2 += k3
-    vpaddq ymm6, ymm6, [rsp + 192]      ; x3 += k4
-    vpaddq ymm4, ymm4, ymm2             ; x1 += t2
-    vpaddq ymm5, ymm5, ymm0             ; x2 += t0
-    vpaddq ymm6, ymm6, [rsp + 640]      ; x3 += 0xb
+; x0 += k1
+    vpaddq ymm3, ymm3, [rsp + 96]
+; x1 += k2
+    vpaddq ymm4, ymm4, [rsp + 128]
+; x2 += k3
+    vpaddq ymm5, ymm5, [rsp + 160]
+; x3 += k4
+    vpaddq ymm6, ymm6, [rsp + 192]
+; x1 += t2
+    vpaddq ymm4, ymm4, ymm2
+; x2 += t0
+    vpaddq ymm5, ymm5, ymm0
+; x3 += 0xb
+    vpaddq ymm6, ymm6, [rsp + 640]
 ; round 44
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 45
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 46
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 47
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 12
-    vpaddq ymm3, ymm3, [rsp + 128]      ; x0 += k2
-    vpaddq ymm4, ymm4, [rsp + 160]      ; x1 += k3
-    vpaddq ymm5, ymm5, [rsp + 192]      ; x2 += k4
-    vpaddq ymm6, ymm6, [rsp + 64]       ; x3 += k0
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
-    vpaddq ymm6, ymm6, [rsp + 672]      ; x3 += 0xc
+; x0 += k2
+    vpaddq ymm3, ymm3, [rsp + 128]
+; x1 += k3
+    vpaddq ymm4, ymm4, [rsp + 160]
+; x2 += k4
+    vpaddq ymm5, ymm5, [rsp + 192]
+; x3 += k0
+    vpaddq ymm6, ymm6, [rsp + 64]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
+; x3 += 0xc
+    vpaddq ymm6, ymm6, [rsp + 672]
 ; round 48
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 49
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 50
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 51
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 13
-    vpaddq ymm3, ymm3, [rsp + 160]      ; x0 += k3
-    vpaddq ymm4, ymm4, [rsp + 192]      ; x1 += k4
-    vpaddq ymm5, ymm5, [rsp + 64]       ; x2 += k0
-    vpaddq ymm6, ymm6, [rsp + 96]       ; x3 += k1
-    vpaddq ymm4, ymm4, ymm1             ; x1 += t1
-    vpaddq ymm5, ymm5, ymm2             ; x2 += t2
-    vpaddq ymm6, ymm6, [rsp + 704]      ; x3 += 0xd
+; x0 += k3
+    vpaddq ymm3, ymm3, [rsp + 160]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 192]
+; x2 += k0
+    vpaddq ymm5, ymm5, [rsp + 64]
+; x3 += k1
+    vpaddq ymm6, ymm6, [rsp + 96]
+; x1 += t1
+    vpaddq ymm4, ymm4, ymm1
+; x2 += t2
+    vpaddq ymm5, ymm5, ymm2
+; x3 += 0xd
+    vpaddq ymm6, ymm6, [rsp + 704]
 ; round 52
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 53
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 54
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 55
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 14
-    vpaddq ymm3, ymm3, [rsp + 192]      ; x0 += k4
-    vpaddq ymm4, ymm4, [rsp + 64]       ; x1 += k0
-    vpaddq ymm5, ymm5, [rsp + 96]       ; x2 += k1
-    vpaddq ymm6, ymm6, [rsp + 128]      ; x3 += k2
-    vpaddq ymm4, ymm4, ymm2             ; x1 += t2
-    vpaddq ymm5, ymm5, ymm0             ; x2 += t0
-    vpaddq ymm6, ymm6, [rsp + 736]      ; x3 += 0xe
+; x0 += k4
+    vpaddq ymm3, ymm3, [rsp + 192]
+; x1 += k0
+    vpaddq ymm4, ymm4, [rsp + 64]
+; x2 += k1
+    vpaddq ymm5, ymm5, [rsp + 96]
+; x3 += k2
+    vpaddq ymm6, ymm6, [rsp + 128]
+; x1 += t2
+    vpaddq ymm4, ymm4, ymm2
+; x2 += t0
+    vpaddq ymm5, ymm5, ymm0
+; x3 += 0xe
+    vpaddq ymm6, ymm6, [rsp + 736]
 ; round 56
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 57
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 58
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 59
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 15
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
-    vpaddq ymm6, ymm6, [rsp + 768]      ; x3 += 0xf
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
+; x3 += 0xf
+    vpaddq ymm6, ymm6, [rsp + 768]
 ; round 60
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm7, ymm7, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm7, ymm7, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm7, ymm7, 39
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm7, ymm7, 31
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 61
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm7, ymm7, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm7, ymm7, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm7, ymm7, 18
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 62
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm7, ymm7, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm7, ymm7, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm7, ymm7, 6
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm7, ymm7, 42
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 63
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 16
-    vpaddq ymm3, ymm3, [rsp + 96]       ; x0 += k1
-    vpaddq ymm4, ymm4, [rsp + 128]      ; x1 += k2
-    vpaddq ymm5, ymm5, [rsp + 160]      ; x2 += k3
-    vpaddq ymm6, ymm6, [rsp + 192]      ; x3 += k4
-    vpaddq ymm4, ymm4, ymm1             ; x1 += t1
-    vpaddq ymm5, ymm5, ymm2             ; x2 += t2
-    vpaddq ymm6, ymm6, [rsp + 800]      ; x3 += 0x10
+; x0 += k1
+    vpaddq ymm3, ymm3, [rsp + 96]
+; x1 += k2
+    vpaddq ymm4, ymm4, [rsp + 128]
+; x2 += k3
+    vpaddq ymm5, ymm5, [rsp + 160]
+; x3 += k4
+    vpaddq ymm6, ymm6, [rsp + 192]
+; x1 += t1
+    vpaddq ymm4, ymm4, ymm1
+; x2 += t2
+    vpaddq ymm5, ymm5, ymm2
+; x3 += 0x10
+    vpaddq ymm6, ymm6, [rsp + 800]
 ; round 64
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 14
-    vpsllq ymm4, ymm4, 14               ; x1 <<<= 14
-    vpsrlq ymm7, ymm7, 50               ; x1 <<<= 14
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 16
-    vpsllq ymm6, ymm6, 16               ; x3 <<<= 16
-    vpsrlq ymm7, ymm7, 48               ; x3 <<<= 16
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 16
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 14
+    vpsrlq ymm7, ymm7, 50
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 16
+    vpsrlq ymm7, ymm7, 48
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 65
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 52
-    vpsllq ymm6, ymm6, 52               ; x3 <<<= 52
-    vpsrlq ymm7, ymm7, 12               ; x3 <<<= 52
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 52
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 57
-    vpsllq ymm4, ymm4, 57               ; x1 <<<= 57
-    vpsrlq ymm7, ymm7, 7                ; x1 <<<= 57
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 57
+    vpsrlq ymm7, ymm7, 7
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 66
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 23
-    vpsllq ymm4, ymm4, 23               ; x1 <<<= 23
-    vpsrlq ymm7, ymm7, 41               ; x1 <<<= 23
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 23
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 40
-    vpsllq ymm6, ymm6, 40               ; x3 <<<= 40
-    vpsrlq ymm7, ymm7, 24               ; x3 <<<= 40
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 40
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 23
+    vpsrlq ymm7, ymm7, 41
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 40
+    vpsrlq ymm7, ymm7, 24
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 67
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm7, ymm6                  ; x3 <<<= 5
-    vpsllq ymm6, ymm6, 5                ; x3 <<<= 5
-    vpsrlq ymm7, ymm7, 59               ; x3 <<<= 5
-    vpor ymm6, ymm6, ymm7               ; x3 <<<= 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm7, ymm4                  ; x1 <<<= 37
-    vpsllq ymm4, ymm4, 37               ; x1 <<<= 37
-    vpsrlq ymm7, ymm7, 27               ; x1 <<<= 37
-    vpor ymm4, ymm4, ymm7               ; x1 <<<= 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 5
+    vpsrlq ymm7, ymm7, 59
+    vpor ymm6, ymm6, ymm7
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 37
+    vpsrlq ymm7, ymm7, 27
+    vpor ymm4, ymm4, ymm7
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 17
-    vpaddq ymm3, ymm3, [rsp + 128]      ; x0 += k2
-    vpaddq ymm4, ymm4, [rsp + 160]      ; x1 += k3
-    vpaddq ymm5, ymm5, [rsp + 192]      ; x2 += k4
-    vpaddq ymm6, ymm6, [rsp + 64]       ; x3 += k0
-    vpaddq ymm4, ymm4, ymm2             ; x1 += t2
-    vpaddq ymm5, ymm5, ymm0             ; x2 += t0
-    vpaddq ymm6, ymm6, [rsp + 832]      ; x3 += 0x11
+; x0 += k2
+    vpaddq ymm3, ymm3, [rsp + 128]
+; x1 += k3
+    vpaddq ymm4, ymm4, [rsp + 160]
+; x2 += k4
+    vpaddq ymm5, ymm5, [rsp + 192]
+; x3 += k0
+    vpaddq ymm6, ymm6, [rsp + 64]
+; x1 += t2
+    vpaddq ymm4, ymm4, ymm2
+; x2 += t0
+    vpaddq ymm5, ymm5, ymm0
+; x3 += 0x11
+    vpaddq ymm6, ymm6, [rsp + 832]
 ; round 68
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 25
-    vpsllq ymm4, ymm4, 25               ; x1 <<<= 25
-    vpsrlq ymm2, ymm2, 39               ; x1 <<<= 25
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 25
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 33
-    vpsllq ymm6, ymm6, 33               ; x3 <<<= 33
-    vpsrlq ymm2, ymm2, 31               ; x3 <<<= 33
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 33
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 25
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm2, ymm2, 39
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 33
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm2, ymm2, 31
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 69
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 46
-    vpsllq ymm6, ymm6, 46               ; x3 <<<= 46
-    vpsrlq ymm2, ymm2, 18               ; x3 <<<= 46
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 46
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 12
-    vpsllq ymm4, ymm4, 12               ; x1 <<<= 12
-    vpsrlq ymm2, ymm2, 52               ; x1 <<<= 12
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 12
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 46
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 46
+    vpsrlq ymm2, ymm2, 18
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 12
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 12
+    vpsrlq ymm2, ymm2, 52
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; round 70
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 58
-    vpsllq ymm4, ymm4, 58               ; x1 <<<= 58
-    vpsrlq ymm2, ymm2, 6                ; x1 <<<= 58
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 22
-    vpsllq ymm6, ymm6, 22               ; x3 <<<= 22
-    vpsrlq ymm2, ymm2, 42               ; x3 <<<= 22
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 22
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 58
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 58
+    vpsrlq ymm2, ymm2, 6
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 22
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 22
+    vpsrlq ymm2, ymm2, 42
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
 ; round 71
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 32
-    vpsllq ymm6, ymm6, 32               ; x3 <<<= 32
-    vpsrlq ymm2, ymm2, 32               ; x3 <<<= 32
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 32
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 32
-    vpsllq ymm4, ymm4, 32               ; x1 <<<= 32
-    vpsrlq ymm2, ymm2, 32               ; x1 <<<= 32
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 32
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 32
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm2, ymm2, 32
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 32
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm2, ymm2, 32
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
 ; add subkey 18
-    vpaddq ymm3, ymm3, [rsp + 160]      ; x0 += k3
-    vpaddq ymm4, ymm4, [rsp + 192]      ; x1 += k4
-    vpaddq ymm5, ymm5, [rsp + 64]       ; x2 += k0
-    vpaddq ymm6, ymm6, [rsp + 96]       ; x3 += k1
-    vpaddq ymm4, ymm4, ymm0             ; x1 += t0
-    vpaddq ymm5, ymm5, ymm1             ; x2 += t1
-    vpaddq ymm6, ymm6, [rsp + 864]      ; x3 += 0x12
+; x0 += k3
+    vpaddq ymm3, ymm3, [rsp + 160]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 192]
+; x2 += k0
+    vpaddq ymm5, ymm5, [rsp + 64]
+; x3 += k1
+    vpaddq ymm6, ymm6, [rsp + 96]
+; x1 += t0
+    vpaddq ymm4, ymm4, ymm0
+; x2 += t1
+    vpaddq ymm5, ymm5, ymm1
+; x3 += 0x12
+    vpaddq ymm6, ymm6, [rsp + 864]
 ; store the block(s)
+; out[0] = x0
     vmovq [rcx + 0], xmm3
     vpextrq [rcx + 32], xmm3, 1
     vextracti128 xmm15, ymm3, 1
     vmovq [rcx + 64], xmm15
-    vpextrq [rcx + 96], xmm15, 1; out[0] = x0
+    vpextrq [rcx + 96], xmm15, 1
+; out[1] = x1
     vmovq [rcx + 8], xmm4
     vpextrq [rcx + 40], xmm4, 1
     vextracti128 xmm15, ymm4, 1
     vmovq [rcx + 72], xmm15
-    vpextrq [rcx + 104], xmm15, 1; out[1] = x1
+    vpextrq [rcx + 104], xmm15, 1
+; out[2] = x2
     vmovq [rcx + 16], xmm5
     vpextrq [rcx + 48], xmm5, 1
     vextracti128 xmm15, ymm5, 1
     vmovq [rcx + 80], xmm15
-    vpextrq [rcx + 112], xmm15, 1; out[2] = x2
+    vpextrq [rcx + 112], xmm15, 1
+; out[3] = x3
     vmovq [rcx + 24], xmm6
     vpextrq [rcx + 56], xmm6, 1
     vextracti128 xmm15, ymm6, 1
     vmovq [rcx + 88], xmm15
-    vpextrq [rcx + 120], xmm15, 1; out[3] = x3
+    vpextrq [rcx + 120], xmm15, 1
 ; next block
-    add rsi, 0x40                       ; tweak += 64
-    add rdx, 0x80                       ; in += 128
-    add rcx, 0x80                       ; out += 128
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 64
+    add rsi, 0x40
+; in += 128
+    add rdx, 0x80
+; out += 128
+    add rcx, 0x80
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 904
@@ -1487,754 +2078,1345 @@ tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf256_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rdi, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rdi, rax                        ; k4 ^= k0
-    xor rdi, r9                         ; k4 ^= k1
-    xor rdi, r10                        ; k4 ^= k2
-    xor rdi, r11                        ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], r8            ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k4 ^= k0
+    xor rdi, rax
+; k4 ^= k1
+    xor rdi, r9
+; k4 ^= k2
+    xor rdi, r10
+; k4 ^= k3
+    xor rdi, r11
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], r8
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 64]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 64]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
 ; add subkey 0
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 1
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 2
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 3
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 1
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 1                          ; x3 += 1
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 1
+    add r11, 1
 ; round 4
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 5
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 6
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 7
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 2
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 2                          ; x3 += 2
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 2
+    add r11, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 9
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 10
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 11
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 3
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 3                          ; x3 += 3
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 3
+    add r11, 3
 ; round 12
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 13
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 14
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 15
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 4
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 4                          ; x3 += 4
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 4
+    add r11, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 17
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 18
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 19
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 5
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 5                          ; x3 += 5
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 5
+    add r11, 5
 ; round 20
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 21
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 22
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 23
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 6
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 6                          ; x3 += 6
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 6
+    add r11, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 25
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 26
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 27
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 7
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 7                          ; x3 += 7
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 7
+    add r11, 7
 ; round 28
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 29
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 30
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 31
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 8
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 8                          ; x3 += 8
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 8
+    add r11, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 33
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 34
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 35
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 9
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 9                          ; x3 += 9
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 9
+    add r11, 9
 ; round 36
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 37
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 38
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 39
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 10
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0xa                        ; x3 += 0xa
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0xa
+    add r11, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 41
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 42
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 43
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 11
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0xb                        ; x3 += 0xb
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0xb
+    add r11, 0xb
 ; round 44
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 45
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 46
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 47
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 12
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0xc                        ; x3 += 0xc
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0xc
+    add r11, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 49
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 50
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 51
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 13
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0xd                        ; x3 += 0xd
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0xd
+    add r11, 0xd
 ; round 52
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 53
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 54
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 55
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 14
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0xe                        ; x3 += 0xe
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0xe
+    add r11, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 57
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 58
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 59
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 15
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0xf                        ; x3 += 0xf
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0xf
+    add r11, 0xf
 ; round 60
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 61
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 62
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 63
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 16
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0x10                       ; x3 += 0x10
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0x10
+    add r11, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 65
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 66
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 67
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 17
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0x11                       ; x3 += 0x11
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0x11
+    add r11, 0x11
 ; round 68
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 69
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 70
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 71
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 18
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0x12                       ; x3 += 0x12
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0x12
+    add r11, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 56]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 56]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x20                       ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 48]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 48], rdx           ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add rdi, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 48]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 48], rdx
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     ret
 .end:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
-tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks:                  ; groups of 4 blocks in ymm lanes, then the rest scalar
+tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 2                               ; groups of 4
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 2 ; groups of 4
     jz .tail
     call tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -4                             ; blocks done
+    and rax, -4 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 5
-    add rdx, r12                            ; in += 32 * done
+    add rdx, r12 ; in += 32 * done
     mov rcx, rax
     shl rcx, 5
-    add rcx, r13                            ; out += 32 * done
+    add rcx, r13 ; out += 32 * done
     mov r8, r14
-    and r8, 3                               ; blocks left
+    and r8, 3 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -2246,1312 +3428,1903 @@ tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 904
 .prolog_end:
-    vmovdqu ymm12, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_block]     ; lane b reads block b: offsets b * 32
-    vmovdqu ymm13, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_tweak]     ; tweak of lane b: offsets b * 16
+    vmovdqu ymm12, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 32
+    vmovdqu ymm13, [rel tf256_v12_nasmx64_sysv_avx2_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0x55555555
-    mov dword [rsp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 8], 0x55555555
-    mov dword [rsp + 12], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 12], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 16], 0x55555555
-    mov dword [rsp + 20], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 20], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 24], 0x55555555
-    mov dword [rsp + 28], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 28], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 320], 0x00000012
-    mov dword [rsp + 324], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 324], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 328], 0x00000012
-    mov dword [rsp + 332], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 332], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 336], 0x00000012
-    mov dword [rsp + 340], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 340], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 344], 0x00000012
-    mov dword [rsp + 348], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 348], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 352], 0x00000011
-    mov dword [rsp + 356], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 356], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 360], 0x00000011
-    mov dword [rsp + 364], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 364], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 368], 0x00000011
-    mov dword [rsp + 372], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 372], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 376], 0x00000011
-    mov dword [rsp + 380], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 380], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 384], 0x00000010
-    mov dword [rsp + 388], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 388], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 392], 0x00000010
-    mov dword [rsp + 396], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 396], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 400], 0x00000010
-    mov dword [rsp + 404], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 404], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 408], 0x00000010
-    mov dword [rsp + 412], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 412], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 416], 0x0000000f
-    mov dword [rsp + 420], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 420], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 424], 0x0000000f
-    mov dword [rsp + 428], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 428], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 432], 0x0000000f
-    mov dword [rsp + 436], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 436], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 440], 0x0000000f
-    mov dword [rsp + 444], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 444], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 448], 0x0000000e
-    mov dword [rsp + 452], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 452], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 456], 0x0000000e
-    mov dword [rsp + 460], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 460], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 464], 0x0000000e
-    mov dword [rsp + 468], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 468], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 472], 0x0000000e
-    mov dword [rsp + 476], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 476], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 480], 0x0000000d
-    mov dword [rsp + 484], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 484], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 488], 0x0000000d
-    mov dword [rsp + 492], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 492], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 496], 0x0000000d
-    mov dword [rsp + 500], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 500], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 504], 0x0000000d
-    mov dword [rsp + 508], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 508], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 512], 0x0000000c
-    mov dword [rsp + 516], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 516], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 520], 0x0000000c
-    mov dword [rsp + 524], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 524], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 528], 0x0000000c
-    mov dword [rsp + 532], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 532], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 536], 0x0000000c
-    mov dword [rsp + 540], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 540], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 544], 0x0000000b
-    mov dword [rsp + 548], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 548], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 552], 0x0000000b
-    mov dword [rsp + 556], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 556], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 560], 0x0000000b
-    mov dword [rsp + 564], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 564], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 568], 0x0000000b
-    mov dword [rsp + 572], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 572], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 576], 0x0000000a
-    mov dword [rsp + 580], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 580], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 584], 0x0000000a
-    mov dword [rsp + 588], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 588], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 592], 0x0000000a
-    mov dword [rsp + 596], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 596], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 600], 0x0000000a
-    mov dword [rsp + 604], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 604], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 608], 0x00000009
-    mov dword [rsp + 612], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 616], 0x00000009
-    mov dword [rsp + 620], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 624], 0x00000009
-    mov dword [rsp + 628], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 632], 0x00000009
-    mov dword [rsp + 636], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 640], 0x00000008
-    mov dword [rsp + 644], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 648], 0x00000008
-    mov dword [rsp + 652], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 656], 0x00000008
-    mov dword [rsp + 660], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 664], 0x00000008
-    mov dword [rsp + 668], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 672], 0x00000007
-    mov dword [rsp + 676], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 680], 0x00000007
-    mov dword [rsp + 684], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 688], 0x00000007
-    mov dword [rsp + 692], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 696], 0x00000007
-    mov dword [rsp + 700], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 704], 0x00000006
-    mov dword [rsp + 708], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 712], 0x00000006
-    mov dword [rsp + 716], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 720], 0x00000006
-    mov dword [rsp + 724], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 728], 0x00000006
-    mov dword [rsp + 732], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 736], 0x00000005
-    mov dword [rsp + 740], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 740], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 744], 0x00000005
-    mov dword [rsp + 748], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 748], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 752], 0x00000005
-    mov dword [rsp + 756], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 756], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 760], 0x00000005
-    mov dword [rsp + 764], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 764], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 768], 0x00000004
-    mov dword [rsp + 772], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 772], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 776], 0x00000004
-    mov dword [rsp + 780], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 780], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 784], 0x00000004
-    mov dword [rsp + 788], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 788], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 792], 0x00000004
-    mov dword [rsp + 796], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 796], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 800], 0x00000003
-    mov dword [rsp + 804], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 804], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 808], 0x00000003
-    mov dword [rsp + 812], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 812], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 816], 0x00000003
-    mov dword [rsp + 820], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 820], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 824], 0x00000003
-    mov dword [rsp + 828], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 828], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 832], 0x00000002
-    mov dword [rsp + 836], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 836], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 840], 0x00000002
-    mov dword [rsp + 844], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 844], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 848], 0x00000002
-    mov dword [rsp + 852], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 852], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 856], 0x00000002
-    mov dword [rsp + 860], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 860], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 864], 0x00000001
-    mov dword [rsp + 868], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 868], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 872], 0x00000001
-    mov dword [rsp + 876], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 876], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 880], 0x00000001
-    mov dword [rsp + 884], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 884], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 888], 0x00000001
-    mov dword [rsp + 892], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 892], 0x00000000 ; constant 0x0000000000000001
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq ymm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq ymm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq ymm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq ymm3, qword [rdi + 24] ; k3 = key[3]
-    vmovdqu ymm4, [rsp + 0]             ; k4 = 0x5555555555555555
-    vpxor ymm4, ymm4, ymm0              ; k4 ^= k0
-    vpxor ymm4, ymm4, ymm1              ; k4 ^= k1
-    vpxor ymm4, ymm4, ymm2              ; k4 ^= k2
-    vpxor ymm4, ymm4, ymm3              ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 32], rdx           ; in back to its stack slot
-    vmovdqu [rsp + 64], ymm0            ; k0 back to its stack slot
-    vmovdqu [rsp + 96], ymm1            ; k1 back to its stack slot
-    vmovdqu [rsp + 128], ymm2           ; k2 back to its stack slot
-    vmovdqu [rsp + 160], ymm3           ; k3 back to its stack slot
-    vmovdqu [rsp + 192], ymm4           ; k4 back to its stack slot
-    mov qword [rsp + 224], r8           ; n back to its stack slot
-    mov qword [rsp + 256], rcx          ; out back to its stack slot
-    mov qword [rsp + 288], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq ymm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq ymm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq ymm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq ymm3, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    vmovdqu ymm4, [rsp + 0]
+; k4 ^= k0
+    vpxor ymm4, ymm4, ymm0
+; k4 ^= k1
+    vpxor ymm4, ymm4, ymm1
+; k4 ^= k2
+    vpxor ymm4, ymm4, ymm2
+; k4 ^= k3
+    vpxor ymm4, ymm4, ymm3
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 32], rdx
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm1
+    vmovdqu [rsp + 128], ymm2
+    vmovdqu [rsp + 160], ymm3
+    vmovdqu [rsp + 192], ymm4
+    mov qword [rsp + 224], r8
+    mov qword [rsp + 256], rcx
+    mov qword [rsp + 288], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14; t0 = tweak[0]
+    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
+; t1 = tweak[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14; t1 = tweak[1]
-    vmovdqa ymm2, ymm0                  ; t2 = t0
-    vpxor ymm2, ymm2, ymm1              ; t2 ^= t1
+    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
+; t2 ^= t1
+    vmovdqa ymm2, ymm0
+    vpxor ymm2, ymm2, ymm1
+; x0 = in[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14; x0 = in[0]
+    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
+; x1 = in[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14; x1 = in[1]
+    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
+; x2 = in[2]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14; x2 = in[2]
+    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
+; x3 = in[3]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14; x3 = in[3]
+    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
 ; subtract subkey 18
-    vpsubq ymm3, ymm3, [rsp + 160]      ; x0 -= k3
-    vpsubq ymm4, ymm4, [rsp + 192]      ; x1 -= k4
-    vpsubq ymm5, ymm5, [rsp + 64]       ; x2 -= k0
-    vpsubq ymm6, ymm6, [rsp + 96]       ; x3 -= k1
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
-    vpsubq ymm6, ymm6, [rsp + 320]      ; x3 -= 0x12
+; x0 -= k3
+    vpsubq ymm3, ymm3, [rsp + 160]
+; x1 -= k4
+    vpsubq ymm4, ymm4, [rsp + 192]
+; x2 -= k0
+    vpsubq ymm5, ymm5, [rsp + 64]
+; x3 -= k1
+    vpsubq ymm6, ymm6, [rsp + 96]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
+; x3 -= 0x12
+    vpsubq ymm6, ymm6, [rsp + 320]
 ; inverse round 71
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 70
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 69
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 68
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 17
-    vpsubq ymm3, ymm3, [rsp + 128]      ; x0 -= k2
-    vpsubq ymm4, ymm4, [rsp + 160]      ; x1 -= k3
-    vpsubq ymm5, ymm5, [rsp + 192]      ; x2 -= k4
-    vpsubq ymm6, ymm6, [rsp + 64]       ; x3 -= k0
-    vpsubq ymm4, ymm4, ymm2             ; x1 -= t2
-    vpsubq ymm5, ymm5, ymm0             ; x2 -= t0
-    vpsubq ymm6, ymm6, [rsp + 352]      ; x3 -= 0x11
+; x0 -= k2
+    vpsubq ymm3, ymm3, [rsp + 128]
+; x1 -= k3
+    vpsubq ymm4, ymm4, [rsp + 160]
+; x2 -= k4
+    vpsubq ymm5, ymm5, [rsp + 192]
+; x3 -= k0
+    vpsubq ymm6, ymm6, [rsp + 64]
+; x1 -= t2
+    vpsubq ymm4, ymm4, ymm2
+; x2 -= t0
+    vpsubq ymm5, ymm5, ymm0
+; x3 -= 0x11
+    vpsubq ymm6, ymm6, [rsp + 352]
 ; inverse round 67
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 66
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 65
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 64
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 16
-    vpsubq ymm3, ymm3, [rsp + 96]       ; x0 -= k1
-    vpsubq ymm4, ymm4, [rsp + 128]      ; x1 -= k2
-    vpsubq ymm5, ymm5, [rsp + 160]      ; x2 -= k3
-    vpsubq ymm6, ymm6, [rsp + 192]      ; x3 -= k4
-    vpsubq ymm4, ymm4, ymm1             ; x1 -= t1
-    vpsubq ymm5, ymm5, ymm2             ; x2 -= t2
-    vpsubq ymm6, ymm6, [rsp + 384]      ; x3 -= 0x10
+; x0 -= k1
+    vpsubq ymm3, ymm3, [rsp + 96]
+; x1 -= k2
+    vpsubq ymm4, ymm4, [rsp + 128]
+; x2 -= k3
+    vpsubq ymm5, ymm5, [rsp + 160]
+; x3 -= k4
+    vpsubq ymm6, ymm6, [rsp + 192]
+; x1 -= t1
+    vpsubq ymm4, ymm4, ymm1
+; x2 -= t2
+    vpsubq ymm5, ymm5, ymm2
+; x3 -= 0x10
+    vpsubq ymm6, ymm6, [rsp + 384]
 ; inverse round 63
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 62
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 61
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 60
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 15
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
-    vpsubq ymm6, ymm6, [rsp + 416]      ; x3 -= 0xf
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
+; x3 -= 0xf
+    vpsubq ymm6, ymm6, [rsp + 416]
 ; inverse round 59
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 58
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 57
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 56
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 14
-    vpsubq ymm3, ymm3, [rsp + 192]      ; x0 -= k4
-    vpsubq ymm4, ymm4, [rsp + 64]       ; x1 -= k0
-    vpsubq ymm5, ymm5, [rsp + 96]       ; x2 -= k1
-    vpsubq ymm6, ymm6, [rsp + 128]      ; x3 -= k2
-    vpsubq ymm4, ymm4, ymm2             ; x1 -= t2
-    vpsubq ymm5, ymm5, ymm0             ; x2 -= t0
-    vpsubq ymm6, ymm6, [rsp + 448]      ; x3 -= 0xe
+; x0 -= k4
+    vpsubq ymm3, ymm3, [rsp + 192]
+; x1 -= k0
+    vpsubq ymm4, ymm4, [rsp + 64]
+; x2 -= k1
+    vpsubq ymm5, ymm5, [rsp + 96]
+; x3 -= k2
+    vpsubq ymm6, ymm6, [rsp + 128]
+; x1 -= t2
+    vpsubq ymm4, ymm4, ymm2
+; x2 -= t0
+    vpsubq ymm5, ymm5, ymm0
+; x3 -= 0xe
+    vpsubq ymm6, ymm6, [rsp + 448]
 ; inverse round 55
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 54
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 53
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 52
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 13
-    vpsubq ymm3, ymm3, [rsp + 160]      ; x0 -= k3
-    vpsubq ymm4, ymm4, [rsp + 192]      ; x1 -= k4
-    vpsubq ymm5, ymm5, [rsp + 64]       ; x2 -= k0
-    vpsubq ymm6, ymm6, [rsp + 96]       ; x3 -= k1
-    vpsubq ymm4, ymm4, ymm1             ; x1 -= t1
-    vpsubq ymm5, ymm5, ymm2             ; x2 -= t2
-    vpsubq ymm6, ymm6, [rsp + 480]      ; x3 -= 0xd
+; x0 -= k3
+    vpsubq ymm3, ymm3, [rsp + 160]
+; x1 -= k4
+    vpsubq ymm4, ymm4, [rsp + 192]
+; x2 -= k0
+    vpsubq ymm5, ymm5, [rsp + 64]
+; x3 -= k1
+    vpsubq ymm6, ymm6, [rsp + 96]
+; x1 -= t1
+    vpsubq ymm4, ymm4, ymm1
+; x2 -= t2
+    vpsubq ymm5, ymm5, ymm2
+; x3 -= 0xd
+    vpsubq ymm6, ymm6, [rsp + 480]
 ; inverse round 51
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 50
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 49
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 48
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 12
-    vpsubq ymm3, ymm3, [rsp + 128]      ; x0 -= k2
-    vpsubq ymm4, ymm4, [rsp + 160]      ; x1 -= k3
-    vpsubq ymm5, ymm5, [rsp + 192]      ; x2 -= k4
-    vpsubq ymm6, ymm6, [rsp + 64]       ; x3 -= k0
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
-    vpsubq ymm6, ymm6, [rsp + 512]      ; x3 -= 0xc
+; x0 -= k2
+    vpsubq ymm3, ymm3, [rsp + 128]
+; x1 -= k3
+    vpsubq ymm4, ymm4, [rsp + 160]
+; x2 -= k4
+    vpsubq ymm5, ymm5, [rsp + 192]
+; x3 -= k0
+    vpsubq ymm6, ymm6, [rsp + 64]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
+; x3 -= 0xc
+    vpsubq ymm6, ymm6, [rsp + 512]
 ; inverse round 47
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 46
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 45
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 44
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 11
-    vpsubq ymm3, ymm3, [rsp + 96]       ; x0 -= k1
-    vpsubq ymm4, ymm4, [rsp + 128]      ; x1 -= k2
-    vpsubq ymm5, ymm5, [rsp + 160]      ; x2 -= k3
-    vpsubq ymm6, ymm6, [rsp + 192]      ; x3 -= k4
-    vpsubq ymm4, ymm4, ymm2             ; x1 -= t2
-    vpsubq ymm5, ymm5, ymm0             ; x2 -= t0
-    vpsubq ymm6, ymm6, [rsp + 544]      ; x3 -= 0xb
+; x0 -= k1
+    vpsubq ymm3, ymm3, [rsp + 96]
+; x1 -= k2
+    vpsubq ymm4, ymm4, [rsp + 128]
+; x2 -= k3
+    vpsubq ymm5, ymm5, [rsp + 160]
+; x3 -= k4
+    vpsubq ymm6, ymm6, [rsp + 192]
+; x1 -= t2
+    vpsubq ymm4, ymm4, ymm2
+; x2 -= t0
+    vpsubq ymm5, ymm5, ymm0
+; x3 -= 0xb
+    vpsubq ymm6, ymm6, [rsp + 544]
 ; inverse round 43
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 42
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 41
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 40
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 10
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm4, ymm4, ymm1             ; x1 -= t1
-    vpsubq ymm5, ymm5, ymm2             ; x2 -= t2
-    vpsubq ymm6, ymm6, [rsp + 576]      ; x3 -= 0xa
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x1 -= t1
+    vpsubq ymm4, ymm4, ymm1
+; x2 -= t2
+    vpsubq ymm5, ymm5, ymm2
+; x3 -= 0xa
+    vpsubq ymm6, ymm6, [rsp + 576]
 ; inverse round 39
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 37
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 36
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 9
-    vpsubq ymm3, ymm3, [rsp + 192]      ; x0 -= k4
-    vpsubq ymm4, ymm4, [rsp + 64]       ; x1 -= k0
-    vpsubq ymm5, ymm5, [rsp + 96]       ; x2 -= k1
-    vpsubq ymm6, ymm6, [rsp + 128]      ; x3 -= k2
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
-    vpsubq ymm6, ymm6, [rsp + 608]      ; x3 -= 9
+; x0 -= k4
+    vpsubq ymm3, ymm3, [rsp + 192]
+; x1 -= k0
+    vpsubq ymm4, ymm4, [rsp + 64]
+; x2 -= k1
+    vpsubq ymm5, ymm5, [rsp + 96]
+; x3 -= k2
+    vpsubq ymm6, ymm6, [rsp + 128]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
+; x3 -= 9
+    vpsubq ymm6, ymm6, [rsp + 608]
 ; inverse round 35
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 34
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 33
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 32
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 8
-    vpsubq ymm3, ymm3, [rsp + 160]      ; x0 -= k3
-    vpsubq ymm4, ymm4, [rsp + 192]      ; x1 -= k4
-    vpsubq ymm5, ymm5, [rsp + 64]       ; x2 -= k0
-    vpsubq ymm6, ymm6, [rsp + 96]       ; x3 -= k1
-    vpsubq ymm4, ymm4, ymm2             ; x1 -= t2
-    vpsubq ymm5, ymm5, ymm0             ; x2 -= t0
-    vpsubq ymm6, ymm6, [rsp + 640]      ; x3 -= 8
+; x0 -= k3
+    vpsubq ymm3, ymm3, [rsp + 160]
+; x1 -= k4
+    vpsubq ymm4, ymm4, [rsp + 192]
+; x2 -= k0
+    vpsubq ymm5, ymm5, [rsp + 64]
+; x3 -= k1
+    vpsubq ymm6, ymm6, [rsp + 96]
+; x1 -= t2
+    vpsubq ymm4, ymm4, ymm2
+; x2 -= t0
+    vpsubq ymm5, ymm5, ymm0
+; x3 -= 8
+    vpsubq ymm6, ymm6, [rsp + 640]
 ; inverse round 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 30
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 29
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 28
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 7
-    vpsubq ymm3, ymm3, [rsp + 128]      ; x0 -= k2
-    vpsubq ymm4, ymm4, [rsp + 160]      ; x1 -= k3
-    vpsubq ymm5, ymm5, [rsp + 192]      ; x2 -= k4
-    vpsubq ymm6, ymm6, [rsp + 64]       ; x3 -= k0
-    vpsubq ymm4, ymm4, ymm1             ; x1 -= t1
-    vpsubq ymm5, ymm5, ymm2             ; x2 -= t2
-    vpsubq ymm6, ymm6, [rsp + 672]      ; x3 -= 7
+; x0 -= k2
+    vpsubq ymm3, ymm3, [rsp + 128]
+; x1 -= k3
+    vpsubq ymm4, ymm4, [rsp + 160]
+; x2 -= k4
+    vpsubq ymm5, ymm5, [rsp + 192]
+; x3 -= k0
+    vpsubq ymm6, ymm6, [rsp + 64]
+; x1 -= t1
+    vpsubq ymm4, ymm4, ymm1
+; x2 -= t2
+    vpsubq ymm5, ymm5, ymm2
+; x3 -= 7
+    vpsubq ymm6, ymm6, [rsp + 672]
 ; inverse round 27
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 26
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 25
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 24
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 6
-    vpsubq ymm3, ymm3, [rsp + 96]       ; x0 -= k1
-    vpsubq ymm4, ymm4, [rsp + 128]      ; x1 -= k2
-    vpsubq ymm5, ymm5, [rsp + 160]      ; x2 -= k3
-    vpsubq ymm6, ymm6, [rsp + 192]      ; x3 -= k4
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
-    vpsubq ymm6, ymm6, [rsp + 704]      ; x3 -= 6
+; x0 -= k1
+    vpsubq ymm3, ymm3, [rsp + 96]
+; x1 -= k2
+    vpsubq ymm4, ymm4, [rsp + 128]
+; x2 -= k3
+    vpsubq ymm5, ymm5, [rsp + 160]
+; x3 -= k4
+    vpsubq ymm6, ymm6, [rsp + 192]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
+; x3 -= 6
+    vpsubq ymm6, ymm6, [rsp + 704]
 ; inverse round 23
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 22
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 21
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 20
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 5
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm4, ymm4, ymm2             ; x1 -= t2
-    vpsubq ymm5, ymm5, ymm0             ; x2 -= t0
-    vpsubq ymm6, ymm6, [rsp + 736]      ; x3 -= 5
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x1 -= t2
+    vpsubq ymm4, ymm4, ymm2
+; x2 -= t0
+    vpsubq ymm5, ymm5, ymm0
+; x3 -= 5
+    vpsubq ymm6, ymm6, [rsp + 736]
 ; inverse round 19
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 18
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 17
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 16
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 4
-    vpsubq ymm3, ymm3, [rsp + 192]      ; x0 -= k4
-    vpsubq ymm4, ymm4, [rsp + 64]       ; x1 -= k0
-    vpsubq ymm5, ymm5, [rsp + 96]       ; x2 -= k1
-    vpsubq ymm6, ymm6, [rsp + 128]      ; x3 -= k2
-    vpsubq ymm4, ymm4, ymm1             ; x1 -= t1
-    vpsubq ymm5, ymm5, ymm2             ; x2 -= t2
-    vpsubq ymm6, ymm6, [rsp + 768]      ; x3 -= 4
+; x0 -= k4
+    vpsubq ymm3, ymm3, [rsp + 192]
+; x1 -= k0
+    vpsubq ymm4, ymm4, [rsp + 64]
+; x2 -= k1
+    vpsubq ymm5, ymm5, [rsp + 96]
+; x3 -= k2
+    vpsubq ymm6, ymm6, [rsp + 128]
+; x1 -= t1
+    vpsubq ymm4, ymm4, ymm1
+; x2 -= t2
+    vpsubq ymm5, ymm5, ymm2
+; x3 -= 4
+    vpsubq ymm6, ymm6, [rsp + 768]
 ; inverse round 15
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 14
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 13
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 12
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 3
-    vpsubq ymm3, ymm3, [rsp + 160]      ; x0 -= k3
-    vpsubq ymm4, ymm4, [rsp + 192]      ; x1 -= k4
-    vpsubq ymm5, ymm5, [rsp + 64]       ; x2 -= k0
-    vpsubq ymm6, ymm6, [rsp + 96]       ; x3 -= k1
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
-    vpsubq ymm6, ymm6, [rsp + 800]      ; x3 -= 3
+; x0 -= k3
+    vpsubq ymm3, ymm3, [rsp + 160]
+; x1 -= k4
+    vpsubq ymm4, ymm4, [rsp + 192]
+; x2 -= k0
+    vpsubq ymm5, ymm5, [rsp + 64]
+; x3 -= k1
+    vpsubq ymm6, ymm6, [rsp + 96]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
+; x3 -= 3
+    vpsubq ymm6, ymm6, [rsp + 800]
 ; inverse round 11
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm7, ymm7, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm7, ymm7, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm7, ymm7, 5
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm7, ymm7, 37
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 10
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm7, ymm7, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm7, ymm7, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm7, ymm7, 23
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm7, ymm7, 40
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 9
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm7, ymm7, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm7, ymm7, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm7, ymm7, 52
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm7, ymm7, 57
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 8
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm7, ymm7, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm7, ymm7, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm7, ymm7, 14
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm7, ymm7, 16
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 2
-    vpsubq ymm3, ymm3, [rsp + 128]      ; x0 -= k2
-    vpsubq ymm4, ymm4, [rsp + 160]      ; x1 -= k3
-    vpsubq ymm5, ymm5, [rsp + 192]      ; x2 -= k4
-    vpsubq ymm6, ymm6, [rsp + 64]       ; x3 -= k0
-    vpsubq ymm4, ymm4, ymm2             ; x1 -= t2
-    vpsubq ymm5, ymm5, ymm0             ; x2 -= t0
-    vpsubq ymm6, ymm6, [rsp + 832]      ; x3 -= 2
+; x0 -= k2
+    vpsubq ymm3, ymm3, [rsp + 128]
+; x1 -= k3
+    vpsubq ymm4, ymm4, [rsp + 160]
+; x2 -= k4
+    vpsubq ymm5, ymm5, [rsp + 192]
+; x3 -= k0
+    vpsubq ymm6, ymm6, [rsp + 64]
+; x1 -= t2
+    vpsubq ymm4, ymm4, ymm2
+; x2 -= t0
+    vpsubq ymm5, ymm5, ymm0
+; x3 -= 2
+    vpsubq ymm6, ymm6, [rsp + 832]
 ; inverse round 7
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 32
-    vpsllq ymm6, ymm6, 32               ; x3 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x3 >>>= 32
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 32
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 32
-    vpsllq ymm4, ymm4, 32               ; x1 >>>= 32
-    vpsrlq ymm7, ymm7, 32               ; x1 >>>= 32
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 32
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 32
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 32
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 32
+    vpsrlq ymm7, ymm7, 32
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 6
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 58
-    vpsllq ymm4, ymm4, 6                ; x1 >>>= 58
-    vpsrlq ymm7, ymm7, 58               ; x1 >>>= 58
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 58
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 22
-    vpsllq ymm6, ymm6, 42               ; x3 >>>= 22
-    vpsrlq ymm7, ymm7, 22               ; x3 >>>= 22
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 22
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 58
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 6
+    vpsrlq ymm7, ymm7, 58
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 22
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 42
+    vpsrlq ymm7, ymm7, 22
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 46
-    vpsllq ymm6, ymm6, 18               ; x3 >>>= 46
-    vpsrlq ymm7, ymm7, 46               ; x3 >>>= 46
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 46
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 12
-    vpsllq ymm4, ymm4, 52               ; x1 >>>= 12
-    vpsrlq ymm7, ymm7, 12               ; x1 >>>= 12
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 12
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 46
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 18
+    vpsrlq ymm7, ymm7, 46
+    vpor ymm6, ymm6, ymm7
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 12
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 52
+    vpsrlq ymm7, ymm7, 12
+    vpor ymm4, ymm4, ymm7
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 4
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm7, ymm4                  ; x1 >>>= 25
-    vpsllq ymm4, ymm4, 39               ; x1 >>>= 25
-    vpsrlq ymm7, ymm7, 25               ; x1 >>>= 25
-    vpor ymm4, ymm4, ymm7               ; x1 >>>= 25
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm7, ymm6                  ; x3 >>>= 33
-    vpsllq ymm6, ymm6, 31               ; x3 >>>= 33
-    vpsrlq ymm7, ymm7, 33               ; x3 >>>= 33
-    vpor ymm6, ymm6, ymm7               ; x3 >>>= 33
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 25
+    vmovdqa ymm7, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm7, ymm7, 25
+    vpor ymm4, ymm4, ymm7
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 33
+    vmovdqa ymm7, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm7, ymm7, 33
+    vpor ymm6, ymm6, ymm7
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 1
-    vpsubq ymm3, ymm3, [rsp + 96]       ; x0 -= k1
-    vpsubq ymm4, ymm4, [rsp + 128]      ; x1 -= k2
-    vpsubq ymm5, ymm5, [rsp + 160]      ; x2 -= k3
-    vpsubq ymm6, ymm6, [rsp + 192]      ; x3 -= k4
-    vpsubq ymm4, ymm4, ymm1             ; x1 -= t1
-    vpsubq ymm5, ymm5, ymm2             ; x2 -= t2
-    vpsubq ymm6, ymm6, [rsp + 864]      ; x3 -= 1
+; x0 -= k1
+    vpsubq ymm3, ymm3, [rsp + 96]
+; x1 -= k2
+    vpsubq ymm4, ymm4, [rsp + 128]
+; x2 -= k3
+    vpsubq ymm5, ymm5, [rsp + 160]
+; x3 -= k4
+    vpsubq ymm6, ymm6, [rsp + 192]
+; x1 -= t1
+    vpsubq ymm4, ymm4, ymm1
+; x2 -= t2
+    vpsubq ymm5, ymm5, ymm2
+; x3 -= 1
+    vpsubq ymm6, ymm6, [rsp + 864]
 ; inverse round 3
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 5
-    vpsllq ymm6, ymm6, 59               ; x3 >>>= 5
-    vpsrlq ymm2, ymm2, 5                ; x3 >>>= 5
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 5
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 37
-    vpsllq ymm4, ymm4, 27               ; x1 >>>= 37
-    vpsrlq ymm2, ymm2, 37               ; x1 >>>= 37
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 37
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 5
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 59
+    vpsrlq ymm2, ymm2, 5
+    vpor ymm6, ymm6, ymm2
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 37
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 27
+    vpsrlq ymm2, ymm2, 37
+    vpor ymm4, ymm4, ymm2
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 2
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 23
-    vpsllq ymm4, ymm4, 41               ; x1 >>>= 23
-    vpsrlq ymm2, ymm2, 23               ; x1 >>>= 23
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 23
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 40
-    vpsllq ymm6, ymm6, 24               ; x3 >>>= 40
-    vpsrlq ymm2, ymm2, 40               ; x3 >>>= 40
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 40
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 23
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 41
+    vpsrlq ymm2, ymm2, 23
+    vpor ymm4, ymm4, ymm2
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 40
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 24
+    vpsrlq ymm2, ymm2, 40
+    vpor ymm6, ymm6, ymm2
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; inverse round 1
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 52
-    vpsllq ymm6, ymm6, 12               ; x3 >>>= 52
-    vpsrlq ymm2, ymm2, 52               ; x3 >>>= 52
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 52
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 57
-    vpsllq ymm4, ymm4, 7                ; x1 >>>= 57
-    vpsrlq ymm2, ymm2, 57               ; x1 >>>= 57
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 57
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 52
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 12
+    vpsrlq ymm2, ymm2, 52
+    vpor ymm6, ymm6, ymm2
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 57
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 7
+    vpsrlq ymm2, ymm2, 57
+    vpor ymm4, ymm4, ymm2
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
 ; inverse round 0
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 14
-    vpsllq ymm4, ymm4, 50               ; x1 >>>= 14
-    vpsrlq ymm2, ymm2, 14               ; x1 >>>= 14
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 14
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 16
-    vpsllq ymm6, ymm6, 48               ; x3 >>>= 16
-    vpsrlq ymm2, ymm2, 16               ; x3 >>>= 16
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 16
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 14
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 50
+    vpsrlq ymm2, ymm2, 14
+    vpor ymm4, ymm4, ymm2
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 16
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 48
+    vpsrlq ymm2, ymm2, 16
+    vpor ymm6, ymm6, ymm2
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
 ; subtract subkey 0
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm4, ymm4, ymm0             ; x1 -= t0
-    vpsubq ymm5, ymm5, ymm1             ; x2 -= t1
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x1 -= t0
+    vpsubq ymm4, ymm4, ymm0
+; x2 -= t1
+    vpsubq ymm5, ymm5, ymm1
 ; store the block(s)
+; out[0] = x0
     vmovq [rcx + 0], xmm3
     vpextrq [rcx + 32], xmm3, 1
     vextracti128 xmm15, ymm3, 1
     vmovq [rcx + 64], xmm15
-    vpextrq [rcx + 96], xmm15, 1; out[0] = x0
+    vpextrq [rcx + 96], xmm15, 1
+; out[1] = x1
     vmovq [rcx + 8], xmm4
     vpextrq [rcx + 40], xmm4, 1
     vextracti128 xmm15, ymm4, 1
     vmovq [rcx + 72], xmm15
-    vpextrq [rcx + 104], xmm15, 1; out[1] = x1
+    vpextrq [rcx + 104], xmm15, 1
+; out[2] = x2
     vmovq [rcx + 16], xmm5
     vpextrq [rcx + 48], xmm5, 1
     vextracti128 xmm15, ymm5, 1
     vmovq [rcx + 80], xmm15
-    vpextrq [rcx + 112], xmm15, 1; out[2] = x2
+    vpextrq [rcx + 112], xmm15, 1
+; out[3] = x3
     vmovq [rcx + 24], xmm6
     vpextrq [rcx + 56], xmm6, 1
     vextracti128 xmm15, ymm6, 1
     vmovq [rcx + 88], xmm15
-    vpextrq [rcx + 120], xmm15, 1; out[3] = x3
+    vpextrq [rcx + 120], xmm15, 1
 ; next block
-    add rsi, 0x40                       ; tweak += 64
-    add rdx, 0x80                       ; in += 128
-    add rcx, 0x80                       ; out += 128
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 64
+    add rsi, 0x40
+; in += 128
+    add rdx, 0x80
+; out += 128
+    add rcx, 0x80
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 904
@@ -3560,719 +5333,1310 @@ tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf256_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rdi, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rdi, rax                        ; k4 ^= k0
-    xor rdi, r9                         ; k4 ^= k1
-    xor rdi, r10                        ; k4 ^= k2
-    xor rdi, r11                        ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], r8            ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k4 ^= k0
+    xor rdi, rax
+; k4 ^= k1
+    xor rdi, r9
+; k4 ^= k2
+    xor rdi, r10
+; k4 ^= k3
+    xor rdi, r11
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], r8
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 64]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 64]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
 ; subtract subkey 18
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0x12                       ; x3 -= 0x12
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0x12
+    sub r11, 0x12
 ; inverse round 71
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 70
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 69
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 68
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 17
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0x11                       ; x3 -= 0x11
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0x11
+    sub r11, 0x11
 ; inverse round 67
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 66
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 65
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 64
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 16
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0x10                       ; x3 -= 0x10
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0x10
+    sub r11, 0x10
 ; inverse round 63
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 62
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 61
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 60
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 15
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0xf                        ; x3 -= 0xf
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0xf
+    sub r11, 0xf
 ; inverse round 59
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 58
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 57
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 56
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 14
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0xe                        ; x3 -= 0xe
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0xe
+    sub r11, 0xe
 ; inverse round 55
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 54
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 53
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 52
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 13
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0xd                        ; x3 -= 0xd
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0xd
+    sub r11, 0xd
 ; inverse round 51
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 50
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 49
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 48
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 12
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0xc                        ; x3 -= 0xc
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0xc
+    sub r11, 0xc
 ; inverse round 47
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 46
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 45
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 44
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 11
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0xb                        ; x3 -= 0xb
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0xb
+    sub r11, 0xb
 ; inverse round 43
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 42
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 41
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 40
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 10
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0xa                        ; x3 -= 0xa
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0xa
+    sub r11, 0xa
 ; inverse round 39
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 38
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 37
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 36
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 9
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 9                          ; x3 -= 9
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 9
+    sub r11, 9
 ; inverse round 35
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 34
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 33
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 32
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 8
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 8                          ; x3 -= 8
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 8
+    sub r11, 8
 ; inverse round 31
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 30
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 29
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 28
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 7
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 7                          ; x3 -= 7
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 7
+    sub r11, 7
 ; inverse round 27
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 26
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 25
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 24
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 6
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 6                          ; x3 -= 6
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 6
+    sub r11, 6
 ; inverse round 23
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 22
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 21
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 20
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 5
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 5                          ; x3 -= 5
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 5
+    sub r11, 5
 ; inverse round 19
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 18
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 17
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 16
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 4
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 4                          ; x3 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 4
+    sub r11, 4
 ; inverse round 15
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 14
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 13
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 12
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 3
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 3                          ; x3 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 3
+    sub r11, 3
 ; inverse round 11
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 10
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 9
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 8
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 2
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 2                          ; x3 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 2
+    sub r11, 2
 ; inverse round 7
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 6
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 4
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 1
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 1                          ; x3 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 1
+    sub r11, 1
 ; inverse round 3
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 2
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 1
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 0
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 0
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 56]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 56]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x20                       ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 48]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 48], rdx           ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add rdi, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 48]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 48], rdx
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     ret

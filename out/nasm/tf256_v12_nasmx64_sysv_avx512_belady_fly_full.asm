@@ -61,35 +61,35 @@ global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt:function
 global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
-tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks:                  ; groups of 8 blocks in zmm lanes, then the rest scalar
+tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 blocks in zmm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 3                               ; groups of 8
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 3 ; groups of 8
     jz .tail
     call tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -8                             ; blocks done
+    and rax, -8 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 5
-    add rdx, r12                            ; in += 32 * done
+    add rdx, r12 ; in += 32 * done
     mov rcx, rax
     shl rcx, 5
-    add rcx, r13                            ; out += 32 * done
+    add rcx, r13 ; out += 32 * done
     mov r8, r14
-    and r8, 7                               ; blocks left
+    and r8, 7 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -101,1020 +101,1611 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 1800
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_block]   ; lane b reads block b: offsets b * 32
-    vmovdqu64 zmm30, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_tweak]   ; tweak of lane b: offsets b * 16
+    vmovdqu64 zmm31, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 32
+    vmovdqu64 zmm30, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0x55555555
-    mov dword [rsp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 8], 0x55555555
-    mov dword [rsp + 12], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 12], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 16], 0x55555555
-    mov dword [rsp + 20], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 20], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 24], 0x55555555
-    mov dword [rsp + 28], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 28], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 32], 0x55555555
-    mov dword [rsp + 36], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 36], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 40], 0x55555555
-    mov dword [rsp + 44], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 44], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 48], 0x55555555
-    mov dword [rsp + 52], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 52], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 56], 0x55555555
-    mov dword [rsp + 60], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 60], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 640], 0x00000001
-    mov dword [rsp + 644], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 648], 0x00000001
-    mov dword [rsp + 652], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 656], 0x00000001
-    mov dword [rsp + 660], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 664], 0x00000001
-    mov dword [rsp + 668], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 672], 0x00000001
-    mov dword [rsp + 676], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 680], 0x00000001
-    mov dword [rsp + 684], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 688], 0x00000001
-    mov dword [rsp + 692], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 696], 0x00000001
-    mov dword [rsp + 700], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 704], 0x00000002
-    mov dword [rsp + 708], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 712], 0x00000002
-    mov dword [rsp + 716], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 720], 0x00000002
-    mov dword [rsp + 724], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 728], 0x00000002
-    mov dword [rsp + 732], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 736], 0x00000002
-    mov dword [rsp + 740], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 740], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 744], 0x00000002
-    mov dword [rsp + 748], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 748], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 752], 0x00000002
-    mov dword [rsp + 756], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 756], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 760], 0x00000002
-    mov dword [rsp + 764], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 764], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 768], 0x00000003
-    mov dword [rsp + 772], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 772], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 776], 0x00000003
-    mov dword [rsp + 780], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 780], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 784], 0x00000003
-    mov dword [rsp + 788], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 788], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 792], 0x00000003
-    mov dword [rsp + 796], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 796], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 800], 0x00000003
-    mov dword [rsp + 804], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 804], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 808], 0x00000003
-    mov dword [rsp + 812], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 812], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 816], 0x00000003
-    mov dword [rsp + 820], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 820], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 824], 0x00000003
-    mov dword [rsp + 828], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 828], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 832], 0x00000004
-    mov dword [rsp + 836], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 836], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 840], 0x00000004
-    mov dword [rsp + 844], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 844], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 848], 0x00000004
-    mov dword [rsp + 852], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 852], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 856], 0x00000004
-    mov dword [rsp + 860], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 860], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 864], 0x00000004
-    mov dword [rsp + 868], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 868], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 872], 0x00000004
-    mov dword [rsp + 876], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 876], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 880], 0x00000004
-    mov dword [rsp + 884], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 884], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 888], 0x00000004
-    mov dword [rsp + 892], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 892], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 896], 0x00000005
-    mov dword [rsp + 900], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 900], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 904], 0x00000005
-    mov dword [rsp + 908], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 908], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 912], 0x00000005
-    mov dword [rsp + 916], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 916], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 920], 0x00000005
-    mov dword [rsp + 924], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 924], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 928], 0x00000005
-    mov dword [rsp + 932], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 936], 0x00000005
-    mov dword [rsp + 940], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 944], 0x00000005
-    mov dword [rsp + 948], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 952], 0x00000005
-    mov dword [rsp + 956], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 960], 0x00000006
-    mov dword [rsp + 964], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 968], 0x00000006
-    mov dword [rsp + 972], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 976], 0x00000006
-    mov dword [rsp + 980], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 984], 0x00000006
-    mov dword [rsp + 988], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 992], 0x00000006
-    mov dword [rsp + 996], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1000], 0x00000006
-    mov dword [rsp + 1004], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1008], 0x00000006
-    mov dword [rsp + 1012], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1016], 0x00000006
-    mov dword [rsp + 1020], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1024], 0x00000007
-    mov dword [rsp + 1028], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1028], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1032], 0x00000007
-    mov dword [rsp + 1036], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1036], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1040], 0x00000007
-    mov dword [rsp + 1044], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1044], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1048], 0x00000007
-    mov dword [rsp + 1052], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1052], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1056], 0x00000007
-    mov dword [rsp + 1060], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1060], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1064], 0x00000007
-    mov dword [rsp + 1068], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1068], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1072], 0x00000007
-    mov dword [rsp + 1076], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1076], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1080], 0x00000007
-    mov dword [rsp + 1084], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1084], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1088], 0x00000008
-    mov dword [rsp + 1092], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1092], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1096], 0x00000008
-    mov dword [rsp + 1100], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1100], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1104], 0x00000008
-    mov dword [rsp + 1108], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1108], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1112], 0x00000008
-    mov dword [rsp + 1116], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1116], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1120], 0x00000008
-    mov dword [rsp + 1124], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1124], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1128], 0x00000008
-    mov dword [rsp + 1132], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1132], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1136], 0x00000008
-    mov dword [rsp + 1140], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1140], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1144], 0x00000008
-    mov dword [rsp + 1148], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1148], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1152], 0x00000009
-    mov dword [rsp + 1156], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1156], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1160], 0x00000009
-    mov dword [rsp + 1164], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1164], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1168], 0x00000009
-    mov dword [rsp + 1172], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1172], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1176], 0x00000009
-    mov dword [rsp + 1180], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1180], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1184], 0x00000009
-    mov dword [rsp + 1188], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1192], 0x00000009
-    mov dword [rsp + 1196], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1200], 0x00000009
-    mov dword [rsp + 1204], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1208], 0x00000009
-    mov dword [rsp + 1212], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1216], 0x0000000a
-    mov dword [rsp + 1220], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1224], 0x0000000a
-    mov dword [rsp + 1228], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1232], 0x0000000a
-    mov dword [rsp + 1236], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1240], 0x0000000a
-    mov dword [rsp + 1244], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1248], 0x0000000a
-    mov dword [rsp + 1252], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1256], 0x0000000a
-    mov dword [rsp + 1260], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1264], 0x0000000a
-    mov dword [rsp + 1268], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1272], 0x0000000a
-    mov dword [rsp + 1276], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1280], 0x0000000b
-    mov dword [rsp + 1284], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1288], 0x0000000b
-    mov dword [rsp + 1292], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1296], 0x0000000b
-    mov dword [rsp + 1300], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1304], 0x0000000b
-    mov dword [rsp + 1308], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1312], 0x0000000b
-    mov dword [rsp + 1316], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1320], 0x0000000b
-    mov dword [rsp + 1324], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1328], 0x0000000b
-    mov dword [rsp + 1332], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1336], 0x0000000b
-    mov dword [rsp + 1340], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1344], 0x0000000c
-    mov dword [rsp + 1348], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1352], 0x0000000c
-    mov dword [rsp + 1356], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1360], 0x0000000c
-    mov dword [rsp + 1364], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1368], 0x0000000c
-    mov dword [rsp + 1372], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1376], 0x0000000c
-    mov dword [rsp + 1380], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1384], 0x0000000c
-    mov dword [rsp + 1388], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1392], 0x0000000c
-    mov dword [rsp + 1396], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1400], 0x0000000c
-    mov dword [rsp + 1404], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1408], 0x0000000d
-    mov dword [rsp + 1412], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1416], 0x0000000d
-    mov dword [rsp + 1420], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1424], 0x0000000d
-    mov dword [rsp + 1428], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1432], 0x0000000d
-    mov dword [rsp + 1436], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1440], 0x0000000d
-    mov dword [rsp + 1444], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1448], 0x0000000d
-    mov dword [rsp + 1452], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1456], 0x0000000d
-    mov dword [rsp + 1460], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1464], 0x0000000d
-    mov dword [rsp + 1468], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1472], 0x0000000e
-    mov dword [rsp + 1476], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1480], 0x0000000e
-    mov dword [rsp + 1484], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1488], 0x0000000e
-    mov dword [rsp + 1492], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1496], 0x0000000e
-    mov dword [rsp + 1500], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1504], 0x0000000e
-    mov dword [rsp + 1508], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1512], 0x0000000e
-    mov dword [rsp + 1516], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1520], 0x0000000e
-    mov dword [rsp + 1524], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1528], 0x0000000e
-    mov dword [rsp + 1532], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1536], 0x0000000f
-    mov dword [rsp + 1540], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1544], 0x0000000f
-    mov dword [rsp + 1548], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1552], 0x0000000f
-    mov dword [rsp + 1556], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1560], 0x0000000f
-    mov dword [rsp + 1564], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1568], 0x0000000f
-    mov dword [rsp + 1572], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1576], 0x0000000f
-    mov dword [rsp + 1580], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1584], 0x0000000f
-    mov dword [rsp + 1588], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1592], 0x0000000f
-    mov dword [rsp + 1596], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1600], 0x00000010
-    mov dword [rsp + 1604], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1608], 0x00000010
-    mov dword [rsp + 1612], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1616], 0x00000010
-    mov dword [rsp + 1620], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1624], 0x00000010
-    mov dword [rsp + 1628], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1632], 0x00000010
-    mov dword [rsp + 1636], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1640], 0x00000010
-    mov dword [rsp + 1644], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1648], 0x00000010
-    mov dword [rsp + 1652], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1656], 0x00000010
-    mov dword [rsp + 1660], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1664], 0x00000011
-    mov dword [rsp + 1668], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1672], 0x00000011
-    mov dword [rsp + 1676], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1680], 0x00000011
-    mov dword [rsp + 1684], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1688], 0x00000011
-    mov dword [rsp + 1692], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1696], 0x00000011
-    mov dword [rsp + 1700], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1704], 0x00000011
-    mov dword [rsp + 1708], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1712], 0x00000011
-    mov dword [rsp + 1716], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1720], 0x00000011
-    mov dword [rsp + 1724], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1728], 0x00000012
-    mov dword [rsp + 1732], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1736], 0x00000012
-    mov dword [rsp + 1740], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1744], 0x00000012
-    mov dword [rsp + 1748], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1752], 0x00000012
-    mov dword [rsp + 1756], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1760], 0x00000012
-    mov dword [rsp + 1764], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1768], 0x00000012
-    mov dword [rsp + 1772], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1776], 0x00000012
-    mov dword [rsp + 1780], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1784], 0x00000012
-    mov dword [rsp + 1788], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000012
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq zmm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq zmm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq zmm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq zmm3, qword [rdi + 24] ; k3 = key[3]
-    vpbroadcastq zmm4, qword [rsp + 0]  ; k4 = 0x5555555555555555
-    vpxorq zmm4, zmm4, zmm0             ; k4 ^= k0
-    vpxorq zmm4, zmm4, zmm1             ; k4 ^= k1
-    vpxorq zmm4, zmm4, zmm2             ; k4 ^= k2
-    vpxorq zmm4, zmm4, zmm3             ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 64], rdx           ; in back to its stack slot
-    vmovdqu64 [rsp + 128], zmm0         ; k0 back to its stack slot
-    vmovdqu64 [rsp + 192], zmm1         ; k1 back to its stack slot
-    vmovdqu64 [rsp + 256], zmm2         ; k2 back to its stack slot
-    vmovdqu64 [rsp + 320], zmm3         ; k3 back to its stack slot
-    vmovdqu64 [rsp + 384], zmm4         ; k4 back to its stack slot
-    mov qword [rsp + 448], r8           ; n back to its stack slot
-    mov qword [rsp + 512], rcx          ; out back to its stack slot
-    mov qword [rsp + 576], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq zmm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq zmm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq zmm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq zmm3, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    vpbroadcastq zmm4, qword [rsp + 0]
+; k4 ^= k0
+    vpxorq zmm4, zmm4, zmm0
+; k4 ^= k1
+    vpxorq zmm4, zmm4, zmm1
+; k4 ^= k2
+    vpxorq zmm4, zmm4, zmm2
+; k4 ^= k3
+    vpxorq zmm4, zmm4, zmm3
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 64], rdx
+    vmovdqu64 [rsp + 128], zmm0
+    vmovdqu64 [rsp + 192], zmm1
+    vmovdqu64 [rsp + 256], zmm2
+    vmovdqu64 [rsp + 320], zmm3
+    vmovdqu64 [rsp + 384], zmm4
+    mov qword [rsp + 448], r8
+    mov qword [rsp + 512], rcx
+    mov qword [rsp + 576], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm5{k1}, [rsi + zmm30 + 0]; t0 = tweak[0]
+    vpgatherqq zmm5{k1}, [rsi + zmm30 + 0]
+; t1 = tweak[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm6{k1}, [rsi + zmm30 + 8]; t1 = tweak[1]
-    vmovdqa64 zmm7, zmm5                ; t2 = t0
-    vpxorq zmm7, zmm7, zmm6             ; t2 ^= t1
+    vpgatherqq zmm6{k1}, [rsi + zmm30 + 8]
+; t2 ^= t1
+    vmovdqa64 zmm7, zmm5
+    vpxorq zmm7, zmm7, zmm6
+; x0 = in[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm8{k1}, [rdx + zmm31 + 0]; x0 = in[0]
+    vpgatherqq zmm8{k1}, [rdx + zmm31 + 0]
+; x1 = in[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rdx + zmm31 + 8]; x1 = in[1]
+    vpgatherqq zmm9{k1}, [rdx + zmm31 + 8]
+; x2 = in[2]
     kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rdx + zmm31 + 16]; x2 = in[2]
+    vpgatherqq zmm10{k1}, [rdx + zmm31 + 16]
+; x3 = in[3]
     kxnorb k1, k1, k1
-    vpgatherqq zmm11{k1}, [rdx + zmm31 + 24]; x3 = in[3]
+    vpgatherqq zmm11{k1}, [rdx + zmm31 + 24]
 ; add subkey 0
-    vpaddq zmm8, zmm8, zmm0             ; x0 += k0
-    vpaddq zmm9, zmm9, zmm1             ; x1 += k1
-    vpaddq zmm10, zmm10, zmm2           ; x2 += k2
-    vpaddq zmm11, zmm11, zmm3           ; x3 += k3
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
+; x0 += k0
+    vpaddq zmm8, zmm8, zmm0
+; x1 += k1
+    vpaddq zmm9, zmm9, zmm1
+; x2 += k2
+    vpaddq zmm10, zmm10, zmm2
+; x3 += k3
+    vpaddq zmm11, zmm11, zmm3
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
 ; round 0
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 1
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 2
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 3
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 1
-    vpaddq zmm8, zmm8, zmm1             ; x0 += k1
-    vpaddq zmm9, zmm9, zmm2             ; x1 += k2
-    vpaddq zmm10, zmm10, zmm3           ; x2 += k3
-    vpaddq zmm11, zmm11, zmm4           ; x3 += k4
-    vpaddq zmm9, zmm9, zmm6             ; x1 += t1
-    vpaddq zmm10, zmm10, zmm7           ; x2 += t2
-    vpaddq zmm11, zmm11, qword [rsp + 640]{1to8}; x3 += 1
+; x0 += k1
+    vpaddq zmm8, zmm8, zmm1
+; x1 += k2
+    vpaddq zmm9, zmm9, zmm2
+; x2 += k3
+    vpaddq zmm10, zmm10, zmm3
+; x3 += k4
+    vpaddq zmm11, zmm11, zmm4
+; x1 += t1
+    vpaddq zmm9, zmm9, zmm6
+; x2 += t2
+    vpaddq zmm10, zmm10, zmm7
+; x3 += 1
+    vpaddq zmm11, zmm11, qword [rsp + 640]{1to8}
 ; round 4
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 5
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 6
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 7
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 2
-    vpaddq zmm8, zmm8, zmm2             ; x0 += k2
-    vpaddq zmm9, zmm9, zmm3             ; x1 += k3
-    vpaddq zmm10, zmm10, zmm4           ; x2 += k4
-    vpaddq zmm11, zmm11, zmm0           ; x3 += k0
-    vpaddq zmm9, zmm9, zmm7             ; x1 += t2
-    vpaddq zmm10, zmm10, zmm5           ; x2 += t0
-    vpaddq zmm11, zmm11, qword [rsp + 704]{1to8}; x3 += 2
+; x0 += k2
+    vpaddq zmm8, zmm8, zmm2
+; x1 += k3
+    vpaddq zmm9, zmm9, zmm3
+; x2 += k4
+    vpaddq zmm10, zmm10, zmm4
+; x3 += k0
+    vpaddq zmm11, zmm11, zmm0
+; x1 += t2
+    vpaddq zmm9, zmm9, zmm7
+; x2 += t0
+    vpaddq zmm10, zmm10, zmm5
+; x3 += 2
+    vpaddq zmm11, zmm11, qword [rsp + 704]{1to8}
 ; round 8
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 9
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 10
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 11
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 3
-    vpaddq zmm8, zmm8, zmm3             ; x0 += k3
-    vpaddq zmm9, zmm9, zmm4             ; x1 += k4
-    vpaddq zmm10, zmm10, zmm0           ; x2 += k0
-    vpaddq zmm11, zmm11, zmm1           ; x3 += k1
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
-    vpaddq zmm11, zmm11, qword [rsp + 768]{1to8}; x3 += 3
+; x0 += k3
+    vpaddq zmm8, zmm8, zmm3
+; x1 += k4
+    vpaddq zmm9, zmm9, zmm4
+; x2 += k0
+    vpaddq zmm10, zmm10, zmm0
+; x3 += k1
+    vpaddq zmm11, zmm11, zmm1
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
+; x3 += 3
+    vpaddq zmm11, zmm11, qword [rsp + 768]{1to8}
 ; round 12
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 13
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 14
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 15
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 4
-    vpaddq zmm8, zmm8, zmm4             ; x0 += k4
-    vpaddq zmm9, zmm9, zmm0             ; x1 += k0
-    vpaddq zmm10, zmm10, zmm1           ; x2 += k1
-    vpaddq zmm11, zmm11, zmm2           ; x3 += k2
-    vpaddq zmm9, zmm9, zmm6             ; x1 += t1
-    vpaddq zmm10, zmm10, zmm7           ; x2 += t2
-    vpaddq zmm11, zmm11, qword [rsp + 832]{1to8}; x3 += 4
+; x0 += k4
+    vpaddq zmm8, zmm8, zmm4
+; x1 += k0
+    vpaddq zmm9, zmm9, zmm0
+; x2 += k1
+    vpaddq zmm10, zmm10, zmm1
+; x3 += k2
+    vpaddq zmm11, zmm11, zmm2
+; x1 += t1
+    vpaddq zmm9, zmm9, zmm6
+; x2 += t2
+    vpaddq zmm10, zmm10, zmm7
+; x3 += 4
+    vpaddq zmm11, zmm11, qword [rsp + 832]{1to8}
 ; round 16
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 17
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 18
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 19
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 5
-    vpaddq zmm8, zmm8, zmm0             ; x0 += k0
-    vpaddq zmm9, zmm9, zmm1             ; x1 += k1
-    vpaddq zmm10, zmm10, zmm2           ; x2 += k2
-    vpaddq zmm11, zmm11, zmm3           ; x3 += k3
-    vpaddq zmm9, zmm9, zmm7             ; x1 += t2
-    vpaddq zmm10, zmm10, zmm5           ; x2 += t0
-    vpaddq zmm11, zmm11, qword [rsp + 896]{1to8}; x3 += 5
+; x0 += k0
+    vpaddq zmm8, zmm8, zmm0
+; x1 += k1
+    vpaddq zmm9, zmm9, zmm1
+; x2 += k2
+    vpaddq zmm10, zmm10, zmm2
+; x3 += k3
+    vpaddq zmm11, zmm11, zmm3
+; x1 += t2
+    vpaddq zmm9, zmm9, zmm7
+; x2 += t0
+    vpaddq zmm10, zmm10, zmm5
+; x3 += 5
+    vpaddq zmm11, zmm11, qword [rsp + 896]{1to8}
 ; round 20
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 21
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 22
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 23
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 6
-    vpaddq zmm8, zmm8, zmm1             ; x0 += k1
-    vpaddq zmm9, zmm9, zmm2             ; x1 += k2
-    vpaddq zmm10, zmm10, zmm3           ; x2 += k3
-    vpaddq zmm11, zmm11, zmm4           ; x3 += k4
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
-    vpaddq zmm11, zmm11, qword [rsp + 960]{1to8}; x3 += 6
+; x0 += k1
+    vpaddq zmm8, zmm8, zmm1
+; x1 += k2
+    vpaddq zmm9, zmm9, zmm2
+; x2 += k3
+    vpaddq zmm10, zmm10, zmm3
+; x3 += k4
+    vpaddq zmm11, zmm11, zmm4
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
+; x3 += 6
+    vpaddq zmm11, zmm11, qword [rsp + 960]{1to8}
 ; round 24
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 25
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 26
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 27
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 7
-    vpaddq zmm8, zmm8, zmm2             ; x0 += k2
-    vpaddq zmm9, zmm9, zmm3             ; x1 += k3
-    vpaddq zmm10, zmm10, zmm4           ; x2 += k4
-    vpaddq zmm11, zmm11, zmm0           ; x3 += k0
-    vpaddq zmm9, zmm9, zmm6             ; x1 += t1
-    vpaddq zmm10, zmm10, zmm7           ; x2 += t2
-    vpaddq zmm11, zmm11, qword [rsp + 1024]{1to8}; x3 += 7
+; x0 += k2
+    vpaddq zmm8, zmm8, zmm2
+; x1 += k3
+    vpaddq zmm9, zmm9, zmm3
+; x2 += k4
+    vpaddq zmm10, zmm10, zmm4
+; x3 += k0
+    vpaddq zmm11, zmm11, zmm0
+; x1 += t1
+    vpaddq zmm9, zmm9, zmm6
+; x2 += t2
+    vpaddq zmm10, zmm10, zmm7
+; x3 += 7
+    vpaddq zmm11, zmm11, qword [rsp + 1024]{1to8}
 ; round 28
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 29
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 30
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 31
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 8
-    vpaddq zmm8, zmm8, zmm3             ; x0 += k3
-    vpaddq zmm9, zmm9, zmm4             ; x1 += k4
-    vpaddq zmm10, zmm10, zmm0           ; x2 += k0
-    vpaddq zmm11, zmm11, zmm1           ; x3 += k1
-    vpaddq zmm9, zmm9, zmm7             ; x1 += t2
-    vpaddq zmm10, zmm10, zmm5           ; x2 += t0
-    vpaddq zmm11, zmm11, qword [rsp + 1088]{1to8}; x3 += 8
+; x0 += k3
+    vpaddq zmm8, zmm8, zmm3
+; x1 += k4
+    vpaddq zmm9, zmm9, zmm4
+; x2 += k0
+    vpaddq zmm10, zmm10, zmm0
+; x3 += k1
+    vpaddq zmm11, zmm11, zmm1
+; x1 += t2
+    vpaddq zmm9, zmm9, zmm7
+; x2 += t0
+    vpaddq zmm10, zmm10, zmm5
+; x3 += 8
+    vpaddq zmm11, zmm11, qword [rsp + 1088]{1to8}
 ; round 32
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 33
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 34
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 35
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 9
-    vpaddq zmm8, zmm8, zmm4             ; x0 += k4
-    vpaddq zmm9, zmm9, zmm0             ; x1 += k0
-    vpaddq zmm10, zmm10, zmm1           ; x2 += k1
-    vpaddq zmm11, zmm11, zmm2           ; x3 += k2
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
-    vpaddq zmm11, zmm11, qword [rsp + 1152]{1to8}; x3 += 9
+; x0 += k4
+    vpaddq zmm8, zmm8, zmm4
+; x1 += k0
+    vpaddq zmm9, zmm9, zmm0
+; x2 += k1
+    vpaddq zmm10, zmm10, zmm1
+; x3 += k2
+    vpaddq zmm11, zmm11, zmm2
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
+; x3 += 9
+    vpaddq zmm11, zmm11, qword [rsp + 1152]{1to8}
 ; round 36
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 37
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 38
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 39
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 10
-    vpaddq zmm8, zmm8, zmm0             ; x0 += k0
-    vpaddq zmm9, zmm9, zmm1             ; x1 += k1
-    vpaddq zmm10, zmm10, zmm2           ; x2 += k2
-    vpaddq zmm11, zmm11, zmm3           ; x3 += k3
-    vpaddq zmm9, zmm9, zmm6             ; x1 += t1
-    vpaddq zmm10, zmm10, zmm7           ; x2 += t2
-    vpaddq zmm11, zmm11, qword [rsp + 1216]{1to8}; x3 += 0xa
+; x0 += k0
+    vpaddq zmm8, zmm8, zmm0
+; x1 += k1
+    vpaddq zmm9, zmm9, zmm1
+; x2 += k2
+    vpaddq zmm10, zmm10, zmm2
+; x3 += k3
+    vpaddq zmm11, zmm11, zmm3
+; x1 += t1
+    vpaddq zmm9, zmm9, zmm6
+; x2 += t2
+    vpaddq zmm10, zmm10, zmm7
+; x3 += 0xa
+    vpaddq zmm11, zmm11, qword [rsp + 1216]{1to8}
 ; round 40
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 41
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 42
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 43
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 11
-    vpaddq zmm8, zmm8, zmm1             ; x0 += k1
-    vpaddq zmm9, zmm9, zmm2             ; x1 += k2
-    vpaddq zmm10, zmm10, zmm3           ; x2 += k3
-    vpaddq zmm11, zmm11, zmm4           ; x3 += k4
-    vpaddq zmm9, zmm9, zmm7             ; x1 += t2
-    vpaddq zmm10, zmm10, zmm5           ; x2 += t0
-    vpaddq zmm11, zmm11, qword [rsp + 1280]{1to8}; x3 += 0xb
+; x0 += k1
+    vpaddq zmm8, zmm8, zmm1
+; x1 += k2
+    vpaddq zmm9, zmm9, zmm2
+; x2 += k3
+    vpaddq zmm10, zmm10, zmm3
+; x3 += k4
+    vpaddq zmm11, zmm11, zmm4
+; x1 += t2
+    vpaddq zmm9, zmm9, zmm7
+; x2 += t0
+    vpaddq zmm10, zmm10, zmm5
+; x3 += 0xb
+    vpaddq zmm11, zmm11, qword [rsp + 1280]{1to8}
 ; round 44
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 45
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 46
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 47
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 12
-    vpaddq zmm8, zmm8, zmm2             ; x0 += k2
-    vpaddq zmm9, zmm9, zmm3             ; x1 += k3
-    vpaddq zmm10, zmm10, zmm4           ; x2 += k4
-    vpaddq zmm11, zmm11, zmm0           ; x3 += k0
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
-    vpaddq zmm11, zmm11, qword [rsp + 1344]{1to8}; x3 += 0xc
+; x0 += k2
+    vpaddq zmm8, zmm8, zmm2
+; x1 += k3
+    vpaddq zmm9, zmm9, zmm3
+; x2 += k4
+    vpaddq zmm10, zmm10, zmm4
+; x3 += k0
+    vpaddq zmm11, zmm11, zmm0
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
+; x3 += 0xc
+    vpaddq zmm11, zmm11, qword [rsp + 1344]{1to8}
 ; round 48
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 49
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 50
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 51
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 13
-    vpaddq zmm8, zmm8, zmm3             ; x0 += k3
-    vpaddq zmm9, zmm9, zmm4             ; x1 += k4
-    vpaddq zmm10, zmm10, zmm0           ; x2 += k0
-    vpaddq zmm11, zmm11, zmm1           ; x3 += k1
-    vpaddq zmm9, zmm9, zmm6             ; x1 += t1
-    vpaddq zmm10, zmm10, zmm7           ; x2 += t2
-    vpaddq zmm11, zmm11, qword [rsp + 1408]{1to8}; x3 += 0xd
+; x0 += k3
+    vpaddq zmm8, zmm8, zmm3
+; x1 += k4
+    vpaddq zmm9, zmm9, zmm4
+; x2 += k0
+    vpaddq zmm10, zmm10, zmm0
+; x3 += k1
+    vpaddq zmm11, zmm11, zmm1
+; x1 += t1
+    vpaddq zmm9, zmm9, zmm6
+; x2 += t2
+    vpaddq zmm10, zmm10, zmm7
+; x3 += 0xd
+    vpaddq zmm11, zmm11, qword [rsp + 1408]{1to8}
 ; round 52
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 53
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 54
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 55
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 14
-    vpaddq zmm8, zmm8, zmm4             ; x0 += k4
-    vpaddq zmm9, zmm9, zmm0             ; x1 += k0
-    vpaddq zmm10, zmm10, zmm1           ; x2 += k1
-    vpaddq zmm11, zmm11, zmm2           ; x3 += k2
-    vpaddq zmm9, zmm9, zmm7             ; x1 += t2
-    vpaddq zmm10, zmm10, zmm5           ; x2 += t0
-    vpaddq zmm11, zmm11, qword [rsp + 1472]{1to8}; x3 += 0xe
+; x0 += k4
+    vpaddq zmm8, zmm8, zmm4
+; x1 += k0
+    vpaddq zmm9, zmm9, zmm0
+; x2 += k1
+    vpaddq zmm10, zmm10, zmm1
+; x3 += k2
+    vpaddq zmm11, zmm11, zmm2
+; x1 += t2
+    vpaddq zmm9, zmm9, zmm7
+; x2 += t0
+    vpaddq zmm10, zmm10, zmm5
+; x3 += 0xe
+    vpaddq zmm11, zmm11, qword [rsp + 1472]{1to8}
 ; round 56
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 57
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 58
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 59
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 15
-    vpaddq zmm8, zmm8, zmm0             ; x0 += k0
-    vpaddq zmm9, zmm9, zmm1             ; x1 += k1
-    vpaddq zmm10, zmm10, zmm2           ; x2 += k2
-    vpaddq zmm11, zmm11, zmm3           ; x3 += k3
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
-    vpaddq zmm11, zmm11, qword [rsp + 1536]{1to8}; x3 += 0xf
+; x0 += k0
+    vpaddq zmm8, zmm8, zmm0
+; x1 += k1
+    vpaddq zmm9, zmm9, zmm1
+; x2 += k2
+    vpaddq zmm10, zmm10, zmm2
+; x3 += k3
+    vpaddq zmm11, zmm11, zmm3
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
+; x3 += 0xf
+    vpaddq zmm11, zmm11, qword [rsp + 1536]{1to8}
 ; round 60
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 61
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 62
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 63
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 16
-    vpaddq zmm8, zmm8, zmm1             ; x0 += k1
-    vpaddq zmm9, zmm9, zmm2             ; x1 += k2
-    vpaddq zmm10, zmm10, zmm3           ; x2 += k3
-    vpaddq zmm11, zmm11, zmm4           ; x3 += k4
-    vpaddq zmm9, zmm9, zmm6             ; x1 += t1
-    vpaddq zmm10, zmm10, zmm7           ; x2 += t2
-    vpaddq zmm11, zmm11, qword [rsp + 1600]{1to8}; x3 += 0x10
+; x0 += k1
+    vpaddq zmm8, zmm8, zmm1
+; x1 += k2
+    vpaddq zmm9, zmm9, zmm2
+; x2 += k3
+    vpaddq zmm10, zmm10, zmm3
+; x3 += k4
+    vpaddq zmm11, zmm11, zmm4
+; x1 += t1
+    vpaddq zmm9, zmm9, zmm6
+; x2 += t2
+    vpaddq zmm10, zmm10, zmm7
+; x3 += 0x10
+    vpaddq zmm11, zmm11, qword [rsp + 1600]{1to8}
 ; round 64
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 14               ; x1 <<<= 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 16             ; x3 <<<= 16
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 14
+    vprolq zmm9, zmm9, 14
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 16
+    vprolq zmm11, zmm11, 16
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 65
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 52             ; x3 <<<= 52
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 57               ; x1 <<<= 57
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 52
+    vprolq zmm11, zmm11, 52
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 57
+    vprolq zmm9, zmm9, 57
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 66
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 23               ; x1 <<<= 23
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 40             ; x3 <<<= 40
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 23
+    vprolq zmm9, zmm9, 23
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 40
+    vprolq zmm11, zmm11, 40
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 67
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 5              ; x3 <<<= 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 37               ; x1 <<<= 37
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 5
+    vprolq zmm11, zmm11, 5
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 37
+    vprolq zmm9, zmm9, 37
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 17
-    vpaddq zmm8, zmm8, zmm2             ; x0 += k2
-    vpaddq zmm9, zmm9, zmm3             ; x1 += k3
-    vpaddq zmm10, zmm10, zmm4           ; x2 += k4
-    vpaddq zmm11, zmm11, zmm0           ; x3 += k0
-    vpaddq zmm9, zmm9, zmm7             ; x1 += t2
-    vpaddq zmm10, zmm10, zmm5           ; x2 += t0
-    vpaddq zmm11, zmm11, qword [rsp + 1664]{1to8}; x3 += 0x11
+; x0 += k2
+    vpaddq zmm8, zmm8, zmm2
+; x1 += k3
+    vpaddq zmm9, zmm9, zmm3
+; x2 += k4
+    vpaddq zmm10, zmm10, zmm4
+; x3 += k0
+    vpaddq zmm11, zmm11, zmm0
+; x1 += t2
+    vpaddq zmm9, zmm9, zmm7
+; x2 += t0
+    vpaddq zmm10, zmm10, zmm5
+; x3 += 0x11
+    vpaddq zmm11, zmm11, qword [rsp + 1664]{1to8}
 ; round 68
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 25               ; x1 <<<= 25
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 33             ; x3 <<<= 33
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 25
+    vprolq zmm9, zmm9, 25
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 33
+    vprolq zmm11, zmm11, 33
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 69
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 46             ; x3 <<<= 46
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 12               ; x1 <<<= 12
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 46
+    vprolq zmm11, zmm11, 46
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 12
+    vprolq zmm9, zmm9, 12
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; round 70
-    vpaddq zmm8, zmm8, zmm9             ; x0 += x1
-    vprolq zmm9, zmm9, 58               ; x1 <<<= 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vpaddq zmm10, zmm10, zmm11          ; x2 += x3
-    vprolq zmm11, zmm11, 22             ; x3 <<<= 22
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
+; x0 += x1
+    vpaddq zmm8, zmm8, zmm9
+; x1 <<<= 58
+    vprolq zmm9, zmm9, 58
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x2 += x3
+    vpaddq zmm10, zmm10, zmm11
+; x3 <<<= 22
+    vprolq zmm11, zmm11, 22
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
 ; round 71
-    vpaddq zmm8, zmm8, zmm11            ; x0 += x3
-    vprolq zmm11, zmm11, 32             ; x3 <<<= 32
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vpaddq zmm10, zmm10, zmm9           ; x2 += x1
-    vprolq zmm9, zmm9, 32               ; x1 <<<= 32
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
+; x0 += x3
+    vpaddq zmm8, zmm8, zmm11
+; x3 <<<= 32
+    vprolq zmm11, zmm11, 32
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x2 += x1
+    vpaddq zmm10, zmm10, zmm9
+; x1 <<<= 32
+    vprolq zmm9, zmm9, 32
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
 ; add subkey 18
-    vpaddq zmm8, zmm8, zmm3             ; x0 += k3
-    vpaddq zmm9, zmm9, zmm4             ; x1 += k4
-    vpaddq zmm10, zmm10, zmm0           ; x2 += k0
-    vpaddq zmm11, zmm11, zmm1           ; x3 += k1
-    vpaddq zmm9, zmm9, zmm5             ; x1 += t0
-    vpaddq zmm10, zmm10, zmm6           ; x2 += t1
-    vpaddq zmm11, zmm11, qword [rsp + 1728]{1to8}; x3 += 0x12
+; x0 += k3
+    vpaddq zmm8, zmm8, zmm3
+; x1 += k4
+    vpaddq zmm9, zmm9, zmm4
+; x2 += k0
+    vpaddq zmm10, zmm10, zmm0
+; x3 += k1
+    vpaddq zmm11, zmm11, zmm1
+; x1 += t0
+    vpaddq zmm9, zmm9, zmm5
+; x2 += t1
+    vpaddq zmm10, zmm10, zmm6
+; x3 += 0x12
+    vpaddq zmm11, zmm11, qword [rsp + 1728]{1to8}
 ; store the block(s)
+; out[0] = x0
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm8; out[0] = x0
+    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm8
+; out[1] = x1
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm9; out[1] = x1
+    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm9
+; out[2] = x2
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm10; out[2] = x2
+    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm10
+; out[3] = x3
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm11; out[3] = x3
+    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm11
 ; next block
-    add rsi, 0x80                       ; tweak += 128
-    add rdx, 0x100                      ; in += 256
-    add rcx, 0x100                      ; out += 256
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 128
+    add rsi, 0x80
+; in += 256
+    add rdx, 0x100
+; out += 256
+    add rcx, 0x100
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 1800
@@ -1123,754 +1714,1345 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rdi, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rdi, rax                        ; k4 ^= k0
-    xor rdi, r9                         ; k4 ^= k1
-    xor rdi, r10                        ; k4 ^= k2
-    xor rdi, r11                        ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], r8            ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k4 ^= k0
+    xor rdi, rax
+; k4 ^= k1
+    xor rdi, r9
+; k4 ^= k2
+    xor rdi, r10
+; k4 ^= k3
+    xor rdi, r11
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], r8
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 64]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 64]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
 ; add subkey 0
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 1
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 2
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 3
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 1
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 1                          ; x3 += 1
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 1
+    add r11, 1
 ; round 4
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 5
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 6
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 7
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 2
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 2                          ; x3 += 2
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 2
+    add r11, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 9
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 10
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 11
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 3
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 3                          ; x3 += 3
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 3
+    add r11, 3
 ; round 12
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 13
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 14
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 15
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 4
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 4                          ; x3 += 4
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 4
+    add r11, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 17
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 18
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 19
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 5
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 5                          ; x3 += 5
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 5
+    add r11, 5
 ; round 20
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 21
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 22
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 23
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 6
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 6                          ; x3 += 6
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 6
+    add r11, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 25
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 26
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 27
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 7
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 7                          ; x3 += 7
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 7
+    add r11, 7
 ; round 28
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 29
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 30
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 31
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 8
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 8                          ; x3 += 8
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 8
+    add r11, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 33
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 34
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 35
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 9
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 9                          ; x3 += 9
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 9
+    add r11, 9
 ; round 36
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 37
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 38
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 39
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 10
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0xa                        ; x3 += 0xa
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0xa
+    add r11, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 41
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 42
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 43
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 11
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0xb                        ; x3 += 0xb
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0xb
+    add r11, 0xb
 ; round 44
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 45
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 46
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 47
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 12
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0xc                        ; x3 += 0xc
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0xc
+    add r11, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 49
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 50
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 51
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 13
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0xd                        ; x3 += 0xd
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0xd
+    add r11, 0xd
 ; round 52
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 53
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 54
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 55
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 14
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0xe                        ; x3 += 0xe
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0xe
+    add r11, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 57
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 58
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 59
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 15
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0xf                        ; x3 += 0xf
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0xf
+    add r11, 0xf
 ; round 60
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 61
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 62
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 63
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 16
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0x10                       ; x3 += 0x10
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0x10
+    add r11, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 65
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 66
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 67
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 17
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0x11                       ; x3 += 0x11
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0x11
+    add r11, 0x11
 ; round 68
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 69
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 70
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 71
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 18
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0x12                       ; x3 += 0x12
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0x12
+    add r11, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 56]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 56]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x20                       ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 48]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 48], rdx           ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add rdi, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 48]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 48], rdx
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     ret
 .end:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
-tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks:                  ; groups of 8 blocks in zmm lanes, then the rest scalar
+tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 blocks in zmm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 3                               ; groups of 8
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 3 ; groups of 8
     jz .tail
     call tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -8                             ; blocks done
+    and rax, -8 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 5
-    add rdx, r12                            ; in += 32 * done
+    add rdx, r12 ; in += 32 * done
     mov rcx, rax
     shl rcx, 5
-    add rcx, r13                            ; out += 32 * done
+    add rcx, r13 ; out += 32 * done
     mov r8, r14
-    and r8, 7                               ; blocks left
+    and r8, 7 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -1882,1020 +3064,1611 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 1800
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_block]   ; lane b reads block b: offsets b * 32
-    vmovdqu64 zmm30, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_tweak]   ; tweak of lane b: offsets b * 16
+    vmovdqu64 zmm31, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 32
+    vmovdqu64 zmm30, [rel tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0x55555555
-    mov dword [rsp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 8], 0x55555555
-    mov dword [rsp + 12], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 12], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 16], 0x55555555
-    mov dword [rsp + 20], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 20], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 24], 0x55555555
-    mov dword [rsp + 28], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 28], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 32], 0x55555555
-    mov dword [rsp + 36], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 36], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 40], 0x55555555
-    mov dword [rsp + 44], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 44], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 48], 0x55555555
-    mov dword [rsp + 52], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 52], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 56], 0x55555555
-    mov dword [rsp + 60], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 60], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 640], 0x00000012
-    mov dword [rsp + 644], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 648], 0x00000012
-    mov dword [rsp + 652], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 656], 0x00000012
-    mov dword [rsp + 660], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 664], 0x00000012
-    mov dword [rsp + 668], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 672], 0x00000012
-    mov dword [rsp + 676], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 680], 0x00000012
-    mov dword [rsp + 684], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 688], 0x00000012
-    mov dword [rsp + 692], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 696], 0x00000012
-    mov dword [rsp + 700], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 704], 0x00000011
-    mov dword [rsp + 708], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 712], 0x00000011
-    mov dword [rsp + 716], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 720], 0x00000011
-    mov dword [rsp + 724], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 728], 0x00000011
-    mov dword [rsp + 732], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 736], 0x00000011
-    mov dword [rsp + 740], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 740], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 744], 0x00000011
-    mov dword [rsp + 748], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 748], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 752], 0x00000011
-    mov dword [rsp + 756], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 756], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 760], 0x00000011
-    mov dword [rsp + 764], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 764], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 768], 0x00000010
-    mov dword [rsp + 772], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 772], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 776], 0x00000010
-    mov dword [rsp + 780], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 780], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 784], 0x00000010
-    mov dword [rsp + 788], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 788], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 792], 0x00000010
-    mov dword [rsp + 796], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 796], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 800], 0x00000010
-    mov dword [rsp + 804], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 804], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 808], 0x00000010
-    mov dword [rsp + 812], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 812], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 816], 0x00000010
-    mov dword [rsp + 820], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 820], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 824], 0x00000010
-    mov dword [rsp + 828], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 828], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 832], 0x0000000f
-    mov dword [rsp + 836], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 836], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 840], 0x0000000f
-    mov dword [rsp + 844], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 844], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 848], 0x0000000f
-    mov dword [rsp + 852], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 852], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 856], 0x0000000f
-    mov dword [rsp + 860], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 860], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 864], 0x0000000f
-    mov dword [rsp + 868], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 868], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 872], 0x0000000f
-    mov dword [rsp + 876], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 876], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 880], 0x0000000f
-    mov dword [rsp + 884], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 884], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 888], 0x0000000f
-    mov dword [rsp + 892], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 892], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 896], 0x0000000e
-    mov dword [rsp + 900], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 900], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 904], 0x0000000e
-    mov dword [rsp + 908], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 908], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 912], 0x0000000e
-    mov dword [rsp + 916], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 916], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 920], 0x0000000e
-    mov dword [rsp + 924], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 924], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 928], 0x0000000e
-    mov dword [rsp + 932], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 932], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 936], 0x0000000e
-    mov dword [rsp + 940], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 940], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 944], 0x0000000e
-    mov dword [rsp + 948], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 948], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 952], 0x0000000e
-    mov dword [rsp + 956], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 956], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 960], 0x0000000d
-    mov dword [rsp + 964], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 964], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 968], 0x0000000d
-    mov dword [rsp + 972], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 972], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 976], 0x0000000d
-    mov dword [rsp + 980], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 980], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 984], 0x0000000d
-    mov dword [rsp + 988], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 988], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 992], 0x0000000d
-    mov dword [rsp + 996], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 996], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1000], 0x0000000d
-    mov dword [rsp + 1004], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1004], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1008], 0x0000000d
-    mov dword [rsp + 1012], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1012], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1016], 0x0000000d
-    mov dword [rsp + 1020], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1020], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1024], 0x0000000c
-    mov dword [rsp + 1028], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1028], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1032], 0x0000000c
-    mov dword [rsp + 1036], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1036], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1040], 0x0000000c
-    mov dword [rsp + 1044], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1044], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1048], 0x0000000c
-    mov dword [rsp + 1052], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1052], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1056], 0x0000000c
-    mov dword [rsp + 1060], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1060], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1064], 0x0000000c
-    mov dword [rsp + 1068], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1068], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1072], 0x0000000c
-    mov dword [rsp + 1076], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1076], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1080], 0x0000000c
-    mov dword [rsp + 1084], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1084], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1088], 0x0000000b
-    mov dword [rsp + 1092], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1092], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1096], 0x0000000b
-    mov dword [rsp + 1100], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1100], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1104], 0x0000000b
-    mov dword [rsp + 1108], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1108], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1112], 0x0000000b
-    mov dword [rsp + 1116], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1116], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1120], 0x0000000b
-    mov dword [rsp + 1124], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1124], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1128], 0x0000000b
-    mov dword [rsp + 1132], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1132], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1136], 0x0000000b
-    mov dword [rsp + 1140], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1140], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1144], 0x0000000b
-    mov dword [rsp + 1148], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1148], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1152], 0x0000000a
-    mov dword [rsp + 1156], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1156], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1160], 0x0000000a
-    mov dword [rsp + 1164], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1164], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1168], 0x0000000a
-    mov dword [rsp + 1172], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1172], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1176], 0x0000000a
-    mov dword [rsp + 1180], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1180], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1184], 0x0000000a
-    mov dword [rsp + 1188], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1192], 0x0000000a
-    mov dword [rsp + 1196], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1200], 0x0000000a
-    mov dword [rsp + 1204], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1208], 0x0000000a
-    mov dword [rsp + 1212], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1216], 0x00000009
-    mov dword [rsp + 1220], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1224], 0x00000009
-    mov dword [rsp + 1228], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1232], 0x00000009
-    mov dword [rsp + 1236], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1240], 0x00000009
-    mov dword [rsp + 1244], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1248], 0x00000009
-    mov dword [rsp + 1252], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1256], 0x00000009
-    mov dword [rsp + 1260], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1264], 0x00000009
-    mov dword [rsp + 1268], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1272], 0x00000009
-    mov dword [rsp + 1276], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1280], 0x00000008
-    mov dword [rsp + 1284], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1288], 0x00000008
-    mov dword [rsp + 1292], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1296], 0x00000008
-    mov dword [rsp + 1300], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1304], 0x00000008
-    mov dword [rsp + 1308], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1312], 0x00000008
-    mov dword [rsp + 1316], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1320], 0x00000008
-    mov dword [rsp + 1324], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1328], 0x00000008
-    mov dword [rsp + 1332], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1336], 0x00000008
-    mov dword [rsp + 1340], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1344], 0x00000007
-    mov dword [rsp + 1348], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1352], 0x00000007
-    mov dword [rsp + 1356], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1360], 0x00000007
-    mov dword [rsp + 1364], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1368], 0x00000007
-    mov dword [rsp + 1372], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1376], 0x00000007
-    mov dword [rsp + 1380], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1384], 0x00000007
-    mov dword [rsp + 1388], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1392], 0x00000007
-    mov dword [rsp + 1396], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1400], 0x00000007
-    mov dword [rsp + 1404], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1408], 0x00000006
-    mov dword [rsp + 1412], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1416], 0x00000006
-    mov dword [rsp + 1420], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1424], 0x00000006
-    mov dword [rsp + 1428], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1432], 0x00000006
-    mov dword [rsp + 1436], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1440], 0x00000006
-    mov dword [rsp + 1444], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1448], 0x00000006
-    mov dword [rsp + 1452], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1456], 0x00000006
-    mov dword [rsp + 1460], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1464], 0x00000006
-    mov dword [rsp + 1468], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1472], 0x00000005
-    mov dword [rsp + 1476], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1480], 0x00000005
-    mov dword [rsp + 1484], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1488], 0x00000005
-    mov dword [rsp + 1492], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1496], 0x00000005
-    mov dword [rsp + 1500], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1504], 0x00000005
-    mov dword [rsp + 1508], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1512], 0x00000005
-    mov dword [rsp + 1516], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1520], 0x00000005
-    mov dword [rsp + 1524], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1528], 0x00000005
-    mov dword [rsp + 1532], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1536], 0x00000004
-    mov dword [rsp + 1540], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1544], 0x00000004
-    mov dword [rsp + 1548], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1552], 0x00000004
-    mov dword [rsp + 1556], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1560], 0x00000004
-    mov dword [rsp + 1564], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1568], 0x00000004
-    mov dword [rsp + 1572], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1576], 0x00000004
-    mov dword [rsp + 1580], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1584], 0x00000004
-    mov dword [rsp + 1588], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1592], 0x00000004
-    mov dword [rsp + 1596], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1600], 0x00000003
-    mov dword [rsp + 1604], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1608], 0x00000003
-    mov dword [rsp + 1612], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1616], 0x00000003
-    mov dword [rsp + 1620], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1624], 0x00000003
-    mov dword [rsp + 1628], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1632], 0x00000003
-    mov dword [rsp + 1636], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1640], 0x00000003
-    mov dword [rsp + 1644], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1648], 0x00000003
-    mov dword [rsp + 1652], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1656], 0x00000003
-    mov dword [rsp + 1660], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1664], 0x00000002
-    mov dword [rsp + 1668], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1672], 0x00000002
-    mov dword [rsp + 1676], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1680], 0x00000002
-    mov dword [rsp + 1684], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1688], 0x00000002
-    mov dword [rsp + 1692], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1696], 0x00000002
-    mov dword [rsp + 1700], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1704], 0x00000002
-    mov dword [rsp + 1708], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1712], 0x00000002
-    mov dword [rsp + 1716], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1720], 0x00000002
-    mov dword [rsp + 1724], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1728], 0x00000001
-    mov dword [rsp + 1732], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1736], 0x00000001
-    mov dword [rsp + 1740], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1744], 0x00000001
-    mov dword [rsp + 1748], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1752], 0x00000001
-    mov dword [rsp + 1756], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1760], 0x00000001
-    mov dword [rsp + 1764], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1768], 0x00000001
-    mov dword [rsp + 1772], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1776], 0x00000001
-    mov dword [rsp + 1780], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1784], 0x00000001
-    mov dword [rsp + 1788], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000001
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq zmm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq zmm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq zmm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq zmm3, qword [rdi + 24] ; k3 = key[3]
-    vpbroadcastq zmm4, qword [rsp + 0]  ; k4 = 0x5555555555555555
-    vpxorq zmm4, zmm4, zmm0             ; k4 ^= k0
-    vpxorq zmm4, zmm4, zmm1             ; k4 ^= k1
-    vpxorq zmm4, zmm4, zmm2             ; k4 ^= k2
-    vpxorq zmm4, zmm4, zmm3             ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 64], rdx           ; in back to its stack slot
-    vmovdqu64 [rsp + 128], zmm0         ; k0 back to its stack slot
-    vmovdqu64 [rsp + 192], zmm1         ; k1 back to its stack slot
-    vmovdqu64 [rsp + 256], zmm2         ; k2 back to its stack slot
-    vmovdqu64 [rsp + 320], zmm3         ; k3 back to its stack slot
-    vmovdqu64 [rsp + 384], zmm4         ; k4 back to its stack slot
-    mov qword [rsp + 448], r8           ; n back to its stack slot
-    mov qword [rsp + 512], rcx          ; out back to its stack slot
-    mov qword [rsp + 576], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq zmm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq zmm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq zmm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq zmm3, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    vpbroadcastq zmm4, qword [rsp + 0]
+; k4 ^= k0
+    vpxorq zmm4, zmm4, zmm0
+; k4 ^= k1
+    vpxorq zmm4, zmm4, zmm1
+; k4 ^= k2
+    vpxorq zmm4, zmm4, zmm2
+; k4 ^= k3
+    vpxorq zmm4, zmm4, zmm3
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 64], rdx
+    vmovdqu64 [rsp + 128], zmm0
+    vmovdqu64 [rsp + 192], zmm1
+    vmovdqu64 [rsp + 256], zmm2
+    vmovdqu64 [rsp + 320], zmm3
+    vmovdqu64 [rsp + 384], zmm4
+    mov qword [rsp + 448], r8
+    mov qword [rsp + 512], rcx
+    mov qword [rsp + 576], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm5{k1}, [rsi + zmm30 + 0]; t0 = tweak[0]
+    vpgatherqq zmm5{k1}, [rsi + zmm30 + 0]
+; t1 = tweak[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm6{k1}, [rsi + zmm30 + 8]; t1 = tweak[1]
-    vmovdqa64 zmm7, zmm5                ; t2 = t0
-    vpxorq zmm7, zmm7, zmm6             ; t2 ^= t1
+    vpgatherqq zmm6{k1}, [rsi + zmm30 + 8]
+; t2 ^= t1
+    vmovdqa64 zmm7, zmm5
+    vpxorq zmm7, zmm7, zmm6
+; x0 = in[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm8{k1}, [rdx + zmm31 + 0]; x0 = in[0]
+    vpgatherqq zmm8{k1}, [rdx + zmm31 + 0]
+; x1 = in[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rdx + zmm31 + 8]; x1 = in[1]
+    vpgatherqq zmm9{k1}, [rdx + zmm31 + 8]
+; x2 = in[2]
     kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rdx + zmm31 + 16]; x2 = in[2]
+    vpgatherqq zmm10{k1}, [rdx + zmm31 + 16]
+; x3 = in[3]
     kxnorb k1, k1, k1
-    vpgatherqq zmm11{k1}, [rdx + zmm31 + 24]; x3 = in[3]
+    vpgatherqq zmm11{k1}, [rdx + zmm31 + 24]
 ; subtract subkey 18
-    vpsubq zmm8, zmm8, zmm3             ; x0 -= k3
-    vpsubq zmm9, zmm9, zmm4             ; x1 -= k4
-    vpsubq zmm10, zmm10, zmm0           ; x2 -= k0
-    vpsubq zmm11, zmm11, zmm1           ; x3 -= k1
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
-    vpsubq zmm11, zmm11, qword [rsp + 640]{1to8}; x3 -= 0x12
+; x0 -= k3
+    vpsubq zmm8, zmm8, zmm3
+; x1 -= k4
+    vpsubq zmm9, zmm9, zmm4
+; x2 -= k0
+    vpsubq zmm10, zmm10, zmm0
+; x3 -= k1
+    vpsubq zmm11, zmm11, zmm1
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
+; x3 -= 0x12
+    vpsubq zmm11, zmm11, qword [rsp + 640]{1to8}
 ; inverse round 71
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 70
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 69
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 68
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 17
-    vpsubq zmm8, zmm8, zmm2             ; x0 -= k2
-    vpsubq zmm9, zmm9, zmm3             ; x1 -= k3
-    vpsubq zmm10, zmm10, zmm4           ; x2 -= k4
-    vpsubq zmm11, zmm11, zmm0           ; x3 -= k0
-    vpsubq zmm9, zmm9, zmm7             ; x1 -= t2
-    vpsubq zmm10, zmm10, zmm5           ; x2 -= t0
-    vpsubq zmm11, zmm11, qword [rsp + 704]{1to8}; x3 -= 0x11
+; x0 -= k2
+    vpsubq zmm8, zmm8, zmm2
+; x1 -= k3
+    vpsubq zmm9, zmm9, zmm3
+; x2 -= k4
+    vpsubq zmm10, zmm10, zmm4
+; x3 -= k0
+    vpsubq zmm11, zmm11, zmm0
+; x1 -= t2
+    vpsubq zmm9, zmm9, zmm7
+; x2 -= t0
+    vpsubq zmm10, zmm10, zmm5
+; x3 -= 0x11
+    vpsubq zmm11, zmm11, qword [rsp + 704]{1to8}
 ; inverse round 67
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 66
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 65
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 64
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 16
-    vpsubq zmm8, zmm8, zmm1             ; x0 -= k1
-    vpsubq zmm9, zmm9, zmm2             ; x1 -= k2
-    vpsubq zmm10, zmm10, zmm3           ; x2 -= k3
-    vpsubq zmm11, zmm11, zmm4           ; x3 -= k4
-    vpsubq zmm9, zmm9, zmm6             ; x1 -= t1
-    vpsubq zmm10, zmm10, zmm7           ; x2 -= t2
-    vpsubq zmm11, zmm11, qword [rsp + 768]{1to8}; x3 -= 0x10
+; x0 -= k1
+    vpsubq zmm8, zmm8, zmm1
+; x1 -= k2
+    vpsubq zmm9, zmm9, zmm2
+; x2 -= k3
+    vpsubq zmm10, zmm10, zmm3
+; x3 -= k4
+    vpsubq zmm11, zmm11, zmm4
+; x1 -= t1
+    vpsubq zmm9, zmm9, zmm6
+; x2 -= t2
+    vpsubq zmm10, zmm10, zmm7
+; x3 -= 0x10
+    vpsubq zmm11, zmm11, qword [rsp + 768]{1to8}
 ; inverse round 63
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 62
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 61
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 60
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 15
-    vpsubq zmm8, zmm8, zmm0             ; x0 -= k0
-    vpsubq zmm9, zmm9, zmm1             ; x1 -= k1
-    vpsubq zmm10, zmm10, zmm2           ; x2 -= k2
-    vpsubq zmm11, zmm11, zmm3           ; x3 -= k3
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
-    vpsubq zmm11, zmm11, qword [rsp + 832]{1to8}; x3 -= 0xf
+; x0 -= k0
+    vpsubq zmm8, zmm8, zmm0
+; x1 -= k1
+    vpsubq zmm9, zmm9, zmm1
+; x2 -= k2
+    vpsubq zmm10, zmm10, zmm2
+; x3 -= k3
+    vpsubq zmm11, zmm11, zmm3
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
+; x3 -= 0xf
+    vpsubq zmm11, zmm11, qword [rsp + 832]{1to8}
 ; inverse round 59
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 58
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 57
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 56
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 14
-    vpsubq zmm8, zmm8, zmm4             ; x0 -= k4
-    vpsubq zmm9, zmm9, zmm0             ; x1 -= k0
-    vpsubq zmm10, zmm10, zmm1           ; x2 -= k1
-    vpsubq zmm11, zmm11, zmm2           ; x3 -= k2
-    vpsubq zmm9, zmm9, zmm7             ; x1 -= t2
-    vpsubq zmm10, zmm10, zmm5           ; x2 -= t0
-    vpsubq zmm11, zmm11, qword [rsp + 896]{1to8}; x3 -= 0xe
+; x0 -= k4
+    vpsubq zmm8, zmm8, zmm4
+; x1 -= k0
+    vpsubq zmm9, zmm9, zmm0
+; x2 -= k1
+    vpsubq zmm10, zmm10, zmm1
+; x3 -= k2
+    vpsubq zmm11, zmm11, zmm2
+; x1 -= t2
+    vpsubq zmm9, zmm9, zmm7
+; x2 -= t0
+    vpsubq zmm10, zmm10, zmm5
+; x3 -= 0xe
+    vpsubq zmm11, zmm11, qword [rsp + 896]{1to8}
 ; inverse round 55
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 54
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 53
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 52
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 13
-    vpsubq zmm8, zmm8, zmm3             ; x0 -= k3
-    vpsubq zmm9, zmm9, zmm4             ; x1 -= k4
-    vpsubq zmm10, zmm10, zmm0           ; x2 -= k0
-    vpsubq zmm11, zmm11, zmm1           ; x3 -= k1
-    vpsubq zmm9, zmm9, zmm6             ; x1 -= t1
-    vpsubq zmm10, zmm10, zmm7           ; x2 -= t2
-    vpsubq zmm11, zmm11, qword [rsp + 960]{1to8}; x3 -= 0xd
+; x0 -= k3
+    vpsubq zmm8, zmm8, zmm3
+; x1 -= k4
+    vpsubq zmm9, zmm9, zmm4
+; x2 -= k0
+    vpsubq zmm10, zmm10, zmm0
+; x3 -= k1
+    vpsubq zmm11, zmm11, zmm1
+; x1 -= t1
+    vpsubq zmm9, zmm9, zmm6
+; x2 -= t2
+    vpsubq zmm10, zmm10, zmm7
+; x3 -= 0xd
+    vpsubq zmm11, zmm11, qword [rsp + 960]{1to8}
 ; inverse round 51
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 50
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 49
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 48
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 12
-    vpsubq zmm8, zmm8, zmm2             ; x0 -= k2
-    vpsubq zmm9, zmm9, zmm3             ; x1 -= k3
-    vpsubq zmm10, zmm10, zmm4           ; x2 -= k4
-    vpsubq zmm11, zmm11, zmm0           ; x3 -= k0
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
-    vpsubq zmm11, zmm11, qword [rsp + 1024]{1to8}; x3 -= 0xc
+; x0 -= k2
+    vpsubq zmm8, zmm8, zmm2
+; x1 -= k3
+    vpsubq zmm9, zmm9, zmm3
+; x2 -= k4
+    vpsubq zmm10, zmm10, zmm4
+; x3 -= k0
+    vpsubq zmm11, zmm11, zmm0
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
+; x3 -= 0xc
+    vpsubq zmm11, zmm11, qword [rsp + 1024]{1to8}
 ; inverse round 47
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 46
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 45
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 44
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 11
-    vpsubq zmm8, zmm8, zmm1             ; x0 -= k1
-    vpsubq zmm9, zmm9, zmm2             ; x1 -= k2
-    vpsubq zmm10, zmm10, zmm3           ; x2 -= k3
-    vpsubq zmm11, zmm11, zmm4           ; x3 -= k4
-    vpsubq zmm9, zmm9, zmm7             ; x1 -= t2
-    vpsubq zmm10, zmm10, zmm5           ; x2 -= t0
-    vpsubq zmm11, zmm11, qword [rsp + 1088]{1to8}; x3 -= 0xb
+; x0 -= k1
+    vpsubq zmm8, zmm8, zmm1
+; x1 -= k2
+    vpsubq zmm9, zmm9, zmm2
+; x2 -= k3
+    vpsubq zmm10, zmm10, zmm3
+; x3 -= k4
+    vpsubq zmm11, zmm11, zmm4
+; x1 -= t2
+    vpsubq zmm9, zmm9, zmm7
+; x2 -= t0
+    vpsubq zmm10, zmm10, zmm5
+; x3 -= 0xb
+    vpsubq zmm11, zmm11, qword [rsp + 1088]{1to8}
 ; inverse round 43
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 42
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 41
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 40
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 10
-    vpsubq zmm8, zmm8, zmm0             ; x0 -= k0
-    vpsubq zmm9, zmm9, zmm1             ; x1 -= k1
-    vpsubq zmm10, zmm10, zmm2           ; x2 -= k2
-    vpsubq zmm11, zmm11, zmm3           ; x3 -= k3
-    vpsubq zmm9, zmm9, zmm6             ; x1 -= t1
-    vpsubq zmm10, zmm10, zmm7           ; x2 -= t2
-    vpsubq zmm11, zmm11, qword [rsp + 1152]{1to8}; x3 -= 0xa
+; x0 -= k0
+    vpsubq zmm8, zmm8, zmm0
+; x1 -= k1
+    vpsubq zmm9, zmm9, zmm1
+; x2 -= k2
+    vpsubq zmm10, zmm10, zmm2
+; x3 -= k3
+    vpsubq zmm11, zmm11, zmm3
+; x1 -= t1
+    vpsubq zmm9, zmm9, zmm6
+; x2 -= t2
+    vpsubq zmm10, zmm10, zmm7
+; x3 -= 0xa
+    vpsubq zmm11, zmm11, qword [rsp + 1152]{1to8}
 ; inverse round 39
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 38
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 37
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 36
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 9
-    vpsubq zmm8, zmm8, zmm4             ; x0 -= k4
-    vpsubq zmm9, zmm9, zmm0             ; x1 -= k0
-    vpsubq zmm10, zmm10, zmm1           ; x2 -= k1
-    vpsubq zmm11, zmm11, zmm2           ; x3 -= k2
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
-    vpsubq zmm11, zmm11, qword [rsp + 1216]{1to8}; x3 -= 9
+; x0 -= k4
+    vpsubq zmm8, zmm8, zmm4
+; x1 -= k0
+    vpsubq zmm9, zmm9, zmm0
+; x2 -= k1
+    vpsubq zmm10, zmm10, zmm1
+; x3 -= k2
+    vpsubq zmm11, zmm11, zmm2
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
+; x3 -= 9
+    vpsubq zmm11, zmm11, qword [rsp + 1216]{1to8}
 ; inverse round 35
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 34
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 33
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 32
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 8
-    vpsubq zmm8, zmm8, zmm3             ; x0 -= k3
-    vpsubq zmm9, zmm9, zmm4             ; x1 -= k4
-    vpsubq zmm10, zmm10, zmm0           ; x2 -= k0
-    vpsubq zmm11, zmm11, zmm1           ; x3 -= k1
-    vpsubq zmm9, zmm9, zmm7             ; x1 -= t2
-    vpsubq zmm10, zmm10, zmm5           ; x2 -= t0
-    vpsubq zmm11, zmm11, qword [rsp + 1280]{1to8}; x3 -= 8
+; x0 -= k3
+    vpsubq zmm8, zmm8, zmm3
+; x1 -= k4
+    vpsubq zmm9, zmm9, zmm4
+; x2 -= k0
+    vpsubq zmm10, zmm10, zmm0
+; x3 -= k1
+    vpsubq zmm11, zmm11, zmm1
+; x1 -= t2
+    vpsubq zmm9, zmm9, zmm7
+; x2 -= t0
+    vpsubq zmm10, zmm10, zmm5
+; x3 -= 8
+    vpsubq zmm11, zmm11, qword [rsp + 1280]{1to8}
 ; inverse round 31
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 30
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 29
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 28
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 7
-    vpsubq zmm8, zmm8, zmm2             ; x0 -= k2
-    vpsubq zmm9, zmm9, zmm3             ; x1 -= k3
-    vpsubq zmm10, zmm10, zmm4           ; x2 -= k4
-    vpsubq zmm11, zmm11, zmm0           ; x3 -= k0
-    vpsubq zmm9, zmm9, zmm6             ; x1 -= t1
-    vpsubq zmm10, zmm10, zmm7           ; x2 -= t2
-    vpsubq zmm11, zmm11, qword [rsp + 1344]{1to8}; x3 -= 7
+; x0 -= k2
+    vpsubq zmm8, zmm8, zmm2
+; x1 -= k3
+    vpsubq zmm9, zmm9, zmm3
+; x2 -= k4
+    vpsubq zmm10, zmm10, zmm4
+; x3 -= k0
+    vpsubq zmm11, zmm11, zmm0
+; x1 -= t1
+    vpsubq zmm9, zmm9, zmm6
+; x2 -= t2
+    vpsubq zmm10, zmm10, zmm7
+; x3 -= 7
+    vpsubq zmm11, zmm11, qword [rsp + 1344]{1to8}
 ; inverse round 27
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 26
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 25
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 24
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 6
-    vpsubq zmm8, zmm8, zmm1             ; x0 -= k1
-    vpsubq zmm9, zmm9, zmm2             ; x1 -= k2
-    vpsubq zmm10, zmm10, zmm3           ; x2 -= k3
-    vpsubq zmm11, zmm11, zmm4           ; x3 -= k4
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
-    vpsubq zmm11, zmm11, qword [rsp + 1408]{1to8}; x3 -= 6
+; x0 -= k1
+    vpsubq zmm8, zmm8, zmm1
+; x1 -= k2
+    vpsubq zmm9, zmm9, zmm2
+; x2 -= k3
+    vpsubq zmm10, zmm10, zmm3
+; x3 -= k4
+    vpsubq zmm11, zmm11, zmm4
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
+; x3 -= 6
+    vpsubq zmm11, zmm11, qword [rsp + 1408]{1to8}
 ; inverse round 23
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 22
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 21
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 20
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 5
-    vpsubq zmm8, zmm8, zmm0             ; x0 -= k0
-    vpsubq zmm9, zmm9, zmm1             ; x1 -= k1
-    vpsubq zmm10, zmm10, zmm2           ; x2 -= k2
-    vpsubq zmm11, zmm11, zmm3           ; x3 -= k3
-    vpsubq zmm9, zmm9, zmm7             ; x1 -= t2
-    vpsubq zmm10, zmm10, zmm5           ; x2 -= t0
-    vpsubq zmm11, zmm11, qword [rsp + 1472]{1to8}; x3 -= 5
+; x0 -= k0
+    vpsubq zmm8, zmm8, zmm0
+; x1 -= k1
+    vpsubq zmm9, zmm9, zmm1
+; x2 -= k2
+    vpsubq zmm10, zmm10, zmm2
+; x3 -= k3
+    vpsubq zmm11, zmm11, zmm3
+; x1 -= t2
+    vpsubq zmm9, zmm9, zmm7
+; x2 -= t0
+    vpsubq zmm10, zmm10, zmm5
+; x3 -= 5
+    vpsubq zmm11, zmm11, qword [rsp + 1472]{1to8}
 ; inverse round 19
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 18
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 17
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 16
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 4
-    vpsubq zmm8, zmm8, zmm4             ; x0 -= k4
-    vpsubq zmm9, zmm9, zmm0             ; x1 -= k0
-    vpsubq zmm10, zmm10, zmm1           ; x2 -= k1
-    vpsubq zmm11, zmm11, zmm2           ; x3 -= k2
-    vpsubq zmm9, zmm9, zmm6             ; x1 -= t1
-    vpsubq zmm10, zmm10, zmm7           ; x2 -= t2
-    vpsubq zmm11, zmm11, qword [rsp + 1536]{1to8}; x3 -= 4
+; x0 -= k4
+    vpsubq zmm8, zmm8, zmm4
+; x1 -= k0
+    vpsubq zmm9, zmm9, zmm0
+; x2 -= k1
+    vpsubq zmm10, zmm10, zmm1
+; x3 -= k2
+    vpsubq zmm11, zmm11, zmm2
+; x1 -= t1
+    vpsubq zmm9, zmm9, zmm6
+; x2 -= t2
+    vpsubq zmm10, zmm10, zmm7
+; x3 -= 4
+    vpsubq zmm11, zmm11, qword [rsp + 1536]{1to8}
 ; inverse round 15
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 14
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 13
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 12
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 3
-    vpsubq zmm8, zmm8, zmm3             ; x0 -= k3
-    vpsubq zmm9, zmm9, zmm4             ; x1 -= k4
-    vpsubq zmm10, zmm10, zmm0           ; x2 -= k0
-    vpsubq zmm11, zmm11, zmm1           ; x3 -= k1
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
-    vpsubq zmm11, zmm11, qword [rsp + 1600]{1to8}; x3 -= 3
+; x0 -= k3
+    vpsubq zmm8, zmm8, zmm3
+; x1 -= k4
+    vpsubq zmm9, zmm9, zmm4
+; x2 -= k0
+    vpsubq zmm10, zmm10, zmm0
+; x3 -= k1
+    vpsubq zmm11, zmm11, zmm1
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
+; x3 -= 3
+    vpsubq zmm11, zmm11, qword [rsp + 1600]{1to8}
 ; inverse round 11
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 10
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 9
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 8
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 2
-    vpsubq zmm8, zmm8, zmm2             ; x0 -= k2
-    vpsubq zmm9, zmm9, zmm3             ; x1 -= k3
-    vpsubq zmm10, zmm10, zmm4           ; x2 -= k4
-    vpsubq zmm11, zmm11, zmm0           ; x3 -= k0
-    vpsubq zmm9, zmm9, zmm7             ; x1 -= t2
-    vpsubq zmm10, zmm10, zmm5           ; x2 -= t0
-    vpsubq zmm11, zmm11, qword [rsp + 1664]{1to8}; x3 -= 2
+; x0 -= k2
+    vpsubq zmm8, zmm8, zmm2
+; x1 -= k3
+    vpsubq zmm9, zmm9, zmm3
+; x2 -= k4
+    vpsubq zmm10, zmm10, zmm4
+; x3 -= k0
+    vpsubq zmm11, zmm11, zmm0
+; x1 -= t2
+    vpsubq zmm9, zmm9, zmm7
+; x2 -= t0
+    vpsubq zmm10, zmm10, zmm5
+; x3 -= 2
+    vpsubq zmm11, zmm11, qword [rsp + 1664]{1to8}
 ; inverse round 7
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 32             ; x3 >>>= 32
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 32               ; x1 >>>= 32
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 32
+    vprolq zmm11, zmm11, 32
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 32
+    vprolq zmm9, zmm9, 32
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 6
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 6                ; x1 >>>= 58
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 42             ; x3 >>>= 22
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 58
+    vprolq zmm9, zmm9, 6
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 22
+    vprolq zmm11, zmm11, 42
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 5
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 18             ; x3 >>>= 46
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 52               ; x1 >>>= 12
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 46
+    vprolq zmm11, zmm11, 18
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 12
+    vprolq zmm9, zmm9, 52
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 4
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 39               ; x1 >>>= 25
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 31             ; x3 >>>= 33
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 25
+    vprolq zmm9, zmm9, 39
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 33
+    vprolq zmm11, zmm11, 31
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 1
-    vpsubq zmm8, zmm8, zmm1             ; x0 -= k1
-    vpsubq zmm9, zmm9, zmm2             ; x1 -= k2
-    vpsubq zmm10, zmm10, zmm3           ; x2 -= k3
-    vpsubq zmm11, zmm11, zmm4           ; x3 -= k4
-    vpsubq zmm9, zmm9, zmm6             ; x1 -= t1
-    vpsubq zmm10, zmm10, zmm7           ; x2 -= t2
-    vpsubq zmm11, zmm11, qword [rsp + 1728]{1to8}; x3 -= 1
+; x0 -= k1
+    vpsubq zmm8, zmm8, zmm1
+; x1 -= k2
+    vpsubq zmm9, zmm9, zmm2
+; x2 -= k3
+    vpsubq zmm10, zmm10, zmm3
+; x3 -= k4
+    vpsubq zmm11, zmm11, zmm4
+; x1 -= t1
+    vpsubq zmm9, zmm9, zmm6
+; x2 -= t2
+    vpsubq zmm10, zmm10, zmm7
+; x3 -= 1
+    vpsubq zmm11, zmm11, qword [rsp + 1728]{1to8}
 ; inverse round 3
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 59             ; x3 >>>= 5
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 27               ; x1 >>>= 37
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 5
+    vprolq zmm11, zmm11, 59
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 37
+    vprolq zmm9, zmm9, 27
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 2
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 41               ; x1 >>>= 23
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 24             ; x3 >>>= 40
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 23
+    vprolq zmm9, zmm9, 41
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 40
+    vprolq zmm11, zmm11, 24
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; inverse round 1
-    vpxorq zmm11, zmm11, zmm8           ; x3 ^= x0
-    vprolq zmm11, zmm11, 12             ; x3 >>>= 52
-    vpsubq zmm8, zmm8, zmm11            ; x0 -= x3
-    vpxorq zmm9, zmm9, zmm10            ; x1 ^= x2
-    vprolq zmm9, zmm9, 7                ; x1 >>>= 57
-    vpsubq zmm10, zmm10, zmm9           ; x2 -= x1
+; x3 ^= x0
+    vpxorq zmm11, zmm11, zmm8
+; x3 >>>= 52
+    vprolq zmm11, zmm11, 12
+; x0 -= x3
+    vpsubq zmm8, zmm8, zmm11
+; x1 ^= x2
+    vpxorq zmm9, zmm9, zmm10
+; x1 >>>= 57
+    vprolq zmm9, zmm9, 7
+; x2 -= x1
+    vpsubq zmm10, zmm10, zmm9
 ; inverse round 0
-    vpxorq zmm9, zmm9, zmm8             ; x1 ^= x0
-    vprolq zmm9, zmm9, 50               ; x1 >>>= 14
-    vpsubq zmm8, zmm8, zmm9             ; x0 -= x1
-    vpxorq zmm11, zmm11, zmm10          ; x3 ^= x2
-    vprolq zmm11, zmm11, 48             ; x3 >>>= 16
-    vpsubq zmm10, zmm10, zmm11          ; x2 -= x3
+; x1 ^= x0
+    vpxorq zmm9, zmm9, zmm8
+; x1 >>>= 14
+    vprolq zmm9, zmm9, 50
+; x0 -= x1
+    vpsubq zmm8, zmm8, zmm9
+; x3 ^= x2
+    vpxorq zmm11, zmm11, zmm10
+; x3 >>>= 16
+    vprolq zmm11, zmm11, 48
+; x2 -= x3
+    vpsubq zmm10, zmm10, zmm11
 ; subtract subkey 0
-    vpsubq zmm8, zmm8, zmm0             ; x0 -= k0
-    vpsubq zmm9, zmm9, zmm1             ; x1 -= k1
-    vpsubq zmm10, zmm10, zmm2           ; x2 -= k2
-    vpsubq zmm11, zmm11, zmm3           ; x3 -= k3
-    vpsubq zmm9, zmm9, zmm5             ; x1 -= t0
-    vpsubq zmm10, zmm10, zmm6           ; x2 -= t1
+; x0 -= k0
+    vpsubq zmm8, zmm8, zmm0
+; x1 -= k1
+    vpsubq zmm9, zmm9, zmm1
+; x2 -= k2
+    vpsubq zmm10, zmm10, zmm2
+; x3 -= k3
+    vpsubq zmm11, zmm11, zmm3
+; x1 -= t0
+    vpsubq zmm9, zmm9, zmm5
+; x2 -= t1
+    vpsubq zmm10, zmm10, zmm6
 ; store the block(s)
+; out[0] = x0
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm8; out[0] = x0
+    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm8
+; out[1] = x1
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm9; out[1] = x1
+    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm9
+; out[2] = x2
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm10; out[2] = x2
+    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm10
+; out[3] = x3
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm11; out[3] = x3
+    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm11
 ; next block
-    add rsi, 0x80                       ; tweak += 128
-    add rdx, 0x100                      ; in += 256
-    add rcx, 0x100                      ; out += 256
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 128
+    add rsi, 0x80
+; in += 256
+    add rdx, 0x100
+; out += 256
+    add rcx, 0x100
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 1800
@@ -2904,719 +4677,1310 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rdi, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rdi, rax                        ; k4 ^= k0
-    xor rdi, r9                         ; k4 ^= k1
-    xor rdi, r10                        ; k4 ^= k2
-    xor rdi, r11                        ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], r8            ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k4 ^= k0
+    xor rdi, rax
+; k4 ^= k1
+    xor rdi, r9
+; k4 ^= k2
+    xor rdi, r10
+; k4 ^= k3
+    xor rdi, r11
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], r8
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 64]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 64]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
 ; subtract subkey 18
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0x12                       ; x3 -= 0x12
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0x12
+    sub r11, 0x12
 ; inverse round 71
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 70
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 69
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 68
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 17
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0x11                       ; x3 -= 0x11
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0x11
+    sub r11, 0x11
 ; inverse round 67
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 66
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 65
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 64
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 16
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0x10                       ; x3 -= 0x10
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0x10
+    sub r11, 0x10
 ; inverse round 63
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 62
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 61
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 60
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 15
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0xf                        ; x3 -= 0xf
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0xf
+    sub r11, 0xf
 ; inverse round 59
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 58
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 57
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 56
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 14
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0xe                        ; x3 -= 0xe
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0xe
+    sub r11, 0xe
 ; inverse round 55
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 54
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 53
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 52
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 13
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0xd                        ; x3 -= 0xd
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0xd
+    sub r11, 0xd
 ; inverse round 51
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 50
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 49
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 48
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 12
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0xc                        ; x3 -= 0xc
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0xc
+    sub r11, 0xc
 ; inverse round 47
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 46
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 45
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 44
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 11
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0xb                        ; x3 -= 0xb
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0xb
+    sub r11, 0xb
 ; inverse round 43
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 42
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 41
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 40
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 10
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0xa                        ; x3 -= 0xa
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0xa
+    sub r11, 0xa
 ; inverse round 39
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 38
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 37
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 36
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 9
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 9                          ; x3 -= 9
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 9
+    sub r11, 9
 ; inverse round 35
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 34
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 33
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 32
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 8
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 8                          ; x3 -= 8
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 8
+    sub r11, 8
 ; inverse round 31
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 30
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 29
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 28
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 7
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 7                          ; x3 -= 7
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 7
+    sub r11, 7
 ; inverse round 27
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 26
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 25
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 24
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 6
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 6                          ; x3 -= 6
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 6
+    sub r11, 6
 ; inverse round 23
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 22
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 21
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 20
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 5
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 5                          ; x3 -= 5
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 5
+    sub r11, 5
 ; inverse round 19
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 18
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 17
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 16
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 4
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 4                          ; x3 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 4
+    sub r11, 4
 ; inverse round 15
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 14
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 13
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 12
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 3
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 3                          ; x3 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 3
+    sub r11, 3
 ; inverse round 11
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 10
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 9
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 8
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 2
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 2                          ; x3 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 2
+    sub r11, 2
 ; inverse round 7
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 6
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 4
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 1
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 1                          ; x3 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 1
+    sub r11, 1
 ; inverse round 3
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 2
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 1
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 0
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 0
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 56]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 56]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x20                       ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 48]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 48], rdx           ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add rdi, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 48]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 48], rdx
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     ret

@@ -42,719 +42,1310 @@ global tf256_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v12_nasmx64_sysv_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf256_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf256_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry ; tail call
 
 tf256_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .entry:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rdi, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rdi, rax                        ; k4 ^= k0
-    xor rdi, r9                         ; k4 ^= k1
-    xor rdi, r10                        ; k4 ^= k2
-    xor rdi, r11                        ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], r8            ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k4 ^= k0
+    xor rdi, rax
+; k4 ^= k1
+    xor rdi, r9
+; k4 ^= k2
+    xor rdi, r10
+; k4 ^= k3
+    xor rdi, r11
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], r8
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 64]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 64]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
 ; add subkey 0
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 1
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 2
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 3
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 1
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 1                          ; x3 += 1
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 1
+    add r11, 1
 ; round 4
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 5
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 6
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 7
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 2
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 2                          ; x3 += 2
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 2
+    add r11, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 9
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 10
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 11
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 3
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 3                          ; x3 += 3
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 3
+    add r11, 3
 ; round 12
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 13
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 14
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 15
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 4
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 4                          ; x3 += 4
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 4
+    add r11, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 17
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 18
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 19
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 5
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 5                          ; x3 += 5
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 5
+    add r11, 5
 ; round 20
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 21
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 22
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 23
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 6
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 6                          ; x3 += 6
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 6
+    add r11, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 25
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 26
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 27
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 7
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 7                          ; x3 += 7
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 7
+    add r11, 7
 ; round 28
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 29
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 30
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 31
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 8
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 8                          ; x3 += 8
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 8
+    add r11, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 33
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 34
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 35
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 9
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 9                          ; x3 += 9
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 9
+    add r11, 9
 ; round 36
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 37
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 38
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 39
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 10
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0xa                        ; x3 += 0xa
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0xa
+    add r11, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 41
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 42
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 43
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 11
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0xb                        ; x3 += 0xb
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0xb
+    add r11, 0xb
 ; round 44
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 45
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 46
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 47
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 12
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0xc                        ; x3 += 0xc
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0xc
+    add r11, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 49
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 50
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 51
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 13
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0xd                        ; x3 += 0xd
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0xd
+    add r11, 0xd
 ; round 52
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 53
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 54
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 55
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 14
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0xe                        ; x3 += 0xe
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0xe
+    add r11, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 57
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 58
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 59
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 15
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0xf                        ; x3 += 0xf
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0xf
+    add r11, 0xf
 ; round 60
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 61
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 62
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 63
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 16
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add r9, rdx                         ; x1 += t1
-    add r10, rsi                        ; x2 += t2
-    add r11, 0x10                       ; x3 += 0x10
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x1 += t1
+    add r9, rdx
+; x2 += t2
+    add r10, rsi
+; x3 += 0x10
+    add r11, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 14                          ; x1 <<<= 14
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 16                         ; x3 <<<= 16
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 14
+    rol r9, 14
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 16
+    rol r11, 16
+; x3 ^= x2
+    xor r11, r10
 ; round 65
-    add r8, r11                         ; x0 += x3
-    rol r11, 52                         ; x3 <<<= 52
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 57                          ; x1 <<<= 57
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 52
+    rol r11, 52
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 57
+    rol r9, 57
+; x1 ^= x2
+    xor r9, r10
 ; round 66
-    add r8, r9                          ; x0 += x1
-    rol r9, 23                          ; x1 <<<= 23
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 40                         ; x3 <<<= 40
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 23
+    rol r9, 23
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 40
+    rol r11, 40
+; x3 ^= x2
+    xor r11, r10
 ; round 67
-    add r8, r11                         ; x0 += x3
-    rol r11, 5                          ; x3 <<<= 5
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 37                          ; x1 <<<= 37
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 5
+    rol r11, 5
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 37
+    rol r9, 37
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 17
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add r9, rsi                         ; x1 += t2
-    add r10, rcx                        ; x2 += t0
-    add r11, 0x11                       ; x3 += 0x11
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x1 += t2
+    add r9, rsi
+; x2 += t0
+    add r10, rcx
+; x3 += 0x11
+    add r11, 0x11
 ; round 68
-    add r8, r9                          ; x0 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 33                         ; x3 <<<= 33
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 33
+    rol r11, 33
+; x3 ^= x2
+    xor r11, r10
 ; round 69
-    add r8, r11                         ; x0 += x3
-    rol r11, 46                         ; x3 <<<= 46
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 12                          ; x1 <<<= 12
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 46
+    rol r11, 46
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 12
+    rol r9, 12
+; x1 ^= x2
+    xor r9, r10
 ; round 70
-    add r8, r9                          ; x0 += x1
-    rol r9, 58                          ; x1 <<<= 58
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, r10                        ; x3 ^= x2
+; x0 += x1
+    add r8, r9
+; x1 <<<= 58
+    rol r9, 58
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x2
+    xor r11, r10
 ; round 71
-    add r8, r11                         ; x0 += x3
-    rol r11, 32                         ; x3 <<<= 32
-    xor r11, r8                         ; x3 ^= x0
-    add r10, r9                         ; x2 += x1
-    rol r9, 32                          ; x1 <<<= 32
-    xor r9, r10                         ; x1 ^= x2
+; x0 += x3
+    add r8, r11
+; x3 <<<= 32
+    rol r11, 32
+; x3 ^= x0
+    xor r11, r8
+; x2 += x1
+    add r10, r9
+; x1 <<<= 32
+    rol r9, 32
+; x1 ^= x2
+    xor r9, r10
 ; add subkey 18
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add r9, rcx                         ; x1 += t0
-    add r10, rdx                        ; x2 += t1
-    add r11, 0x12                       ; x3 += 0x12
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x1 += t0
+    add r9, rcx
+; x2 += t1
+    add r10, rdx
+; x3 += 0x12
+    add r11, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 56]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 56]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x20                       ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 48]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 48], rdx           ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add rdi, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 48]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 48], rdx
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     ret
@@ -762,719 +1353,1310 @@ tf256_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v12_nasmx64_sysv_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf256_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf256_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry ; tail call
 
 tf256_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .entry:
     sub rsp, 72
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rdi, 0x5555555555555555         ; k4 = 0x5555555555555555
-    xor rdi, rax                        ; k4 ^= k0
-    xor rdi, r9                         ; k4 ^= k1
-    xor rdi, r10                        ; k4 ^= k2
-    xor rdi, r11                        ; k4 ^= k3
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], r8            ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k4 ^= k0
+    xor rdi, rax
+; k4 ^= k1
+    xor rdi, r9
+; k4 ^= k2
+    xor rdi, r10
+; k4 ^= k3
+    xor rdi, r11
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], r8
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 64]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 64]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
 ; subtract subkey 18
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0x12                       ; x3 -= 0x12
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0x12
+    sub r11, 0x12
 ; inverse round 71
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 70
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 69
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 68
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 17
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0x11                       ; x3 -= 0x11
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0x11
+    sub r11, 0x11
 ; inverse round 67
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 66
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 65
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 64
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 16
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0x10                       ; x3 -= 0x10
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0x10
+    sub r11, 0x10
 ; inverse round 63
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 62
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 61
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 60
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 15
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0xf                        ; x3 -= 0xf
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0xf
+    sub r11, 0xf
 ; inverse round 59
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 58
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 57
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 56
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 14
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0xe                        ; x3 -= 0xe
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0xe
+    sub r11, 0xe
 ; inverse round 55
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 54
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 53
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 52
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 13
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0xd                        ; x3 -= 0xd
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0xd
+    sub r11, 0xd
 ; inverse round 51
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 50
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 49
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 48
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 12
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 0xc                        ; x3 -= 0xc
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 0xc
+    sub r11, 0xc
 ; inverse round 47
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 46
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 45
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 44
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 11
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 0xb                        ; x3 -= 0xb
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 0xb
+    sub r11, 0xb
 ; inverse round 43
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 42
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 41
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 40
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 10
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 0xa                        ; x3 -= 0xa
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 0xa
+    sub r11, 0xa
 ; inverse round 39
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 38
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 37
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 36
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 9
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 9                          ; x3 -= 9
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 9
+    sub r11, 9
 ; inverse round 35
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 34
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 33
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 32
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 8
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 8                          ; x3 -= 8
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 8
+    sub r11, 8
 ; inverse round 31
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 30
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 29
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 28
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 7
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 7                          ; x3 -= 7
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 7
+    sub r11, 7
 ; inverse round 27
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 26
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 25
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 24
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 6
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 6                          ; x3 -= 6
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 6
+    sub r11, 6
 ; inverse round 23
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 22
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 21
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 20
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 5
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 5                          ; x3 -= 5
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 5
+    sub r11, 5
 ; inverse round 19
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 18
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 17
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 16
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 4
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 4                          ; x3 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 4
+    sub r11, 4
 ; inverse round 15
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 14
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 13
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 12
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 3
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
-    sub r11, 3                          ; x3 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
+; x3 -= 3
+    sub r11, 3
 ; inverse round 11
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 10
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 9
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 8
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 2
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub r9, rsi                         ; x1 -= t2
-    sub r10, rcx                        ; x2 -= t0
-    sub r11, 2                          ; x3 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x1 -= t2
+    sub r9, rsi
+; x2 -= t0
+    sub r10, rcx
+; x3 -= 2
+    sub r11, 2
 ; inverse round 7
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 32                         ; x3 >>>= 32
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 32                          ; x1 >>>= 32
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 32
+    rol r11, 32
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 32
+    rol r9, 32
+; x2 -= x1
+    sub r10, r9
 ; inverse round 6
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 6                           ; x1 >>>= 58
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 42                         ; x3 >>>= 22
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 58
+    rol r9, 6
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 22
+    rol r11, 42
+; x2 -= x3
+    sub r10, r11
 ; inverse round 5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 18                         ; x3 >>>= 46
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 52                          ; x1 >>>= 12
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 46
+    rol r11, 18
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 12
+    rol r9, 52
+; x2 -= x1
+    sub r10, r9
 ; inverse round 4
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 39                          ; x1 >>>= 25
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 31                         ; x3 >>>= 33
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 25
+    rol r9, 39
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 33
+    rol r11, 31
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 1
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub r9, rdx                         ; x1 -= t1
-    sub r10, rsi                        ; x2 -= t2
-    sub r11, 1                          ; x3 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x1 -= t1
+    sub r9, rdx
+; x2 -= t2
+    sub r10, rsi
+; x3 -= 1
+    sub r11, 1
 ; inverse round 3
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 59                         ; x3 >>>= 5
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 27                          ; x1 >>>= 37
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 5
+    rol r11, 59
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 37
+    rol r9, 27
+; x2 -= x1
+    sub r10, r9
 ; inverse round 2
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 41                          ; x1 >>>= 23
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 24                         ; x3 >>>= 40
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 23
+    rol r9, 41
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 40
+    rol r11, 24
+; x2 -= x3
+    sub r10, r11
 ; inverse round 1
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 12                         ; x3 >>>= 52
-    sub r8, r11                         ; x0 -= x3
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 7                           ; x1 >>>= 57
-    sub r10, r9                         ; x2 -= x1
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 52
+    rol r11, 12
+; x0 -= x3
+    sub r8, r11
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 57
+    rol r9, 7
+; x2 -= x1
+    sub r10, r9
 ; inverse round 0
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 50                          ; x1 >>>= 14
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 48                         ; x3 >>>= 16
-    sub r10, r11                        ; x2 -= x3
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 14
+    rol r9, 50
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 16
+    rol r11, 48
+; x2 -= x3
+    sub r10, r11
 ; subtract subkey 0
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub r9, rcx                         ; x1 -= t0
-    sub r10, rdx                        ; x2 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x1 -= t0
+    sub r9, rcx
+; x2 -= t1
+    sub r10, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 56]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
+; out[0] = x0
+    mov rcx, qword [rsp + 56]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x20                       ; in += 32
-    add rcx, 0x20                       ; out += 32
-    mov rdx, qword [rsp + 48]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 48], rdx           ; n back to its stack slot
-    mov qword [rsp + 56], rcx           ; out back to its stack slot
-    mov qword [rsp + 64], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 32
+    add rdi, 0x20
+; out += 32
+    add rcx, 0x20
+; n -= 1
+    mov rdx, qword [rsp + 48]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 48], rdx
+    mov qword [rsp + 56], rcx
+    mov qword [rsp + 64], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 72
     ret

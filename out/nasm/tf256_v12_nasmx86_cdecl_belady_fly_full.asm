@@ -113,11 +113,11 @@ global tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt:
-    push 1                                  ; n = 1
-    push dword [esp + 20]                   ; out
-    push dword [esp + 20]                   ; in
-    push dword [esp + 20]                   ; tweak
-    push dword [esp + 20]                   ; key
+    push 1 ; n = 1
+    push dword [esp + 20] ; out
+    push dword [esp + 20] ; in
+    push dword [esp + 20] ; tweak
+    push dword [esp + 20] ; key
     call tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks.entry
     add esp, 20
     ret
@@ -127,1181 +127,1772 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     push ebp
     mov ebp, esp
     push ebx
-    and esp, -16                            ; 16-aligned stack slots (paddq xmm, m128)
+    and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
     sub esp, 384
     mov dword [esp + 0], 0x55555555
-    mov dword [esp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [esp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [esp + 96], 0x00000001
-    mov dword [esp + 100], 0x00000000   ; constant 0x0000000000000001
+    mov dword [esp + 100], 0x00000000 ; constant 0x0000000000000001
     mov dword [esp + 112], 0x00000002
-    mov dword [esp + 116], 0x00000000   ; constant 0x0000000000000002
+    mov dword [esp + 116], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 128], 0x00000003
-    mov dword [esp + 132], 0x00000000   ; constant 0x0000000000000003
+    mov dword [esp + 132], 0x00000000 ; constant 0x0000000000000003
     mov dword [esp + 144], 0x00000004
-    mov dword [esp + 148], 0x00000000   ; constant 0x0000000000000004
+    mov dword [esp + 148], 0x00000000 ; constant 0x0000000000000004
     mov dword [esp + 160], 0x00000005
-    mov dword [esp + 164], 0x00000000   ; constant 0x0000000000000005
+    mov dword [esp + 164], 0x00000000 ; constant 0x0000000000000005
     mov dword [esp + 176], 0x00000006
-    mov dword [esp + 180], 0x00000000   ; constant 0x0000000000000006
+    mov dword [esp + 180], 0x00000000 ; constant 0x0000000000000006
     mov dword [esp + 192], 0x00000007
-    mov dword [esp + 196], 0x00000000   ; constant 0x0000000000000007
+    mov dword [esp + 196], 0x00000000 ; constant 0x0000000000000007
     mov dword [esp + 208], 0x00000008
-    mov dword [esp + 212], 0x00000000   ; constant 0x0000000000000008
+    mov dword [esp + 212], 0x00000000 ; constant 0x0000000000000008
     mov dword [esp + 224], 0x00000009
-    mov dword [esp + 228], 0x00000000   ; constant 0x0000000000000009
+    mov dword [esp + 228], 0x00000000 ; constant 0x0000000000000009
     mov dword [esp + 240], 0x0000000a
-    mov dword [esp + 244], 0x00000000   ; constant 0x000000000000000a
+    mov dword [esp + 244], 0x00000000 ; constant 0x000000000000000a
     mov dword [esp + 256], 0x0000000b
-    mov dword [esp + 260], 0x00000000   ; constant 0x000000000000000b
+    mov dword [esp + 260], 0x00000000 ; constant 0x000000000000000b
     mov dword [esp + 272], 0x0000000c
-    mov dword [esp + 276], 0x00000000   ; constant 0x000000000000000c
+    mov dword [esp + 276], 0x00000000 ; constant 0x000000000000000c
     mov dword [esp + 288], 0x0000000d
-    mov dword [esp + 292], 0x00000000   ; constant 0x000000000000000d
+    mov dword [esp + 292], 0x00000000 ; constant 0x000000000000000d
     mov dword [esp + 304], 0x0000000e
-    mov dword [esp + 308], 0x00000000   ; constant 0x000000000000000e
+    mov dword [esp + 308], 0x00000000 ; constant 0x000000000000000e
     mov dword [esp + 320], 0x0000000f
-    mov dword [esp + 324], 0x00000000   ; constant 0x000000000000000f
+    mov dword [esp + 324], 0x00000000 ; constant 0x000000000000000f
     mov dword [esp + 336], 0x00000010
-    mov dword [esp + 340], 0x00000000   ; constant 0x0000000000000010
+    mov dword [esp + 340], 0x00000000 ; constant 0x0000000000000010
     mov dword [esp + 352], 0x00000011
-    mov dword [esp + 356], 0x00000000   ; constant 0x0000000000000011
+    mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000011
     mov dword [esp + 368], 0x00000012
-    mov dword [esp + 372], 0x00000000   ; constant 0x0000000000000012
+    mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000012
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov eax, dword [ebp + 8]            ; reload key for 'k0 = key[0]'
-    movq xmm0, [eax]                    ; k0 = key[0]
-    movq xmm1, [eax + 8]                ; k1 = key[1]
-    movq xmm2, [eax + 16]               ; k2 = key[2]
-    movq xmm3, [eax + 24]               ; k3 = key[3]
-    movq xmm4, [esp + 0]                ; k4 = 0x5555555555555555
-    pxor xmm4, xmm0                     ; k4 ^= k0
-    pxor xmm4, xmm1                     ; k4 ^= k1
-    pxor xmm4, xmm2                     ; k4 ^= k2
-    pxor xmm4, xmm3                     ; k4 ^= k3
-    cmp dword [ebp + 24], 0             ; if n == 0 return
-    jz .done                            ; no blocks
-    movq [esp + 16], xmm0               ; k0 back to its stack slot
-    movq [esp + 32], xmm1               ; k1 back to its stack slot
-    movq [esp + 48], xmm2               ; k2 back to its stack slot
-    movq [esp + 64], xmm3               ; k3 back to its stack slot
-    movq [esp + 80], xmm4               ; k4 back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov eax, dword [ebp + 8]
+    movq xmm0, [eax]
+; k1 = key[1]
+    movq xmm1, [eax + 8]
+; k2 = key[2]
+    movq xmm2, [eax + 16]
+; k3 = key[3]
+    movq xmm3, [eax + 24]
+; k4 = 0x5555555555555555
+    movq xmm4, [esp + 0]
+; k4 ^= k0
+    pxor xmm4, xmm0
+; k4 ^= k1
+    pxor xmm4, xmm1
+; k4 ^= k2
+    pxor xmm4, xmm2
+; k4 ^= k3
+    pxor xmm4, xmm3
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
+    movq [esp + 16], xmm0
+    movq [esp + 32], xmm1
+    movq [esp + 48], xmm2
+    movq [esp + 64], xmm3
+    movq [esp + 80], xmm4
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov eax, dword [ebp + 12]           ; reload tweak for 't0 = tweak[0]'
-    movq xmm0, [eax]                    ; t0 = tweak[0]
-    movq xmm1, [eax + 8]                ; t1 = tweak[1]
-    movdqa xmm2, xmm0                   ; t2 = t0
-    pxor xmm2, xmm1                     ; t2 ^= t1
-    mov ecx, dword [ebp + 16]           ; reload in for 'x0 = in[0]'
-    movq xmm3, [ecx]                    ; x0 = in[0]
-    movq xmm4, [ecx + 8]                ; x1 = in[1]
-    movq xmm5, [ecx + 16]               ; x2 = in[2]
-    movq xmm6, [ecx + 24]               ; x3 = in[3]
+; t0 = tweak[0]
+    mov eax, dword [ebp + 12]
+    movq xmm0, [eax]
+; t1 = tweak[1]
+    movq xmm1, [eax + 8]
+; t2 ^= t1
+    movdqa xmm2, xmm0
+    pxor xmm2, xmm1
+; x0 = in[0]
+    mov ecx, dword [ebp + 16]
+    movq xmm3, [ecx]
+; x1 = in[1]
+    movq xmm4, [ecx + 8]
+; x2 = in[2]
+    movq xmm5, [ecx + 16]
+; x3 = in[3]
+    movq xmm6, [ecx + 24]
 ; add subkey 0
-    paddq xmm3, [esp + 16]              ; x0 += k0
-    paddq xmm4, [esp + 32]              ; x1 += k1
-    paddq xmm5, [esp + 48]              ; x2 += k2
-    paddq xmm6, [esp + 64]              ; x3 += k3
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
+; x0 += k0
+    paddq xmm3, [esp + 16]
+; x1 += k1
+    paddq xmm4, [esp + 32]
+; x2 += k2
+    paddq xmm5, [esp + 48]
+; x3 += k3
+    paddq xmm6, [esp + 64]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
 ; round 0
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 1
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 2
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 3
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 1
-    paddq xmm3, [esp + 32]              ; x0 += k1
-    paddq xmm4, [esp + 48]              ; x1 += k2
-    paddq xmm5, [esp + 64]              ; x2 += k3
-    paddq xmm6, [esp + 80]              ; x3 += k4
-    paddq xmm4, xmm1                    ; x1 += t1
-    paddq xmm5, xmm2                    ; x2 += t2
-    paddq xmm6, [esp + 96]              ; x3 += 1
+; x0 += k1
+    paddq xmm3, [esp + 32]
+; x1 += k2
+    paddq xmm4, [esp + 48]
+; x2 += k3
+    paddq xmm5, [esp + 64]
+; x3 += k4
+    paddq xmm6, [esp + 80]
+; x1 += t1
+    paddq xmm4, xmm1
+; x2 += t2
+    paddq xmm5, xmm2
+; x3 += 1
+    paddq xmm6, [esp + 96]
 ; round 4
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 5
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 6
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 7
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 2
-    paddq xmm3, [esp + 48]              ; x0 += k2
-    paddq xmm4, [esp + 64]              ; x1 += k3
-    paddq xmm5, [esp + 80]              ; x2 += k4
-    paddq xmm6, [esp + 16]              ; x3 += k0
-    paddq xmm4, xmm2                    ; x1 += t2
-    paddq xmm5, xmm0                    ; x2 += t0
-    paddq xmm6, [esp + 112]             ; x3 += 2
+; x0 += k2
+    paddq xmm3, [esp + 48]
+; x1 += k3
+    paddq xmm4, [esp + 64]
+; x2 += k4
+    paddq xmm5, [esp + 80]
+; x3 += k0
+    paddq xmm6, [esp + 16]
+; x1 += t2
+    paddq xmm4, xmm2
+; x2 += t0
+    paddq xmm5, xmm0
+; x3 += 2
+    paddq xmm6, [esp + 112]
 ; round 8
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 9
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 10
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 11
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 3
-    paddq xmm3, [esp + 64]              ; x0 += k3
-    paddq xmm4, [esp + 80]              ; x1 += k4
-    paddq xmm5, [esp + 16]              ; x2 += k0
-    paddq xmm6, [esp + 32]              ; x3 += k1
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
-    paddq xmm6, [esp + 128]             ; x3 += 3
+; x0 += k3
+    paddq xmm3, [esp + 64]
+; x1 += k4
+    paddq xmm4, [esp + 80]
+; x2 += k0
+    paddq xmm5, [esp + 16]
+; x3 += k1
+    paddq xmm6, [esp + 32]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
+; x3 += 3
+    paddq xmm6, [esp + 128]
 ; round 12
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 13
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 14
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 15
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 4
-    paddq xmm3, [esp + 80]              ; x0 += k4
-    paddq xmm4, [esp + 16]              ; x1 += k0
-    paddq xmm5, [esp + 32]              ; x2 += k1
-    paddq xmm6, [esp + 48]              ; x3 += k2
-    paddq xmm4, xmm1                    ; x1 += t1
-    paddq xmm5, xmm2                    ; x2 += t2
-    paddq xmm6, [esp + 144]             ; x3 += 4
+; x0 += k4
+    paddq xmm3, [esp + 80]
+; x1 += k0
+    paddq xmm4, [esp + 16]
+; x2 += k1
+    paddq xmm5, [esp + 32]
+; x3 += k2
+    paddq xmm6, [esp + 48]
+; x1 += t1
+    paddq xmm4, xmm1
+; x2 += t2
+    paddq xmm5, xmm2
+; x3 += 4
+    paddq xmm6, [esp + 144]
 ; round 16
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 17
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 18
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 19
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 5
-    paddq xmm3, [esp + 16]              ; x0 += k0
-    paddq xmm4, [esp + 32]              ; x1 += k1
-    paddq xmm5, [esp + 48]              ; x2 += k2
-    paddq xmm6, [esp + 64]              ; x3 += k3
-    paddq xmm4, xmm2                    ; x1 += t2
-    paddq xmm5, xmm0                    ; x2 += t0
-    paddq xmm6, [esp + 160]             ; x3 += 5
+; x0 += k0
+    paddq xmm3, [esp + 16]
+; x1 += k1
+    paddq xmm4, [esp + 32]
+; x2 += k2
+    paddq xmm5, [esp + 48]
+; x3 += k3
+    paddq xmm6, [esp + 64]
+; x1 += t2
+    paddq xmm4, xmm2
+; x2 += t0
+    paddq xmm5, xmm0
+; x3 += 5
+    paddq xmm6, [esp + 160]
 ; round 20
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 21
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 22
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 23
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 6
-    paddq xmm3, [esp + 32]              ; x0 += k1
-    paddq xmm4, [esp + 48]              ; x1 += k2
-    paddq xmm5, [esp + 64]              ; x2 += k3
-    paddq xmm6, [esp + 80]              ; x3 += k4
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
-    paddq xmm6, [esp + 176]             ; x3 += 6
+; x0 += k1
+    paddq xmm3, [esp + 32]
+; x1 += k2
+    paddq xmm4, [esp + 48]
+; x2 += k3
+    paddq xmm5, [esp + 64]
+; x3 += k4
+    paddq xmm6, [esp + 80]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
+; x3 += 6
+    paddq xmm6, [esp + 176]
 ; round 24
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 25
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 26
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 27
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 7
-    paddq xmm3, [esp + 48]              ; x0 += k2
-    paddq xmm4, [esp + 64]              ; x1 += k3
-    paddq xmm5, [esp + 80]              ; x2 += k4
-    paddq xmm6, [esp + 16]              ; x3 += k0
-    paddq xmm4, xmm1                    ; x1 += t1
-    paddq xmm5, xmm2                    ; x2 += t2
-    paddq xmm6, [esp + 192]             ; x3 += 7
+; x0 += k2
+    paddq xmm3, [esp + 48]
+; x1 += k3
+    paddq xmm4, [esp + 64]
+; x2 += k4
+    paddq xmm5, [esp + 80]
+; x3 += k0
+    paddq xmm6, [esp + 16]
+; x1 += t1
+    paddq xmm4, xmm1
+; x2 += t2
+    paddq xmm5, xmm2
+; x3 += 7
+    paddq xmm6, [esp + 192]
 ; round 28
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 29
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 30
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 31
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 8
-    paddq xmm3, [esp + 64]              ; x0 += k3
-    paddq xmm4, [esp + 80]              ; x1 += k4
-    paddq xmm5, [esp + 16]              ; x2 += k0
-    paddq xmm6, [esp + 32]              ; x3 += k1
-    paddq xmm4, xmm2                    ; x1 += t2
-    paddq xmm5, xmm0                    ; x2 += t0
-    paddq xmm6, [esp + 208]             ; x3 += 8
+; x0 += k3
+    paddq xmm3, [esp + 64]
+; x1 += k4
+    paddq xmm4, [esp + 80]
+; x2 += k0
+    paddq xmm5, [esp + 16]
+; x3 += k1
+    paddq xmm6, [esp + 32]
+; x1 += t2
+    paddq xmm4, xmm2
+; x2 += t0
+    paddq xmm5, xmm0
+; x3 += 8
+    paddq xmm6, [esp + 208]
 ; round 32
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 33
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 34
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 35
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 9
-    paddq xmm3, [esp + 80]              ; x0 += k4
-    paddq xmm4, [esp + 16]              ; x1 += k0
-    paddq xmm5, [esp + 32]              ; x2 += k1
-    paddq xmm6, [esp + 48]              ; x3 += k2
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
-    paddq xmm6, [esp + 224]             ; x3 += 9
+; x0 += k4
+    paddq xmm3, [esp + 80]
+; x1 += k0
+    paddq xmm4, [esp + 16]
+; x2 += k1
+    paddq xmm5, [esp + 32]
+; x3 += k2
+    paddq xmm6, [esp + 48]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
+; x3 += 9
+    paddq xmm6, [esp + 224]
 ; round 36
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 37
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 38
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 39
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 10
-    paddq xmm3, [esp + 16]              ; x0 += k0
-    paddq xmm4, [esp + 32]              ; x1 += k1
-    paddq xmm5, [esp + 48]              ; x2 += k2
-    paddq xmm6, [esp + 64]              ; x3 += k3
-    paddq xmm4, xmm1                    ; x1 += t1
-    paddq xmm5, xmm2                    ; x2 += t2
-    paddq xmm6, [esp + 240]             ; x3 += 0xa
+; x0 += k0
+    paddq xmm3, [esp + 16]
+; x1 += k1
+    paddq xmm4, [esp + 32]
+; x2 += k2
+    paddq xmm5, [esp + 48]
+; x3 += k3
+    paddq xmm6, [esp + 64]
+; x1 += t1
+    paddq xmm4, xmm1
+; x2 += t2
+    paddq xmm5, xmm2
+; x3 += 0xa
+    paddq xmm6, [esp + 240]
 ; round 40
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 41
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 42
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 43
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 11
-    paddq xmm3, [esp + 32]              ; x0 += k1
-    paddq xmm4, [esp + 48]              ; x1 += k2
-    paddq xmm5, [esp + 64]              ; x2 += k3
-    paddq xmm6, [esp + 80]              ; x3 += k4
-    paddq xmm4, xmm2                    ; x1 += t2
-    paddq xmm5, xmm0                    ; x2 += t0
-    paddq xmm6, [esp + 256]             ; x3 += 0xb
+; x0 += k1
+    paddq xmm3, [esp + 32]
+; x1 += k2
+    paddq xmm4, [esp + 48]
+; x2 += k3
+    paddq xmm5, [esp + 64]
+; x3 += k4
+    paddq xmm6, [esp + 80]
+; x1 += t2
+    paddq xmm4, xmm2
+; x2 += t0
+    paddq xmm5, xmm0
+; x3 += 0xb
+    paddq xmm6, [esp + 256]
 ; round 44
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 45
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 46
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 47
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 12
-    paddq xmm3, [esp + 48]              ; x0 += k2
-    paddq xmm4, [esp + 64]              ; x1 += k3
-    paddq xmm5, [esp + 80]              ; x2 += k4
-    paddq xmm6, [esp + 16]              ; x3 += k0
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
-    paddq xmm6, [esp + 272]             ; x3 += 0xc
+; x0 += k2
+    paddq xmm3, [esp + 48]
+; x1 += k3
+    paddq xmm4, [esp + 64]
+; x2 += k4
+    paddq xmm5, [esp + 80]
+; x3 += k0
+    paddq xmm6, [esp + 16]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
+; x3 += 0xc
+    paddq xmm6, [esp + 272]
 ; round 48
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 49
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 50
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 51
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 13
-    paddq xmm3, [esp + 64]              ; x0 += k3
-    paddq xmm4, [esp + 80]              ; x1 += k4
-    paddq xmm5, [esp + 16]              ; x2 += k0
-    paddq xmm6, [esp + 32]              ; x3 += k1
-    paddq xmm4, xmm1                    ; x1 += t1
-    paddq xmm5, xmm2                    ; x2 += t2
-    paddq xmm6, [esp + 288]             ; x3 += 0xd
+; x0 += k3
+    paddq xmm3, [esp + 64]
+; x1 += k4
+    paddq xmm4, [esp + 80]
+; x2 += k0
+    paddq xmm5, [esp + 16]
+; x3 += k1
+    paddq xmm6, [esp + 32]
+; x1 += t1
+    paddq xmm4, xmm1
+; x2 += t2
+    paddq xmm5, xmm2
+; x3 += 0xd
+    paddq xmm6, [esp + 288]
 ; round 52
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 53
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 54
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 55
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 14
-    paddq xmm3, [esp + 80]              ; x0 += k4
-    paddq xmm4, [esp + 16]              ; x1 += k0
-    paddq xmm5, [esp + 32]              ; x2 += k1
-    paddq xmm6, [esp + 48]              ; x3 += k2
-    paddq xmm4, xmm2                    ; x1 += t2
-    paddq xmm5, xmm0                    ; x2 += t0
-    paddq xmm6, [esp + 304]             ; x3 += 0xe
+; x0 += k4
+    paddq xmm3, [esp + 80]
+; x1 += k0
+    paddq xmm4, [esp + 16]
+; x2 += k1
+    paddq xmm5, [esp + 32]
+; x3 += k2
+    paddq xmm6, [esp + 48]
+; x1 += t2
+    paddq xmm4, xmm2
+; x2 += t0
+    paddq xmm5, xmm0
+; x3 += 0xe
+    paddq xmm6, [esp + 304]
 ; round 56
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 57
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 58
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 59
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 15
-    paddq xmm3, [esp + 16]              ; x0 += k0
-    paddq xmm4, [esp + 32]              ; x1 += k1
-    paddq xmm5, [esp + 48]              ; x2 += k2
-    paddq xmm6, [esp + 64]              ; x3 += k3
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
-    paddq xmm6, [esp + 320]             ; x3 += 0xf
+; x0 += k0
+    paddq xmm3, [esp + 16]
+; x1 += k1
+    paddq xmm4, [esp + 32]
+; x2 += k2
+    paddq xmm5, [esp + 48]
+; x3 += k3
+    paddq xmm6, [esp + 64]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
+; x3 += 0xf
+    paddq xmm6, [esp + 320]
 ; round 60
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm7, 39                      ; x1 <<<= 25
-    por xmm4, xmm7                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm7, 31                      ; x3 <<<= 33
-    por xmm6, xmm7                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 25
+    psrlq xmm7, 39
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 61
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm7, 18                      ; x3 <<<= 46
-    por xmm6, xmm7                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm7, 52                      ; x1 <<<= 12
-    por xmm4, xmm7                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 46
+    psrlq xmm7, 18
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 12
+    psrlq xmm7, 52
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 62
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm7, 6                       ; x1 <<<= 58
-    por xmm4, xmm7                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm7, 42                      ; x3 <<<= 22
-    por xmm6, xmm7                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 58
+    psrlq xmm7, 6
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 22
+    psrlq xmm7, 42
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 63
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm7, 32                      ; x3 <<<= 32
-    por xmm6, xmm7                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm7, 32                      ; x1 <<<= 32
-    por xmm4, xmm7                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 16
-    paddq xmm3, [esp + 32]              ; x0 += k1
-    paddq xmm4, [esp + 48]              ; x1 += k2
-    paddq xmm5, [esp + 64]              ; x2 += k3
-    paddq xmm6, [esp + 80]              ; x3 += k4
-    paddq xmm4, xmm1                    ; x1 += t1
-    paddq xmm5, xmm2                    ; x2 += t2
-    paddq xmm6, [esp + 336]             ; x3 += 0x10
+; x0 += k1
+    paddq xmm3, [esp + 32]
+; x1 += k2
+    paddq xmm4, [esp + 48]
+; x2 += k3
+    paddq xmm5, [esp + 64]
+; x3 += k4
+    paddq xmm6, [esp + 80]
+; x1 += t1
+    paddq xmm4, xmm1
+; x2 += t2
+    paddq xmm5, xmm2
+; x3 += 0x10
+    paddq xmm6, [esp + 336]
 ; round 64
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 14
-    psllq xmm4, 14                      ; x1 <<<= 14
-    psrlq xmm7, 50                      ; x1 <<<= 14
-    por xmm4, xmm7                      ; x1 <<<= 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 16
-    psllq xmm6, 16                      ; x3 <<<= 16
-    psrlq xmm7, 48                      ; x3 <<<= 16
-    por xmm6, xmm7                      ; x3 <<<= 16
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 14
+    psrlq xmm7, 50
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 16
+    psrlq xmm7, 48
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 65
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 52
-    psllq xmm6, 52                      ; x3 <<<= 52
-    psrlq xmm7, 12                      ; x3 <<<= 52
-    por xmm6, xmm7                      ; x3 <<<= 52
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 57
-    psllq xmm4, 57                      ; x1 <<<= 57
-    psrlq xmm7, 7                       ; x1 <<<= 57
-    por xmm4, xmm7                      ; x1 <<<= 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 52
+    psrlq xmm7, 12
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 57
+    psrlq xmm7, 7
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 66
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 23
-    psllq xmm4, 23                      ; x1 <<<= 23
-    psrlq xmm7, 41                      ; x1 <<<= 23
-    por xmm4, xmm7                      ; x1 <<<= 23
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 40
-    psllq xmm6, 40                      ; x3 <<<= 40
-    psrlq xmm7, 24                      ; x3 <<<= 40
-    por xmm6, xmm7                      ; x3 <<<= 40
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 23
+    psrlq xmm7, 41
+    por xmm4, xmm7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 40
+    psrlq xmm7, 24
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 67
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm7, xmm6                   ; x3 <<<= 5
-    psllq xmm6, 5                       ; x3 <<<= 5
-    psrlq xmm7, 59                      ; x3 <<<= 5
-    por xmm6, xmm7                      ; x3 <<<= 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 37
-    psllq xmm4, 37                      ; x1 <<<= 37
-    psrlq xmm7, 27                      ; x1 <<<= 37
-    por xmm4, xmm7                      ; x1 <<<= 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 5
+    psrlq xmm7, 59
+    por xmm6, xmm7
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 37
+    psrlq xmm7, 27
+    por xmm4, xmm7
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 17
-    paddq xmm3, [esp + 48]              ; x0 += k2
-    paddq xmm4, [esp + 64]              ; x1 += k3
-    paddq xmm5, [esp + 80]              ; x2 += k4
-    paddq xmm6, [esp + 16]              ; x3 += k0
-    paddq xmm4, xmm2                    ; x1 += t2
-    paddq xmm5, xmm0                    ; x2 += t0
-    paddq xmm6, [esp + 352]             ; x3 += 0x11
+; x0 += k2
+    paddq xmm3, [esp + 48]
+; x1 += k3
+    paddq xmm4, [esp + 64]
+; x2 += k4
+    paddq xmm5, [esp + 80]
+; x3 += k0
+    paddq xmm6, [esp + 16]
+; x1 += t2
+    paddq xmm4, xmm2
+; x2 += t0
+    paddq xmm5, xmm0
+; x3 += 0x11
+    paddq xmm6, [esp + 352]
 ; round 68
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm2, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm2, 39                      ; x1 <<<= 25
-    por xmm4, xmm2                      ; x1 <<<= 25
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm2, xmm6                   ; x3 <<<= 33
-    psllq xmm6, 33                      ; x3 <<<= 33
-    psrlq xmm2, 31                      ; x3 <<<= 33
-    por xmm6, xmm2                      ; x3 <<<= 33
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 25
+    movdqa xmm2, xmm4
+    psllq xmm4, 25
+    psrlq xmm2, 39
+    por xmm4, xmm2
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 33
+    movdqa xmm2, xmm6
+    psllq xmm6, 33
+    psrlq xmm2, 31
+    por xmm6, xmm2
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 69
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm2, xmm6                   ; x3 <<<= 46
-    psllq xmm6, 46                      ; x3 <<<= 46
-    psrlq xmm2, 18                      ; x3 <<<= 46
-    por xmm6, xmm2                      ; x3 <<<= 46
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm2, xmm4                   ; x1 <<<= 12
-    psllq xmm4, 12                      ; x1 <<<= 12
-    psrlq xmm2, 52                      ; x1 <<<= 12
-    por xmm4, xmm2                      ; x1 <<<= 12
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 46
+    movdqa xmm2, xmm6
+    psllq xmm6, 46
+    psrlq xmm2, 18
+    por xmm6, xmm2
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 12
+    movdqa xmm2, xmm4
+    psllq xmm4, 12
+    psrlq xmm2, 52
+    por xmm4, xmm2
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; round 70
-    paddq xmm3, xmm4                    ; x0 += x1
-    movdqa xmm2, xmm4                   ; x1 <<<= 58
-    psllq xmm4, 58                      ; x1 <<<= 58
-    psrlq xmm2, 6                       ; x1 <<<= 58
-    por xmm4, xmm2                      ; x1 <<<= 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm2, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm2, 42                      ; x3 <<<= 22
-    por xmm6, xmm2                      ; x3 <<<= 22
-    pxor xmm6, xmm5                     ; x3 ^= x2
+; x0 += x1
+    paddq xmm3, xmm4
+; x1 <<<= 58
+    movdqa xmm2, xmm4
+    psllq xmm4, 58
+    psrlq xmm2, 6
+    por xmm4, xmm2
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 22
+    movdqa xmm2, xmm6
+    psllq xmm6, 22
+    psrlq xmm2, 42
+    por xmm6, xmm2
+; x3 ^= x2
+    pxor xmm6, xmm5
 ; round 71
-    paddq xmm3, xmm6                    ; x0 += x3
-    movdqa xmm2, xmm6                   ; x3 <<<= 32
-    psllq xmm6, 32                      ; x3 <<<= 32
-    psrlq xmm2, 32                      ; x3 <<<= 32
-    por xmm6, xmm2                      ; x3 <<<= 32
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm2, xmm4                   ; x1 <<<= 32
-    psllq xmm4, 32                      ; x1 <<<= 32
-    psrlq xmm2, 32                      ; x1 <<<= 32
-    por xmm4, xmm2                      ; x1 <<<= 32
-    pxor xmm4, xmm5                     ; x1 ^= x2
+; x0 += x3
+    paddq xmm3, xmm6
+; x3 <<<= 32
+    movdqa xmm2, xmm6
+    psllq xmm6, 32
+    psrlq xmm2, 32
+    por xmm6, xmm2
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 32
+    movdqa xmm2, xmm4
+    psllq xmm4, 32
+    psrlq xmm2, 32
+    por xmm4, xmm2
+; x1 ^= x2
+    pxor xmm4, xmm5
 ; add subkey 18
-    paddq xmm3, [esp + 64]              ; x0 += k3
-    paddq xmm4, [esp + 80]              ; x1 += k4
-    paddq xmm5, [esp + 16]              ; x2 += k0
-    paddq xmm6, [esp + 32]              ; x3 += k1
-    paddq xmm4, xmm0                    ; x1 += t0
-    paddq xmm5, xmm1                    ; x2 += t1
-    paddq xmm6, [esp + 368]             ; x3 += 0x12
+; x0 += k3
+    paddq xmm3, [esp + 64]
+; x1 += k4
+    paddq xmm4, [esp + 80]
+; x2 += k0
+    paddq xmm5, [esp + 16]
+; x3 += k1
+    paddq xmm6, [esp + 32]
+; x1 += t0
+    paddq xmm4, xmm0
+; x2 += t1
+    paddq xmm5, xmm1
+; x3 += 0x12
+    paddq xmm6, [esp + 368]
 ; store the block(s)
-    mov edx, dword [ebp + 20]           ; reload out for 'out[0] = x0'
-    movq [edx], xmm3                    ; out[0] = x0
-    movq [edx + 8], xmm4                ; out[1] = x1
-    movq [edx + 16], xmm5               ; out[2] = x2
-    movq [edx + 24], xmm6               ; out[3] = x3
+; out[0] = x0
+    mov edx, dword [ebp + 20]
+    movq [edx], xmm3
+; out[1] = x1
+    movq [edx + 8], xmm4
+; out[2] = x2
+    movq [edx + 16], xmm5
+; out[3] = x3
+    movq [edx + 24], xmm6
 ; next block
-    add eax, 0x10                       ; tweak += 16
-    add ecx, 0x20                       ; in += 32
-    add edx, 0x20                       ; out += 32
-    mov ebx, dword [ebp + 24]           ; reload n for 'n -= 1'
-    sub ebx, 1                          ; n -= 1
-    mov dword [ebp + 16], ecx           ; in back to its stack slot
-    mov dword [ebp + 24], ebx           ; n back to its stack slot
-    mov dword [ebp + 20], edx           ; out back to its stack slot
-    mov dword [ebp + 12], eax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add eax, 0x10
+; in += 32
+    add ecx, 0x20
+; out += 32
+    add edx, 0x20
+; n -= 1
+    mov ebx, dword [ebp + 24]
+    sub ebx, 1
+    mov dword [ebp + 16], ecx
+    mov dword [ebp + 24], ebx
+    mov dword [ebp + 20], edx
+    mov dword [ebp + 12], eax
+; while n != 0
+    jnz .loop
 .done:
     lea esp, [ebp - 4]
     pop ebx
@@ -1311,11 +1902,11 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt:
-    push 1                                  ; n = 1
-    push dword [esp + 20]                   ; out
-    push dword [esp + 20]                   ; in
-    push dword [esp + 20]                   ; tweak
-    push dword [esp + 20]                   ; key
+    push 1 ; n = 1
+    push dword [esp + 20] ; out
+    push dword [esp + 20] ; in
+    push dword [esp + 20] ; tweak
+    push dword [esp + 20] ; key
     call tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks.entry
     add esp, 20
     ret
@@ -1325,1181 +1916,1772 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     push ebp
     mov ebp, esp
     push ebx
-    and esp, -16                            ; 16-aligned stack slots (paddq xmm, m128)
+    and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
     sub esp, 384
     mov dword [esp + 0], 0x55555555
-    mov dword [esp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [esp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [esp + 96], 0x00000012
-    mov dword [esp + 100], 0x00000000   ; constant 0x0000000000000012
+    mov dword [esp + 100], 0x00000000 ; constant 0x0000000000000012
     mov dword [esp + 112], 0x00000011
-    mov dword [esp + 116], 0x00000000   ; constant 0x0000000000000011
+    mov dword [esp + 116], 0x00000000 ; constant 0x0000000000000011
     mov dword [esp + 128], 0x00000010
-    mov dword [esp + 132], 0x00000000   ; constant 0x0000000000000010
+    mov dword [esp + 132], 0x00000000 ; constant 0x0000000000000010
     mov dword [esp + 144], 0x0000000f
-    mov dword [esp + 148], 0x00000000   ; constant 0x000000000000000f
+    mov dword [esp + 148], 0x00000000 ; constant 0x000000000000000f
     mov dword [esp + 160], 0x0000000e
-    mov dword [esp + 164], 0x00000000   ; constant 0x000000000000000e
+    mov dword [esp + 164], 0x00000000 ; constant 0x000000000000000e
     mov dword [esp + 176], 0x0000000d
-    mov dword [esp + 180], 0x00000000   ; constant 0x000000000000000d
+    mov dword [esp + 180], 0x00000000 ; constant 0x000000000000000d
     mov dword [esp + 192], 0x0000000c
-    mov dword [esp + 196], 0x00000000   ; constant 0x000000000000000c
+    mov dword [esp + 196], 0x00000000 ; constant 0x000000000000000c
     mov dword [esp + 208], 0x0000000b
-    mov dword [esp + 212], 0x00000000   ; constant 0x000000000000000b
+    mov dword [esp + 212], 0x00000000 ; constant 0x000000000000000b
     mov dword [esp + 224], 0x0000000a
-    mov dword [esp + 228], 0x00000000   ; constant 0x000000000000000a
+    mov dword [esp + 228], 0x00000000 ; constant 0x000000000000000a
     mov dword [esp + 240], 0x00000009
-    mov dword [esp + 244], 0x00000000   ; constant 0x0000000000000009
+    mov dword [esp + 244], 0x00000000 ; constant 0x0000000000000009
     mov dword [esp + 256], 0x00000008
-    mov dword [esp + 260], 0x00000000   ; constant 0x0000000000000008
+    mov dword [esp + 260], 0x00000000 ; constant 0x0000000000000008
     mov dword [esp + 272], 0x00000007
-    mov dword [esp + 276], 0x00000000   ; constant 0x0000000000000007
+    mov dword [esp + 276], 0x00000000 ; constant 0x0000000000000007
     mov dword [esp + 288], 0x00000006
-    mov dword [esp + 292], 0x00000000   ; constant 0x0000000000000006
+    mov dword [esp + 292], 0x00000000 ; constant 0x0000000000000006
     mov dword [esp + 304], 0x00000005
-    mov dword [esp + 308], 0x00000000   ; constant 0x0000000000000005
+    mov dword [esp + 308], 0x00000000 ; constant 0x0000000000000005
     mov dword [esp + 320], 0x00000004
-    mov dword [esp + 324], 0x00000000   ; constant 0x0000000000000004
+    mov dword [esp + 324], 0x00000000 ; constant 0x0000000000000004
     mov dword [esp + 336], 0x00000003
-    mov dword [esp + 340], 0x00000000   ; constant 0x0000000000000003
+    mov dword [esp + 340], 0x00000000 ; constant 0x0000000000000003
     mov dword [esp + 352], 0x00000002
-    mov dword [esp + 356], 0x00000000   ; constant 0x0000000000000002
+    mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 368], 0x00000001
-    mov dword [esp + 372], 0x00000000   ; constant 0x0000000000000001
+    mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000001
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov eax, dword [ebp + 8]            ; reload key for 'k0 = key[0]'
-    movq xmm0, [eax]                    ; k0 = key[0]
-    movq xmm1, [eax + 8]                ; k1 = key[1]
-    movq xmm2, [eax + 16]               ; k2 = key[2]
-    movq xmm3, [eax + 24]               ; k3 = key[3]
-    movq xmm4, [esp + 0]                ; k4 = 0x5555555555555555
-    pxor xmm4, xmm0                     ; k4 ^= k0
-    pxor xmm4, xmm1                     ; k4 ^= k1
-    pxor xmm4, xmm2                     ; k4 ^= k2
-    pxor xmm4, xmm3                     ; k4 ^= k3
-    cmp dword [ebp + 24], 0             ; if n == 0 return
-    jz .done                            ; no blocks
-    movq [esp + 16], xmm0               ; k0 back to its stack slot
-    movq [esp + 32], xmm1               ; k1 back to its stack slot
-    movq [esp + 48], xmm2               ; k2 back to its stack slot
-    movq [esp + 64], xmm3               ; k3 back to its stack slot
-    movq [esp + 80], xmm4               ; k4 back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov eax, dword [ebp + 8]
+    movq xmm0, [eax]
+; k1 = key[1]
+    movq xmm1, [eax + 8]
+; k2 = key[2]
+    movq xmm2, [eax + 16]
+; k3 = key[3]
+    movq xmm3, [eax + 24]
+; k4 = 0x5555555555555555
+    movq xmm4, [esp + 0]
+; k4 ^= k0
+    pxor xmm4, xmm0
+; k4 ^= k1
+    pxor xmm4, xmm1
+; k4 ^= k2
+    pxor xmm4, xmm2
+; k4 ^= k3
+    pxor xmm4, xmm3
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
+    movq [esp + 16], xmm0
+    movq [esp + 32], xmm1
+    movq [esp + 48], xmm2
+    movq [esp + 64], xmm3
+    movq [esp + 80], xmm4
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov eax, dword [ebp + 12]           ; reload tweak for 't0 = tweak[0]'
-    movq xmm0, [eax]                    ; t0 = tweak[0]
-    movq xmm1, [eax + 8]                ; t1 = tweak[1]
-    movdqa xmm2, xmm0                   ; t2 = t0
-    pxor xmm2, xmm1                     ; t2 ^= t1
-    mov ecx, dword [ebp + 16]           ; reload in for 'x0 = in[0]'
-    movq xmm3, [ecx]                    ; x0 = in[0]
-    movq xmm4, [ecx + 8]                ; x1 = in[1]
-    movq xmm5, [ecx + 16]               ; x2 = in[2]
-    movq xmm6, [ecx + 24]               ; x3 = in[3]
+; t0 = tweak[0]
+    mov eax, dword [ebp + 12]
+    movq xmm0, [eax]
+; t1 = tweak[1]
+    movq xmm1, [eax + 8]
+; t2 ^= t1
+    movdqa xmm2, xmm0
+    pxor xmm2, xmm1
+; x0 = in[0]
+    mov ecx, dword [ebp + 16]
+    movq xmm3, [ecx]
+; x1 = in[1]
+    movq xmm4, [ecx + 8]
+; x2 = in[2]
+    movq xmm5, [ecx + 16]
+; x3 = in[3]
+    movq xmm6, [ecx + 24]
 ; subtract subkey 18
-    psubq xmm3, [esp + 64]              ; x0 -= k3
-    psubq xmm4, [esp + 80]              ; x1 -= k4
-    psubq xmm5, [esp + 16]              ; x2 -= k0
-    psubq xmm6, [esp + 32]              ; x3 -= k1
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
-    psubq xmm6, [esp + 96]              ; x3 -= 0x12
+; x0 -= k3
+    psubq xmm3, [esp + 64]
+; x1 -= k4
+    psubq xmm4, [esp + 80]
+; x2 -= k0
+    psubq xmm5, [esp + 16]
+; x3 -= k1
+    psubq xmm6, [esp + 32]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
+; x3 -= 0x12
+    psubq xmm6, [esp + 96]
 ; inverse round 71
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 70
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 69
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 68
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 17
-    psubq xmm3, [esp + 48]              ; x0 -= k2
-    psubq xmm4, [esp + 64]              ; x1 -= k3
-    psubq xmm5, [esp + 80]              ; x2 -= k4
-    psubq xmm6, [esp + 16]              ; x3 -= k0
-    psubq xmm4, xmm2                    ; x1 -= t2
-    psubq xmm5, xmm0                    ; x2 -= t0
-    psubq xmm6, [esp + 112]             ; x3 -= 0x11
+; x0 -= k2
+    psubq xmm3, [esp + 48]
+; x1 -= k3
+    psubq xmm4, [esp + 64]
+; x2 -= k4
+    psubq xmm5, [esp + 80]
+; x3 -= k0
+    psubq xmm6, [esp + 16]
+; x1 -= t2
+    psubq xmm4, xmm2
+; x2 -= t0
+    psubq xmm5, xmm0
+; x3 -= 0x11
+    psubq xmm6, [esp + 112]
 ; inverse round 67
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 66
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 65
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 64
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 16
-    psubq xmm3, [esp + 32]              ; x0 -= k1
-    psubq xmm4, [esp + 48]              ; x1 -= k2
-    psubq xmm5, [esp + 64]              ; x2 -= k3
-    psubq xmm6, [esp + 80]              ; x3 -= k4
-    psubq xmm4, xmm1                    ; x1 -= t1
-    psubq xmm5, xmm2                    ; x2 -= t2
-    psubq xmm6, [esp + 128]             ; x3 -= 0x10
+; x0 -= k1
+    psubq xmm3, [esp + 32]
+; x1 -= k2
+    psubq xmm4, [esp + 48]
+; x2 -= k3
+    psubq xmm5, [esp + 64]
+; x3 -= k4
+    psubq xmm6, [esp + 80]
+; x1 -= t1
+    psubq xmm4, xmm1
+; x2 -= t2
+    psubq xmm5, xmm2
+; x3 -= 0x10
+    psubq xmm6, [esp + 128]
 ; inverse round 63
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 62
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 61
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 60
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 15
-    psubq xmm3, [esp + 16]              ; x0 -= k0
-    psubq xmm4, [esp + 32]              ; x1 -= k1
-    psubq xmm5, [esp + 48]              ; x2 -= k2
-    psubq xmm6, [esp + 64]              ; x3 -= k3
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
-    psubq xmm6, [esp + 144]             ; x3 -= 0xf
+; x0 -= k0
+    psubq xmm3, [esp + 16]
+; x1 -= k1
+    psubq xmm4, [esp + 32]
+; x2 -= k2
+    psubq xmm5, [esp + 48]
+; x3 -= k3
+    psubq xmm6, [esp + 64]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
+; x3 -= 0xf
+    psubq xmm6, [esp + 144]
 ; inverse round 59
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 58
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 57
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 56
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 14
-    psubq xmm3, [esp + 80]              ; x0 -= k4
-    psubq xmm4, [esp + 16]              ; x1 -= k0
-    psubq xmm5, [esp + 32]              ; x2 -= k1
-    psubq xmm6, [esp + 48]              ; x3 -= k2
-    psubq xmm4, xmm2                    ; x1 -= t2
-    psubq xmm5, xmm0                    ; x2 -= t0
-    psubq xmm6, [esp + 160]             ; x3 -= 0xe
+; x0 -= k4
+    psubq xmm3, [esp + 80]
+; x1 -= k0
+    psubq xmm4, [esp + 16]
+; x2 -= k1
+    psubq xmm5, [esp + 32]
+; x3 -= k2
+    psubq xmm6, [esp + 48]
+; x1 -= t2
+    psubq xmm4, xmm2
+; x2 -= t0
+    psubq xmm5, xmm0
+; x3 -= 0xe
+    psubq xmm6, [esp + 160]
 ; inverse round 55
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 54
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 53
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 52
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 13
-    psubq xmm3, [esp + 64]              ; x0 -= k3
-    psubq xmm4, [esp + 80]              ; x1 -= k4
-    psubq xmm5, [esp + 16]              ; x2 -= k0
-    psubq xmm6, [esp + 32]              ; x3 -= k1
-    psubq xmm4, xmm1                    ; x1 -= t1
-    psubq xmm5, xmm2                    ; x2 -= t2
-    psubq xmm6, [esp + 176]             ; x3 -= 0xd
+; x0 -= k3
+    psubq xmm3, [esp + 64]
+; x1 -= k4
+    psubq xmm4, [esp + 80]
+; x2 -= k0
+    psubq xmm5, [esp + 16]
+; x3 -= k1
+    psubq xmm6, [esp + 32]
+; x1 -= t1
+    psubq xmm4, xmm1
+; x2 -= t2
+    psubq xmm5, xmm2
+; x3 -= 0xd
+    psubq xmm6, [esp + 176]
 ; inverse round 51
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 50
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 49
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 48
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 12
-    psubq xmm3, [esp + 48]              ; x0 -= k2
-    psubq xmm4, [esp + 64]              ; x1 -= k3
-    psubq xmm5, [esp + 80]              ; x2 -= k4
-    psubq xmm6, [esp + 16]              ; x3 -= k0
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
-    psubq xmm6, [esp + 192]             ; x3 -= 0xc
+; x0 -= k2
+    psubq xmm3, [esp + 48]
+; x1 -= k3
+    psubq xmm4, [esp + 64]
+; x2 -= k4
+    psubq xmm5, [esp + 80]
+; x3 -= k0
+    psubq xmm6, [esp + 16]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
+; x3 -= 0xc
+    psubq xmm6, [esp + 192]
 ; inverse round 47
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 45
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 44
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 11
-    psubq xmm3, [esp + 32]              ; x0 -= k1
-    psubq xmm4, [esp + 48]              ; x1 -= k2
-    psubq xmm5, [esp + 64]              ; x2 -= k3
-    psubq xmm6, [esp + 80]              ; x3 -= k4
-    psubq xmm4, xmm2                    ; x1 -= t2
-    psubq xmm5, xmm0                    ; x2 -= t0
-    psubq xmm6, [esp + 208]             ; x3 -= 0xb
+; x0 -= k1
+    psubq xmm3, [esp + 32]
+; x1 -= k2
+    psubq xmm4, [esp + 48]
+; x2 -= k3
+    psubq xmm5, [esp + 64]
+; x3 -= k4
+    psubq xmm6, [esp + 80]
+; x1 -= t2
+    psubq xmm4, xmm2
+; x2 -= t0
+    psubq xmm5, xmm0
+; x3 -= 0xb
+    psubq xmm6, [esp + 208]
 ; inverse round 43
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 42
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 41
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 40
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 10
-    psubq xmm3, [esp + 16]              ; x0 -= k0
-    psubq xmm4, [esp + 32]              ; x1 -= k1
-    psubq xmm5, [esp + 48]              ; x2 -= k2
-    psubq xmm6, [esp + 64]              ; x3 -= k3
-    psubq xmm4, xmm1                    ; x1 -= t1
-    psubq xmm5, xmm2                    ; x2 -= t2
-    psubq xmm6, [esp + 224]             ; x3 -= 0xa
+; x0 -= k0
+    psubq xmm3, [esp + 16]
+; x1 -= k1
+    psubq xmm4, [esp + 32]
+; x2 -= k2
+    psubq xmm5, [esp + 48]
+; x3 -= k3
+    psubq xmm6, [esp + 64]
+; x1 -= t1
+    psubq xmm4, xmm1
+; x2 -= t2
+    psubq xmm5, xmm2
+; x3 -= 0xa
+    psubq xmm6, [esp + 224]
 ; inverse round 39
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 38
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 37
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 36
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 9
-    psubq xmm3, [esp + 80]              ; x0 -= k4
-    psubq xmm4, [esp + 16]              ; x1 -= k0
-    psubq xmm5, [esp + 32]              ; x2 -= k1
-    psubq xmm6, [esp + 48]              ; x3 -= k2
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
-    psubq xmm6, [esp + 240]             ; x3 -= 9
+; x0 -= k4
+    psubq xmm3, [esp + 80]
+; x1 -= k0
+    psubq xmm4, [esp + 16]
+; x2 -= k1
+    psubq xmm5, [esp + 32]
+; x3 -= k2
+    psubq xmm6, [esp + 48]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
+; x3 -= 9
+    psubq xmm6, [esp + 240]
 ; inverse round 35
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 34
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 33
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 32
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 8
-    psubq xmm3, [esp + 64]              ; x0 -= k3
-    psubq xmm4, [esp + 80]              ; x1 -= k4
-    psubq xmm5, [esp + 16]              ; x2 -= k0
-    psubq xmm6, [esp + 32]              ; x3 -= k1
-    psubq xmm4, xmm2                    ; x1 -= t2
-    psubq xmm5, xmm0                    ; x2 -= t0
-    psubq xmm6, [esp + 256]             ; x3 -= 8
+; x0 -= k3
+    psubq xmm3, [esp + 64]
+; x1 -= k4
+    psubq xmm4, [esp + 80]
+; x2 -= k0
+    psubq xmm5, [esp + 16]
+; x3 -= k1
+    psubq xmm6, [esp + 32]
+; x1 -= t2
+    psubq xmm4, xmm2
+; x2 -= t0
+    psubq xmm5, xmm0
+; x3 -= 8
+    psubq xmm6, [esp + 256]
 ; inverse round 31
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 30
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 29
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 28
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 7
-    psubq xmm3, [esp + 48]              ; x0 -= k2
-    psubq xmm4, [esp + 64]              ; x1 -= k3
-    psubq xmm5, [esp + 80]              ; x2 -= k4
-    psubq xmm6, [esp + 16]              ; x3 -= k0
-    psubq xmm4, xmm1                    ; x1 -= t1
-    psubq xmm5, xmm2                    ; x2 -= t2
-    psubq xmm6, [esp + 272]             ; x3 -= 7
+; x0 -= k2
+    psubq xmm3, [esp + 48]
+; x1 -= k3
+    psubq xmm4, [esp + 64]
+; x2 -= k4
+    psubq xmm5, [esp + 80]
+; x3 -= k0
+    psubq xmm6, [esp + 16]
+; x1 -= t1
+    psubq xmm4, xmm1
+; x2 -= t2
+    psubq xmm5, xmm2
+; x3 -= 7
+    psubq xmm6, [esp + 272]
 ; inverse round 27
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 26
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 25
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 24
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 6
-    psubq xmm3, [esp + 32]              ; x0 -= k1
-    psubq xmm4, [esp + 48]              ; x1 -= k2
-    psubq xmm5, [esp + 64]              ; x2 -= k3
-    psubq xmm6, [esp + 80]              ; x3 -= k4
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
-    psubq xmm6, [esp + 288]             ; x3 -= 6
+; x0 -= k1
+    psubq xmm3, [esp + 32]
+; x1 -= k2
+    psubq xmm4, [esp + 48]
+; x2 -= k3
+    psubq xmm5, [esp + 64]
+; x3 -= k4
+    psubq xmm6, [esp + 80]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
+; x3 -= 6
+    psubq xmm6, [esp + 288]
 ; inverse round 23
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 22
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 21
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 20
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 5
-    psubq xmm3, [esp + 16]              ; x0 -= k0
-    psubq xmm4, [esp + 32]              ; x1 -= k1
-    psubq xmm5, [esp + 48]              ; x2 -= k2
-    psubq xmm6, [esp + 64]              ; x3 -= k3
-    psubq xmm4, xmm2                    ; x1 -= t2
-    psubq xmm5, xmm0                    ; x2 -= t0
-    psubq xmm6, [esp + 304]             ; x3 -= 5
+; x0 -= k0
+    psubq xmm3, [esp + 16]
+; x1 -= k1
+    psubq xmm4, [esp + 32]
+; x2 -= k2
+    psubq xmm5, [esp + 48]
+; x3 -= k3
+    psubq xmm6, [esp + 64]
+; x1 -= t2
+    psubq xmm4, xmm2
+; x2 -= t0
+    psubq xmm5, xmm0
+; x3 -= 5
+    psubq xmm6, [esp + 304]
 ; inverse round 19
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 18
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 16
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 4
-    psubq xmm3, [esp + 80]              ; x0 -= k4
-    psubq xmm4, [esp + 16]              ; x1 -= k0
-    psubq xmm5, [esp + 32]              ; x2 -= k1
-    psubq xmm6, [esp + 48]              ; x3 -= k2
-    psubq xmm4, xmm1                    ; x1 -= t1
-    psubq xmm5, xmm2                    ; x2 -= t2
-    psubq xmm6, [esp + 320]             ; x3 -= 4
+; x0 -= k4
+    psubq xmm3, [esp + 80]
+; x1 -= k0
+    psubq xmm4, [esp + 16]
+; x2 -= k1
+    psubq xmm5, [esp + 32]
+; x3 -= k2
+    psubq xmm6, [esp + 48]
+; x1 -= t1
+    psubq xmm4, xmm1
+; x2 -= t2
+    psubq xmm5, xmm2
+; x3 -= 4
+    psubq xmm6, [esp + 320]
 ; inverse round 15
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 14
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 13
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 12
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 3
-    psubq xmm3, [esp + 64]              ; x0 -= k3
-    psubq xmm4, [esp + 80]              ; x1 -= k4
-    psubq xmm5, [esp + 16]              ; x2 -= k0
-    psubq xmm6, [esp + 32]              ; x3 -= k1
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
-    psubq xmm6, [esp + 336]             ; x3 -= 3
+; x0 -= k3
+    psubq xmm3, [esp + 64]
+; x1 -= k4
+    psubq xmm4, [esp + 80]
+; x2 -= k0
+    psubq xmm5, [esp + 16]
+; x3 -= k1
+    psubq xmm6, [esp + 32]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
+; x3 -= 3
+    psubq xmm6, [esp + 336]
 ; inverse round 11
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm7, 5                       ; x3 >>>= 5
-    por xmm6, xmm7                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm7, 37                      ; x1 >>>= 37
-    por xmm4, xmm7                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm7, xmm6
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 10
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm7, 23                      ; x1 >>>= 23
-    por xmm4, xmm7                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm7, 40                      ; x3 >>>= 40
-    por xmm6, xmm7                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm7, xmm6
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 9
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm7, 52                      ; x3 >>>= 52
-    por xmm6, xmm7                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm7, 57                      ; x1 >>>= 57
-    por xmm4, xmm7                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm7, xmm6
+    psllq xmm6, 12
+    psrlq xmm7, 52
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm7, xmm4
+    psllq xmm4, 7
+    psrlq xmm7, 57
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 8
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm7, 14                      ; x1 >>>= 14
-    por xmm4, xmm7                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm7, 16                      ; x3 >>>= 16
-    por xmm6, xmm7                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm7, xmm4
+    psllq xmm4, 50
+    psrlq xmm7, 14
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm7, xmm6
+    psllq xmm6, 48
+    psrlq xmm7, 16
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 2
-    psubq xmm3, [esp + 48]              ; x0 -= k2
-    psubq xmm4, [esp + 64]              ; x1 -= k3
-    psubq xmm5, [esp + 80]              ; x2 -= k4
-    psubq xmm6, [esp + 16]              ; x3 -= k0
-    psubq xmm4, xmm2                    ; x1 -= t2
-    psubq xmm5, xmm0                    ; x2 -= t0
-    psubq xmm6, [esp + 352]             ; x3 -= 2
+; x0 -= k2
+    psubq xmm3, [esp + 48]
+; x1 -= k3
+    psubq xmm4, [esp + 64]
+; x2 -= k4
+    psubq xmm5, [esp + 80]
+; x3 -= k0
+    psubq xmm6, [esp + 16]
+; x1 -= t2
+    psubq xmm4, xmm2
+; x2 -= t0
+    psubq xmm5, xmm0
+; x3 -= 2
+    psubq xmm6, [esp + 352]
 ; inverse round 7
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 32
-    psllq xmm6, 32                      ; x3 >>>= 32
-    psrlq xmm7, 32                      ; x3 >>>= 32
-    por xmm6, xmm7                      ; x3 >>>= 32
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 32
-    psllq xmm4, 32                      ; x1 >>>= 32
-    psrlq xmm7, 32                      ; x1 >>>= 32
-    por xmm4, xmm7                      ; x1 >>>= 32
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 32
+    movdqa xmm7, xmm6
+    psllq xmm6, 32
+    psrlq xmm7, 32
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 32
+    movdqa xmm7, xmm4
+    psllq xmm4, 32
+    psrlq xmm7, 32
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 6
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 58
-    psllq xmm4, 6                       ; x1 >>>= 58
-    psrlq xmm7, 58                      ; x1 >>>= 58
-    por xmm4, xmm7                      ; x1 >>>= 58
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 58
+    movdqa xmm7, xmm4
+    psllq xmm4, 6
+    psrlq xmm7, 58
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 5
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm7, xmm6                   ; x3 >>>= 46
-    psllq xmm6, 18                      ; x3 >>>= 46
-    psrlq xmm7, 46                      ; x3 >>>= 46
-    por xmm6, xmm7                      ; x3 >>>= 46
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm7, xmm4                   ; x1 >>>= 12
-    psllq xmm4, 52                      ; x1 >>>= 12
-    psrlq xmm7, 12                      ; x1 >>>= 12
-    por xmm4, xmm7                      ; x1 >>>= 12
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 46
+    movdqa xmm7, xmm6
+    psllq xmm6, 18
+    psrlq xmm7, 46
+    por xmm6, xmm7
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 12
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 4
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm7, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm7, 25                      ; x1 >>>= 25
-    por xmm4, xmm7                      ; x1 >>>= 25
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm7, xmm6                   ; x3 >>>= 33
-    psllq xmm6, 31                      ; x3 >>>= 33
-    psrlq xmm7, 33                      ; x3 >>>= 33
-    por xmm6, xmm7                      ; x3 >>>= 33
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 31
+    psrlq xmm7, 33
+    por xmm6, xmm7
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 1
-    psubq xmm3, [esp + 32]              ; x0 -= k1
-    psubq xmm4, [esp + 48]              ; x1 -= k2
-    psubq xmm5, [esp + 64]              ; x2 -= k3
-    psubq xmm6, [esp + 80]              ; x3 -= k4
-    psubq xmm4, xmm1                    ; x1 -= t1
-    psubq xmm5, xmm2                    ; x2 -= t2
-    psubq xmm6, [esp + 368]             ; x3 -= 1
+; x0 -= k1
+    psubq xmm3, [esp + 32]
+; x1 -= k2
+    psubq xmm4, [esp + 48]
+; x2 -= k3
+    psubq xmm5, [esp + 64]
+; x3 -= k4
+    psubq xmm6, [esp + 80]
+; x1 -= t1
+    psubq xmm4, xmm1
+; x2 -= t2
+    psubq xmm5, xmm2
+; x3 -= 1
+    psubq xmm6, [esp + 368]
 ; inverse round 3
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm2, xmm6                   ; x3 >>>= 5
-    psllq xmm6, 59                      ; x3 >>>= 5
-    psrlq xmm2, 5                       ; x3 >>>= 5
-    por xmm6, xmm2                      ; x3 >>>= 5
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm2, xmm4                   ; x1 >>>= 37
-    psllq xmm4, 27                      ; x1 >>>= 37
-    psrlq xmm2, 37                      ; x1 >>>= 37
-    por xmm4, xmm2                      ; x1 >>>= 37
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 5
+    movdqa xmm2, xmm6
+    psllq xmm6, 59
+    psrlq xmm2, 5
+    por xmm6, xmm2
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 37
+    movdqa xmm2, xmm4
+    psllq xmm4, 27
+    psrlq xmm2, 37
+    por xmm4, xmm2
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 2
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm2, xmm4                   ; x1 >>>= 23
-    psllq xmm4, 41                      ; x1 >>>= 23
-    psrlq xmm2, 23                      ; x1 >>>= 23
-    por xmm4, xmm2                      ; x1 >>>= 23
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm2, xmm6                   ; x3 >>>= 40
-    psllq xmm6, 24                      ; x3 >>>= 40
-    psrlq xmm2, 40                      ; x3 >>>= 40
-    por xmm6, xmm2                      ; x3 >>>= 40
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 23
+    movdqa xmm2, xmm4
+    psllq xmm4, 41
+    psrlq xmm2, 23
+    por xmm4, xmm2
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 40
+    movdqa xmm2, xmm6
+    psllq xmm6, 24
+    psrlq xmm2, 40
+    por xmm6, xmm2
+; x2 -= x3
+    psubq xmm5, xmm6
 ; inverse round 1
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movdqa xmm2, xmm6                   ; x3 >>>= 52
-    psllq xmm6, 12                      ; x3 >>>= 52
-    psrlq xmm2, 52                      ; x3 >>>= 52
-    por xmm6, xmm2                      ; x3 >>>= 52
-    psubq xmm3, xmm6                    ; x0 -= x3
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movdqa xmm2, xmm4                   ; x1 >>>= 57
-    psllq xmm4, 7                       ; x1 >>>= 57
-    psrlq xmm2, 57                      ; x1 >>>= 57
-    por xmm4, xmm2                      ; x1 >>>= 57
-    psubq xmm5, xmm4                    ; x2 -= x1
+; x3 ^= x0
+    pxor xmm6, xmm3
+; x3 >>>= 52
+    movdqa xmm2, xmm6
+    psllq xmm6, 12
+    psrlq xmm2, 52
+    por xmm6, xmm2
+; x0 -= x3
+    psubq xmm3, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x1 >>>= 57
+    movdqa xmm2, xmm4
+    psllq xmm4, 7
+    psrlq xmm2, 57
+    por xmm4, xmm2
+; x2 -= x1
+    psubq xmm5, xmm4
 ; inverse round 0
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm2, xmm4                   ; x1 >>>= 14
-    psllq xmm4, 50                      ; x1 >>>= 14
-    psrlq xmm2, 14                      ; x1 >>>= 14
-    por xmm4, xmm2                      ; x1 >>>= 14
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm2, xmm6                   ; x3 >>>= 16
-    psllq xmm6, 48                      ; x3 >>>= 16
-    psrlq xmm2, 16                      ; x3 >>>= 16
-    por xmm6, xmm2                      ; x3 >>>= 16
-    psubq xmm5, xmm6                    ; x2 -= x3
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 14
+    movdqa xmm2, xmm4
+    psllq xmm4, 50
+    psrlq xmm2, 14
+    por xmm4, xmm2
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 16
+    movdqa xmm2, xmm6
+    psllq xmm6, 48
+    psrlq xmm2, 16
+    por xmm6, xmm2
+; x2 -= x3
+    psubq xmm5, xmm6
 ; subtract subkey 0
-    psubq xmm3, [esp + 16]              ; x0 -= k0
-    psubq xmm4, [esp + 32]              ; x1 -= k1
-    psubq xmm5, [esp + 48]              ; x2 -= k2
-    psubq xmm6, [esp + 64]              ; x3 -= k3
-    psubq xmm4, xmm0                    ; x1 -= t0
-    psubq xmm5, xmm1                    ; x2 -= t1
+; x0 -= k0
+    psubq xmm3, [esp + 16]
+; x1 -= k1
+    psubq xmm4, [esp + 32]
+; x2 -= k2
+    psubq xmm5, [esp + 48]
+; x3 -= k3
+    psubq xmm6, [esp + 64]
+; x1 -= t0
+    psubq xmm4, xmm0
+; x2 -= t1
+    psubq xmm5, xmm1
 ; store the block(s)
-    mov edx, dword [ebp + 20]           ; reload out for 'out[0] = x0'
-    movq [edx], xmm3                    ; out[0] = x0
-    movq [edx + 8], xmm4                ; out[1] = x1
-    movq [edx + 16], xmm5               ; out[2] = x2
-    movq [edx + 24], xmm6               ; out[3] = x3
+; out[0] = x0
+    mov edx, dword [ebp + 20]
+    movq [edx], xmm3
+; out[1] = x1
+    movq [edx + 8], xmm4
+; out[2] = x2
+    movq [edx + 16], xmm5
+; out[3] = x3
+    movq [edx + 24], xmm6
 ; next block
-    add eax, 0x10                       ; tweak += 16
-    add ecx, 0x20                       ; in += 32
-    add edx, 0x20                       ; out += 32
-    mov ebx, dword [ebp + 24]           ; reload n for 'n -= 1'
-    sub ebx, 1                          ; n -= 1
-    mov dword [ebp + 16], ecx           ; in back to its stack slot
-    mov dword [ebp + 24], ebx           ; n back to its stack slot
-    mov dword [ebp + 20], edx           ; out back to its stack slot
-    mov dword [ebp + 12], eax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add eax, 0x10
+; in += 32
+    add ecx, 0x20
+; out += 32
+    add edx, 0x20
+; n -= 1
+    mov ebx, dword [ebp + 24]
+    sub ebx, 1
+    mov dword [ebp + 16], ecx
+    mov dword [ebp + 24], ebx
+    mov dword [ebp + 20], edx
+    mov dword [ebp + 12], eax
+; while n != 0
+    jnz .loop
 .done:
     lea esp, [ebp - 4]
     pop ebx

@@ -213,35 +213,35 @@ global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt:function
 global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
-tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks:                  ; groups of 4 blocks in ymm lanes, then the rest scalar
+tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 2                               ; groups of 4
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 2 ; groups of 4
     jz .tail
     call tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -4                             ; blocks done
+    and rax, -4 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 6
-    add rdx, r12                            ; in += 64 * done
+    add rdx, r12 ; in += 64 * done
     mov rcx, rax
     shl rcx, 6
-    add rcx, r13                            ; out += 64 * done
+    add rcx, r13 ; out += 64 * done
     mov r8, r14
-    and r8, 3                               ; blocks left
+    and r8, 3 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -253,2292 +253,3407 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 1032
 .prolog_end:
-    vmovdqu ymm12, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_block]     ; lane b reads block b: offsets b * 64
-    vmovdqu ymm13, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_tweak]     ; tweak of lane b: offsets b * 16
+    vmovdqu ymm12, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 64
+    vmovdqu ymm13, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0x55555555
-    mov dword [rsp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 8], 0x55555555
-    mov dword [rsp + 12], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 12], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 16], 0x55555555
-    mov dword [rsp + 20], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 20], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 24], 0x55555555
-    mov dword [rsp + 28], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 28], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 448], 0x00000001
-    mov dword [rsp + 452], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 452], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 456], 0x00000001
-    mov dword [rsp + 460], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 460], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 464], 0x00000001
-    mov dword [rsp + 468], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 468], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 472], 0x00000001
-    mov dword [rsp + 476], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 476], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 480], 0x00000002
-    mov dword [rsp + 484], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 488], 0x00000002
-    mov dword [rsp + 492], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 496], 0x00000002
-    mov dword [rsp + 500], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 504], 0x00000002
-    mov dword [rsp + 508], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 512], 0x00000003
-    mov dword [rsp + 516], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 520], 0x00000003
-    mov dword [rsp + 524], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 528], 0x00000003
-    mov dword [rsp + 532], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 536], 0x00000003
-    mov dword [rsp + 540], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 544], 0x00000004
-    mov dword [rsp + 548], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 548], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 552], 0x00000004
-    mov dword [rsp + 556], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 556], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 560], 0x00000004
-    mov dword [rsp + 564], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 564], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 568], 0x00000004
-    mov dword [rsp + 572], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 572], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 576], 0x00000005
-    mov dword [rsp + 580], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 580], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 584], 0x00000005
-    mov dword [rsp + 588], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 588], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 592], 0x00000005
-    mov dword [rsp + 596], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 596], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 600], 0x00000005
-    mov dword [rsp + 604], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 604], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 608], 0x00000006
-    mov dword [rsp + 612], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 612], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 616], 0x00000006
-    mov dword [rsp + 620], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 620], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 624], 0x00000006
-    mov dword [rsp + 628], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 628], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 632], 0x00000006
-    mov dword [rsp + 636], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 636], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 640], 0x00000007
-    mov dword [rsp + 644], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 644], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 648], 0x00000007
-    mov dword [rsp + 652], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 652], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 656], 0x00000007
-    mov dword [rsp + 660], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 660], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 664], 0x00000007
-    mov dword [rsp + 668], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 668], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 672], 0x00000008
-    mov dword [rsp + 676], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 676], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 680], 0x00000008
-    mov dword [rsp + 684], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 684], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 688], 0x00000008
-    mov dword [rsp + 692], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 692], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 696], 0x00000008
-    mov dword [rsp + 700], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 700], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 704], 0x00000009
-    mov dword [rsp + 708], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 708], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 712], 0x00000009
-    mov dword [rsp + 716], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 716], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 720], 0x00000009
-    mov dword [rsp + 724], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 724], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 728], 0x00000009
-    mov dword [rsp + 732], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 732], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 736], 0x0000000a
-    mov dword [rsp + 740], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 740], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 744], 0x0000000a
-    mov dword [rsp + 748], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 748], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 752], 0x0000000a
-    mov dword [rsp + 756], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 756], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 760], 0x0000000a
-    mov dword [rsp + 764], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 764], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 768], 0x0000000b
-    mov dword [rsp + 772], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 772], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 776], 0x0000000b
-    mov dword [rsp + 780], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 780], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 784], 0x0000000b
-    mov dword [rsp + 788], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 788], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 792], 0x0000000b
-    mov dword [rsp + 796], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 796], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 800], 0x0000000c
-    mov dword [rsp + 804], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 804], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 808], 0x0000000c
-    mov dword [rsp + 812], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 812], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 816], 0x0000000c
-    mov dword [rsp + 820], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 820], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 824], 0x0000000c
-    mov dword [rsp + 828], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 828], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 832], 0x0000000d
-    mov dword [rsp + 836], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 836], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 840], 0x0000000d
-    mov dword [rsp + 844], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 844], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 848], 0x0000000d
-    mov dword [rsp + 852], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 852], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 856], 0x0000000d
-    mov dword [rsp + 860], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 860], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 864], 0x0000000e
-    mov dword [rsp + 868], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 868], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 872], 0x0000000e
-    mov dword [rsp + 876], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 876], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 880], 0x0000000e
-    mov dword [rsp + 884], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 884], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 888], 0x0000000e
-    mov dword [rsp + 892], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 892], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 896], 0x0000000f
-    mov dword [rsp + 900], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 900], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 904], 0x0000000f
-    mov dword [rsp + 908], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 908], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 912], 0x0000000f
-    mov dword [rsp + 916], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 916], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 920], 0x0000000f
-    mov dword [rsp + 924], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 924], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 928], 0x00000010
-    mov dword [rsp + 932], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 936], 0x00000010
-    mov dword [rsp + 940], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 944], 0x00000010
-    mov dword [rsp + 948], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 952], 0x00000010
-    mov dword [rsp + 956], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 960], 0x00000011
-    mov dword [rsp + 964], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 968], 0x00000011
-    mov dword [rsp + 972], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 976], 0x00000011
-    mov dword [rsp + 980], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 984], 0x00000011
-    mov dword [rsp + 988], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 992], 0x00000012
-    mov dword [rsp + 996], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1000], 0x00000012
-    mov dword [rsp + 1004], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1008], 0x00000012
-    mov dword [rsp + 1012], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1016], 0x00000012
-    mov dword [rsp + 1020], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000012
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq ymm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq ymm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq ymm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq ymm3, qword [rdi + 24] ; k3 = key[3]
-    vpbroadcastq ymm4, qword [rdi + 32] ; k4 = key[4]
-    vpbroadcastq ymm5, qword [rdi + 40] ; k5 = key[5]
-    vpbroadcastq ymm6, qword [rdi + 48] ; k6 = key[6]
-    vpbroadcastq ymm7, qword [rdi + 56] ; k7 = key[7]
-    vmovdqu ymm8, [rsp + 0]             ; k8 = 0x5555555555555555
-    vpxor ymm8, ymm8, ymm0              ; k8 ^= k0
-    vpxor ymm8, ymm8, ymm1              ; k8 ^= k1
-    vpxor ymm8, ymm8, ymm2              ; k8 ^= k2
-    vpxor ymm8, ymm8, ymm3              ; k8 ^= k3
-    vpxor ymm8, ymm8, ymm4              ; k8 ^= k4
-    vpxor ymm8, ymm8, ymm5              ; k8 ^= k5
-    vpxor ymm8, ymm8, ymm6              ; k8 ^= k6
-    vpxor ymm8, ymm8, ymm7              ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 32], rdx           ; in back to its stack slot
-    vmovdqu [rsp + 64], ymm0            ; k0 back to its stack slot
-    vmovdqu [rsp + 96], ymm1            ; k1 back to its stack slot
-    vmovdqu [rsp + 128], ymm2           ; k2 back to its stack slot
-    vmovdqu [rsp + 160], ymm3           ; k3 back to its stack slot
-    vmovdqu [rsp + 192], ymm4           ; k4 back to its stack slot
-    vmovdqu [rsp + 224], ymm5           ; k5 back to its stack slot
-    vmovdqu [rsp + 256], ymm6           ; k6 back to its stack slot
-    vmovdqu [rsp + 288], ymm7           ; k7 back to its stack slot
-    vmovdqu [rsp + 320], ymm8           ; k8 back to its stack slot
-    mov qword [rsp + 352], r8           ; n back to its stack slot
-    mov qword [rsp + 384], rcx          ; out back to its stack slot
-    mov qword [rsp + 416], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq ymm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq ymm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq ymm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq ymm3, qword [rdi + 24]
+; k4 = key[4]
+    vpbroadcastq ymm4, qword [rdi + 32]
+; k5 = key[5]
+    vpbroadcastq ymm5, qword [rdi + 40]
+; k6 = key[6]
+    vpbroadcastq ymm6, qword [rdi + 48]
+; k7 = key[7]
+    vpbroadcastq ymm7, qword [rdi + 56]
+; k8 = 0x5555555555555555
+    vmovdqu ymm8, [rsp + 0]
+; k8 ^= k0
+    vpxor ymm8, ymm8, ymm0
+; k8 ^= k1
+    vpxor ymm8, ymm8, ymm1
+; k8 ^= k2
+    vpxor ymm8, ymm8, ymm2
+; k8 ^= k3
+    vpxor ymm8, ymm8, ymm3
+; k8 ^= k4
+    vpxor ymm8, ymm8, ymm4
+; k8 ^= k5
+    vpxor ymm8, ymm8, ymm5
+; k8 ^= k6
+    vpxor ymm8, ymm8, ymm6
+; k8 ^= k7
+    vpxor ymm8, ymm8, ymm7
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 32], rdx
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm1
+    vmovdqu [rsp + 128], ymm2
+    vmovdqu [rsp + 160], ymm3
+    vmovdqu [rsp + 192], ymm4
+    vmovdqu [rsp + 224], ymm5
+    vmovdqu [rsp + 256], ymm6
+    vmovdqu [rsp + 288], ymm7
+    vmovdqu [rsp + 320], ymm8
+    mov qword [rsp + 352], r8
+    mov qword [rsp + 384], rcx
+    mov qword [rsp + 416], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14; t0 = tweak[0]
+    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
+; t1 = tweak[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14; t1 = tweak[1]
-    vmovdqa ymm2, ymm0                  ; t2 = t0
-    vpxor ymm2, ymm2, ymm1              ; t2 ^= t1
+    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
+; t2 ^= t1
+    vmovdqa ymm2, ymm0
+    vpxor ymm2, ymm2, ymm1
+; x0 = in[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14; x0 = in[0]
+    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
+; x1 = in[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14; x1 = in[1]
+    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
+; x2 = in[2]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14; x2 = in[2]
+    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
+; x3 = in[3]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14; x3 = in[3]
+    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
+; x4 = in[4]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14; x4 = in[4]
+    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14
+; x5 = in[5]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14; x5 = in[5]
+    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14
+; x6 = in[6]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14; x6 = in[6]
+    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14
+; x7 = in[7]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14; x7 = in[7]
+    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14
 ; add subkey 0
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm7, ymm7, [rsp + 192]      ; x4 += k4
-    vpaddq ymm8, ymm8, [rsp + 224]      ; x5 += k5
-    vpaddq ymm9, ymm9, [rsp + 256]      ; x6 += k6
-    vpaddq ymm10, ymm10, [rsp + 288]    ; x7 += k7
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x4 += k4
+    vpaddq ymm7, ymm7, [rsp + 192]
+; x5 += k5
+    vpaddq ymm8, ymm8, [rsp + 224]
+; x6 += k6
+    vpaddq ymm9, ymm9, [rsp + 256]
+; x7 += k7
+    vpaddq ymm10, ymm10, [rsp + 288]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
 ; round 0
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 1
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 2
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 3
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 1
-    vpaddq ymm3, ymm3, [rsp + 96]       ; x0 += k1
-    vpaddq ymm4, ymm4, [rsp + 128]      ; x1 += k2
-    vpaddq ymm5, ymm5, [rsp + 160]      ; x2 += k3
-    vpaddq ymm6, ymm6, [rsp + 192]      ; x3 += k4
-    vpaddq ymm7, ymm7, [rsp + 224]      ; x4 += k5
-    vpaddq ymm8, ymm8, [rsp + 256]      ; x5 += k6
-    vpaddq ymm9, ymm9, [rsp + 288]      ; x6 += k7
-    vpaddq ymm10, ymm10, [rsp + 320]    ; x7 += k8
-    vpaddq ymm8, ymm8, ymm1             ; x5 += t1
-    vpaddq ymm9, ymm9, ymm2             ; x6 += t2
-    vpaddq ymm10, ymm10, [rsp + 448]    ; x7 += 1
+; x0 += k1
+    vpaddq ymm3, ymm3, [rsp + 96]
+; x1 += k2
+    vpaddq ymm4, ymm4, [rsp + 128]
+; x2 += k3
+    vpaddq ymm5, ymm5, [rsp + 160]
+; x3 += k4
+    vpaddq ymm6, ymm6, [rsp + 192]
+; x4 += k5
+    vpaddq ymm7, ymm7, [rsp + 224]
+; x5 += k6
+    vpaddq ymm8, ymm8, [rsp + 256]
+; x6 += k7
+    vpaddq ymm9, ymm9, [rsp + 288]
+; x7 += k8
+    vpaddq ymm10, ymm10, [rsp + 320]
+; x5 += t1
+    vpaddq ymm8, ymm8, ymm1
+; x6 += t2
+    vpaddq ymm9, ymm9, ymm2
+; x7 += 1
+    vpaddq ymm10, ymm10, [rsp + 448]
 ; round 4
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 5
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 6
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 7
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 2
-    vpaddq ymm3, ymm3, [rsp + 128]      ; x0 += k2
-    vpaddq ymm4, ymm4, [rsp + 160]      ; x1 += k3
-    vpaddq ymm5, ymm5, [rsp + 192]      ; x2 += k4
-    vpaddq ymm6, ymm6, [rsp + 224]      ; x3 += k5
-    vpaddq ymm7, ymm7, [rsp + 256]      ; x4 += k6
-    vpaddq ymm8, ymm8, [rsp + 288]      ; x5 += k7
-    vpaddq ymm9, ymm9, [rsp + 320]      ; x6 += k8
-    vpaddq ymm10, ymm10, [rsp + 64]     ; x7 += k0
-    vpaddq ymm8, ymm8, ymm2             ; x5 += t2
-    vpaddq ymm9, ymm9, ymm0             ; x6 += t0
-    vpaddq ymm10, ymm10, [rsp + 480]    ; x7 += 2
+; x0 += k2
+    vpaddq ymm3, ymm3, [rsp + 128]
+; x1 += k3
+    vpaddq ymm4, ymm4, [rsp + 160]
+; x2 += k4
+    vpaddq ymm5, ymm5, [rsp + 192]
+; x3 += k5
+    vpaddq ymm6, ymm6, [rsp + 224]
+; x4 += k6
+    vpaddq ymm7, ymm7, [rsp + 256]
+; x5 += k7
+    vpaddq ymm8, ymm8, [rsp + 288]
+; x6 += k8
+    vpaddq ymm9, ymm9, [rsp + 320]
+; x7 += k0
+    vpaddq ymm10, ymm10, [rsp + 64]
+; x5 += t2
+    vpaddq ymm8, ymm8, ymm2
+; x6 += t0
+    vpaddq ymm9, ymm9, ymm0
+; x7 += 2
+    vpaddq ymm10, ymm10, [rsp + 480]
 ; round 8
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 9
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 10
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 11
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 3
-    vpaddq ymm3, ymm3, [rsp + 160]      ; x0 += k3
-    vpaddq ymm4, ymm4, [rsp + 192]      ; x1 += k4
-    vpaddq ymm5, ymm5, [rsp + 224]      ; x2 += k5
-    vpaddq ymm6, ymm6, [rsp + 256]      ; x3 += k6
-    vpaddq ymm7, ymm7, [rsp + 288]      ; x4 += k7
-    vpaddq ymm8, ymm8, [rsp + 320]      ; x5 += k8
-    vpaddq ymm9, ymm9, [rsp + 64]       ; x6 += k0
-    vpaddq ymm10, ymm10, [rsp + 96]     ; x7 += k1
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
-    vpaddq ymm10, ymm10, [rsp + 512]    ; x7 += 3
+; x0 += k3
+    vpaddq ymm3, ymm3, [rsp + 160]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 192]
+; x2 += k5
+    vpaddq ymm5, ymm5, [rsp + 224]
+; x3 += k6
+    vpaddq ymm6, ymm6, [rsp + 256]
+; x4 += k7
+    vpaddq ymm7, ymm7, [rsp + 288]
+; x5 += k8
+    vpaddq ymm8, ymm8, [rsp + 320]
+; x6 += k0
+    vpaddq ymm9, ymm9, [rsp + 64]
+; x7 += k1
+    vpaddq ymm10, ymm10, [rsp + 96]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
+; x7 += 3
+    vpaddq ymm10, ymm10, [rsp + 512]
 ; round 12
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 13
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 14
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 15
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 4
-    vpaddq ymm3, ymm3, [rsp + 192]      ; x0 += k4
-    vpaddq ymm4, ymm4, [rsp + 224]      ; x1 += k5
-    vpaddq ymm5, ymm5, [rsp + 256]      ; x2 += k6
-    vpaddq ymm6, ymm6, [rsp + 288]      ; x3 += k7
-    vpaddq ymm7, ymm7, [rsp + 320]      ; x4 += k8
-    vpaddq ymm8, ymm8, [rsp + 64]       ; x5 += k0
-    vpaddq ymm9, ymm9, [rsp + 96]       ; x6 += k1
-    vpaddq ymm10, ymm10, [rsp + 128]    ; x7 += k2
-    vpaddq ymm8, ymm8, ymm1             ; x5 += t1
-    vpaddq ymm9, ymm9, ymm2             ; x6 += t2
-    vpaddq ymm10, ymm10, [rsp + 544]    ; x7 += 4
+; x0 += k4
+    vpaddq ymm3, ymm3, [rsp + 192]
+; x1 += k5
+    vpaddq ymm4, ymm4, [rsp + 224]
+; x2 += k6
+    vpaddq ymm5, ymm5, [rsp + 256]
+; x3 += k7
+    vpaddq ymm6, ymm6, [rsp + 288]
+; x4 += k8
+    vpaddq ymm7, ymm7, [rsp + 320]
+; x5 += k0
+    vpaddq ymm8, ymm8, [rsp + 64]
+; x6 += k1
+    vpaddq ymm9, ymm9, [rsp + 96]
+; x7 += k2
+    vpaddq ymm10, ymm10, [rsp + 128]
+; x5 += t1
+    vpaddq ymm8, ymm8, ymm1
+; x6 += t2
+    vpaddq ymm9, ymm9, ymm2
+; x7 += 4
+    vpaddq ymm10, ymm10, [rsp + 544]
 ; round 16
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 17
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 18
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 19
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 5
-    vpaddq ymm3, ymm3, [rsp + 224]      ; x0 += k5
-    vpaddq ymm4, ymm4, [rsp + 256]      ; x1 += k6
-    vpaddq ymm5, ymm5, [rsp + 288]      ; x2 += k7
-    vpaddq ymm6, ymm6, [rsp + 320]      ; x3 += k8
-    vpaddq ymm7, ymm7, [rsp + 64]       ; x4 += k0
-    vpaddq ymm8, ymm8, [rsp + 96]       ; x5 += k1
-    vpaddq ymm9, ymm9, [rsp + 128]      ; x6 += k2
-    vpaddq ymm10, ymm10, [rsp + 160]    ; x7 += k3
-    vpaddq ymm8, ymm8, ymm2             ; x5 += t2
-    vpaddq ymm9, ymm9, ymm0             ; x6 += t0
-    vpaddq ymm10, ymm10, [rsp + 576]    ; x7 += 5
+; x0 += k5
+    vpaddq ymm3, ymm3, [rsp + 224]
+; x1 += k6
+    vpaddq ymm4, ymm4, [rsp + 256]
+; x2 += k7
+    vpaddq ymm5, ymm5, [rsp + 288]
+; x3 += k8
+    vpaddq ymm6, ymm6, [rsp + 320]
+; x4 += k0
+    vpaddq ymm7, ymm7, [rsp + 64]
+; x5 += k1
+    vpaddq ymm8, ymm8, [rsp + 96]
+; x6 += k2
+    vpaddq ymm9, ymm9, [rsp + 128]
+; x7 += k3
+    vpaddq ymm10, ymm10, [rsp + 160]
+; x5 += t2
+    vpaddq ymm8, ymm8, ymm2
+; x6 += t0
+    vpaddq ymm9, ymm9, ymm0
+; x7 += 5
+    vpaddq ymm10, ymm10, [rsp + 576]
 ; round 20
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 21
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 22
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 23
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 6
-    vpaddq ymm3, ymm3, [rsp + 256]      ; x0 += k6
-    vpaddq ymm4, ymm4, [rsp + 288]      ; x1 += k7
-    vpaddq ymm5, ymm5, [rsp + 320]      ; x2 += k8
-    vpaddq ymm6, ymm6, [rsp + 64]       ; x3 += k0
-    vpaddq ymm7, ymm7, [rsp + 96]       ; x4 += k1
-    vpaddq ymm8, ymm8, [rsp + 128]      ; x5 += k2
-    vpaddq ymm9, ymm9, [rsp + 160]      ; x6 += k3
-    vpaddq ymm10, ymm10, [rsp + 192]    ; x7 += k4
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
-    vpaddq ymm10, ymm10, [rsp + 608]    ; x7 += 6
+; x0 += k6
+    vpaddq ymm3, ymm3, [rsp + 256]
+; x1 += k7
+    vpaddq ymm4, ymm4, [rsp + 288]
+; x2 += k8
+    vpaddq ymm5, ymm5, [rsp + 320]
+; x3 += k0
+    vpaddq ymm6, ymm6, [rsp + 64]
+; x4 += k1
+    vpaddq ymm7, ymm7, [rsp + 96]
+; x5 += k2
+    vpaddq ymm8, ymm8, [rsp + 128]
+; x6 += k3
+    vpaddq ymm9, ymm9, [rsp + 160]
+; x7 += k4
+    vpaddq ymm10, ymm10, [rsp + 192]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
+; x7 += 6
+    vpaddq ymm10, ymm10, [rsp + 608]
 ; round 24
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 25
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 26
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 27
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 7
-    vpaddq ymm3, ymm3, [rsp + 288]      ; x0 += k7
-    vpaddq ymm4, ymm4, [rsp + 320]      ; x1 += k8
-    vpaddq ymm5, ymm5, [rsp + 64]       ; x2 += k0
-    vpaddq ymm6, ymm6, [rsp + 96]       ; x3 += k1
-    vpaddq ymm7, ymm7, [rsp + 128]      ; x4 += k2
-    vpaddq ymm8, ymm8, [rsp + 160]      ; x5 += k3
-    vpaddq ymm9, ymm9, [rsp + 192]      ; x6 += k4
-    vpaddq ymm10, ymm10, [rsp + 224]    ; x7 += k5
-    vpaddq ymm8, ymm8, ymm1             ; x5 += t1
-    vpaddq ymm9, ymm9, ymm2             ; x6 += t2
-    vpaddq ymm10, ymm10, [rsp + 640]    ; x7 += 7
+; x0 += k7
+    vpaddq ymm3, ymm3, [rsp + 288]
+; x1 += k8
+    vpaddq ymm4, ymm4, [rsp + 320]
+; x2 += k0
+    vpaddq ymm5, ymm5, [rsp + 64]
+; x3 += k1
+    vpaddq ymm6, ymm6, [rsp + 96]
+; x4 += k2
+    vpaddq ymm7, ymm7, [rsp + 128]
+; x5 += k3
+    vpaddq ymm8, ymm8, [rsp + 160]
+; x6 += k4
+    vpaddq ymm9, ymm9, [rsp + 192]
+; x7 += k5
+    vpaddq ymm10, ymm10, [rsp + 224]
+; x5 += t1
+    vpaddq ymm8, ymm8, ymm1
+; x6 += t2
+    vpaddq ymm9, ymm9, ymm2
+; x7 += 7
+    vpaddq ymm10, ymm10, [rsp + 640]
 ; round 28
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 29
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 30
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 31
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 8
-    vpaddq ymm3, ymm3, [rsp + 320]      ; x0 += k8
-    vpaddq ymm4, ymm4, [rsp + 64]       ; x1 += k0
-    vpaddq ymm5, ymm5, [rsp + 96]       ; x2 += k1
-    vpaddq ymm6, ymm6, [rsp + 128]      ; x3 += k2
-    vpaddq ymm7, ymm7, [rsp + 160]      ; x4 += k3
-    vpaddq ymm8, ymm8, [rsp + 192]      ; x5 += k4
-    vpaddq ymm9, ymm9, [rsp + 224]      ; x6 += k5
-    vpaddq ymm10, ymm10, [rsp + 256]    ; x7 += k6
-    vpaddq ymm8, ymm8, ymm2             ; x5 += t2
-    vpaddq ymm9, ymm9, ymm0             ; x6 += t0
-    vpaddq ymm10, ymm10, [rsp + 672]    ; x7 += 8
+; x0 += k8
+    vpaddq ymm3, ymm3, [rsp + 320]
+; x1 += k0
+    vpaddq ymm4, ymm4, [rsp + 64]
+; x2 += k1
+    vpaddq ymm5, ymm5, [rsp + 96]
+; x3 += k2
+    vpaddq ymm6, ymm6, [rsp + 128]
+; x4 += k3
+    vpaddq ymm7, ymm7, [rsp + 160]
+; x5 += k4
+    vpaddq ymm8, ymm8, [rsp + 192]
+; x6 += k5
+    vpaddq ymm9, ymm9, [rsp + 224]
+; x7 += k6
+    vpaddq ymm10, ymm10, [rsp + 256]
+; x5 += t2
+    vpaddq ymm8, ymm8, ymm2
+; x6 += t0
+    vpaddq ymm9, ymm9, ymm0
+; x7 += 8
+    vpaddq ymm10, ymm10, [rsp + 672]
 ; round 32
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 33
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 34
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 35
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 9
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm7, ymm7, [rsp + 192]      ; x4 += k4
-    vpaddq ymm8, ymm8, [rsp + 224]      ; x5 += k5
-    vpaddq ymm9, ymm9, [rsp + 256]      ; x6 += k6
-    vpaddq ymm10, ymm10, [rsp + 288]    ; x7 += k7
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
-    vpaddq ymm10, ymm10, [rsp + 704]    ; x7 += 9
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x4 += k4
+    vpaddq ymm7, ymm7, [rsp + 192]
+; x5 += k5
+    vpaddq ymm8, ymm8, [rsp + 224]
+; x6 += k6
+    vpaddq ymm9, ymm9, [rsp + 256]
+; x7 += k7
+    vpaddq ymm10, ymm10, [rsp + 288]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
+; x7 += 9
+    vpaddq ymm10, ymm10, [rsp + 704]
 ; round 36
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 37
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 38
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 39
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 10
-    vpaddq ymm3, ymm3, [rsp + 96]       ; x0 += k1
-    vpaddq ymm4, ymm4, [rsp + 128]      ; x1 += k2
-    vpaddq ymm5, ymm5, [rsp + 160]      ; x2 += k3
-    vpaddq ymm6, ymm6, [rsp + 192]      ; x3 += k4
-    vpaddq ymm7, ymm7, [rsp + 224]      ; x4 += k5
-    vpaddq ymm8, ymm8, [rsp + 256]      ; x5 += k6
-    vpaddq ymm9, ymm9, [rsp + 288]      ; x6 += k7
-    vpaddq ymm10, ymm10, [rsp + 320]    ; x7 += k8
-    vpaddq ymm8, ymm8, ymm1             ; x5 += t1
-    vpaddq ymm9, ymm9, ymm2             ; x6 += t2
-    vpaddq ymm10, ymm10, [rsp + 736]    ; x7 += 0xa
+; x0 += k1
+    vpaddq ymm3, ymm3, [rsp + 96]
+; x1 += k2
+    vpaddq ymm4, ymm4, [rsp + 128]
+; x2 += k3
+    vpaddq ymm5, ymm5, [rsp + 160]
+; x3 += k4
+    vpaddq ymm6, ymm6, [rsp + 192]
+; x4 += k5
+    vpaddq ymm7, ymm7, [rsp + 224]
+; x5 += k6
+    vpaddq ymm8, ymm8, [rsp + 256]
+; x6 += k7
+    vpaddq ymm9, ymm9, [rsp + 288]
+; x7 += k8
+    vpaddq ymm10, ymm10, [rsp + 320]
+; x5 += t1
+    vpaddq ymm8, ymm8, ymm1
+; x6 += t2
+    vpaddq ymm9, ymm9, ymm2
+; x7 += 0xa
+    vpaddq ymm10, ymm10, [rsp + 736]
 ; round 40
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 41
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 42
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 43
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 11
-    vpaddq ymm3, ymm3, [rsp + 128]      ; x0 += k2
-    vpaddq ymm4, ymm4, [rsp + 160]      ; x1 += k3
-    vpaddq ymm5, ymm5, [rsp + 192]      ; x2 += k4
-    vpaddq ymm6, ymm6, [rsp + 224]      ; x3 += k5
-    vpaddq ymm7, ymm7, [rsp + 256]      ; x4 += k6
-    vpaddq ymm8, ymm8, [rsp + 288]      ; x5 += k7
-    vpaddq ymm9, ymm9, [rsp + 320]      ; x6 += k8
-    vpaddq ymm10, ymm10, [rsp + 64]     ; x7 += k0
-    vpaddq ymm8, ymm8, ymm2             ; x5 += t2
-    vpaddq ymm9, ymm9, ymm0             ; x6 += t0
-    vpaddq ymm10, ymm10, [rsp + 768]    ; x7 += 0xb
+; x0 += k2
+    vpaddq ymm3, ymm3, [rsp + 128]
+; x1 += k3
+    vpaddq ymm4, ymm4, [rsp + 160]
+; x2 += k4
+    vpaddq ymm5, ymm5, [rsp + 192]
+; x3 += k5
+    vpaddq ymm6, ymm6, [rsp + 224]
+; x4 += k6
+    vpaddq ymm7, ymm7, [rsp + 256]
+; x5 += k7
+    vpaddq ymm8, ymm8, [rsp + 288]
+; x6 += k8
+    vpaddq ymm9, ymm9, [rsp + 320]
+; x7 += k0
+    vpaddq ymm10, ymm10, [rsp + 64]
+; x5 += t2
+    vpaddq ymm8, ymm8, ymm2
+; x6 += t0
+    vpaddq ymm9, ymm9, ymm0
+; x7 += 0xb
+    vpaddq ymm10, ymm10, [rsp + 768]
 ; round 44
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 45
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 46
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 47
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 12
-    vpaddq ymm3, ymm3, [rsp + 160]      ; x0 += k3
-    vpaddq ymm4, ymm4, [rsp + 192]      ; x1 += k4
-    vpaddq ymm5, ymm5, [rsp + 224]      ; x2 += k5
-    vpaddq ymm6, ymm6, [rsp + 256]      ; x3 += k6
-    vpaddq ymm7, ymm7, [rsp + 288]      ; x4 += k7
-    vpaddq ymm8, ymm8, [rsp + 320]      ; x5 += k8
-    vpaddq ymm9, ymm9, [rsp + 64]       ; x6 += k0
-    vpaddq ymm10, ymm10, [rsp + 96]     ; x7 += k1
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
-    vpaddq ymm10, ymm10, [rsp + 800]    ; x7 += 0xc
+; x0 += k3
+    vpaddq ymm3, ymm3, [rsp + 160]
+; x1 += k4
+    vpaddq ymm4, ymm4, [rsp + 192]
+; x2 += k5
+    vpaddq ymm5, ymm5, [rsp + 224]
+; x3 += k6
+    vpaddq ymm6, ymm6, [rsp + 256]
+; x4 += k7
+    vpaddq ymm7, ymm7, [rsp + 288]
+; x5 += k8
+    vpaddq ymm8, ymm8, [rsp + 320]
+; x6 += k0
+    vpaddq ymm9, ymm9, [rsp + 64]
+; x7 += k1
+    vpaddq ymm10, ymm10, [rsp + 96]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
+; x7 += 0xc
+    vpaddq ymm10, ymm10, [rsp + 800]
 ; round 48
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 49
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 50
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 51
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 13
-    vpaddq ymm3, ymm3, [rsp + 192]      ; x0 += k4
-    vpaddq ymm4, ymm4, [rsp + 224]      ; x1 += k5
-    vpaddq ymm5, ymm5, [rsp + 256]      ; x2 += k6
-    vpaddq ymm6, ymm6, [rsp + 288]      ; x3 += k7
-    vpaddq ymm7, ymm7, [rsp + 320]      ; x4 += k8
-    vpaddq ymm8, ymm8, [rsp + 64]       ; x5 += k0
-    vpaddq ymm9, ymm9, [rsp + 96]       ; x6 += k1
-    vpaddq ymm10, ymm10, [rsp + 128]    ; x7 += k2
-    vpaddq ymm8, ymm8, ymm1             ; x5 += t1
-    vpaddq ymm9, ymm9, ymm2             ; x6 += t2
-    vpaddq ymm10, ymm10, [rsp + 832]    ; x7 += 0xd
+; x0 += k4
+    vpaddq ymm3, ymm3, [rsp + 192]
+; x1 += k5
+    vpaddq ymm4, ymm4, [rsp + 224]
+; x2 += k6
+    vpaddq ymm5, ymm5, [rsp + 256]
+; x3 += k7
+    vpaddq ymm6, ymm6, [rsp + 288]
+; x4 += k8
+    vpaddq ymm7, ymm7, [rsp + 320]
+; x5 += k0
+    vpaddq ymm8, ymm8, [rsp + 64]
+; x6 += k1
+    vpaddq ymm9, ymm9, [rsp + 96]
+; x7 += k2
+    vpaddq ymm10, ymm10, [rsp + 128]
+; x5 += t1
+    vpaddq ymm8, ymm8, ymm1
+; x6 += t2
+    vpaddq ymm9, ymm9, ymm2
+; x7 += 0xd
+    vpaddq ymm10, ymm10, [rsp + 832]
 ; round 52
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 53
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 54
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 55
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 14
-    vpaddq ymm3, ymm3, [rsp + 224]      ; x0 += k5
-    vpaddq ymm4, ymm4, [rsp + 256]      ; x1 += k6
-    vpaddq ymm5, ymm5, [rsp + 288]      ; x2 += k7
-    vpaddq ymm6, ymm6, [rsp + 320]      ; x3 += k8
-    vpaddq ymm7, ymm7, [rsp + 64]       ; x4 += k0
-    vpaddq ymm8, ymm8, [rsp + 96]       ; x5 += k1
-    vpaddq ymm9, ymm9, [rsp + 128]      ; x6 += k2
-    vpaddq ymm10, ymm10, [rsp + 160]    ; x7 += k3
-    vpaddq ymm8, ymm8, ymm2             ; x5 += t2
-    vpaddq ymm9, ymm9, ymm0             ; x6 += t0
-    vpaddq ymm10, ymm10, [rsp + 864]    ; x7 += 0xe
+; x0 += k5
+    vpaddq ymm3, ymm3, [rsp + 224]
+; x1 += k6
+    vpaddq ymm4, ymm4, [rsp + 256]
+; x2 += k7
+    vpaddq ymm5, ymm5, [rsp + 288]
+; x3 += k8
+    vpaddq ymm6, ymm6, [rsp + 320]
+; x4 += k0
+    vpaddq ymm7, ymm7, [rsp + 64]
+; x5 += k1
+    vpaddq ymm8, ymm8, [rsp + 96]
+; x6 += k2
+    vpaddq ymm9, ymm9, [rsp + 128]
+; x7 += k3
+    vpaddq ymm10, ymm10, [rsp + 160]
+; x5 += t2
+    vpaddq ymm8, ymm8, ymm2
+; x6 += t0
+    vpaddq ymm9, ymm9, ymm0
+; x7 += 0xe
+    vpaddq ymm10, ymm10, [rsp + 864]
 ; round 56
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 57
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 58
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 59
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 15
-    vpaddq ymm3, ymm3, [rsp + 256]      ; x0 += k6
-    vpaddq ymm4, ymm4, [rsp + 288]      ; x1 += k7
-    vpaddq ymm5, ymm5, [rsp + 320]      ; x2 += k8
-    vpaddq ymm6, ymm6, [rsp + 64]       ; x3 += k0
-    vpaddq ymm7, ymm7, [rsp + 96]       ; x4 += k1
-    vpaddq ymm8, ymm8, [rsp + 128]      ; x5 += k2
-    vpaddq ymm9, ymm9, [rsp + 160]      ; x6 += k3
-    vpaddq ymm10, ymm10, [rsp + 192]    ; x7 += k4
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
-    vpaddq ymm10, ymm10, [rsp + 896]    ; x7 += 0xf
+; x0 += k6
+    vpaddq ymm3, ymm3, [rsp + 256]
+; x1 += k7
+    vpaddq ymm4, ymm4, [rsp + 288]
+; x2 += k8
+    vpaddq ymm5, ymm5, [rsp + 320]
+; x3 += k0
+    vpaddq ymm6, ymm6, [rsp + 64]
+; x4 += k1
+    vpaddq ymm7, ymm7, [rsp + 96]
+; x5 += k2
+    vpaddq ymm8, ymm8, [rsp + 128]
+; x6 += k3
+    vpaddq ymm9, ymm9, [rsp + 160]
+; x7 += k4
+    vpaddq ymm10, ymm10, [rsp + 192]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
+; x7 += 0xf
+    vpaddq ymm10, ymm10, [rsp + 896]
 ; round 60
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm11, ymm11, 15             ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm11, ymm11, 56             ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm11, ymm11, 22             ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm11, ymm11, 56
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm11, ymm11, 22
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 61
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm11, ymm11, 23             ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm11, ymm11, 23
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 62
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm11, ymm11, 35             ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm11, ymm11, 53             ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm11, ymm11, 55             ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm11, ymm11, 55
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 63
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm11, ymm11, 31             ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm11, ymm11, 13             ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm11, ymm11, 25             ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm11, ymm11, 29             ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm11, ymm11, 13
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm11, ymm11, 25
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 16
-    vpaddq ymm3, ymm3, [rsp + 288]      ; x0 += k7
-    vpaddq ymm4, ymm4, [rsp + 320]      ; x1 += k8
-    vpaddq ymm5, ymm5, [rsp + 64]       ; x2 += k0
-    vpaddq ymm6, ymm6, [rsp + 96]       ; x3 += k1
-    vpaddq ymm7, ymm7, [rsp + 128]      ; x4 += k2
-    vpaddq ymm8, ymm8, [rsp + 160]      ; x5 += k3
-    vpaddq ymm9, ymm9, [rsp + 192]      ; x6 += k4
-    vpaddq ymm10, ymm10, [rsp + 224]    ; x7 += k5
-    vpaddq ymm8, ymm8, ymm1             ; x5 += t1
-    vpaddq ymm9, ymm9, ymm2             ; x6 += t2
-    vpaddq ymm10, ymm10, [rsp + 928]    ; x7 += 0x10
+; x0 += k7
+    vpaddq ymm3, ymm3, [rsp + 288]
+; x1 += k8
+    vpaddq ymm4, ymm4, [rsp + 320]
+; x2 += k0
+    vpaddq ymm5, ymm5, [rsp + 64]
+; x3 += k1
+    vpaddq ymm6, ymm6, [rsp + 96]
+; x4 += k2
+    vpaddq ymm7, ymm7, [rsp + 128]
+; x5 += k3
+    vpaddq ymm8, ymm8, [rsp + 160]
+; x6 += k4
+    vpaddq ymm9, ymm9, [rsp + 192]
+; x7 += k5
+    vpaddq ymm10, ymm10, [rsp + 224]
+; x5 += t1
+    vpaddq ymm8, ymm8, ymm1
+; x6 += t2
+    vpaddq ymm9, ymm9, ymm2
+; x7 += 0x10
+    vpaddq ymm10, ymm10, [rsp + 928]
 ; round 64
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 38
-    vpsllq ymm4, ymm4, 38               ; x1 <<<= 38
-    vpsrlq ymm11, ymm11, 26             ; x1 <<<= 38
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 38
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 30
-    vpsllq ymm6, ymm6, 30               ; x3 <<<= 30
-    vpsrlq ymm11, ymm11, 34             ; x3 <<<= 30
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 30
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 50
-    vpsllq ymm8, ymm8, 50               ; x5 <<<= 50
-    vpsrlq ymm11, ymm11, 14             ; x5 <<<= 50
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 50
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 53
-    vpsllq ymm10, ymm10, 53             ; x7 <<<= 53
-    vpsrlq ymm11, ymm11, 11             ; x7 <<<= 53
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 53
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 65
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 48
-    vpsllq ymm4, ymm4, 48               ; x1 <<<= 48
-    vpsrlq ymm11, ymm11, 16             ; x1 <<<= 48
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 48
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 20
-    vpsllq ymm10, ymm10, 20             ; x7 <<<= 20
-    vpsrlq ymm11, ymm11, 44             ; x7 <<<= 20
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 20
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 43
-    vpsllq ymm8, ymm8, 43               ; x5 <<<= 43
-    vpsrlq ymm11, ymm11, 21             ; x5 <<<= 43
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 43
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 31
-    vpsllq ymm6, ymm6, 31               ; x3 <<<= 31
-    vpsrlq ymm11, ymm11, 33             ; x3 <<<= 31
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 31
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 48
+    vpsrlq ymm11, ymm11, 16
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 20
+    vpsrlq ymm11, ymm11, 44
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 43
+    vpsrlq ymm11, ymm11, 21
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 66
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 34
-    vpsllq ymm4, ymm4, 34               ; x1 <<<= 34
-    vpsrlq ymm11, ymm11, 30             ; x1 <<<= 34
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm11, ymm11, 50             ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 15
-    vpsllq ymm8, ymm8, 15               ; x5 <<<= 15
-    vpsrlq ymm11, ymm11, 49             ; x5 <<<= 15
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 15
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm11, ymm11, 37             ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm11, ymm11, 37
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 67
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm11, ymm4                 ; x1 <<<= 26
-    vpsllq ymm4, ymm4, 26               ; x1 <<<= 26
-    vpsrlq ymm11, ymm11, 38             ; x1 <<<= 26
-    vpor ymm4, ymm4, ymm11              ; x1 <<<= 26
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm11, ymm10                ; x7 <<<= 12
-    vpsllq ymm10, ymm10, 12             ; x7 <<<= 12
-    vpsrlq ymm11, ymm11, 52             ; x7 <<<= 12
-    vpor ymm10, ymm10, ymm11            ; x7 <<<= 12
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm11, ymm8                 ; x5 <<<= 58
-    vpsllq ymm8, ymm8, 58               ; x5 <<<= 58
-    vpsrlq ymm11, ymm11, 6              ; x5 <<<= 58
-    vpor ymm8, ymm8, ymm11              ; x5 <<<= 58
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm11, ymm6                 ; x3 <<<= 7
-    vpsllq ymm6, ymm6, 7                ; x3 <<<= 7
-    vpsrlq ymm11, ymm11, 57             ; x3 <<<= 7
-    vpor ymm6, ymm6, ymm11              ; x3 <<<= 7
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 12
+    vpsrlq ymm11, ymm11, 52
+    vpor ymm10, ymm10, ymm11
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 58
+    vpsrlq ymm11, ymm11, 6
+    vpor ymm8, ymm8, ymm11
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 7
+    vpsrlq ymm11, ymm11, 57
+    vpor ymm6, ymm6, ymm11
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 17
-    vpaddq ymm3, ymm3, [rsp + 320]      ; x0 += k8
-    vpaddq ymm4, ymm4, [rsp + 64]       ; x1 += k0
-    vpaddq ymm5, ymm5, [rsp + 96]       ; x2 += k1
-    vpaddq ymm6, ymm6, [rsp + 128]      ; x3 += k2
-    vpaddq ymm7, ymm7, [rsp + 160]      ; x4 += k3
-    vpaddq ymm8, ymm8, [rsp + 192]      ; x5 += k4
-    vpaddq ymm9, ymm9, [rsp + 224]      ; x6 += k5
-    vpaddq ymm10, ymm10, [rsp + 256]    ; x7 += k6
-    vpaddq ymm8, ymm8, ymm2             ; x5 += t2
-    vpaddq ymm9, ymm9, ymm0             ; x6 += t0
-    vpaddq ymm10, ymm10, [rsp + 960]    ; x7 += 0x11
+; x0 += k8
+    vpaddq ymm3, ymm3, [rsp + 320]
+; x1 += k0
+    vpaddq ymm4, ymm4, [rsp + 64]
+; x2 += k1
+    vpaddq ymm5, ymm5, [rsp + 96]
+; x3 += k2
+    vpaddq ymm6, ymm6, [rsp + 128]
+; x4 += k3
+    vpaddq ymm7, ymm7, [rsp + 160]
+; x5 += k4
+    vpaddq ymm8, ymm8, [rsp + 192]
+; x6 += k5
+    vpaddq ymm9, ymm9, [rsp + 224]
+; x7 += k6
+    vpaddq ymm10, ymm10, [rsp + 256]
+; x5 += t2
+    vpaddq ymm8, ymm8, ymm2
+; x6 += t0
+    vpaddq ymm9, ymm9, ymm0
+; x7 += 0x11
+    vpaddq ymm10, ymm10, [rsp + 960]
 ; round 68
-    vpaddq ymm3, ymm3, ymm4             ; x0 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm2, ymm2, 31               ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vpaddq ymm5, ymm5, ymm6             ; x2 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 49
-    vpsllq ymm6, ymm6, 49               ; x3 <<<= 49
-    vpsrlq ymm2, ymm2, 15               ; x3 <<<= 49
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 49
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vpaddq ymm7, ymm7, ymm8             ; x4 += x5
-    vmovdqa ymm2, ymm8                  ; x5 <<<= 8
-    vpsllq ymm8, ymm8, 8                ; x5 <<<= 8
-    vpsrlq ymm2, ymm2, 56               ; x5 <<<= 8
-    vpor ymm8, ymm8, ymm2               ; x5 <<<= 8
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vpaddq ymm9, ymm9, ymm10            ; x6 += x7
-    vmovdqa ymm2, ymm10                 ; x7 <<<= 42
-    vpsllq ymm10, ymm10, 42             ; x7 <<<= 42
-    vpsrlq ymm2, ymm2, 22               ; x7 <<<= 42
-    vpor ymm10, ymm10, ymm2             ; x7 <<<= 42
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
+; x0 += x1
+    vpaddq ymm3, ymm3, ymm4
+; x1 <<<= 33
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm2, ymm2, 31
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x2 += x3
+    vpaddq ymm5, ymm5, ymm6
+; x3 <<<= 49
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 49
+    vpsrlq ymm2, ymm2, 15
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x4 += x5
+    vpaddq ymm7, ymm7, ymm8
+; x5 <<<= 8
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 8
+    vpsrlq ymm2, ymm2, 56
+    vpor ymm8, ymm8, ymm2
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x6 += x7
+    vpaddq ymm9, ymm9, ymm10
+; x7 <<<= 42
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 42
+    vpsrlq ymm2, ymm2, 22
+    vpor ymm10, ymm10, ymm2
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
 ; round 69
-    vpaddq ymm5, ymm5, ymm4             ; x2 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 39
-    vpsllq ymm4, ymm4, 39               ; x1 <<<= 39
-    vpsrlq ymm2, ymm2, 25               ; x1 <<<= 39
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 39
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vpaddq ymm7, ymm7, ymm10            ; x4 += x7
-    vmovdqa ymm2, ymm10                 ; x7 <<<= 27
-    vpsllq ymm10, ymm10, 27             ; x7 <<<= 27
-    vpsrlq ymm2, ymm2, 37               ; x7 <<<= 27
-    vpor ymm10, ymm10, ymm2             ; x7 <<<= 27
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vpaddq ymm9, ymm9, ymm8             ; x6 += x5
-    vmovdqa ymm2, ymm8                  ; x5 <<<= 41
-    vpsllq ymm8, ymm8, 41               ; x5 <<<= 41
-    vpsrlq ymm2, ymm2, 23               ; x5 <<<= 41
-    vpor ymm8, ymm8, ymm2               ; x5 <<<= 41
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vpaddq ymm3, ymm3, ymm6             ; x0 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 14
-    vpsllq ymm6, ymm6, 14               ; x3 <<<= 14
-    vpsrlq ymm2, ymm2, 50               ; x3 <<<= 14
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 14
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
+; x2 += x1
+    vpaddq ymm5, ymm5, ymm4
+; x1 <<<= 39
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 39
+    vpsrlq ymm2, ymm2, 25
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x4 += x7
+    vpaddq ymm7, ymm7, ymm10
+; x7 <<<= 27
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 27
+    vpsrlq ymm2, ymm2, 37
+    vpor ymm10, ymm10, ymm2
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x6 += x5
+    vpaddq ymm9, ymm9, ymm8
+; x5 <<<= 41
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 41
+    vpsrlq ymm2, ymm2, 23
+    vpor ymm8, ymm8, ymm2
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x0 += x3
+    vpaddq ymm3, ymm3, ymm6
+; x3 <<<= 14
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 14
+    vpsrlq ymm2, ymm2, 50
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
 ; round 70
-    vpaddq ymm7, ymm7, ymm4             ; x4 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 29
-    vpsllq ymm4, ymm4, 29               ; x1 <<<= 29
-    vpsrlq ymm2, ymm2, 35               ; x1 <<<= 29
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 29
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vpaddq ymm9, ymm9, ymm6             ; x6 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 26
-    vpsllq ymm6, ymm6, 26               ; x3 <<<= 26
-    vpsrlq ymm2, ymm2, 38               ; x3 <<<= 26
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 26
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vpaddq ymm3, ymm3, ymm8             ; x0 += x5
-    vmovdqa ymm2, ymm8                  ; x5 <<<= 11
-    vpsllq ymm8, ymm8, 11               ; x5 <<<= 11
-    vpsrlq ymm2, ymm2, 53               ; x5 <<<= 11
-    vpor ymm8, ymm8, ymm2               ; x5 <<<= 11
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vpaddq ymm5, ymm5, ymm10            ; x2 += x7
-    vmovdqa ymm2, ymm10                 ; x7 <<<= 9
-    vpsllq ymm10, ymm10, 9              ; x7 <<<= 9
-    vpsrlq ymm2, ymm2, 55               ; x7 <<<= 9
-    vpor ymm10, ymm10, ymm2             ; x7 <<<= 9
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
+; x4 += x1
+    vpaddq ymm7, ymm7, ymm4
+; x1 <<<= 29
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 29
+    vpsrlq ymm2, ymm2, 35
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x6 += x3
+    vpaddq ymm9, ymm9, ymm6
+; x3 <<<= 26
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 26
+    vpsrlq ymm2, ymm2, 38
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x0 += x5
+    vpaddq ymm3, ymm3, ymm8
+; x5 <<<= 11
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 11
+    vpsrlq ymm2, ymm2, 53
+    vpor ymm8, ymm8, ymm2
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x2 += x7
+    vpaddq ymm5, ymm5, ymm10
+; x7 <<<= 9
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 9
+    vpsrlq ymm2, ymm2, 55
+    vpor ymm10, ymm10, ymm2
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
 ; round 71
-    vpaddq ymm9, ymm9, ymm4             ; x6 += x1
-    vmovdqa ymm2, ymm4                  ; x1 <<<= 33
-    vpsllq ymm4, ymm4, 33               ; x1 <<<= 33
-    vpsrlq ymm2, ymm2, 31               ; x1 <<<= 33
-    vpor ymm4, ymm4, ymm2               ; x1 <<<= 33
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vpaddq ymm3, ymm3, ymm10            ; x0 += x7
-    vmovdqa ymm2, ymm10                 ; x7 <<<= 51
-    vpsllq ymm10, ymm10, 51             ; x7 <<<= 51
-    vpsrlq ymm2, ymm2, 13               ; x7 <<<= 51
-    vpor ymm10, ymm10, ymm2             ; x7 <<<= 51
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vpaddq ymm5, ymm5, ymm8             ; x2 += x5
-    vmovdqa ymm2, ymm8                  ; x5 <<<= 39
-    vpsllq ymm8, ymm8, 39               ; x5 <<<= 39
-    vpsrlq ymm2, ymm2, 25               ; x5 <<<= 39
-    vpor ymm8, ymm8, ymm2               ; x5 <<<= 39
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vpaddq ymm7, ymm7, ymm6             ; x4 += x3
-    vmovdqa ymm2, ymm6                  ; x3 <<<= 35
-    vpsllq ymm6, ymm6, 35               ; x3 <<<= 35
-    vpsrlq ymm2, ymm2, 29               ; x3 <<<= 35
-    vpor ymm6, ymm6, ymm2               ; x3 <<<= 35
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
+; x6 += x1
+    vpaddq ymm9, ymm9, ymm4
+; x1 <<<= 33
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 33
+    vpsrlq ymm2, ymm2, 31
+    vpor ymm4, ymm4, ymm2
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x0 += x7
+    vpaddq ymm3, ymm3, ymm10
+; x7 <<<= 51
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 51
+    vpsrlq ymm2, ymm2, 13
+    vpor ymm10, ymm10, ymm2
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x2 += x5
+    vpaddq ymm5, ymm5, ymm8
+; x5 <<<= 39
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 39
+    vpsrlq ymm2, ymm2, 25
+    vpor ymm8, ymm8, ymm2
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x4 += x3
+    vpaddq ymm7, ymm7, ymm6
+; x3 <<<= 35
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 35
+    vpsrlq ymm2, ymm2, 29
+    vpor ymm6, ymm6, ymm2
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
 ; add subkey 18
-    vpaddq ymm3, ymm3, [rsp + 64]       ; x0 += k0
-    vpaddq ymm4, ymm4, [rsp + 96]       ; x1 += k1
-    vpaddq ymm5, ymm5, [rsp + 128]      ; x2 += k2
-    vpaddq ymm6, ymm6, [rsp + 160]      ; x3 += k3
-    vpaddq ymm7, ymm7, [rsp + 192]      ; x4 += k4
-    vpaddq ymm8, ymm8, [rsp + 224]      ; x5 += k5
-    vpaddq ymm9, ymm9, [rsp + 256]      ; x6 += k6
-    vpaddq ymm10, ymm10, [rsp + 288]    ; x7 += k7
-    vpaddq ymm8, ymm8, ymm0             ; x5 += t0
-    vpaddq ymm9, ymm9, ymm1             ; x6 += t1
-    vpaddq ymm10, ymm10, [rsp + 992]    ; x7 += 0x12
+; x0 += k0
+    vpaddq ymm3, ymm3, [rsp + 64]
+; x1 += k1
+    vpaddq ymm4, ymm4, [rsp + 96]
+; x2 += k2
+    vpaddq ymm5, ymm5, [rsp + 128]
+; x3 += k3
+    vpaddq ymm6, ymm6, [rsp + 160]
+; x4 += k4
+    vpaddq ymm7, ymm7, [rsp + 192]
+; x5 += k5
+    vpaddq ymm8, ymm8, [rsp + 224]
+; x6 += k6
+    vpaddq ymm9, ymm9, [rsp + 256]
+; x7 += k7
+    vpaddq ymm10, ymm10, [rsp + 288]
+; x5 += t0
+    vpaddq ymm8, ymm8, ymm0
+; x6 += t1
+    vpaddq ymm9, ymm9, ymm1
+; x7 += 0x12
+    vpaddq ymm10, ymm10, [rsp + 992]
 ; store the block(s)
+; out[0] = x0
     vmovq [rcx + 0], xmm3
     vpextrq [rcx + 64], xmm3, 1
     vextracti128 xmm15, ymm3, 1
     vmovq [rcx + 128], xmm15
-    vpextrq [rcx + 192], xmm15, 1; out[0] = x0
+    vpextrq [rcx + 192], xmm15, 1
+; out[1] = x1
     vmovq [rcx + 8], xmm4
     vpextrq [rcx + 72], xmm4, 1
     vextracti128 xmm15, ymm4, 1
     vmovq [rcx + 136], xmm15
-    vpextrq [rcx + 200], xmm15, 1; out[1] = x1
+    vpextrq [rcx + 200], xmm15, 1
+; out[2] = x2
     vmovq [rcx + 16], xmm5
     vpextrq [rcx + 80], xmm5, 1
     vextracti128 xmm15, ymm5, 1
     vmovq [rcx + 144], xmm15
-    vpextrq [rcx + 208], xmm15, 1; out[2] = x2
+    vpextrq [rcx + 208], xmm15, 1
+; out[3] = x3
     vmovq [rcx + 24], xmm6
     vpextrq [rcx + 88], xmm6, 1
     vextracti128 xmm15, ymm6, 1
     vmovq [rcx + 152], xmm15
-    vpextrq [rcx + 216], xmm15, 1; out[3] = x3
+    vpextrq [rcx + 216], xmm15, 1
+; out[4] = x4
     vmovq [rcx + 32], xmm7
     vpextrq [rcx + 96], xmm7, 1
     vextracti128 xmm15, ymm7, 1
     vmovq [rcx + 160], xmm15
-    vpextrq [rcx + 224], xmm15, 1; out[4] = x4
+    vpextrq [rcx + 224], xmm15, 1
+; out[5] = x5
     vmovq [rcx + 40], xmm8
     vpextrq [rcx + 104], xmm8, 1
     vextracti128 xmm15, ymm8, 1
     vmovq [rcx + 168], xmm15
-    vpextrq [rcx + 232], xmm15, 1; out[5] = x5
+    vpextrq [rcx + 232], xmm15, 1
+; out[6] = x6
     vmovq [rcx + 48], xmm9
     vpextrq [rcx + 112], xmm9, 1
     vextracti128 xmm15, ymm9, 1
     vmovq [rcx + 176], xmm15
-    vpextrq [rcx + 240], xmm15, 1; out[6] = x6
+    vpextrq [rcx + 240], xmm15, 1
+; out[7] = x7
     vmovq [rcx + 56], xmm10
     vpextrq [rcx + 120], xmm10, 1
     vextracti128 xmm15, ymm10, 1
     vmovq [rcx + 184], xmm15
-    vpextrq [rcx + 248], xmm15, 1; out[7] = x7
+    vpextrq [rcx + 248], xmm15, 1
 ; next block
-    add rsi, 0x40                       ; tweak += 64
-    add rdx, 0x100                      ; in += 256
-    add rcx, 0x100                      ; out += 256
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 64
+    add rsi, 0x40
+; in += 256
+    add rdx, 0x100
+; out += 256
+    add rcx, 0x100
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 1032
@@ -2547,8 +3662,8 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .entry:
@@ -2563,1239 +3678,2354 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov rdi, 0x5555555555555555         ; k8 = 0x5555555555555555
-    xor rdi, rax                        ; k8 ^= k0
-    xor rdi, r9                         ; k8 ^= k1
-    xor rdi, r10                        ; k8 ^= k2
-    xor rdi, r11                        ; k8 ^= k3
-    xor rdi, rbx                        ; k8 ^= k4
-    xor rdi, rbp                        ; k8 ^= k5
-    xor rdi, r12                        ; k8 ^= k6
-    xor rdi, r13                        ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rbx           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbp           ; k5 back to its stack slot
-    mov qword [rsp + 56], r12           ; k6 back to its stack slot
-    mov qword [rsp + 64], r13           ; k7 back to its stack slot
-    mov qword [rsp + 72], rdi           ; k8 back to its stack slot
-    mov qword [rsp + 80], r8            ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k8 ^= k0
+    xor rdi, rax
+; k8 ^= k1
+    xor rdi, r9
+; k8 ^= k2
+    xor rdi, r10
+; k8 ^= k3
+    xor rdi, r11
+; k8 ^= k4
+    xor rdi, rbx
+; k8 ^= k5
+    xor rdi, rbp
+; k8 ^= k6
+    xor rdi, r12
+; k8 ^= k7
+    xor rdi, r13
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], r13
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 96]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 96]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
 ; add subkey 0
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 1
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 2
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 3
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 1
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 1                          ; x7 += 1
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 1
+    add r13, 1
 ; round 4
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 5
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 6
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 7
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 2
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 2                          ; x7 += 2
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k5
+    add r11, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 2
+    add r13, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 9
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 10
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 11
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 3
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 48]           ; x2 += k5
-    add r11, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 3                          ; x7 += 3
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k5
+    add r10, qword [rsp + 48]
+; x3 += k6
+    add r11, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 3
+    add r13, 3
 ; round 12
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 13
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 14
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 15
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 4
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 48]            ; x1 += k5
-    add r10, qword [rsp + 56]           ; x2 += k6
-    add r11, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 4                          ; x7 += 4
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k5
+    add r9, qword [rsp + 48]
+; x2 += k6
+    add r10, qword [rsp + 56]
+; x3 += k7
+    add r11, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 4
+    add r13, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 17
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 18
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 19
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 5
-    add r8, qword [rsp + 48]            ; x0 += k5
-    add r9, qword [rsp + 56]            ; x1 += k6
-    add r10, qword [rsp + 64]           ; x2 += k7
-    add r11, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 5                          ; x7 += 5
+; x0 += k5
+    add r8, qword [rsp + 48]
+; x1 += k6
+    add r9, qword [rsp + 56]
+; x2 += k7
+    add r10, qword [rsp + 64]
+; x3 += k8
+    add r11, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 5
+    add r13, 5
 ; round 20
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 21
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 22
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 23
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 6
-    add r8, qword [rsp + 56]            ; x0 += k6
-    add r9, qword [rsp + 64]            ; x1 += k7
-    add r10, qword [rsp + 72]           ; x2 += k8
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 6                          ; x7 += 6
+; x0 += k6
+    add r8, qword [rsp + 56]
+; x1 += k7
+    add r9, qword [rsp + 64]
+; x2 += k8
+    add r10, qword [rsp + 72]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 6
+    add r13, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 25
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 26
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 27
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 7
-    add r8, qword [rsp + 64]            ; x0 += k7
-    add r9, qword [rsp + 72]            ; x1 += k8
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 7                          ; x7 += 7
+; x0 += k7
+    add r8, qword [rsp + 64]
+; x1 += k8
+    add r9, qword [rsp + 72]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 7
+    add r13, 7
 ; round 28
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 29
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 30
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 31
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 8
-    add r8, qword [rsp + 72]            ; x0 += k8
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 8                          ; x7 += 8
+; x0 += k8
+    add r8, qword [rsp + 72]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 8
+    add r13, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 33
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 34
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 35
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 9
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 9                          ; x7 += 9
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 9
+    add r13, 9
 ; round 36
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 37
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 38
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 39
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 10
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0xa                        ; x7 += 0xa
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0xa
+    add r13, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 41
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 42
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 43
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 11
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xb                        ; x7 += 0xb
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k5
+    add r11, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0xb
+    add r13, 0xb
 ; round 44
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 45
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 46
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 47
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 12
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 48]           ; x2 += k5
-    add r11, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xc                        ; x7 += 0xc
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k5
+    add r10, qword [rsp + 48]
+; x3 += k6
+    add r11, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xc
+    add r13, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 49
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 50
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 51
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 13
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 48]            ; x1 += k5
-    add r10, qword [rsp + 56]           ; x2 += k6
-    add r11, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0xd                        ; x7 += 0xd
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k5
+    add r9, qword [rsp + 48]
+; x2 += k6
+    add r10, qword [rsp + 56]
+; x3 += k7
+    add r11, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0xd
+    add r13, 0xd
 ; round 52
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 53
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 54
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 55
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 14
-    add r8, qword [rsp + 48]            ; x0 += k5
-    add r9, qword [rsp + 56]            ; x1 += k6
-    add r10, qword [rsp + 64]           ; x2 += k7
-    add r11, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xe                        ; x7 += 0xe
+; x0 += k5
+    add r8, qword [rsp + 48]
+; x1 += k6
+    add r9, qword [rsp + 56]
+; x2 += k7
+    add r10, qword [rsp + 64]
+; x3 += k8
+    add r11, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0xe
+    add r13, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 57
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 58
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 59
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 15
-    add r8, qword [rsp + 56]            ; x0 += k6
-    add r9, qword [rsp + 64]            ; x1 += k7
-    add r10, qword [rsp + 72]           ; x2 += k8
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xf                        ; x7 += 0xf
+; x0 += k6
+    add r8, qword [rsp + 56]
+; x1 += k7
+    add r9, qword [rsp + 64]
+; x2 += k8
+    add r10, qword [rsp + 72]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xf
+    add r13, 0xf
 ; round 60
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 61
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 62
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 63
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 16
-    add r8, qword [rsp + 64]            ; x0 += k7
-    add r9, qword [rsp + 72]            ; x1 += k8
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0x10                       ; x7 += 0x10
+; x0 += k7
+    add r8, qword [rsp + 64]
+; x1 += k8
+    add r9, qword [rsp + 72]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0x10
+    add r13, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 38                          ; x1 <<<= 38
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 50                         ; x5 <<<= 50
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 53                         ; x7 <<<= 53
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 38
+    rol r9, 38
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 50
+    rol rbp, 50
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 53
+    rol r13, 53
+; x7 ^= x6
+    xor r13, r12
 ; round 65
-    add r10, r9                         ; x2 += x1
-    rol r9, 48                          ; x1 <<<= 48
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 20                         ; x7 <<<= 20
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 43                         ; x5 <<<= 43
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 31                         ; x3 <<<= 31
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 48
+    rol r9, 48
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 20
+    rol r13, 20
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 43
+    rol rbp, 43
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 31
+    rol r11, 31
+; x3 ^= x0
+    xor r11, r8
 ; round 66
-    add rbx, r9                         ; x4 += x1
-    rol r9, 34                          ; x1 <<<= 34
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 15                         ; x5 <<<= 15
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 34
+    rol r9, 34
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 15
+    rol rbp, 15
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x2
+    xor r13, r10
 ; round 67
-    add r12, r9                         ; x6 += x1
-    rol r9, 26                          ; x1 <<<= 26
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 12                         ; x7 <<<= 12
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 58                         ; x5 <<<= 58
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 7                          ; x3 <<<= 7
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 26
+    rol r9, 26
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 12
+    rol r13, 12
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 58
+    rol rbp, 58
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 7
+    rol r11, 7
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 17
-    add r8, qword [rsp + 72]            ; x0 += k8
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0x11                       ; x7 += 0x11
+; x0 += k8
+    add r8, qword [rsp + 72]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0x11
+    add r13, 0x11
 ; round 68
-    add r8, r9                          ; x0 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 8                          ; x5 <<<= 8
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 42                         ; x7 <<<= 42
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 8
+    rol rbp, 8
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 42
+    rol r13, 42
+; x7 ^= x6
+    xor r13, r12
 ; round 69
-    add r10, r9                         ; x2 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 41                         ; x5 <<<= 41
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 14                         ; x3 <<<= 14
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 41
+    rol rbp, 41
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 14
+    rol r11, 14
+; x3 ^= x0
+    xor r11, r8
 ; round 70
-    add rbx, r9                         ; x4 += x1
-    rol r9, 29                          ; x1 <<<= 29
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 26                         ; x3 <<<= 26
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 11                         ; x5 <<<= 11
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 29
+    rol r9, 29
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 26
+    rol r11, 26
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 11
+    rol rbp, 11
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x2
+    xor r13, r10
 ; round 71
-    add r12, r9                         ; x6 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 51                         ; x7 <<<= 51
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 35                         ; x3 <<<= 35
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 51
+    rol r13, 51
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 35
+    rol r11, 35
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 18
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0x12                       ; x7 += 0x12
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0x12
+    add r13, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 88]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 88]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x40                       ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 80]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 80], rdx           ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add rdi, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 80]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13
@@ -3806,35 +6036,35 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .end:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
-tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks:                  ; groups of 4 blocks in ymm lanes, then the rest scalar
+tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 2                               ; groups of 4
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 2 ; groups of 4
     jz .tail
     call tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -4                             ; blocks done
+    and rax, -4 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 6
-    add rdx, r12                            ; in += 64 * done
+    add rdx, r12 ; in += 64 * done
     mov rcx, rax
     shl rcx, 6
-    add rcx, r13                            ; out += 64 * done
+    add rcx, r13 ; out += 64 * done
     mov r8, r14
-    and r8, 3                               ; blocks left
+    and r8, 3 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -3846,2292 +6076,3407 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 1032
 .prolog_end:
-    vmovdqu ymm12, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_block]     ; lane b reads block b: offsets b * 64
-    vmovdqu ymm13, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_tweak]     ; tweak of lane b: offsets b * 16
+    vmovdqu ymm12, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 64
+    vmovdqu ymm13, [rel tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0x55555555
-    mov dword [rsp + 4], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 4], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 8], 0x55555555
-    mov dword [rsp + 12], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 12], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 16], 0x55555555
-    mov dword [rsp + 20], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 20], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 24], 0x55555555
-    mov dword [rsp + 28], 0x55555555   ; constant 0x5555555555555555
+    mov dword [rsp + 28], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 448], 0x00000012
-    mov dword [rsp + 452], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 452], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 456], 0x00000012
-    mov dword [rsp + 460], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 460], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 464], 0x00000012
-    mov dword [rsp + 468], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 468], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 472], 0x00000012
-    mov dword [rsp + 476], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 476], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 480], 0x00000011
-    mov dword [rsp + 484], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 484], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 488], 0x00000011
-    mov dword [rsp + 492], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 492], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 496], 0x00000011
-    mov dword [rsp + 500], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 500], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 504], 0x00000011
-    mov dword [rsp + 508], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 508], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 512], 0x00000010
-    mov dword [rsp + 516], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 516], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 520], 0x00000010
-    mov dword [rsp + 524], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 524], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 528], 0x00000010
-    mov dword [rsp + 532], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 532], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 536], 0x00000010
-    mov dword [rsp + 540], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 540], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 544], 0x0000000f
-    mov dword [rsp + 548], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 548], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 552], 0x0000000f
-    mov dword [rsp + 556], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 556], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 560], 0x0000000f
-    mov dword [rsp + 564], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 564], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 568], 0x0000000f
-    mov dword [rsp + 572], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 572], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 576], 0x0000000e
-    mov dword [rsp + 580], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 580], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 584], 0x0000000e
-    mov dword [rsp + 588], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 588], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 592], 0x0000000e
-    mov dword [rsp + 596], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 596], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 600], 0x0000000e
-    mov dword [rsp + 604], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 604], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 608], 0x0000000d
-    mov dword [rsp + 612], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 612], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 616], 0x0000000d
-    mov dword [rsp + 620], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 620], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 624], 0x0000000d
-    mov dword [rsp + 628], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 628], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 632], 0x0000000d
-    mov dword [rsp + 636], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 636], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 640], 0x0000000c
-    mov dword [rsp + 644], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 644], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 648], 0x0000000c
-    mov dword [rsp + 652], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 652], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 656], 0x0000000c
-    mov dword [rsp + 660], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 660], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 664], 0x0000000c
-    mov dword [rsp + 668], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 668], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 672], 0x0000000b
-    mov dword [rsp + 676], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 676], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 680], 0x0000000b
-    mov dword [rsp + 684], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 684], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 688], 0x0000000b
-    mov dword [rsp + 692], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 692], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 696], 0x0000000b
-    mov dword [rsp + 700], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 700], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 704], 0x0000000a
-    mov dword [rsp + 708], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 708], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 712], 0x0000000a
-    mov dword [rsp + 716], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 716], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 720], 0x0000000a
-    mov dword [rsp + 724], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 724], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 728], 0x0000000a
-    mov dword [rsp + 732], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 732], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 736], 0x00000009
-    mov dword [rsp + 740], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 740], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 744], 0x00000009
-    mov dword [rsp + 748], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 748], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 752], 0x00000009
-    mov dword [rsp + 756], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 756], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 760], 0x00000009
-    mov dword [rsp + 764], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 764], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 768], 0x00000008
-    mov dword [rsp + 772], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 772], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 776], 0x00000008
-    mov dword [rsp + 780], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 780], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 784], 0x00000008
-    mov dword [rsp + 788], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 788], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 792], 0x00000008
-    mov dword [rsp + 796], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 796], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 800], 0x00000007
-    mov dword [rsp + 804], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 804], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 808], 0x00000007
-    mov dword [rsp + 812], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 812], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 816], 0x00000007
-    mov dword [rsp + 820], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 820], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 824], 0x00000007
-    mov dword [rsp + 828], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 828], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 832], 0x00000006
-    mov dword [rsp + 836], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 836], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 840], 0x00000006
-    mov dword [rsp + 844], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 844], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 848], 0x00000006
-    mov dword [rsp + 852], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 852], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 856], 0x00000006
-    mov dword [rsp + 860], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 860], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 864], 0x00000005
-    mov dword [rsp + 868], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 868], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 872], 0x00000005
-    mov dword [rsp + 876], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 876], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 880], 0x00000005
-    mov dword [rsp + 884], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 884], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 888], 0x00000005
-    mov dword [rsp + 892], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 892], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 896], 0x00000004
-    mov dword [rsp + 900], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 900], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 904], 0x00000004
-    mov dword [rsp + 908], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 908], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 912], 0x00000004
-    mov dword [rsp + 916], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 916], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 920], 0x00000004
-    mov dword [rsp + 924], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 924], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 928], 0x00000003
-    mov dword [rsp + 932], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 936], 0x00000003
-    mov dword [rsp + 940], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 944], 0x00000003
-    mov dword [rsp + 948], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 952], 0x00000003
-    mov dword [rsp + 956], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 960], 0x00000002
-    mov dword [rsp + 964], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 968], 0x00000002
-    mov dword [rsp + 972], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 976], 0x00000002
-    mov dword [rsp + 980], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 984], 0x00000002
-    mov dword [rsp + 988], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 992], 0x00000001
-    mov dword [rsp + 996], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1000], 0x00000001
-    mov dword [rsp + 1004], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1008], 0x00000001
-    mov dword [rsp + 1012], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1016], 0x00000001
-    mov dword [rsp + 1020], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000001
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq ymm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq ymm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq ymm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq ymm3, qword [rdi + 24] ; k3 = key[3]
-    vpbroadcastq ymm4, qword [rdi + 32] ; k4 = key[4]
-    vpbroadcastq ymm5, qword [rdi + 40] ; k5 = key[5]
-    vpbroadcastq ymm6, qword [rdi + 48] ; k6 = key[6]
-    vpbroadcastq ymm7, qword [rdi + 56] ; k7 = key[7]
-    vmovdqu ymm8, [rsp + 0]             ; k8 = 0x5555555555555555
-    vpxor ymm8, ymm8, ymm0              ; k8 ^= k0
-    vpxor ymm8, ymm8, ymm1              ; k8 ^= k1
-    vpxor ymm8, ymm8, ymm2              ; k8 ^= k2
-    vpxor ymm8, ymm8, ymm3              ; k8 ^= k3
-    vpxor ymm8, ymm8, ymm4              ; k8 ^= k4
-    vpxor ymm8, ymm8, ymm5              ; k8 ^= k5
-    vpxor ymm8, ymm8, ymm6              ; k8 ^= k6
-    vpxor ymm8, ymm8, ymm7              ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 32], rdx           ; in back to its stack slot
-    vmovdqu [rsp + 64], ymm0            ; k0 back to its stack slot
-    vmovdqu [rsp + 96], ymm1            ; k1 back to its stack slot
-    vmovdqu [rsp + 128], ymm2           ; k2 back to its stack slot
-    vmovdqu [rsp + 160], ymm3           ; k3 back to its stack slot
-    vmovdqu [rsp + 192], ymm4           ; k4 back to its stack slot
-    vmovdqu [rsp + 224], ymm5           ; k5 back to its stack slot
-    vmovdqu [rsp + 256], ymm6           ; k6 back to its stack slot
-    vmovdqu [rsp + 288], ymm7           ; k7 back to its stack slot
-    vmovdqu [rsp + 320], ymm8           ; k8 back to its stack slot
-    mov qword [rsp + 352], r8           ; n back to its stack slot
-    mov qword [rsp + 384], rcx          ; out back to its stack slot
-    mov qword [rsp + 416], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq ymm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq ymm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq ymm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq ymm3, qword [rdi + 24]
+; k4 = key[4]
+    vpbroadcastq ymm4, qword [rdi + 32]
+; k5 = key[5]
+    vpbroadcastq ymm5, qword [rdi + 40]
+; k6 = key[6]
+    vpbroadcastq ymm6, qword [rdi + 48]
+; k7 = key[7]
+    vpbroadcastq ymm7, qword [rdi + 56]
+; k8 = 0x5555555555555555
+    vmovdqu ymm8, [rsp + 0]
+; k8 ^= k0
+    vpxor ymm8, ymm8, ymm0
+; k8 ^= k1
+    vpxor ymm8, ymm8, ymm1
+; k8 ^= k2
+    vpxor ymm8, ymm8, ymm2
+; k8 ^= k3
+    vpxor ymm8, ymm8, ymm3
+; k8 ^= k4
+    vpxor ymm8, ymm8, ymm4
+; k8 ^= k5
+    vpxor ymm8, ymm8, ymm5
+; k8 ^= k6
+    vpxor ymm8, ymm8, ymm6
+; k8 ^= k7
+    vpxor ymm8, ymm8, ymm7
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 32], rdx
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm1
+    vmovdqu [rsp + 128], ymm2
+    vmovdqu [rsp + 160], ymm3
+    vmovdqu [rsp + 192], ymm4
+    vmovdqu [rsp + 224], ymm5
+    vmovdqu [rsp + 256], ymm6
+    vmovdqu [rsp + 288], ymm7
+    vmovdqu [rsp + 320], ymm8
+    mov qword [rsp + 352], r8
+    mov qword [rsp + 384], rcx
+    mov qword [rsp + 416], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14; t0 = tweak[0]
+    vpgatherqq ymm0, [rsi + ymm13 + 0], ymm14
+; t1 = tweak[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14; t1 = tweak[1]
-    vmovdqa ymm2, ymm0                  ; t2 = t0
-    vpxor ymm2, ymm2, ymm1              ; t2 ^= t1
+    vpgatherqq ymm1, [rsi + ymm13 + 8], ymm14
+; t2 ^= t1
+    vmovdqa ymm2, ymm0
+    vpxor ymm2, ymm2, ymm1
+; x0 = in[0]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14; x0 = in[0]
+    vpgatherqq ymm3, [rdx + ymm12 + 0], ymm14
+; x1 = in[1]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14; x1 = in[1]
+    vpgatherqq ymm4, [rdx + ymm12 + 8], ymm14
+; x2 = in[2]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14; x2 = in[2]
+    vpgatherqq ymm5, [rdx + ymm12 + 16], ymm14
+; x3 = in[3]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14; x3 = in[3]
+    vpgatherqq ymm6, [rdx + ymm12 + 24], ymm14
+; x4 = in[4]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14; x4 = in[4]
+    vpgatherqq ymm7, [rdx + ymm12 + 32], ymm14
+; x5 = in[5]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14; x5 = in[5]
+    vpgatherqq ymm8, [rdx + ymm12 + 40], ymm14
+; x6 = in[6]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14; x6 = in[6]
+    vpgatherqq ymm9, [rdx + ymm12 + 48], ymm14
+; x7 = in[7]
     vpcmpeqq ymm14, ymm14, ymm14
-    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14; x7 = in[7]
+    vpgatherqq ymm10, [rdx + ymm12 + 56], ymm14
 ; subtract subkey 18
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm7, ymm7, [rsp + 192]      ; x4 -= k4
-    vpsubq ymm8, ymm8, [rsp + 224]      ; x5 -= k5
-    vpsubq ymm9, ymm9, [rsp + 256]      ; x6 -= k6
-    vpsubq ymm10, ymm10, [rsp + 288]    ; x7 -= k7
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
-    vpsubq ymm10, ymm10, [rsp + 448]    ; x7 -= 0x12
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x4 -= k4
+    vpsubq ymm7, ymm7, [rsp + 192]
+; x5 -= k5
+    vpsubq ymm8, ymm8, [rsp + 224]
+; x6 -= k6
+    vpsubq ymm9, ymm9, [rsp + 256]
+; x7 -= k7
+    vpsubq ymm10, ymm10, [rsp + 288]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
+; x7 -= 0x12
+    vpsubq ymm10, ymm10, [rsp + 448]
 ; inverse round 71
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 70
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 69
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 68
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 17
-    vpsubq ymm3, ymm3, [rsp + 320]      ; x0 -= k8
-    vpsubq ymm4, ymm4, [rsp + 64]       ; x1 -= k0
-    vpsubq ymm5, ymm5, [rsp + 96]       ; x2 -= k1
-    vpsubq ymm6, ymm6, [rsp + 128]      ; x3 -= k2
-    vpsubq ymm7, ymm7, [rsp + 160]      ; x4 -= k3
-    vpsubq ymm8, ymm8, [rsp + 192]      ; x5 -= k4
-    vpsubq ymm9, ymm9, [rsp + 224]      ; x6 -= k5
-    vpsubq ymm10, ymm10, [rsp + 256]    ; x7 -= k6
-    vpsubq ymm8, ymm8, ymm2             ; x5 -= t2
-    vpsubq ymm9, ymm9, ymm0             ; x6 -= t0
-    vpsubq ymm10, ymm10, [rsp + 480]    ; x7 -= 0x11
+; x0 -= k8
+    vpsubq ymm3, ymm3, [rsp + 320]
+; x1 -= k0
+    vpsubq ymm4, ymm4, [rsp + 64]
+; x2 -= k1
+    vpsubq ymm5, ymm5, [rsp + 96]
+; x3 -= k2
+    vpsubq ymm6, ymm6, [rsp + 128]
+; x4 -= k3
+    vpsubq ymm7, ymm7, [rsp + 160]
+; x5 -= k4
+    vpsubq ymm8, ymm8, [rsp + 192]
+; x6 -= k5
+    vpsubq ymm9, ymm9, [rsp + 224]
+; x7 -= k6
+    vpsubq ymm10, ymm10, [rsp + 256]
+; x5 -= t2
+    vpsubq ymm8, ymm8, ymm2
+; x6 -= t0
+    vpsubq ymm9, ymm9, ymm0
+; x7 -= 0x11
+    vpsubq ymm10, ymm10, [rsp + 480]
 ; inverse round 67
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 66
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 65
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 64
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 16
-    vpsubq ymm3, ymm3, [rsp + 288]      ; x0 -= k7
-    vpsubq ymm4, ymm4, [rsp + 320]      ; x1 -= k8
-    vpsubq ymm5, ymm5, [rsp + 64]       ; x2 -= k0
-    vpsubq ymm6, ymm6, [rsp + 96]       ; x3 -= k1
-    vpsubq ymm7, ymm7, [rsp + 128]      ; x4 -= k2
-    vpsubq ymm8, ymm8, [rsp + 160]      ; x5 -= k3
-    vpsubq ymm9, ymm9, [rsp + 192]      ; x6 -= k4
-    vpsubq ymm10, ymm10, [rsp + 224]    ; x7 -= k5
-    vpsubq ymm8, ymm8, ymm1             ; x5 -= t1
-    vpsubq ymm9, ymm9, ymm2             ; x6 -= t2
-    vpsubq ymm10, ymm10, [rsp + 512]    ; x7 -= 0x10
+; x0 -= k7
+    vpsubq ymm3, ymm3, [rsp + 288]
+; x1 -= k8
+    vpsubq ymm4, ymm4, [rsp + 320]
+; x2 -= k0
+    vpsubq ymm5, ymm5, [rsp + 64]
+; x3 -= k1
+    vpsubq ymm6, ymm6, [rsp + 96]
+; x4 -= k2
+    vpsubq ymm7, ymm7, [rsp + 128]
+; x5 -= k3
+    vpsubq ymm8, ymm8, [rsp + 160]
+; x6 -= k4
+    vpsubq ymm9, ymm9, [rsp + 192]
+; x7 -= k5
+    vpsubq ymm10, ymm10, [rsp + 224]
+; x5 -= t1
+    vpsubq ymm8, ymm8, ymm1
+; x6 -= t2
+    vpsubq ymm9, ymm9, ymm2
+; x7 -= 0x10
+    vpsubq ymm10, ymm10, [rsp + 512]
 ; inverse round 63
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 62
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 61
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 60
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 15
-    vpsubq ymm3, ymm3, [rsp + 256]      ; x0 -= k6
-    vpsubq ymm4, ymm4, [rsp + 288]      ; x1 -= k7
-    vpsubq ymm5, ymm5, [rsp + 320]      ; x2 -= k8
-    vpsubq ymm6, ymm6, [rsp + 64]       ; x3 -= k0
-    vpsubq ymm7, ymm7, [rsp + 96]       ; x4 -= k1
-    vpsubq ymm8, ymm8, [rsp + 128]      ; x5 -= k2
-    vpsubq ymm9, ymm9, [rsp + 160]      ; x6 -= k3
-    vpsubq ymm10, ymm10, [rsp + 192]    ; x7 -= k4
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
-    vpsubq ymm10, ymm10, [rsp + 544]    ; x7 -= 0xf
+; x0 -= k6
+    vpsubq ymm3, ymm3, [rsp + 256]
+; x1 -= k7
+    vpsubq ymm4, ymm4, [rsp + 288]
+; x2 -= k8
+    vpsubq ymm5, ymm5, [rsp + 320]
+; x3 -= k0
+    vpsubq ymm6, ymm6, [rsp + 64]
+; x4 -= k1
+    vpsubq ymm7, ymm7, [rsp + 96]
+; x5 -= k2
+    vpsubq ymm8, ymm8, [rsp + 128]
+; x6 -= k3
+    vpsubq ymm9, ymm9, [rsp + 160]
+; x7 -= k4
+    vpsubq ymm10, ymm10, [rsp + 192]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
+; x7 -= 0xf
+    vpsubq ymm10, ymm10, [rsp + 544]
 ; inverse round 59
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 58
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 57
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 56
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 14
-    vpsubq ymm3, ymm3, [rsp + 224]      ; x0 -= k5
-    vpsubq ymm4, ymm4, [rsp + 256]      ; x1 -= k6
-    vpsubq ymm5, ymm5, [rsp + 288]      ; x2 -= k7
-    vpsubq ymm6, ymm6, [rsp + 320]      ; x3 -= k8
-    vpsubq ymm7, ymm7, [rsp + 64]       ; x4 -= k0
-    vpsubq ymm8, ymm8, [rsp + 96]       ; x5 -= k1
-    vpsubq ymm9, ymm9, [rsp + 128]      ; x6 -= k2
-    vpsubq ymm10, ymm10, [rsp + 160]    ; x7 -= k3
-    vpsubq ymm8, ymm8, ymm2             ; x5 -= t2
-    vpsubq ymm9, ymm9, ymm0             ; x6 -= t0
-    vpsubq ymm10, ymm10, [rsp + 576]    ; x7 -= 0xe
+; x0 -= k5
+    vpsubq ymm3, ymm3, [rsp + 224]
+; x1 -= k6
+    vpsubq ymm4, ymm4, [rsp + 256]
+; x2 -= k7
+    vpsubq ymm5, ymm5, [rsp + 288]
+; x3 -= k8
+    vpsubq ymm6, ymm6, [rsp + 320]
+; x4 -= k0
+    vpsubq ymm7, ymm7, [rsp + 64]
+; x5 -= k1
+    vpsubq ymm8, ymm8, [rsp + 96]
+; x6 -= k2
+    vpsubq ymm9, ymm9, [rsp + 128]
+; x7 -= k3
+    vpsubq ymm10, ymm10, [rsp + 160]
+; x5 -= t2
+    vpsubq ymm8, ymm8, ymm2
+; x6 -= t0
+    vpsubq ymm9, ymm9, ymm0
+; x7 -= 0xe
+    vpsubq ymm10, ymm10, [rsp + 576]
 ; inverse round 55
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 54
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 53
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 52
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 13
-    vpsubq ymm3, ymm3, [rsp + 192]      ; x0 -= k4
-    vpsubq ymm4, ymm4, [rsp + 224]      ; x1 -= k5
-    vpsubq ymm5, ymm5, [rsp + 256]      ; x2 -= k6
-    vpsubq ymm6, ymm6, [rsp + 288]      ; x3 -= k7
-    vpsubq ymm7, ymm7, [rsp + 320]      ; x4 -= k8
-    vpsubq ymm8, ymm8, [rsp + 64]       ; x5 -= k0
-    vpsubq ymm9, ymm9, [rsp + 96]       ; x6 -= k1
-    vpsubq ymm10, ymm10, [rsp + 128]    ; x7 -= k2
-    vpsubq ymm8, ymm8, ymm1             ; x5 -= t1
-    vpsubq ymm9, ymm9, ymm2             ; x6 -= t2
-    vpsubq ymm10, ymm10, [rsp + 608]    ; x7 -= 0xd
+; x0 -= k4
+    vpsubq ymm3, ymm3, [rsp + 192]
+; x1 -= k5
+    vpsubq ymm4, ymm4, [rsp + 224]
+; x2 -= k6
+    vpsubq ymm5, ymm5, [rsp + 256]
+; x3 -= k7
+    vpsubq ymm6, ymm6, [rsp + 288]
+; x4 -= k8
+    vpsubq ymm7, ymm7, [rsp + 320]
+; x5 -= k0
+    vpsubq ymm8, ymm8, [rsp + 64]
+; x6 -= k1
+    vpsubq ymm9, ymm9, [rsp + 96]
+; x7 -= k2
+    vpsubq ymm10, ymm10, [rsp + 128]
+; x5 -= t1
+    vpsubq ymm8, ymm8, ymm1
+; x6 -= t2
+    vpsubq ymm9, ymm9, ymm2
+; x7 -= 0xd
+    vpsubq ymm10, ymm10, [rsp + 608]
 ; inverse round 51
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 50
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 49
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 48
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 12
-    vpsubq ymm3, ymm3, [rsp + 160]      ; x0 -= k3
-    vpsubq ymm4, ymm4, [rsp + 192]      ; x1 -= k4
-    vpsubq ymm5, ymm5, [rsp + 224]      ; x2 -= k5
-    vpsubq ymm6, ymm6, [rsp + 256]      ; x3 -= k6
-    vpsubq ymm7, ymm7, [rsp + 288]      ; x4 -= k7
-    vpsubq ymm8, ymm8, [rsp + 320]      ; x5 -= k8
-    vpsubq ymm9, ymm9, [rsp + 64]       ; x6 -= k0
-    vpsubq ymm10, ymm10, [rsp + 96]     ; x7 -= k1
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
-    vpsubq ymm10, ymm10, [rsp + 640]    ; x7 -= 0xc
+; x0 -= k3
+    vpsubq ymm3, ymm3, [rsp + 160]
+; x1 -= k4
+    vpsubq ymm4, ymm4, [rsp + 192]
+; x2 -= k5
+    vpsubq ymm5, ymm5, [rsp + 224]
+; x3 -= k6
+    vpsubq ymm6, ymm6, [rsp + 256]
+; x4 -= k7
+    vpsubq ymm7, ymm7, [rsp + 288]
+; x5 -= k8
+    vpsubq ymm8, ymm8, [rsp + 320]
+; x6 -= k0
+    vpsubq ymm9, ymm9, [rsp + 64]
+; x7 -= k1
+    vpsubq ymm10, ymm10, [rsp + 96]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
+; x7 -= 0xc
+    vpsubq ymm10, ymm10, [rsp + 640]
 ; inverse round 47
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 46
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 45
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 44
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 11
-    vpsubq ymm3, ymm3, [rsp + 128]      ; x0 -= k2
-    vpsubq ymm4, ymm4, [rsp + 160]      ; x1 -= k3
-    vpsubq ymm5, ymm5, [rsp + 192]      ; x2 -= k4
-    vpsubq ymm6, ymm6, [rsp + 224]      ; x3 -= k5
-    vpsubq ymm7, ymm7, [rsp + 256]      ; x4 -= k6
-    vpsubq ymm8, ymm8, [rsp + 288]      ; x5 -= k7
-    vpsubq ymm9, ymm9, [rsp + 320]      ; x6 -= k8
-    vpsubq ymm10, ymm10, [rsp + 64]     ; x7 -= k0
-    vpsubq ymm8, ymm8, ymm2             ; x5 -= t2
-    vpsubq ymm9, ymm9, ymm0             ; x6 -= t0
-    vpsubq ymm10, ymm10, [rsp + 672]    ; x7 -= 0xb
+; x0 -= k2
+    vpsubq ymm3, ymm3, [rsp + 128]
+; x1 -= k3
+    vpsubq ymm4, ymm4, [rsp + 160]
+; x2 -= k4
+    vpsubq ymm5, ymm5, [rsp + 192]
+; x3 -= k5
+    vpsubq ymm6, ymm6, [rsp + 224]
+; x4 -= k6
+    vpsubq ymm7, ymm7, [rsp + 256]
+; x5 -= k7
+    vpsubq ymm8, ymm8, [rsp + 288]
+; x6 -= k8
+    vpsubq ymm9, ymm9, [rsp + 320]
+; x7 -= k0
+    vpsubq ymm10, ymm10, [rsp + 64]
+; x5 -= t2
+    vpsubq ymm8, ymm8, ymm2
+; x6 -= t0
+    vpsubq ymm9, ymm9, ymm0
+; x7 -= 0xb
+    vpsubq ymm10, ymm10, [rsp + 672]
 ; inverse round 43
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 42
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 41
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 40
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 10
-    vpsubq ymm3, ymm3, [rsp + 96]       ; x0 -= k1
-    vpsubq ymm4, ymm4, [rsp + 128]      ; x1 -= k2
-    vpsubq ymm5, ymm5, [rsp + 160]      ; x2 -= k3
-    vpsubq ymm6, ymm6, [rsp + 192]      ; x3 -= k4
-    vpsubq ymm7, ymm7, [rsp + 224]      ; x4 -= k5
-    vpsubq ymm8, ymm8, [rsp + 256]      ; x5 -= k6
-    vpsubq ymm9, ymm9, [rsp + 288]      ; x6 -= k7
-    vpsubq ymm10, ymm10, [rsp + 320]    ; x7 -= k8
-    vpsubq ymm8, ymm8, ymm1             ; x5 -= t1
-    vpsubq ymm9, ymm9, ymm2             ; x6 -= t2
-    vpsubq ymm10, ymm10, [rsp + 704]    ; x7 -= 0xa
+; x0 -= k1
+    vpsubq ymm3, ymm3, [rsp + 96]
+; x1 -= k2
+    vpsubq ymm4, ymm4, [rsp + 128]
+; x2 -= k3
+    vpsubq ymm5, ymm5, [rsp + 160]
+; x3 -= k4
+    vpsubq ymm6, ymm6, [rsp + 192]
+; x4 -= k5
+    vpsubq ymm7, ymm7, [rsp + 224]
+; x5 -= k6
+    vpsubq ymm8, ymm8, [rsp + 256]
+; x6 -= k7
+    vpsubq ymm9, ymm9, [rsp + 288]
+; x7 -= k8
+    vpsubq ymm10, ymm10, [rsp + 320]
+; x5 -= t1
+    vpsubq ymm8, ymm8, ymm1
+; x6 -= t2
+    vpsubq ymm9, ymm9, ymm2
+; x7 -= 0xa
+    vpsubq ymm10, ymm10, [rsp + 704]
 ; inverse round 39
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 38
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 37
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 36
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 9
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm7, ymm7, [rsp + 192]      ; x4 -= k4
-    vpsubq ymm8, ymm8, [rsp + 224]      ; x5 -= k5
-    vpsubq ymm9, ymm9, [rsp + 256]      ; x6 -= k6
-    vpsubq ymm10, ymm10, [rsp + 288]    ; x7 -= k7
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
-    vpsubq ymm10, ymm10, [rsp + 736]    ; x7 -= 9
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x4 -= k4
+    vpsubq ymm7, ymm7, [rsp + 192]
+; x5 -= k5
+    vpsubq ymm8, ymm8, [rsp + 224]
+; x6 -= k6
+    vpsubq ymm9, ymm9, [rsp + 256]
+; x7 -= k7
+    vpsubq ymm10, ymm10, [rsp + 288]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
+; x7 -= 9
+    vpsubq ymm10, ymm10, [rsp + 736]
 ; inverse round 35
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 34
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 33
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 32
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 8
-    vpsubq ymm3, ymm3, [rsp + 320]      ; x0 -= k8
-    vpsubq ymm4, ymm4, [rsp + 64]       ; x1 -= k0
-    vpsubq ymm5, ymm5, [rsp + 96]       ; x2 -= k1
-    vpsubq ymm6, ymm6, [rsp + 128]      ; x3 -= k2
-    vpsubq ymm7, ymm7, [rsp + 160]      ; x4 -= k3
-    vpsubq ymm8, ymm8, [rsp + 192]      ; x5 -= k4
-    vpsubq ymm9, ymm9, [rsp + 224]      ; x6 -= k5
-    vpsubq ymm10, ymm10, [rsp + 256]    ; x7 -= k6
-    vpsubq ymm8, ymm8, ymm2             ; x5 -= t2
-    vpsubq ymm9, ymm9, ymm0             ; x6 -= t0
-    vpsubq ymm10, ymm10, [rsp + 768]    ; x7 -= 8
+; x0 -= k8
+    vpsubq ymm3, ymm3, [rsp + 320]
+; x1 -= k0
+    vpsubq ymm4, ymm4, [rsp + 64]
+; x2 -= k1
+    vpsubq ymm5, ymm5, [rsp + 96]
+; x3 -= k2
+    vpsubq ymm6, ymm6, [rsp + 128]
+; x4 -= k3
+    vpsubq ymm7, ymm7, [rsp + 160]
+; x5 -= k4
+    vpsubq ymm8, ymm8, [rsp + 192]
+; x6 -= k5
+    vpsubq ymm9, ymm9, [rsp + 224]
+; x7 -= k6
+    vpsubq ymm10, ymm10, [rsp + 256]
+; x5 -= t2
+    vpsubq ymm8, ymm8, ymm2
+; x6 -= t0
+    vpsubq ymm9, ymm9, ymm0
+; x7 -= 8
+    vpsubq ymm10, ymm10, [rsp + 768]
 ; inverse round 31
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 30
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 29
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 28
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 7
-    vpsubq ymm3, ymm3, [rsp + 288]      ; x0 -= k7
-    vpsubq ymm4, ymm4, [rsp + 320]      ; x1 -= k8
-    vpsubq ymm5, ymm5, [rsp + 64]       ; x2 -= k0
-    vpsubq ymm6, ymm6, [rsp + 96]       ; x3 -= k1
-    vpsubq ymm7, ymm7, [rsp + 128]      ; x4 -= k2
-    vpsubq ymm8, ymm8, [rsp + 160]      ; x5 -= k3
-    vpsubq ymm9, ymm9, [rsp + 192]      ; x6 -= k4
-    vpsubq ymm10, ymm10, [rsp + 224]    ; x7 -= k5
-    vpsubq ymm8, ymm8, ymm1             ; x5 -= t1
-    vpsubq ymm9, ymm9, ymm2             ; x6 -= t2
-    vpsubq ymm10, ymm10, [rsp + 800]    ; x7 -= 7
+; x0 -= k7
+    vpsubq ymm3, ymm3, [rsp + 288]
+; x1 -= k8
+    vpsubq ymm4, ymm4, [rsp + 320]
+; x2 -= k0
+    vpsubq ymm5, ymm5, [rsp + 64]
+; x3 -= k1
+    vpsubq ymm6, ymm6, [rsp + 96]
+; x4 -= k2
+    vpsubq ymm7, ymm7, [rsp + 128]
+; x5 -= k3
+    vpsubq ymm8, ymm8, [rsp + 160]
+; x6 -= k4
+    vpsubq ymm9, ymm9, [rsp + 192]
+; x7 -= k5
+    vpsubq ymm10, ymm10, [rsp + 224]
+; x5 -= t1
+    vpsubq ymm8, ymm8, ymm1
+; x6 -= t2
+    vpsubq ymm9, ymm9, ymm2
+; x7 -= 7
+    vpsubq ymm10, ymm10, [rsp + 800]
 ; inverse round 27
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 26
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 25
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 24
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 6
-    vpsubq ymm3, ymm3, [rsp + 256]      ; x0 -= k6
-    vpsubq ymm4, ymm4, [rsp + 288]      ; x1 -= k7
-    vpsubq ymm5, ymm5, [rsp + 320]      ; x2 -= k8
-    vpsubq ymm6, ymm6, [rsp + 64]       ; x3 -= k0
-    vpsubq ymm7, ymm7, [rsp + 96]       ; x4 -= k1
-    vpsubq ymm8, ymm8, [rsp + 128]      ; x5 -= k2
-    vpsubq ymm9, ymm9, [rsp + 160]      ; x6 -= k3
-    vpsubq ymm10, ymm10, [rsp + 192]    ; x7 -= k4
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
-    vpsubq ymm10, ymm10, [rsp + 832]    ; x7 -= 6
+; x0 -= k6
+    vpsubq ymm3, ymm3, [rsp + 256]
+; x1 -= k7
+    vpsubq ymm4, ymm4, [rsp + 288]
+; x2 -= k8
+    vpsubq ymm5, ymm5, [rsp + 320]
+; x3 -= k0
+    vpsubq ymm6, ymm6, [rsp + 64]
+; x4 -= k1
+    vpsubq ymm7, ymm7, [rsp + 96]
+; x5 -= k2
+    vpsubq ymm8, ymm8, [rsp + 128]
+; x6 -= k3
+    vpsubq ymm9, ymm9, [rsp + 160]
+; x7 -= k4
+    vpsubq ymm10, ymm10, [rsp + 192]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
+; x7 -= 6
+    vpsubq ymm10, ymm10, [rsp + 832]
 ; inverse round 23
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 22
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 21
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 20
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 5
-    vpsubq ymm3, ymm3, [rsp + 224]      ; x0 -= k5
-    vpsubq ymm4, ymm4, [rsp + 256]      ; x1 -= k6
-    vpsubq ymm5, ymm5, [rsp + 288]      ; x2 -= k7
-    vpsubq ymm6, ymm6, [rsp + 320]      ; x3 -= k8
-    vpsubq ymm7, ymm7, [rsp + 64]       ; x4 -= k0
-    vpsubq ymm8, ymm8, [rsp + 96]       ; x5 -= k1
-    vpsubq ymm9, ymm9, [rsp + 128]      ; x6 -= k2
-    vpsubq ymm10, ymm10, [rsp + 160]    ; x7 -= k3
-    vpsubq ymm8, ymm8, ymm2             ; x5 -= t2
-    vpsubq ymm9, ymm9, ymm0             ; x6 -= t0
-    vpsubq ymm10, ymm10, [rsp + 864]    ; x7 -= 5
+; x0 -= k5
+    vpsubq ymm3, ymm3, [rsp + 224]
+; x1 -= k6
+    vpsubq ymm4, ymm4, [rsp + 256]
+; x2 -= k7
+    vpsubq ymm5, ymm5, [rsp + 288]
+; x3 -= k8
+    vpsubq ymm6, ymm6, [rsp + 320]
+; x4 -= k0
+    vpsubq ymm7, ymm7, [rsp + 64]
+; x5 -= k1
+    vpsubq ymm8, ymm8, [rsp + 96]
+; x6 -= k2
+    vpsubq ymm9, ymm9, [rsp + 128]
+; x7 -= k3
+    vpsubq ymm10, ymm10, [rsp + 160]
+; x5 -= t2
+    vpsubq ymm8, ymm8, ymm2
+; x6 -= t0
+    vpsubq ymm9, ymm9, ymm0
+; x7 -= 5
+    vpsubq ymm10, ymm10, [rsp + 864]
 ; inverse round 19
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 18
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 17
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 16
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 4
-    vpsubq ymm3, ymm3, [rsp + 192]      ; x0 -= k4
-    vpsubq ymm4, ymm4, [rsp + 224]      ; x1 -= k5
-    vpsubq ymm5, ymm5, [rsp + 256]      ; x2 -= k6
-    vpsubq ymm6, ymm6, [rsp + 288]      ; x3 -= k7
-    vpsubq ymm7, ymm7, [rsp + 320]      ; x4 -= k8
-    vpsubq ymm8, ymm8, [rsp + 64]       ; x5 -= k0
-    vpsubq ymm9, ymm9, [rsp + 96]       ; x6 -= k1
-    vpsubq ymm10, ymm10, [rsp + 128]    ; x7 -= k2
-    vpsubq ymm8, ymm8, ymm1             ; x5 -= t1
-    vpsubq ymm9, ymm9, ymm2             ; x6 -= t2
-    vpsubq ymm10, ymm10, [rsp + 896]    ; x7 -= 4
+; x0 -= k4
+    vpsubq ymm3, ymm3, [rsp + 192]
+; x1 -= k5
+    vpsubq ymm4, ymm4, [rsp + 224]
+; x2 -= k6
+    vpsubq ymm5, ymm5, [rsp + 256]
+; x3 -= k7
+    vpsubq ymm6, ymm6, [rsp + 288]
+; x4 -= k8
+    vpsubq ymm7, ymm7, [rsp + 320]
+; x5 -= k0
+    vpsubq ymm8, ymm8, [rsp + 64]
+; x6 -= k1
+    vpsubq ymm9, ymm9, [rsp + 96]
+; x7 -= k2
+    vpsubq ymm10, ymm10, [rsp + 128]
+; x5 -= t1
+    vpsubq ymm8, ymm8, ymm1
+; x6 -= t2
+    vpsubq ymm9, ymm9, ymm2
+; x7 -= 4
+    vpsubq ymm10, ymm10, [rsp + 896]
 ; inverse round 15
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 14
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 13
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 12
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 3
-    vpsubq ymm3, ymm3, [rsp + 160]      ; x0 -= k3
-    vpsubq ymm4, ymm4, [rsp + 192]      ; x1 -= k4
-    vpsubq ymm5, ymm5, [rsp + 224]      ; x2 -= k5
-    vpsubq ymm6, ymm6, [rsp + 256]      ; x3 -= k6
-    vpsubq ymm7, ymm7, [rsp + 288]      ; x4 -= k7
-    vpsubq ymm8, ymm8, [rsp + 320]      ; x5 -= k8
-    vpsubq ymm9, ymm9, [rsp + 64]       ; x6 -= k0
-    vpsubq ymm10, ymm10, [rsp + 96]     ; x7 -= k1
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
-    vpsubq ymm10, ymm10, [rsp + 928]    ; x7 -= 3
+; x0 -= k3
+    vpsubq ymm3, ymm3, [rsp + 160]
+; x1 -= k4
+    vpsubq ymm4, ymm4, [rsp + 192]
+; x2 -= k5
+    vpsubq ymm5, ymm5, [rsp + 224]
+; x3 -= k6
+    vpsubq ymm6, ymm6, [rsp + 256]
+; x4 -= k7
+    vpsubq ymm7, ymm7, [rsp + 288]
+; x5 -= k8
+    vpsubq ymm8, ymm8, [rsp + 320]
+; x6 -= k0
+    vpsubq ymm9, ymm9, [rsp + 64]
+; x7 -= k1
+    vpsubq ymm10, ymm10, [rsp + 96]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
+; x7 -= 3
+    vpsubq ymm10, ymm10, [rsp + 928]
 ; inverse round 11
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm11, ymm11, 12             ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm11, ymm11, 58             ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm11, ymm11, 7              ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm11, ymm11, 12
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm11, ymm11, 58
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm11, ymm11, 7
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 10
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm11, ymm11, 34             ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm11, ymm11, 15             ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm11, ymm11, 34
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm11, ymm11, 15
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 9
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm11, ymm11, 48             ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm11, ymm11, 20             ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm11, ymm11, 43             ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm11, ymm11, 31             ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm11, ymm11, 48
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm11, ymm11, 20
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm11, ymm11, 43
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm11, ymm11, 31
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 8
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm11, ymm11, 38             ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm11, ymm11, 30             ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm11, ymm11, 50             ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm11, ymm11, 53             ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm11, ymm11, 38
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm11, ymm11, 30
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm11, ymm11, 50
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm11, ymm11, 53
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 2
-    vpsubq ymm3, ymm3, [rsp + 128]      ; x0 -= k2
-    vpsubq ymm4, ymm4, [rsp + 160]      ; x1 -= k3
-    vpsubq ymm5, ymm5, [rsp + 192]      ; x2 -= k4
-    vpsubq ymm6, ymm6, [rsp + 224]      ; x3 -= k5
-    vpsubq ymm7, ymm7, [rsp + 256]      ; x4 -= k6
-    vpsubq ymm8, ymm8, [rsp + 288]      ; x5 -= k7
-    vpsubq ymm9, ymm9, [rsp + 320]      ; x6 -= k8
-    vpsubq ymm10, ymm10, [rsp + 64]     ; x7 -= k0
-    vpsubq ymm8, ymm8, ymm2             ; x5 -= t2
-    vpsubq ymm9, ymm9, ymm0             ; x6 -= t0
-    vpsubq ymm10, ymm10, [rsp + 960]    ; x7 -= 2
+; x0 -= k2
+    vpsubq ymm3, ymm3, [rsp + 128]
+; x1 -= k3
+    vpsubq ymm4, ymm4, [rsp + 160]
+; x2 -= k4
+    vpsubq ymm5, ymm5, [rsp + 192]
+; x3 -= k5
+    vpsubq ymm6, ymm6, [rsp + 224]
+; x4 -= k6
+    vpsubq ymm7, ymm7, [rsp + 256]
+; x5 -= k7
+    vpsubq ymm8, ymm8, [rsp + 288]
+; x6 -= k8
+    vpsubq ymm9, ymm9, [rsp + 320]
+; x7 -= k0
+    vpsubq ymm10, ymm10, [rsp + 64]
+; x5 -= t2
+    vpsubq ymm8, ymm8, ymm2
+; x6 -= t0
+    vpsubq ymm9, ymm9, ymm0
+; x7 -= 2
+    vpsubq ymm10, ymm10, [rsp + 960]
 ; inverse round 7
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm11, ymm10                ; x7 >>>= 51
-    vpsllq ymm10, ymm10, 13             ; x7 >>>= 51
-    vpsrlq ymm11, ymm11, 51             ; x7 >>>= 51
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 51
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 39
-    vpsllq ymm8, ymm8, 25               ; x5 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x5 >>>= 39
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 39
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 35
-    vpsllq ymm6, ymm6, 29               ; x3 >>>= 35
-    vpsrlq ymm11, ymm11, 35             ; x3 >>>= 35
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 35
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 51
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 13
+    vpsrlq ymm11, ymm11, 51
+    vpor ymm10, ymm10, ymm11
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 39
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm8, ymm8, ymm11
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 35
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 29
+    vpsrlq ymm11, ymm11, 35
+    vpor ymm6, ymm6, ymm11
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 6
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 29
-    vpsllq ymm4, ymm4, 35               ; x1 >>>= 29
-    vpsrlq ymm11, ymm11, 29             ; x1 >>>= 29
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 29
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 26
-    vpsllq ymm6, ymm6, 38               ; x3 >>>= 26
-    vpsrlq ymm11, ymm11, 26             ; x3 >>>= 26
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 26
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 11
-    vpsllq ymm8, ymm8, 53               ; x5 >>>= 11
-    vpsrlq ymm11, ymm11, 11             ; x5 >>>= 11
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 11
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm11, ymm10                ; x7 >>>= 9
-    vpsllq ymm10, ymm10, 55             ; x7 >>>= 9
-    vpsrlq ymm11, ymm11, 9              ; x7 >>>= 9
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 9
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 29
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 35
+    vpsrlq ymm11, ymm11, 29
+    vpor ymm4, ymm4, ymm11
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 26
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 38
+    vpsrlq ymm11, ymm11, 26
+    vpor ymm6, ymm6, ymm11
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 11
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 53
+    vpsrlq ymm11, ymm11, 11
+    vpor ymm8, ymm8, ymm11
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 9
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 55
+    vpsrlq ymm11, ymm11, 9
+    vpor ymm10, ymm10, ymm11
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 5
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 39
-    vpsllq ymm4, ymm4, 25               ; x1 >>>= 39
-    vpsrlq ymm11, ymm11, 39             ; x1 >>>= 39
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 39
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm11, ymm10                ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm11, ymm11, 27             ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 27
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 41
-    vpsllq ymm8, ymm8, 23               ; x5 >>>= 41
-    vpsrlq ymm11, ymm11, 41             ; x5 >>>= 41
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 41
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm11, ymm11, 14             ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 14
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 39
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 25
+    vpsrlq ymm11, ymm11, 39
+    vpor ymm4, ymm4, ymm11
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 27
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm11, ymm11, 27
+    vpor ymm10, ymm10, ymm11
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 41
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 23
+    vpsrlq ymm11, ymm11, 41
+    vpor ymm8, ymm8, ymm11
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 14
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm11, ymm11, 14
+    vpor ymm6, ymm6, ymm11
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 4
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm11, ymm4                 ; x1 >>>= 33
-    vpsllq ymm4, ymm4, 31               ; x1 >>>= 33
-    vpsrlq ymm11, ymm11, 33             ; x1 >>>= 33
-    vpor ymm4, ymm4, ymm11              ; x1 >>>= 33
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm11, ymm6                 ; x3 >>>= 49
-    vpsllq ymm6, ymm6, 15               ; x3 >>>= 49
-    vpsrlq ymm11, ymm11, 49             ; x3 >>>= 49
-    vpor ymm6, ymm6, ymm11              ; x3 >>>= 49
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm11, ymm8                 ; x5 >>>= 8
-    vpsllq ymm8, ymm8, 56               ; x5 >>>= 8
-    vpsrlq ymm11, ymm11, 8              ; x5 >>>= 8
-    vpor ymm8, ymm8, ymm11              ; x5 >>>= 8
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm11, ymm10                ; x7 >>>= 42
-    vpsllq ymm10, ymm10, 22             ; x7 >>>= 42
-    vpsrlq ymm11, ymm11, 42             ; x7 >>>= 42
-    vpor ymm10, ymm10, ymm11            ; x7 >>>= 42
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 33
+    vmovdqa ymm11, ymm4
+    vpsllq ymm4, ymm4, 31
+    vpsrlq ymm11, ymm11, 33
+    vpor ymm4, ymm4, ymm11
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 49
+    vmovdqa ymm11, ymm6
+    vpsllq ymm6, ymm6, 15
+    vpsrlq ymm11, ymm11, 49
+    vpor ymm6, ymm6, ymm11
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 8
+    vmovdqa ymm11, ymm8
+    vpsllq ymm8, ymm8, 56
+    vpsrlq ymm11, ymm11, 8
+    vpor ymm8, ymm8, ymm11
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 42
+    vmovdqa ymm11, ymm10
+    vpsllq ymm10, ymm10, 22
+    vpsrlq ymm11, ymm11, 42
+    vpor ymm10, ymm10, ymm11
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 1
-    vpsubq ymm3, ymm3, [rsp + 96]       ; x0 -= k1
-    vpsubq ymm4, ymm4, [rsp + 128]      ; x1 -= k2
-    vpsubq ymm5, ymm5, [rsp + 160]      ; x2 -= k3
-    vpsubq ymm6, ymm6, [rsp + 192]      ; x3 -= k4
-    vpsubq ymm7, ymm7, [rsp + 224]      ; x4 -= k5
-    vpsubq ymm8, ymm8, [rsp + 256]      ; x5 -= k6
-    vpsubq ymm9, ymm9, [rsp + 288]      ; x6 -= k7
-    vpsubq ymm10, ymm10, [rsp + 320]    ; x7 -= k8
-    vpsubq ymm8, ymm8, ymm1             ; x5 -= t1
-    vpsubq ymm9, ymm9, ymm2             ; x6 -= t2
-    vpsubq ymm10, ymm10, [rsp + 992]    ; x7 -= 1
+; x0 -= k1
+    vpsubq ymm3, ymm3, [rsp + 96]
+; x1 -= k2
+    vpsubq ymm4, ymm4, [rsp + 128]
+; x2 -= k3
+    vpsubq ymm5, ymm5, [rsp + 160]
+; x3 -= k4
+    vpsubq ymm6, ymm6, [rsp + 192]
+; x4 -= k5
+    vpsubq ymm7, ymm7, [rsp + 224]
+; x5 -= k6
+    vpsubq ymm8, ymm8, [rsp + 256]
+; x6 -= k7
+    vpsubq ymm9, ymm9, [rsp + 288]
+; x7 -= k8
+    vpsubq ymm10, ymm10, [rsp + 320]
+; x5 -= t1
+    vpsubq ymm8, ymm8, ymm1
+; x6 -= t2
+    vpsubq ymm9, ymm9, ymm2
+; x7 -= 1
+    vpsubq ymm10, ymm10, [rsp + 992]
 ; inverse round 3
-    vpxor ymm4, ymm4, ymm9              ; x1 ^= x6
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 26
-    vpsllq ymm4, ymm4, 38               ; x1 >>>= 26
-    vpsrlq ymm2, ymm2, 26               ; x1 >>>= 26
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 26
-    vpsubq ymm9, ymm9, ymm4             ; x6 -= x1
-    vpxor ymm10, ymm10, ymm3            ; x7 ^= x0
-    vmovdqa ymm2, ymm10                 ; x7 >>>= 12
-    vpsllq ymm10, ymm10, 52             ; x7 >>>= 12
-    vpsrlq ymm2, ymm2, 12               ; x7 >>>= 12
-    vpor ymm10, ymm10, ymm2             ; x7 >>>= 12
-    vpsubq ymm3, ymm3, ymm10            ; x0 -= x7
-    vpxor ymm8, ymm8, ymm5              ; x5 ^= x2
-    vmovdqa ymm2, ymm8                  ; x5 >>>= 58
-    vpsllq ymm8, ymm8, 6                ; x5 >>>= 58
-    vpsrlq ymm2, ymm2, 58               ; x5 >>>= 58
-    vpor ymm8, ymm8, ymm2               ; x5 >>>= 58
-    vpsubq ymm5, ymm5, ymm8             ; x2 -= x5
-    vpxor ymm6, ymm6, ymm7              ; x3 ^= x4
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 7
-    vpsllq ymm6, ymm6, 57               ; x3 >>>= 7
-    vpsrlq ymm2, ymm2, 7                ; x3 >>>= 7
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 7
-    vpsubq ymm7, ymm7, ymm6             ; x4 -= x3
+; x1 ^= x6
+    vpxor ymm4, ymm4, ymm9
+; x1 >>>= 26
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 38
+    vpsrlq ymm2, ymm2, 26
+    vpor ymm4, ymm4, ymm2
+; x6 -= x1
+    vpsubq ymm9, ymm9, ymm4
+; x7 ^= x0
+    vpxor ymm10, ymm10, ymm3
+; x7 >>>= 12
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 52
+    vpsrlq ymm2, ymm2, 12
+    vpor ymm10, ymm10, ymm2
+; x0 -= x7
+    vpsubq ymm3, ymm3, ymm10
+; x5 ^= x2
+    vpxor ymm8, ymm8, ymm5
+; x5 >>>= 58
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 6
+    vpsrlq ymm2, ymm2, 58
+    vpor ymm8, ymm8, ymm2
+; x2 -= x5
+    vpsubq ymm5, ymm5, ymm8
+; x3 ^= x4
+    vpxor ymm6, ymm6, ymm7
+; x3 >>>= 7
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 57
+    vpsrlq ymm2, ymm2, 7
+    vpor ymm6, ymm6, ymm2
+; x4 -= x3
+    vpsubq ymm7, ymm7, ymm6
 ; inverse round 2
-    vpxor ymm4, ymm4, ymm7              ; x1 ^= x4
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 34
-    vpsllq ymm4, ymm4, 30               ; x1 >>>= 34
-    vpsrlq ymm2, ymm2, 34               ; x1 >>>= 34
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 34
-    vpsubq ymm7, ymm7, ymm4             ; x4 -= x1
-    vpxor ymm6, ymm6, ymm9              ; x3 ^= x6
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 14
-    vpsllq ymm6, ymm6, 50               ; x3 >>>= 14
-    vpsrlq ymm2, ymm2, 14               ; x3 >>>= 14
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 14
-    vpsubq ymm9, ymm9, ymm6             ; x6 -= x3
-    vpxor ymm8, ymm8, ymm3              ; x5 ^= x0
-    vmovdqa ymm2, ymm8                  ; x5 >>>= 15
-    vpsllq ymm8, ymm8, 49               ; x5 >>>= 15
-    vpsrlq ymm2, ymm2, 15               ; x5 >>>= 15
-    vpor ymm8, ymm8, ymm2               ; x5 >>>= 15
-    vpsubq ymm3, ymm3, ymm8             ; x0 -= x5
-    vpxor ymm10, ymm10, ymm5            ; x7 ^= x2
-    vmovdqa ymm2, ymm10                 ; x7 >>>= 27
-    vpsllq ymm10, ymm10, 37             ; x7 >>>= 27
-    vpsrlq ymm2, ymm2, 27               ; x7 >>>= 27
-    vpor ymm10, ymm10, ymm2             ; x7 >>>= 27
-    vpsubq ymm5, ymm5, ymm10            ; x2 -= x7
+; x1 ^= x4
+    vpxor ymm4, ymm4, ymm7
+; x1 >>>= 34
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 30
+    vpsrlq ymm2, ymm2, 34
+    vpor ymm4, ymm4, ymm2
+; x4 -= x1
+    vpsubq ymm7, ymm7, ymm4
+; x3 ^= x6
+    vpxor ymm6, ymm6, ymm9
+; x3 >>>= 14
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 50
+    vpsrlq ymm2, ymm2, 14
+    vpor ymm6, ymm6, ymm2
+; x6 -= x3
+    vpsubq ymm9, ymm9, ymm6
+; x5 ^= x0
+    vpxor ymm8, ymm8, ymm3
+; x5 >>>= 15
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 49
+    vpsrlq ymm2, ymm2, 15
+    vpor ymm8, ymm8, ymm2
+; x0 -= x5
+    vpsubq ymm3, ymm3, ymm8
+; x7 ^= x2
+    vpxor ymm10, ymm10, ymm5
+; x7 >>>= 27
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 37
+    vpsrlq ymm2, ymm2, 27
+    vpor ymm10, ymm10, ymm2
+; x2 -= x7
+    vpsubq ymm5, ymm5, ymm10
 ; inverse round 1
-    vpxor ymm4, ymm4, ymm5              ; x1 ^= x2
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 48
-    vpsllq ymm4, ymm4, 16               ; x1 >>>= 48
-    vpsrlq ymm2, ymm2, 48               ; x1 >>>= 48
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 48
-    vpsubq ymm5, ymm5, ymm4             ; x2 -= x1
-    vpxor ymm10, ymm10, ymm7            ; x7 ^= x4
-    vmovdqa ymm2, ymm10                 ; x7 >>>= 20
-    vpsllq ymm10, ymm10, 44             ; x7 >>>= 20
-    vpsrlq ymm2, ymm2, 20               ; x7 >>>= 20
-    vpor ymm10, ymm10, ymm2             ; x7 >>>= 20
-    vpsubq ymm7, ymm7, ymm10            ; x4 -= x7
-    vpxor ymm8, ymm8, ymm9              ; x5 ^= x6
-    vmovdqa ymm2, ymm8                  ; x5 >>>= 43
-    vpsllq ymm8, ymm8, 21               ; x5 >>>= 43
-    vpsrlq ymm2, ymm2, 43               ; x5 >>>= 43
-    vpor ymm8, ymm8, ymm2               ; x5 >>>= 43
-    vpsubq ymm9, ymm9, ymm8             ; x6 -= x5
-    vpxor ymm6, ymm6, ymm3              ; x3 ^= x0
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 31
-    vpsllq ymm6, ymm6, 33               ; x3 >>>= 31
-    vpsrlq ymm2, ymm2, 31               ; x3 >>>= 31
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 31
-    vpsubq ymm3, ymm3, ymm6             ; x0 -= x3
+; x1 ^= x2
+    vpxor ymm4, ymm4, ymm5
+; x1 >>>= 48
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 16
+    vpsrlq ymm2, ymm2, 48
+    vpor ymm4, ymm4, ymm2
+; x2 -= x1
+    vpsubq ymm5, ymm5, ymm4
+; x7 ^= x4
+    vpxor ymm10, ymm10, ymm7
+; x7 >>>= 20
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 44
+    vpsrlq ymm2, ymm2, 20
+    vpor ymm10, ymm10, ymm2
+; x4 -= x7
+    vpsubq ymm7, ymm7, ymm10
+; x5 ^= x6
+    vpxor ymm8, ymm8, ymm9
+; x5 >>>= 43
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 21
+    vpsrlq ymm2, ymm2, 43
+    vpor ymm8, ymm8, ymm2
+; x6 -= x5
+    vpsubq ymm9, ymm9, ymm8
+; x3 ^= x0
+    vpxor ymm6, ymm6, ymm3
+; x3 >>>= 31
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 33
+    vpsrlq ymm2, ymm2, 31
+    vpor ymm6, ymm6, ymm2
+; x0 -= x3
+    vpsubq ymm3, ymm3, ymm6
 ; inverse round 0
-    vpxor ymm4, ymm4, ymm3              ; x1 ^= x0
-    vmovdqa ymm2, ymm4                  ; x1 >>>= 38
-    vpsllq ymm4, ymm4, 26               ; x1 >>>= 38
-    vpsrlq ymm2, ymm2, 38               ; x1 >>>= 38
-    vpor ymm4, ymm4, ymm2               ; x1 >>>= 38
-    vpsubq ymm3, ymm3, ymm4             ; x0 -= x1
-    vpxor ymm6, ymm6, ymm5              ; x3 ^= x2
-    vmovdqa ymm2, ymm6                  ; x3 >>>= 30
-    vpsllq ymm6, ymm6, 34               ; x3 >>>= 30
-    vpsrlq ymm2, ymm2, 30               ; x3 >>>= 30
-    vpor ymm6, ymm6, ymm2               ; x3 >>>= 30
-    vpsubq ymm5, ymm5, ymm6             ; x2 -= x3
-    vpxor ymm8, ymm8, ymm7              ; x5 ^= x4
-    vmovdqa ymm2, ymm8                  ; x5 >>>= 50
-    vpsllq ymm8, ymm8, 14               ; x5 >>>= 50
-    vpsrlq ymm2, ymm2, 50               ; x5 >>>= 50
-    vpor ymm8, ymm8, ymm2               ; x5 >>>= 50
-    vpsubq ymm7, ymm7, ymm8             ; x4 -= x5
-    vpxor ymm10, ymm10, ymm9            ; x7 ^= x6
-    vmovdqa ymm2, ymm10                 ; x7 >>>= 53
-    vpsllq ymm10, ymm10, 11             ; x7 >>>= 53
-    vpsrlq ymm2, ymm2, 53               ; x7 >>>= 53
-    vpor ymm10, ymm10, ymm2             ; x7 >>>= 53
-    vpsubq ymm9, ymm9, ymm10            ; x6 -= x7
+; x1 ^= x0
+    vpxor ymm4, ymm4, ymm3
+; x1 >>>= 38
+    vmovdqa ymm2, ymm4
+    vpsllq ymm4, ymm4, 26
+    vpsrlq ymm2, ymm2, 38
+    vpor ymm4, ymm4, ymm2
+; x0 -= x1
+    vpsubq ymm3, ymm3, ymm4
+; x3 ^= x2
+    vpxor ymm6, ymm6, ymm5
+; x3 >>>= 30
+    vmovdqa ymm2, ymm6
+    vpsllq ymm6, ymm6, 34
+    vpsrlq ymm2, ymm2, 30
+    vpor ymm6, ymm6, ymm2
+; x2 -= x3
+    vpsubq ymm5, ymm5, ymm6
+; x5 ^= x4
+    vpxor ymm8, ymm8, ymm7
+; x5 >>>= 50
+    vmovdqa ymm2, ymm8
+    vpsllq ymm8, ymm8, 14
+    vpsrlq ymm2, ymm2, 50
+    vpor ymm8, ymm8, ymm2
+; x4 -= x5
+    vpsubq ymm7, ymm7, ymm8
+; x7 ^= x6
+    vpxor ymm10, ymm10, ymm9
+; x7 >>>= 53
+    vmovdqa ymm2, ymm10
+    vpsllq ymm10, ymm10, 11
+    vpsrlq ymm2, ymm2, 53
+    vpor ymm10, ymm10, ymm2
+; x6 -= x7
+    vpsubq ymm9, ymm9, ymm10
 ; subtract subkey 0
-    vpsubq ymm3, ymm3, [rsp + 64]       ; x0 -= k0
-    vpsubq ymm4, ymm4, [rsp + 96]       ; x1 -= k1
-    vpsubq ymm5, ymm5, [rsp + 128]      ; x2 -= k2
-    vpsubq ymm6, ymm6, [rsp + 160]      ; x3 -= k3
-    vpsubq ymm7, ymm7, [rsp + 192]      ; x4 -= k4
-    vpsubq ymm8, ymm8, [rsp + 224]      ; x5 -= k5
-    vpsubq ymm9, ymm9, [rsp + 256]      ; x6 -= k6
-    vpsubq ymm10, ymm10, [rsp + 288]    ; x7 -= k7
-    vpsubq ymm8, ymm8, ymm0             ; x5 -= t0
-    vpsubq ymm9, ymm9, ymm1             ; x6 -= t1
+; x0 -= k0
+    vpsubq ymm3, ymm3, [rsp + 64]
+; x1 -= k1
+    vpsubq ymm4, ymm4, [rsp + 96]
+; x2 -= k2
+    vpsubq ymm5, ymm5, [rsp + 128]
+; x3 -= k3
+    vpsubq ymm6, ymm6, [rsp + 160]
+; x4 -= k4
+    vpsubq ymm7, ymm7, [rsp + 192]
+; x5 -= k5
+    vpsubq ymm8, ymm8, [rsp + 224]
+; x6 -= k6
+    vpsubq ymm9, ymm9, [rsp + 256]
+; x7 -= k7
+    vpsubq ymm10, ymm10, [rsp + 288]
+; x5 -= t0
+    vpsubq ymm8, ymm8, ymm0
+; x6 -= t1
+    vpsubq ymm9, ymm9, ymm1
 ; store the block(s)
+; out[0] = x0
     vmovq [rcx + 0], xmm3
     vpextrq [rcx + 64], xmm3, 1
     vextracti128 xmm15, ymm3, 1
     vmovq [rcx + 128], xmm15
-    vpextrq [rcx + 192], xmm15, 1; out[0] = x0
+    vpextrq [rcx + 192], xmm15, 1
+; out[1] = x1
     vmovq [rcx + 8], xmm4
     vpextrq [rcx + 72], xmm4, 1
     vextracti128 xmm15, ymm4, 1
     vmovq [rcx + 136], xmm15
-    vpextrq [rcx + 200], xmm15, 1; out[1] = x1
+    vpextrq [rcx + 200], xmm15, 1
+; out[2] = x2
     vmovq [rcx + 16], xmm5
     vpextrq [rcx + 80], xmm5, 1
     vextracti128 xmm15, ymm5, 1
     vmovq [rcx + 144], xmm15
-    vpextrq [rcx + 208], xmm15, 1; out[2] = x2
+    vpextrq [rcx + 208], xmm15, 1
+; out[3] = x3
     vmovq [rcx + 24], xmm6
     vpextrq [rcx + 88], xmm6, 1
     vextracti128 xmm15, ymm6, 1
     vmovq [rcx + 152], xmm15
-    vpextrq [rcx + 216], xmm15, 1; out[3] = x3
+    vpextrq [rcx + 216], xmm15, 1
+; out[4] = x4
     vmovq [rcx + 32], xmm7
     vpextrq [rcx + 96], xmm7, 1
     vextracti128 xmm15, ymm7, 1
     vmovq [rcx + 160], xmm15
-    vpextrq [rcx + 224], xmm15, 1; out[4] = x4
+    vpextrq [rcx + 224], xmm15, 1
+; out[5] = x5
     vmovq [rcx + 40], xmm8
     vpextrq [rcx + 104], xmm8, 1
     vextracti128 xmm15, ymm8, 1
     vmovq [rcx + 168], xmm15
-    vpextrq [rcx + 232], xmm15, 1; out[5] = x5
+    vpextrq [rcx + 232], xmm15, 1
+; out[6] = x6
     vmovq [rcx + 48], xmm9
     vpextrq [rcx + 112], xmm9, 1
     vextracti128 xmm15, ymm9, 1
     vmovq [rcx + 176], xmm15
-    vpextrq [rcx + 240], xmm15, 1; out[6] = x6
+    vpextrq [rcx + 240], xmm15, 1
+; out[7] = x7
     vmovq [rcx + 56], xmm10
     vpextrq [rcx + 120], xmm10, 1
     vextracti128 xmm15, ymm10, 1
     vmovq [rcx + 184], xmm15
-    vpextrq [rcx + 248], xmm15, 1; out[7] = x7
+    vpextrq [rcx + 248], xmm15, 1
 ; next block
-    add rsi, 0x40                       ; tweak += 64
-    add rdx, 0x100                      ; in += 256
-    add rcx, 0x100                      ; out += 256
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 64
+    add rsi, 0x40
+; in += 256
+    add rdx, 0x100
+; out += 256
+    add rcx, 0x100
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 1032
@@ -6140,8 +9485,8 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .entry:
@@ -6156,1239 +9501,2354 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov rdi, 0x5555555555555555         ; k8 = 0x5555555555555555
-    xor rdi, rax                        ; k8 ^= k0
-    xor rdi, r9                         ; k8 ^= k1
-    xor rdi, r10                        ; k8 ^= k2
-    xor rdi, r11                        ; k8 ^= k3
-    xor rdi, rbx                        ; k8 ^= k4
-    xor rdi, rbp                        ; k8 ^= k5
-    xor rdi, r12                        ; k8 ^= k6
-    xor rdi, r13                        ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rbx           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbp           ; k5 back to its stack slot
-    mov qword [rsp + 56], r12           ; k6 back to its stack slot
-    mov qword [rsp + 64], r13           ; k7 back to its stack slot
-    mov qword [rsp + 72], rdi           ; k8 back to its stack slot
-    mov qword [rsp + 80], r8            ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k8 ^= k0
+    xor rdi, rax
+; k8 ^= k1
+    xor rdi, r9
+; k8 ^= k2
+    xor rdi, r10
+; k8 ^= k3
+    xor rdi, r11
+; k8 ^= k4
+    xor rdi, rbx
+; k8 ^= k5
+    xor rdi, rbp
+; k8 ^= k6
+    xor rdi, r12
+; k8 ^= k7
+    xor rdi, r13
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], r13
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 96]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 96]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
 ; subtract subkey 18
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0x12                       ; x7 -= 0x12
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0x12
+    sub r13, 0x12
 ; inverse round 71
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 70
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 69
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 68
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 17
-    sub r8, qword [rsp + 72]            ; x0 -= k8
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0x11                       ; x7 -= 0x11
+; x0 -= k8
+    sub r8, qword [rsp + 72]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0x11
+    sub r13, 0x11
 ; inverse round 67
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 66
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 65
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 64
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 16
-    sub r8, qword [rsp + 64]            ; x0 -= k7
-    sub r9, qword [rsp + 72]            ; x1 -= k8
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0x10                       ; x7 -= 0x10
+; x0 -= k7
+    sub r8, qword [rsp + 64]
+; x1 -= k8
+    sub r9, qword [rsp + 72]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0x10
+    sub r13, 0x10
 ; inverse round 63
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 62
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 61
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 60
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 15
-    sub r8, qword [rsp + 56]            ; x0 -= k6
-    sub r9, qword [rsp + 64]            ; x1 -= k7
-    sub r10, qword [rsp + 72]           ; x2 -= k8
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xf                        ; x7 -= 0xf
+; x0 -= k6
+    sub r8, qword [rsp + 56]
+; x1 -= k7
+    sub r9, qword [rsp + 64]
+; x2 -= k8
+    sub r10, qword [rsp + 72]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xf
+    sub r13, 0xf
 ; inverse round 59
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 58
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 57
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 56
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 14
-    sub r8, qword [rsp + 48]            ; x0 -= k5
-    sub r9, qword [rsp + 56]            ; x1 -= k6
-    sub r10, qword [rsp + 64]           ; x2 -= k7
-    sub r11, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xe                        ; x7 -= 0xe
+; x0 -= k5
+    sub r8, qword [rsp + 48]
+; x1 -= k6
+    sub r9, qword [rsp + 56]
+; x2 -= k7
+    sub r10, qword [rsp + 64]
+; x3 -= k8
+    sub r11, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xe
+    sub r13, 0xe
 ; inverse round 55
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 54
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 53
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 52
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 13
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 48]            ; x1 -= k5
-    sub r10, qword [rsp + 56]           ; x2 -= k6
-    sub r11, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0xd                        ; x7 -= 0xd
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k5
+    sub r9, qword [rsp + 48]
+; x2 -= k6
+    sub r10, qword [rsp + 56]
+; x3 -= k7
+    sub r11, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0xd
+    sub r13, 0xd
 ; inverse round 51
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 50
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 49
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 48
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 12
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 48]           ; x2 -= k5
-    sub r11, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xc                        ; x7 -= 0xc
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k5
+    sub r10, qword [rsp + 48]
+; x3 -= k6
+    sub r11, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xc
+    sub r13, 0xc
 ; inverse round 47
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 46
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 45
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 44
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 11
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xb                        ; x7 -= 0xb
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k5
+    sub r11, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xb
+    sub r13, 0xb
 ; inverse round 43
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 42
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 41
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 40
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 10
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0xa                        ; x7 -= 0xa
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0xa
+    sub r13, 0xa
 ; inverse round 39
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 38
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 37
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 36
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 9
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 9                          ; x7 -= 9
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 9
+    sub r13, 9
 ; inverse round 35
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 34
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 33
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 32
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 8
-    sub r8, qword [rsp + 72]            ; x0 -= k8
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 8                          ; x7 -= 8
+; x0 -= k8
+    sub r8, qword [rsp + 72]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 8
+    sub r13, 8
 ; inverse round 31
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 30
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 29
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 28
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 7
-    sub r8, qword [rsp + 64]            ; x0 -= k7
-    sub r9, qword [rsp + 72]            ; x1 -= k8
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 7                          ; x7 -= 7
+; x0 -= k7
+    sub r8, qword [rsp + 64]
+; x1 -= k8
+    sub r9, qword [rsp + 72]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 7
+    sub r13, 7
 ; inverse round 27
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 26
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 25
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 24
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 6
-    sub r8, qword [rsp + 56]            ; x0 -= k6
-    sub r9, qword [rsp + 64]            ; x1 -= k7
-    sub r10, qword [rsp + 72]           ; x2 -= k8
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 6                          ; x7 -= 6
+; x0 -= k6
+    sub r8, qword [rsp + 56]
+; x1 -= k7
+    sub r9, qword [rsp + 64]
+; x2 -= k8
+    sub r10, qword [rsp + 72]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 6
+    sub r13, 6
 ; inverse round 23
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 22
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 21
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 20
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 5
-    sub r8, qword [rsp + 48]            ; x0 -= k5
-    sub r9, qword [rsp + 56]            ; x1 -= k6
-    sub r10, qword [rsp + 64]           ; x2 -= k7
-    sub r11, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 5                          ; x7 -= 5
+; x0 -= k5
+    sub r8, qword [rsp + 48]
+; x1 -= k6
+    sub r9, qword [rsp + 56]
+; x2 -= k7
+    sub r10, qword [rsp + 64]
+; x3 -= k8
+    sub r11, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 5
+    sub r13, 5
 ; inverse round 19
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 18
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 17
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 16
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 4
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 48]            ; x1 -= k5
-    sub r10, qword [rsp + 56]           ; x2 -= k6
-    sub r11, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 4                          ; x7 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k5
+    sub r9, qword [rsp + 48]
+; x2 -= k6
+    sub r10, qword [rsp + 56]
+; x3 -= k7
+    sub r11, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 4
+    sub r13, 4
 ; inverse round 15
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 14
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 13
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 12
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 3
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 48]           ; x2 -= k5
-    sub r11, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 3                          ; x7 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k5
+    sub r10, qword [rsp + 48]
+; x3 -= k6
+    sub r11, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 3
+    sub r13, 3
 ; inverse round 11
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 10
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 9
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 8
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 2
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 2                          ; x7 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k5
+    sub r11, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 2
+    sub r13, 2
 ; inverse round 7
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 31                          ; x1 >>>= 33
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 13                         ; x7 >>>= 51
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 29                         ; x3 >>>= 35
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 33
+    rol r9, 31
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 51
+    rol r13, 13
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 35
+    rol r11, 29
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 6
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 35                          ; x1 >>>= 29
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 38                         ; x3 >>>= 26
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 53                         ; x5 >>>= 11
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 29
+    rol r9, 35
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 26
+    rol r11, 38
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 11
+    rol rbp, 53
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x2 -= x7
+    sub r10, r13
 ; inverse round 5
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 25                          ; x1 >>>= 39
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 23                         ; x5 >>>= 41
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 50                         ; x3 >>>= 14
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 39
+    rol r9, 25
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 41
+    rol rbp, 23
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 14
+    rol r11, 50
+; x0 -= x3
+    sub r8, r11
 ; inverse round 4
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 31                          ; x1 >>>= 33
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 15                         ; x3 >>>= 49
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 56                         ; x5 >>>= 8
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 22                         ; x7 >>>= 42
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 33
+    rol r9, 31
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 49
+    rol r11, 15
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 8
+    rol rbp, 56
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 42
+    rol r13, 22
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 1
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 1                          ; x7 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 1
+    sub r13, 1
 ; inverse round 3
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 38                          ; x1 >>>= 26
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 52                         ; x7 >>>= 12
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 6                          ; x5 >>>= 58
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 57                         ; x3 >>>= 7
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 26
+    rol r9, 38
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 12
+    rol r13, 52
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 58
+    rol rbp, 6
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 7
+    rol r11, 57
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 2
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 30                          ; x1 >>>= 34
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 50                         ; x3 >>>= 14
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 49                         ; x5 >>>= 15
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 37                         ; x7 >>>= 27
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 34
+    rol r9, 30
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 14
+    rol r11, 50
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 15
+    rol rbp, 49
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 27
+    rol r13, 37
+; x2 -= x7
+    sub r10, r13
 ; inverse round 1
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 16                          ; x1 >>>= 48
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 44                         ; x7 >>>= 20
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 21                         ; x5 >>>= 43
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 33                         ; x3 >>>= 31
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 48
+    rol r9, 16
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 20
+    rol r13, 44
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 43
+    rol rbp, 21
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 31
+    rol r11, 33
+; x0 -= x3
+    sub r8, r11
 ; inverse round 0
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 26                          ; x1 >>>= 38
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 14                         ; x5 >>>= 50
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 11                         ; x7 >>>= 53
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 38
+    rol r9, 26
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 50
+    rol rbp, 14
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 53
+    rol r13, 11
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 0
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 88]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 88]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x40                       ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 80]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 80], rdx           ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add rdi, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 80]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13

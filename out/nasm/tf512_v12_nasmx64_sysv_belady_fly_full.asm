@@ -46,8 +46,8 @@ global tf512_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v12_nasmx64_sysv_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf512_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf512_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry ; tail call
 
 tf512_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .entry:
@@ -62,1239 +62,2354 @@ tf512_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov rdi, 0x5555555555555555         ; k8 = 0x5555555555555555
-    xor rdi, rax                        ; k8 ^= k0
-    xor rdi, r9                         ; k8 ^= k1
-    xor rdi, r10                        ; k8 ^= k2
-    xor rdi, r11                        ; k8 ^= k3
-    xor rdi, rbx                        ; k8 ^= k4
-    xor rdi, rbp                        ; k8 ^= k5
-    xor rdi, r12                        ; k8 ^= k6
-    xor rdi, r13                        ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rbx           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbp           ; k5 back to its stack slot
-    mov qword [rsp + 56], r12           ; k6 back to its stack slot
-    mov qword [rsp + 64], r13           ; k7 back to its stack slot
-    mov qword [rsp + 72], rdi           ; k8 back to its stack slot
-    mov qword [rsp + 80], r8            ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k8 ^= k0
+    xor rdi, rax
+; k8 ^= k1
+    xor rdi, r9
+; k8 ^= k2
+    xor rdi, r10
+; k8 ^= k3
+    xor rdi, r11
+; k8 ^= k4
+    xor rdi, rbx
+; k8 ^= k5
+    xor rdi, rbp
+; k8 ^= k6
+    xor rdi, r12
+; k8 ^= k7
+    xor rdi, r13
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], r13
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 96]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 96]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
 ; add subkey 0
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 1
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 2
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 3
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 1
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 1                          ; x7 += 1
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 1
+    add r13, 1
 ; round 4
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 5
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 6
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 7
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 2
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 2                          ; x7 += 2
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k5
+    add r11, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 2
+    add r13, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 9
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 10
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 11
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 3
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 48]           ; x2 += k5
-    add r11, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 3                          ; x7 += 3
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k5
+    add r10, qword [rsp + 48]
+; x3 += k6
+    add r11, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 3
+    add r13, 3
 ; round 12
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 13
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 14
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 15
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 4
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 48]            ; x1 += k5
-    add r10, qword [rsp + 56]           ; x2 += k6
-    add r11, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 4                          ; x7 += 4
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k5
+    add r9, qword [rsp + 48]
+; x2 += k6
+    add r10, qword [rsp + 56]
+; x3 += k7
+    add r11, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 4
+    add r13, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 17
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 18
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 19
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 5
-    add r8, qword [rsp + 48]            ; x0 += k5
-    add r9, qword [rsp + 56]            ; x1 += k6
-    add r10, qword [rsp + 64]           ; x2 += k7
-    add r11, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 5                          ; x7 += 5
+; x0 += k5
+    add r8, qword [rsp + 48]
+; x1 += k6
+    add r9, qword [rsp + 56]
+; x2 += k7
+    add r10, qword [rsp + 64]
+; x3 += k8
+    add r11, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 5
+    add r13, 5
 ; round 20
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 21
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 22
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 23
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 6
-    add r8, qword [rsp + 56]            ; x0 += k6
-    add r9, qword [rsp + 64]            ; x1 += k7
-    add r10, qword [rsp + 72]           ; x2 += k8
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 6                          ; x7 += 6
+; x0 += k6
+    add r8, qword [rsp + 56]
+; x1 += k7
+    add r9, qword [rsp + 64]
+; x2 += k8
+    add r10, qword [rsp + 72]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 6
+    add r13, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 25
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 26
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 27
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 7
-    add r8, qword [rsp + 64]            ; x0 += k7
-    add r9, qword [rsp + 72]            ; x1 += k8
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 7                          ; x7 += 7
+; x0 += k7
+    add r8, qword [rsp + 64]
+; x1 += k8
+    add r9, qword [rsp + 72]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 7
+    add r13, 7
 ; round 28
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 29
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 30
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 31
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 8
-    add r8, qword [rsp + 72]            ; x0 += k8
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 8                          ; x7 += 8
+; x0 += k8
+    add r8, qword [rsp + 72]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 8
+    add r13, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 33
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 34
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 35
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 9
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 9                          ; x7 += 9
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 9
+    add r13, 9
 ; round 36
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 37
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 38
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 39
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 10
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0xa                        ; x7 += 0xa
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0xa
+    add r13, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 41
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 42
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 43
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 11
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xb                        ; x7 += 0xb
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k5
+    add r11, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0xb
+    add r13, 0xb
 ; round 44
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 45
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 46
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 47
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 12
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 48]           ; x2 += k5
-    add r11, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xc                        ; x7 += 0xc
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k5
+    add r10, qword [rsp + 48]
+; x3 += k6
+    add r11, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xc
+    add r13, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 49
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 50
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 51
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 13
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 48]            ; x1 += k5
-    add r10, qword [rsp + 56]           ; x2 += k6
-    add r11, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0xd                        ; x7 += 0xd
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k5
+    add r9, qword [rsp + 48]
+; x2 += k6
+    add r10, qword [rsp + 56]
+; x3 += k7
+    add r11, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0xd
+    add r13, 0xd
 ; round 52
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 53
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 54
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 55
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 14
-    add r8, qword [rsp + 48]            ; x0 += k5
-    add r9, qword [rsp + 56]            ; x1 += k6
-    add r10, qword [rsp + 64]           ; x2 += k7
-    add r11, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xe                        ; x7 += 0xe
+; x0 += k5
+    add r8, qword [rsp + 48]
+; x1 += k6
+    add r9, qword [rsp + 56]
+; x2 += k7
+    add r10, qword [rsp + 64]
+; x3 += k8
+    add r11, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0xe
+    add r13, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 57
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 58
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 59
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 15
-    add r8, qword [rsp + 56]            ; x0 += k6
-    add r9, qword [rsp + 64]            ; x1 += k7
-    add r10, qword [rsp + 72]           ; x2 += k8
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xf                        ; x7 += 0xf
+; x0 += k6
+    add r8, qword [rsp + 56]
+; x1 += k7
+    add r9, qword [rsp + 64]
+; x2 += k8
+    add r10, qword [rsp + 72]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xf
+    add r13, 0xf
 ; round 60
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 61
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 62
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 63
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 16
-    add r8, qword [rsp + 64]            ; x0 += k7
-    add r9, qword [rsp + 72]            ; x1 += k8
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0x10                       ; x7 += 0x10
+; x0 += k7
+    add r8, qword [rsp + 64]
+; x1 += k8
+    add r9, qword [rsp + 72]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0x10
+    add r13, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 65
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 66
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 67
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 17
-    add r8, qword [rsp + 72]            ; x0 += k8
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0x11                       ; x7 += 0x11
+; x0 += k8
+    add r8, qword [rsp + 72]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0x11
+    add r13, 0x11
 ; round 68
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 69
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 70
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 71
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 18
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0x12                       ; x7 += 0x12
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0x12
+    add r13, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 88]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 88]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x40                       ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 80]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 80], rdx           ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add rdi, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 80]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13
@@ -1306,8 +2421,8 @@ tf512_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v12_nasmx64_sysv_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf512_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf512_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry ; tail call
 
 tf512_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .entry:
@@ -1322,1239 +2437,2354 @@ tf512_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov rdi, 0x5555555555555555         ; k8 = 0x5555555555555555
-    xor rdi, rax                        ; k8 ^= k0
-    xor rdi, r9                         ; k8 ^= k1
-    xor rdi, r10                        ; k8 ^= k2
-    xor rdi, r11                        ; k8 ^= k3
-    xor rdi, rbx                        ; k8 ^= k4
-    xor rdi, rbp                        ; k8 ^= k5
-    xor rdi, r12                        ; k8 ^= k6
-    xor rdi, r13                        ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rbx           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbp           ; k5 back to its stack slot
-    mov qword [rsp + 56], r12           ; k6 back to its stack slot
-    mov qword [rsp + 64], r13           ; k7 back to its stack slot
-    mov qword [rsp + 72], rdi           ; k8 back to its stack slot
-    mov qword [rsp + 80], r8            ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = 0x5555555555555555
+    mov rdi, 0x5555555555555555
+; k8 ^= k0
+    xor rdi, rax
+; k8 ^= k1
+    xor rdi, r9
+; k8 ^= k2
+    xor rdi, r10
+; k8 ^= k3
+    xor rdi, r11
+; k8 ^= k4
+    xor rdi, rbx
+; k8 ^= k5
+    xor rdi, rbp
+; k8 ^= k6
+    xor rdi, r12
+; k8 ^= k7
+    xor rdi, r13
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], r13
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 96]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 96]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
 ; subtract subkey 18
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0x12                       ; x7 -= 0x12
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0x12
+    sub r13, 0x12
 ; inverse round 71
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 70
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 69
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 68
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 17
-    sub r8, qword [rsp + 72]            ; x0 -= k8
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0x11                       ; x7 -= 0x11
+; x0 -= k8
+    sub r8, qword [rsp + 72]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0x11
+    sub r13, 0x11
 ; inverse round 67
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 66
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 65
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 64
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 16
-    sub r8, qword [rsp + 64]            ; x0 -= k7
-    sub r9, qword [rsp + 72]            ; x1 -= k8
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0x10                       ; x7 -= 0x10
+; x0 -= k7
+    sub r8, qword [rsp + 64]
+; x1 -= k8
+    sub r9, qword [rsp + 72]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0x10
+    sub r13, 0x10
 ; inverse round 63
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 62
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 61
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 60
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 15
-    sub r8, qword [rsp + 56]            ; x0 -= k6
-    sub r9, qword [rsp + 64]            ; x1 -= k7
-    sub r10, qword [rsp + 72]           ; x2 -= k8
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xf                        ; x7 -= 0xf
+; x0 -= k6
+    sub r8, qword [rsp + 56]
+; x1 -= k7
+    sub r9, qword [rsp + 64]
+; x2 -= k8
+    sub r10, qword [rsp + 72]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xf
+    sub r13, 0xf
 ; inverse round 59
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 58
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 57
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 56
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 14
-    sub r8, qword [rsp + 48]            ; x0 -= k5
-    sub r9, qword [rsp + 56]            ; x1 -= k6
-    sub r10, qword [rsp + 64]           ; x2 -= k7
-    sub r11, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xe                        ; x7 -= 0xe
+; x0 -= k5
+    sub r8, qword [rsp + 48]
+; x1 -= k6
+    sub r9, qword [rsp + 56]
+; x2 -= k7
+    sub r10, qword [rsp + 64]
+; x3 -= k8
+    sub r11, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xe
+    sub r13, 0xe
 ; inverse round 55
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 54
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 53
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 52
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 13
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 48]            ; x1 -= k5
-    sub r10, qword [rsp + 56]           ; x2 -= k6
-    sub r11, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0xd                        ; x7 -= 0xd
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k5
+    sub r9, qword [rsp + 48]
+; x2 -= k6
+    sub r10, qword [rsp + 56]
+; x3 -= k7
+    sub r11, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0xd
+    sub r13, 0xd
 ; inverse round 51
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 50
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 49
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 48
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 12
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 48]           ; x2 -= k5
-    sub r11, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xc                        ; x7 -= 0xc
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k5
+    sub r10, qword [rsp + 48]
+; x3 -= k6
+    sub r11, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xc
+    sub r13, 0xc
 ; inverse round 47
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 46
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 45
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 44
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 11
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xb                        ; x7 -= 0xb
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k5
+    sub r11, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xb
+    sub r13, 0xb
 ; inverse round 43
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 42
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 41
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 40
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 10
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0xa                        ; x7 -= 0xa
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0xa
+    sub r13, 0xa
 ; inverse round 39
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 38
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 37
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 36
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 9
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 9                          ; x7 -= 9
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 9
+    sub r13, 9
 ; inverse round 35
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 34
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 33
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 32
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 8
-    sub r8, qword [rsp + 72]            ; x0 -= k8
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 8                          ; x7 -= 8
+; x0 -= k8
+    sub r8, qword [rsp + 72]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 8
+    sub r13, 8
 ; inverse round 31
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 30
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 29
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 28
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 7
-    sub r8, qword [rsp + 64]            ; x0 -= k7
-    sub r9, qword [rsp + 72]            ; x1 -= k8
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 7                          ; x7 -= 7
+; x0 -= k7
+    sub r8, qword [rsp + 64]
+; x1 -= k8
+    sub r9, qword [rsp + 72]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 7
+    sub r13, 7
 ; inverse round 27
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 26
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 25
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 24
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 6
-    sub r8, qword [rsp + 56]            ; x0 -= k6
-    sub r9, qword [rsp + 64]            ; x1 -= k7
-    sub r10, qword [rsp + 72]           ; x2 -= k8
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 6                          ; x7 -= 6
+; x0 -= k6
+    sub r8, qword [rsp + 56]
+; x1 -= k7
+    sub r9, qword [rsp + 64]
+; x2 -= k8
+    sub r10, qword [rsp + 72]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 6
+    sub r13, 6
 ; inverse round 23
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 22
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 21
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 20
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 5
-    sub r8, qword [rsp + 48]            ; x0 -= k5
-    sub r9, qword [rsp + 56]            ; x1 -= k6
-    sub r10, qword [rsp + 64]           ; x2 -= k7
-    sub r11, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 5                          ; x7 -= 5
+; x0 -= k5
+    sub r8, qword [rsp + 48]
+; x1 -= k6
+    sub r9, qword [rsp + 56]
+; x2 -= k7
+    sub r10, qword [rsp + 64]
+; x3 -= k8
+    sub r11, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 5
+    sub r13, 5
 ; inverse round 19
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 18
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 17
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 16
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 4
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 48]            ; x1 -= k5
-    sub r10, qword [rsp + 56]           ; x2 -= k6
-    sub r11, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 4                          ; x7 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k5
+    sub r9, qword [rsp + 48]
+; x2 -= k6
+    sub r10, qword [rsp + 56]
+; x3 -= k7
+    sub r11, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 4
+    sub r13, 4
 ; inverse round 15
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 14
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 13
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 12
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 3
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 48]           ; x2 -= k5
-    sub r11, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 3                          ; x7 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k5
+    sub r10, qword [rsp + 48]
+; x3 -= k6
+    sub r11, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 3
+    sub r13, 3
 ; inverse round 11
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 10
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 9
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 8
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 2
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 2                          ; x7 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k5
+    sub r11, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 2
+    sub r13, 2
 ; inverse round 7
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 6
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 5
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 4
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 1
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 1                          ; x7 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 1
+    sub r13, 1
 ; inverse round 3
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 2
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 1
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 0
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 0
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 88]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 88]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x40                       ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 80]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 80], rdx           ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add rdi, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 80]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13

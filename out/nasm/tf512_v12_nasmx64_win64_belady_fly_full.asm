@@ -46,9 +46,9 @@ global tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v12_nasmx64_win64_belady_fly_full_encrypt:
-    sub rsp, 56                             ; shadow space + 5th argument, rsp 16-aligned
+    sub rsp, 56 ; shadow space + 5th argument, rsp 16-aligned
 .prolog_end:
-    mov qword [rsp + 32], 1                 ; n = 1
+    mov qword [rsp + 32], 1 ; n = 1
     call tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.entry
     add rsp, 56
     ret
@@ -71,1238 +71,2353 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rcx]                ; k0 = key[0]
-    mov r10, qword [rcx + 8]            ; k1 = key[1]
-    mov r11, qword [rcx + 16]           ; k2 = key[2]
-    mov rsi, qword [rcx + 24]           ; k3 = key[3]
-    mov rdi, qword [rcx + 32]           ; k4 = key[4]
-    mov rbx, qword [rcx + 40]           ; k5 = key[5]
-    mov rbp, qword [rcx + 48]           ; k6 = key[6]
-    mov r12, qword [rcx + 56]           ; k7 = key[7]
-    mov rcx, 0x5555555555555555         ; k8 = 0x5555555555555555
-    xor rcx, rax                        ; k8 ^= k0
-    xor rcx, r10                        ; k8 ^= k1
-    xor rcx, r11                        ; k8 ^= k2
-    xor rcx, rsi                        ; k8 ^= k3
-    xor rcx, rdi                        ; k8 ^= k4
-    xor rcx, rbx                        ; k8 ^= k5
-    xor rcx, rbp                        ; k8 ^= k6
-    xor rcx, r12                        ; k8 ^= k7
-    cmp qword [rsp + 192], 0            ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], r8             ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r10           ; k1 back to its stack slot
-    mov qword [rsp + 24], r11           ; k2 back to its stack slot
-    mov qword [rsp + 32], rsi           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbx           ; k5 back to its stack slot
-    mov qword [rsp + 56], rbp           ; k6 back to its stack slot
-    mov qword [rsp + 64], r12           ; k7 back to its stack slot
-    mov qword [rsp + 72], rcx           ; k8 back to its stack slot
-    mov qword [rsp + 80], r9            ; out back to its stack slot
-    mov qword [rsp + 88], rdx           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rcx]
+; k1 = key[1]
+    mov r10, qword [rcx + 8]
+; k2 = key[2]
+    mov r11, qword [rcx + 16]
+; k3 = key[3]
+    mov rsi, qword [rcx + 24]
+; k4 = key[4]
+    mov rdi, qword [rcx + 32]
+; k5 = key[5]
+    mov rbx, qword [rcx + 40]
+; k6 = key[6]
+    mov rbp, qword [rcx + 48]
+; k7 = key[7]
+    mov r12, qword [rcx + 56]
+; k8 = 0x5555555555555555
+    mov rcx, 0x5555555555555555
+; k8 ^= k0
+    xor rcx, rax
+; k8 ^= k1
+    xor rcx, r10
+; k8 ^= k2
+    xor rcx, r11
+; k8 ^= k3
+    xor rcx, rsi
+; k8 ^= k4
+    xor rcx, rdi
+; k8 ^= k5
+    xor rcx, rbx
+; k8 ^= k6
+    xor rcx, rbp
+; k8 ^= k7
+    xor rcx, r12
+; if n == 0 return
+    cmp qword [rsp + 192], 0
+    jz .done
+    mov qword [rsp + 0], r8
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r10
+    mov qword [rsp + 24], r11
+    mov qword [rsp + 32], rsi
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], rbx
+    mov qword [rsp + 56], rbp
+    mov qword [rsp + 64], r12
+    mov qword [rsp + 72], rcx
+    mov qword [rsp + 80], r9
+    mov qword [rsp + 88], rdx
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 88]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov r8, rcx                         ; t2 = t0
-    xor r8, rdx                         ; t2 ^= t1
-    mov r9, qword [rsp + 0]             ; reload in for 'x0 = in[0]'
-    mov r10, qword [r9]                 ; x0 = in[0]
-    mov r11, qword [r9 + 8]             ; x1 = in[1]
-    mov rsi, qword [r9 + 16]            ; x2 = in[2]
-    mov rdi, qword [r9 + 24]            ; x3 = in[3]
-    mov rbx, qword [r9 + 32]            ; x4 = in[4]
-    mov rbp, qword [r9 + 40]            ; x5 = in[5]
-    mov r12, qword [r9 + 48]            ; x6 = in[6]
-    mov r13, qword [r9 + 56]            ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 88]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov r8, rcx
+    xor r8, rdx
+; x0 = in[0]
+    mov r9, qword [rsp + 0]
+    mov r10, qword [r9]
+; x1 = in[1]
+    mov r11, qword [r9 + 8]
+; x2 = in[2]
+    mov rsi, qword [r9 + 16]
+; x3 = in[3]
+    mov rdi, qword [r9 + 24]
+; x4 = in[4]
+    mov rbx, qword [r9 + 32]
+; x5 = in[5]
+    mov rbp, qword [r9 + 40]
+; x6 = in[6]
+    mov r12, qword [r9 + 48]
+; x7 = in[7]
+    mov r13, qword [r9 + 56]
 ; add subkey 0
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
 ; round 0
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 1
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 2
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 3
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 1
-    add r10, qword [rsp + 16]           ; x0 += k1
-    add r11, qword [rsp + 24]           ; x1 += k2
-    add rsi, qword [rsp + 32]           ; x2 += k3
-    add rdi, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, r8                         ; x6 += t2
-    add r13, 1                          ; x7 += 1
+; x0 += k1
+    add r10, qword [rsp + 16]
+; x1 += k2
+    add r11, qword [rsp + 24]
+; x2 += k3
+    add rsi, qword [rsp + 32]
+; x3 += k4
+    add rdi, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, r8
+; x7 += 1
+    add r13, 1
 ; round 4
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 5
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 6
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 7
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 2
-    add r10, qword [rsp + 24]           ; x0 += k2
-    add r11, qword [rsp + 32]           ; x1 += k3
-    add rsi, qword [rsp + 40]           ; x2 += k4
-    add rdi, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, r8                         ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 2                          ; x7 += 2
+; x0 += k2
+    add r10, qword [rsp + 24]
+; x1 += k3
+    add r11, qword [rsp + 32]
+; x2 += k4
+    add rsi, qword [rsp + 40]
+; x3 += k5
+    add rdi, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, r8
+; x6 += t0
+    add r12, rcx
+; x7 += 2
+    add r13, 2
 ; round 8
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 9
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 10
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 11
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 3
-    add r10, qword [rsp + 32]           ; x0 += k3
-    add r11, qword [rsp + 40]           ; x1 += k4
-    add rsi, qword [rsp + 48]           ; x2 += k5
-    add rdi, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 3                          ; x7 += 3
+; x0 += k3
+    add r10, qword [rsp + 32]
+; x1 += k4
+    add r11, qword [rsp + 40]
+; x2 += k5
+    add rsi, qword [rsp + 48]
+; x3 += k6
+    add rdi, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 3
+    add r13, 3
 ; round 12
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 13
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 14
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 15
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 4
-    add r10, qword [rsp + 40]           ; x0 += k4
-    add r11, qword [rsp + 48]           ; x1 += k5
-    add rsi, qword [rsp + 56]           ; x2 += k6
-    add rdi, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, r8                         ; x6 += t2
-    add r13, 4                          ; x7 += 4
+; x0 += k4
+    add r10, qword [rsp + 40]
+; x1 += k5
+    add r11, qword [rsp + 48]
+; x2 += k6
+    add rsi, qword [rsp + 56]
+; x3 += k7
+    add rdi, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, r8
+; x7 += 4
+    add r13, 4
 ; round 16
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 17
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 18
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 19
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 5
-    add r10, qword [rsp + 48]           ; x0 += k5
-    add r11, qword [rsp + 56]           ; x1 += k6
-    add rsi, qword [rsp + 64]           ; x2 += k7
-    add rdi, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, r8                         ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 5                          ; x7 += 5
+; x0 += k5
+    add r10, qword [rsp + 48]
+; x1 += k6
+    add r11, qword [rsp + 56]
+; x2 += k7
+    add rsi, qword [rsp + 64]
+; x3 += k8
+    add rdi, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, r8
+; x6 += t0
+    add r12, rcx
+; x7 += 5
+    add r13, 5
 ; round 20
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 21
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 22
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 23
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 6
-    add r10, qword [rsp + 56]           ; x0 += k6
-    add r11, qword [rsp + 64]           ; x1 += k7
-    add rsi, qword [rsp + 72]           ; x2 += k8
-    add rdi, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 6                          ; x7 += 6
+; x0 += k6
+    add r10, qword [rsp + 56]
+; x1 += k7
+    add r11, qword [rsp + 64]
+; x2 += k8
+    add rsi, qword [rsp + 72]
+; x3 += k0
+    add rdi, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 6
+    add r13, 6
 ; round 24
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 25
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 26
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 27
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 7
-    add r10, qword [rsp + 64]           ; x0 += k7
-    add r11, qword [rsp + 72]           ; x1 += k8
-    add rsi, qword [rsp + 8]            ; x2 += k0
-    add rdi, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, r8                         ; x6 += t2
-    add r13, 7                          ; x7 += 7
+; x0 += k7
+    add r10, qword [rsp + 64]
+; x1 += k8
+    add r11, qword [rsp + 72]
+; x2 += k0
+    add rsi, qword [rsp + 8]
+; x3 += k1
+    add rdi, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, r8
+; x7 += 7
+    add r13, 7
 ; round 28
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 29
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 30
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 31
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 8
-    add r10, qword [rsp + 72]           ; x0 += k8
-    add r11, qword [rsp + 8]            ; x1 += k0
-    add rsi, qword [rsp + 16]           ; x2 += k1
-    add rdi, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, r8                         ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 8                          ; x7 += 8
+; x0 += k8
+    add r10, qword [rsp + 72]
+; x1 += k0
+    add r11, qword [rsp + 8]
+; x2 += k1
+    add rsi, qword [rsp + 16]
+; x3 += k2
+    add rdi, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, r8
+; x6 += t0
+    add r12, rcx
+; x7 += 8
+    add r13, 8
 ; round 32
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 33
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 34
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 35
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 9
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 9                          ; x7 += 9
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 9
+    add r13, 9
 ; round 36
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 37
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 38
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 39
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 10
-    add r10, qword [rsp + 16]           ; x0 += k1
-    add r11, qword [rsp + 24]           ; x1 += k2
-    add rsi, qword [rsp + 32]           ; x2 += k3
-    add rdi, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, r8                         ; x6 += t2
-    add r13, 0xa                        ; x7 += 0xa
+; x0 += k1
+    add r10, qword [rsp + 16]
+; x1 += k2
+    add r11, qword [rsp + 24]
+; x2 += k3
+    add rsi, qword [rsp + 32]
+; x3 += k4
+    add rdi, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, r8
+; x7 += 0xa
+    add r13, 0xa
 ; round 40
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 41
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 42
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 43
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 11
-    add r10, qword [rsp + 24]           ; x0 += k2
-    add r11, qword [rsp + 32]           ; x1 += k3
-    add rsi, qword [rsp + 40]           ; x2 += k4
-    add rdi, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, r8                         ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xb                        ; x7 += 0xb
+; x0 += k2
+    add r10, qword [rsp + 24]
+; x1 += k3
+    add r11, qword [rsp + 32]
+; x2 += k4
+    add rsi, qword [rsp + 40]
+; x3 += k5
+    add rdi, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, r8
+; x6 += t0
+    add r12, rcx
+; x7 += 0xb
+    add r13, 0xb
 ; round 44
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 45
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 46
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 47
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 12
-    add r10, qword [rsp + 32]           ; x0 += k3
-    add r11, qword [rsp + 40]           ; x1 += k4
-    add rsi, qword [rsp + 48]           ; x2 += k5
-    add rdi, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xc                        ; x7 += 0xc
+; x0 += k3
+    add r10, qword [rsp + 32]
+; x1 += k4
+    add r11, qword [rsp + 40]
+; x2 += k5
+    add rsi, qword [rsp + 48]
+; x3 += k6
+    add rdi, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xc
+    add r13, 0xc
 ; round 48
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 49
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 50
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 51
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 13
-    add r10, qword [rsp + 40]           ; x0 += k4
-    add r11, qword [rsp + 48]           ; x1 += k5
-    add rsi, qword [rsp + 56]           ; x2 += k6
-    add rdi, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, r8                         ; x6 += t2
-    add r13, 0xd                        ; x7 += 0xd
+; x0 += k4
+    add r10, qword [rsp + 40]
+; x1 += k5
+    add r11, qword [rsp + 48]
+; x2 += k6
+    add rsi, qword [rsp + 56]
+; x3 += k7
+    add rdi, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, r8
+; x7 += 0xd
+    add r13, 0xd
 ; round 52
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 53
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 54
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 55
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 14
-    add r10, qword [rsp + 48]           ; x0 += k5
-    add r11, qword [rsp + 56]           ; x1 += k6
-    add rsi, qword [rsp + 64]           ; x2 += k7
-    add rdi, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, r8                         ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xe                        ; x7 += 0xe
+; x0 += k5
+    add r10, qword [rsp + 48]
+; x1 += k6
+    add r11, qword [rsp + 56]
+; x2 += k7
+    add rsi, qword [rsp + 64]
+; x3 += k8
+    add rdi, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, r8
+; x6 += t0
+    add r12, rcx
+; x7 += 0xe
+    add r13, 0xe
 ; round 56
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 57
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 58
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 59
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 15
-    add r10, qword [rsp + 56]           ; x0 += k6
-    add r11, qword [rsp + 64]           ; x1 += k7
-    add rsi, qword [rsp + 72]           ; x2 += k8
-    add rdi, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xf                        ; x7 += 0xf
+; x0 += k6
+    add r10, qword [rsp + 56]
+; x1 += k7
+    add r11, qword [rsp + 64]
+; x2 += k8
+    add rsi, qword [rsp + 72]
+; x3 += k0
+    add rdi, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xf
+    add r13, 0xf
 ; round 60
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 61
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 62
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 63
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 16
-    add r10, qword [rsp + 64]           ; x0 += k7
-    add r11, qword [rsp + 72]           ; x1 += k8
-    add rsi, qword [rsp + 8]            ; x2 += k0
-    add rdi, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, r8                         ; x6 += t2
-    add r13, 0x10                       ; x7 += 0x10
+; x0 += k7
+    add r10, qword [rsp + 64]
+; x1 += k8
+    add r11, qword [rsp + 72]
+; x2 += k0
+    add rsi, qword [rsp + 8]
+; x3 += k1
+    add rdi, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, r8
+; x7 += 0x10
+    add r13, 0x10
 ; round 64
-    add r10, r11                        ; x0 += x1
-    rol r11, 46                         ; x1 <<<= 46
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 36                         ; x3 <<<= 36
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 46
+    rol r11, 46
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 36
+    rol rdi, 36
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 65
-    add rsi, r11                        ; x2 += x1
-    rol r11, 33                         ; x1 <<<= 33
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 42                         ; x3 <<<= 42
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 33
+    rol r11, 33
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 42
+    rol rdi, 42
+; x3 ^= x0
+    xor rdi, r10
 ; round 66
-    add rbx, r11                        ; x4 += x1
-    rol r11, 17                         ; x1 <<<= 17
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 49                         ; x3 <<<= 49
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 17
+    rol r11, 17
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 49
+    rol rdi, 49
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, rsi
 ; round 67
-    add r12, r11                        ; x6 += x1
-    rol r11, 44                         ; x1 <<<= 44
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 56                         ; x3 <<<= 56
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 44
+    rol r11, 44
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 56
+    rol rdi, 56
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 17
-    add r10, qword [rsp + 72]           ; x0 += k8
-    add r11, qword [rsp + 8]            ; x1 += k0
-    add rsi, qword [rsp + 16]           ; x2 += k1
-    add rdi, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, r8                         ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0x11                       ; x7 += 0x11
+; x0 += k8
+    add r10, qword [rsp + 72]
+; x1 += k0
+    add r11, qword [rsp + 8]
+; x2 += k1
+    add rsi, qword [rsp + 16]
+; x3 += k2
+    add rdi, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, r8
+; x6 += t0
+    add r12, rcx
+; x7 += 0x11
+    add r13, 0x11
 ; round 68
-    add r10, r11                        ; x0 += x1
-    rol r11, 39                         ; x1 <<<= 39
-    xor r11, r10                        ; x1 ^= x0
-    add rsi, rdi                        ; x2 += x3
-    rol rdi, 30                         ; x3 <<<= 30
-    xor rdi, rsi                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r10, r11
+; x1 <<<= 39
+    rol r11, 39
+; x1 ^= x0
+    xor r11, r10
+; x2 += x3
+    add rsi, rdi
+; x3 <<<= 30
+    rol rdi, 30
+; x3 ^= x2
+    xor rdi, rsi
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 69
-    add rsi, r11                        ; x2 += x1
-    rol r11, 13                         ; x1 <<<= 13
-    xor r11, rsi                        ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r10, rdi                        ; x0 += x3
-    rol rdi, 17                         ; x3 <<<= 17
-    xor rdi, r10                        ; x3 ^= x0
+; x2 += x1
+    add rsi, r11
+; x1 <<<= 13
+    rol r11, 13
+; x1 ^= x2
+    xor r11, rsi
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r10, rdi
+; x3 <<<= 17
+    rol rdi, 17
+; x3 ^= x0
+    xor rdi, r10
 ; round 70
-    add rbx, r11                        ; x4 += x1
-    rol r11, 25                         ; x1 <<<= 25
-    xor r11, rbx                        ; x1 ^= x4
-    add r12, rdi                        ; x6 += x3
-    rol rdi, 29                         ; x3 <<<= 29
-    xor rdi, r12                        ; x3 ^= x6
-    add r10, rbp                        ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r10                        ; x5 ^= x0
-    add rsi, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, rsi                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r11
+; x1 <<<= 25
+    rol r11, 25
+; x1 ^= x4
+    xor r11, rbx
+; x6 += x3
+    add r12, rdi
+; x3 <<<= 29
+    rol rdi, 29
+; x3 ^= x6
+    xor rdi, r12
+; x0 += x5
+    add r10, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r10
+; x2 += x7
+    add rsi, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, rsi
 ; round 71
-    add r12, r11                        ; x6 += x1
-    rol r11, 8                          ; x1 <<<= 8
-    xor r11, r12                        ; x1 ^= x6
-    add r10, r13                        ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r10                        ; x7 ^= x0
-    add rsi, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, rsi                        ; x5 ^= x2
-    add rbx, rdi                        ; x4 += x3
-    rol rdi, 22                         ; x3 <<<= 22
-    xor rdi, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r11
+; x1 <<<= 8
+    rol r11, 8
+; x1 ^= x6
+    xor r11, r12
+; x0 += x7
+    add r10, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r10
+; x2 += x5
+    add rsi, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, rsi
+; x4 += x3
+    add rbx, rdi
+; x3 <<<= 22
+    rol rdi, 22
+; x3 ^= x4
+    xor rdi, rbx
 ; add subkey 18
-    add r10, qword [rsp + 8]            ; x0 += k0
-    add r11, qword [rsp + 16]           ; x1 += k1
-    add rsi, qword [rsp + 24]           ; x2 += k2
-    add rdi, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0x12                       ; x7 += 0x12
+; x0 += k0
+    add r10, qword [rsp + 8]
+; x1 += k1
+    add r11, qword [rsp + 16]
+; x2 += k2
+    add rsi, qword [rsp + 24]
+; x3 += k3
+    add rdi, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0x12
+    add r13, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 80]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r10                ; out[0] = x0
-    mov qword [rcx + 8], r11            ; out[1] = x1
-    mov qword [rcx + 16], rsi           ; out[2] = x2
-    mov qword [rcx + 24], rdi           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 80]
+    mov qword [rcx], r10
+; out[1] = x1
+    mov qword [rcx + 8], r11
+; out[2] = x2
+    mov qword [rcx + 16], rsi
+; out[3] = x3
+    mov qword [rcx + 24], rdi
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add r9, 0x40                        ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 192]          ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], r9             ; in back to its stack slot
-    mov qword [rsp + 192], rdx          ; n back to its stack slot
-    mov qword [rsp + 80], rcx           ; out back to its stack slot
-    mov qword [rsp + 88], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add r9, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 192]
+    sub rdx, 1
+    mov qword [rsp + 0], r9
+    mov qword [rsp + 192], rdx
+    mov qword [rsp + 80], rcx
+    mov qword [rsp + 88], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13
@@ -1316,9 +2431,9 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v12_nasmx64_win64_belady_fly_full_decrypt:
-    sub rsp, 56                             ; shadow space + 5th argument, rsp 16-aligned
+    sub rsp, 56 ; shadow space + 5th argument, rsp 16-aligned
 .prolog_end:
-    mov qword [rsp + 32], 1                 ; n = 1
+    mov qword [rsp + 32], 1 ; n = 1
     call tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.entry
     add rsp, 56
     ret
@@ -1341,1238 +2456,2353 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rcx]                ; k0 = key[0]
-    mov r10, qword [rcx + 8]            ; k1 = key[1]
-    mov r11, qword [rcx + 16]           ; k2 = key[2]
-    mov rsi, qword [rcx + 24]           ; k3 = key[3]
-    mov rdi, qword [rcx + 32]           ; k4 = key[4]
-    mov rbx, qword [rcx + 40]           ; k5 = key[5]
-    mov rbp, qword [rcx + 48]           ; k6 = key[6]
-    mov r12, qword [rcx + 56]           ; k7 = key[7]
-    mov rcx, 0x5555555555555555         ; k8 = 0x5555555555555555
-    xor rcx, rax                        ; k8 ^= k0
-    xor rcx, r10                        ; k8 ^= k1
-    xor rcx, r11                        ; k8 ^= k2
-    xor rcx, rsi                        ; k8 ^= k3
-    xor rcx, rdi                        ; k8 ^= k4
-    xor rcx, rbx                        ; k8 ^= k5
-    xor rcx, rbp                        ; k8 ^= k6
-    xor rcx, r12                        ; k8 ^= k7
-    cmp qword [rsp + 192], 0            ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], r8             ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r10           ; k1 back to its stack slot
-    mov qword [rsp + 24], r11           ; k2 back to its stack slot
-    mov qword [rsp + 32], rsi           ; k3 back to its stack slot
-    mov qword [rsp + 40], rdi           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbx           ; k5 back to its stack slot
-    mov qword [rsp + 56], rbp           ; k6 back to its stack slot
-    mov qword [rsp + 64], r12           ; k7 back to its stack slot
-    mov qword [rsp + 72], rcx           ; k8 back to its stack slot
-    mov qword [rsp + 80], r9            ; out back to its stack slot
-    mov qword [rsp + 88], rdx           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rcx]
+; k1 = key[1]
+    mov r10, qword [rcx + 8]
+; k2 = key[2]
+    mov r11, qword [rcx + 16]
+; k3 = key[3]
+    mov rsi, qword [rcx + 24]
+; k4 = key[4]
+    mov rdi, qword [rcx + 32]
+; k5 = key[5]
+    mov rbx, qword [rcx + 40]
+; k6 = key[6]
+    mov rbp, qword [rcx + 48]
+; k7 = key[7]
+    mov r12, qword [rcx + 56]
+; k8 = 0x5555555555555555
+    mov rcx, 0x5555555555555555
+; k8 ^= k0
+    xor rcx, rax
+; k8 ^= k1
+    xor rcx, r10
+; k8 ^= k2
+    xor rcx, r11
+; k8 ^= k3
+    xor rcx, rsi
+; k8 ^= k4
+    xor rcx, rdi
+; k8 ^= k5
+    xor rcx, rbx
+; k8 ^= k6
+    xor rcx, rbp
+; k8 ^= k7
+    xor rcx, r12
+; if n == 0 return
+    cmp qword [rsp + 192], 0
+    jz .done
+    mov qword [rsp + 0], r8
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r10
+    mov qword [rsp + 24], r11
+    mov qword [rsp + 32], rsi
+    mov qword [rsp + 40], rdi
+    mov qword [rsp + 48], rbx
+    mov qword [rsp + 56], rbp
+    mov qword [rsp + 64], r12
+    mov qword [rsp + 72], rcx
+    mov qword [rsp + 80], r9
+    mov qword [rsp + 88], rdx
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 88]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov r8, rcx                         ; t2 = t0
-    xor r8, rdx                         ; t2 ^= t1
-    mov r9, qword [rsp + 0]             ; reload in for 'x0 = in[0]'
-    mov r10, qword [r9]                 ; x0 = in[0]
-    mov r11, qword [r9 + 8]             ; x1 = in[1]
-    mov rsi, qword [r9 + 16]            ; x2 = in[2]
-    mov rdi, qword [r9 + 24]            ; x3 = in[3]
-    mov rbx, qword [r9 + 32]            ; x4 = in[4]
-    mov rbp, qword [r9 + 40]            ; x5 = in[5]
-    mov r12, qword [r9 + 48]            ; x6 = in[6]
-    mov r13, qword [r9 + 56]            ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 88]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov r8, rcx
+    xor r8, rdx
+; x0 = in[0]
+    mov r9, qword [rsp + 0]
+    mov r10, qword [r9]
+; x1 = in[1]
+    mov r11, qword [r9 + 8]
+; x2 = in[2]
+    mov rsi, qword [r9 + 16]
+; x3 = in[3]
+    mov rdi, qword [r9 + 24]
+; x4 = in[4]
+    mov rbx, qword [r9 + 32]
+; x5 = in[5]
+    mov rbp, qword [r9 + 40]
+; x6 = in[6]
+    mov r12, qword [r9 + 48]
+; x7 = in[7]
+    mov r13, qword [r9 + 56]
 ; subtract subkey 18
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0x12                       ; x7 -= 0x12
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0x12
+    sub r13, 0x12
 ; inverse round 71
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 70
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 69
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 68
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 17
-    sub r10, qword [rsp + 72]           ; x0 -= k8
-    sub r11, qword [rsp + 8]            ; x1 -= k0
-    sub rsi, qword [rsp + 16]           ; x2 -= k1
-    sub rdi, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, r8                         ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0x11                       ; x7 -= 0x11
+; x0 -= k8
+    sub r10, qword [rsp + 72]
+; x1 -= k0
+    sub r11, qword [rsp + 8]
+; x2 -= k1
+    sub rsi, qword [rsp + 16]
+; x3 -= k2
+    sub rdi, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, r8
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0x11
+    sub r13, 0x11
 ; inverse round 67
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 66
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 65
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 64
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 16
-    sub r10, qword [rsp + 64]           ; x0 -= k7
-    sub r11, qword [rsp + 72]           ; x1 -= k8
-    sub rsi, qword [rsp + 8]            ; x2 -= k0
-    sub rdi, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, r8                         ; x6 -= t2
-    sub r13, 0x10                       ; x7 -= 0x10
+; x0 -= k7
+    sub r10, qword [rsp + 64]
+; x1 -= k8
+    sub r11, qword [rsp + 72]
+; x2 -= k0
+    sub rsi, qword [rsp + 8]
+; x3 -= k1
+    sub rdi, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, r8
+; x7 -= 0x10
+    sub r13, 0x10
 ; inverse round 63
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 62
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 61
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 60
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 15
-    sub r10, qword [rsp + 56]           ; x0 -= k6
-    sub r11, qword [rsp + 64]           ; x1 -= k7
-    sub rsi, qword [rsp + 72]           ; x2 -= k8
-    sub rdi, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xf                        ; x7 -= 0xf
+; x0 -= k6
+    sub r10, qword [rsp + 56]
+; x1 -= k7
+    sub r11, qword [rsp + 64]
+; x2 -= k8
+    sub rsi, qword [rsp + 72]
+; x3 -= k0
+    sub rdi, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xf
+    sub r13, 0xf
 ; inverse round 59
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 58
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 57
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 56
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 14
-    sub r10, qword [rsp + 48]           ; x0 -= k5
-    sub r11, qword [rsp + 56]           ; x1 -= k6
-    sub rsi, qword [rsp + 64]           ; x2 -= k7
-    sub rdi, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, r8                         ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xe                        ; x7 -= 0xe
+; x0 -= k5
+    sub r10, qword [rsp + 48]
+; x1 -= k6
+    sub r11, qword [rsp + 56]
+; x2 -= k7
+    sub rsi, qword [rsp + 64]
+; x3 -= k8
+    sub rdi, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, r8
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xe
+    sub r13, 0xe
 ; inverse round 55
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 54
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 53
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 52
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 13
-    sub r10, qword [rsp + 40]           ; x0 -= k4
-    sub r11, qword [rsp + 48]           ; x1 -= k5
-    sub rsi, qword [rsp + 56]           ; x2 -= k6
-    sub rdi, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, r8                         ; x6 -= t2
-    sub r13, 0xd                        ; x7 -= 0xd
+; x0 -= k4
+    sub r10, qword [rsp + 40]
+; x1 -= k5
+    sub r11, qword [rsp + 48]
+; x2 -= k6
+    sub rsi, qword [rsp + 56]
+; x3 -= k7
+    sub rdi, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, r8
+; x7 -= 0xd
+    sub r13, 0xd
 ; inverse round 51
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 50
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 49
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 48
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 12
-    sub r10, qword [rsp + 32]           ; x0 -= k3
-    sub r11, qword [rsp + 40]           ; x1 -= k4
-    sub rsi, qword [rsp + 48]           ; x2 -= k5
-    sub rdi, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xc                        ; x7 -= 0xc
+; x0 -= k3
+    sub r10, qword [rsp + 32]
+; x1 -= k4
+    sub r11, qword [rsp + 40]
+; x2 -= k5
+    sub rsi, qword [rsp + 48]
+; x3 -= k6
+    sub rdi, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xc
+    sub r13, 0xc
 ; inverse round 47
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 46
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 45
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 44
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 11
-    sub r10, qword [rsp + 24]           ; x0 -= k2
-    sub r11, qword [rsp + 32]           ; x1 -= k3
-    sub rsi, qword [rsp + 40]           ; x2 -= k4
-    sub rdi, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, r8                         ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xb                        ; x7 -= 0xb
+; x0 -= k2
+    sub r10, qword [rsp + 24]
+; x1 -= k3
+    sub r11, qword [rsp + 32]
+; x2 -= k4
+    sub rsi, qword [rsp + 40]
+; x3 -= k5
+    sub rdi, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, r8
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xb
+    sub r13, 0xb
 ; inverse round 43
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 42
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 41
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 40
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 10
-    sub r10, qword [rsp + 16]           ; x0 -= k1
-    sub r11, qword [rsp + 24]           ; x1 -= k2
-    sub rsi, qword [rsp + 32]           ; x2 -= k3
-    sub rdi, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, r8                         ; x6 -= t2
-    sub r13, 0xa                        ; x7 -= 0xa
+; x0 -= k1
+    sub r10, qword [rsp + 16]
+; x1 -= k2
+    sub r11, qword [rsp + 24]
+; x2 -= k3
+    sub rsi, qword [rsp + 32]
+; x3 -= k4
+    sub rdi, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, r8
+; x7 -= 0xa
+    sub r13, 0xa
 ; inverse round 39
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 38
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 37
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 36
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 9
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 9                          ; x7 -= 9
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 9
+    sub r13, 9
 ; inverse round 35
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 34
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 33
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 32
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 8
-    sub r10, qword [rsp + 72]           ; x0 -= k8
-    sub r11, qword [rsp + 8]            ; x1 -= k0
-    sub rsi, qword [rsp + 16]           ; x2 -= k1
-    sub rdi, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, r8                         ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 8                          ; x7 -= 8
+; x0 -= k8
+    sub r10, qword [rsp + 72]
+; x1 -= k0
+    sub r11, qword [rsp + 8]
+; x2 -= k1
+    sub rsi, qword [rsp + 16]
+; x3 -= k2
+    sub rdi, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, r8
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 8
+    sub r13, 8
 ; inverse round 31
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 30
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 29
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 28
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 7
-    sub r10, qword [rsp + 64]           ; x0 -= k7
-    sub r11, qword [rsp + 72]           ; x1 -= k8
-    sub rsi, qword [rsp + 8]            ; x2 -= k0
-    sub rdi, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, r8                         ; x6 -= t2
-    sub r13, 7                          ; x7 -= 7
+; x0 -= k7
+    sub r10, qword [rsp + 64]
+; x1 -= k8
+    sub r11, qword [rsp + 72]
+; x2 -= k0
+    sub rsi, qword [rsp + 8]
+; x3 -= k1
+    sub rdi, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, r8
+; x7 -= 7
+    sub r13, 7
 ; inverse round 27
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 26
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 25
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 24
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 6
-    sub r10, qword [rsp + 56]           ; x0 -= k6
-    sub r11, qword [rsp + 64]           ; x1 -= k7
-    sub rsi, qword [rsp + 72]           ; x2 -= k8
-    sub rdi, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 6                          ; x7 -= 6
+; x0 -= k6
+    sub r10, qword [rsp + 56]
+; x1 -= k7
+    sub r11, qword [rsp + 64]
+; x2 -= k8
+    sub rsi, qword [rsp + 72]
+; x3 -= k0
+    sub rdi, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 6
+    sub r13, 6
 ; inverse round 23
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 22
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 21
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 20
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 5
-    sub r10, qword [rsp + 48]           ; x0 -= k5
-    sub r11, qword [rsp + 56]           ; x1 -= k6
-    sub rsi, qword [rsp + 64]           ; x2 -= k7
-    sub rdi, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, r8                         ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 5                          ; x7 -= 5
+; x0 -= k5
+    sub r10, qword [rsp + 48]
+; x1 -= k6
+    sub r11, qword [rsp + 56]
+; x2 -= k7
+    sub rsi, qword [rsp + 64]
+; x3 -= k8
+    sub rdi, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, r8
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 5
+    sub r13, 5
 ; inverse round 19
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 18
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 17
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 16
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 4
-    sub r10, qword [rsp + 40]           ; x0 -= k4
-    sub r11, qword [rsp + 48]           ; x1 -= k5
-    sub rsi, qword [rsp + 56]           ; x2 -= k6
-    sub rdi, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, r8                         ; x6 -= t2
-    sub r13, 4                          ; x7 -= 4
+; x0 -= k4
+    sub r10, qword [rsp + 40]
+; x1 -= k5
+    sub r11, qword [rsp + 48]
+; x2 -= k6
+    sub rsi, qword [rsp + 56]
+; x3 -= k7
+    sub rdi, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, r8
+; x7 -= 4
+    sub r13, 4
 ; inverse round 15
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 14
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 13
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 12
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 3
-    sub r10, qword [rsp + 32]           ; x0 -= k3
-    sub r11, qword [rsp + 40]           ; x1 -= k4
-    sub rsi, qword [rsp + 48]           ; x2 -= k5
-    sub rdi, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 3                          ; x7 -= 3
+; x0 -= k3
+    sub r10, qword [rsp + 32]
+; x1 -= k4
+    sub r11, qword [rsp + 40]
+; x2 -= k5
+    sub rsi, qword [rsp + 48]
+; x3 -= k6
+    sub rdi, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 3
+    sub r13, 3
 ; inverse round 11
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 10
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 9
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 8
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 2
-    sub r10, qword [rsp + 24]           ; x0 -= k2
-    sub r11, qword [rsp + 32]           ; x1 -= k3
-    sub rsi, qword [rsp + 40]           ; x2 -= k4
-    sub rdi, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, r8                         ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 2                          ; x7 -= 2
+; x0 -= k2
+    sub r10, qword [rsp + 24]
+; x1 -= k3
+    sub r11, qword [rsp + 32]
+; x2 -= k4
+    sub rsi, qword [rsp + 40]
+; x3 -= k5
+    sub rdi, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, r8
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 2
+    sub r13, 2
 ; inverse round 7
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 56                         ; x1 >>>= 8
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 42                         ; x3 >>>= 22
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 8
+    rol r11, 56
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 22
+    rol rdi, 42
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 6
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 39                         ; x1 >>>= 25
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 35                         ; x3 >>>= 29
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 25
+    rol r11, 39
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 29
+    rol rdi, 35
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 5
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 51                         ; x1 >>>= 13
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 47                         ; x3 >>>= 17
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 13
+    rol r11, 51
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 17
+    rol rdi, 47
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 4
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 25                         ; x1 >>>= 39
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 34                         ; x3 >>>= 30
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 39
+    rol r11, 25
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 30
+    rol rdi, 34
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 1
-    sub r10, qword [rsp + 16]           ; x0 -= k1
-    sub r11, qword [rsp + 24]           ; x1 -= k2
-    sub rsi, qword [rsp + 32]           ; x2 -= k3
-    sub rdi, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, r8                         ; x6 -= t2
-    sub r13, 1                          ; x7 -= 1
+; x0 -= k1
+    sub r10, qword [rsp + 16]
+; x1 -= k2
+    sub r11, qword [rsp + 24]
+; x2 -= k3
+    sub rsi, qword [rsp + 32]
+; x3 -= k4
+    sub rdi, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, r8
+; x7 -= 1
+    sub r13, 1
 ; inverse round 3
-    xor r11, r12                        ; x1 ^= x6
-    rol r11, 20                         ; x1 >>>= 44
-    sub r12, r11                        ; x6 -= x1
-    xor r13, r10                        ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r10, r13                        ; x0 -= x7
-    xor rbp, rsi                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub rsi, rbp                        ; x2 -= x5
-    xor rdi, rbx                        ; x3 ^= x4
-    rol rdi, 8                          ; x3 >>>= 56
-    sub rbx, rdi                        ; x4 -= x3
+; x1 ^= x6
+    xor r11, r12
+; x1 >>>= 44
+    rol r11, 20
+; x6 -= x1
+    sub r12, r11
+; x7 ^= x0
+    xor r13, r10
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r10, r13
+; x5 ^= x2
+    xor rbp, rsi
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub rsi, rbp
+; x3 ^= x4
+    xor rdi, rbx
+; x3 >>>= 56
+    rol rdi, 8
+; x4 -= x3
+    sub rbx, rdi
 ; inverse round 2
-    xor r11, rbx                        ; x1 ^= x4
-    rol r11, 47                         ; x1 >>>= 17
-    sub rbx, r11                        ; x4 -= x1
-    xor rdi, r12                        ; x3 ^= x6
-    rol rdi, 15                         ; x3 >>>= 49
-    sub r12, rdi                        ; x6 -= x3
-    xor rbp, r10                        ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r10, rbp                        ; x0 -= x5
-    xor r13, rsi                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub rsi, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r11, rbx
+; x1 >>>= 17
+    rol r11, 47
+; x4 -= x1
+    sub rbx, r11
+; x3 ^= x6
+    xor rdi, r12
+; x3 >>>= 49
+    rol rdi, 15
+; x6 -= x3
+    sub r12, rdi
+; x5 ^= x0
+    xor rbp, r10
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r10, rbp
+; x7 ^= x2
+    xor r13, rsi
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub rsi, r13
 ; inverse round 1
-    xor r11, rsi                        ; x1 ^= x2
-    rol r11, 31                         ; x1 >>>= 33
-    sub rsi, r11                        ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor rdi, r10                        ; x3 ^= x0
-    rol rdi, 22                         ; x3 >>>= 42
-    sub r10, rdi                        ; x0 -= x3
+; x1 ^= x2
+    xor r11, rsi
+; x1 >>>= 33
+    rol r11, 31
+; x2 -= x1
+    sub rsi, r11
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor rdi, r10
+; x3 >>>= 42
+    rol rdi, 22
+; x0 -= x3
+    sub r10, rdi
 ; inverse round 0
-    xor r11, r10                        ; x1 ^= x0
-    rol r11, 18                         ; x1 >>>= 46
-    sub r10, r11                        ; x0 -= x1
-    xor rdi, rsi                        ; x3 ^= x2
-    rol rdi, 28                         ; x3 >>>= 36
-    sub rsi, rdi                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r11, r10
+; x1 >>>= 46
+    rol r11, 18
+; x0 -= x1
+    sub r10, r11
+; x3 ^= x2
+    xor rdi, rsi
+; x3 >>>= 36
+    rol rdi, 28
+; x2 -= x3
+    sub rsi, rdi
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 0
-    sub r10, qword [rsp + 8]            ; x0 -= k0
-    sub r11, qword [rsp + 16]           ; x1 -= k1
-    sub rsi, qword [rsp + 24]           ; x2 -= k2
-    sub rdi, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
+; x0 -= k0
+    sub r10, qword [rsp + 8]
+; x1 -= k1
+    sub r11, qword [rsp + 16]
+; x2 -= k2
+    sub rsi, qword [rsp + 24]
+; x3 -= k3
+    sub rdi, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 80]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r10                ; out[0] = x0
-    mov qword [rcx + 8], r11            ; out[1] = x1
-    mov qword [rcx + 16], rsi           ; out[2] = x2
-    mov qword [rcx + 24], rdi           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 80]
+    mov qword [rcx], r10
+; out[1] = x1
+    mov qword [rcx + 8], r11
+; out[2] = x2
+    mov qword [rcx + 16], rsi
+; out[3] = x3
+    mov qword [rcx + 24], rdi
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add r9, 0x40                        ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 192]          ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], r9             ; in back to its stack slot
-    mov qword [rsp + 192], rdx          ; n back to its stack slot
-    mov qword [rsp + 80], rcx           ; out back to its stack slot
-    mov qword [rsp + 88], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add r9, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 192]
+    sub rdx, 1
+    mov qword [rsp + 0], r9
+    mov qword [rsp + 192], rdx
+    mov qword [rsp + 80], rcx
+    mov qword [rsp + 88], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13
@@ -2593,7 +4823,7 @@ section .pdata rdata align=4
 section .xdata rdata align=4
 tf512_v12_nasmx64_win64_belady_fly_full_encrypt_xdata:
     db 1, tf512_v12_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt, 1, 0
-    db tf512_v12_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt, 0x62   ; UWOP_ALLOC_SMALL 56
+    db tf512_v12_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt, 0x62 ; UWOP_ALLOC_SMALL 56
     dw 0
 tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks_xdata:
     db 1, tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 7, 0
@@ -2607,7 +4837,7 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks_xdata:
     dw 0
 tf512_v12_nasmx64_win64_belady_fly_full_decrypt_xdata:
     db 1, tf512_v12_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt, 1, 0
-    db tf512_v12_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt, 0x62   ; UWOP_ALLOC_SMALL 56
+    db tf512_v12_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt, 0x62 ; UWOP_ALLOC_SMALL 56
     dw 0
 tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks_xdata:
     db 1, tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 7, 0

@@ -69,35 +69,35 @@ global tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt:function
 global tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
-tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks:                  ; groups of 8 blocks in zmm lanes, then the rest scalar
+tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 blocks in zmm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 3                               ; groups of 8
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 3 ; groups of 8
     jz .tail
     call tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -8                             ; blocks done
+    and rax, -8 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 6
-    add rdx, r12                            ; in += 64 * done
+    add rdx, r12 ; in += 64 * done
     mov rcx, rax
     shl rcx, 6
-    add rcx, r13                            ; out += 64 * done
+    add rcx, r13 ; out += 64 * done
     mov r8, r14
-    and r8, 7                               ; blocks left
+    and r8, 7 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -109,1556 +109,2671 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 .entry:
     sub rsp, 2056
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block]   ; lane b reads block b: offsets b * 64
-    vmovdqu64 zmm30, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak]   ; tweak of lane b: offsets b * 16
+    vmovdqu64 zmm31, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 64
+    vmovdqu64 zmm30, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0xa9fc1a22
-    mov dword [rsp + 4], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 8], 0xa9fc1a22
-    mov dword [rsp + 12], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 12], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 16], 0xa9fc1a22
-    mov dword [rsp + 20], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 20], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 24], 0xa9fc1a22
-    mov dword [rsp + 28], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 28], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 32], 0xa9fc1a22
-    mov dword [rsp + 36], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 36], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 40], 0xa9fc1a22
-    mov dword [rsp + 44], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 44], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 48], 0xa9fc1a22
-    mov dword [rsp + 52], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 52], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 56], 0xa9fc1a22
-    mov dword [rsp + 60], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 60], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 896], 0x00000001
-    mov dword [rsp + 900], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 900], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 904], 0x00000001
-    mov dword [rsp + 908], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 908], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 912], 0x00000001
-    mov dword [rsp + 916], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 916], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 920], 0x00000001
-    mov dword [rsp + 924], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 924], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 928], 0x00000001
-    mov dword [rsp + 932], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 936], 0x00000001
-    mov dword [rsp + 940], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 944], 0x00000001
-    mov dword [rsp + 948], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 952], 0x00000001
-    mov dword [rsp + 956], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 960], 0x00000002
-    mov dword [rsp + 964], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 968], 0x00000002
-    mov dword [rsp + 972], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 976], 0x00000002
-    mov dword [rsp + 980], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 984], 0x00000002
-    mov dword [rsp + 988], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 992], 0x00000002
-    mov dword [rsp + 996], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1000], 0x00000002
-    mov dword [rsp + 1004], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1008], 0x00000002
-    mov dword [rsp + 1012], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1016], 0x00000002
-    mov dword [rsp + 1020], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1024], 0x00000003
-    mov dword [rsp + 1028], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1028], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1032], 0x00000003
-    mov dword [rsp + 1036], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1036], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1040], 0x00000003
-    mov dword [rsp + 1044], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1044], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1048], 0x00000003
-    mov dword [rsp + 1052], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1052], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1056], 0x00000003
-    mov dword [rsp + 1060], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1060], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1064], 0x00000003
-    mov dword [rsp + 1068], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1068], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1072], 0x00000003
-    mov dword [rsp + 1076], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1076], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1080], 0x00000003
-    mov dword [rsp + 1084], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1084], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1088], 0x00000004
-    mov dword [rsp + 1092], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1092], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1096], 0x00000004
-    mov dword [rsp + 1100], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1100], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1104], 0x00000004
-    mov dword [rsp + 1108], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1108], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1112], 0x00000004
-    mov dword [rsp + 1116], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1116], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1120], 0x00000004
-    mov dword [rsp + 1124], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1124], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1128], 0x00000004
-    mov dword [rsp + 1132], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1132], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1136], 0x00000004
-    mov dword [rsp + 1140], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1140], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1144], 0x00000004
-    mov dword [rsp + 1148], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1148], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1152], 0x00000005
-    mov dword [rsp + 1156], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1156], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1160], 0x00000005
-    mov dword [rsp + 1164], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1164], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1168], 0x00000005
-    mov dword [rsp + 1172], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1172], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1176], 0x00000005
-    mov dword [rsp + 1180], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1180], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1184], 0x00000005
-    mov dword [rsp + 1188], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1192], 0x00000005
-    mov dword [rsp + 1196], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1200], 0x00000005
-    mov dword [rsp + 1204], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1208], 0x00000005
-    mov dword [rsp + 1212], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1216], 0x00000006
-    mov dword [rsp + 1220], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1224], 0x00000006
-    mov dword [rsp + 1228], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1232], 0x00000006
-    mov dword [rsp + 1236], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1240], 0x00000006
-    mov dword [rsp + 1244], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1248], 0x00000006
-    mov dword [rsp + 1252], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1256], 0x00000006
-    mov dword [rsp + 1260], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1264], 0x00000006
-    mov dword [rsp + 1268], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1272], 0x00000006
-    mov dword [rsp + 1276], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1280], 0x00000007
-    mov dword [rsp + 1284], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1288], 0x00000007
-    mov dword [rsp + 1292], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1296], 0x00000007
-    mov dword [rsp + 1300], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1304], 0x00000007
-    mov dword [rsp + 1308], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1312], 0x00000007
-    mov dword [rsp + 1316], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1320], 0x00000007
-    mov dword [rsp + 1324], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1328], 0x00000007
-    mov dword [rsp + 1332], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1336], 0x00000007
-    mov dword [rsp + 1340], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1344], 0x00000008
-    mov dword [rsp + 1348], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1352], 0x00000008
-    mov dword [rsp + 1356], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1360], 0x00000008
-    mov dword [rsp + 1364], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1368], 0x00000008
-    mov dword [rsp + 1372], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1376], 0x00000008
-    mov dword [rsp + 1380], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1384], 0x00000008
-    mov dword [rsp + 1388], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1392], 0x00000008
-    mov dword [rsp + 1396], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1400], 0x00000008
-    mov dword [rsp + 1404], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1408], 0x00000009
-    mov dword [rsp + 1412], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1416], 0x00000009
-    mov dword [rsp + 1420], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1424], 0x00000009
-    mov dword [rsp + 1428], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1432], 0x00000009
-    mov dword [rsp + 1436], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1440], 0x00000009
-    mov dword [rsp + 1444], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1448], 0x00000009
-    mov dword [rsp + 1452], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1456], 0x00000009
-    mov dword [rsp + 1460], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1464], 0x00000009
-    mov dword [rsp + 1468], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1472], 0x0000000a
-    mov dword [rsp + 1476], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1480], 0x0000000a
-    mov dword [rsp + 1484], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1488], 0x0000000a
-    mov dword [rsp + 1492], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1496], 0x0000000a
-    mov dword [rsp + 1500], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1504], 0x0000000a
-    mov dword [rsp + 1508], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1512], 0x0000000a
-    mov dword [rsp + 1516], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1520], 0x0000000a
-    mov dword [rsp + 1524], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1528], 0x0000000a
-    mov dword [rsp + 1532], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1536], 0x0000000b
-    mov dword [rsp + 1540], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1544], 0x0000000b
-    mov dword [rsp + 1548], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1552], 0x0000000b
-    mov dword [rsp + 1556], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1560], 0x0000000b
-    mov dword [rsp + 1564], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1568], 0x0000000b
-    mov dword [rsp + 1572], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1576], 0x0000000b
-    mov dword [rsp + 1580], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1584], 0x0000000b
-    mov dword [rsp + 1588], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1592], 0x0000000b
-    mov dword [rsp + 1596], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1600], 0x0000000c
-    mov dword [rsp + 1604], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1608], 0x0000000c
-    mov dword [rsp + 1612], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1616], 0x0000000c
-    mov dword [rsp + 1620], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1624], 0x0000000c
-    mov dword [rsp + 1628], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1632], 0x0000000c
-    mov dword [rsp + 1636], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1640], 0x0000000c
-    mov dword [rsp + 1644], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1648], 0x0000000c
-    mov dword [rsp + 1652], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1656], 0x0000000c
-    mov dword [rsp + 1660], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1664], 0x0000000d
-    mov dword [rsp + 1668], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1672], 0x0000000d
-    mov dword [rsp + 1676], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1680], 0x0000000d
-    mov dword [rsp + 1684], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1688], 0x0000000d
-    mov dword [rsp + 1692], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1696], 0x0000000d
-    mov dword [rsp + 1700], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1704], 0x0000000d
-    mov dword [rsp + 1708], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1712], 0x0000000d
-    mov dword [rsp + 1716], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1720], 0x0000000d
-    mov dword [rsp + 1724], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1728], 0x0000000e
-    mov dword [rsp + 1732], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1736], 0x0000000e
-    mov dword [rsp + 1740], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1744], 0x0000000e
-    mov dword [rsp + 1748], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1752], 0x0000000e
-    mov dword [rsp + 1756], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1760], 0x0000000e
-    mov dword [rsp + 1764], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1768], 0x0000000e
-    mov dword [rsp + 1772], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1776], 0x0000000e
-    mov dword [rsp + 1780], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1784], 0x0000000e
-    mov dword [rsp + 1788], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1792], 0x0000000f
-    mov dword [rsp + 1796], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1796], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1800], 0x0000000f
-    mov dword [rsp + 1804], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1804], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1808], 0x0000000f
-    mov dword [rsp + 1812], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1812], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1816], 0x0000000f
-    mov dword [rsp + 1820], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1820], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1824], 0x0000000f
-    mov dword [rsp + 1828], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1828], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1832], 0x0000000f
-    mov dword [rsp + 1836], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1836], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1840], 0x0000000f
-    mov dword [rsp + 1844], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1844], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1848], 0x0000000f
-    mov dword [rsp + 1852], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1852], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1856], 0x00000010
-    mov dword [rsp + 1860], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1860], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1864], 0x00000010
-    mov dword [rsp + 1868], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1868], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1872], 0x00000010
-    mov dword [rsp + 1876], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1876], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1880], 0x00000010
-    mov dword [rsp + 1884], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1884], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1888], 0x00000010
-    mov dword [rsp + 1892], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1892], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1896], 0x00000010
-    mov dword [rsp + 1900], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1900], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1904], 0x00000010
-    mov dword [rsp + 1908], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1908], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1912], 0x00000010
-    mov dword [rsp + 1916], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1916], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1920], 0x00000011
-    mov dword [rsp + 1924], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1924], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1928], 0x00000011
-    mov dword [rsp + 1932], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1932], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1936], 0x00000011
-    mov dword [rsp + 1940], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1940], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1944], 0x00000011
-    mov dword [rsp + 1948], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1948], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1952], 0x00000011
-    mov dword [rsp + 1956], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1956], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1960], 0x00000011
-    mov dword [rsp + 1964], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1964], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1968], 0x00000011
-    mov dword [rsp + 1972], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1972], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1976], 0x00000011
-    mov dword [rsp + 1980], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1980], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1984], 0x00000012
-    mov dword [rsp + 1988], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1988], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1992], 0x00000012
-    mov dword [rsp + 1996], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 1996], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2000], 0x00000012
-    mov dword [rsp + 2004], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 2004], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2008], 0x00000012
-    mov dword [rsp + 2012], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 2012], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2016], 0x00000012
-    mov dword [rsp + 2020], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 2020], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2024], 0x00000012
-    mov dword [rsp + 2028], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 2028], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2032], 0x00000012
-    mov dword [rsp + 2036], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 2036], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2040], 0x00000012
-    mov dword [rsp + 2044], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 2044], 0x00000000 ; constant 0x0000000000000012
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq zmm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq zmm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq zmm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq zmm3, qword [rdi + 24] ; k3 = key[3]
-    vpbroadcastq zmm4, qword [rdi + 32] ; k4 = key[4]
-    vpbroadcastq zmm5, qword [rdi + 40] ; k5 = key[5]
-    vpbroadcastq zmm6, qword [rdi + 48] ; k6 = key[6]
-    vpbroadcastq zmm7, qword [rdi + 56] ; k7 = key[7]
-    vpbroadcastq zmm8, qword [rsp + 0]  ; k8 = 0x1bd11bdaa9fc1a22
-    vpxorq zmm8, zmm8, zmm0             ; k8 ^= k0
-    vpxorq zmm8, zmm8, zmm1             ; k8 ^= k1
-    vpxorq zmm8, zmm8, zmm2             ; k8 ^= k2
-    vpxorq zmm8, zmm8, zmm3             ; k8 ^= k3
-    vpxorq zmm8, zmm8, zmm4             ; k8 ^= k4
-    vpxorq zmm8, zmm8, zmm5             ; k8 ^= k5
-    vpxorq zmm8, zmm8, zmm6             ; k8 ^= k6
-    vpxorq zmm8, zmm8, zmm7             ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 64], rdx           ; in back to its stack slot
-    vmovdqu64 [rsp + 128], zmm0         ; k0 back to its stack slot
-    vmovdqu64 [rsp + 192], zmm1         ; k1 back to its stack slot
-    vmovdqu64 [rsp + 256], zmm2         ; k2 back to its stack slot
-    vmovdqu64 [rsp + 320], zmm3         ; k3 back to its stack slot
-    vmovdqu64 [rsp + 384], zmm4         ; k4 back to its stack slot
-    vmovdqu64 [rsp + 448], zmm5         ; k5 back to its stack slot
-    vmovdqu64 [rsp + 512], zmm6         ; k6 back to its stack slot
-    vmovdqu64 [rsp + 576], zmm7         ; k7 back to its stack slot
-    vmovdqu64 [rsp + 640], zmm8         ; k8 back to its stack slot
-    mov qword [rsp + 704], r8           ; n back to its stack slot
-    mov qword [rsp + 768], rcx          ; out back to its stack slot
-    mov qword [rsp + 832], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq zmm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq zmm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq zmm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq zmm3, qword [rdi + 24]
+; k4 = key[4]
+    vpbroadcastq zmm4, qword [rdi + 32]
+; k5 = key[5]
+    vpbroadcastq zmm5, qword [rdi + 40]
+; k6 = key[6]
+    vpbroadcastq zmm6, qword [rdi + 48]
+; k7 = key[7]
+    vpbroadcastq zmm7, qword [rdi + 56]
+; k8 = 0x1bd11bdaa9fc1a22
+    vpbroadcastq zmm8, qword [rsp + 0]
+; k8 ^= k0
+    vpxorq zmm8, zmm8, zmm0
+; k8 ^= k1
+    vpxorq zmm8, zmm8, zmm1
+; k8 ^= k2
+    vpxorq zmm8, zmm8, zmm2
+; k8 ^= k3
+    vpxorq zmm8, zmm8, zmm3
+; k8 ^= k4
+    vpxorq zmm8, zmm8, zmm4
+; k8 ^= k5
+    vpxorq zmm8, zmm8, zmm5
+; k8 ^= k6
+    vpxorq zmm8, zmm8, zmm6
+; k8 ^= k7
+    vpxorq zmm8, zmm8, zmm7
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 64], rdx
+    vmovdqu64 [rsp + 128], zmm0
+    vmovdqu64 [rsp + 192], zmm1
+    vmovdqu64 [rsp + 256], zmm2
+    vmovdqu64 [rsp + 320], zmm3
+    vmovdqu64 [rsp + 384], zmm4
+    vmovdqu64 [rsp + 448], zmm5
+    vmovdqu64 [rsp + 512], zmm6
+    vmovdqu64 [rsp + 576], zmm7
+    vmovdqu64 [rsp + 640], zmm8
+    mov qword [rsp + 704], r8
+    mov qword [rsp + 768], rcx
+    mov qword [rsp + 832], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rsi + zmm30 + 0]; t0 = tweak[0]
+    vpgatherqq zmm9{k1}, [rsi + zmm30 + 0]
+; t1 = tweak[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rsi + zmm30 + 8]; t1 = tweak[1]
-    vmovdqa64 zmm11, zmm9               ; t2 = t0
-    vpxorq zmm11, zmm11, zmm10          ; t2 ^= t1
+    vpgatherqq zmm10{k1}, [rsi + zmm30 + 8]
+; t2 ^= t1
+    vmovdqa64 zmm11, zmm9
+    vpxorq zmm11, zmm11, zmm10
+; x0 = in[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm12{k1}, [rdx + zmm31 + 0]; x0 = in[0]
+    vpgatherqq zmm12{k1}, [rdx + zmm31 + 0]
+; x1 = in[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm13{k1}, [rdx + zmm31 + 8]; x1 = in[1]
+    vpgatherqq zmm13{k1}, [rdx + zmm31 + 8]
+; x2 = in[2]
     kxnorb k1, k1, k1
-    vpgatherqq zmm14{k1}, [rdx + zmm31 + 16]; x2 = in[2]
+    vpgatherqq zmm14{k1}, [rdx + zmm31 + 16]
+; x3 = in[3]
     kxnorb k1, k1, k1
-    vpgatherqq zmm15{k1}, [rdx + zmm31 + 24]; x3 = in[3]
+    vpgatherqq zmm15{k1}, [rdx + zmm31 + 24]
+; x4 = in[4]
     kxnorb k1, k1, k1
-    vpgatherqq zmm16{k1}, [rdx + zmm31 + 32]; x4 = in[4]
+    vpgatherqq zmm16{k1}, [rdx + zmm31 + 32]
+; x5 = in[5]
     kxnorb k1, k1, k1
-    vpgatherqq zmm17{k1}, [rdx + zmm31 + 40]; x5 = in[5]
+    vpgatherqq zmm17{k1}, [rdx + zmm31 + 40]
+; x6 = in[6]
     kxnorb k1, k1, k1
-    vpgatherqq zmm18{k1}, [rdx + zmm31 + 48]; x6 = in[6]
+    vpgatherqq zmm18{k1}, [rdx + zmm31 + 48]
+; x7 = in[7]
     kxnorb k1, k1, k1
-    vpgatherqq zmm19{k1}, [rdx + zmm31 + 56]; x7 = in[7]
+    vpgatherqq zmm19{k1}, [rdx + zmm31 + 56]
 ; add subkey 0
-    vpaddq zmm12, zmm12, zmm0           ; x0 += k0
-    vpaddq zmm13, zmm13, zmm1           ; x1 += k1
-    vpaddq zmm14, zmm14, zmm2           ; x2 += k2
-    vpaddq zmm15, zmm15, zmm3           ; x3 += k3
-    vpaddq zmm16, zmm16, zmm4           ; x4 += k4
-    vpaddq zmm17, zmm17, zmm5           ; x5 += k5
-    vpaddq zmm18, zmm18, zmm6           ; x6 += k6
-    vpaddq zmm19, zmm19, zmm7           ; x7 += k7
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
+; x0 += k0
+    vpaddq zmm12, zmm12, zmm0
+; x1 += k1
+    vpaddq zmm13, zmm13, zmm1
+; x2 += k2
+    vpaddq zmm14, zmm14, zmm2
+; x3 += k3
+    vpaddq zmm15, zmm15, zmm3
+; x4 += k4
+    vpaddq zmm16, zmm16, zmm4
+; x5 += k5
+    vpaddq zmm17, zmm17, zmm5
+; x6 += k6
+    vpaddq zmm18, zmm18, zmm6
+; x7 += k7
+    vpaddq zmm19, zmm19, zmm7
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
 ; round 0
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 1
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 2
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 3
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 1
-    vpaddq zmm12, zmm12, zmm1           ; x0 += k1
-    vpaddq zmm13, zmm13, zmm2           ; x1 += k2
-    vpaddq zmm14, zmm14, zmm3           ; x2 += k3
-    vpaddq zmm15, zmm15, zmm4           ; x3 += k4
-    vpaddq zmm16, zmm16, zmm5           ; x4 += k5
-    vpaddq zmm17, zmm17, zmm6           ; x5 += k6
-    vpaddq zmm18, zmm18, zmm7           ; x6 += k7
-    vpaddq zmm19, zmm19, zmm8           ; x7 += k8
-    vpaddq zmm17, zmm17, zmm10          ; x5 += t1
-    vpaddq zmm18, zmm18, zmm11          ; x6 += t2
-    vpaddq zmm19, zmm19, qword [rsp + 896]{1to8}; x7 += 1
+; x0 += k1
+    vpaddq zmm12, zmm12, zmm1
+; x1 += k2
+    vpaddq zmm13, zmm13, zmm2
+; x2 += k3
+    vpaddq zmm14, zmm14, zmm3
+; x3 += k4
+    vpaddq zmm15, zmm15, zmm4
+; x4 += k5
+    vpaddq zmm16, zmm16, zmm5
+; x5 += k6
+    vpaddq zmm17, zmm17, zmm6
+; x6 += k7
+    vpaddq zmm18, zmm18, zmm7
+; x7 += k8
+    vpaddq zmm19, zmm19, zmm8
+; x5 += t1
+    vpaddq zmm17, zmm17, zmm10
+; x6 += t2
+    vpaddq zmm18, zmm18, zmm11
+; x7 += 1
+    vpaddq zmm19, zmm19, qword [rsp + 896]{1to8}
 ; round 4
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 5
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 6
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 7
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 2
-    vpaddq zmm12, zmm12, zmm2           ; x0 += k2
-    vpaddq zmm13, zmm13, zmm3           ; x1 += k3
-    vpaddq zmm14, zmm14, zmm4           ; x2 += k4
-    vpaddq zmm15, zmm15, zmm5           ; x3 += k5
-    vpaddq zmm16, zmm16, zmm6           ; x4 += k6
-    vpaddq zmm17, zmm17, zmm7           ; x5 += k7
-    vpaddq zmm18, zmm18, zmm8           ; x6 += k8
-    vpaddq zmm19, zmm19, zmm0           ; x7 += k0
-    vpaddq zmm17, zmm17, zmm11          ; x5 += t2
-    vpaddq zmm18, zmm18, zmm9           ; x6 += t0
-    vpaddq zmm19, zmm19, qword [rsp + 960]{1to8}; x7 += 2
+; x0 += k2
+    vpaddq zmm12, zmm12, zmm2
+; x1 += k3
+    vpaddq zmm13, zmm13, zmm3
+; x2 += k4
+    vpaddq zmm14, zmm14, zmm4
+; x3 += k5
+    vpaddq zmm15, zmm15, zmm5
+; x4 += k6
+    vpaddq zmm16, zmm16, zmm6
+; x5 += k7
+    vpaddq zmm17, zmm17, zmm7
+; x6 += k8
+    vpaddq zmm18, zmm18, zmm8
+; x7 += k0
+    vpaddq zmm19, zmm19, zmm0
+; x5 += t2
+    vpaddq zmm17, zmm17, zmm11
+; x6 += t0
+    vpaddq zmm18, zmm18, zmm9
+; x7 += 2
+    vpaddq zmm19, zmm19, qword [rsp + 960]{1to8}
 ; round 8
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 9
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 10
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 11
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 3
-    vpaddq zmm12, zmm12, zmm3           ; x0 += k3
-    vpaddq zmm13, zmm13, zmm4           ; x1 += k4
-    vpaddq zmm14, zmm14, zmm5           ; x2 += k5
-    vpaddq zmm15, zmm15, zmm6           ; x3 += k6
-    vpaddq zmm16, zmm16, zmm7           ; x4 += k7
-    vpaddq zmm17, zmm17, zmm8           ; x5 += k8
-    vpaddq zmm18, zmm18, zmm0           ; x6 += k0
-    vpaddq zmm19, zmm19, zmm1           ; x7 += k1
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
-    vpaddq zmm19, zmm19, qword [rsp + 1024]{1to8}; x7 += 3
+; x0 += k3
+    vpaddq zmm12, zmm12, zmm3
+; x1 += k4
+    vpaddq zmm13, zmm13, zmm4
+; x2 += k5
+    vpaddq zmm14, zmm14, zmm5
+; x3 += k6
+    vpaddq zmm15, zmm15, zmm6
+; x4 += k7
+    vpaddq zmm16, zmm16, zmm7
+; x5 += k8
+    vpaddq zmm17, zmm17, zmm8
+; x6 += k0
+    vpaddq zmm18, zmm18, zmm0
+; x7 += k1
+    vpaddq zmm19, zmm19, zmm1
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
+; x7 += 3
+    vpaddq zmm19, zmm19, qword [rsp + 1024]{1to8}
 ; round 12
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 13
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 14
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 15
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 4
-    vpaddq zmm12, zmm12, zmm4           ; x0 += k4
-    vpaddq zmm13, zmm13, zmm5           ; x1 += k5
-    vpaddq zmm14, zmm14, zmm6           ; x2 += k6
-    vpaddq zmm15, zmm15, zmm7           ; x3 += k7
-    vpaddq zmm16, zmm16, zmm8           ; x4 += k8
-    vpaddq zmm17, zmm17, zmm0           ; x5 += k0
-    vpaddq zmm18, zmm18, zmm1           ; x6 += k1
-    vpaddq zmm19, zmm19, zmm2           ; x7 += k2
-    vpaddq zmm17, zmm17, zmm10          ; x5 += t1
-    vpaddq zmm18, zmm18, zmm11          ; x6 += t2
-    vpaddq zmm19, zmm19, qword [rsp + 1088]{1to8}; x7 += 4
+; x0 += k4
+    vpaddq zmm12, zmm12, zmm4
+; x1 += k5
+    vpaddq zmm13, zmm13, zmm5
+; x2 += k6
+    vpaddq zmm14, zmm14, zmm6
+; x3 += k7
+    vpaddq zmm15, zmm15, zmm7
+; x4 += k8
+    vpaddq zmm16, zmm16, zmm8
+; x5 += k0
+    vpaddq zmm17, zmm17, zmm0
+; x6 += k1
+    vpaddq zmm18, zmm18, zmm1
+; x7 += k2
+    vpaddq zmm19, zmm19, zmm2
+; x5 += t1
+    vpaddq zmm17, zmm17, zmm10
+; x6 += t2
+    vpaddq zmm18, zmm18, zmm11
+; x7 += 4
+    vpaddq zmm19, zmm19, qword [rsp + 1088]{1to8}
 ; round 16
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 17
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 18
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 19
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 5
-    vpaddq zmm12, zmm12, zmm5           ; x0 += k5
-    vpaddq zmm13, zmm13, zmm6           ; x1 += k6
-    vpaddq zmm14, zmm14, zmm7           ; x2 += k7
-    vpaddq zmm15, zmm15, zmm8           ; x3 += k8
-    vpaddq zmm16, zmm16, zmm0           ; x4 += k0
-    vpaddq zmm17, zmm17, zmm1           ; x5 += k1
-    vpaddq zmm18, zmm18, zmm2           ; x6 += k2
-    vpaddq zmm19, zmm19, zmm3           ; x7 += k3
-    vpaddq zmm17, zmm17, zmm11          ; x5 += t2
-    vpaddq zmm18, zmm18, zmm9           ; x6 += t0
-    vpaddq zmm19, zmm19, qword [rsp + 1152]{1to8}; x7 += 5
+; x0 += k5
+    vpaddq zmm12, zmm12, zmm5
+; x1 += k6
+    vpaddq zmm13, zmm13, zmm6
+; x2 += k7
+    vpaddq zmm14, zmm14, zmm7
+; x3 += k8
+    vpaddq zmm15, zmm15, zmm8
+; x4 += k0
+    vpaddq zmm16, zmm16, zmm0
+; x5 += k1
+    vpaddq zmm17, zmm17, zmm1
+; x6 += k2
+    vpaddq zmm18, zmm18, zmm2
+; x7 += k3
+    vpaddq zmm19, zmm19, zmm3
+; x5 += t2
+    vpaddq zmm17, zmm17, zmm11
+; x6 += t0
+    vpaddq zmm18, zmm18, zmm9
+; x7 += 5
+    vpaddq zmm19, zmm19, qword [rsp + 1152]{1to8}
 ; round 20
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 21
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 22
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 23
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 6
-    vpaddq zmm12, zmm12, zmm6           ; x0 += k6
-    vpaddq zmm13, zmm13, zmm7           ; x1 += k7
-    vpaddq zmm14, zmm14, zmm8           ; x2 += k8
-    vpaddq zmm15, zmm15, zmm0           ; x3 += k0
-    vpaddq zmm16, zmm16, zmm1           ; x4 += k1
-    vpaddq zmm17, zmm17, zmm2           ; x5 += k2
-    vpaddq zmm18, zmm18, zmm3           ; x6 += k3
-    vpaddq zmm19, zmm19, zmm4           ; x7 += k4
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
-    vpaddq zmm19, zmm19, qword [rsp + 1216]{1to8}; x7 += 6
+; x0 += k6
+    vpaddq zmm12, zmm12, zmm6
+; x1 += k7
+    vpaddq zmm13, zmm13, zmm7
+; x2 += k8
+    vpaddq zmm14, zmm14, zmm8
+; x3 += k0
+    vpaddq zmm15, zmm15, zmm0
+; x4 += k1
+    vpaddq zmm16, zmm16, zmm1
+; x5 += k2
+    vpaddq zmm17, zmm17, zmm2
+; x6 += k3
+    vpaddq zmm18, zmm18, zmm3
+; x7 += k4
+    vpaddq zmm19, zmm19, zmm4
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
+; x7 += 6
+    vpaddq zmm19, zmm19, qword [rsp + 1216]{1to8}
 ; round 24
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 25
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 26
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 27
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 7
-    vpaddq zmm12, zmm12, zmm7           ; x0 += k7
-    vpaddq zmm13, zmm13, zmm8           ; x1 += k8
-    vpaddq zmm14, zmm14, zmm0           ; x2 += k0
-    vpaddq zmm15, zmm15, zmm1           ; x3 += k1
-    vpaddq zmm16, zmm16, zmm2           ; x4 += k2
-    vpaddq zmm17, zmm17, zmm3           ; x5 += k3
-    vpaddq zmm18, zmm18, zmm4           ; x6 += k4
-    vpaddq zmm19, zmm19, zmm5           ; x7 += k5
-    vpaddq zmm17, zmm17, zmm10          ; x5 += t1
-    vpaddq zmm18, zmm18, zmm11          ; x6 += t2
-    vpaddq zmm19, zmm19, qword [rsp + 1280]{1to8}; x7 += 7
+; x0 += k7
+    vpaddq zmm12, zmm12, zmm7
+; x1 += k8
+    vpaddq zmm13, zmm13, zmm8
+; x2 += k0
+    vpaddq zmm14, zmm14, zmm0
+; x3 += k1
+    vpaddq zmm15, zmm15, zmm1
+; x4 += k2
+    vpaddq zmm16, zmm16, zmm2
+; x5 += k3
+    vpaddq zmm17, zmm17, zmm3
+; x6 += k4
+    vpaddq zmm18, zmm18, zmm4
+; x7 += k5
+    vpaddq zmm19, zmm19, zmm5
+; x5 += t1
+    vpaddq zmm17, zmm17, zmm10
+; x6 += t2
+    vpaddq zmm18, zmm18, zmm11
+; x7 += 7
+    vpaddq zmm19, zmm19, qword [rsp + 1280]{1to8}
 ; round 28
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 29
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 30
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 31
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 8
-    vpaddq zmm12, zmm12, zmm8           ; x0 += k8
-    vpaddq zmm13, zmm13, zmm0           ; x1 += k0
-    vpaddq zmm14, zmm14, zmm1           ; x2 += k1
-    vpaddq zmm15, zmm15, zmm2           ; x3 += k2
-    vpaddq zmm16, zmm16, zmm3           ; x4 += k3
-    vpaddq zmm17, zmm17, zmm4           ; x5 += k4
-    vpaddq zmm18, zmm18, zmm5           ; x6 += k5
-    vpaddq zmm19, zmm19, zmm6           ; x7 += k6
-    vpaddq zmm17, zmm17, zmm11          ; x5 += t2
-    vpaddq zmm18, zmm18, zmm9           ; x6 += t0
-    vpaddq zmm19, zmm19, qword [rsp + 1344]{1to8}; x7 += 8
+; x0 += k8
+    vpaddq zmm12, zmm12, zmm8
+; x1 += k0
+    vpaddq zmm13, zmm13, zmm0
+; x2 += k1
+    vpaddq zmm14, zmm14, zmm1
+; x3 += k2
+    vpaddq zmm15, zmm15, zmm2
+; x4 += k3
+    vpaddq zmm16, zmm16, zmm3
+; x5 += k4
+    vpaddq zmm17, zmm17, zmm4
+; x6 += k5
+    vpaddq zmm18, zmm18, zmm5
+; x7 += k6
+    vpaddq zmm19, zmm19, zmm6
+; x5 += t2
+    vpaddq zmm17, zmm17, zmm11
+; x6 += t0
+    vpaddq zmm18, zmm18, zmm9
+; x7 += 8
+    vpaddq zmm19, zmm19, qword [rsp + 1344]{1to8}
 ; round 32
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 33
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 34
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 35
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 9
-    vpaddq zmm12, zmm12, zmm0           ; x0 += k0
-    vpaddq zmm13, zmm13, zmm1           ; x1 += k1
-    vpaddq zmm14, zmm14, zmm2           ; x2 += k2
-    vpaddq zmm15, zmm15, zmm3           ; x3 += k3
-    vpaddq zmm16, zmm16, zmm4           ; x4 += k4
-    vpaddq zmm17, zmm17, zmm5           ; x5 += k5
-    vpaddq zmm18, zmm18, zmm6           ; x6 += k6
-    vpaddq zmm19, zmm19, zmm7           ; x7 += k7
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
-    vpaddq zmm19, zmm19, qword [rsp + 1408]{1to8}; x7 += 9
+; x0 += k0
+    vpaddq zmm12, zmm12, zmm0
+; x1 += k1
+    vpaddq zmm13, zmm13, zmm1
+; x2 += k2
+    vpaddq zmm14, zmm14, zmm2
+; x3 += k3
+    vpaddq zmm15, zmm15, zmm3
+; x4 += k4
+    vpaddq zmm16, zmm16, zmm4
+; x5 += k5
+    vpaddq zmm17, zmm17, zmm5
+; x6 += k6
+    vpaddq zmm18, zmm18, zmm6
+; x7 += k7
+    vpaddq zmm19, zmm19, zmm7
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
+; x7 += 9
+    vpaddq zmm19, zmm19, qword [rsp + 1408]{1to8}
 ; round 36
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 37
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 38
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 39
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 10
-    vpaddq zmm12, zmm12, zmm1           ; x0 += k1
-    vpaddq zmm13, zmm13, zmm2           ; x1 += k2
-    vpaddq zmm14, zmm14, zmm3           ; x2 += k3
-    vpaddq zmm15, zmm15, zmm4           ; x3 += k4
-    vpaddq zmm16, zmm16, zmm5           ; x4 += k5
-    vpaddq zmm17, zmm17, zmm6           ; x5 += k6
-    vpaddq zmm18, zmm18, zmm7           ; x6 += k7
-    vpaddq zmm19, zmm19, zmm8           ; x7 += k8
-    vpaddq zmm17, zmm17, zmm10          ; x5 += t1
-    vpaddq zmm18, zmm18, zmm11          ; x6 += t2
-    vpaddq zmm19, zmm19, qword [rsp + 1472]{1to8}; x7 += 0xa
+; x0 += k1
+    vpaddq zmm12, zmm12, zmm1
+; x1 += k2
+    vpaddq zmm13, zmm13, zmm2
+; x2 += k3
+    vpaddq zmm14, zmm14, zmm3
+; x3 += k4
+    vpaddq zmm15, zmm15, zmm4
+; x4 += k5
+    vpaddq zmm16, zmm16, zmm5
+; x5 += k6
+    vpaddq zmm17, zmm17, zmm6
+; x6 += k7
+    vpaddq zmm18, zmm18, zmm7
+; x7 += k8
+    vpaddq zmm19, zmm19, zmm8
+; x5 += t1
+    vpaddq zmm17, zmm17, zmm10
+; x6 += t2
+    vpaddq zmm18, zmm18, zmm11
+; x7 += 0xa
+    vpaddq zmm19, zmm19, qword [rsp + 1472]{1to8}
 ; round 40
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 41
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 42
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 43
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 11
-    vpaddq zmm12, zmm12, zmm2           ; x0 += k2
-    vpaddq zmm13, zmm13, zmm3           ; x1 += k3
-    vpaddq zmm14, zmm14, zmm4           ; x2 += k4
-    vpaddq zmm15, zmm15, zmm5           ; x3 += k5
-    vpaddq zmm16, zmm16, zmm6           ; x4 += k6
-    vpaddq zmm17, zmm17, zmm7           ; x5 += k7
-    vpaddq zmm18, zmm18, zmm8           ; x6 += k8
-    vpaddq zmm19, zmm19, zmm0           ; x7 += k0
-    vpaddq zmm17, zmm17, zmm11          ; x5 += t2
-    vpaddq zmm18, zmm18, zmm9           ; x6 += t0
-    vpaddq zmm19, zmm19, qword [rsp + 1536]{1to8}; x7 += 0xb
+; x0 += k2
+    vpaddq zmm12, zmm12, zmm2
+; x1 += k3
+    vpaddq zmm13, zmm13, zmm3
+; x2 += k4
+    vpaddq zmm14, zmm14, zmm4
+; x3 += k5
+    vpaddq zmm15, zmm15, zmm5
+; x4 += k6
+    vpaddq zmm16, zmm16, zmm6
+; x5 += k7
+    vpaddq zmm17, zmm17, zmm7
+; x6 += k8
+    vpaddq zmm18, zmm18, zmm8
+; x7 += k0
+    vpaddq zmm19, zmm19, zmm0
+; x5 += t2
+    vpaddq zmm17, zmm17, zmm11
+; x6 += t0
+    vpaddq zmm18, zmm18, zmm9
+; x7 += 0xb
+    vpaddq zmm19, zmm19, qword [rsp + 1536]{1to8}
 ; round 44
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 45
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 46
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 47
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 12
-    vpaddq zmm12, zmm12, zmm3           ; x0 += k3
-    vpaddq zmm13, zmm13, zmm4           ; x1 += k4
-    vpaddq zmm14, zmm14, zmm5           ; x2 += k5
-    vpaddq zmm15, zmm15, zmm6           ; x3 += k6
-    vpaddq zmm16, zmm16, zmm7           ; x4 += k7
-    vpaddq zmm17, zmm17, zmm8           ; x5 += k8
-    vpaddq zmm18, zmm18, zmm0           ; x6 += k0
-    vpaddq zmm19, zmm19, zmm1           ; x7 += k1
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
-    vpaddq zmm19, zmm19, qword [rsp + 1600]{1to8}; x7 += 0xc
+; x0 += k3
+    vpaddq zmm12, zmm12, zmm3
+; x1 += k4
+    vpaddq zmm13, zmm13, zmm4
+; x2 += k5
+    vpaddq zmm14, zmm14, zmm5
+; x3 += k6
+    vpaddq zmm15, zmm15, zmm6
+; x4 += k7
+    vpaddq zmm16, zmm16, zmm7
+; x5 += k8
+    vpaddq zmm17, zmm17, zmm8
+; x6 += k0
+    vpaddq zmm18, zmm18, zmm0
+; x7 += k1
+    vpaddq zmm19, zmm19, zmm1
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
+; x7 += 0xc
+    vpaddq zmm19, zmm19, qword [rsp + 1600]{1to8}
 ; round 48
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 49
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 50
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 51
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 13
-    vpaddq zmm12, zmm12, zmm4           ; x0 += k4
-    vpaddq zmm13, zmm13, zmm5           ; x1 += k5
-    vpaddq zmm14, zmm14, zmm6           ; x2 += k6
-    vpaddq zmm15, zmm15, zmm7           ; x3 += k7
-    vpaddq zmm16, zmm16, zmm8           ; x4 += k8
-    vpaddq zmm17, zmm17, zmm0           ; x5 += k0
-    vpaddq zmm18, zmm18, zmm1           ; x6 += k1
-    vpaddq zmm19, zmm19, zmm2           ; x7 += k2
-    vpaddq zmm17, zmm17, zmm10          ; x5 += t1
-    vpaddq zmm18, zmm18, zmm11          ; x6 += t2
-    vpaddq zmm19, zmm19, qword [rsp + 1664]{1to8}; x7 += 0xd
+; x0 += k4
+    vpaddq zmm12, zmm12, zmm4
+; x1 += k5
+    vpaddq zmm13, zmm13, zmm5
+; x2 += k6
+    vpaddq zmm14, zmm14, zmm6
+; x3 += k7
+    vpaddq zmm15, zmm15, zmm7
+; x4 += k8
+    vpaddq zmm16, zmm16, zmm8
+; x5 += k0
+    vpaddq zmm17, zmm17, zmm0
+; x6 += k1
+    vpaddq zmm18, zmm18, zmm1
+; x7 += k2
+    vpaddq zmm19, zmm19, zmm2
+; x5 += t1
+    vpaddq zmm17, zmm17, zmm10
+; x6 += t2
+    vpaddq zmm18, zmm18, zmm11
+; x7 += 0xd
+    vpaddq zmm19, zmm19, qword [rsp + 1664]{1to8}
 ; round 52
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 53
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 54
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 55
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 14
-    vpaddq zmm12, zmm12, zmm5           ; x0 += k5
-    vpaddq zmm13, zmm13, zmm6           ; x1 += k6
-    vpaddq zmm14, zmm14, zmm7           ; x2 += k7
-    vpaddq zmm15, zmm15, zmm8           ; x3 += k8
-    vpaddq zmm16, zmm16, zmm0           ; x4 += k0
-    vpaddq zmm17, zmm17, zmm1           ; x5 += k1
-    vpaddq zmm18, zmm18, zmm2           ; x6 += k2
-    vpaddq zmm19, zmm19, zmm3           ; x7 += k3
-    vpaddq zmm17, zmm17, zmm11          ; x5 += t2
-    vpaddq zmm18, zmm18, zmm9           ; x6 += t0
-    vpaddq zmm19, zmm19, qword [rsp + 1728]{1to8}; x7 += 0xe
+; x0 += k5
+    vpaddq zmm12, zmm12, zmm5
+; x1 += k6
+    vpaddq zmm13, zmm13, zmm6
+; x2 += k7
+    vpaddq zmm14, zmm14, zmm7
+; x3 += k8
+    vpaddq zmm15, zmm15, zmm8
+; x4 += k0
+    vpaddq zmm16, zmm16, zmm0
+; x5 += k1
+    vpaddq zmm17, zmm17, zmm1
+; x6 += k2
+    vpaddq zmm18, zmm18, zmm2
+; x7 += k3
+    vpaddq zmm19, zmm19, zmm3
+; x5 += t2
+    vpaddq zmm17, zmm17, zmm11
+; x6 += t0
+    vpaddq zmm18, zmm18, zmm9
+; x7 += 0xe
+    vpaddq zmm19, zmm19, qword [rsp + 1728]{1to8}
 ; round 56
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 57
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 58
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 59
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 15
-    vpaddq zmm12, zmm12, zmm6           ; x0 += k6
-    vpaddq zmm13, zmm13, zmm7           ; x1 += k7
-    vpaddq zmm14, zmm14, zmm8           ; x2 += k8
-    vpaddq zmm15, zmm15, zmm0           ; x3 += k0
-    vpaddq zmm16, zmm16, zmm1           ; x4 += k1
-    vpaddq zmm17, zmm17, zmm2           ; x5 += k2
-    vpaddq zmm18, zmm18, zmm3           ; x6 += k3
-    vpaddq zmm19, zmm19, zmm4           ; x7 += k4
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
-    vpaddq zmm19, zmm19, qword [rsp + 1792]{1to8}; x7 += 0xf
+; x0 += k6
+    vpaddq zmm12, zmm12, zmm6
+; x1 += k7
+    vpaddq zmm13, zmm13, zmm7
+; x2 += k8
+    vpaddq zmm14, zmm14, zmm8
+; x3 += k0
+    vpaddq zmm15, zmm15, zmm0
+; x4 += k1
+    vpaddq zmm16, zmm16, zmm1
+; x5 += k2
+    vpaddq zmm17, zmm17, zmm2
+; x6 += k3
+    vpaddq zmm18, zmm18, zmm3
+; x7 += k4
+    vpaddq zmm19, zmm19, zmm4
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
+; x7 += 0xf
+    vpaddq zmm19, zmm19, qword [rsp + 1792]{1to8}
 ; round 60
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 61
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 62
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 63
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 16
-    vpaddq zmm12, zmm12, zmm7           ; x0 += k7
-    vpaddq zmm13, zmm13, zmm8           ; x1 += k8
-    vpaddq zmm14, zmm14, zmm0           ; x2 += k0
-    vpaddq zmm15, zmm15, zmm1           ; x3 += k1
-    vpaddq zmm16, zmm16, zmm2           ; x4 += k2
-    vpaddq zmm17, zmm17, zmm3           ; x5 += k3
-    vpaddq zmm18, zmm18, zmm4           ; x6 += k4
-    vpaddq zmm19, zmm19, zmm5           ; x7 += k5
-    vpaddq zmm17, zmm17, zmm10          ; x5 += t1
-    vpaddq zmm18, zmm18, zmm11          ; x6 += t2
-    vpaddq zmm19, zmm19, qword [rsp + 1856]{1to8}; x7 += 0x10
+; x0 += k7
+    vpaddq zmm12, zmm12, zmm7
+; x1 += k8
+    vpaddq zmm13, zmm13, zmm8
+; x2 += k0
+    vpaddq zmm14, zmm14, zmm0
+; x3 += k1
+    vpaddq zmm15, zmm15, zmm1
+; x4 += k2
+    vpaddq zmm16, zmm16, zmm2
+; x5 += k3
+    vpaddq zmm17, zmm17, zmm3
+; x6 += k4
+    vpaddq zmm18, zmm18, zmm4
+; x7 += k5
+    vpaddq zmm19, zmm19, zmm5
+; x5 += t1
+    vpaddq zmm17, zmm17, zmm10
+; x6 += t2
+    vpaddq zmm18, zmm18, zmm11
+; x7 += 0x10
+    vpaddq zmm19, zmm19, qword [rsp + 1856]{1to8}
 ; round 64
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 46             ; x1 <<<= 46
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 36             ; x3 <<<= 36
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 19             ; x5 <<<= 19
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 37             ; x7 <<<= 37
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 46
+    vprolq zmm13, zmm13, 46
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 36
+    vprolq zmm15, zmm15, 36
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 19
+    vprolq zmm17, zmm17, 19
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 37
+    vprolq zmm19, zmm19, 37
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 65
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 33             ; x1 <<<= 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 27             ; x7 <<<= 27
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 14             ; x5 <<<= 14
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 42             ; x3 <<<= 42
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 33
+    vprolq zmm13, zmm13, 33
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 27
+    vprolq zmm19, zmm19, 27
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 14
+    vprolq zmm17, zmm17, 14
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 42
+    vprolq zmm15, zmm15, 42
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 66
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 17             ; x1 <<<= 17
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 49             ; x3 <<<= 49
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 36             ; x5 <<<= 36
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 39             ; x7 <<<= 39
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 17
+    vprolq zmm13, zmm13, 17
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 49
+    vprolq zmm15, zmm15, 49
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 36
+    vprolq zmm17, zmm17, 36
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 39
+    vprolq zmm19, zmm19, 39
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 67
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 44             ; x1 <<<= 44
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 9              ; x7 <<<= 9
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 54             ; x5 <<<= 54
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 56             ; x3 <<<= 56
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 44
+    vprolq zmm13, zmm13, 44
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 9
+    vprolq zmm19, zmm19, 9
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 54
+    vprolq zmm17, zmm17, 54
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 56
+    vprolq zmm15, zmm15, 56
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 17
-    vpaddq zmm12, zmm12, zmm8           ; x0 += k8
-    vpaddq zmm13, zmm13, zmm0           ; x1 += k0
-    vpaddq zmm14, zmm14, zmm1           ; x2 += k1
-    vpaddq zmm15, zmm15, zmm2           ; x3 += k2
-    vpaddq zmm16, zmm16, zmm3           ; x4 += k3
-    vpaddq zmm17, zmm17, zmm4           ; x5 += k4
-    vpaddq zmm18, zmm18, zmm5           ; x6 += k5
-    vpaddq zmm19, zmm19, zmm6           ; x7 += k6
-    vpaddq zmm17, zmm17, zmm11          ; x5 += t2
-    vpaddq zmm18, zmm18, zmm9           ; x6 += t0
-    vpaddq zmm19, zmm19, qword [rsp + 1920]{1to8}; x7 += 0x11
+; x0 += k8
+    vpaddq zmm12, zmm12, zmm8
+; x1 += k0
+    vpaddq zmm13, zmm13, zmm0
+; x2 += k1
+    vpaddq zmm14, zmm14, zmm1
+; x3 += k2
+    vpaddq zmm15, zmm15, zmm2
+; x4 += k3
+    vpaddq zmm16, zmm16, zmm3
+; x5 += k4
+    vpaddq zmm17, zmm17, zmm4
+; x6 += k5
+    vpaddq zmm18, zmm18, zmm5
+; x7 += k6
+    vpaddq zmm19, zmm19, zmm6
+; x5 += t2
+    vpaddq zmm17, zmm17, zmm11
+; x6 += t0
+    vpaddq zmm18, zmm18, zmm9
+; x7 += 0x11
+    vpaddq zmm19, zmm19, qword [rsp + 1920]{1to8}
 ; round 68
-    vpaddq zmm12, zmm12, zmm13          ; x0 += x1
-    vprolq zmm13, zmm13, 39             ; x1 <<<= 39
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vpaddq zmm14, zmm14, zmm15          ; x2 += x3
-    vprolq zmm15, zmm15, 30             ; x3 <<<= 30
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vpaddq zmm16, zmm16, zmm17          ; x4 += x5
-    vprolq zmm17, zmm17, 34             ; x5 <<<= 34
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vpaddq zmm18, zmm18, zmm19          ; x6 += x7
-    vprolq zmm19, zmm19, 24             ; x7 <<<= 24
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
+; x0 += x1
+    vpaddq zmm12, zmm12, zmm13
+; x1 <<<= 39
+    vprolq zmm13, zmm13, 39
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x2 += x3
+    vpaddq zmm14, zmm14, zmm15
+; x3 <<<= 30
+    vprolq zmm15, zmm15, 30
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x4 += x5
+    vpaddq zmm16, zmm16, zmm17
+; x5 <<<= 34
+    vprolq zmm17, zmm17, 34
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x6 += x7
+    vpaddq zmm18, zmm18, zmm19
+; x7 <<<= 24
+    vprolq zmm19, zmm19, 24
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
 ; round 69
-    vpaddq zmm14, zmm14, zmm13          ; x2 += x1
-    vprolq zmm13, zmm13, 13             ; x1 <<<= 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vpaddq zmm16, zmm16, zmm19          ; x4 += x7
-    vprolq zmm19, zmm19, 50             ; x7 <<<= 50
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vpaddq zmm18, zmm18, zmm17          ; x6 += x5
-    vprolq zmm17, zmm17, 10             ; x5 <<<= 10
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vpaddq zmm12, zmm12, zmm15          ; x0 += x3
-    vprolq zmm15, zmm15, 17             ; x3 <<<= 17
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
+; x2 += x1
+    vpaddq zmm14, zmm14, zmm13
+; x1 <<<= 13
+    vprolq zmm13, zmm13, 13
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x4 += x7
+    vpaddq zmm16, zmm16, zmm19
+; x7 <<<= 50
+    vprolq zmm19, zmm19, 50
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x6 += x5
+    vpaddq zmm18, zmm18, zmm17
+; x5 <<<= 10
+    vprolq zmm17, zmm17, 10
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x0 += x3
+    vpaddq zmm12, zmm12, zmm15
+; x3 <<<= 17
+    vprolq zmm15, zmm15, 17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
 ; round 70
-    vpaddq zmm16, zmm16, zmm13          ; x4 += x1
-    vprolq zmm13, zmm13, 25             ; x1 <<<= 25
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vpaddq zmm18, zmm18, zmm15          ; x6 += x3
-    vprolq zmm15, zmm15, 29             ; x3 <<<= 29
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vpaddq zmm12, zmm12, zmm17          ; x0 += x5
-    vprolq zmm17, zmm17, 39             ; x5 <<<= 39
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vpaddq zmm14, zmm14, zmm19          ; x2 += x7
-    vprolq zmm19, zmm19, 43             ; x7 <<<= 43
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
+; x4 += x1
+    vpaddq zmm16, zmm16, zmm13
+; x1 <<<= 25
+    vprolq zmm13, zmm13, 25
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x6 += x3
+    vpaddq zmm18, zmm18, zmm15
+; x3 <<<= 29
+    vprolq zmm15, zmm15, 29
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x0 += x5
+    vpaddq zmm12, zmm12, zmm17
+; x5 <<<= 39
+    vprolq zmm17, zmm17, 39
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x2 += x7
+    vpaddq zmm14, zmm14, zmm19
+; x7 <<<= 43
+    vprolq zmm19, zmm19, 43
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
 ; round 71
-    vpaddq zmm18, zmm18, zmm13          ; x6 += x1
-    vprolq zmm13, zmm13, 8              ; x1 <<<= 8
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vpaddq zmm12, zmm12, zmm19          ; x0 += x7
-    vprolq zmm19, zmm19, 35             ; x7 <<<= 35
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vpaddq zmm14, zmm14, zmm17          ; x2 += x5
-    vprolq zmm17, zmm17, 56             ; x5 <<<= 56
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vpaddq zmm16, zmm16, zmm15          ; x4 += x3
-    vprolq zmm15, zmm15, 22             ; x3 <<<= 22
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
+; x6 += x1
+    vpaddq zmm18, zmm18, zmm13
+; x1 <<<= 8
+    vprolq zmm13, zmm13, 8
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x0 += x7
+    vpaddq zmm12, zmm12, zmm19
+; x7 <<<= 35
+    vprolq zmm19, zmm19, 35
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x2 += x5
+    vpaddq zmm14, zmm14, zmm17
+; x5 <<<= 56
+    vprolq zmm17, zmm17, 56
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x4 += x3
+    vpaddq zmm16, zmm16, zmm15
+; x3 <<<= 22
+    vprolq zmm15, zmm15, 22
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
 ; add subkey 18
-    vpaddq zmm12, zmm12, zmm0           ; x0 += k0
-    vpaddq zmm13, zmm13, zmm1           ; x1 += k1
-    vpaddq zmm14, zmm14, zmm2           ; x2 += k2
-    vpaddq zmm15, zmm15, zmm3           ; x3 += k3
-    vpaddq zmm16, zmm16, zmm4           ; x4 += k4
-    vpaddq zmm17, zmm17, zmm5           ; x5 += k5
-    vpaddq zmm18, zmm18, zmm6           ; x6 += k6
-    vpaddq zmm19, zmm19, zmm7           ; x7 += k7
-    vpaddq zmm17, zmm17, zmm9           ; x5 += t0
-    vpaddq zmm18, zmm18, zmm10          ; x6 += t1
-    vpaddq zmm19, zmm19, qword [rsp + 1984]{1to8}; x7 += 0x12
+; x0 += k0
+    vpaddq zmm12, zmm12, zmm0
+; x1 += k1
+    vpaddq zmm13, zmm13, zmm1
+; x2 += k2
+    vpaddq zmm14, zmm14, zmm2
+; x3 += k3
+    vpaddq zmm15, zmm15, zmm3
+; x4 += k4
+    vpaddq zmm16, zmm16, zmm4
+; x5 += k5
+    vpaddq zmm17, zmm17, zmm5
+; x6 += k6
+    vpaddq zmm18, zmm18, zmm6
+; x7 += k7
+    vpaddq zmm19, zmm19, zmm7
+; x5 += t0
+    vpaddq zmm17, zmm17, zmm9
+; x6 += t1
+    vpaddq zmm18, zmm18, zmm10
+; x7 += 0x12
+    vpaddq zmm19, zmm19, qword [rsp + 1984]{1to8}
 ; store the block(s)
+; out[0] = x0
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm12; out[0] = x0
+    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm12
+; out[1] = x1
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm13; out[1] = x1
+    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm13
+; out[2] = x2
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm14; out[2] = x2
+    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm14
+; out[3] = x3
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm15; out[3] = x3
+    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm15
+; out[4] = x4
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm16; out[4] = x4
+    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm16
+; out[5] = x5
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm17; out[5] = x5
+    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm17
+; out[6] = x6
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm18; out[6] = x6
+    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm18
+; out[7] = x7
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm19; out[7] = x7
+    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm19
 ; next block
-    add rsi, 0x80                       ; tweak += 128
-    add rdx, 0x200                      ; in += 512
-    add rcx, 0x200                      ; out += 512
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 128
+    add rsi, 0x80
+; in += 512
+    add rdx, 0x200
+; out += 512
+    add rcx, 0x200
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 2056
@@ -1667,8 +2782,8 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .entry:
@@ -1683,1239 +2798,2354 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov rdi, 0x1bd11bdaa9fc1a22         ; k8 = 0x1bd11bdaa9fc1a22
-    xor rdi, rax                        ; k8 ^= k0
-    xor rdi, r9                         ; k8 ^= k1
-    xor rdi, r10                        ; k8 ^= k2
-    xor rdi, r11                        ; k8 ^= k3
-    xor rdi, rbx                        ; k8 ^= k4
-    xor rdi, rbp                        ; k8 ^= k5
-    xor rdi, r12                        ; k8 ^= k6
-    xor rdi, r13                        ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rbx           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbp           ; k5 back to its stack slot
-    mov qword [rsp + 56], r12           ; k6 back to its stack slot
-    mov qword [rsp + 64], r13           ; k7 back to its stack slot
-    mov qword [rsp + 72], rdi           ; k8 back to its stack slot
-    mov qword [rsp + 80], r8            ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = 0x1bd11bdaa9fc1a22
+    mov rdi, 0x1bd11bdaa9fc1a22
+; k8 ^= k0
+    xor rdi, rax
+; k8 ^= k1
+    xor rdi, r9
+; k8 ^= k2
+    xor rdi, r10
+; k8 ^= k3
+    xor rdi, r11
+; k8 ^= k4
+    xor rdi, rbx
+; k8 ^= k5
+    xor rdi, rbp
+; k8 ^= k6
+    xor rdi, r12
+; k8 ^= k7
+    xor rdi, r13
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], r13
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 96]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 96]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
 ; add subkey 0
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
 ; round 0
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 1
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 2
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 3
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 1
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 1                          ; x7 += 1
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 1
+    add r13, 1
 ; round 4
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 5
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 6
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 7
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 2
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 2                          ; x7 += 2
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k5
+    add r11, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 2
+    add r13, 2
 ; round 8
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 9
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 10
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 11
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 3
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 48]           ; x2 += k5
-    add r11, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 3                          ; x7 += 3
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k5
+    add r10, qword [rsp + 48]
+; x3 += k6
+    add r11, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 3
+    add r13, 3
 ; round 12
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 13
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 14
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 15
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 4
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 48]            ; x1 += k5
-    add r10, qword [rsp + 56]           ; x2 += k6
-    add r11, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 4                          ; x7 += 4
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k5
+    add r9, qword [rsp + 48]
+; x2 += k6
+    add r10, qword [rsp + 56]
+; x3 += k7
+    add r11, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 4
+    add r13, 4
 ; round 16
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 17
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 18
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 19
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 5
-    add r8, qword [rsp + 48]            ; x0 += k5
-    add r9, qword [rsp + 56]            ; x1 += k6
-    add r10, qword [rsp + 64]           ; x2 += k7
-    add r11, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 5                          ; x7 += 5
+; x0 += k5
+    add r8, qword [rsp + 48]
+; x1 += k6
+    add r9, qword [rsp + 56]
+; x2 += k7
+    add r10, qword [rsp + 64]
+; x3 += k8
+    add r11, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 5
+    add r13, 5
 ; round 20
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 21
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 22
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 23
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 6
-    add r8, qword [rsp + 56]            ; x0 += k6
-    add r9, qword [rsp + 64]            ; x1 += k7
-    add r10, qword [rsp + 72]           ; x2 += k8
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 6                          ; x7 += 6
+; x0 += k6
+    add r8, qword [rsp + 56]
+; x1 += k7
+    add r9, qword [rsp + 64]
+; x2 += k8
+    add r10, qword [rsp + 72]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 6
+    add r13, 6
 ; round 24
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 25
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 26
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 27
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 7
-    add r8, qword [rsp + 64]            ; x0 += k7
-    add r9, qword [rsp + 72]            ; x1 += k8
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 7                          ; x7 += 7
+; x0 += k7
+    add r8, qword [rsp + 64]
+; x1 += k8
+    add r9, qword [rsp + 72]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 7
+    add r13, 7
 ; round 28
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 29
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 30
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 31
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 8
-    add r8, qword [rsp + 72]            ; x0 += k8
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 8                          ; x7 += 8
+; x0 += k8
+    add r8, qword [rsp + 72]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 8
+    add r13, 8
 ; round 32
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 33
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 34
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 35
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 9
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 9                          ; x7 += 9
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 9
+    add r13, 9
 ; round 36
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 37
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 38
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 39
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 10
-    add r8, qword [rsp + 16]            ; x0 += k1
-    add r9, qword [rsp + 24]            ; x1 += k2
-    add r10, qword [rsp + 32]           ; x2 += k3
-    add r11, qword [rsp + 40]           ; x3 += k4
-    add rbx, qword [rsp + 48]           ; x4 += k5
-    add rbp, qword [rsp + 56]           ; x5 += k6
-    add r12, qword [rsp + 64]           ; x6 += k7
-    add r13, qword [rsp + 72]           ; x7 += k8
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0xa                        ; x7 += 0xa
+; x0 += k1
+    add r8, qword [rsp + 16]
+; x1 += k2
+    add r9, qword [rsp + 24]
+; x2 += k3
+    add r10, qword [rsp + 32]
+; x3 += k4
+    add r11, qword [rsp + 40]
+; x4 += k5
+    add rbx, qword [rsp + 48]
+; x5 += k6
+    add rbp, qword [rsp + 56]
+; x6 += k7
+    add r12, qword [rsp + 64]
+; x7 += k8
+    add r13, qword [rsp + 72]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0xa
+    add r13, 0xa
 ; round 40
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 41
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 42
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 43
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 11
-    add r8, qword [rsp + 24]            ; x0 += k2
-    add r9, qword [rsp + 32]            ; x1 += k3
-    add r10, qword [rsp + 40]           ; x2 += k4
-    add r11, qword [rsp + 48]           ; x3 += k5
-    add rbx, qword [rsp + 56]           ; x4 += k6
-    add rbp, qword [rsp + 64]           ; x5 += k7
-    add r12, qword [rsp + 72]           ; x6 += k8
-    add r13, qword [rsp + 8]            ; x7 += k0
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xb                        ; x7 += 0xb
+; x0 += k2
+    add r8, qword [rsp + 24]
+; x1 += k3
+    add r9, qword [rsp + 32]
+; x2 += k4
+    add r10, qword [rsp + 40]
+; x3 += k5
+    add r11, qword [rsp + 48]
+; x4 += k6
+    add rbx, qword [rsp + 56]
+; x5 += k7
+    add rbp, qword [rsp + 64]
+; x6 += k8
+    add r12, qword [rsp + 72]
+; x7 += k0
+    add r13, qword [rsp + 8]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0xb
+    add r13, 0xb
 ; round 44
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 45
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 46
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 47
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 12
-    add r8, qword [rsp + 32]            ; x0 += k3
-    add r9, qword [rsp + 40]            ; x1 += k4
-    add r10, qword [rsp + 48]           ; x2 += k5
-    add r11, qword [rsp + 56]           ; x3 += k6
-    add rbx, qword [rsp + 64]           ; x4 += k7
-    add rbp, qword [rsp + 72]           ; x5 += k8
-    add r12, qword [rsp + 8]            ; x6 += k0
-    add r13, qword [rsp + 16]           ; x7 += k1
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xc                        ; x7 += 0xc
+; x0 += k3
+    add r8, qword [rsp + 32]
+; x1 += k4
+    add r9, qword [rsp + 40]
+; x2 += k5
+    add r10, qword [rsp + 48]
+; x3 += k6
+    add r11, qword [rsp + 56]
+; x4 += k7
+    add rbx, qword [rsp + 64]
+; x5 += k8
+    add rbp, qword [rsp + 72]
+; x6 += k0
+    add r12, qword [rsp + 8]
+; x7 += k1
+    add r13, qword [rsp + 16]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xc
+    add r13, 0xc
 ; round 48
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 49
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 50
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 51
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 13
-    add r8, qword [rsp + 40]            ; x0 += k4
-    add r9, qword [rsp + 48]            ; x1 += k5
-    add r10, qword [rsp + 56]           ; x2 += k6
-    add r11, qword [rsp + 64]           ; x3 += k7
-    add rbx, qword [rsp + 72]           ; x4 += k8
-    add rbp, qword [rsp + 8]            ; x5 += k0
-    add r12, qword [rsp + 16]           ; x6 += k1
-    add r13, qword [rsp + 24]           ; x7 += k2
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0xd                        ; x7 += 0xd
+; x0 += k4
+    add r8, qword [rsp + 40]
+; x1 += k5
+    add r9, qword [rsp + 48]
+; x2 += k6
+    add r10, qword [rsp + 56]
+; x3 += k7
+    add r11, qword [rsp + 64]
+; x4 += k8
+    add rbx, qword [rsp + 72]
+; x5 += k0
+    add rbp, qword [rsp + 8]
+; x6 += k1
+    add r12, qword [rsp + 16]
+; x7 += k2
+    add r13, qword [rsp + 24]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0xd
+    add r13, 0xd
 ; round 52
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 53
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 54
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 55
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 14
-    add r8, qword [rsp + 48]            ; x0 += k5
-    add r9, qword [rsp + 56]            ; x1 += k6
-    add r10, qword [rsp + 64]           ; x2 += k7
-    add r11, qword [rsp + 72]           ; x3 += k8
-    add rbx, qword [rsp + 8]            ; x4 += k0
-    add rbp, qword [rsp + 16]           ; x5 += k1
-    add r12, qword [rsp + 24]           ; x6 += k2
-    add r13, qword [rsp + 32]           ; x7 += k3
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0xe                        ; x7 += 0xe
+; x0 += k5
+    add r8, qword [rsp + 48]
+; x1 += k6
+    add r9, qword [rsp + 56]
+; x2 += k7
+    add r10, qword [rsp + 64]
+; x3 += k8
+    add r11, qword [rsp + 72]
+; x4 += k0
+    add rbx, qword [rsp + 8]
+; x5 += k1
+    add rbp, qword [rsp + 16]
+; x6 += k2
+    add r12, qword [rsp + 24]
+; x7 += k3
+    add r13, qword [rsp + 32]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0xe
+    add r13, 0xe
 ; round 56
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 57
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 58
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 59
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 15
-    add r8, qword [rsp + 56]            ; x0 += k6
-    add r9, qword [rsp + 64]            ; x1 += k7
-    add r10, qword [rsp + 72]           ; x2 += k8
-    add r11, qword [rsp + 8]            ; x3 += k0
-    add rbx, qword [rsp + 16]           ; x4 += k1
-    add rbp, qword [rsp + 24]           ; x5 += k2
-    add r12, qword [rsp + 32]           ; x6 += k3
-    add r13, qword [rsp + 40]           ; x7 += k4
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0xf                        ; x7 += 0xf
+; x0 += k6
+    add r8, qword [rsp + 56]
+; x1 += k7
+    add r9, qword [rsp + 64]
+; x2 += k8
+    add r10, qword [rsp + 72]
+; x3 += k0
+    add r11, qword [rsp + 8]
+; x4 += k1
+    add rbx, qword [rsp + 16]
+; x5 += k2
+    add rbp, qword [rsp + 24]
+; x6 += k3
+    add r12, qword [rsp + 32]
+; x7 += k4
+    add r13, qword [rsp + 40]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0xf
+    add r13, 0xf
 ; round 60
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 61
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 62
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 63
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 16
-    add r8, qword [rsp + 64]            ; x0 += k7
-    add r9, qword [rsp + 72]            ; x1 += k8
-    add r10, qword [rsp + 8]            ; x2 += k0
-    add r11, qword [rsp + 16]           ; x3 += k1
-    add rbx, qword [rsp + 24]           ; x4 += k2
-    add rbp, qword [rsp + 32]           ; x5 += k3
-    add r12, qword [rsp + 40]           ; x6 += k4
-    add r13, qword [rsp + 48]           ; x7 += k5
-    add rbp, rdx                        ; x5 += t1
-    add r12, rsi                        ; x6 += t2
-    add r13, 0x10                       ; x7 += 0x10
+; x0 += k7
+    add r8, qword [rsp + 64]
+; x1 += k8
+    add r9, qword [rsp + 72]
+; x2 += k0
+    add r10, qword [rsp + 8]
+; x3 += k1
+    add r11, qword [rsp + 16]
+; x4 += k2
+    add rbx, qword [rsp + 24]
+; x5 += k3
+    add rbp, qword [rsp + 32]
+; x6 += k4
+    add r12, qword [rsp + 40]
+; x7 += k5
+    add r13, qword [rsp + 48]
+; x5 += t1
+    add rbp, rdx
+; x6 += t2
+    add r12, rsi
+; x7 += 0x10
+    add r13, 0x10
 ; round 64
-    add r8, r9                          ; x0 += x1
-    rol r9, 46                          ; x1 <<<= 46
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 36                         ; x3 <<<= 36
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 19                         ; x5 <<<= 19
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 37                         ; x7 <<<= 37
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 46
+    rol r9, 46
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 36
+    rol r11, 36
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 19
+    rol rbp, 19
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 37
+    rol r13, 37
+; x7 ^= x6
+    xor r13, r12
 ; round 65
-    add r10, r9                         ; x2 += x1
-    rol r9, 33                          ; x1 <<<= 33
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 27                         ; x7 <<<= 27
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 14                         ; x5 <<<= 14
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 42                         ; x3 <<<= 42
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 33
+    rol r9, 33
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 27
+    rol r13, 27
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 14
+    rol rbp, 14
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 42
+    rol r11, 42
+; x3 ^= x0
+    xor r11, r8
 ; round 66
-    add rbx, r9                         ; x4 += x1
-    rol r9, 17                          ; x1 <<<= 17
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 49                         ; x3 <<<= 49
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 36                         ; x5 <<<= 36
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 39                         ; x7 <<<= 39
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 17
+    rol r9, 17
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 49
+    rol r11, 49
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 36
+    rol rbp, 36
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 39
+    rol r13, 39
+; x7 ^= x2
+    xor r13, r10
 ; round 67
-    add r12, r9                         ; x6 += x1
-    rol r9, 44                          ; x1 <<<= 44
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 9                          ; x7 <<<= 9
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 54                         ; x5 <<<= 54
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 56                         ; x3 <<<= 56
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 44
+    rol r9, 44
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 9
+    rol r13, 9
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 54
+    rol rbp, 54
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 56
+    rol r11, 56
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 17
-    add r8, qword [rsp + 72]            ; x0 += k8
-    add r9, qword [rsp + 8]             ; x1 += k0
-    add r10, qword [rsp + 16]           ; x2 += k1
-    add r11, qword [rsp + 24]           ; x3 += k2
-    add rbx, qword [rsp + 32]           ; x4 += k3
-    add rbp, qword [rsp + 40]           ; x5 += k4
-    add r12, qword [rsp + 48]           ; x6 += k5
-    add r13, qword [rsp + 56]           ; x7 += k6
-    add rbp, rsi                        ; x5 += t2
-    add r12, rcx                        ; x6 += t0
-    add r13, 0x11                       ; x7 += 0x11
+; x0 += k8
+    add r8, qword [rsp + 72]
+; x1 += k0
+    add r9, qword [rsp + 8]
+; x2 += k1
+    add r10, qword [rsp + 16]
+; x3 += k2
+    add r11, qword [rsp + 24]
+; x4 += k3
+    add rbx, qword [rsp + 32]
+; x5 += k4
+    add rbp, qword [rsp + 40]
+; x6 += k5
+    add r12, qword [rsp + 48]
+; x7 += k6
+    add r13, qword [rsp + 56]
+; x5 += t2
+    add rbp, rsi
+; x6 += t0
+    add r12, rcx
+; x7 += 0x11
+    add r13, 0x11
 ; round 68
-    add r8, r9                          ; x0 += x1
-    rol r9, 39                          ; x1 <<<= 39
-    xor r9, r8                          ; x1 ^= x0
-    add r10, r11                        ; x2 += x3
-    rol r11, 30                         ; x3 <<<= 30
-    xor r11, r10                        ; x3 ^= x2
-    add rbx, rbp                        ; x4 += x5
-    rol rbp, 34                         ; x5 <<<= 34
-    xor rbp, rbx                        ; x5 ^= x4
-    add r12, r13                        ; x6 += x7
-    rol r13, 24                         ; x7 <<<= 24
-    xor r13, r12                        ; x7 ^= x6
+; x0 += x1
+    add r8, r9
+; x1 <<<= 39
+    rol r9, 39
+; x1 ^= x0
+    xor r9, r8
+; x2 += x3
+    add r10, r11
+; x3 <<<= 30
+    rol r11, 30
+; x3 ^= x2
+    xor r11, r10
+; x4 += x5
+    add rbx, rbp
+; x5 <<<= 34
+    rol rbp, 34
+; x5 ^= x4
+    xor rbp, rbx
+; x6 += x7
+    add r12, r13
+; x7 <<<= 24
+    rol r13, 24
+; x7 ^= x6
+    xor r13, r12
 ; round 69
-    add r10, r9                         ; x2 += x1
-    rol r9, 13                          ; x1 <<<= 13
-    xor r9, r10                         ; x1 ^= x2
-    add rbx, r13                        ; x4 += x7
-    rol r13, 50                         ; x7 <<<= 50
-    xor r13, rbx                        ; x7 ^= x4
-    add r12, rbp                        ; x6 += x5
-    rol rbp, 10                         ; x5 <<<= 10
-    xor rbp, r12                        ; x5 ^= x6
-    add r8, r11                         ; x0 += x3
-    rol r11, 17                         ; x3 <<<= 17
-    xor r11, r8                         ; x3 ^= x0
+; x2 += x1
+    add r10, r9
+; x1 <<<= 13
+    rol r9, 13
+; x1 ^= x2
+    xor r9, r10
+; x4 += x7
+    add rbx, r13
+; x7 <<<= 50
+    rol r13, 50
+; x7 ^= x4
+    xor r13, rbx
+; x6 += x5
+    add r12, rbp
+; x5 <<<= 10
+    rol rbp, 10
+; x5 ^= x6
+    xor rbp, r12
+; x0 += x3
+    add r8, r11
+; x3 <<<= 17
+    rol r11, 17
+; x3 ^= x0
+    xor r11, r8
 ; round 70
-    add rbx, r9                         ; x4 += x1
-    rol r9, 25                          ; x1 <<<= 25
-    xor r9, rbx                         ; x1 ^= x4
-    add r12, r11                        ; x6 += x3
-    rol r11, 29                         ; x3 <<<= 29
-    xor r11, r12                        ; x3 ^= x6
-    add r8, rbp                         ; x0 += x5
-    rol rbp, 39                         ; x5 <<<= 39
-    xor rbp, r8                         ; x5 ^= x0
-    add r10, r13                        ; x2 += x7
-    rol r13, 43                         ; x7 <<<= 43
-    xor r13, r10                        ; x7 ^= x2
+; x4 += x1
+    add rbx, r9
+; x1 <<<= 25
+    rol r9, 25
+; x1 ^= x4
+    xor r9, rbx
+; x6 += x3
+    add r12, r11
+; x3 <<<= 29
+    rol r11, 29
+; x3 ^= x6
+    xor r11, r12
+; x0 += x5
+    add r8, rbp
+; x5 <<<= 39
+    rol rbp, 39
+; x5 ^= x0
+    xor rbp, r8
+; x2 += x7
+    add r10, r13
+; x7 <<<= 43
+    rol r13, 43
+; x7 ^= x2
+    xor r13, r10
 ; round 71
-    add r12, r9                         ; x6 += x1
-    rol r9, 8                           ; x1 <<<= 8
-    xor r9, r12                         ; x1 ^= x6
-    add r8, r13                         ; x0 += x7
-    rol r13, 35                         ; x7 <<<= 35
-    xor r13, r8                         ; x7 ^= x0
-    add r10, rbp                        ; x2 += x5
-    rol rbp, 56                         ; x5 <<<= 56
-    xor rbp, r10                        ; x5 ^= x2
-    add rbx, r11                        ; x4 += x3
-    rol r11, 22                         ; x3 <<<= 22
-    xor r11, rbx                        ; x3 ^= x4
+; x6 += x1
+    add r12, r9
+; x1 <<<= 8
+    rol r9, 8
+; x1 ^= x6
+    xor r9, r12
+; x0 += x7
+    add r8, r13
+; x7 <<<= 35
+    rol r13, 35
+; x7 ^= x0
+    xor r13, r8
+; x2 += x5
+    add r10, rbp
+; x5 <<<= 56
+    rol rbp, 56
+; x5 ^= x2
+    xor rbp, r10
+; x4 += x3
+    add rbx, r11
+; x3 <<<= 22
+    rol r11, 22
+; x3 ^= x4
+    xor r11, rbx
 ; add subkey 18
-    add r8, qword [rsp + 8]             ; x0 += k0
-    add r9, qword [rsp + 16]            ; x1 += k1
-    add r10, qword [rsp + 24]           ; x2 += k2
-    add r11, qword [rsp + 32]           ; x3 += k3
-    add rbx, qword [rsp + 40]           ; x4 += k4
-    add rbp, qword [rsp + 48]           ; x5 += k5
-    add r12, qword [rsp + 56]           ; x6 += k6
-    add r13, qword [rsp + 64]           ; x7 += k7
-    add rbp, rcx                        ; x5 += t0
-    add r12, rdx                        ; x6 += t1
-    add r13, 0x12                       ; x7 += 0x12
+; x0 += k0
+    add r8, qword [rsp + 8]
+; x1 += k1
+    add r9, qword [rsp + 16]
+; x2 += k2
+    add r10, qword [rsp + 24]
+; x3 += k3
+    add r11, qword [rsp + 32]
+; x4 += k4
+    add rbx, qword [rsp + 40]
+; x5 += k5
+    add rbp, qword [rsp + 48]
+; x6 += k6
+    add r12, qword [rsp + 56]
+; x7 += k7
+    add r13, qword [rsp + 64]
+; x5 += t0
+    add rbp, rcx
+; x6 += t1
+    add r12, rdx
+; x7 += 0x12
+    add r13, 0x12
 ; store the block(s)
-    mov rcx, qword [rsp + 88]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 88]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x40                       ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 80]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 80], rdx           ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add rdi, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 80]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13
@@ -2926,35 +5156,35 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .end:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
-tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks:                  ; groups of 8 blocks in zmm lanes, then the rest scalar
+tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 blocks in zmm lanes, then the rest scalar
     push rbx
     push rbp
     push r12
     push r13
     push r14
-    mov rbx, rdi                            ; key
-    mov rbp, rsi                            ; tweaks
-    mov r12, rdx                            ; in
-    mov r13, rcx                            ; out
-    mov r14, r8                             ; n
-    shr r8, 3                               ; groups of 8
+    mov rbx, rdi ; key
+    mov rbp, rsi ; tweaks
+    mov r12, rdx ; in
+    mov r13, rcx ; out
+    mov r14, r8 ; n
+    shr r8, 3 ; groups of 8
     jz .tail
     call tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes.entry
 .tail:
     mov rax, r14
-    and rax, -8                             ; blocks done
+    and rax, -8 ; blocks done
     mov rdi, rbx
     mov rsi, rax
     shl rsi, 4
-    add rsi, rbp                            ; tweaks += 16 * done
+    add rsi, rbp ; tweaks += 16 * done
     mov rdx, rax
     shl rdx, 6
-    add rdx, r12                            ; in += 64 * done
+    add rdx, r12 ; in += 64 * done
     mov rcx, rax
     shl rcx, 6
-    add rcx, r13                            ; out += 64 * done
+    add rcx, r13 ; out += 64 * done
     mov r8, r14
-    and r8, 7                               ; blocks left
+    and r8, 7 ; blocks left
     pop r14
     pop r13
     pop r12
@@ -2966,1556 +5196,2671 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 .entry:
     sub rsp, 2056
 .prolog_end:
-    vmovdqu64 zmm31, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block]   ; lane b reads block b: offsets b * 64
-    vmovdqu64 zmm30, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak]   ; tweak of lane b: offsets b * 16
+    vmovdqu64 zmm31, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 64
+    vmovdqu64 zmm30, [rel tf512_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
     mov dword [rsp + 0], 0xa9fc1a22
-    mov dword [rsp + 4], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 8], 0xa9fc1a22
-    mov dword [rsp + 12], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 12], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 16], 0xa9fc1a22
-    mov dword [rsp + 20], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 20], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 24], 0xa9fc1a22
-    mov dword [rsp + 28], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 28], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 32], 0xa9fc1a22
-    mov dword [rsp + 36], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 36], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 40], 0xa9fc1a22
-    mov dword [rsp + 44], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 44], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 48], 0xa9fc1a22
-    mov dword [rsp + 52], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 52], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 56], 0xa9fc1a22
-    mov dword [rsp + 60], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 60], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 896], 0x00000012
-    mov dword [rsp + 900], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 900], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 904], 0x00000012
-    mov dword [rsp + 908], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 908], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 912], 0x00000012
-    mov dword [rsp + 916], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 916], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 920], 0x00000012
-    mov dword [rsp + 924], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 924], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 928], 0x00000012
-    mov dword [rsp + 932], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 932], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 936], 0x00000012
-    mov dword [rsp + 940], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 940], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 944], 0x00000012
-    mov dword [rsp + 948], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 948], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 952], 0x00000012
-    mov dword [rsp + 956], 0x00000000   ; constant 0x0000000000000012
+    mov dword [rsp + 956], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 960], 0x00000011
-    mov dword [rsp + 964], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 964], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 968], 0x00000011
-    mov dword [rsp + 972], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 972], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 976], 0x00000011
-    mov dword [rsp + 980], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 980], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 984], 0x00000011
-    mov dword [rsp + 988], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 988], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 992], 0x00000011
-    mov dword [rsp + 996], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 996], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1000], 0x00000011
-    mov dword [rsp + 1004], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1004], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1008], 0x00000011
-    mov dword [rsp + 1012], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1016], 0x00000011
-    mov dword [rsp + 1020], 0x00000000   ; constant 0x0000000000000011
+    mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000011
     mov dword [rsp + 1024], 0x00000010
-    mov dword [rsp + 1028], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1028], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1032], 0x00000010
-    mov dword [rsp + 1036], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1036], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1040], 0x00000010
-    mov dword [rsp + 1044], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1044], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1048], 0x00000010
-    mov dword [rsp + 1052], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1052], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1056], 0x00000010
-    mov dword [rsp + 1060], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1060], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1064], 0x00000010
-    mov dword [rsp + 1068], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1068], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1072], 0x00000010
-    mov dword [rsp + 1076], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1076], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1080], 0x00000010
-    mov dword [rsp + 1084], 0x00000000   ; constant 0x0000000000000010
+    mov dword [rsp + 1084], 0x00000000 ; constant 0x0000000000000010
     mov dword [rsp + 1088], 0x0000000f
-    mov dword [rsp + 1092], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1092], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1096], 0x0000000f
-    mov dword [rsp + 1100], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1100], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1104], 0x0000000f
-    mov dword [rsp + 1108], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1108], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1112], 0x0000000f
-    mov dword [rsp + 1116], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1116], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1120], 0x0000000f
-    mov dword [rsp + 1124], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1124], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1128], 0x0000000f
-    mov dword [rsp + 1132], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1132], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1136], 0x0000000f
-    mov dword [rsp + 1140], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1140], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1144], 0x0000000f
-    mov dword [rsp + 1148], 0x00000000   ; constant 0x000000000000000f
+    mov dword [rsp + 1148], 0x00000000 ; constant 0x000000000000000f
     mov dword [rsp + 1152], 0x0000000e
-    mov dword [rsp + 1156], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1156], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1160], 0x0000000e
-    mov dword [rsp + 1164], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1164], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1168], 0x0000000e
-    mov dword [rsp + 1172], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1172], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1176], 0x0000000e
-    mov dword [rsp + 1180], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1180], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1184], 0x0000000e
-    mov dword [rsp + 1188], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1192], 0x0000000e
-    mov dword [rsp + 1196], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1200], 0x0000000e
-    mov dword [rsp + 1204], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1208], 0x0000000e
-    mov dword [rsp + 1212], 0x00000000   ; constant 0x000000000000000e
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x000000000000000e
     mov dword [rsp + 1216], 0x0000000d
-    mov dword [rsp + 1220], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1220], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1224], 0x0000000d
-    mov dword [rsp + 1228], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1228], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1232], 0x0000000d
-    mov dword [rsp + 1236], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1236], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1240], 0x0000000d
-    mov dword [rsp + 1244], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1244], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1248], 0x0000000d
-    mov dword [rsp + 1252], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1252], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1256], 0x0000000d
-    mov dword [rsp + 1260], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1260], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1264], 0x0000000d
-    mov dword [rsp + 1268], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1268], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1272], 0x0000000d
-    mov dword [rsp + 1276], 0x00000000   ; constant 0x000000000000000d
+    mov dword [rsp + 1276], 0x00000000 ; constant 0x000000000000000d
     mov dword [rsp + 1280], 0x0000000c
-    mov dword [rsp + 1284], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1284], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1288], 0x0000000c
-    mov dword [rsp + 1292], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1292], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1296], 0x0000000c
-    mov dword [rsp + 1300], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1300], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1304], 0x0000000c
-    mov dword [rsp + 1308], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1308], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1312], 0x0000000c
-    mov dword [rsp + 1316], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1316], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1320], 0x0000000c
-    mov dword [rsp + 1324], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1324], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1328], 0x0000000c
-    mov dword [rsp + 1332], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1332], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1336], 0x0000000c
-    mov dword [rsp + 1340], 0x00000000   ; constant 0x000000000000000c
+    mov dword [rsp + 1340], 0x00000000 ; constant 0x000000000000000c
     mov dword [rsp + 1344], 0x0000000b
-    mov dword [rsp + 1348], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1348], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1352], 0x0000000b
-    mov dword [rsp + 1356], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1356], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1360], 0x0000000b
-    mov dword [rsp + 1364], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1364], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1368], 0x0000000b
-    mov dword [rsp + 1372], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1372], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1376], 0x0000000b
-    mov dword [rsp + 1380], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1380], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1384], 0x0000000b
-    mov dword [rsp + 1388], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1388], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1392], 0x0000000b
-    mov dword [rsp + 1396], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1396], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1400], 0x0000000b
-    mov dword [rsp + 1404], 0x00000000   ; constant 0x000000000000000b
+    mov dword [rsp + 1404], 0x00000000 ; constant 0x000000000000000b
     mov dword [rsp + 1408], 0x0000000a
-    mov dword [rsp + 1412], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1412], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1416], 0x0000000a
-    mov dword [rsp + 1420], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1420], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1424], 0x0000000a
-    mov dword [rsp + 1428], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1428], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1432], 0x0000000a
-    mov dword [rsp + 1436], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1436], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1440], 0x0000000a
-    mov dword [rsp + 1444], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1444], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1448], 0x0000000a
-    mov dword [rsp + 1452], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1452], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1456], 0x0000000a
-    mov dword [rsp + 1460], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1460], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1464], 0x0000000a
-    mov dword [rsp + 1468], 0x00000000   ; constant 0x000000000000000a
+    mov dword [rsp + 1468], 0x00000000 ; constant 0x000000000000000a
     mov dword [rsp + 1472], 0x00000009
-    mov dword [rsp + 1476], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1476], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1480], 0x00000009
-    mov dword [rsp + 1484], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1484], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1488], 0x00000009
-    mov dword [rsp + 1492], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1492], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1496], 0x00000009
-    mov dword [rsp + 1500], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1500], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1504], 0x00000009
-    mov dword [rsp + 1508], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1508], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1512], 0x00000009
-    mov dword [rsp + 1516], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1516], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1520], 0x00000009
-    mov dword [rsp + 1524], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1524], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1528], 0x00000009
-    mov dword [rsp + 1532], 0x00000000   ; constant 0x0000000000000009
+    mov dword [rsp + 1532], 0x00000000 ; constant 0x0000000000000009
     mov dword [rsp + 1536], 0x00000008
-    mov dword [rsp + 1540], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1540], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1544], 0x00000008
-    mov dword [rsp + 1548], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1548], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1552], 0x00000008
-    mov dword [rsp + 1556], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1556], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1560], 0x00000008
-    mov dword [rsp + 1564], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1564], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1568], 0x00000008
-    mov dword [rsp + 1572], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1572], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1576], 0x00000008
-    mov dword [rsp + 1580], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1580], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1584], 0x00000008
-    mov dword [rsp + 1588], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1588], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1592], 0x00000008
-    mov dword [rsp + 1596], 0x00000000   ; constant 0x0000000000000008
+    mov dword [rsp + 1596], 0x00000000 ; constant 0x0000000000000008
     mov dword [rsp + 1600], 0x00000007
-    mov dword [rsp + 1604], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1604], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1608], 0x00000007
-    mov dword [rsp + 1612], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1612], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1616], 0x00000007
-    mov dword [rsp + 1620], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1620], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1624], 0x00000007
-    mov dword [rsp + 1628], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1628], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1632], 0x00000007
-    mov dword [rsp + 1636], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1636], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1640], 0x00000007
-    mov dword [rsp + 1644], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1644], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1648], 0x00000007
-    mov dword [rsp + 1652], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1652], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1656], 0x00000007
-    mov dword [rsp + 1660], 0x00000000   ; constant 0x0000000000000007
+    mov dword [rsp + 1660], 0x00000000 ; constant 0x0000000000000007
     mov dword [rsp + 1664], 0x00000006
-    mov dword [rsp + 1668], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1668], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1672], 0x00000006
-    mov dword [rsp + 1676], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1676], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1680], 0x00000006
-    mov dword [rsp + 1684], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1684], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1688], 0x00000006
-    mov dword [rsp + 1692], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1692], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1696], 0x00000006
-    mov dword [rsp + 1700], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1700], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1704], 0x00000006
-    mov dword [rsp + 1708], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1708], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1712], 0x00000006
-    mov dword [rsp + 1716], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1716], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1720], 0x00000006
-    mov dword [rsp + 1724], 0x00000000   ; constant 0x0000000000000006
+    mov dword [rsp + 1724], 0x00000000 ; constant 0x0000000000000006
     mov dword [rsp + 1728], 0x00000005
-    mov dword [rsp + 1732], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1732], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1736], 0x00000005
-    mov dword [rsp + 1740], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1740], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1744], 0x00000005
-    mov dword [rsp + 1748], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1748], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1752], 0x00000005
-    mov dword [rsp + 1756], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1756], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1760], 0x00000005
-    mov dword [rsp + 1764], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1764], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1768], 0x00000005
-    mov dword [rsp + 1772], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1772], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1776], 0x00000005
-    mov dword [rsp + 1780], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1784], 0x00000005
-    mov dword [rsp + 1788], 0x00000000   ; constant 0x0000000000000005
+    mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000005
     mov dword [rsp + 1792], 0x00000004
-    mov dword [rsp + 1796], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1796], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1800], 0x00000004
-    mov dword [rsp + 1804], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1804], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1808], 0x00000004
-    mov dword [rsp + 1812], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1816], 0x00000004
-    mov dword [rsp + 1820], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1824], 0x00000004
-    mov dword [rsp + 1828], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1828], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1832], 0x00000004
-    mov dword [rsp + 1836], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1836], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1840], 0x00000004
-    mov dword [rsp + 1844], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1844], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1848], 0x00000004
-    mov dword [rsp + 1852], 0x00000000   ; constant 0x0000000000000004
+    mov dword [rsp + 1852], 0x00000000 ; constant 0x0000000000000004
     mov dword [rsp + 1856], 0x00000003
-    mov dword [rsp + 1860], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1860], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1864], 0x00000003
-    mov dword [rsp + 1868], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1868], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1872], 0x00000003
-    mov dword [rsp + 1876], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1876], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1880], 0x00000003
-    mov dword [rsp + 1884], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1884], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1888], 0x00000003
-    mov dword [rsp + 1892], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1892], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1896], 0x00000003
-    mov dword [rsp + 1900], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1900], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1904], 0x00000003
-    mov dword [rsp + 1908], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1908], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1912], 0x00000003
-    mov dword [rsp + 1916], 0x00000000   ; constant 0x0000000000000003
+    mov dword [rsp + 1916], 0x00000000 ; constant 0x0000000000000003
     mov dword [rsp + 1920], 0x00000002
-    mov dword [rsp + 1924], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1924], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1928], 0x00000002
-    mov dword [rsp + 1932], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1932], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1936], 0x00000002
-    mov dword [rsp + 1940], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1940], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1944], 0x00000002
-    mov dword [rsp + 1948], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1948], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1952], 0x00000002
-    mov dword [rsp + 1956], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1956], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1960], 0x00000002
-    mov dword [rsp + 1964], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1964], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1968], 0x00000002
-    mov dword [rsp + 1972], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1972], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1976], 0x00000002
-    mov dword [rsp + 1980], 0x00000000   ; constant 0x0000000000000002
+    mov dword [rsp + 1980], 0x00000000 ; constant 0x0000000000000002
     mov dword [rsp + 1984], 0x00000001
-    mov dword [rsp + 1988], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1988], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1992], 0x00000001
-    mov dword [rsp + 1996], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 1996], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2000], 0x00000001
-    mov dword [rsp + 2004], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 2004], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2008], 0x00000001
-    mov dword [rsp + 2012], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 2012], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2016], 0x00000001
-    mov dword [rsp + 2020], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 2020], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2024], 0x00000001
-    mov dword [rsp + 2028], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 2028], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2032], 0x00000001
-    mov dword [rsp + 2036], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 2036], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2040], 0x00000001
-    mov dword [rsp + 2044], 0x00000000   ; constant 0x0000000000000001
+    mov dword [rsp + 2044], 0x00000000 ; constant 0x0000000000000001
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    vpbroadcastq zmm0, qword [rdi + 0]  ; k0 = key[0]
-    vpbroadcastq zmm1, qword [rdi + 8]  ; k1 = key[1]
-    vpbroadcastq zmm2, qword [rdi + 16] ; k2 = key[2]
-    vpbroadcastq zmm3, qword [rdi + 24] ; k3 = key[3]
-    vpbroadcastq zmm4, qword [rdi + 32] ; k4 = key[4]
-    vpbroadcastq zmm5, qword [rdi + 40] ; k5 = key[5]
-    vpbroadcastq zmm6, qword [rdi + 48] ; k6 = key[6]
-    vpbroadcastq zmm7, qword [rdi + 56] ; k7 = key[7]
-    vpbroadcastq zmm8, qword [rsp + 0]  ; k8 = 0x1bd11bdaa9fc1a22
-    vpxorq zmm8, zmm8, zmm0             ; k8 ^= k0
-    vpxorq zmm8, zmm8, zmm1             ; k8 ^= k1
-    vpxorq zmm8, zmm8, zmm2             ; k8 ^= k2
-    vpxorq zmm8, zmm8, zmm3             ; k8 ^= k3
-    vpxorq zmm8, zmm8, zmm4             ; k8 ^= k4
-    vpxorq zmm8, zmm8, zmm5             ; k8 ^= k5
-    vpxorq zmm8, zmm8, zmm6             ; k8 ^= k6
-    vpxorq zmm8, zmm8, zmm7             ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 64], rdx           ; in back to its stack slot
-    vmovdqu64 [rsp + 128], zmm0         ; k0 back to its stack slot
-    vmovdqu64 [rsp + 192], zmm1         ; k1 back to its stack slot
-    vmovdqu64 [rsp + 256], zmm2         ; k2 back to its stack slot
-    vmovdqu64 [rsp + 320], zmm3         ; k3 back to its stack slot
-    vmovdqu64 [rsp + 384], zmm4         ; k4 back to its stack slot
-    vmovdqu64 [rsp + 448], zmm5         ; k5 back to its stack slot
-    vmovdqu64 [rsp + 512], zmm6         ; k6 back to its stack slot
-    vmovdqu64 [rsp + 576], zmm7         ; k7 back to its stack slot
-    vmovdqu64 [rsp + 640], zmm8         ; k8 back to its stack slot
-    mov qword [rsp + 704], r8           ; n back to its stack slot
-    mov qword [rsp + 768], rcx          ; out back to its stack slot
-    mov qword [rsp + 832], rsi          ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    vpbroadcastq zmm0, qword [rdi + 0]
+; k1 = key[1]
+    vpbroadcastq zmm1, qword [rdi + 8]
+; k2 = key[2]
+    vpbroadcastq zmm2, qword [rdi + 16]
+; k3 = key[3]
+    vpbroadcastq zmm3, qword [rdi + 24]
+; k4 = key[4]
+    vpbroadcastq zmm4, qword [rdi + 32]
+; k5 = key[5]
+    vpbroadcastq zmm5, qword [rdi + 40]
+; k6 = key[6]
+    vpbroadcastq zmm6, qword [rdi + 48]
+; k7 = key[7]
+    vpbroadcastq zmm7, qword [rdi + 56]
+; k8 = 0x1bd11bdaa9fc1a22
+    vpbroadcastq zmm8, qword [rsp + 0]
+; k8 ^= k0
+    vpxorq zmm8, zmm8, zmm0
+; k8 ^= k1
+    vpxorq zmm8, zmm8, zmm1
+; k8 ^= k2
+    vpxorq zmm8, zmm8, zmm2
+; k8 ^= k3
+    vpxorq zmm8, zmm8, zmm3
+; k8 ^= k4
+    vpxorq zmm8, zmm8, zmm4
+; k8 ^= k5
+    vpxorq zmm8, zmm8, zmm5
+; k8 ^= k6
+    vpxorq zmm8, zmm8, zmm6
+; k8 ^= k7
+    vpxorq zmm8, zmm8, zmm7
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 64], rdx
+    vmovdqu64 [rsp + 128], zmm0
+    vmovdqu64 [rsp + 192], zmm1
+    vmovdqu64 [rsp + 256], zmm2
+    vmovdqu64 [rsp + 320], zmm3
+    vmovdqu64 [rsp + 384], zmm4
+    vmovdqu64 [rsp + 448], zmm5
+    vmovdqu64 [rsp + 512], zmm6
+    vmovdqu64 [rsp + 576], zmm7
+    vmovdqu64 [rsp + 640], zmm8
+    mov qword [rsp + 704], r8
+    mov qword [rsp + 768], rcx
+    mov qword [rsp + 832], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
+; t0 = tweak[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm9{k1}, [rsi + zmm30 + 0]; t0 = tweak[0]
+    vpgatherqq zmm9{k1}, [rsi + zmm30 + 0]
+; t1 = tweak[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm10{k1}, [rsi + zmm30 + 8]; t1 = tweak[1]
-    vmovdqa64 zmm11, zmm9               ; t2 = t0
-    vpxorq zmm11, zmm11, zmm10          ; t2 ^= t1
+    vpgatherqq zmm10{k1}, [rsi + zmm30 + 8]
+; t2 ^= t1
+    vmovdqa64 zmm11, zmm9
+    vpxorq zmm11, zmm11, zmm10
+; x0 = in[0]
     kxnorb k1, k1, k1
-    vpgatherqq zmm12{k1}, [rdx + zmm31 + 0]; x0 = in[0]
+    vpgatherqq zmm12{k1}, [rdx + zmm31 + 0]
+; x1 = in[1]
     kxnorb k1, k1, k1
-    vpgatherqq zmm13{k1}, [rdx + zmm31 + 8]; x1 = in[1]
+    vpgatherqq zmm13{k1}, [rdx + zmm31 + 8]
+; x2 = in[2]
     kxnorb k1, k1, k1
-    vpgatherqq zmm14{k1}, [rdx + zmm31 + 16]; x2 = in[2]
+    vpgatherqq zmm14{k1}, [rdx + zmm31 + 16]
+; x3 = in[3]
     kxnorb k1, k1, k1
-    vpgatherqq zmm15{k1}, [rdx + zmm31 + 24]; x3 = in[3]
+    vpgatherqq zmm15{k1}, [rdx + zmm31 + 24]
+; x4 = in[4]
     kxnorb k1, k1, k1
-    vpgatherqq zmm16{k1}, [rdx + zmm31 + 32]; x4 = in[4]
+    vpgatherqq zmm16{k1}, [rdx + zmm31 + 32]
+; x5 = in[5]
     kxnorb k1, k1, k1
-    vpgatherqq zmm17{k1}, [rdx + zmm31 + 40]; x5 = in[5]
+    vpgatherqq zmm17{k1}, [rdx + zmm31 + 40]
+; x6 = in[6]
     kxnorb k1, k1, k1
-    vpgatherqq zmm18{k1}, [rdx + zmm31 + 48]; x6 = in[6]
+    vpgatherqq zmm18{k1}, [rdx + zmm31 + 48]
+; x7 = in[7]
     kxnorb k1, k1, k1
-    vpgatherqq zmm19{k1}, [rdx + zmm31 + 56]; x7 = in[7]
+    vpgatherqq zmm19{k1}, [rdx + zmm31 + 56]
 ; subtract subkey 18
-    vpsubq zmm12, zmm12, zmm0           ; x0 -= k0
-    vpsubq zmm13, zmm13, zmm1           ; x1 -= k1
-    vpsubq zmm14, zmm14, zmm2           ; x2 -= k2
-    vpsubq zmm15, zmm15, zmm3           ; x3 -= k3
-    vpsubq zmm16, zmm16, zmm4           ; x4 -= k4
-    vpsubq zmm17, zmm17, zmm5           ; x5 -= k5
-    vpsubq zmm18, zmm18, zmm6           ; x6 -= k6
-    vpsubq zmm19, zmm19, zmm7           ; x7 -= k7
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
-    vpsubq zmm19, zmm19, qword [rsp + 896]{1to8}; x7 -= 0x12
+; x0 -= k0
+    vpsubq zmm12, zmm12, zmm0
+; x1 -= k1
+    vpsubq zmm13, zmm13, zmm1
+; x2 -= k2
+    vpsubq zmm14, zmm14, zmm2
+; x3 -= k3
+    vpsubq zmm15, zmm15, zmm3
+; x4 -= k4
+    vpsubq zmm16, zmm16, zmm4
+; x5 -= k5
+    vpsubq zmm17, zmm17, zmm5
+; x6 -= k6
+    vpsubq zmm18, zmm18, zmm6
+; x7 -= k7
+    vpsubq zmm19, zmm19, zmm7
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
+; x7 -= 0x12
+    vpsubq zmm19, zmm19, qword [rsp + 896]{1to8}
 ; inverse round 71
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 70
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 69
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 68
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 17
-    vpsubq zmm12, zmm12, zmm8           ; x0 -= k8
-    vpsubq zmm13, zmm13, zmm0           ; x1 -= k0
-    vpsubq zmm14, zmm14, zmm1           ; x2 -= k1
-    vpsubq zmm15, zmm15, zmm2           ; x3 -= k2
-    vpsubq zmm16, zmm16, zmm3           ; x4 -= k3
-    vpsubq zmm17, zmm17, zmm4           ; x5 -= k4
-    vpsubq zmm18, zmm18, zmm5           ; x6 -= k5
-    vpsubq zmm19, zmm19, zmm6           ; x7 -= k6
-    vpsubq zmm17, zmm17, zmm11          ; x5 -= t2
-    vpsubq zmm18, zmm18, zmm9           ; x6 -= t0
-    vpsubq zmm19, zmm19, qword [rsp + 960]{1to8}; x7 -= 0x11
+; x0 -= k8
+    vpsubq zmm12, zmm12, zmm8
+; x1 -= k0
+    vpsubq zmm13, zmm13, zmm0
+; x2 -= k1
+    vpsubq zmm14, zmm14, zmm1
+; x3 -= k2
+    vpsubq zmm15, zmm15, zmm2
+; x4 -= k3
+    vpsubq zmm16, zmm16, zmm3
+; x5 -= k4
+    vpsubq zmm17, zmm17, zmm4
+; x6 -= k5
+    vpsubq zmm18, zmm18, zmm5
+; x7 -= k6
+    vpsubq zmm19, zmm19, zmm6
+; x5 -= t2
+    vpsubq zmm17, zmm17, zmm11
+; x6 -= t0
+    vpsubq zmm18, zmm18, zmm9
+; x7 -= 0x11
+    vpsubq zmm19, zmm19, qword [rsp + 960]{1to8}
 ; inverse round 67
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 66
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 65
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 64
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 16
-    vpsubq zmm12, zmm12, zmm7           ; x0 -= k7
-    vpsubq zmm13, zmm13, zmm8           ; x1 -= k8
-    vpsubq zmm14, zmm14, zmm0           ; x2 -= k0
-    vpsubq zmm15, zmm15, zmm1           ; x3 -= k1
-    vpsubq zmm16, zmm16, zmm2           ; x4 -= k2
-    vpsubq zmm17, zmm17, zmm3           ; x5 -= k3
-    vpsubq zmm18, zmm18, zmm4           ; x6 -= k4
-    vpsubq zmm19, zmm19, zmm5           ; x7 -= k5
-    vpsubq zmm17, zmm17, zmm10          ; x5 -= t1
-    vpsubq zmm18, zmm18, zmm11          ; x6 -= t2
-    vpsubq zmm19, zmm19, qword [rsp + 1024]{1to8}; x7 -= 0x10
+; x0 -= k7
+    vpsubq zmm12, zmm12, zmm7
+; x1 -= k8
+    vpsubq zmm13, zmm13, zmm8
+; x2 -= k0
+    vpsubq zmm14, zmm14, zmm0
+; x3 -= k1
+    vpsubq zmm15, zmm15, zmm1
+; x4 -= k2
+    vpsubq zmm16, zmm16, zmm2
+; x5 -= k3
+    vpsubq zmm17, zmm17, zmm3
+; x6 -= k4
+    vpsubq zmm18, zmm18, zmm4
+; x7 -= k5
+    vpsubq zmm19, zmm19, zmm5
+; x5 -= t1
+    vpsubq zmm17, zmm17, zmm10
+; x6 -= t2
+    vpsubq zmm18, zmm18, zmm11
+; x7 -= 0x10
+    vpsubq zmm19, zmm19, qword [rsp + 1024]{1to8}
 ; inverse round 63
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 62
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 61
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 60
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 15
-    vpsubq zmm12, zmm12, zmm6           ; x0 -= k6
-    vpsubq zmm13, zmm13, zmm7           ; x1 -= k7
-    vpsubq zmm14, zmm14, zmm8           ; x2 -= k8
-    vpsubq zmm15, zmm15, zmm0           ; x3 -= k0
-    vpsubq zmm16, zmm16, zmm1           ; x4 -= k1
-    vpsubq zmm17, zmm17, zmm2           ; x5 -= k2
-    vpsubq zmm18, zmm18, zmm3           ; x6 -= k3
-    vpsubq zmm19, zmm19, zmm4           ; x7 -= k4
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
-    vpsubq zmm19, zmm19, qword [rsp + 1088]{1to8}; x7 -= 0xf
+; x0 -= k6
+    vpsubq zmm12, zmm12, zmm6
+; x1 -= k7
+    vpsubq zmm13, zmm13, zmm7
+; x2 -= k8
+    vpsubq zmm14, zmm14, zmm8
+; x3 -= k0
+    vpsubq zmm15, zmm15, zmm0
+; x4 -= k1
+    vpsubq zmm16, zmm16, zmm1
+; x5 -= k2
+    vpsubq zmm17, zmm17, zmm2
+; x6 -= k3
+    vpsubq zmm18, zmm18, zmm3
+; x7 -= k4
+    vpsubq zmm19, zmm19, zmm4
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
+; x7 -= 0xf
+    vpsubq zmm19, zmm19, qword [rsp + 1088]{1to8}
 ; inverse round 59
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 58
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 57
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 56
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 14
-    vpsubq zmm12, zmm12, zmm5           ; x0 -= k5
-    vpsubq zmm13, zmm13, zmm6           ; x1 -= k6
-    vpsubq zmm14, zmm14, zmm7           ; x2 -= k7
-    vpsubq zmm15, zmm15, zmm8           ; x3 -= k8
-    vpsubq zmm16, zmm16, zmm0           ; x4 -= k0
-    vpsubq zmm17, zmm17, zmm1           ; x5 -= k1
-    vpsubq zmm18, zmm18, zmm2           ; x6 -= k2
-    vpsubq zmm19, zmm19, zmm3           ; x7 -= k3
-    vpsubq zmm17, zmm17, zmm11          ; x5 -= t2
-    vpsubq zmm18, zmm18, zmm9           ; x6 -= t0
-    vpsubq zmm19, zmm19, qword [rsp + 1152]{1to8}; x7 -= 0xe
+; x0 -= k5
+    vpsubq zmm12, zmm12, zmm5
+; x1 -= k6
+    vpsubq zmm13, zmm13, zmm6
+; x2 -= k7
+    vpsubq zmm14, zmm14, zmm7
+; x3 -= k8
+    vpsubq zmm15, zmm15, zmm8
+; x4 -= k0
+    vpsubq zmm16, zmm16, zmm0
+; x5 -= k1
+    vpsubq zmm17, zmm17, zmm1
+; x6 -= k2
+    vpsubq zmm18, zmm18, zmm2
+; x7 -= k3
+    vpsubq zmm19, zmm19, zmm3
+; x5 -= t2
+    vpsubq zmm17, zmm17, zmm11
+; x6 -= t0
+    vpsubq zmm18, zmm18, zmm9
+; x7 -= 0xe
+    vpsubq zmm19, zmm19, qword [rsp + 1152]{1to8}
 ; inverse round 55
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 54
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 53
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 52
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 13
-    vpsubq zmm12, zmm12, zmm4           ; x0 -= k4
-    vpsubq zmm13, zmm13, zmm5           ; x1 -= k5
-    vpsubq zmm14, zmm14, zmm6           ; x2 -= k6
-    vpsubq zmm15, zmm15, zmm7           ; x3 -= k7
-    vpsubq zmm16, zmm16, zmm8           ; x4 -= k8
-    vpsubq zmm17, zmm17, zmm0           ; x5 -= k0
-    vpsubq zmm18, zmm18, zmm1           ; x6 -= k1
-    vpsubq zmm19, zmm19, zmm2           ; x7 -= k2
-    vpsubq zmm17, zmm17, zmm10          ; x5 -= t1
-    vpsubq zmm18, zmm18, zmm11          ; x6 -= t2
-    vpsubq zmm19, zmm19, qword [rsp + 1216]{1to8}; x7 -= 0xd
+; x0 -= k4
+    vpsubq zmm12, zmm12, zmm4
+; x1 -= k5
+    vpsubq zmm13, zmm13, zmm5
+; x2 -= k6
+    vpsubq zmm14, zmm14, zmm6
+; x3 -= k7
+    vpsubq zmm15, zmm15, zmm7
+; x4 -= k8
+    vpsubq zmm16, zmm16, zmm8
+; x5 -= k0
+    vpsubq zmm17, zmm17, zmm0
+; x6 -= k1
+    vpsubq zmm18, zmm18, zmm1
+; x7 -= k2
+    vpsubq zmm19, zmm19, zmm2
+; x5 -= t1
+    vpsubq zmm17, zmm17, zmm10
+; x6 -= t2
+    vpsubq zmm18, zmm18, zmm11
+; x7 -= 0xd
+    vpsubq zmm19, zmm19, qword [rsp + 1216]{1to8}
 ; inverse round 51
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 50
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 49
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 48
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 12
-    vpsubq zmm12, zmm12, zmm3           ; x0 -= k3
-    vpsubq zmm13, zmm13, zmm4           ; x1 -= k4
-    vpsubq zmm14, zmm14, zmm5           ; x2 -= k5
-    vpsubq zmm15, zmm15, zmm6           ; x3 -= k6
-    vpsubq zmm16, zmm16, zmm7           ; x4 -= k7
-    vpsubq zmm17, zmm17, zmm8           ; x5 -= k8
-    vpsubq zmm18, zmm18, zmm0           ; x6 -= k0
-    vpsubq zmm19, zmm19, zmm1           ; x7 -= k1
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
-    vpsubq zmm19, zmm19, qword [rsp + 1280]{1to8}; x7 -= 0xc
+; x0 -= k3
+    vpsubq zmm12, zmm12, zmm3
+; x1 -= k4
+    vpsubq zmm13, zmm13, zmm4
+; x2 -= k5
+    vpsubq zmm14, zmm14, zmm5
+; x3 -= k6
+    vpsubq zmm15, zmm15, zmm6
+; x4 -= k7
+    vpsubq zmm16, zmm16, zmm7
+; x5 -= k8
+    vpsubq zmm17, zmm17, zmm8
+; x6 -= k0
+    vpsubq zmm18, zmm18, zmm0
+; x7 -= k1
+    vpsubq zmm19, zmm19, zmm1
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
+; x7 -= 0xc
+    vpsubq zmm19, zmm19, qword [rsp + 1280]{1to8}
 ; inverse round 47
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 46
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 45
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 44
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 11
-    vpsubq zmm12, zmm12, zmm2           ; x0 -= k2
-    vpsubq zmm13, zmm13, zmm3           ; x1 -= k3
-    vpsubq zmm14, zmm14, zmm4           ; x2 -= k4
-    vpsubq zmm15, zmm15, zmm5           ; x3 -= k5
-    vpsubq zmm16, zmm16, zmm6           ; x4 -= k6
-    vpsubq zmm17, zmm17, zmm7           ; x5 -= k7
-    vpsubq zmm18, zmm18, zmm8           ; x6 -= k8
-    vpsubq zmm19, zmm19, zmm0           ; x7 -= k0
-    vpsubq zmm17, zmm17, zmm11          ; x5 -= t2
-    vpsubq zmm18, zmm18, zmm9           ; x6 -= t0
-    vpsubq zmm19, zmm19, qword [rsp + 1344]{1to8}; x7 -= 0xb
+; x0 -= k2
+    vpsubq zmm12, zmm12, zmm2
+; x1 -= k3
+    vpsubq zmm13, zmm13, zmm3
+; x2 -= k4
+    vpsubq zmm14, zmm14, zmm4
+; x3 -= k5
+    vpsubq zmm15, zmm15, zmm5
+; x4 -= k6
+    vpsubq zmm16, zmm16, zmm6
+; x5 -= k7
+    vpsubq zmm17, zmm17, zmm7
+; x6 -= k8
+    vpsubq zmm18, zmm18, zmm8
+; x7 -= k0
+    vpsubq zmm19, zmm19, zmm0
+; x5 -= t2
+    vpsubq zmm17, zmm17, zmm11
+; x6 -= t0
+    vpsubq zmm18, zmm18, zmm9
+; x7 -= 0xb
+    vpsubq zmm19, zmm19, qword [rsp + 1344]{1to8}
 ; inverse round 43
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 42
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 41
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 40
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 10
-    vpsubq zmm12, zmm12, zmm1           ; x0 -= k1
-    vpsubq zmm13, zmm13, zmm2           ; x1 -= k2
-    vpsubq zmm14, zmm14, zmm3           ; x2 -= k3
-    vpsubq zmm15, zmm15, zmm4           ; x3 -= k4
-    vpsubq zmm16, zmm16, zmm5           ; x4 -= k5
-    vpsubq zmm17, zmm17, zmm6           ; x5 -= k6
-    vpsubq zmm18, zmm18, zmm7           ; x6 -= k7
-    vpsubq zmm19, zmm19, zmm8           ; x7 -= k8
-    vpsubq zmm17, zmm17, zmm10          ; x5 -= t1
-    vpsubq zmm18, zmm18, zmm11          ; x6 -= t2
-    vpsubq zmm19, zmm19, qword [rsp + 1408]{1to8}; x7 -= 0xa
+; x0 -= k1
+    vpsubq zmm12, zmm12, zmm1
+; x1 -= k2
+    vpsubq zmm13, zmm13, zmm2
+; x2 -= k3
+    vpsubq zmm14, zmm14, zmm3
+; x3 -= k4
+    vpsubq zmm15, zmm15, zmm4
+; x4 -= k5
+    vpsubq zmm16, zmm16, zmm5
+; x5 -= k6
+    vpsubq zmm17, zmm17, zmm6
+; x6 -= k7
+    vpsubq zmm18, zmm18, zmm7
+; x7 -= k8
+    vpsubq zmm19, zmm19, zmm8
+; x5 -= t1
+    vpsubq zmm17, zmm17, zmm10
+; x6 -= t2
+    vpsubq zmm18, zmm18, zmm11
+; x7 -= 0xa
+    vpsubq zmm19, zmm19, qword [rsp + 1408]{1to8}
 ; inverse round 39
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 38
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 37
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 36
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 9
-    vpsubq zmm12, zmm12, zmm0           ; x0 -= k0
-    vpsubq zmm13, zmm13, zmm1           ; x1 -= k1
-    vpsubq zmm14, zmm14, zmm2           ; x2 -= k2
-    vpsubq zmm15, zmm15, zmm3           ; x3 -= k3
-    vpsubq zmm16, zmm16, zmm4           ; x4 -= k4
-    vpsubq zmm17, zmm17, zmm5           ; x5 -= k5
-    vpsubq zmm18, zmm18, zmm6           ; x6 -= k6
-    vpsubq zmm19, zmm19, zmm7           ; x7 -= k7
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
-    vpsubq zmm19, zmm19, qword [rsp + 1472]{1to8}; x7 -= 9
+; x0 -= k0
+    vpsubq zmm12, zmm12, zmm0
+; x1 -= k1
+    vpsubq zmm13, zmm13, zmm1
+; x2 -= k2
+    vpsubq zmm14, zmm14, zmm2
+; x3 -= k3
+    vpsubq zmm15, zmm15, zmm3
+; x4 -= k4
+    vpsubq zmm16, zmm16, zmm4
+; x5 -= k5
+    vpsubq zmm17, zmm17, zmm5
+; x6 -= k6
+    vpsubq zmm18, zmm18, zmm6
+; x7 -= k7
+    vpsubq zmm19, zmm19, zmm7
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
+; x7 -= 9
+    vpsubq zmm19, zmm19, qword [rsp + 1472]{1to8}
 ; inverse round 35
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 34
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 33
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 32
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 8
-    vpsubq zmm12, zmm12, zmm8           ; x0 -= k8
-    vpsubq zmm13, zmm13, zmm0           ; x1 -= k0
-    vpsubq zmm14, zmm14, zmm1           ; x2 -= k1
-    vpsubq zmm15, zmm15, zmm2           ; x3 -= k2
-    vpsubq zmm16, zmm16, zmm3           ; x4 -= k3
-    vpsubq zmm17, zmm17, zmm4           ; x5 -= k4
-    vpsubq zmm18, zmm18, zmm5           ; x6 -= k5
-    vpsubq zmm19, zmm19, zmm6           ; x7 -= k6
-    vpsubq zmm17, zmm17, zmm11          ; x5 -= t2
-    vpsubq zmm18, zmm18, zmm9           ; x6 -= t0
-    vpsubq zmm19, zmm19, qword [rsp + 1536]{1to8}; x7 -= 8
+; x0 -= k8
+    vpsubq zmm12, zmm12, zmm8
+; x1 -= k0
+    vpsubq zmm13, zmm13, zmm0
+; x2 -= k1
+    vpsubq zmm14, zmm14, zmm1
+; x3 -= k2
+    vpsubq zmm15, zmm15, zmm2
+; x4 -= k3
+    vpsubq zmm16, zmm16, zmm3
+; x5 -= k4
+    vpsubq zmm17, zmm17, zmm4
+; x6 -= k5
+    vpsubq zmm18, zmm18, zmm5
+; x7 -= k6
+    vpsubq zmm19, zmm19, zmm6
+; x5 -= t2
+    vpsubq zmm17, zmm17, zmm11
+; x6 -= t0
+    vpsubq zmm18, zmm18, zmm9
+; x7 -= 8
+    vpsubq zmm19, zmm19, qword [rsp + 1536]{1to8}
 ; inverse round 31
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 30
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 29
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 28
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 7
-    vpsubq zmm12, zmm12, zmm7           ; x0 -= k7
-    vpsubq zmm13, zmm13, zmm8           ; x1 -= k8
-    vpsubq zmm14, zmm14, zmm0           ; x2 -= k0
-    vpsubq zmm15, zmm15, zmm1           ; x3 -= k1
-    vpsubq zmm16, zmm16, zmm2           ; x4 -= k2
-    vpsubq zmm17, zmm17, zmm3           ; x5 -= k3
-    vpsubq zmm18, zmm18, zmm4           ; x6 -= k4
-    vpsubq zmm19, zmm19, zmm5           ; x7 -= k5
-    vpsubq zmm17, zmm17, zmm10          ; x5 -= t1
-    vpsubq zmm18, zmm18, zmm11          ; x6 -= t2
-    vpsubq zmm19, zmm19, qword [rsp + 1600]{1to8}; x7 -= 7
+; x0 -= k7
+    vpsubq zmm12, zmm12, zmm7
+; x1 -= k8
+    vpsubq zmm13, zmm13, zmm8
+; x2 -= k0
+    vpsubq zmm14, zmm14, zmm0
+; x3 -= k1
+    vpsubq zmm15, zmm15, zmm1
+; x4 -= k2
+    vpsubq zmm16, zmm16, zmm2
+; x5 -= k3
+    vpsubq zmm17, zmm17, zmm3
+; x6 -= k4
+    vpsubq zmm18, zmm18, zmm4
+; x7 -= k5
+    vpsubq zmm19, zmm19, zmm5
+; x5 -= t1
+    vpsubq zmm17, zmm17, zmm10
+; x6 -= t2
+    vpsubq zmm18, zmm18, zmm11
+; x7 -= 7
+    vpsubq zmm19, zmm19, qword [rsp + 1600]{1to8}
 ; inverse round 27
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 26
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 25
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 24
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 6
-    vpsubq zmm12, zmm12, zmm6           ; x0 -= k6
-    vpsubq zmm13, zmm13, zmm7           ; x1 -= k7
-    vpsubq zmm14, zmm14, zmm8           ; x2 -= k8
-    vpsubq zmm15, zmm15, zmm0           ; x3 -= k0
-    vpsubq zmm16, zmm16, zmm1           ; x4 -= k1
-    vpsubq zmm17, zmm17, zmm2           ; x5 -= k2
-    vpsubq zmm18, zmm18, zmm3           ; x6 -= k3
-    vpsubq zmm19, zmm19, zmm4           ; x7 -= k4
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
-    vpsubq zmm19, zmm19, qword [rsp + 1664]{1to8}; x7 -= 6
+; x0 -= k6
+    vpsubq zmm12, zmm12, zmm6
+; x1 -= k7
+    vpsubq zmm13, zmm13, zmm7
+; x2 -= k8
+    vpsubq zmm14, zmm14, zmm8
+; x3 -= k0
+    vpsubq zmm15, zmm15, zmm0
+; x4 -= k1
+    vpsubq zmm16, zmm16, zmm1
+; x5 -= k2
+    vpsubq zmm17, zmm17, zmm2
+; x6 -= k3
+    vpsubq zmm18, zmm18, zmm3
+; x7 -= k4
+    vpsubq zmm19, zmm19, zmm4
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
+; x7 -= 6
+    vpsubq zmm19, zmm19, qword [rsp + 1664]{1to8}
 ; inverse round 23
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 22
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 21
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 20
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 5
-    vpsubq zmm12, zmm12, zmm5           ; x0 -= k5
-    vpsubq zmm13, zmm13, zmm6           ; x1 -= k6
-    vpsubq zmm14, zmm14, zmm7           ; x2 -= k7
-    vpsubq zmm15, zmm15, zmm8           ; x3 -= k8
-    vpsubq zmm16, zmm16, zmm0           ; x4 -= k0
-    vpsubq zmm17, zmm17, zmm1           ; x5 -= k1
-    vpsubq zmm18, zmm18, zmm2           ; x6 -= k2
-    vpsubq zmm19, zmm19, zmm3           ; x7 -= k3
-    vpsubq zmm17, zmm17, zmm11          ; x5 -= t2
-    vpsubq zmm18, zmm18, zmm9           ; x6 -= t0
-    vpsubq zmm19, zmm19, qword [rsp + 1728]{1to8}; x7 -= 5
+; x0 -= k5
+    vpsubq zmm12, zmm12, zmm5
+; x1 -= k6
+    vpsubq zmm13, zmm13, zmm6
+; x2 -= k7
+    vpsubq zmm14, zmm14, zmm7
+; x3 -= k8
+    vpsubq zmm15, zmm15, zmm8
+; x4 -= k0
+    vpsubq zmm16, zmm16, zmm0
+; x5 -= k1
+    vpsubq zmm17, zmm17, zmm1
+; x6 -= k2
+    vpsubq zmm18, zmm18, zmm2
+; x7 -= k3
+    vpsubq zmm19, zmm19, zmm3
+; x5 -= t2
+    vpsubq zmm17, zmm17, zmm11
+; x6 -= t0
+    vpsubq zmm18, zmm18, zmm9
+; x7 -= 5
+    vpsubq zmm19, zmm19, qword [rsp + 1728]{1to8}
 ; inverse round 19
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 18
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 17
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 16
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 4
-    vpsubq zmm12, zmm12, zmm4           ; x0 -= k4
-    vpsubq zmm13, zmm13, zmm5           ; x1 -= k5
-    vpsubq zmm14, zmm14, zmm6           ; x2 -= k6
-    vpsubq zmm15, zmm15, zmm7           ; x3 -= k7
-    vpsubq zmm16, zmm16, zmm8           ; x4 -= k8
-    vpsubq zmm17, zmm17, zmm0           ; x5 -= k0
-    vpsubq zmm18, zmm18, zmm1           ; x6 -= k1
-    vpsubq zmm19, zmm19, zmm2           ; x7 -= k2
-    vpsubq zmm17, zmm17, zmm10          ; x5 -= t1
-    vpsubq zmm18, zmm18, zmm11          ; x6 -= t2
-    vpsubq zmm19, zmm19, qword [rsp + 1792]{1to8}; x7 -= 4
+; x0 -= k4
+    vpsubq zmm12, zmm12, zmm4
+; x1 -= k5
+    vpsubq zmm13, zmm13, zmm5
+; x2 -= k6
+    vpsubq zmm14, zmm14, zmm6
+; x3 -= k7
+    vpsubq zmm15, zmm15, zmm7
+; x4 -= k8
+    vpsubq zmm16, zmm16, zmm8
+; x5 -= k0
+    vpsubq zmm17, zmm17, zmm0
+; x6 -= k1
+    vpsubq zmm18, zmm18, zmm1
+; x7 -= k2
+    vpsubq zmm19, zmm19, zmm2
+; x5 -= t1
+    vpsubq zmm17, zmm17, zmm10
+; x6 -= t2
+    vpsubq zmm18, zmm18, zmm11
+; x7 -= 4
+    vpsubq zmm19, zmm19, qword [rsp + 1792]{1to8}
 ; inverse round 15
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 14
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 13
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 12
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 3
-    vpsubq zmm12, zmm12, zmm3           ; x0 -= k3
-    vpsubq zmm13, zmm13, zmm4           ; x1 -= k4
-    vpsubq zmm14, zmm14, zmm5           ; x2 -= k5
-    vpsubq zmm15, zmm15, zmm6           ; x3 -= k6
-    vpsubq zmm16, zmm16, zmm7           ; x4 -= k7
-    vpsubq zmm17, zmm17, zmm8           ; x5 -= k8
-    vpsubq zmm18, zmm18, zmm0           ; x6 -= k0
-    vpsubq zmm19, zmm19, zmm1           ; x7 -= k1
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
-    vpsubq zmm19, zmm19, qword [rsp + 1856]{1to8}; x7 -= 3
+; x0 -= k3
+    vpsubq zmm12, zmm12, zmm3
+; x1 -= k4
+    vpsubq zmm13, zmm13, zmm4
+; x2 -= k5
+    vpsubq zmm14, zmm14, zmm5
+; x3 -= k6
+    vpsubq zmm15, zmm15, zmm6
+; x4 -= k7
+    vpsubq zmm16, zmm16, zmm7
+; x5 -= k8
+    vpsubq zmm17, zmm17, zmm8
+; x6 -= k0
+    vpsubq zmm18, zmm18, zmm0
+; x7 -= k1
+    vpsubq zmm19, zmm19, zmm1
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
+; x7 -= 3
+    vpsubq zmm19, zmm19, qword [rsp + 1856]{1to8}
 ; inverse round 11
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 10
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 9
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 8
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 2
-    vpsubq zmm12, zmm12, zmm2           ; x0 -= k2
-    vpsubq zmm13, zmm13, zmm3           ; x1 -= k3
-    vpsubq zmm14, zmm14, zmm4           ; x2 -= k4
-    vpsubq zmm15, zmm15, zmm5           ; x3 -= k5
-    vpsubq zmm16, zmm16, zmm6           ; x4 -= k6
-    vpsubq zmm17, zmm17, zmm7           ; x5 -= k7
-    vpsubq zmm18, zmm18, zmm8           ; x6 -= k8
-    vpsubq zmm19, zmm19, zmm0           ; x7 -= k0
-    vpsubq zmm17, zmm17, zmm11          ; x5 -= t2
-    vpsubq zmm18, zmm18, zmm9           ; x6 -= t0
-    vpsubq zmm19, zmm19, qword [rsp + 1920]{1to8}; x7 -= 2
+; x0 -= k2
+    vpsubq zmm12, zmm12, zmm2
+; x1 -= k3
+    vpsubq zmm13, zmm13, zmm3
+; x2 -= k4
+    vpsubq zmm14, zmm14, zmm4
+; x3 -= k5
+    vpsubq zmm15, zmm15, zmm5
+; x4 -= k6
+    vpsubq zmm16, zmm16, zmm6
+; x5 -= k7
+    vpsubq zmm17, zmm17, zmm7
+; x6 -= k8
+    vpsubq zmm18, zmm18, zmm8
+; x7 -= k0
+    vpsubq zmm19, zmm19, zmm0
+; x5 -= t2
+    vpsubq zmm17, zmm17, zmm11
+; x6 -= t0
+    vpsubq zmm18, zmm18, zmm9
+; x7 -= 2
+    vpsubq zmm19, zmm19, qword [rsp + 1920]{1to8}
 ; inverse round 7
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 56             ; x1 >>>= 8
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 29             ; x7 >>>= 35
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 8              ; x5 >>>= 56
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 42             ; x3 >>>= 22
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 8
+    vprolq zmm13, zmm13, 56
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 35
+    vprolq zmm19, zmm19, 29
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 56
+    vprolq zmm17, zmm17, 8
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 22
+    vprolq zmm15, zmm15, 42
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 6
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 39             ; x1 >>>= 25
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 35             ; x3 >>>= 29
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 25             ; x5 >>>= 39
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 21             ; x7 >>>= 43
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 25
+    vprolq zmm13, zmm13, 39
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 29
+    vprolq zmm15, zmm15, 35
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 39
+    vprolq zmm17, zmm17, 25
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 43
+    vprolq zmm19, zmm19, 21
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 5
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 51             ; x1 >>>= 13
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 14             ; x7 >>>= 50
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 54             ; x5 >>>= 10
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 47             ; x3 >>>= 17
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 13
+    vprolq zmm13, zmm13, 51
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 50
+    vprolq zmm19, zmm19, 14
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 10
+    vprolq zmm17, zmm17, 54
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 17
+    vprolq zmm15, zmm15, 47
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 4
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 25             ; x1 >>>= 39
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 34             ; x3 >>>= 30
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 30             ; x5 >>>= 34
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 40             ; x7 >>>= 24
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 39
+    vprolq zmm13, zmm13, 25
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 30
+    vprolq zmm15, zmm15, 34
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 34
+    vprolq zmm17, zmm17, 30
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 24
+    vprolq zmm19, zmm19, 40
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 1
-    vpsubq zmm12, zmm12, zmm1           ; x0 -= k1
-    vpsubq zmm13, zmm13, zmm2           ; x1 -= k2
-    vpsubq zmm14, zmm14, zmm3           ; x2 -= k3
-    vpsubq zmm15, zmm15, zmm4           ; x3 -= k4
-    vpsubq zmm16, zmm16, zmm5           ; x4 -= k5
-    vpsubq zmm17, zmm17, zmm6           ; x5 -= k6
-    vpsubq zmm18, zmm18, zmm7           ; x6 -= k7
-    vpsubq zmm19, zmm19, zmm8           ; x7 -= k8
-    vpsubq zmm17, zmm17, zmm10          ; x5 -= t1
-    vpsubq zmm18, zmm18, zmm11          ; x6 -= t2
-    vpsubq zmm19, zmm19, qword [rsp + 1984]{1to8}; x7 -= 1
+; x0 -= k1
+    vpsubq zmm12, zmm12, zmm1
+; x1 -= k2
+    vpsubq zmm13, zmm13, zmm2
+; x2 -= k3
+    vpsubq zmm14, zmm14, zmm3
+; x3 -= k4
+    vpsubq zmm15, zmm15, zmm4
+; x4 -= k5
+    vpsubq zmm16, zmm16, zmm5
+; x5 -= k6
+    vpsubq zmm17, zmm17, zmm6
+; x6 -= k7
+    vpsubq zmm18, zmm18, zmm7
+; x7 -= k8
+    vpsubq zmm19, zmm19, zmm8
+; x5 -= t1
+    vpsubq zmm17, zmm17, zmm10
+; x6 -= t2
+    vpsubq zmm18, zmm18, zmm11
+; x7 -= 1
+    vpsubq zmm19, zmm19, qword [rsp + 1984]{1to8}
 ; inverse round 3
-    vpxorq zmm13, zmm13, zmm18          ; x1 ^= x6
-    vprolq zmm13, zmm13, 20             ; x1 >>>= 44
-    vpsubq zmm18, zmm18, zmm13          ; x6 -= x1
-    vpxorq zmm19, zmm19, zmm12          ; x7 ^= x0
-    vprolq zmm19, zmm19, 55             ; x7 >>>= 9
-    vpsubq zmm12, zmm12, zmm19          ; x0 -= x7
-    vpxorq zmm17, zmm17, zmm14          ; x5 ^= x2
-    vprolq zmm17, zmm17, 10             ; x5 >>>= 54
-    vpsubq zmm14, zmm14, zmm17          ; x2 -= x5
-    vpxorq zmm15, zmm15, zmm16          ; x3 ^= x4
-    vprolq zmm15, zmm15, 8              ; x3 >>>= 56
-    vpsubq zmm16, zmm16, zmm15          ; x4 -= x3
+; x1 ^= x6
+    vpxorq zmm13, zmm13, zmm18
+; x1 >>>= 44
+    vprolq zmm13, zmm13, 20
+; x6 -= x1
+    vpsubq zmm18, zmm18, zmm13
+; x7 ^= x0
+    vpxorq zmm19, zmm19, zmm12
+; x7 >>>= 9
+    vprolq zmm19, zmm19, 55
+; x0 -= x7
+    vpsubq zmm12, zmm12, zmm19
+; x5 ^= x2
+    vpxorq zmm17, zmm17, zmm14
+; x5 >>>= 54
+    vprolq zmm17, zmm17, 10
+; x2 -= x5
+    vpsubq zmm14, zmm14, zmm17
+; x3 ^= x4
+    vpxorq zmm15, zmm15, zmm16
+; x3 >>>= 56
+    vprolq zmm15, zmm15, 8
+; x4 -= x3
+    vpsubq zmm16, zmm16, zmm15
 ; inverse round 2
-    vpxorq zmm13, zmm13, zmm16          ; x1 ^= x4
-    vprolq zmm13, zmm13, 47             ; x1 >>>= 17
-    vpsubq zmm16, zmm16, zmm13          ; x4 -= x1
-    vpxorq zmm15, zmm15, zmm18          ; x3 ^= x6
-    vprolq zmm15, zmm15, 15             ; x3 >>>= 49
-    vpsubq zmm18, zmm18, zmm15          ; x6 -= x3
-    vpxorq zmm17, zmm17, zmm12          ; x5 ^= x0
-    vprolq zmm17, zmm17, 28             ; x5 >>>= 36
-    vpsubq zmm12, zmm12, zmm17          ; x0 -= x5
-    vpxorq zmm19, zmm19, zmm14          ; x7 ^= x2
-    vprolq zmm19, zmm19, 25             ; x7 >>>= 39
-    vpsubq zmm14, zmm14, zmm19          ; x2 -= x7
+; x1 ^= x4
+    vpxorq zmm13, zmm13, zmm16
+; x1 >>>= 17
+    vprolq zmm13, zmm13, 47
+; x4 -= x1
+    vpsubq zmm16, zmm16, zmm13
+; x3 ^= x6
+    vpxorq zmm15, zmm15, zmm18
+; x3 >>>= 49
+    vprolq zmm15, zmm15, 15
+; x6 -= x3
+    vpsubq zmm18, zmm18, zmm15
+; x5 ^= x0
+    vpxorq zmm17, zmm17, zmm12
+; x5 >>>= 36
+    vprolq zmm17, zmm17, 28
+; x0 -= x5
+    vpsubq zmm12, zmm12, zmm17
+; x7 ^= x2
+    vpxorq zmm19, zmm19, zmm14
+; x7 >>>= 39
+    vprolq zmm19, zmm19, 25
+; x2 -= x7
+    vpsubq zmm14, zmm14, zmm19
 ; inverse round 1
-    vpxorq zmm13, zmm13, zmm14          ; x1 ^= x2
-    vprolq zmm13, zmm13, 31             ; x1 >>>= 33
-    vpsubq zmm14, zmm14, zmm13          ; x2 -= x1
-    vpxorq zmm19, zmm19, zmm16          ; x7 ^= x4
-    vprolq zmm19, zmm19, 37             ; x7 >>>= 27
-    vpsubq zmm16, zmm16, zmm19          ; x4 -= x7
-    vpxorq zmm17, zmm17, zmm18          ; x5 ^= x6
-    vprolq zmm17, zmm17, 50             ; x5 >>>= 14
-    vpsubq zmm18, zmm18, zmm17          ; x6 -= x5
-    vpxorq zmm15, zmm15, zmm12          ; x3 ^= x0
-    vprolq zmm15, zmm15, 22             ; x3 >>>= 42
-    vpsubq zmm12, zmm12, zmm15          ; x0 -= x3
+; x1 ^= x2
+    vpxorq zmm13, zmm13, zmm14
+; x1 >>>= 33
+    vprolq zmm13, zmm13, 31
+; x2 -= x1
+    vpsubq zmm14, zmm14, zmm13
+; x7 ^= x4
+    vpxorq zmm19, zmm19, zmm16
+; x7 >>>= 27
+    vprolq zmm19, zmm19, 37
+; x4 -= x7
+    vpsubq zmm16, zmm16, zmm19
+; x5 ^= x6
+    vpxorq zmm17, zmm17, zmm18
+; x5 >>>= 14
+    vprolq zmm17, zmm17, 50
+; x6 -= x5
+    vpsubq zmm18, zmm18, zmm17
+; x3 ^= x0
+    vpxorq zmm15, zmm15, zmm12
+; x3 >>>= 42
+    vprolq zmm15, zmm15, 22
+; x0 -= x3
+    vpsubq zmm12, zmm12, zmm15
 ; inverse round 0
-    vpxorq zmm13, zmm13, zmm12          ; x1 ^= x0
-    vprolq zmm13, zmm13, 18             ; x1 >>>= 46
-    vpsubq zmm12, zmm12, zmm13          ; x0 -= x1
-    vpxorq zmm15, zmm15, zmm14          ; x3 ^= x2
-    vprolq zmm15, zmm15, 28             ; x3 >>>= 36
-    vpsubq zmm14, zmm14, zmm15          ; x2 -= x3
-    vpxorq zmm17, zmm17, zmm16          ; x5 ^= x4
-    vprolq zmm17, zmm17, 45             ; x5 >>>= 19
-    vpsubq zmm16, zmm16, zmm17          ; x4 -= x5
-    vpxorq zmm19, zmm19, zmm18          ; x7 ^= x6
-    vprolq zmm19, zmm19, 27             ; x7 >>>= 37
-    vpsubq zmm18, zmm18, zmm19          ; x6 -= x7
+; x1 ^= x0
+    vpxorq zmm13, zmm13, zmm12
+; x1 >>>= 46
+    vprolq zmm13, zmm13, 18
+; x0 -= x1
+    vpsubq zmm12, zmm12, zmm13
+; x3 ^= x2
+    vpxorq zmm15, zmm15, zmm14
+; x3 >>>= 36
+    vprolq zmm15, zmm15, 28
+; x2 -= x3
+    vpsubq zmm14, zmm14, zmm15
+; x5 ^= x4
+    vpxorq zmm17, zmm17, zmm16
+; x5 >>>= 19
+    vprolq zmm17, zmm17, 45
+; x4 -= x5
+    vpsubq zmm16, zmm16, zmm17
+; x7 ^= x6
+    vpxorq zmm19, zmm19, zmm18
+; x7 >>>= 37
+    vprolq zmm19, zmm19, 27
+; x6 -= x7
+    vpsubq zmm18, zmm18, zmm19
 ; subtract subkey 0
-    vpsubq zmm12, zmm12, zmm0           ; x0 -= k0
-    vpsubq zmm13, zmm13, zmm1           ; x1 -= k1
-    vpsubq zmm14, zmm14, zmm2           ; x2 -= k2
-    vpsubq zmm15, zmm15, zmm3           ; x3 -= k3
-    vpsubq zmm16, zmm16, zmm4           ; x4 -= k4
-    vpsubq zmm17, zmm17, zmm5           ; x5 -= k5
-    vpsubq zmm18, zmm18, zmm6           ; x6 -= k6
-    vpsubq zmm19, zmm19, zmm7           ; x7 -= k7
-    vpsubq zmm17, zmm17, zmm9           ; x5 -= t0
-    vpsubq zmm18, zmm18, zmm10          ; x6 -= t1
+; x0 -= k0
+    vpsubq zmm12, zmm12, zmm0
+; x1 -= k1
+    vpsubq zmm13, zmm13, zmm1
+; x2 -= k2
+    vpsubq zmm14, zmm14, zmm2
+; x3 -= k3
+    vpsubq zmm15, zmm15, zmm3
+; x4 -= k4
+    vpsubq zmm16, zmm16, zmm4
+; x5 -= k5
+    vpsubq zmm17, zmm17, zmm5
+; x6 -= k6
+    vpsubq zmm18, zmm18, zmm6
+; x7 -= k7
+    vpsubq zmm19, zmm19, zmm7
+; x5 -= t0
+    vpsubq zmm17, zmm17, zmm9
+; x6 -= t1
+    vpsubq zmm18, zmm18, zmm10
 ; store the block(s)
+; out[0] = x0
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm12; out[0] = x0
+    vpscatterqq [rcx + zmm31 + 0]{k1}, zmm12
+; out[1] = x1
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm13; out[1] = x1
+    vpscatterqq [rcx + zmm31 + 8]{k1}, zmm13
+; out[2] = x2
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm14; out[2] = x2
+    vpscatterqq [rcx + zmm31 + 16]{k1}, zmm14
+; out[3] = x3
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm15; out[3] = x3
+    vpscatterqq [rcx + zmm31 + 24]{k1}, zmm15
+; out[4] = x4
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm16; out[4] = x4
+    vpscatterqq [rcx + zmm31 + 32]{k1}, zmm16
+; out[5] = x5
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm17; out[5] = x5
+    vpscatterqq [rcx + zmm31 + 40]{k1}, zmm17
+; out[6] = x6
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm18; out[6] = x6
+    vpscatterqq [rcx + zmm31 + 48]{k1}, zmm18
+; out[7] = x7
     kxnorb k1, k1, k1
-    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm19; out[7] = x7
+    vpscatterqq [rcx + zmm31 + 56]{k1}, zmm19
 ; next block
-    add rsi, 0x80                       ; tweak += 128
-    add rdx, 0x200                      ; in += 512
-    add rcx, 0x200                      ; out += 512
-    sub r8, 1                           ; n -= 1
-    jnz .loop                           ; while n != 0
+; tweak += 128
+    add rsi, 0x80
+; in += 512
+    add rdx, 0x200
+; out += 512
+    add rcx, 0x200
+; n -= 1
+    sub r8, 1
+; while n != 0
+    jnz .loop
 .done:
     vzeroupper
     add rsp, 2056
@@ -4524,8 +7869,8 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt:
-    mov r8d, 1                              ; n = 1
-    jmp tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry   ; tail call
+    mov r8d, 1 ; n = 1
+    jmp tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .entry:
@@ -4540,1239 +7885,2354 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub rsp, 104
 .prolog_end:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov rax, qword [rdi]                ; k0 = key[0]
-    mov r9, qword [rdi + 8]             ; k1 = key[1]
-    mov r10, qword [rdi + 16]           ; k2 = key[2]
-    mov r11, qword [rdi + 24]           ; k3 = key[3]
-    mov rbx, qword [rdi + 32]           ; k4 = key[4]
-    mov rbp, qword [rdi + 40]           ; k5 = key[5]
-    mov r12, qword [rdi + 48]           ; k6 = key[6]
-    mov r13, qword [rdi + 56]           ; k7 = key[7]
-    mov rdi, 0x1bd11bdaa9fc1a22         ; k8 = 0x1bd11bdaa9fc1a22
-    xor rdi, rax                        ; k8 ^= k0
-    xor rdi, r9                         ; k8 ^= k1
-    xor rdi, r10                        ; k8 ^= k2
-    xor rdi, r11                        ; k8 ^= k3
-    xor rdi, rbx                        ; k8 ^= k4
-    xor rdi, rbp                        ; k8 ^= k5
-    xor rdi, r12                        ; k8 ^= k6
-    xor rdi, r13                        ; k8 ^= k7
-    test r8, r8                         ; if n == 0 return
-    jz .done                            ; no blocks
-    mov qword [rsp + 0], rdx            ; in back to its stack slot
-    mov qword [rsp + 8], rax            ; k0 back to its stack slot
-    mov qword [rsp + 16], r9            ; k1 back to its stack slot
-    mov qword [rsp + 24], r10           ; k2 back to its stack slot
-    mov qword [rsp + 32], r11           ; k3 back to its stack slot
-    mov qword [rsp + 40], rbx           ; k4 back to its stack slot
-    mov qword [rsp + 48], rbp           ; k5 back to its stack slot
-    mov qword [rsp + 56], r12           ; k6 back to its stack slot
-    mov qword [rsp + 64], r13           ; k7 back to its stack slot
-    mov qword [rsp + 72], rdi           ; k8 back to its stack slot
-    mov qword [rsp + 80], r8            ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rsi           ; tweak back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov rax, qword [rdi]
+; k1 = key[1]
+    mov r9, qword [rdi + 8]
+; k2 = key[2]
+    mov r10, qword [rdi + 16]
+; k3 = key[3]
+    mov r11, qword [rdi + 24]
+; k4 = key[4]
+    mov rbx, qword [rdi + 32]
+; k5 = key[5]
+    mov rbp, qword [rdi + 40]
+; k6 = key[6]
+    mov r12, qword [rdi + 48]
+; k7 = key[7]
+    mov r13, qword [rdi + 56]
+; k8 = 0x1bd11bdaa9fc1a22
+    mov rdi, 0x1bd11bdaa9fc1a22
+; k8 ^= k0
+    xor rdi, rax
+; k8 ^= k1
+    xor rdi, r9
+; k8 ^= k2
+    xor rdi, r10
+; k8 ^= k3
+    xor rdi, r11
+; k8 ^= k4
+    xor rdi, rbx
+; k8 ^= k5
+    xor rdi, rbp
+; k8 ^= k6
+    xor rdi, r12
+; k8 ^= k7
+    xor rdi, r13
+; if n == 0 return
+    test r8, r8
+    jz .done
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rax
+    mov qword [rsp + 16], r9
+    mov qword [rsp + 24], r10
+    mov qword [rsp + 32], r11
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], r13
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rsi
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov rax, qword [rsp + 96]           ; reload tweak for 't0 = tweak[0]'
-    mov rcx, qword [rax]                ; t0 = tweak[0]
-    mov rdx, qword [rax + 8]            ; t1 = tweak[1]
-    mov rsi, rcx                        ; t2 = t0
-    xor rsi, rdx                        ; t2 ^= t1
-    mov rdi, qword [rsp + 0]            ; reload in for 'x0 = in[0]'
-    mov r8, qword [rdi]                 ; x0 = in[0]
-    mov r9, qword [rdi + 8]             ; x1 = in[1]
-    mov r10, qword [rdi + 16]           ; x2 = in[2]
-    mov r11, qword [rdi + 24]           ; x3 = in[3]
-    mov rbx, qword [rdi + 32]           ; x4 = in[4]
-    mov rbp, qword [rdi + 40]           ; x5 = in[5]
-    mov r12, qword [rdi + 48]           ; x6 = in[6]
-    mov r13, qword [rdi + 56]           ; x7 = in[7]
+; t0 = tweak[0]
+    mov rax, qword [rsp + 96]
+    mov rcx, qword [rax]
+; t1 = tweak[1]
+    mov rdx, qword [rax + 8]
+; t2 ^= t1
+    mov rsi, rcx
+    xor rsi, rdx
+; x0 = in[0]
+    mov rdi, qword [rsp + 0]
+    mov r8, qword [rdi]
+; x1 = in[1]
+    mov r9, qword [rdi + 8]
+; x2 = in[2]
+    mov r10, qword [rdi + 16]
+; x3 = in[3]
+    mov r11, qword [rdi + 24]
+; x4 = in[4]
+    mov rbx, qword [rdi + 32]
+; x5 = in[5]
+    mov rbp, qword [rdi + 40]
+; x6 = in[6]
+    mov r12, qword [rdi + 48]
+; x7 = in[7]
+    mov r13, qword [rdi + 56]
 ; subtract subkey 18
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0x12                       ; x7 -= 0x12
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0x12
+    sub r13, 0x12
 ; inverse round 71
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 70
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 69
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 68
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 17
-    sub r8, qword [rsp + 72]            ; x0 -= k8
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0x11                       ; x7 -= 0x11
+; x0 -= k8
+    sub r8, qword [rsp + 72]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0x11
+    sub r13, 0x11
 ; inverse round 67
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 66
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 65
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 64
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 16
-    sub r8, qword [rsp + 64]            ; x0 -= k7
-    sub r9, qword [rsp + 72]            ; x1 -= k8
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0x10                       ; x7 -= 0x10
+; x0 -= k7
+    sub r8, qword [rsp + 64]
+; x1 -= k8
+    sub r9, qword [rsp + 72]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0x10
+    sub r13, 0x10
 ; inverse round 63
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 62
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 61
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 60
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 15
-    sub r8, qword [rsp + 56]            ; x0 -= k6
-    sub r9, qword [rsp + 64]            ; x1 -= k7
-    sub r10, qword [rsp + 72]           ; x2 -= k8
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xf                        ; x7 -= 0xf
+; x0 -= k6
+    sub r8, qword [rsp + 56]
+; x1 -= k7
+    sub r9, qword [rsp + 64]
+; x2 -= k8
+    sub r10, qword [rsp + 72]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xf
+    sub r13, 0xf
 ; inverse round 59
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 58
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 57
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 56
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 14
-    sub r8, qword [rsp + 48]            ; x0 -= k5
-    sub r9, qword [rsp + 56]            ; x1 -= k6
-    sub r10, qword [rsp + 64]           ; x2 -= k7
-    sub r11, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xe                        ; x7 -= 0xe
+; x0 -= k5
+    sub r8, qword [rsp + 48]
+; x1 -= k6
+    sub r9, qword [rsp + 56]
+; x2 -= k7
+    sub r10, qword [rsp + 64]
+; x3 -= k8
+    sub r11, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xe
+    sub r13, 0xe
 ; inverse round 55
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 54
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 53
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 52
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 13
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 48]            ; x1 -= k5
-    sub r10, qword [rsp + 56]           ; x2 -= k6
-    sub r11, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0xd                        ; x7 -= 0xd
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k5
+    sub r9, qword [rsp + 48]
+; x2 -= k6
+    sub r10, qword [rsp + 56]
+; x3 -= k7
+    sub r11, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0xd
+    sub r13, 0xd
 ; inverse round 51
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 50
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 49
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 48
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 12
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 48]           ; x2 -= k5
-    sub r11, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 0xc                        ; x7 -= 0xc
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k5
+    sub r10, qword [rsp + 48]
+; x3 -= k6
+    sub r11, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 0xc
+    sub r13, 0xc
 ; inverse round 47
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 46
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 45
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 44
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 11
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 0xb                        ; x7 -= 0xb
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k5
+    sub r11, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 0xb
+    sub r13, 0xb
 ; inverse round 43
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 42
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 41
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 40
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 10
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 0xa                        ; x7 -= 0xa
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 0xa
+    sub r13, 0xa
 ; inverse round 39
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 38
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 37
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 36
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 9
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 9                          ; x7 -= 9
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 9
+    sub r13, 9
 ; inverse round 35
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 34
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 33
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 32
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 8
-    sub r8, qword [rsp + 72]            ; x0 -= k8
-    sub r9, qword [rsp + 8]             ; x1 -= k0
-    sub r10, qword [rsp + 16]           ; x2 -= k1
-    sub r11, qword [rsp + 24]           ; x3 -= k2
-    sub rbx, qword [rsp + 32]           ; x4 -= k3
-    sub rbp, qword [rsp + 40]           ; x5 -= k4
-    sub r12, qword [rsp + 48]           ; x6 -= k5
-    sub r13, qword [rsp + 56]           ; x7 -= k6
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 8                          ; x7 -= 8
+; x0 -= k8
+    sub r8, qword [rsp + 72]
+; x1 -= k0
+    sub r9, qword [rsp + 8]
+; x2 -= k1
+    sub r10, qword [rsp + 16]
+; x3 -= k2
+    sub r11, qword [rsp + 24]
+; x4 -= k3
+    sub rbx, qword [rsp + 32]
+; x5 -= k4
+    sub rbp, qword [rsp + 40]
+; x6 -= k5
+    sub r12, qword [rsp + 48]
+; x7 -= k6
+    sub r13, qword [rsp + 56]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 8
+    sub r13, 8
 ; inverse round 31
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 30
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 29
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 28
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 7
-    sub r8, qword [rsp + 64]            ; x0 -= k7
-    sub r9, qword [rsp + 72]            ; x1 -= k8
-    sub r10, qword [rsp + 8]            ; x2 -= k0
-    sub r11, qword [rsp + 16]           ; x3 -= k1
-    sub rbx, qword [rsp + 24]           ; x4 -= k2
-    sub rbp, qword [rsp + 32]           ; x5 -= k3
-    sub r12, qword [rsp + 40]           ; x6 -= k4
-    sub r13, qword [rsp + 48]           ; x7 -= k5
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 7                          ; x7 -= 7
+; x0 -= k7
+    sub r8, qword [rsp + 64]
+; x1 -= k8
+    sub r9, qword [rsp + 72]
+; x2 -= k0
+    sub r10, qword [rsp + 8]
+; x3 -= k1
+    sub r11, qword [rsp + 16]
+; x4 -= k2
+    sub rbx, qword [rsp + 24]
+; x5 -= k3
+    sub rbp, qword [rsp + 32]
+; x6 -= k4
+    sub r12, qword [rsp + 40]
+; x7 -= k5
+    sub r13, qword [rsp + 48]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 7
+    sub r13, 7
 ; inverse round 27
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 26
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 25
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 24
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 6
-    sub r8, qword [rsp + 56]            ; x0 -= k6
-    sub r9, qword [rsp + 64]            ; x1 -= k7
-    sub r10, qword [rsp + 72]           ; x2 -= k8
-    sub r11, qword [rsp + 8]            ; x3 -= k0
-    sub rbx, qword [rsp + 16]           ; x4 -= k1
-    sub rbp, qword [rsp + 24]           ; x5 -= k2
-    sub r12, qword [rsp + 32]           ; x6 -= k3
-    sub r13, qword [rsp + 40]           ; x7 -= k4
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 6                          ; x7 -= 6
+; x0 -= k6
+    sub r8, qword [rsp + 56]
+; x1 -= k7
+    sub r9, qword [rsp + 64]
+; x2 -= k8
+    sub r10, qword [rsp + 72]
+; x3 -= k0
+    sub r11, qword [rsp + 8]
+; x4 -= k1
+    sub rbx, qword [rsp + 16]
+; x5 -= k2
+    sub rbp, qword [rsp + 24]
+; x6 -= k3
+    sub r12, qword [rsp + 32]
+; x7 -= k4
+    sub r13, qword [rsp + 40]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 6
+    sub r13, 6
 ; inverse round 23
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 22
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 21
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 20
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 5
-    sub r8, qword [rsp + 48]            ; x0 -= k5
-    sub r9, qword [rsp + 56]            ; x1 -= k6
-    sub r10, qword [rsp + 64]           ; x2 -= k7
-    sub r11, qword [rsp + 72]           ; x3 -= k8
-    sub rbx, qword [rsp + 8]            ; x4 -= k0
-    sub rbp, qword [rsp + 16]           ; x5 -= k1
-    sub r12, qword [rsp + 24]           ; x6 -= k2
-    sub r13, qword [rsp + 32]           ; x7 -= k3
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 5                          ; x7 -= 5
+; x0 -= k5
+    sub r8, qword [rsp + 48]
+; x1 -= k6
+    sub r9, qword [rsp + 56]
+; x2 -= k7
+    sub r10, qword [rsp + 64]
+; x3 -= k8
+    sub r11, qword [rsp + 72]
+; x4 -= k0
+    sub rbx, qword [rsp + 8]
+; x5 -= k1
+    sub rbp, qword [rsp + 16]
+; x6 -= k2
+    sub r12, qword [rsp + 24]
+; x7 -= k3
+    sub r13, qword [rsp + 32]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 5
+    sub r13, 5
 ; inverse round 19
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 18
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 17
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 16
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 4
-    sub r8, qword [rsp + 40]            ; x0 -= k4
-    sub r9, qword [rsp + 48]            ; x1 -= k5
-    sub r10, qword [rsp + 56]           ; x2 -= k6
-    sub r11, qword [rsp + 64]           ; x3 -= k7
-    sub rbx, qword [rsp + 72]           ; x4 -= k8
-    sub rbp, qword [rsp + 8]            ; x5 -= k0
-    sub r12, qword [rsp + 16]           ; x6 -= k1
-    sub r13, qword [rsp + 24]           ; x7 -= k2
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 4                          ; x7 -= 4
+; x0 -= k4
+    sub r8, qword [rsp + 40]
+; x1 -= k5
+    sub r9, qword [rsp + 48]
+; x2 -= k6
+    sub r10, qword [rsp + 56]
+; x3 -= k7
+    sub r11, qword [rsp + 64]
+; x4 -= k8
+    sub rbx, qword [rsp + 72]
+; x5 -= k0
+    sub rbp, qword [rsp + 8]
+; x6 -= k1
+    sub r12, qword [rsp + 16]
+; x7 -= k2
+    sub r13, qword [rsp + 24]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 4
+    sub r13, 4
 ; inverse round 15
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 14
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 13
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 12
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 3
-    sub r8, qword [rsp + 32]            ; x0 -= k3
-    sub r9, qword [rsp + 40]            ; x1 -= k4
-    sub r10, qword [rsp + 48]           ; x2 -= k5
-    sub r11, qword [rsp + 56]           ; x3 -= k6
-    sub rbx, qword [rsp + 64]           ; x4 -= k7
-    sub rbp, qword [rsp + 72]           ; x5 -= k8
-    sub r12, qword [rsp + 8]            ; x6 -= k0
-    sub r13, qword [rsp + 16]           ; x7 -= k1
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
-    sub r13, 3                          ; x7 -= 3
+; x0 -= k3
+    sub r8, qword [rsp + 32]
+; x1 -= k4
+    sub r9, qword [rsp + 40]
+; x2 -= k5
+    sub r10, qword [rsp + 48]
+; x3 -= k6
+    sub r11, qword [rsp + 56]
+; x4 -= k7
+    sub rbx, qword [rsp + 64]
+; x5 -= k8
+    sub rbp, qword [rsp + 72]
+; x6 -= k0
+    sub r12, qword [rsp + 8]
+; x7 -= k1
+    sub r13, qword [rsp + 16]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
+; x7 -= 3
+    sub r13, 3
 ; inverse round 11
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 10
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 9
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 8
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 2
-    sub r8, qword [rsp + 24]            ; x0 -= k2
-    sub r9, qword [rsp + 32]            ; x1 -= k3
-    sub r10, qword [rsp + 40]           ; x2 -= k4
-    sub r11, qword [rsp + 48]           ; x3 -= k5
-    sub rbx, qword [rsp + 56]           ; x4 -= k6
-    sub rbp, qword [rsp + 64]           ; x5 -= k7
-    sub r12, qword [rsp + 72]           ; x6 -= k8
-    sub r13, qword [rsp + 8]            ; x7 -= k0
-    sub rbp, rsi                        ; x5 -= t2
-    sub r12, rcx                        ; x6 -= t0
-    sub r13, 2                          ; x7 -= 2
+; x0 -= k2
+    sub r8, qword [rsp + 24]
+; x1 -= k3
+    sub r9, qword [rsp + 32]
+; x2 -= k4
+    sub r10, qword [rsp + 40]
+; x3 -= k5
+    sub r11, qword [rsp + 48]
+; x4 -= k6
+    sub rbx, qword [rsp + 56]
+; x5 -= k7
+    sub rbp, qword [rsp + 64]
+; x6 -= k8
+    sub r12, qword [rsp + 72]
+; x7 -= k0
+    sub r13, qword [rsp + 8]
+; x5 -= t2
+    sub rbp, rsi
+; x6 -= t0
+    sub r12, rcx
+; x7 -= 2
+    sub r13, 2
 ; inverse round 7
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 56                          ; x1 >>>= 8
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 29                         ; x7 >>>= 35
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 8                          ; x5 >>>= 56
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 42                         ; x3 >>>= 22
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 8
+    rol r9, 56
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 35
+    rol r13, 29
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 56
+    rol rbp, 8
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 22
+    rol r11, 42
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 6
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 39                          ; x1 >>>= 25
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 35                         ; x3 >>>= 29
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 25                         ; x5 >>>= 39
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 21                         ; x7 >>>= 43
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 25
+    rol r9, 39
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 29
+    rol r11, 35
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 39
+    rol rbp, 25
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 43
+    rol r13, 21
+; x2 -= x7
+    sub r10, r13
 ; inverse round 5
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 51                          ; x1 >>>= 13
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 14                         ; x7 >>>= 50
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 54                         ; x5 >>>= 10
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 47                         ; x3 >>>= 17
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 13
+    rol r9, 51
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 50
+    rol r13, 14
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 10
+    rol rbp, 54
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 17
+    rol r11, 47
+; x0 -= x3
+    sub r8, r11
 ; inverse round 4
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 25                          ; x1 >>>= 39
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 34                         ; x3 >>>= 30
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 30                         ; x5 >>>= 34
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 40                         ; x7 >>>= 24
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 39
+    rol r9, 25
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 30
+    rol r11, 34
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 34
+    rol rbp, 30
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 24
+    rol r13, 40
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 1
-    sub r8, qword [rsp + 16]            ; x0 -= k1
-    sub r9, qword [rsp + 24]            ; x1 -= k2
-    sub r10, qword [rsp + 32]           ; x2 -= k3
-    sub r11, qword [rsp + 40]           ; x3 -= k4
-    sub rbx, qword [rsp + 48]           ; x4 -= k5
-    sub rbp, qword [rsp + 56]           ; x5 -= k6
-    sub r12, qword [rsp + 64]           ; x6 -= k7
-    sub r13, qword [rsp + 72]           ; x7 -= k8
-    sub rbp, rdx                        ; x5 -= t1
-    sub r12, rsi                        ; x6 -= t2
-    sub r13, 1                          ; x7 -= 1
+; x0 -= k1
+    sub r8, qword [rsp + 16]
+; x1 -= k2
+    sub r9, qword [rsp + 24]
+; x2 -= k3
+    sub r10, qword [rsp + 32]
+; x3 -= k4
+    sub r11, qword [rsp + 40]
+; x4 -= k5
+    sub rbx, qword [rsp + 48]
+; x5 -= k6
+    sub rbp, qword [rsp + 56]
+; x6 -= k7
+    sub r12, qword [rsp + 64]
+; x7 -= k8
+    sub r13, qword [rsp + 72]
+; x5 -= t1
+    sub rbp, rdx
+; x6 -= t2
+    sub r12, rsi
+; x7 -= 1
+    sub r13, 1
 ; inverse round 3
-    xor r9, r12                         ; x1 ^= x6
-    rol r9, 20                          ; x1 >>>= 44
-    sub r12, r9                         ; x6 -= x1
-    xor r13, r8                         ; x7 ^= x0
-    rol r13, 55                         ; x7 >>>= 9
-    sub r8, r13                         ; x0 -= x7
-    xor rbp, r10                        ; x5 ^= x2
-    rol rbp, 10                         ; x5 >>>= 54
-    sub r10, rbp                        ; x2 -= x5
-    xor r11, rbx                        ; x3 ^= x4
-    rol r11, 8                          ; x3 >>>= 56
-    sub rbx, r11                        ; x4 -= x3
+; x1 ^= x6
+    xor r9, r12
+; x1 >>>= 44
+    rol r9, 20
+; x6 -= x1
+    sub r12, r9
+; x7 ^= x0
+    xor r13, r8
+; x7 >>>= 9
+    rol r13, 55
+; x0 -= x7
+    sub r8, r13
+; x5 ^= x2
+    xor rbp, r10
+; x5 >>>= 54
+    rol rbp, 10
+; x2 -= x5
+    sub r10, rbp
+; x3 ^= x4
+    xor r11, rbx
+; x3 >>>= 56
+    rol r11, 8
+; x4 -= x3
+    sub rbx, r11
 ; inverse round 2
-    xor r9, rbx                         ; x1 ^= x4
-    rol r9, 47                          ; x1 >>>= 17
-    sub rbx, r9                         ; x4 -= x1
-    xor r11, r12                        ; x3 ^= x6
-    rol r11, 15                         ; x3 >>>= 49
-    sub r12, r11                        ; x6 -= x3
-    xor rbp, r8                         ; x5 ^= x0
-    rol rbp, 28                         ; x5 >>>= 36
-    sub r8, rbp                         ; x0 -= x5
-    xor r13, r10                        ; x7 ^= x2
-    rol r13, 25                         ; x7 >>>= 39
-    sub r10, r13                        ; x2 -= x7
+; x1 ^= x4
+    xor r9, rbx
+; x1 >>>= 17
+    rol r9, 47
+; x4 -= x1
+    sub rbx, r9
+; x3 ^= x6
+    xor r11, r12
+; x3 >>>= 49
+    rol r11, 15
+; x6 -= x3
+    sub r12, r11
+; x5 ^= x0
+    xor rbp, r8
+; x5 >>>= 36
+    rol rbp, 28
+; x0 -= x5
+    sub r8, rbp
+; x7 ^= x2
+    xor r13, r10
+; x7 >>>= 39
+    rol r13, 25
+; x2 -= x7
+    sub r10, r13
 ; inverse round 1
-    xor r9, r10                         ; x1 ^= x2
-    rol r9, 31                          ; x1 >>>= 33
-    sub r10, r9                         ; x2 -= x1
-    xor r13, rbx                        ; x7 ^= x4
-    rol r13, 37                         ; x7 >>>= 27
-    sub rbx, r13                        ; x4 -= x7
-    xor rbp, r12                        ; x5 ^= x6
-    rol rbp, 50                         ; x5 >>>= 14
-    sub r12, rbp                        ; x6 -= x5
-    xor r11, r8                         ; x3 ^= x0
-    rol r11, 22                         ; x3 >>>= 42
-    sub r8, r11                         ; x0 -= x3
+; x1 ^= x2
+    xor r9, r10
+; x1 >>>= 33
+    rol r9, 31
+; x2 -= x1
+    sub r10, r9
+; x7 ^= x4
+    xor r13, rbx
+; x7 >>>= 27
+    rol r13, 37
+; x4 -= x7
+    sub rbx, r13
+; x5 ^= x6
+    xor rbp, r12
+; x5 >>>= 14
+    rol rbp, 50
+; x6 -= x5
+    sub r12, rbp
+; x3 ^= x0
+    xor r11, r8
+; x3 >>>= 42
+    rol r11, 22
+; x0 -= x3
+    sub r8, r11
 ; inverse round 0
-    xor r9, r8                          ; x1 ^= x0
-    rol r9, 18                          ; x1 >>>= 46
-    sub r8, r9                          ; x0 -= x1
-    xor r11, r10                        ; x3 ^= x2
-    rol r11, 28                         ; x3 >>>= 36
-    sub r10, r11                        ; x2 -= x3
-    xor rbp, rbx                        ; x5 ^= x4
-    rol rbp, 45                         ; x5 >>>= 19
-    sub rbx, rbp                        ; x4 -= x5
-    xor r13, r12                        ; x7 ^= x6
-    rol r13, 27                         ; x7 >>>= 37
-    sub r12, r13                        ; x6 -= x7
+; x1 ^= x0
+    xor r9, r8
+; x1 >>>= 46
+    rol r9, 18
+; x0 -= x1
+    sub r8, r9
+; x3 ^= x2
+    xor r11, r10
+; x3 >>>= 36
+    rol r11, 28
+; x2 -= x3
+    sub r10, r11
+; x5 ^= x4
+    xor rbp, rbx
+; x5 >>>= 19
+    rol rbp, 45
+; x4 -= x5
+    sub rbx, rbp
+; x7 ^= x6
+    xor r13, r12
+; x7 >>>= 37
+    rol r13, 27
+; x6 -= x7
+    sub r12, r13
 ; subtract subkey 0
-    sub r8, qword [rsp + 8]             ; x0 -= k0
-    sub r9, qword [rsp + 16]            ; x1 -= k1
-    sub r10, qword [rsp + 24]           ; x2 -= k2
-    sub r11, qword [rsp + 32]           ; x3 -= k3
-    sub rbx, qword [rsp + 40]           ; x4 -= k4
-    sub rbp, qword [rsp + 48]           ; x5 -= k5
-    sub r12, qword [rsp + 56]           ; x6 -= k6
-    sub r13, qword [rsp + 64]           ; x7 -= k7
-    sub rbp, rcx                        ; x5 -= t0
-    sub r12, rdx                        ; x6 -= t1
+; x0 -= k0
+    sub r8, qword [rsp + 8]
+; x1 -= k1
+    sub r9, qword [rsp + 16]
+; x2 -= k2
+    sub r10, qword [rsp + 24]
+; x3 -= k3
+    sub r11, qword [rsp + 32]
+; x4 -= k4
+    sub rbx, qword [rsp + 40]
+; x5 -= k5
+    sub rbp, qword [rsp + 48]
+; x6 -= k6
+    sub r12, qword [rsp + 56]
+; x7 -= k7
+    sub r13, qword [rsp + 64]
+; x5 -= t0
+    sub rbp, rcx
+; x6 -= t1
+    sub r12, rdx
 ; store the block(s)
-    mov rcx, qword [rsp + 88]           ; reload out for 'out[0] = x0'
-    mov qword [rcx], r8                 ; out[0] = x0
-    mov qword [rcx + 8], r9             ; out[1] = x1
-    mov qword [rcx + 16], r10           ; out[2] = x2
-    mov qword [rcx + 24], r11           ; out[3] = x3
-    mov qword [rcx + 32], rbx           ; out[4] = x4
-    mov qword [rcx + 40], rbp           ; out[5] = x5
-    mov qword [rcx + 48], r12           ; out[6] = x6
-    mov qword [rcx + 56], r13           ; out[7] = x7
+; out[0] = x0
+    mov rcx, qword [rsp + 88]
+    mov qword [rcx], r8
+; out[1] = x1
+    mov qword [rcx + 8], r9
+; out[2] = x2
+    mov qword [rcx + 16], r10
+; out[3] = x3
+    mov qword [rcx + 24], r11
+; out[4] = x4
+    mov qword [rcx + 32], rbx
+; out[5] = x5
+    mov qword [rcx + 40], rbp
+; out[6] = x6
+    mov qword [rcx + 48], r12
+; out[7] = x7
+    mov qword [rcx + 56], r13
 ; next block
-    add rax, 0x10                       ; tweak += 16
-    add rdi, 0x40                       ; in += 64
-    add rcx, 0x40                       ; out += 64
-    mov rdx, qword [rsp + 80]           ; reload n for 'n -= 1'
-    sub rdx, 1                          ; n -= 1
-    mov qword [rsp + 0], rdi            ; in back to its stack slot
-    mov qword [rsp + 80], rdx           ; n back to its stack slot
-    mov qword [rsp + 88], rcx           ; out back to its stack slot
-    mov qword [rsp + 96], rax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add rax, 0x10
+; in += 64
+    add rdi, 0x40
+; out += 64
+    add rcx, 0x40
+; n -= 1
+    mov rdx, qword [rsp + 80]
+    sub rdx, 1
+    mov qword [rsp + 0], rdi
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 96], rax
+; while n != 0
+    jnz .loop
 .done:
     add rsp, 104
     pop r13

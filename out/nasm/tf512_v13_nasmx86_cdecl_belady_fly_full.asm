@@ -189,11 +189,11 @@ global tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:function
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt:
-    push 1                                  ; n = 1
-    push dword [esp + 20]                   ; out
-    push dword [esp + 20]                   ; in
-    push dword [esp + 20]                   ; tweak
-    push dword [esp + 20]                   ; key
+    push 1 ; n = 1
+    push dword [esp + 20] ; out
+    push dword [esp + 20] ; in
+    push dword [esp + 20] ; tweak
+    push dword [esp + 20] ; key
     call tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks.entry
     add esp, 20
     ret
@@ -203,2324 +203,3439 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     push ebp
     mov ebp, esp
     push ebx
-    and esp, -16                            ; 16-aligned stack slots (paddq xmm, m128)
+    and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
     sub esp, 576
     mov dword [esp + 0], 0xa9fc1a22
-    mov dword [esp + 4], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [esp + 288], 0x00000001
-    mov dword [esp + 292], 0x00000000   ; constant 0x0000000000000001
+    mov dword [esp + 292], 0x00000000 ; constant 0x0000000000000001
     mov dword [esp + 304], 0x00000002
-    mov dword [esp + 308], 0x00000000   ; constant 0x0000000000000002
+    mov dword [esp + 308], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 320], 0x00000003
-    mov dword [esp + 324], 0x00000000   ; constant 0x0000000000000003
+    mov dword [esp + 324], 0x00000000 ; constant 0x0000000000000003
     mov dword [esp + 336], 0x00000004
-    mov dword [esp + 340], 0x00000000   ; constant 0x0000000000000004
+    mov dword [esp + 340], 0x00000000 ; constant 0x0000000000000004
     mov dword [esp + 352], 0x00000005
-    mov dword [esp + 356], 0x00000000   ; constant 0x0000000000000005
+    mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000005
     mov dword [esp + 368], 0x00000006
-    mov dword [esp + 372], 0x00000000   ; constant 0x0000000000000006
+    mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000006
     mov dword [esp + 384], 0x00000007
-    mov dword [esp + 388], 0x00000000   ; constant 0x0000000000000007
+    mov dword [esp + 388], 0x00000000 ; constant 0x0000000000000007
     mov dword [esp + 400], 0x00000008
-    mov dword [esp + 404], 0x00000000   ; constant 0x0000000000000008
+    mov dword [esp + 404], 0x00000000 ; constant 0x0000000000000008
     mov dword [esp + 416], 0x00000009
-    mov dword [esp + 420], 0x00000000   ; constant 0x0000000000000009
+    mov dword [esp + 420], 0x00000000 ; constant 0x0000000000000009
     mov dword [esp + 432], 0x0000000a
-    mov dword [esp + 436], 0x00000000   ; constant 0x000000000000000a
+    mov dword [esp + 436], 0x00000000 ; constant 0x000000000000000a
     mov dword [esp + 448], 0x0000000b
-    mov dword [esp + 452], 0x00000000   ; constant 0x000000000000000b
+    mov dword [esp + 452], 0x00000000 ; constant 0x000000000000000b
     mov dword [esp + 464], 0x0000000c
-    mov dword [esp + 468], 0x00000000   ; constant 0x000000000000000c
+    mov dword [esp + 468], 0x00000000 ; constant 0x000000000000000c
     mov dword [esp + 480], 0x0000000d
-    mov dword [esp + 484], 0x00000000   ; constant 0x000000000000000d
+    mov dword [esp + 484], 0x00000000 ; constant 0x000000000000000d
     mov dword [esp + 496], 0x0000000e
-    mov dword [esp + 500], 0x00000000   ; constant 0x000000000000000e
+    mov dword [esp + 500], 0x00000000 ; constant 0x000000000000000e
     mov dword [esp + 512], 0x0000000f
-    mov dword [esp + 516], 0x00000000   ; constant 0x000000000000000f
+    mov dword [esp + 516], 0x00000000 ; constant 0x000000000000000f
     mov dword [esp + 528], 0x00000010
-    mov dword [esp + 532], 0x00000000   ; constant 0x0000000000000010
+    mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000010
     mov dword [esp + 544], 0x00000011
-    mov dword [esp + 548], 0x00000000   ; constant 0x0000000000000011
+    mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000011
     mov dword [esp + 560], 0x00000012
-    mov dword [esp + 564], 0x00000000   ; constant 0x0000000000000012
+    mov dword [esp + 564], 0x00000000 ; constant 0x0000000000000012
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov eax, dword [ebp + 8]            ; reload key for 'k0 = key[0]'
-    movq xmm0, [eax]                    ; k0 = key[0]
-    movq xmm1, [eax + 8]                ; k1 = key[1]
-    movq xmm2, [eax + 16]               ; k2 = key[2]
-    movq xmm3, [eax + 24]               ; k3 = key[3]
-    movq xmm4, [eax + 32]               ; k4 = key[4]
-    movq xmm5, [eax + 40]               ; k5 = key[5]
-    movq xmm6, [eax + 48]               ; k6 = key[6]
-    movq xmm7, [eax + 56]               ; k7 = key[7]
-    movq [esp + 16], xmm7               ; spill k7
-    movq xmm7, [esp + 0]                ; k8 = 0x1bd11bdaa9fc1a22
-    pxor xmm7, xmm0                     ; k8 ^= k0
-    pxor xmm7, xmm1                     ; k8 ^= k1
-    pxor xmm7, xmm2                     ; k8 ^= k2
-    pxor xmm7, xmm3                     ; k8 ^= k3
-    pxor xmm7, xmm4                     ; k8 ^= k4
-    pxor xmm7, xmm5                     ; k8 ^= k5
-    pxor xmm7, xmm6                     ; k8 ^= k6
-    pxor xmm7, [esp + 16]               ; k8 ^= k7
-    cmp dword [ebp + 24], 0             ; if n == 0 return
-    jz .done                            ; no blocks
-    movq [esp + 32], xmm0               ; k0 back to its stack slot
-    movq [esp + 48], xmm1               ; k1 back to its stack slot
-    movq [esp + 64], xmm2               ; k2 back to its stack slot
-    movq [esp + 80], xmm3               ; k3 back to its stack slot
-    movq [esp + 96], xmm4               ; k4 back to its stack slot
-    movq [esp + 112], xmm5              ; k5 back to its stack slot
-    movq [esp + 128], xmm6              ; k6 back to its stack slot
-    movq [esp + 144], xmm7              ; k8 back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov eax, dword [ebp + 8]
+    movq xmm0, [eax]
+; k1 = key[1]
+    movq xmm1, [eax + 8]
+; k2 = key[2]
+    movq xmm2, [eax + 16]
+; k3 = key[3]
+    movq xmm3, [eax + 24]
+; k4 = key[4]
+    movq xmm4, [eax + 32]
+; k5 = key[5]
+    movq xmm5, [eax + 40]
+; k6 = key[6]
+    movq xmm6, [eax + 48]
+; k7 = key[7]
+    movq xmm7, [eax + 56]
+    movq [esp + 16], xmm7
+; k8 = 0x1bd11bdaa9fc1a22
+    movq xmm7, [esp + 0]
+; k8 ^= k0
+    pxor xmm7, xmm0
+; k8 ^= k1
+    pxor xmm7, xmm1
+; k8 ^= k2
+    pxor xmm7, xmm2
+; k8 ^= k3
+    pxor xmm7, xmm3
+; k8 ^= k4
+    pxor xmm7, xmm4
+; k8 ^= k5
+    pxor xmm7, xmm5
+; k8 ^= k6
+    pxor xmm7, xmm6
+; k8 ^= k7
+    pxor xmm7, [esp + 16]
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
+    movq [esp + 32], xmm0
+    movq [esp + 48], xmm1
+    movq [esp + 64], xmm2
+    movq [esp + 80], xmm3
+    movq [esp + 96], xmm4
+    movq [esp + 112], xmm5
+    movq [esp + 128], xmm6
+    movq [esp + 144], xmm7
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov eax, dword [ebp + 12]           ; reload tweak for 't0 = tweak[0]'
-    movq xmm0, [eax]                    ; t0 = tweak[0]
-    movq xmm1, [eax + 8]                ; t1 = tweak[1]
-    movdqa xmm2, xmm0                   ; t2 = t0
-    pxor xmm2, xmm1                     ; t2 ^= t1
-    mov ecx, dword [ebp + 16]           ; reload in for 'x0 = in[0]'
-    movq xmm3, [ecx]                    ; x0 = in[0]
-    movq xmm4, [ecx + 8]                ; x1 = in[1]
-    movq xmm5, [ecx + 16]               ; x2 = in[2]
-    movq xmm6, [ecx + 24]               ; x3 = in[3]
-    movq xmm7, [ecx + 32]               ; x4 = in[4]
-    movq [esp + 160], xmm2              ; spill t2
-    movq xmm2, [ecx + 40]               ; x5 = in[5]
-    movq [esp + 176], xmm1              ; spill t1
-    movq xmm1, [ecx + 48]               ; x6 = in[6]
-    movq [esp + 192], xmm0              ; spill t0
-    movq xmm0, [ecx + 56]               ; x7 = in[7]
+; t0 = tweak[0]
+    mov eax, dword [ebp + 12]
+    movq xmm0, [eax]
+; t1 = tweak[1]
+    movq xmm1, [eax + 8]
+; t2 ^= t1
+    movdqa xmm2, xmm0
+    pxor xmm2, xmm1
+; x0 = in[0]
+    mov ecx, dword [ebp + 16]
+    movq xmm3, [ecx]
+; x1 = in[1]
+    movq xmm4, [ecx + 8]
+; x2 = in[2]
+    movq xmm5, [ecx + 16]
+; x3 = in[3]
+    movq xmm6, [ecx + 24]
+; x4 = in[4]
+    movq xmm7, [ecx + 32]
+    movq [esp + 160], xmm2
+; x5 = in[5]
+    movq xmm2, [ecx + 40]
+    movq [esp + 176], xmm1
+; x6 = in[6]
+    movq xmm1, [ecx + 48]
+    movq [esp + 192], xmm0
+; x7 = in[7]
+    movq xmm0, [ecx + 56]
 ; add subkey 0
-    paddq xmm3, [esp + 32]              ; x0 += k0
-    paddq xmm4, [esp + 48]              ; x1 += k1
-    paddq xmm5, [esp + 64]              ; x2 += k2
-    paddq xmm6, [esp + 80]              ; x3 += k3
-    paddq xmm7, [esp + 96]              ; x4 += k4
-    paddq xmm2, [esp + 112]             ; x5 += k5
-    paddq xmm1, [esp + 128]             ; x6 += k6
-    paddq xmm0, [esp + 16]              ; x7 += k7
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
+; x0 += k0
+    paddq xmm3, [esp + 32]
+; x1 += k1
+    paddq xmm4, [esp + 48]
+; x2 += k2
+    paddq xmm5, [esp + 64]
+; x3 += k3
+    paddq xmm6, [esp + 80]
+; x4 += k4
+    paddq xmm7, [esp + 96]
+; x5 += k5
+    paddq xmm2, [esp + 112]
+; x6 += k6
+    paddq xmm1, [esp + 128]
+; x7 += k7
+    paddq xmm0, [esp + 16]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
 ; round 0
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 1
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 2
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 3
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 1
-    paddq xmm3, [esp + 48]              ; x0 += k1
-    paddq xmm4, [esp + 64]              ; x1 += k2
-    paddq xmm6, [esp + 80]              ; x2 += k3
-    paddq xmm5, [esp + 96]              ; x3 += k4
-    paddq xmm7, [esp + 112]             ; x4 += k5
-    paddq xmm2, [esp + 128]             ; x5 += k6
-    paddq xmm1, [esp + 16]              ; x6 += k7
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k8'
-    paddq xmm0, [esp + 144]             ; x7 += k8
-    paddq xmm2, [esp + 176]             ; x5 += t1
-    paddq xmm1, [esp + 160]             ; x6 += t2
-    paddq xmm0, [esp + 288]             ; x7 += 1
+; x0 += k1
+    paddq xmm3, [esp + 48]
+; x1 += k2
+    paddq xmm4, [esp + 64]
+; x2 += k3
+    paddq xmm6, [esp + 80]
+; x3 += k4
+    paddq xmm5, [esp + 96]
+; x4 += k5
+    paddq xmm7, [esp + 112]
+; x5 += k6
+    paddq xmm2, [esp + 128]
+; x6 += k7
+    paddq xmm1, [esp + 16]
+; x7 += k8
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 144]
+; x5 += t1
+    paddq xmm2, [esp + 176]
+; x6 += t2
+    paddq xmm1, [esp + 160]
+; x7 += 1
+    paddq xmm0, [esp + 288]
 ; round 4
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 5
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 6
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 7
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 2
-    paddq xmm3, [esp + 64]              ; x0 += k2
-    paddq xmm4, [esp + 80]              ; x1 += k3
-    paddq xmm5, [esp + 96]              ; x2 += k4
-    paddq xmm6, [esp + 112]             ; x3 += k5
-    paddq xmm7, [esp + 128]             ; x4 += k6
-    paddq xmm2, [esp + 16]              ; x5 += k7
-    paddq xmm1, [esp + 144]             ; x6 += k8
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k0'
-    paddq xmm0, [esp + 32]              ; x7 += k0
-    paddq xmm2, [esp + 160]             ; x5 += t2
-    paddq xmm1, [esp + 192]             ; x6 += t0
-    paddq xmm0, [esp + 304]             ; x7 += 2
+; x0 += k2
+    paddq xmm3, [esp + 64]
+; x1 += k3
+    paddq xmm4, [esp + 80]
+; x2 += k4
+    paddq xmm5, [esp + 96]
+; x3 += k5
+    paddq xmm6, [esp + 112]
+; x4 += k6
+    paddq xmm7, [esp + 128]
+; x5 += k7
+    paddq xmm2, [esp + 16]
+; x6 += k8
+    paddq xmm1, [esp + 144]
+; x7 += k0
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 32]
+; x5 += t2
+    paddq xmm2, [esp + 160]
+; x6 += t0
+    paddq xmm1, [esp + 192]
+; x7 += 2
+    paddq xmm0, [esp + 304]
 ; round 8
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 9
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 10
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 11
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 3
-    paddq xmm3, [esp + 80]              ; x0 += k3
-    paddq xmm4, [esp + 96]              ; x1 += k4
-    paddq xmm6, [esp + 112]             ; x2 += k5
-    paddq xmm5, [esp + 128]             ; x3 += k6
-    paddq xmm7, [esp + 16]              ; x4 += k7
-    paddq xmm2, [esp + 144]             ; x5 += k8
-    paddq xmm1, [esp + 32]              ; x6 += k0
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k1'
-    paddq xmm0, [esp + 48]              ; x7 += k1
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
-    paddq xmm0, [esp + 320]             ; x7 += 3
+; x0 += k3
+    paddq xmm3, [esp + 80]
+; x1 += k4
+    paddq xmm4, [esp + 96]
+; x2 += k5
+    paddq xmm6, [esp + 112]
+; x3 += k6
+    paddq xmm5, [esp + 128]
+; x4 += k7
+    paddq xmm7, [esp + 16]
+; x5 += k8
+    paddq xmm2, [esp + 144]
+; x6 += k0
+    paddq xmm1, [esp + 32]
+; x7 += k1
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 48]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
+; x7 += 3
+    paddq xmm0, [esp + 320]
 ; round 12
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 13
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 14
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 15
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 4
-    paddq xmm3, [esp + 96]              ; x0 += k4
-    paddq xmm4, [esp + 112]             ; x1 += k5
-    paddq xmm5, [esp + 128]             ; x2 += k6
-    paddq xmm6, [esp + 16]              ; x3 += k7
-    paddq xmm7, [esp + 144]             ; x4 += k8
-    paddq xmm2, [esp + 32]              ; x5 += k0
-    paddq xmm1, [esp + 48]              ; x6 += k1
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k2'
-    paddq xmm0, [esp + 64]              ; x7 += k2
-    paddq xmm2, [esp + 176]             ; x5 += t1
-    paddq xmm1, [esp + 160]             ; x6 += t2
-    paddq xmm0, [esp + 336]             ; x7 += 4
+; x0 += k4
+    paddq xmm3, [esp + 96]
+; x1 += k5
+    paddq xmm4, [esp + 112]
+; x2 += k6
+    paddq xmm5, [esp + 128]
+; x3 += k7
+    paddq xmm6, [esp + 16]
+; x4 += k8
+    paddq xmm7, [esp + 144]
+; x5 += k0
+    paddq xmm2, [esp + 32]
+; x6 += k1
+    paddq xmm1, [esp + 48]
+; x7 += k2
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 64]
+; x5 += t1
+    paddq xmm2, [esp + 176]
+; x6 += t2
+    paddq xmm1, [esp + 160]
+; x7 += 4
+    paddq xmm0, [esp + 336]
 ; round 16
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 17
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 18
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 19
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 5
-    paddq xmm3, [esp + 112]             ; x0 += k5
-    paddq xmm4, [esp + 128]             ; x1 += k6
-    paddq xmm6, [esp + 16]              ; x2 += k7
-    paddq xmm5, [esp + 144]             ; x3 += k8
-    paddq xmm7, [esp + 32]              ; x4 += k0
-    paddq xmm2, [esp + 48]              ; x5 += k1
-    paddq xmm1, [esp + 64]              ; x6 += k2
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k3'
-    paddq xmm0, [esp + 80]              ; x7 += k3
-    paddq xmm2, [esp + 160]             ; x5 += t2
-    paddq xmm1, [esp + 192]             ; x6 += t0
-    paddq xmm0, [esp + 352]             ; x7 += 5
+; x0 += k5
+    paddq xmm3, [esp + 112]
+; x1 += k6
+    paddq xmm4, [esp + 128]
+; x2 += k7
+    paddq xmm6, [esp + 16]
+; x3 += k8
+    paddq xmm5, [esp + 144]
+; x4 += k0
+    paddq xmm7, [esp + 32]
+; x5 += k1
+    paddq xmm2, [esp + 48]
+; x6 += k2
+    paddq xmm1, [esp + 64]
+; x7 += k3
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 80]
+; x5 += t2
+    paddq xmm2, [esp + 160]
+; x6 += t0
+    paddq xmm1, [esp + 192]
+; x7 += 5
+    paddq xmm0, [esp + 352]
 ; round 20
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 21
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 22
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 23
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 6
-    paddq xmm3, [esp + 128]             ; x0 += k6
-    paddq xmm4, [esp + 16]              ; x1 += k7
-    paddq xmm5, [esp + 144]             ; x2 += k8
-    paddq xmm6, [esp + 32]              ; x3 += k0
-    paddq xmm7, [esp + 48]              ; x4 += k1
-    paddq xmm2, [esp + 64]              ; x5 += k2
-    paddq xmm1, [esp + 80]              ; x6 += k3
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k4'
-    paddq xmm0, [esp + 96]              ; x7 += k4
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
-    paddq xmm0, [esp + 368]             ; x7 += 6
+; x0 += k6
+    paddq xmm3, [esp + 128]
+; x1 += k7
+    paddq xmm4, [esp + 16]
+; x2 += k8
+    paddq xmm5, [esp + 144]
+; x3 += k0
+    paddq xmm6, [esp + 32]
+; x4 += k1
+    paddq xmm7, [esp + 48]
+; x5 += k2
+    paddq xmm2, [esp + 64]
+; x6 += k3
+    paddq xmm1, [esp + 80]
+; x7 += k4
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 96]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
+; x7 += 6
+    paddq xmm0, [esp + 368]
 ; round 24
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 25
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 26
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 27
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 7
-    paddq xmm3, [esp + 16]              ; x0 += k7
-    paddq xmm4, [esp + 144]             ; x1 += k8
-    paddq xmm6, [esp + 32]              ; x2 += k0
-    paddq xmm5, [esp + 48]              ; x3 += k1
-    paddq xmm7, [esp + 64]              ; x4 += k2
-    paddq xmm2, [esp + 80]              ; x5 += k3
-    paddq xmm1, [esp + 96]              ; x6 += k4
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k5'
-    paddq xmm0, [esp + 112]             ; x7 += k5
-    paddq xmm2, [esp + 176]             ; x5 += t1
-    paddq xmm1, [esp + 160]             ; x6 += t2
-    paddq xmm0, [esp + 384]             ; x7 += 7
+; x0 += k7
+    paddq xmm3, [esp + 16]
+; x1 += k8
+    paddq xmm4, [esp + 144]
+; x2 += k0
+    paddq xmm6, [esp + 32]
+; x3 += k1
+    paddq xmm5, [esp + 48]
+; x4 += k2
+    paddq xmm7, [esp + 64]
+; x5 += k3
+    paddq xmm2, [esp + 80]
+; x6 += k4
+    paddq xmm1, [esp + 96]
+; x7 += k5
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 112]
+; x5 += t1
+    paddq xmm2, [esp + 176]
+; x6 += t2
+    paddq xmm1, [esp + 160]
+; x7 += 7
+    paddq xmm0, [esp + 384]
 ; round 28
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 29
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 30
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 31
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 8
-    paddq xmm3, [esp + 144]             ; x0 += k8
-    paddq xmm4, [esp + 32]              ; x1 += k0
-    paddq xmm5, [esp + 48]              ; x2 += k1
-    paddq xmm6, [esp + 64]              ; x3 += k2
-    paddq xmm7, [esp + 80]              ; x4 += k3
-    paddq xmm2, [esp + 96]              ; x5 += k4
-    paddq xmm1, [esp + 112]             ; x6 += k5
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k6'
-    paddq xmm0, [esp + 128]             ; x7 += k6
-    paddq xmm2, [esp + 160]             ; x5 += t2
-    paddq xmm1, [esp + 192]             ; x6 += t0
-    paddq xmm0, [esp + 400]             ; x7 += 8
+; x0 += k8
+    paddq xmm3, [esp + 144]
+; x1 += k0
+    paddq xmm4, [esp + 32]
+; x2 += k1
+    paddq xmm5, [esp + 48]
+; x3 += k2
+    paddq xmm6, [esp + 64]
+; x4 += k3
+    paddq xmm7, [esp + 80]
+; x5 += k4
+    paddq xmm2, [esp + 96]
+; x6 += k5
+    paddq xmm1, [esp + 112]
+; x7 += k6
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 128]
+; x5 += t2
+    paddq xmm2, [esp + 160]
+; x6 += t0
+    paddq xmm1, [esp + 192]
+; x7 += 8
+    paddq xmm0, [esp + 400]
 ; round 32
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 33
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 34
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 35
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 9
-    paddq xmm3, [esp + 32]              ; x0 += k0
-    paddq xmm4, [esp + 48]              ; x1 += k1
-    paddq xmm6, [esp + 64]              ; x2 += k2
-    paddq xmm5, [esp + 80]              ; x3 += k3
-    paddq xmm7, [esp + 96]              ; x4 += k4
-    paddq xmm2, [esp + 112]             ; x5 += k5
-    paddq xmm1, [esp + 128]             ; x6 += k6
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k7'
-    paddq xmm0, [esp + 16]              ; x7 += k7
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
-    paddq xmm0, [esp + 416]             ; x7 += 9
+; x0 += k0
+    paddq xmm3, [esp + 32]
+; x1 += k1
+    paddq xmm4, [esp + 48]
+; x2 += k2
+    paddq xmm6, [esp + 64]
+; x3 += k3
+    paddq xmm5, [esp + 80]
+; x4 += k4
+    paddq xmm7, [esp + 96]
+; x5 += k5
+    paddq xmm2, [esp + 112]
+; x6 += k6
+    paddq xmm1, [esp + 128]
+; x7 += k7
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 16]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
+; x7 += 9
+    paddq xmm0, [esp + 416]
 ; round 36
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 37
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 38
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 39
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 10
-    paddq xmm3, [esp + 48]              ; x0 += k1
-    paddq xmm4, [esp + 64]              ; x1 += k2
-    paddq xmm5, [esp + 80]              ; x2 += k3
-    paddq xmm6, [esp + 96]              ; x3 += k4
-    paddq xmm7, [esp + 112]             ; x4 += k5
-    paddq xmm2, [esp + 128]             ; x5 += k6
-    paddq xmm1, [esp + 16]              ; x6 += k7
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k8'
-    paddq xmm0, [esp + 144]             ; x7 += k8
-    paddq xmm2, [esp + 176]             ; x5 += t1
-    paddq xmm1, [esp + 160]             ; x6 += t2
-    paddq xmm0, [esp + 432]             ; x7 += 0xa
+; x0 += k1
+    paddq xmm3, [esp + 48]
+; x1 += k2
+    paddq xmm4, [esp + 64]
+; x2 += k3
+    paddq xmm5, [esp + 80]
+; x3 += k4
+    paddq xmm6, [esp + 96]
+; x4 += k5
+    paddq xmm7, [esp + 112]
+; x5 += k6
+    paddq xmm2, [esp + 128]
+; x6 += k7
+    paddq xmm1, [esp + 16]
+; x7 += k8
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 144]
+; x5 += t1
+    paddq xmm2, [esp + 176]
+; x6 += t2
+    paddq xmm1, [esp + 160]
+; x7 += 0xa
+    paddq xmm0, [esp + 432]
 ; round 40
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 41
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 42
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 43
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 11
-    paddq xmm3, [esp + 64]              ; x0 += k2
-    paddq xmm4, [esp + 80]              ; x1 += k3
-    paddq xmm6, [esp + 96]              ; x2 += k4
-    paddq xmm5, [esp + 112]             ; x3 += k5
-    paddq xmm7, [esp + 128]             ; x4 += k6
-    paddq xmm2, [esp + 16]              ; x5 += k7
-    paddq xmm1, [esp + 144]             ; x6 += k8
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k0'
-    paddq xmm0, [esp + 32]              ; x7 += k0
-    paddq xmm2, [esp + 160]             ; x5 += t2
-    paddq xmm1, [esp + 192]             ; x6 += t0
-    paddq xmm0, [esp + 448]             ; x7 += 0xb
+; x0 += k2
+    paddq xmm3, [esp + 64]
+; x1 += k3
+    paddq xmm4, [esp + 80]
+; x2 += k4
+    paddq xmm6, [esp + 96]
+; x3 += k5
+    paddq xmm5, [esp + 112]
+; x4 += k6
+    paddq xmm7, [esp + 128]
+; x5 += k7
+    paddq xmm2, [esp + 16]
+; x6 += k8
+    paddq xmm1, [esp + 144]
+; x7 += k0
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 32]
+; x5 += t2
+    paddq xmm2, [esp + 160]
+; x6 += t0
+    paddq xmm1, [esp + 192]
+; x7 += 0xb
+    paddq xmm0, [esp + 448]
 ; round 44
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 45
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 46
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 47
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 12
-    paddq xmm3, [esp + 80]              ; x0 += k3
-    paddq xmm4, [esp + 96]              ; x1 += k4
-    paddq xmm5, [esp + 112]             ; x2 += k5
-    paddq xmm6, [esp + 128]             ; x3 += k6
-    paddq xmm7, [esp + 16]              ; x4 += k7
-    paddq xmm2, [esp + 144]             ; x5 += k8
-    paddq xmm1, [esp + 32]              ; x6 += k0
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k1'
-    paddq xmm0, [esp + 48]              ; x7 += k1
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
-    paddq xmm0, [esp + 464]             ; x7 += 0xc
+; x0 += k3
+    paddq xmm3, [esp + 80]
+; x1 += k4
+    paddq xmm4, [esp + 96]
+; x2 += k5
+    paddq xmm5, [esp + 112]
+; x3 += k6
+    paddq xmm6, [esp + 128]
+; x4 += k7
+    paddq xmm7, [esp + 16]
+; x5 += k8
+    paddq xmm2, [esp + 144]
+; x6 += k0
+    paddq xmm1, [esp + 32]
+; x7 += k1
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 48]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
+; x7 += 0xc
+    paddq xmm0, [esp + 464]
 ; round 48
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 49
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 50
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 51
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 13
-    paddq xmm3, [esp + 96]              ; x0 += k4
-    paddq xmm4, [esp + 112]             ; x1 += k5
-    paddq xmm6, [esp + 128]             ; x2 += k6
-    paddq xmm5, [esp + 16]              ; x3 += k7
-    paddq xmm7, [esp + 144]             ; x4 += k8
-    paddq xmm2, [esp + 32]              ; x5 += k0
-    paddq xmm1, [esp + 48]              ; x6 += k1
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k2'
-    paddq xmm0, [esp + 64]              ; x7 += k2
-    paddq xmm2, [esp + 176]             ; x5 += t1
-    paddq xmm1, [esp + 160]             ; x6 += t2
-    paddq xmm0, [esp + 480]             ; x7 += 0xd
+; x0 += k4
+    paddq xmm3, [esp + 96]
+; x1 += k5
+    paddq xmm4, [esp + 112]
+; x2 += k6
+    paddq xmm6, [esp + 128]
+; x3 += k7
+    paddq xmm5, [esp + 16]
+; x4 += k8
+    paddq xmm7, [esp + 144]
+; x5 += k0
+    paddq xmm2, [esp + 32]
+; x6 += k1
+    paddq xmm1, [esp + 48]
+; x7 += k2
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 64]
+; x5 += t1
+    paddq xmm2, [esp + 176]
+; x6 += t2
+    paddq xmm1, [esp + 160]
+; x7 += 0xd
+    paddq xmm0, [esp + 480]
 ; round 52
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 53
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 54
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 55
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 14
-    paddq xmm3, [esp + 112]             ; x0 += k5
-    paddq xmm4, [esp + 128]             ; x1 += k6
-    paddq xmm5, [esp + 16]              ; x2 += k7
-    paddq xmm6, [esp + 144]             ; x3 += k8
-    paddq xmm7, [esp + 32]              ; x4 += k0
-    paddq xmm2, [esp + 48]              ; x5 += k1
-    paddq xmm1, [esp + 64]              ; x6 += k2
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k3'
-    paddq xmm0, [esp + 80]              ; x7 += k3
-    paddq xmm2, [esp + 160]             ; x5 += t2
-    paddq xmm1, [esp + 192]             ; x6 += t0
-    paddq xmm0, [esp + 496]             ; x7 += 0xe
+; x0 += k5
+    paddq xmm3, [esp + 112]
+; x1 += k6
+    paddq xmm4, [esp + 128]
+; x2 += k7
+    paddq xmm5, [esp + 16]
+; x3 += k8
+    paddq xmm6, [esp + 144]
+; x4 += k0
+    paddq xmm7, [esp + 32]
+; x5 += k1
+    paddq xmm2, [esp + 48]
+; x6 += k2
+    paddq xmm1, [esp + 64]
+; x7 += k3
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 80]
+; x5 += t2
+    paddq xmm2, [esp + 160]
+; x6 += t0
+    paddq xmm1, [esp + 192]
+; x7 += 0xe
+    paddq xmm0, [esp + 496]
 ; round 56
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 57
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 58
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 59
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 15
-    paddq xmm3, [esp + 128]             ; x0 += k6
-    paddq xmm4, [esp + 16]              ; x1 += k7
-    paddq xmm6, [esp + 144]             ; x2 += k8
-    paddq xmm5, [esp + 32]              ; x3 += k0
-    paddq xmm7, [esp + 48]              ; x4 += k1
-    paddq xmm2, [esp + 64]              ; x5 += k2
-    paddq xmm1, [esp + 80]              ; x6 += k3
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k4'
-    paddq xmm0, [esp + 96]              ; x7 += k4
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
-    paddq xmm0, [esp + 512]             ; x7 += 0xf
+; x0 += k6
+    paddq xmm3, [esp + 128]
+; x1 += k7
+    paddq xmm4, [esp + 16]
+; x2 += k8
+    paddq xmm6, [esp + 144]
+; x3 += k0
+    paddq xmm5, [esp + 32]
+; x4 += k1
+    paddq xmm7, [esp + 48]
+; x5 += k2
+    paddq xmm2, [esp + 64]
+; x6 += k3
+    paddq xmm1, [esp + 80]
+; x7 += k4
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 96]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
+; x7 += 0xf
+    paddq xmm0, [esp + 512]
 ; round 60
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 61
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 62
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 63
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 16
-    paddq xmm3, [esp + 16]              ; x0 += k7
-    paddq xmm4, [esp + 144]             ; x1 += k8
-    paddq xmm5, [esp + 32]              ; x2 += k0
-    paddq xmm6, [esp + 48]              ; x3 += k1
-    paddq xmm7, [esp + 64]              ; x4 += k2
-    paddq xmm2, [esp + 80]              ; x5 += k3
-    paddq xmm1, [esp + 96]              ; x6 += k4
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k5'
-    paddq xmm0, [esp + 112]             ; x7 += k5
-    paddq xmm2, [esp + 176]             ; x5 += t1
-    paddq xmm1, [esp + 160]             ; x6 += t2
-    paddq xmm0, [esp + 528]             ; x7 += 0x10
+; x0 += k7
+    paddq xmm3, [esp + 16]
+; x1 += k8
+    paddq xmm4, [esp + 144]
+; x2 += k0
+    paddq xmm5, [esp + 32]
+; x3 += k1
+    paddq xmm6, [esp + 48]
+; x4 += k2
+    paddq xmm7, [esp + 64]
+; x5 += k3
+    paddq xmm2, [esp + 80]
+; x6 += k4
+    paddq xmm1, [esp + 96]
+; x7 += k5
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 112]
+; x5 += t1
+    paddq xmm2, [esp + 176]
+; x6 += t2
+    paddq xmm1, [esp + 160]
+; x7 += 0x10
+    paddq xmm0, [esp + 528]
 ; round 64
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 46
-    psllq xmm4, 46                      ; x1 <<<= 46
-    psrlq xmm1, 18                      ; x1 <<<= 46
-    por xmm4, xmm1                      ; x1 <<<= 46
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm5, xmm6                    ; x2 += x3
-    movdqa xmm1, xmm6                   ; x3 <<<= 36
-    psllq xmm6, 36                      ; x3 <<<= 36
-    psrlq xmm1, 28                      ; x3 <<<= 36
-    por xmm6, xmm1                      ; x3 <<<= 36
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 19
-    psllq xmm2, 19                      ; x5 <<<= 19
-    psrlq xmm1, 45                      ; x5 <<<= 19
-    por xmm2, xmm1                      ; x5 <<<= 19
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm6              ; spill x3
-    movdqa xmm6, xmm0                   ; x7 <<<= 37
-    psllq xmm0, 37                      ; x7 <<<= 37
-    psrlq xmm6, 27                      ; x7 <<<= 37
-    por xmm0, xmm6                      ; x7 <<<= 37
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 46
+    psrlq xmm1, 18
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 36
+    psrlq xmm1, 28
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 19
+    psrlq xmm1, 45
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm6
+; x7 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 65
-    paddq xmm5, xmm4                    ; x2 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 33
-    psllq xmm4, 33                      ; x1 <<<= 33
-    psrlq xmm6, 31                      ; x1 <<<= 33
-    por xmm4, xmm6                      ; x1 <<<= 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm6, xmm0                   ; x7 <<<= 27
-    psllq xmm0, 27                      ; x7 <<<= 27
-    psrlq xmm6, 37                      ; x7 <<<= 27
-    por xmm0, xmm6                      ; x7 <<<= 27
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 14
-    psllq xmm2, 14                      ; x5 <<<= 14
-    psrlq xmm6, 50                      ; x5 <<<= 14
-    por xmm2, xmm6                      ; x5 <<<= 14
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm6, [esp + 224]              ; x3 <<<= 42
-    movq [esp + 240], xmm5              ; spill x2
-    movq xmm5, [esp + 224]              ; reload x3 for 'x3 <<<= 42'
-    psllq xmm5, 42                      ; x3 <<<= 42
-    psrlq xmm6, 22                      ; x3 <<<= 42
-    por xmm5, xmm6                      ; x3 <<<= 42
-    pxor xmm5, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm5, xmm4
+; x1 <<<= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 33
+    psrlq xmm6, 31
+    por xmm4, xmm6
+; x1 ^= x2
+    pxor xmm4, xmm5
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 27
+    psrlq xmm6, 37
+    por xmm0, xmm6
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 14
+    psrlq xmm6, 50
+    por xmm2, xmm6
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 42
+    movq xmm6, [esp + 224]
+    movq [esp + 240], xmm5
+    movq xmm5, [esp + 224]
+    psllq xmm5, 42
+    psrlq xmm6, 22
+    por xmm5, xmm6
+; x3 ^= x0
+    pxor xmm5, xmm3
 ; round 66
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm6, xmm4                   ; x1 <<<= 17
-    psllq xmm4, 17                      ; x1 <<<= 17
-    psrlq xmm6, 47                      ; x1 <<<= 17
-    por xmm4, xmm6                      ; x1 <<<= 17
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm5                    ; x6 += x3
-    movdqa xmm6, xmm5                   ; x3 <<<= 49
-    psllq xmm5, 49                      ; x3 <<<= 49
-    psrlq xmm6, 15                      ; x3 <<<= 49
-    por xmm5, xmm6                      ; x3 <<<= 49
-    pxor xmm5, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm6, xmm2                   ; x5 <<<= 36
-    psllq xmm2, 36                      ; x5 <<<= 36
-    psrlq xmm6, 28                      ; x5 <<<= 36
-    por xmm2, xmm6                      ; x5 <<<= 36
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm6, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm6, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 39
-    psllq xmm0, 39                      ; x7 <<<= 39
-    psrlq xmm7, 25                      ; x7 <<<= 39
-    por xmm0, xmm7                      ; x7 <<<= 39
-    pxor xmm0, xmm6                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 17
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm5
+; x3 <<<= 49
+    movdqa xmm6, xmm5
+    psllq xmm5, 49
+    psrlq xmm6, 15
+    por xmm5, xmm6
+; x3 ^= x6
+    pxor xmm5, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 36
+    movdqa xmm6, xmm2
+    psllq xmm2, 36
+    psrlq xmm6, 28
+    por xmm2, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm6, [esp + 240]
+    paddq xmm6, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 39
+    movdqa xmm7, xmm0
+    psllq xmm0, 39
+    psrlq xmm7, 25
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm6
 ; round 67
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 44
-    psllq xmm4, 44                      ; x1 <<<= 44
-    psrlq xmm7, 20                      ; x1 <<<= 44
-    por xmm4, xmm7                      ; x1 <<<= 44
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 9
-    psllq xmm0, 9                       ; x7 <<<= 9
-    psrlq xmm7, 55                      ; x7 <<<= 9
-    por xmm0, xmm7                      ; x7 <<<= 9
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm6, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 54
-    psllq xmm2, 54                      ; x5 <<<= 54
-    psrlq xmm7, 10                      ; x5 <<<= 54
-    por xmm2, xmm7                      ; x5 <<<= 54
-    pxor xmm2, xmm6                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm5                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm5                   ; x3 <<<= 56
-    psllq xmm5, 56                      ; x3 <<<= 56
-    psrlq xmm0, 8                       ; x3 <<<= 56
-    por xmm5, xmm0                      ; x3 <<<= 56
-    pxor xmm5, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 9
+    psrlq xmm7, 55
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm6, xmm2
+; x5 <<<= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 54
+    psrlq xmm7, 10
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm6
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm5
+    movq [esp + 272], xmm0
+; x3 <<<= 56
+    movdqa xmm0, xmm5
+    psllq xmm5, 56
+    psrlq xmm0, 8
+    por xmm5, xmm0
+; x3 ^= x4
+    pxor xmm5, xmm7
 ; add subkey 17
-    paddq xmm3, [esp + 144]             ; x0 += k8
-    paddq xmm4, [esp + 32]              ; x1 += k0
-    paddq xmm6, [esp + 48]              ; x2 += k1
-    paddq xmm5, [esp + 64]              ; x3 += k2
-    paddq xmm7, [esp + 80]              ; x4 += k3
-    paddq xmm2, [esp + 96]              ; x5 += k4
-    paddq xmm1, [esp + 112]             ; x6 += k5
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k6'
-    paddq xmm0, [esp + 128]             ; x7 += k6
-    paddq xmm2, [esp + 160]             ; x5 += t2
-    paddq xmm1, [esp + 192]             ; x6 += t0
-    paddq xmm0, [esp + 544]             ; x7 += 0x11
+; x0 += k8
+    paddq xmm3, [esp + 144]
+; x1 += k0
+    paddq xmm4, [esp + 32]
+; x2 += k1
+    paddq xmm6, [esp + 48]
+; x3 += k2
+    paddq xmm5, [esp + 64]
+; x4 += k3
+    paddq xmm7, [esp + 80]
+; x5 += k4
+    paddq xmm2, [esp + 96]
+; x6 += k5
+    paddq xmm1, [esp + 112]
+; x7 += k6
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 128]
+; x5 += t2
+    paddq xmm2, [esp + 160]
+; x6 += t0
+    paddq xmm1, [esp + 192]
+; x7 += 0x11
+    paddq xmm0, [esp + 544]
 ; round 68
-    paddq xmm3, xmm4                    ; x0 += x1
-    movq [esp + 208], xmm1              ; spill x6
-    movdqa xmm1, xmm4                   ; x1 <<<= 39
-    psllq xmm4, 39                      ; x1 <<<= 39
-    psrlq xmm1, 25                      ; x1 <<<= 39
-    por xmm4, xmm1                      ; x1 <<<= 39
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    paddq xmm6, xmm5                    ; x2 += x3
-    movdqa xmm1, xmm5                   ; x3 <<<= 30
-    psllq xmm5, 30                      ; x3 <<<= 30
-    psrlq xmm1, 34                      ; x3 <<<= 30
-    por xmm5, xmm1                      ; x3 <<<= 30
-    pxor xmm5, xmm6                     ; x3 ^= x2
-    paddq xmm7, xmm2                    ; x4 += x5
-    movdqa xmm1, xmm2                   ; x5 <<<= 34
-    psllq xmm2, 34                      ; x5 <<<= 34
-    psrlq xmm1, 30                      ; x5 <<<= 34
-    por xmm2, xmm1                      ; x5 <<<= 34
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movq xmm1, [esp + 208]              ; reload x6 for 'x6 += x7'
-    paddq xmm1, xmm0                    ; x6 += x7
-    movq [esp + 224], xmm5              ; spill x3
-    movdqa xmm5, xmm0                   ; x7 <<<= 24
-    psllq xmm0, 24                      ; x7 <<<= 24
-    psrlq xmm5, 40                      ; x7 <<<= 24
-    por xmm0, xmm5                      ; x7 <<<= 24
-    pxor xmm0, xmm1                     ; x7 ^= x6
+; x0 += x1
+    paddq xmm3, xmm4
+    movq [esp + 208], xmm1
+; x1 <<<= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 39
+    psrlq xmm1, 25
+    por xmm4, xmm1
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm6, xmm5
+; x3 <<<= 30
+    movdqa xmm1, xmm5
+    psllq xmm5, 30
+    psrlq xmm1, 34
+    por xmm5, xmm1
+; x3 ^= x2
+    pxor xmm5, xmm6
+; x4 += x5
+    paddq xmm7, xmm2
+; x5 <<<= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 34
+    psrlq xmm1, 30
+    por xmm2, xmm1
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x6 += x7
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 224], xmm5
+; x7 <<<= 24
+    movdqa xmm5, xmm0
+    psllq xmm0, 24
+    psrlq xmm5, 40
+    por xmm0, xmm5
+; x7 ^= x6
+    pxor xmm0, xmm1
 ; round 69
-    paddq xmm6, xmm4                    ; x2 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 13
-    psllq xmm4, 13                      ; x1 <<<= 13
-    psrlq xmm5, 51                      ; x1 <<<= 13
-    por xmm4, xmm5                      ; x1 <<<= 13
-    pxor xmm4, xmm6                     ; x1 ^= x2
-    paddq xmm7, xmm0                    ; x4 += x7
-    movdqa xmm5, xmm0                   ; x7 <<<= 50
-    psllq xmm0, 50                      ; x7 <<<= 50
-    psrlq xmm5, 14                      ; x7 <<<= 50
-    por xmm0, xmm5                      ; x7 <<<= 50
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    paddq xmm1, xmm2                    ; x6 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 10
-    psllq xmm2, 10                      ; x5 <<<= 10
-    psrlq xmm5, 54                      ; x5 <<<= 10
-    por xmm2, xmm5                      ; x5 <<<= 10
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    paddq xmm3, [esp + 224]             ; x0 += x3
-    movq xmm5, [esp + 224]              ; x3 <<<= 17
-    movq [esp + 240], xmm6              ; spill x2
-    movq xmm6, [esp + 224]              ; reload x3 for 'x3 <<<= 17'
-    psllq xmm6, 17                      ; x3 <<<= 17
-    psrlq xmm5, 47                      ; x3 <<<= 17
-    por xmm6, xmm5                      ; x3 <<<= 17
-    pxor xmm6, xmm3                     ; x3 ^= x0
+; x2 += x1
+    paddq xmm6, xmm4
+; x1 <<<= 13
+    movdqa xmm5, xmm4
+    psllq xmm4, 13
+    psrlq xmm5, 51
+    por xmm4, xmm5
+; x1 ^= x2
+    pxor xmm4, xmm6
+; x4 += x7
+    paddq xmm7, xmm0
+; x7 <<<= 50
+    movdqa xmm5, xmm0
+    psllq xmm0, 50
+    psrlq xmm5, 14
+    por xmm0, xmm5
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x6 += x5
+    paddq xmm1, xmm2
+; x5 <<<= 10
+    movdqa xmm5, xmm2
+    psllq xmm2, 10
+    psrlq xmm5, 54
+    por xmm2, xmm5
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x0 += x3
+    paddq xmm3, [esp + 224]
+; x3 <<<= 17
+    movq xmm5, [esp + 224]
+    movq [esp + 240], xmm6
+    movq xmm6, [esp + 224]
+    psllq xmm6, 17
+    psrlq xmm5, 47
+    por xmm6, xmm5
+; x3 ^= x0
+    pxor xmm6, xmm3
 ; round 70
-    paddq xmm7, xmm4                    ; x4 += x1
-    movdqa xmm5, xmm4                   ; x1 <<<= 25
-    psllq xmm4, 25                      ; x1 <<<= 25
-    psrlq xmm5, 39                      ; x1 <<<= 25
-    por xmm4, xmm5                      ; x1 <<<= 25
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    paddq xmm1, xmm6                    ; x6 += x3
-    movdqa xmm5, xmm6                   ; x3 <<<= 29
-    psllq xmm6, 29                      ; x3 <<<= 29
-    psrlq xmm5, 35                      ; x3 <<<= 29
-    por xmm6, xmm5                      ; x3 <<<= 29
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    paddq xmm3, xmm2                    ; x0 += x5
-    movdqa xmm5, xmm2                   ; x5 <<<= 39
-    psllq xmm2, 39                      ; x5 <<<= 39
-    psrlq xmm5, 25                      ; x5 <<<= 39
-    por xmm2, xmm5                      ; x5 <<<= 39
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 += x7'
-    paddq xmm5, xmm0                    ; x2 += x7
-    movq [esp + 256], xmm7              ; spill x4
-    movdqa xmm7, xmm0                   ; x7 <<<= 43
-    psllq xmm0, 43                      ; x7 <<<= 43
-    psrlq xmm7, 21                      ; x7 <<<= 43
-    por xmm0, xmm7                      ; x7 <<<= 43
-    pxor xmm0, xmm5                     ; x7 ^= x2
+; x4 += x1
+    paddq xmm7, xmm4
+; x1 <<<= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 25
+    psrlq xmm5, 39
+    por xmm4, xmm5
+; x1 ^= x4
+    pxor xmm4, xmm7
+; x6 += x3
+    paddq xmm1, xmm6
+; x3 <<<= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 29
+    psrlq xmm5, 35
+    por xmm6, xmm5
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x0 += x5
+    paddq xmm3, xmm2
+; x5 <<<= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 39
+    psrlq xmm5, 25
+    por xmm2, xmm5
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x2 += x7
+    movq xmm5, [esp + 240]
+    paddq xmm5, xmm0
+    movq [esp + 256], xmm7
+; x7 <<<= 43
+    movdqa xmm7, xmm0
+    psllq xmm0, 43
+    psrlq xmm7, 21
+    por xmm0, xmm7
+; x7 ^= x2
+    pxor xmm0, xmm5
 ; round 71
-    paddq xmm1, xmm4                    ; x6 += x1
-    movdqa xmm7, xmm4                   ; x1 <<<= 8
-    psllq xmm4, 8                       ; x1 <<<= 8
-    psrlq xmm7, 56                      ; x1 <<<= 8
-    por xmm4, xmm7                      ; x1 <<<= 8
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    paddq xmm3, xmm0                    ; x0 += x7
-    movdqa xmm7, xmm0                   ; x7 <<<= 35
-    psllq xmm0, 35                      ; x7 <<<= 35
-    psrlq xmm7, 29                      ; x7 <<<= 35
-    por xmm0, xmm7                      ; x7 <<<= 35
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    paddq xmm5, xmm2                    ; x2 += x5
-    movdqa xmm7, xmm2                   ; x5 <<<= 56
-    psllq xmm2, 56                      ; x5 <<<= 56
-    psrlq xmm7, 8                       ; x5 <<<= 56
-    por xmm2, xmm7                      ; x5 <<<= 56
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movq xmm7, [esp + 256]              ; reload x4 for 'x4 += x3'
-    paddq xmm7, xmm6                    ; x4 += x3
-    movq [esp + 272], xmm0              ; spill x7
-    movdqa xmm0, xmm6                   ; x3 <<<= 22
-    psllq xmm6, 22                      ; x3 <<<= 22
-    psrlq xmm0, 42                      ; x3 <<<= 22
-    por xmm6, xmm0                      ; x3 <<<= 22
-    pxor xmm6, xmm7                     ; x3 ^= x4
+; x6 += x1
+    paddq xmm1, xmm4
+; x1 <<<= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm1
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 56
+    psrlq xmm7, 8
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    movq xmm7, [esp + 256]
+    paddq xmm7, xmm6
+    movq [esp + 272], xmm0
+; x3 <<<= 22
+    movdqa xmm0, xmm6
+    psllq xmm6, 22
+    psrlq xmm0, 42
+    por xmm6, xmm0
+; x3 ^= x4
+    pxor xmm6, xmm7
 ; add subkey 18
-    paddq xmm3, [esp + 32]              ; x0 += k0
-    paddq xmm4, [esp + 48]              ; x1 += k1
-    paddq xmm5, [esp + 64]              ; x2 += k2
-    paddq xmm6, [esp + 80]              ; x3 += k3
-    paddq xmm7, [esp + 96]              ; x4 += k4
-    paddq xmm2, [esp + 112]             ; x5 += k5
-    paddq xmm1, [esp + 128]             ; x6 += k6
-    movq xmm0, [esp + 272]              ; reload x7 for 'x7 += k7'
-    paddq xmm0, [esp + 16]              ; x7 += k7
-    paddq xmm2, [esp + 192]             ; x5 += t0
-    paddq xmm1, [esp + 176]             ; x6 += t1
-    paddq xmm0, [esp + 560]             ; x7 += 0x12
+; x0 += k0
+    paddq xmm3, [esp + 32]
+; x1 += k1
+    paddq xmm4, [esp + 48]
+; x2 += k2
+    paddq xmm5, [esp + 64]
+; x3 += k3
+    paddq xmm6, [esp + 80]
+; x4 += k4
+    paddq xmm7, [esp + 96]
+; x5 += k5
+    paddq xmm2, [esp + 112]
+; x6 += k6
+    paddq xmm1, [esp + 128]
+; x7 += k7
+    movq xmm0, [esp + 272]
+    paddq xmm0, [esp + 16]
+; x5 += t0
+    paddq xmm2, [esp + 192]
+; x6 += t1
+    paddq xmm1, [esp + 176]
+; x7 += 0x12
+    paddq xmm0, [esp + 560]
 ; store the block(s)
-    mov edx, dword [ebp + 20]           ; reload out for 'out[0] = x0'
-    movq [edx], xmm3                    ; out[0] = x0
-    movq [edx + 8], xmm4                ; out[1] = x1
-    movq [edx + 16], xmm5               ; out[2] = x2
-    movq [edx + 24], xmm6               ; out[3] = x3
-    movq [edx + 32], xmm7               ; out[4] = x4
-    movq [edx + 40], xmm2               ; out[5] = x5
-    movq [edx + 48], xmm1               ; out[6] = x6
-    movq [edx + 56], xmm0               ; out[7] = x7
+; out[0] = x0
+    mov edx, dword [ebp + 20]
+    movq [edx], xmm3
+; out[1] = x1
+    movq [edx + 8], xmm4
+; out[2] = x2
+    movq [edx + 16], xmm5
+; out[3] = x3
+    movq [edx + 24], xmm6
+; out[4] = x4
+    movq [edx + 32], xmm7
+; out[5] = x5
+    movq [edx + 40], xmm2
+; out[6] = x6
+    movq [edx + 48], xmm1
+; out[7] = x7
+    movq [edx + 56], xmm0
 ; next block
-    add eax, 0x10                       ; tweak += 16
-    add ecx, 0x40                       ; in += 64
-    add edx, 0x40                       ; out += 64
-    mov ebx, dword [ebp + 24]           ; reload n for 'n -= 1'
-    sub ebx, 1                          ; n -= 1
-    mov dword [ebp + 16], ecx           ; in back to its stack slot
-    mov dword [ebp + 24], ebx           ; n back to its stack slot
-    mov dword [ebp + 20], edx           ; out back to its stack slot
-    mov dword [ebp + 12], eax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add eax, 0x10
+; in += 64
+    add ecx, 0x40
+; out += 64
+    add edx, 0x40
+; n -= 1
+    mov ebx, dword [ebp + 24]
+    sub ebx, 1
+    mov dword [ebp + 16], ecx
+    mov dword [ebp + 24], ebx
+    mov dword [ebp + 20], edx
+    mov dword [ebp + 12], eax
+; while n != 0
+    jnz .loop
 .done:
     lea esp, [ebp - 4]
     pop ebx
@@ -2530,11 +3645,11 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt:
-    push 1                                  ; n = 1
-    push dword [esp + 20]                   ; out
-    push dword [esp + 20]                   ; in
-    push dword [esp + 20]                   ; tweak
-    push dword [esp + 20]                   ; key
+    push 1 ; n = 1
+    push dword [esp + 20] ; out
+    push dword [esp + 20] ; in
+    push dword [esp + 20] ; tweak
+    push dword [esp + 20] ; key
     call tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks.entry
     add esp, 20
     ret
@@ -2544,2288 +3659,3403 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     push ebp
     mov ebp, esp
     push ebx
-    and esp, -16                            ; 16-aligned stack slots (paddq xmm, m128)
+    and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
     sub esp, 560
     mov dword [esp + 0], 0xa9fc1a22
-    mov dword [esp + 4], 0x1bd11bda   ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [esp + 208], 0x00000012
-    mov dword [esp + 212], 0x00000000   ; constant 0x0000000000000012
+    mov dword [esp + 212], 0x00000000 ; constant 0x0000000000000012
     mov dword [esp + 288], 0x00000011
-    mov dword [esp + 292], 0x00000000   ; constant 0x0000000000000011
+    mov dword [esp + 292], 0x00000000 ; constant 0x0000000000000011
     mov dword [esp + 304], 0x00000010
-    mov dword [esp + 308], 0x00000000   ; constant 0x0000000000000010
+    mov dword [esp + 308], 0x00000000 ; constant 0x0000000000000010
     mov dword [esp + 320], 0x0000000f
-    mov dword [esp + 324], 0x00000000   ; constant 0x000000000000000f
+    mov dword [esp + 324], 0x00000000 ; constant 0x000000000000000f
     mov dword [esp + 336], 0x0000000e
-    mov dword [esp + 340], 0x00000000   ; constant 0x000000000000000e
+    mov dword [esp + 340], 0x00000000 ; constant 0x000000000000000e
     mov dword [esp + 352], 0x0000000d
-    mov dword [esp + 356], 0x00000000   ; constant 0x000000000000000d
+    mov dword [esp + 356], 0x00000000 ; constant 0x000000000000000d
     mov dword [esp + 368], 0x0000000c
-    mov dword [esp + 372], 0x00000000   ; constant 0x000000000000000c
+    mov dword [esp + 372], 0x00000000 ; constant 0x000000000000000c
     mov dword [esp + 384], 0x0000000b
-    mov dword [esp + 388], 0x00000000   ; constant 0x000000000000000b
+    mov dword [esp + 388], 0x00000000 ; constant 0x000000000000000b
     mov dword [esp + 400], 0x0000000a
-    mov dword [esp + 404], 0x00000000   ; constant 0x000000000000000a
+    mov dword [esp + 404], 0x00000000 ; constant 0x000000000000000a
     mov dword [esp + 416], 0x00000009
-    mov dword [esp + 420], 0x00000000   ; constant 0x0000000000000009
+    mov dword [esp + 420], 0x00000000 ; constant 0x0000000000000009
     mov dword [esp + 432], 0x00000008
-    mov dword [esp + 436], 0x00000000   ; constant 0x0000000000000008
+    mov dword [esp + 436], 0x00000000 ; constant 0x0000000000000008
     mov dword [esp + 448], 0x00000007
-    mov dword [esp + 452], 0x00000000   ; constant 0x0000000000000007
+    mov dword [esp + 452], 0x00000000 ; constant 0x0000000000000007
     mov dword [esp + 464], 0x00000006
-    mov dword [esp + 468], 0x00000000   ; constant 0x0000000000000006
+    mov dword [esp + 468], 0x00000000 ; constant 0x0000000000000006
     mov dword [esp + 480], 0x00000005
-    mov dword [esp + 484], 0x00000000   ; constant 0x0000000000000005
+    mov dword [esp + 484], 0x00000000 ; constant 0x0000000000000005
     mov dword [esp + 496], 0x00000004
-    mov dword [esp + 500], 0x00000000   ; constant 0x0000000000000004
+    mov dword [esp + 500], 0x00000000 ; constant 0x0000000000000004
     mov dword [esp + 512], 0x00000003
-    mov dword [esp + 516], 0x00000000   ; constant 0x0000000000000003
+    mov dword [esp + 516], 0x00000000 ; constant 0x0000000000000003
     mov dword [esp + 528], 0x00000002
-    mov dword [esp + 532], 0x00000000   ; constant 0x0000000000000002
+    mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 544], 0x00000001
-    mov dword [esp + 548], 0x00000000   ; constant 0x0000000000000001
+    mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000001
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
-    mov eax, dword [ebp + 8]            ; reload key for 'k0 = key[0]'
-    movq xmm0, [eax]                    ; k0 = key[0]
-    movq xmm1, [eax + 8]                ; k1 = key[1]
-    movq xmm2, [eax + 16]               ; k2 = key[2]
-    movq xmm3, [eax + 24]               ; k3 = key[3]
-    movq xmm4, [eax + 32]               ; k4 = key[4]
-    movq xmm5, [eax + 40]               ; k5 = key[5]
-    movq xmm6, [eax + 48]               ; k6 = key[6]
-    movq xmm7, [eax + 56]               ; k7 = key[7]
-    movq [esp + 16], xmm7               ; spill k7
-    movq xmm7, [esp + 0]                ; k8 = 0x1bd11bdaa9fc1a22
-    pxor xmm7, xmm0                     ; k8 ^= k0
-    pxor xmm7, xmm1                     ; k8 ^= k1
-    pxor xmm7, xmm2                     ; k8 ^= k2
-    pxor xmm7, xmm3                     ; k8 ^= k3
-    pxor xmm7, xmm4                     ; k8 ^= k4
-    pxor xmm7, xmm5                     ; k8 ^= k5
-    pxor xmm7, xmm6                     ; k8 ^= k6
-    pxor xmm7, [esp + 16]               ; k8 ^= k7
-    cmp dword [ebp + 24], 0             ; if n == 0 return
-    jz .done                            ; no blocks
-    movq [esp + 32], xmm0               ; k0 back to its stack slot
-    movq [esp + 48], xmm1               ; k1 back to its stack slot
-    movq [esp + 64], xmm2               ; k2 back to its stack slot
-    movq [esp + 80], xmm3               ; k3 back to its stack slot
-    movq [esp + 96], xmm4               ; k4 back to its stack slot
-    movq [esp + 112], xmm5              ; k5 back to its stack slot
-    movq [esp + 128], xmm6              ; k6 back to its stack slot
-    movq [esp + 144], xmm7              ; k8 back to its stack slot
-    align 32                            ; loop entry on a fetch boundary
-.loop:                                  ; for each block
+; k0 = key[0]
+    mov eax, dword [ebp + 8]
+    movq xmm0, [eax]
+; k1 = key[1]
+    movq xmm1, [eax + 8]
+; k2 = key[2]
+    movq xmm2, [eax + 16]
+; k3 = key[3]
+    movq xmm3, [eax + 24]
+; k4 = key[4]
+    movq xmm4, [eax + 32]
+; k5 = key[5]
+    movq xmm5, [eax + 40]
+; k6 = key[6]
+    movq xmm6, [eax + 48]
+; k7 = key[7]
+    movq xmm7, [eax + 56]
+    movq [esp + 16], xmm7
+; k8 = 0x1bd11bdaa9fc1a22
+    movq xmm7, [esp + 0]
+; k8 ^= k0
+    pxor xmm7, xmm0
+; k8 ^= k1
+    pxor xmm7, xmm1
+; k8 ^= k2
+    pxor xmm7, xmm2
+; k8 ^= k3
+    pxor xmm7, xmm3
+; k8 ^= k4
+    pxor xmm7, xmm4
+; k8 ^= k5
+    pxor xmm7, xmm5
+; k8 ^= k6
+    pxor xmm7, xmm6
+; k8 ^= k7
+    pxor xmm7, [esp + 16]
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
+    movq [esp + 32], xmm0
+    movq [esp + 48], xmm1
+    movq [esp + 64], xmm2
+    movq [esp + 80], xmm3
+    movq [esp + 96], xmm4
+    movq [esp + 112], xmm5
+    movq [esp + 128], xmm6
+    movq [esp + 144], xmm7
+; for each block
+    align 32
+.loop:
 ; block 0: tweak t2 = t0 ^ t1
-    mov eax, dword [ebp + 12]           ; reload tweak for 't0 = tweak[0]'
-    movq xmm0, [eax]                    ; t0 = tweak[0]
-    movq xmm1, [eax + 8]                ; t1 = tweak[1]
-    movdqa xmm2, xmm0                   ; t2 = t0
-    pxor xmm2, xmm1                     ; t2 ^= t1
-    mov ecx, dword [ebp + 16]           ; reload in for 'x0 = in[0]'
-    movq xmm3, [ecx]                    ; x0 = in[0]
-    movq xmm4, [ecx + 8]                ; x1 = in[1]
-    movq xmm5, [ecx + 16]               ; x2 = in[2]
-    movq xmm6, [ecx + 24]               ; x3 = in[3]
-    movq xmm7, [ecx + 32]               ; x4 = in[4]
-    movq [esp + 160], xmm2              ; spill t2
-    movq xmm2, [ecx + 40]               ; x5 = in[5]
-    movq [esp + 176], xmm1              ; spill t1
-    movq xmm1, [ecx + 48]               ; x6 = in[6]
-    movq [esp + 192], xmm0              ; spill t0
-    movq xmm0, [ecx + 56]               ; x7 = in[7]
+; t0 = tweak[0]
+    mov eax, dword [ebp + 12]
+    movq xmm0, [eax]
+; t1 = tweak[1]
+    movq xmm1, [eax + 8]
+; t2 ^= t1
+    movdqa xmm2, xmm0
+    pxor xmm2, xmm1
+; x0 = in[0]
+    mov ecx, dword [ebp + 16]
+    movq xmm3, [ecx]
+; x1 = in[1]
+    movq xmm4, [ecx + 8]
+; x2 = in[2]
+    movq xmm5, [ecx + 16]
+; x3 = in[3]
+    movq xmm6, [ecx + 24]
+; x4 = in[4]
+    movq xmm7, [ecx + 32]
+    movq [esp + 160], xmm2
+; x5 = in[5]
+    movq xmm2, [ecx + 40]
+    movq [esp + 176], xmm1
+; x6 = in[6]
+    movq xmm1, [ecx + 48]
+    movq [esp + 192], xmm0
+; x7 = in[7]
+    movq xmm0, [ecx + 56]
 ; subtract subkey 18
-    psubq xmm3, [esp + 32]              ; x0 -= k0
-    psubq xmm4, [esp + 48]              ; x1 -= k1
-    psubq xmm5, [esp + 64]              ; x2 -= k2
-    psubq xmm6, [esp + 80]              ; x3 -= k3
-    psubq xmm7, [esp + 96]              ; x4 -= k4
-    psubq xmm2, [esp + 112]             ; x5 -= k5
-    psubq xmm1, [esp + 128]             ; x6 -= k6
-    psubq xmm0, [esp + 16]              ; x7 -= k7
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
-    psubq xmm0, [esp + 208]             ; x7 -= 0x12
+; x0 -= k0
+    psubq xmm3, [esp + 32]
+; x1 -= k1
+    psubq xmm4, [esp + 48]
+; x2 -= k2
+    psubq xmm5, [esp + 64]
+; x3 -= k3
+    psubq xmm6, [esp + 80]
+; x4 -= k4
+    psubq xmm7, [esp + 96]
+; x5 -= k5
+    psubq xmm2, [esp + 112]
+; x6 -= k6
+    psubq xmm1, [esp + 128]
+; x7 -= k7
+    psubq xmm0, [esp + 16]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
+; x7 -= 0x12
+    psubq xmm0, [esp + 208]
 ; inverse round 71
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 70
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 69
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 68
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 17
-    psubq xmm3, [esp + 144]             ; x0 -= k8
-    psubq xmm4, [esp + 32]              ; x1 -= k0
-    psubq xmm5, [esp + 48]              ; x2 -= k1
-    psubq xmm6, [esp + 64]              ; x3 -= k2
-    psubq xmm7, [esp + 80]              ; x4 -= k3
-    psubq xmm2, [esp + 96]              ; x5 -= k4
-    psubq xmm1, [esp + 112]             ; x6 -= k5
-    psubq xmm0, [esp + 128]             ; x7 -= k6
-    psubq xmm2, [esp + 160]             ; x5 -= t2
-    psubq xmm1, [esp + 192]             ; x6 -= t0
-    psubq xmm0, [esp + 288]             ; x7 -= 0x11
+; x0 -= k8
+    psubq xmm3, [esp + 144]
+; x1 -= k0
+    psubq xmm4, [esp + 32]
+; x2 -= k1
+    psubq xmm5, [esp + 48]
+; x3 -= k2
+    psubq xmm6, [esp + 64]
+; x4 -= k3
+    psubq xmm7, [esp + 80]
+; x5 -= k4
+    psubq xmm2, [esp + 96]
+; x6 -= k5
+    psubq xmm1, [esp + 112]
+; x7 -= k6
+    psubq xmm0, [esp + 128]
+; x5 -= t2
+    psubq xmm2, [esp + 160]
+; x6 -= t0
+    psubq xmm1, [esp + 192]
+; x7 -= 0x11
+    psubq xmm0, [esp + 288]
 ; inverse round 67
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 66
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 65
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 64
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 16
-    psubq xmm3, [esp + 16]              ; x0 -= k7
-    psubq xmm4, [esp + 144]             ; x1 -= k8
-    psubq xmm5, [esp + 32]              ; x2 -= k0
-    psubq xmm6, [esp + 48]              ; x3 -= k1
-    psubq xmm7, [esp + 64]              ; x4 -= k2
-    psubq xmm2, [esp + 80]              ; x5 -= k3
-    psubq xmm1, [esp + 96]              ; x6 -= k4
-    psubq xmm0, [esp + 112]             ; x7 -= k5
-    psubq xmm2, [esp + 176]             ; x5 -= t1
-    psubq xmm1, [esp + 160]             ; x6 -= t2
-    psubq xmm0, [esp + 304]             ; x7 -= 0x10
+; x0 -= k7
+    psubq xmm3, [esp + 16]
+; x1 -= k8
+    psubq xmm4, [esp + 144]
+; x2 -= k0
+    psubq xmm5, [esp + 32]
+; x3 -= k1
+    psubq xmm6, [esp + 48]
+; x4 -= k2
+    psubq xmm7, [esp + 64]
+; x5 -= k3
+    psubq xmm2, [esp + 80]
+; x6 -= k4
+    psubq xmm1, [esp + 96]
+; x7 -= k5
+    psubq xmm0, [esp + 112]
+; x5 -= t1
+    psubq xmm2, [esp + 176]
+; x6 -= t2
+    psubq xmm1, [esp + 160]
+; x7 -= 0x10
+    psubq xmm0, [esp + 304]
 ; inverse round 63
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 62
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 61
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 60
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 15
-    psubq xmm3, [esp + 128]             ; x0 -= k6
-    psubq xmm4, [esp + 16]              ; x1 -= k7
-    psubq xmm5, [esp + 144]             ; x2 -= k8
-    psubq xmm6, [esp + 32]              ; x3 -= k0
-    psubq xmm7, [esp + 48]              ; x4 -= k1
-    psubq xmm2, [esp + 64]              ; x5 -= k2
-    psubq xmm1, [esp + 80]              ; x6 -= k3
-    psubq xmm0, [esp + 96]              ; x7 -= k4
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
-    psubq xmm0, [esp + 320]             ; x7 -= 0xf
+; x0 -= k6
+    psubq xmm3, [esp + 128]
+; x1 -= k7
+    psubq xmm4, [esp + 16]
+; x2 -= k8
+    psubq xmm5, [esp + 144]
+; x3 -= k0
+    psubq xmm6, [esp + 32]
+; x4 -= k1
+    psubq xmm7, [esp + 48]
+; x5 -= k2
+    psubq xmm2, [esp + 64]
+; x6 -= k3
+    psubq xmm1, [esp + 80]
+; x7 -= k4
+    psubq xmm0, [esp + 96]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
+; x7 -= 0xf
+    psubq xmm0, [esp + 320]
 ; inverse round 59
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 58
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 57
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 56
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 14
-    psubq xmm3, [esp + 112]             ; x0 -= k5
-    psubq xmm4, [esp + 128]             ; x1 -= k6
-    psubq xmm5, [esp + 16]              ; x2 -= k7
-    psubq xmm6, [esp + 144]             ; x3 -= k8
-    psubq xmm7, [esp + 32]              ; x4 -= k0
-    psubq xmm2, [esp + 48]              ; x5 -= k1
-    psubq xmm1, [esp + 64]              ; x6 -= k2
-    psubq xmm0, [esp + 80]              ; x7 -= k3
-    psubq xmm2, [esp + 160]             ; x5 -= t2
-    psubq xmm1, [esp + 192]             ; x6 -= t0
-    psubq xmm0, [esp + 336]             ; x7 -= 0xe
+; x0 -= k5
+    psubq xmm3, [esp + 112]
+; x1 -= k6
+    psubq xmm4, [esp + 128]
+; x2 -= k7
+    psubq xmm5, [esp + 16]
+; x3 -= k8
+    psubq xmm6, [esp + 144]
+; x4 -= k0
+    psubq xmm7, [esp + 32]
+; x5 -= k1
+    psubq xmm2, [esp + 48]
+; x6 -= k2
+    psubq xmm1, [esp + 64]
+; x7 -= k3
+    psubq xmm0, [esp + 80]
+; x5 -= t2
+    psubq xmm2, [esp + 160]
+; x6 -= t0
+    psubq xmm1, [esp + 192]
+; x7 -= 0xe
+    psubq xmm0, [esp + 336]
 ; inverse round 55
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 54
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 53
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 52
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 13
-    psubq xmm3, [esp + 96]              ; x0 -= k4
-    psubq xmm4, [esp + 112]             ; x1 -= k5
-    psubq xmm5, [esp + 128]             ; x2 -= k6
-    psubq xmm6, [esp + 16]              ; x3 -= k7
-    psubq xmm7, [esp + 144]             ; x4 -= k8
-    psubq xmm2, [esp + 32]              ; x5 -= k0
-    psubq xmm1, [esp + 48]              ; x6 -= k1
-    psubq xmm0, [esp + 64]              ; x7 -= k2
-    psubq xmm2, [esp + 176]             ; x5 -= t1
-    psubq xmm1, [esp + 160]             ; x6 -= t2
-    psubq xmm0, [esp + 352]             ; x7 -= 0xd
+; x0 -= k4
+    psubq xmm3, [esp + 96]
+; x1 -= k5
+    psubq xmm4, [esp + 112]
+; x2 -= k6
+    psubq xmm5, [esp + 128]
+; x3 -= k7
+    psubq xmm6, [esp + 16]
+; x4 -= k8
+    psubq xmm7, [esp + 144]
+; x5 -= k0
+    psubq xmm2, [esp + 32]
+; x6 -= k1
+    psubq xmm1, [esp + 48]
+; x7 -= k2
+    psubq xmm0, [esp + 64]
+; x5 -= t1
+    psubq xmm2, [esp + 176]
+; x6 -= t2
+    psubq xmm1, [esp + 160]
+; x7 -= 0xd
+    psubq xmm0, [esp + 352]
 ; inverse round 51
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 50
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 49
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 48
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 12
-    psubq xmm3, [esp + 80]              ; x0 -= k3
-    psubq xmm4, [esp + 96]              ; x1 -= k4
-    psubq xmm5, [esp + 112]             ; x2 -= k5
-    psubq xmm6, [esp + 128]             ; x3 -= k6
-    psubq xmm7, [esp + 16]              ; x4 -= k7
-    psubq xmm2, [esp + 144]             ; x5 -= k8
-    psubq xmm1, [esp + 32]              ; x6 -= k0
-    psubq xmm0, [esp + 48]              ; x7 -= k1
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
-    psubq xmm0, [esp + 368]             ; x7 -= 0xc
+; x0 -= k3
+    psubq xmm3, [esp + 80]
+; x1 -= k4
+    psubq xmm4, [esp + 96]
+; x2 -= k5
+    psubq xmm5, [esp + 112]
+; x3 -= k6
+    psubq xmm6, [esp + 128]
+; x4 -= k7
+    psubq xmm7, [esp + 16]
+; x5 -= k8
+    psubq xmm2, [esp + 144]
+; x6 -= k0
+    psubq xmm1, [esp + 32]
+; x7 -= k1
+    psubq xmm0, [esp + 48]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
+; x7 -= 0xc
+    psubq xmm0, [esp + 368]
 ; inverse round 47
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 46
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 45
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 44
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 11
-    psubq xmm3, [esp + 64]              ; x0 -= k2
-    psubq xmm4, [esp + 80]              ; x1 -= k3
-    psubq xmm5, [esp + 96]              ; x2 -= k4
-    psubq xmm6, [esp + 112]             ; x3 -= k5
-    psubq xmm7, [esp + 128]             ; x4 -= k6
-    psubq xmm2, [esp + 16]              ; x5 -= k7
-    psubq xmm1, [esp + 144]             ; x6 -= k8
-    psubq xmm0, [esp + 32]              ; x7 -= k0
-    psubq xmm2, [esp + 160]             ; x5 -= t2
-    psubq xmm1, [esp + 192]             ; x6 -= t0
-    psubq xmm0, [esp + 384]             ; x7 -= 0xb
+; x0 -= k2
+    psubq xmm3, [esp + 64]
+; x1 -= k3
+    psubq xmm4, [esp + 80]
+; x2 -= k4
+    psubq xmm5, [esp + 96]
+; x3 -= k5
+    psubq xmm6, [esp + 112]
+; x4 -= k6
+    psubq xmm7, [esp + 128]
+; x5 -= k7
+    psubq xmm2, [esp + 16]
+; x6 -= k8
+    psubq xmm1, [esp + 144]
+; x7 -= k0
+    psubq xmm0, [esp + 32]
+; x5 -= t2
+    psubq xmm2, [esp + 160]
+; x6 -= t0
+    psubq xmm1, [esp + 192]
+; x7 -= 0xb
+    psubq xmm0, [esp + 384]
 ; inverse round 43
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 42
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 41
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 40
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 10
-    psubq xmm3, [esp + 48]              ; x0 -= k1
-    psubq xmm4, [esp + 64]              ; x1 -= k2
-    psubq xmm5, [esp + 80]              ; x2 -= k3
-    psubq xmm6, [esp + 96]              ; x3 -= k4
-    psubq xmm7, [esp + 112]             ; x4 -= k5
-    psubq xmm2, [esp + 128]             ; x5 -= k6
-    psubq xmm1, [esp + 16]              ; x6 -= k7
-    psubq xmm0, [esp + 144]             ; x7 -= k8
-    psubq xmm2, [esp + 176]             ; x5 -= t1
-    psubq xmm1, [esp + 160]             ; x6 -= t2
-    psubq xmm0, [esp + 400]             ; x7 -= 0xa
+; x0 -= k1
+    psubq xmm3, [esp + 48]
+; x1 -= k2
+    psubq xmm4, [esp + 64]
+; x2 -= k3
+    psubq xmm5, [esp + 80]
+; x3 -= k4
+    psubq xmm6, [esp + 96]
+; x4 -= k5
+    psubq xmm7, [esp + 112]
+; x5 -= k6
+    psubq xmm2, [esp + 128]
+; x6 -= k7
+    psubq xmm1, [esp + 16]
+; x7 -= k8
+    psubq xmm0, [esp + 144]
+; x5 -= t1
+    psubq xmm2, [esp + 176]
+; x6 -= t2
+    psubq xmm1, [esp + 160]
+; x7 -= 0xa
+    psubq xmm0, [esp + 400]
 ; inverse round 39
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 38
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 37
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 36
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 9
-    psubq xmm3, [esp + 32]              ; x0 -= k0
-    psubq xmm4, [esp + 48]              ; x1 -= k1
-    psubq xmm5, [esp + 64]              ; x2 -= k2
-    psubq xmm6, [esp + 80]              ; x3 -= k3
-    psubq xmm7, [esp + 96]              ; x4 -= k4
-    psubq xmm2, [esp + 112]             ; x5 -= k5
-    psubq xmm1, [esp + 128]             ; x6 -= k6
-    psubq xmm0, [esp + 16]              ; x7 -= k7
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
-    psubq xmm0, [esp + 416]             ; x7 -= 9
+; x0 -= k0
+    psubq xmm3, [esp + 32]
+; x1 -= k1
+    psubq xmm4, [esp + 48]
+; x2 -= k2
+    psubq xmm5, [esp + 64]
+; x3 -= k3
+    psubq xmm6, [esp + 80]
+; x4 -= k4
+    psubq xmm7, [esp + 96]
+; x5 -= k5
+    psubq xmm2, [esp + 112]
+; x6 -= k6
+    psubq xmm1, [esp + 128]
+; x7 -= k7
+    psubq xmm0, [esp + 16]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
+; x7 -= 9
+    psubq xmm0, [esp + 416]
 ; inverse round 35
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 34
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 33
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 32
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 8
-    psubq xmm3, [esp + 144]             ; x0 -= k8
-    psubq xmm4, [esp + 32]              ; x1 -= k0
-    psubq xmm5, [esp + 48]              ; x2 -= k1
-    psubq xmm6, [esp + 64]              ; x3 -= k2
-    psubq xmm7, [esp + 80]              ; x4 -= k3
-    psubq xmm2, [esp + 96]              ; x5 -= k4
-    psubq xmm1, [esp + 112]             ; x6 -= k5
-    psubq xmm0, [esp + 128]             ; x7 -= k6
-    psubq xmm2, [esp + 160]             ; x5 -= t2
-    psubq xmm1, [esp + 192]             ; x6 -= t0
-    psubq xmm0, [esp + 432]             ; x7 -= 8
+; x0 -= k8
+    psubq xmm3, [esp + 144]
+; x1 -= k0
+    psubq xmm4, [esp + 32]
+; x2 -= k1
+    psubq xmm5, [esp + 48]
+; x3 -= k2
+    psubq xmm6, [esp + 64]
+; x4 -= k3
+    psubq xmm7, [esp + 80]
+; x5 -= k4
+    psubq xmm2, [esp + 96]
+; x6 -= k5
+    psubq xmm1, [esp + 112]
+; x7 -= k6
+    psubq xmm0, [esp + 128]
+; x5 -= t2
+    psubq xmm2, [esp + 160]
+; x6 -= t0
+    psubq xmm1, [esp + 192]
+; x7 -= 8
+    psubq xmm0, [esp + 432]
 ; inverse round 31
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 30
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 29
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 28
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 7
-    psubq xmm3, [esp + 16]              ; x0 -= k7
-    psubq xmm4, [esp + 144]             ; x1 -= k8
-    psubq xmm5, [esp + 32]              ; x2 -= k0
-    psubq xmm6, [esp + 48]              ; x3 -= k1
-    psubq xmm7, [esp + 64]              ; x4 -= k2
-    psubq xmm2, [esp + 80]              ; x5 -= k3
-    psubq xmm1, [esp + 96]              ; x6 -= k4
-    psubq xmm0, [esp + 112]             ; x7 -= k5
-    psubq xmm2, [esp + 176]             ; x5 -= t1
-    psubq xmm1, [esp + 160]             ; x6 -= t2
-    psubq xmm0, [esp + 448]             ; x7 -= 7
+; x0 -= k7
+    psubq xmm3, [esp + 16]
+; x1 -= k8
+    psubq xmm4, [esp + 144]
+; x2 -= k0
+    psubq xmm5, [esp + 32]
+; x3 -= k1
+    psubq xmm6, [esp + 48]
+; x4 -= k2
+    psubq xmm7, [esp + 64]
+; x5 -= k3
+    psubq xmm2, [esp + 80]
+; x6 -= k4
+    psubq xmm1, [esp + 96]
+; x7 -= k5
+    psubq xmm0, [esp + 112]
+; x5 -= t1
+    psubq xmm2, [esp + 176]
+; x6 -= t2
+    psubq xmm1, [esp + 160]
+; x7 -= 7
+    psubq xmm0, [esp + 448]
 ; inverse round 27
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 26
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 25
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 24
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 6
-    psubq xmm3, [esp + 128]             ; x0 -= k6
-    psubq xmm4, [esp + 16]              ; x1 -= k7
-    psubq xmm5, [esp + 144]             ; x2 -= k8
-    psubq xmm6, [esp + 32]              ; x3 -= k0
-    psubq xmm7, [esp + 48]              ; x4 -= k1
-    psubq xmm2, [esp + 64]              ; x5 -= k2
-    psubq xmm1, [esp + 80]              ; x6 -= k3
-    psubq xmm0, [esp + 96]              ; x7 -= k4
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
-    psubq xmm0, [esp + 464]             ; x7 -= 6
+; x0 -= k6
+    psubq xmm3, [esp + 128]
+; x1 -= k7
+    psubq xmm4, [esp + 16]
+; x2 -= k8
+    psubq xmm5, [esp + 144]
+; x3 -= k0
+    psubq xmm6, [esp + 32]
+; x4 -= k1
+    psubq xmm7, [esp + 48]
+; x5 -= k2
+    psubq xmm2, [esp + 64]
+; x6 -= k3
+    psubq xmm1, [esp + 80]
+; x7 -= k4
+    psubq xmm0, [esp + 96]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
+; x7 -= 6
+    psubq xmm0, [esp + 464]
 ; inverse round 23
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 22
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 21
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 20
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 5
-    psubq xmm3, [esp + 112]             ; x0 -= k5
-    psubq xmm4, [esp + 128]             ; x1 -= k6
-    psubq xmm5, [esp + 16]              ; x2 -= k7
-    psubq xmm6, [esp + 144]             ; x3 -= k8
-    psubq xmm7, [esp + 32]              ; x4 -= k0
-    psubq xmm2, [esp + 48]              ; x5 -= k1
-    psubq xmm1, [esp + 64]              ; x6 -= k2
-    psubq xmm0, [esp + 80]              ; x7 -= k3
-    psubq xmm2, [esp + 160]             ; x5 -= t2
-    psubq xmm1, [esp + 192]             ; x6 -= t0
-    psubq xmm0, [esp + 480]             ; x7 -= 5
+; x0 -= k5
+    psubq xmm3, [esp + 112]
+; x1 -= k6
+    psubq xmm4, [esp + 128]
+; x2 -= k7
+    psubq xmm5, [esp + 16]
+; x3 -= k8
+    psubq xmm6, [esp + 144]
+; x4 -= k0
+    psubq xmm7, [esp + 32]
+; x5 -= k1
+    psubq xmm2, [esp + 48]
+; x6 -= k2
+    psubq xmm1, [esp + 64]
+; x7 -= k3
+    psubq xmm0, [esp + 80]
+; x5 -= t2
+    psubq xmm2, [esp + 160]
+; x6 -= t0
+    psubq xmm1, [esp + 192]
+; x7 -= 5
+    psubq xmm0, [esp + 480]
 ; inverse round 19
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 18
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 17
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 16
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 4
-    psubq xmm3, [esp + 96]              ; x0 -= k4
-    psubq xmm4, [esp + 112]             ; x1 -= k5
-    psubq xmm5, [esp + 128]             ; x2 -= k6
-    psubq xmm6, [esp + 16]              ; x3 -= k7
-    psubq xmm7, [esp + 144]             ; x4 -= k8
-    psubq xmm2, [esp + 32]              ; x5 -= k0
-    psubq xmm1, [esp + 48]              ; x6 -= k1
-    psubq xmm0, [esp + 64]              ; x7 -= k2
-    psubq xmm2, [esp + 176]             ; x5 -= t1
-    psubq xmm1, [esp + 160]             ; x6 -= t2
-    psubq xmm0, [esp + 496]             ; x7 -= 4
+; x0 -= k4
+    psubq xmm3, [esp + 96]
+; x1 -= k5
+    psubq xmm4, [esp + 112]
+; x2 -= k6
+    psubq xmm5, [esp + 128]
+; x3 -= k7
+    psubq xmm6, [esp + 16]
+; x4 -= k8
+    psubq xmm7, [esp + 144]
+; x5 -= k0
+    psubq xmm2, [esp + 32]
+; x6 -= k1
+    psubq xmm1, [esp + 48]
+; x7 -= k2
+    psubq xmm0, [esp + 64]
+; x5 -= t1
+    psubq xmm2, [esp + 176]
+; x6 -= t2
+    psubq xmm1, [esp + 160]
+; x7 -= 4
+    psubq xmm0, [esp + 496]
 ; inverse round 15
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 14
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 13
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 12
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 3
-    psubq xmm3, [esp + 80]              ; x0 -= k3
-    psubq xmm4, [esp + 96]              ; x1 -= k4
-    psubq xmm5, [esp + 112]             ; x2 -= k5
-    psubq xmm6, [esp + 128]             ; x3 -= k6
-    psubq xmm7, [esp + 16]              ; x4 -= k7
-    psubq xmm2, [esp + 144]             ; x5 -= k8
-    psubq xmm1, [esp + 32]              ; x6 -= k0
-    psubq xmm0, [esp + 48]              ; x7 -= k1
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
-    psubq xmm0, [esp + 512]             ; x7 -= 3
+; x0 -= k3
+    psubq xmm3, [esp + 80]
+; x1 -= k4
+    psubq xmm4, [esp + 96]
+; x2 -= k5
+    psubq xmm5, [esp + 112]
+; x3 -= k6
+    psubq xmm6, [esp + 128]
+; x4 -= k7
+    psubq xmm7, [esp + 16]
+; x5 -= k8
+    psubq xmm2, [esp + 144]
+; x6 -= k0
+    psubq xmm1, [esp + 32]
+; x7 -= k1
+    psubq xmm0, [esp + 48]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
+; x7 -= 3
+    psubq xmm0, [esp + 512]
 ; inverse round 11
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 10
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 9
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 8
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 2
-    psubq xmm3, [esp + 64]              ; x0 -= k2
-    psubq xmm4, [esp + 80]              ; x1 -= k3
-    psubq xmm5, [esp + 96]              ; x2 -= k4
-    psubq xmm6, [esp + 112]             ; x3 -= k5
-    psubq xmm7, [esp + 128]             ; x4 -= k6
-    psubq xmm2, [esp + 16]              ; x5 -= k7
-    psubq xmm1, [esp + 144]             ; x6 -= k8
-    psubq xmm0, [esp + 32]              ; x7 -= k0
-    psubq xmm2, [esp + 160]             ; x5 -= t2
-    psubq xmm1, [esp + 192]             ; x6 -= t0
-    psubq xmm0, [esp + 528]             ; x7 -= 2
+; x0 -= k2
+    psubq xmm3, [esp + 64]
+; x1 -= k3
+    psubq xmm4, [esp + 80]
+; x2 -= k4
+    psubq xmm5, [esp + 96]
+; x3 -= k5
+    psubq xmm6, [esp + 112]
+; x4 -= k6
+    psubq xmm7, [esp + 128]
+; x5 -= k7
+    psubq xmm2, [esp + 16]
+; x6 -= k8
+    psubq xmm1, [esp + 144]
+; x7 -= k0
+    psubq xmm0, [esp + 32]
+; x5 -= t2
+    psubq xmm2, [esp + 160]
+; x6 -= t0
+    psubq xmm1, [esp + 192]
+; x7 -= 2
+    psubq xmm0, [esp + 528]
 ; inverse round 7
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 8
-    psllq xmm4, 56                      ; x1 >>>= 8
-    psrlq xmm7, 8                       ; x1 >>>= 8
-    por xmm4, xmm7                      ; x1 >>>= 8
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 35
-    psllq xmm0, 29                      ; x7 >>>= 35
-    psrlq xmm7, 35                      ; x7 >>>= 35
-    por xmm0, xmm7                      ; x7 >>>= 35
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 56
-    psllq xmm2, 8                       ; x5 >>>= 56
-    psrlq xmm7, 56                      ; x5 >>>= 56
-    por xmm2, xmm7                      ; x5 >>>= 56
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 22
-    psllq xmm6, 42                      ; x3 >>>= 22
-    psrlq xmm7, 22                      ; x3 >>>= 22
-    por xmm6, xmm7                      ; x3 >>>= 22
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 8
+    movdqa xmm7, xmm4
+    psllq xmm4, 56
+    psrlq xmm7, 8
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 29
+    psrlq xmm7, 35
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 56
+    movdqa xmm7, xmm2
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 22
+    movdqa xmm7, xmm6
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 6
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 25
-    psllq xmm4, 39                      ; x1 >>>= 25
-    psrlq xmm5, 25                      ; x1 >>>= 25
-    por xmm4, xmm5                      ; x1 >>>= 25
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 29
-    psllq xmm6, 35                      ; x3 >>>= 29
-    psrlq xmm5, 29                      ; x3 >>>= 29
-    por xmm6, xmm5                      ; x3 >>>= 29
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 39
-    psllq xmm2, 25                      ; x5 >>>= 39
-    psrlq xmm5, 39                      ; x5 >>>= 39
-    por xmm2, xmm5                      ; x5 >>>= 39
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 43
-    psllq xmm0, 21                      ; x7 >>>= 43
-    psrlq xmm5, 43                      ; x7 >>>= 43
-    por xmm0, xmm5                      ; x7 >>>= 43
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 25
+    movdqa xmm5, xmm4
+    psllq xmm4, 39
+    psrlq xmm5, 25
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 29
+    movdqa xmm5, xmm6
+    psllq xmm6, 35
+    psrlq xmm5, 29
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 39
+    movdqa xmm5, xmm2
+    psllq xmm2, 25
+    psrlq xmm5, 39
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 43
+    movdqa xmm5, xmm0
+    psllq xmm0, 21
+    psrlq xmm5, 43
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 5
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 13
-    psllq xmm4, 51                      ; x1 >>>= 13
-    psrlq xmm6, 13                      ; x1 >>>= 13
-    por xmm4, xmm6                      ; x1 >>>= 13
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 50
-    psllq xmm0, 14                      ; x7 >>>= 50
-    psrlq xmm6, 50                      ; x7 >>>= 50
-    por xmm0, xmm6                      ; x7 >>>= 50
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 10
-    psllq xmm2, 54                      ; x5 >>>= 10
-    psrlq xmm6, 10                      ; x5 >>>= 10
-    por xmm2, xmm6                      ; x5 >>>= 10
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 17
-    psllq xmm6, 47                      ; x3 >>>= 17
-    psrlq xmm1, 17                      ; x3 >>>= 17
-    por xmm6, xmm1                      ; x3 >>>= 17
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 51
+    psrlq xmm6, 13
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 50
+    movdqa xmm6, xmm0
+    psllq xmm0, 14
+    psrlq xmm6, 50
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 4
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 39
-    psllq xmm4, 25                      ; x1 >>>= 39
-    psrlq xmm1, 39                      ; x1 >>>= 39
-    por xmm4, xmm1                      ; x1 >>>= 39
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 30
-    psllq xmm6, 34                      ; x3 >>>= 30
-    psrlq xmm1, 30                      ; x3 >>>= 30
-    por xmm6, xmm1                      ; x3 >>>= 30
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 34
-    psllq xmm2, 30                      ; x5 >>>= 34
-    psrlq xmm1, 34                      ; x5 >>>= 34
-    por xmm2, xmm1                      ; x5 >>>= 34
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 24
-    psllq xmm0, 40                      ; x7 >>>= 24
-    psrlq xmm1, 24                      ; x7 >>>= 24
-    por xmm0, xmm1                      ; x7 >>>= 24
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 39
+    movdqa xmm1, xmm4
+    psllq xmm4, 25
+    psrlq xmm1, 39
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 30
+    movdqa xmm1, xmm6
+    psllq xmm6, 34
+    psrlq xmm1, 30
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 34
+    movdqa xmm1, xmm2
+    psllq xmm2, 30
+    psrlq xmm1, 34
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 24
+    movdqa xmm1, xmm0
+    psllq xmm0, 40
+    psrlq xmm1, 24
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 1
-    psubq xmm3, [esp + 48]              ; x0 -= k1
-    psubq xmm4, [esp + 64]              ; x1 -= k2
-    psubq xmm5, [esp + 80]              ; x2 -= k3
-    psubq xmm6, [esp + 96]              ; x3 -= k4
-    psubq xmm7, [esp + 112]             ; x4 -= k5
-    psubq xmm2, [esp + 128]             ; x5 -= k6
-    psubq xmm1, [esp + 16]              ; x6 -= k7
-    psubq xmm0, [esp + 144]             ; x7 -= k8
-    psubq xmm2, [esp + 176]             ; x5 -= t1
-    psubq xmm1, [esp + 160]             ; x6 -= t2
-    psubq xmm0, [esp + 544]             ; x7 -= 1
+; x0 -= k1
+    psubq xmm3, [esp + 48]
+; x1 -= k2
+    psubq xmm4, [esp + 64]
+; x2 -= k3
+    psubq xmm5, [esp + 80]
+; x3 -= k4
+    psubq xmm6, [esp + 96]
+; x4 -= k5
+    psubq xmm7, [esp + 112]
+; x5 -= k6
+    psubq xmm2, [esp + 128]
+; x6 -= k7
+    psubq xmm1, [esp + 16]
+; x7 -= k8
+    psubq xmm0, [esp + 144]
+; x5 -= t1
+    psubq xmm2, [esp + 176]
+; x6 -= t2
+    psubq xmm1, [esp + 160]
+; x7 -= 1
+    psubq xmm0, [esp + 544]
 ; inverse round 3
-    pxor xmm4, xmm1                     ; x1 ^= x6
-    movq [esp + 224], xmm7              ; spill x4
-    movdqa xmm7, xmm4                   ; x1 >>>= 44
-    psllq xmm4, 20                      ; x1 >>>= 44
-    psrlq xmm7, 44                      ; x1 >>>= 44
-    por xmm4, xmm7                      ; x1 >>>= 44
-    psubq xmm1, xmm4                    ; x6 -= x1
-    pxor xmm0, xmm3                     ; x7 ^= x0
-    movdqa xmm7, xmm0                   ; x7 >>>= 9
-    psllq xmm0, 55                      ; x7 >>>= 9
-    psrlq xmm7, 9                       ; x7 >>>= 9
-    por xmm0, xmm7                      ; x7 >>>= 9
-    psubq xmm3, xmm0                    ; x0 -= x7
-    pxor xmm2, xmm5                     ; x5 ^= x2
-    movdqa xmm7, xmm2                   ; x5 >>>= 54
-    psllq xmm2, 10                      ; x5 >>>= 54
-    psrlq xmm7, 54                      ; x5 >>>= 54
-    por xmm2, xmm7                      ; x5 >>>= 54
-    psubq xmm5, xmm2                    ; x2 -= x5
-    pxor xmm6, [esp + 224]              ; x3 ^= x4
-    movdqa xmm7, xmm6                   ; x3 >>>= 56
-    psllq xmm6, 8                       ; x3 >>>= 56
-    psrlq xmm7, 56                      ; x3 >>>= 56
-    por xmm6, xmm7                      ; x3 >>>= 56
-    movq xmm7, [esp + 224]              ; reload x4 for 'x4 -= x3'
-    psubq xmm7, xmm6                    ; x4 -= x3
+; x1 ^= x6
+    pxor xmm4, xmm1
+    movq [esp + 224], xmm7
+; x1 >>>= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm1, xmm4
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x7 >>>= 9
+    movdqa xmm7, xmm0
+    psllq xmm0, 55
+    psrlq xmm7, 9
+    por xmm0, xmm7
+; x0 -= x7
+    psubq xmm3, xmm0
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 54
+    movdqa xmm7, xmm2
+    psllq xmm2, 10
+    psrlq xmm7, 54
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm6, [esp + 224]
+; x3 >>>= 56
+    movdqa xmm7, xmm6
+    psllq xmm6, 8
+    psrlq xmm7, 56
+    por xmm6, xmm7
+; x4 -= x3
+    movq xmm7, [esp + 224]
+    psubq xmm7, xmm6
 ; inverse round 2
-    pxor xmm4, xmm7                     ; x1 ^= x4
-    movq [esp + 240], xmm5              ; spill x2
-    movdqa xmm5, xmm4                   ; x1 >>>= 17
-    psllq xmm4, 47                      ; x1 >>>= 17
-    psrlq xmm5, 17                      ; x1 >>>= 17
-    por xmm4, xmm5                      ; x1 >>>= 17
-    psubq xmm7, xmm4                    ; x4 -= x1
-    pxor xmm6, xmm1                     ; x3 ^= x6
-    movdqa xmm5, xmm6                   ; x3 >>>= 49
-    psllq xmm6, 15                      ; x3 >>>= 49
-    psrlq xmm5, 49                      ; x3 >>>= 49
-    por xmm6, xmm5                      ; x3 >>>= 49
-    psubq xmm1, xmm6                    ; x6 -= x3
-    pxor xmm2, xmm3                     ; x5 ^= x0
-    movdqa xmm5, xmm2                   ; x5 >>>= 36
-    psllq xmm2, 28                      ; x5 >>>= 36
-    psrlq xmm5, 36                      ; x5 >>>= 36
-    por xmm2, xmm5                      ; x5 >>>= 36
-    psubq xmm3, xmm2                    ; x0 -= x5
-    pxor xmm0, [esp + 240]              ; x7 ^= x2
-    movdqa xmm5, xmm0                   ; x7 >>>= 39
-    psllq xmm0, 25                      ; x7 >>>= 39
-    psrlq xmm5, 39                      ; x7 >>>= 39
-    por xmm0, xmm5                      ; x7 >>>= 39
-    movq xmm5, [esp + 240]              ; reload x2 for 'x2 -= x7'
-    psubq xmm5, xmm0                    ; x2 -= x7
+; x1 ^= x4
+    pxor xmm4, xmm7
+    movq [esp + 240], xmm5
+; x1 >>>= 17
+    movdqa xmm5, xmm4
+    psllq xmm4, 47
+    psrlq xmm5, 17
+    por xmm4, xmm5
+; x4 -= x1
+    psubq xmm7, xmm4
+; x3 ^= x6
+    pxor xmm6, xmm1
+; x3 >>>= 49
+    movdqa xmm5, xmm6
+    psllq xmm6, 15
+    psrlq xmm5, 49
+    por xmm6, xmm5
+; x6 -= x3
+    psubq xmm1, xmm6
+; x5 ^= x0
+    pxor xmm2, xmm3
+; x5 >>>= 36
+    movdqa xmm5, xmm2
+    psllq xmm2, 28
+    psrlq xmm5, 36
+    por xmm2, xmm5
+; x0 -= x5
+    psubq xmm3, xmm2
+; x7 ^= x2
+    pxor xmm0, [esp + 240]
+; x7 >>>= 39
+    movdqa xmm5, xmm0
+    psllq xmm0, 25
+    psrlq xmm5, 39
+    por xmm0, xmm5
+; x2 -= x7
+    movq xmm5, [esp + 240]
+    psubq xmm5, xmm0
 ; inverse round 1
-    pxor xmm4, xmm5                     ; x1 ^= x2
-    movq [esp + 256], xmm6              ; spill x3
-    movdqa xmm6, xmm4                   ; x1 >>>= 33
-    psllq xmm4, 31                      ; x1 >>>= 33
-    psrlq xmm6, 33                      ; x1 >>>= 33
-    por xmm4, xmm6                      ; x1 >>>= 33
-    psubq xmm5, xmm4                    ; x2 -= x1
-    pxor xmm0, xmm7                     ; x7 ^= x4
-    movdqa xmm6, xmm0                   ; x7 >>>= 27
-    psllq xmm0, 37                      ; x7 >>>= 27
-    psrlq xmm6, 27                      ; x7 >>>= 27
-    por xmm0, xmm6                      ; x7 >>>= 27
-    psubq xmm7, xmm0                    ; x4 -= x7
-    pxor xmm2, xmm1                     ; x5 ^= x6
-    movdqa xmm6, xmm2                   ; x5 >>>= 14
-    psllq xmm2, 50                      ; x5 >>>= 14
-    psrlq xmm6, 14                      ; x5 >>>= 14
-    por xmm2, xmm6                      ; x5 >>>= 14
-    psubq xmm1, xmm2                    ; x6 -= x5
-    movq xmm6, [esp + 256]              ; reload x3 for 'x3 ^= x0'
-    pxor xmm6, xmm3                     ; x3 ^= x0
-    movq [esp + 272], xmm1              ; spill x6
-    movdqa xmm1, xmm6                   ; x3 >>>= 42
-    psllq xmm6, 22                      ; x3 >>>= 42
-    psrlq xmm1, 42                      ; x3 >>>= 42
-    por xmm6, xmm1                      ; x3 >>>= 42
-    psubq xmm3, xmm6                    ; x0 -= x3
+; x1 ^= x2
+    pxor xmm4, xmm5
+    movq [esp + 256], xmm6
+; x1 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x2 -= x1
+    psubq xmm5, xmm4
+; x7 ^= x4
+    pxor xmm0, xmm7
+; x7 >>>= 27
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x4 -= x7
+    psubq xmm7, xmm0
+; x5 ^= x6
+    pxor xmm2, xmm1
+; x5 >>>= 14
+    movdqa xmm6, xmm2
+    psllq xmm2, 50
+    psrlq xmm6, 14
+    por xmm2, xmm6
+; x6 -= x5
+    psubq xmm1, xmm2
+; x3 ^= x0
+    movq xmm6, [esp + 256]
+    pxor xmm6, xmm3
+    movq [esp + 272], xmm1
+; x3 >>>= 42
+    movdqa xmm1, xmm6
+    psllq xmm6, 22
+    psrlq xmm1, 42
+    por xmm6, xmm1
+; x0 -= x3
+    psubq xmm3, xmm6
 ; inverse round 0
-    pxor xmm4, xmm3                     ; x1 ^= x0
-    movdqa xmm1, xmm4                   ; x1 >>>= 46
-    psllq xmm4, 18                      ; x1 >>>= 46
-    psrlq xmm1, 46                      ; x1 >>>= 46
-    por xmm4, xmm1                      ; x1 >>>= 46
-    psubq xmm3, xmm4                    ; x0 -= x1
-    pxor xmm6, xmm5                     ; x3 ^= x2
-    movdqa xmm1, xmm6                   ; x3 >>>= 36
-    psllq xmm6, 28                      ; x3 >>>= 36
-    psrlq xmm1, 36                      ; x3 >>>= 36
-    por xmm6, xmm1                      ; x3 >>>= 36
-    psubq xmm5, xmm6                    ; x2 -= x3
-    pxor xmm2, xmm7                     ; x5 ^= x4
-    movdqa xmm1, xmm2                   ; x5 >>>= 19
-    psllq xmm2, 45                      ; x5 >>>= 19
-    psrlq xmm1, 19                      ; x5 >>>= 19
-    por xmm2, xmm1                      ; x5 >>>= 19
-    psubq xmm7, xmm2                    ; x4 -= x5
-    pxor xmm0, [esp + 272]              ; x7 ^= x6
-    movdqa xmm1, xmm0                   ; x7 >>>= 37
-    psllq xmm0, 27                      ; x7 >>>= 37
-    psrlq xmm1, 37                      ; x7 >>>= 37
-    por xmm0, xmm1                      ; x7 >>>= 37
-    movq xmm1, [esp + 272]              ; reload x6 for 'x6 -= x7'
-    psubq xmm1, xmm0                    ; x6 -= x7
+; x1 ^= x0
+    pxor xmm4, xmm3
+; x1 >>>= 46
+    movdqa xmm1, xmm4
+    psllq xmm4, 18
+    psrlq xmm1, 46
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x3 >>>= 36
+    movdqa xmm1, xmm6
+    psllq xmm6, 28
+    psrlq xmm1, 36
+    por xmm6, xmm1
+; x2 -= x3
+    psubq xmm5, xmm6
+; x5 ^= x4
+    pxor xmm2, xmm7
+; x5 >>>= 19
+    movdqa xmm1, xmm2
+    psllq xmm2, 45
+    psrlq xmm1, 19
+    por xmm2, xmm1
+; x4 -= x5
+    psubq xmm7, xmm2
+; x7 ^= x6
+    pxor xmm0, [esp + 272]
+; x7 >>>= 37
+    movdqa xmm1, xmm0
+    psllq xmm0, 27
+    psrlq xmm1, 37
+    por xmm0, xmm1
+; x6 -= x7
+    movq xmm1, [esp + 272]
+    psubq xmm1, xmm0
 ; subtract subkey 0
-    psubq xmm3, [esp + 32]              ; x0 -= k0
-    psubq xmm4, [esp + 48]              ; x1 -= k1
-    psubq xmm5, [esp + 64]              ; x2 -= k2
-    psubq xmm6, [esp + 80]              ; x3 -= k3
-    psubq xmm7, [esp + 96]              ; x4 -= k4
-    psubq xmm2, [esp + 112]             ; x5 -= k5
-    psubq xmm1, [esp + 128]             ; x6 -= k6
-    psubq xmm0, [esp + 16]              ; x7 -= k7
-    psubq xmm2, [esp + 192]             ; x5 -= t0
-    psubq xmm1, [esp + 176]             ; x6 -= t1
+; x0 -= k0
+    psubq xmm3, [esp + 32]
+; x1 -= k1
+    psubq xmm4, [esp + 48]
+; x2 -= k2
+    psubq xmm5, [esp + 64]
+; x3 -= k3
+    psubq xmm6, [esp + 80]
+; x4 -= k4
+    psubq xmm7, [esp + 96]
+; x5 -= k5
+    psubq xmm2, [esp + 112]
+; x6 -= k6
+    psubq xmm1, [esp + 128]
+; x7 -= k7
+    psubq xmm0, [esp + 16]
+; x5 -= t0
+    psubq xmm2, [esp + 192]
+; x6 -= t1
+    psubq xmm1, [esp + 176]
 ; store the block(s)
-    mov edx, dword [ebp + 20]           ; reload out for 'out[0] = x0'
-    movq [edx], xmm3                    ; out[0] = x0
-    movq [edx + 8], xmm4                ; out[1] = x1
-    movq [edx + 16], xmm5               ; out[2] = x2
-    movq [edx + 24], xmm6               ; out[3] = x3
-    movq [edx + 32], xmm7               ; out[4] = x4
-    movq [edx + 40], xmm2               ; out[5] = x5
-    movq [edx + 48], xmm1               ; out[6] = x6
-    movq [edx + 56], xmm0               ; out[7] = x7
+; out[0] = x0
+    mov edx, dword [ebp + 20]
+    movq [edx], xmm3
+; out[1] = x1
+    movq [edx + 8], xmm4
+; out[2] = x2
+    movq [edx + 16], xmm5
+; out[3] = x3
+    movq [edx + 24], xmm6
+; out[4] = x4
+    movq [edx + 32], xmm7
+; out[5] = x5
+    movq [edx + 40], xmm2
+; out[6] = x6
+    movq [edx + 48], xmm1
+; out[7] = x7
+    movq [edx + 56], xmm0
 ; next block
-    add eax, 0x10                       ; tweak += 16
-    add ecx, 0x40                       ; in += 64
-    add edx, 0x40                       ; out += 64
-    mov ebx, dword [ebp + 24]           ; reload n for 'n -= 1'
-    sub ebx, 1                          ; n -= 1
-    mov dword [ebp + 16], ecx           ; in back to its stack slot
-    mov dword [ebp + 24], ebx           ; n back to its stack slot
-    mov dword [ebp + 20], edx           ; out back to its stack slot
-    mov dword [ebp + 12], eax           ; tweak back to its stack slot
-    jnz .loop                           ; while n != 0
+; tweak += 16
+    add eax, 0x10
+; in += 64
+    add ecx, 0x40
+; out += 64
+    add edx, 0x40
+; n -= 1
+    mov ebx, dword [ebp + 24]
+    sub ebx, 1
+    mov dword [ebp + 16], ecx
+    mov dword [ebp + 24], ebx
+    mov dword [ebp + 20], edx
+    mov dword [ebp + 12], eax
+; while n != 0
+    jnz .loop
 .done:
     lea esp, [ebp - 4]
     pop ebx
