@@ -3,10 +3,12 @@
  *   threefish-gen render --target c-simd --size 1024 --version 1.3 --keys fly --unroll full --interleave 1 --isa auto --prefix tf1024_v13_csimd_auto_fly_full_
  * Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 1024 v1.3 fly/full/i1 (n >= 8)
  * path avx2: c-simd avx2 lanes 1024 v1.3 fly/full/i1 (n >= 4)
+ * path neon: c-simd neon lanes 1024 v1.3 fly/full/i1 (n >= 2)
  */
 #ifndef TF1024_V13_CSIMD_AUTO_FLY_FULL_H
 #define TF1024_V13_CSIMD_AUTO_FLY_FULL_H

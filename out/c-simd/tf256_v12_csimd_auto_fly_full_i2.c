@@ -3,23 +3,35 @@
  *   threefish-gen render --target c-simd --size 256 --version 1.2 --keys fly --unroll full --interleave 2 --isa auto --prefix tf256_v12_csimd_auto_fly_full_i2_
  * Threefish-256, Skein v1.2 constants (C240 = 0x5555555555555555),
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 256 v1.2 fly/full/i2 (n >= 8)
  * path avx2: c-simd avx2 lanes 256 v1.2 fly/full/i2 (n >= 4)
+ * path neon: c-simd neon lanes 256 v1.2 fly/full/i2 (n >= 2)
  */
 #include "tf256_v12_csimd_auto_fly_full_i2.h"
 
 #include <string.h>
 #include <stdlib.h>
 
+/* Which family of paths this build compiles: x86 (SSE2..AVX-512, chosen by cpuid), AArch64 NEON
+   (architectural: no run-time check), or none (portable scalar C only). */
+#if defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)
+#define THREEFISH_GEN_X86 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define THREEFISH_GEN_NEON 1
+#endif
+
 #if defined(THREEFISH_GEN_SIMDE)
 /* Portable build: SIMDe implements the intrinsics (natively where the compiler flags allow). */
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx2.h>
 #include <simde/x86/avx512.h>
-#else
+#elif defined(THREEFISH_GEN_X86)
 #include <immintrin.h>
+#elif defined(THREEFISH_GEN_NEON)
+#include <arm_neon.h>
 #endif
 
 /* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
@@ -45,6 +57,30 @@ static inline void tf256_v12_csimd_auto_fly_full_i2_store64(uint8_t *p, uint64_t
         p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
+
+#if defined(THREEFISH_GEN_NEON)
+
+/* 128-bit rows of two little-endian words at any alignment: vld1q_u8/vst1q_u8 on little-endian
+   AArch64, the scalar word access on big-endian. */
+static inline uint64x2_t threefish_gen_neon_load(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return vreinterpretq_u64_u8(vld1q_u8(p));
+#else
+    return vcombine_u64(vcreate_u64(tf256_v12_csimd_auto_fly_full_i2_load64(p)), vcreate_u64(tf256_v12_csimd_auto_fly_full_i2_load64(p + 8)));
+#endif
+}
+
+static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    vst1q_u8(p, vreinterpretq_u8_u64(v));
+#else
+    tf256_v12_csimd_auto_fly_full_i2_store64(p, vgetq_lane_u64(v, 0));
+    tf256_v12_csimd_auto_fly_full_i2_store64(p + 8, vgetq_lane_u64(v, 1));
+#endif
+}
+#endif
 
 void tf256_v12_csimd_auto_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[16],
                                               const uint8_t in[32], uint8_t out[32])
@@ -2797,6 +2833,8 @@ static void tf256_v12_csimd_auto_fly_full_i2_scalar_decrypt_blocks(const uint8_t
         tf256_v12_csimd_auto_fly_full_i2_store64(out + 24, x3);
     }
 }
+
+#if defined(THREEFISH_GEN_X86)
 
 /* ---- avx512: compiled for target "avx512f,avx512vl"; called only where the CPU has it */
 #if !defined(THREEFISH_GEN_SIMDE)
@@ -7222,6 +7260,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
 #endif
 #endif
 
+#endif
+
+#if defined(THREEFISH_GEN_X86)
+
 /* ---- avx2: compiled for target "avx2"; called only where the CPU has it */
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -11356,9 +11398,4077 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
 #endif
 #endif
 
+#endif
+
+#if defined(THREEFISH_GEN_NEON)
+
+/* ---- neon: AArch64 Advanced SIMD (architectural: no target attribute, no run-time check) */
+
+static void tf256_v12_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                       const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf256_v12_csimd_auto_fly_full_i2_load64(key);
+    k1 = tf256_v12_csimd_auto_fly_full_i2_load64(key + 8);
+    k2 = tf256_v12_csimd_auto_fly_full_i2_load64(key + 16);
+    k3 = tf256_v12_csimd_auto_fly_full_i2_load64(key + 24);
+    k4 = UINT64_C(0x5555555555555555);
+    k4 ^= k0;
+    k4 ^= k1;
+    k4 ^= k2;
+    k4 ^= k3;
+    if (n >= 2) {
+        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
+        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
+        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
+        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
+        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
+        const uint64x2_t rot40 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0201000706050403))), vcreate_u64((uint64_t)(UINT64_C(0x0a09080f0e0d0c0b))));
+        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
+            uint64x2_t vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
+            uint64x2_t vxb0, vxb1, vxb2, vxb3;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vta0 = s1_0;
+                vta1 = s1_1;
+            }
+            vta2 = vta0;
+            vta2 = veorq_u64(vta2, vta1);
+            /* block 1: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vtb0 = s1_0;
+                vtb1 = s1_1;
+            }
+            vtb2 = vtb0;
+            vtb2 = veorq_u64(vtb2, vtb1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa0 = s1_0;
+                vxa1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa2 = s1_0;
+                vxa3 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb0 = s1_0;
+                vxb1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb2 = s1_0;
+                vxb3 = s1_1;
+            }
+            /* add subkey 0 */
+            vxa0 = vaddq_u64(vxa0, bk0);
+            vxa1 = vaddq_u64(vxa1, bk1);
+            vxa2 = vaddq_u64(vxa2, bk2);
+            vxa3 = vaddq_u64(vxa3, bk3);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxb0 = vaddq_u64(vxb0, bk0);
+            vxb1 = vaddq_u64(vxb1, bk1);
+            vxb2 = vaddq_u64(vxb2, bk2);
+            vxb3 = vaddq_u64(vxb3, bk3);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            /* round 0 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 1 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 2 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 3 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 1 */
+            vxa0 = vaddq_u64(vxa0, bk1);
+            vxa1 = vaddq_u64(vxa1, bk2);
+            vxa2 = vaddq_u64(vxa2, bk3);
+            vxa3 = vaddq_u64(vxa3, bk4);
+            vxa1 = vaddq_u64(vxa1, vta1);
+            vxa2 = vaddq_u64(vxa2, vta2);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            vxb0 = vaddq_u64(vxb0, bk1);
+            vxb1 = vaddq_u64(vxb1, bk2);
+            vxb2 = vaddq_u64(vxb2, bk3);
+            vxb3 = vaddq_u64(vxb3, bk4);
+            vxb1 = vaddq_u64(vxb1, vtb1);
+            vxb2 = vaddq_u64(vxb2, vtb2);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            /* round 4 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 5 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 6 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 7 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 2 */
+            vxa0 = vaddq_u64(vxa0, bk2);
+            vxa1 = vaddq_u64(vxa1, bk3);
+            vxa2 = vaddq_u64(vxa2, bk4);
+            vxa3 = vaddq_u64(vxa3, bk0);
+            vxa1 = vaddq_u64(vxa1, vta2);
+            vxa2 = vaddq_u64(vxa2, vta0);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            vxb0 = vaddq_u64(vxb0, bk2);
+            vxb1 = vaddq_u64(vxb1, bk3);
+            vxb2 = vaddq_u64(vxb2, bk4);
+            vxb3 = vaddq_u64(vxb3, bk0);
+            vxb1 = vaddq_u64(vxb1, vtb2);
+            vxb2 = vaddq_u64(vxb2, vtb0);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            /* round 8 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 9 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 10 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 11 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 3 */
+            vxa0 = vaddq_u64(vxa0, bk3);
+            vxa1 = vaddq_u64(vxa1, bk4);
+            vxa2 = vaddq_u64(vxa2, bk0);
+            vxa3 = vaddq_u64(vxa3, bk1);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            vxb0 = vaddq_u64(vxb0, bk3);
+            vxb1 = vaddq_u64(vxb1, bk4);
+            vxb2 = vaddq_u64(vxb2, bk0);
+            vxb3 = vaddq_u64(vxb3, bk1);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            /* round 12 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 13 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 14 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 15 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 4 */
+            vxa0 = vaddq_u64(vxa0, bk4);
+            vxa1 = vaddq_u64(vxa1, bk0);
+            vxa2 = vaddq_u64(vxa2, bk1);
+            vxa3 = vaddq_u64(vxa3, bk2);
+            vxa1 = vaddq_u64(vxa1, vta1);
+            vxa2 = vaddq_u64(vxa2, vta2);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            vxb0 = vaddq_u64(vxb0, bk4);
+            vxb1 = vaddq_u64(vxb1, bk0);
+            vxb2 = vaddq_u64(vxb2, bk1);
+            vxb3 = vaddq_u64(vxb3, bk2);
+            vxb1 = vaddq_u64(vxb1, vtb1);
+            vxb2 = vaddq_u64(vxb2, vtb2);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            /* round 16 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 17 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 18 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 19 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 5 */
+            vxa0 = vaddq_u64(vxa0, bk0);
+            vxa1 = vaddq_u64(vxa1, bk1);
+            vxa2 = vaddq_u64(vxa2, bk2);
+            vxa3 = vaddq_u64(vxa3, bk3);
+            vxa1 = vaddq_u64(vxa1, vta2);
+            vxa2 = vaddq_u64(vxa2, vta0);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            vxb0 = vaddq_u64(vxb0, bk0);
+            vxb1 = vaddq_u64(vxb1, bk1);
+            vxb2 = vaddq_u64(vxb2, bk2);
+            vxb3 = vaddq_u64(vxb3, bk3);
+            vxb1 = vaddq_u64(vxb1, vtb2);
+            vxb2 = vaddq_u64(vxb2, vtb0);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            /* round 20 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 21 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 22 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 23 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 6 */
+            vxa0 = vaddq_u64(vxa0, bk1);
+            vxa1 = vaddq_u64(vxa1, bk2);
+            vxa2 = vaddq_u64(vxa2, bk3);
+            vxa3 = vaddq_u64(vxa3, bk4);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            vxb0 = vaddq_u64(vxb0, bk1);
+            vxb1 = vaddq_u64(vxb1, bk2);
+            vxb2 = vaddq_u64(vxb2, bk3);
+            vxb3 = vaddq_u64(vxb3, bk4);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            /* round 24 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 25 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 26 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 27 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 7 */
+            vxa0 = vaddq_u64(vxa0, bk2);
+            vxa1 = vaddq_u64(vxa1, bk3);
+            vxa2 = vaddq_u64(vxa2, bk4);
+            vxa3 = vaddq_u64(vxa3, bk0);
+            vxa1 = vaddq_u64(vxa1, vta1);
+            vxa2 = vaddq_u64(vxa2, vta2);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            vxb0 = vaddq_u64(vxb0, bk2);
+            vxb1 = vaddq_u64(vxb1, bk3);
+            vxb2 = vaddq_u64(vxb2, bk4);
+            vxb3 = vaddq_u64(vxb3, bk0);
+            vxb1 = vaddq_u64(vxb1, vtb1);
+            vxb2 = vaddq_u64(vxb2, vtb2);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            /* round 28 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 29 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 30 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 31 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 8 */
+            vxa0 = vaddq_u64(vxa0, bk3);
+            vxa1 = vaddq_u64(vxa1, bk4);
+            vxa2 = vaddq_u64(vxa2, bk0);
+            vxa3 = vaddq_u64(vxa3, bk1);
+            vxa1 = vaddq_u64(vxa1, vta2);
+            vxa2 = vaddq_u64(vxa2, vta0);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            vxb0 = vaddq_u64(vxb0, bk3);
+            vxb1 = vaddq_u64(vxb1, bk4);
+            vxb2 = vaddq_u64(vxb2, bk0);
+            vxb3 = vaddq_u64(vxb3, bk1);
+            vxb1 = vaddq_u64(vxb1, vtb2);
+            vxb2 = vaddq_u64(vxb2, vtb0);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            /* round 32 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 33 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 34 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 35 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 9 */
+            vxa0 = vaddq_u64(vxa0, bk4);
+            vxa1 = vaddq_u64(vxa1, bk0);
+            vxa2 = vaddq_u64(vxa2, bk1);
+            vxa3 = vaddq_u64(vxa3, bk2);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            vxb0 = vaddq_u64(vxb0, bk4);
+            vxb1 = vaddq_u64(vxb1, bk0);
+            vxb2 = vaddq_u64(vxb2, bk1);
+            vxb3 = vaddq_u64(vxb3, bk2);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            /* round 36 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 37 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 38 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 39 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 10 */
+            vxa0 = vaddq_u64(vxa0, bk0);
+            vxa1 = vaddq_u64(vxa1, bk1);
+            vxa2 = vaddq_u64(vxa2, bk2);
+            vxa3 = vaddq_u64(vxa3, bk3);
+            vxa1 = vaddq_u64(vxa1, vta1);
+            vxa2 = vaddq_u64(vxa2, vta2);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            vxb0 = vaddq_u64(vxb0, bk0);
+            vxb1 = vaddq_u64(vxb1, bk1);
+            vxb2 = vaddq_u64(vxb2, bk2);
+            vxb3 = vaddq_u64(vxb3, bk3);
+            vxb1 = vaddq_u64(vxb1, vtb1);
+            vxb2 = vaddq_u64(vxb2, vtb2);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            /* round 40 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 41 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 42 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 43 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 11 */
+            vxa0 = vaddq_u64(vxa0, bk1);
+            vxa1 = vaddq_u64(vxa1, bk2);
+            vxa2 = vaddq_u64(vxa2, bk3);
+            vxa3 = vaddq_u64(vxa3, bk4);
+            vxa1 = vaddq_u64(vxa1, vta2);
+            vxa2 = vaddq_u64(vxa2, vta0);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            vxb0 = vaddq_u64(vxb0, bk1);
+            vxb1 = vaddq_u64(vxb1, bk2);
+            vxb2 = vaddq_u64(vxb2, bk3);
+            vxb3 = vaddq_u64(vxb3, bk4);
+            vxb1 = vaddq_u64(vxb1, vtb2);
+            vxb2 = vaddq_u64(vxb2, vtb0);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            /* round 44 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 45 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 46 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 47 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 12 */
+            vxa0 = vaddq_u64(vxa0, bk2);
+            vxa1 = vaddq_u64(vxa1, bk3);
+            vxa2 = vaddq_u64(vxa2, bk4);
+            vxa3 = vaddq_u64(vxa3, bk0);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            vxb0 = vaddq_u64(vxb0, bk2);
+            vxb1 = vaddq_u64(vxb1, bk3);
+            vxb2 = vaddq_u64(vxb2, bk4);
+            vxb3 = vaddq_u64(vxb3, bk0);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            /* round 48 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 49 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 50 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 51 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 13 */
+            vxa0 = vaddq_u64(vxa0, bk3);
+            vxa1 = vaddq_u64(vxa1, bk4);
+            vxa2 = vaddq_u64(vxa2, bk0);
+            vxa3 = vaddq_u64(vxa3, bk1);
+            vxa1 = vaddq_u64(vxa1, vta1);
+            vxa2 = vaddq_u64(vxa2, vta2);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            vxb0 = vaddq_u64(vxb0, bk3);
+            vxb1 = vaddq_u64(vxb1, bk4);
+            vxb2 = vaddq_u64(vxb2, bk0);
+            vxb3 = vaddq_u64(vxb3, bk1);
+            vxb1 = vaddq_u64(vxb1, vtb1);
+            vxb2 = vaddq_u64(vxb2, vtb2);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            /* round 52 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 53 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 54 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 55 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 14 */
+            vxa0 = vaddq_u64(vxa0, bk4);
+            vxa1 = vaddq_u64(vxa1, bk0);
+            vxa2 = vaddq_u64(vxa2, bk1);
+            vxa3 = vaddq_u64(vxa3, bk2);
+            vxa1 = vaddq_u64(vxa1, vta2);
+            vxa2 = vaddq_u64(vxa2, vta0);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            vxb0 = vaddq_u64(vxb0, bk4);
+            vxb1 = vaddq_u64(vxb1, bk0);
+            vxb2 = vaddq_u64(vxb2, bk1);
+            vxb3 = vaddq_u64(vxb3, bk2);
+            vxb1 = vaddq_u64(vxb1, vtb2);
+            vxb2 = vaddq_u64(vxb2, vtb0);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            /* round 56 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 57 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 58 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 59 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 15 */
+            vxa0 = vaddq_u64(vxa0, bk0);
+            vxa1 = vaddq_u64(vxa1, bk1);
+            vxa2 = vaddq_u64(vxa2, bk2);
+            vxa3 = vaddq_u64(vxa3, bk3);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            vxb0 = vaddq_u64(vxb0, bk0);
+            vxb1 = vaddq_u64(vxb1, bk1);
+            vxb2 = vaddq_u64(vxb2, bk2);
+            vxb3 = vaddq_u64(vxb3, bk3);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            /* round 60 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 61 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 62 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 63 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 16 */
+            vxa0 = vaddq_u64(vxa0, bk1);
+            vxa1 = vaddq_u64(vxa1, bk2);
+            vxa2 = vaddq_u64(vxa2, bk3);
+            vxa3 = vaddq_u64(vxa3, bk4);
+            vxa1 = vaddq_u64(vxa1, vta1);
+            vxa2 = vaddq_u64(vxa2, vta2);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            vxb0 = vaddq_u64(vxb0, bk1);
+            vxb1 = vaddq_u64(vxb1, bk2);
+            vxb2 = vaddq_u64(vxb2, bk3);
+            vxb3 = vaddq_u64(vxb3, bk4);
+            vxb1 = vaddq_u64(vxb1, vtb1);
+            vxb2 = vaddq_u64(vxb2, vtb2);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            /* round 64 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 14), vxa1, 50);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 14), vxb1, 50);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot16)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot16)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 65 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 52), vxa3, 12);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 52), vxb3, 12);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 57), vxa1, 7);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 57), vxb1, 7);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 66 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 23), vxa1, 41);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 23), vxb1, 41);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot40)));
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot40)));
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 67 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 5), vxa3, 59);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 5), vxb3, 59);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 37), vxa1, 27);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 37), vxb1, 27);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 17 */
+            vxa0 = vaddq_u64(vxa0, bk2);
+            vxa1 = vaddq_u64(vxa1, bk3);
+            vxa2 = vaddq_u64(vxa2, bk4);
+            vxa3 = vaddq_u64(vxa3, bk0);
+            vxa1 = vaddq_u64(vxa1, vta2);
+            vxa2 = vaddq_u64(vxa2, vta0);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            vxb0 = vaddq_u64(vxb0, bk2);
+            vxb1 = vaddq_u64(vxb1, bk3);
+            vxb2 = vaddq_u64(vxb2, bk4);
+            vxb3 = vaddq_u64(vxb3, bk0);
+            vxb1 = vaddq_u64(vxb1, vtb2);
+            vxb2 = vaddq_u64(vxb2, vtb0);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            /* round 68 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 25), vxa1, 39);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 25), vxb1, 39);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 33), vxa3, 31);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 33), vxb3, 31);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 69 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 46), vxa3, 18);
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 46), vxb3, 18);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 12), vxa1, 52);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 12), vxb1, 52);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* round 70 */
+            vxa0 = vaddq_u64(vxa0, vxa1);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 58), vxa1, 6);
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb1);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 58), vxb1, 6);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa3);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 22), vxa3, 42);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb3);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 22), vxb3, 42);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            /* round 71 */
+            vxa0 = vaddq_u64(vxa0, vxa3);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxb0 = vaddq_u64(vxb0, vxb3);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxa2 = vaddq_u64(vxa2, vxa1);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxb2 = vaddq_u64(vxb2, vxb1);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb1 = veorq_u64(vxb1, vxb2);
+            /* add subkey 18 */
+            vxa0 = vaddq_u64(vxa0, bk3);
+            vxa1 = vaddq_u64(vxa1, bk4);
+            vxa2 = vaddq_u64(vxa2, bk0);
+            vxa3 = vaddq_u64(vxa3, bk1);
+            vxa1 = vaddq_u64(vxa1, vta0);
+            vxa2 = vaddq_u64(vxa2, vta1);
+            vxa3 = vaddq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            vxb0 = vaddq_u64(vxb0, bk3);
+            vxb1 = vaddq_u64(vxb1, bk4);
+            vxb2 = vaddq_u64(vxb2, bk0);
+            vxb3 = vaddq_u64(vxb3, bk1);
+            vxb1 = vaddq_u64(vxb1, vtb0);
+            vxb2 = vaddq_u64(vxb2, vtb1);
+            vxb3 = vaddq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa0, vxa1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa2, vxa3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa2, vxa3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb0, vxb1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb0, vxb1);
+                threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb2, vxb3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb2, vxb3);
+                threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+            }
+        }
+        for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
+            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vt0 = s1_0;
+                vt1 = s1_1;
+            }
+            vt2 = vt0;
+            vt2 = veorq_u64(vt2, vt1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx0 = s1_0;
+                vx1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx2 = s1_0;
+                vx3 = s1_1;
+            }
+            /* add subkey 0 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            /* round 0 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 1 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 2 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 3 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 1 */
+            vx0 = vaddq_u64(vx0, bk1);
+            vx1 = vaddq_u64(vx1, bk2);
+            vx2 = vaddq_u64(vx2, bk3);
+            vx3 = vaddq_u64(vx3, bk4);
+            vx1 = vaddq_u64(vx1, vt1);
+            vx2 = vaddq_u64(vx2, vt2);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            /* round 4 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 5 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 6 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 7 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 2 */
+            vx0 = vaddq_u64(vx0, bk2);
+            vx1 = vaddq_u64(vx1, bk3);
+            vx2 = vaddq_u64(vx2, bk4);
+            vx3 = vaddq_u64(vx3, bk0);
+            vx1 = vaddq_u64(vx1, vt2);
+            vx2 = vaddq_u64(vx2, vt0);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            /* round 8 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 9 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 10 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 11 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 3 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            /* round 12 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 13 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 14 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 15 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 4 */
+            vx0 = vaddq_u64(vx0, bk4);
+            vx1 = vaddq_u64(vx1, bk0);
+            vx2 = vaddq_u64(vx2, bk1);
+            vx3 = vaddq_u64(vx3, bk2);
+            vx1 = vaddq_u64(vx1, vt1);
+            vx2 = vaddq_u64(vx2, vt2);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            /* round 16 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 17 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 18 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 19 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 5 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx1 = vaddq_u64(vx1, vt2);
+            vx2 = vaddq_u64(vx2, vt0);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            /* round 20 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 21 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 22 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 23 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 6 */
+            vx0 = vaddq_u64(vx0, bk1);
+            vx1 = vaddq_u64(vx1, bk2);
+            vx2 = vaddq_u64(vx2, bk3);
+            vx3 = vaddq_u64(vx3, bk4);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            /* round 24 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 25 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 26 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 27 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 7 */
+            vx0 = vaddq_u64(vx0, bk2);
+            vx1 = vaddq_u64(vx1, bk3);
+            vx2 = vaddq_u64(vx2, bk4);
+            vx3 = vaddq_u64(vx3, bk0);
+            vx1 = vaddq_u64(vx1, vt1);
+            vx2 = vaddq_u64(vx2, vt2);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            /* round 28 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 29 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 30 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 31 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 8 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx1 = vaddq_u64(vx1, vt2);
+            vx2 = vaddq_u64(vx2, vt0);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            /* round 32 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 33 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 34 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 35 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 9 */
+            vx0 = vaddq_u64(vx0, bk4);
+            vx1 = vaddq_u64(vx1, bk0);
+            vx2 = vaddq_u64(vx2, bk1);
+            vx3 = vaddq_u64(vx3, bk2);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            /* round 36 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 37 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 38 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 39 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 10 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx1 = vaddq_u64(vx1, vt1);
+            vx2 = vaddq_u64(vx2, vt2);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            /* round 40 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 41 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 42 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 43 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 11 */
+            vx0 = vaddq_u64(vx0, bk1);
+            vx1 = vaddq_u64(vx1, bk2);
+            vx2 = vaddq_u64(vx2, bk3);
+            vx3 = vaddq_u64(vx3, bk4);
+            vx1 = vaddq_u64(vx1, vt2);
+            vx2 = vaddq_u64(vx2, vt0);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            /* round 44 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 45 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 46 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 47 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 12 */
+            vx0 = vaddq_u64(vx0, bk2);
+            vx1 = vaddq_u64(vx1, bk3);
+            vx2 = vaddq_u64(vx2, bk4);
+            vx3 = vaddq_u64(vx3, bk0);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            /* round 48 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 49 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 50 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 51 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 13 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx1 = vaddq_u64(vx1, vt1);
+            vx2 = vaddq_u64(vx2, vt2);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            /* round 52 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 53 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 54 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 55 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 14 */
+            vx0 = vaddq_u64(vx0, bk4);
+            vx1 = vaddq_u64(vx1, bk0);
+            vx2 = vaddq_u64(vx2, bk1);
+            vx3 = vaddq_u64(vx3, bk2);
+            vx1 = vaddq_u64(vx1, vt2);
+            vx2 = vaddq_u64(vx2, vt0);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            /* round 56 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 57 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 58 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 59 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 15 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            /* round 60 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 61 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 62 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 63 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 16 */
+            vx0 = vaddq_u64(vx0, bk1);
+            vx1 = vaddq_u64(vx1, bk2);
+            vx2 = vaddq_u64(vx2, bk3);
+            vx3 = vaddq_u64(vx3, bk4);
+            vx1 = vaddq_u64(vx1, vt1);
+            vx2 = vaddq_u64(vx2, vt2);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            /* round 64 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 14), vx1, 50);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot16)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 65 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 52), vx3, 12);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 57), vx1, 7);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 66 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 23), vx1, 41);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot40)));
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 67 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 5), vx3, 59);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 37), vx1, 27);
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 17 */
+            vx0 = vaddq_u64(vx0, bk2);
+            vx1 = vaddq_u64(vx1, bk3);
+            vx2 = vaddq_u64(vx2, bk4);
+            vx3 = vaddq_u64(vx3, bk0);
+            vx1 = vaddq_u64(vx1, vt2);
+            vx2 = vaddq_u64(vx2, vt0);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            /* round 68 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 69 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 46), vx3, 18);
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 12), vx1, 52);
+            vx1 = veorq_u64(vx1, vx2);
+            /* round 70 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 58), vx1, 6);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 22), vx3, 42);
+            vx3 = veorq_u64(vx3, vx2);
+            /* round 71 */
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx3 = veorq_u64(vx3, vx0);
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx1 = veorq_u64(vx1, vx2);
+            /* add subkey 18 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx1 = vaddq_u64(vx1, vt0);
+            vx2 = vaddq_u64(vx2, vt1);
+            vx3 = vaddq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
+        tf256_v12_csimd_auto_fly_full_i2_encrypt(key, tweaks, in, out);
+    }
+}
+
+static void tf256_v12_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                                       const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf256_v12_csimd_auto_fly_full_i2_load64(key);
+    k1 = tf256_v12_csimd_auto_fly_full_i2_load64(key + 8);
+    k2 = tf256_v12_csimd_auto_fly_full_i2_load64(key + 16);
+    k3 = tf256_v12_csimd_auto_fly_full_i2_load64(key + 24);
+    k4 = UINT64_C(0x5555555555555555);
+    k4 ^= k0;
+    k4 ^= k1;
+    k4 ^= k2;
+    k4 ^= k3;
+    if (n >= 2) {
+        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
+        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
+        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
+        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
+        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        const uint64x2_t rot24 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0403020100070605))), vcreate_u64((uint64_t)(UINT64_C(0x0c0b0a09080f0e0d))));
+        const uint64x2_t rot48 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0100070605040302))), vcreate_u64((uint64_t)(UINT64_C(0x09080f0e0d0c0b0a))));
+        for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
+            uint64x2_t vta0, vta1, vta2, vtb0, vtb1, vtb2, vxa0, vxa1, vxa2, vxa3;
+            uint64x2_t vxb0, vxb1, vxb2, vxb3;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vta0 = s1_0;
+                vta1 = s1_1;
+            }
+            vta2 = vta0;
+            vta2 = veorq_u64(vta2, vta1);
+            /* block 1: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 32));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vtb0 = s1_0;
+                vtb1 = s1_1;
+            }
+            vtb2 = vtb0;
+            vtb2 = veorq_u64(vtb2, vtb1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa0 = s1_0;
+                vxa1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxa2 = s1_0;
+                vxa3 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb0 = s1_0;
+                vxb1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vxb2 = s1_0;
+                vxb3 = s1_1;
+            }
+            /* subtract subkey 18 */
+            vxa0 = vsubq_u64(vxa0, bk3);
+            vxa1 = vsubq_u64(vxa1, bk4);
+            vxa2 = vsubq_u64(vxa2, bk0);
+            vxa3 = vsubq_u64(vxa3, bk1);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            vxb0 = vsubq_u64(vxb0, bk3);
+            vxb1 = vsubq_u64(vxb1, bk4);
+            vxb2 = vsubq_u64(vxb2, bk0);
+            vxb3 = vsubq_u64(vxb3, bk1);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* inverse round 71 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 70 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 69 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 68 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 17 */
+            vxa0 = vsubq_u64(vxa0, bk2);
+            vxa1 = vsubq_u64(vxa1, bk3);
+            vxa2 = vsubq_u64(vxa2, bk4);
+            vxa3 = vsubq_u64(vxa3, bk0);
+            vxa1 = vsubq_u64(vxa1, vta2);
+            vxa2 = vsubq_u64(vxa2, vta0);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            vxb0 = vsubq_u64(vxb0, bk2);
+            vxb1 = vsubq_u64(vxb1, bk3);
+            vxb2 = vsubq_u64(vxb2, bk4);
+            vxb3 = vsubq_u64(vxb3, bk0);
+            vxb1 = vsubq_u64(vxb1, vtb2);
+            vxb2 = vsubq_u64(vxb2, vtb0);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            /* inverse round 67 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 66 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 65 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 64 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 16 */
+            vxa0 = vsubq_u64(vxa0, bk1);
+            vxa1 = vsubq_u64(vxa1, bk2);
+            vxa2 = vsubq_u64(vxa2, bk3);
+            vxa3 = vsubq_u64(vxa3, bk4);
+            vxa1 = vsubq_u64(vxa1, vta1);
+            vxa2 = vsubq_u64(vxa2, vta2);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            vxb0 = vsubq_u64(vxb0, bk1);
+            vxb1 = vsubq_u64(vxb1, bk2);
+            vxb2 = vsubq_u64(vxb2, bk3);
+            vxb3 = vsubq_u64(vxb3, bk4);
+            vxb1 = vsubq_u64(vxb1, vtb1);
+            vxb2 = vsubq_u64(vxb2, vtb2);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            /* inverse round 63 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 62 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 61 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 60 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 15 */
+            vxa0 = vsubq_u64(vxa0, bk0);
+            vxa1 = vsubq_u64(vxa1, bk1);
+            vxa2 = vsubq_u64(vxa2, bk2);
+            vxa3 = vsubq_u64(vxa3, bk3);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            vxb0 = vsubq_u64(vxb0, bk0);
+            vxb1 = vsubq_u64(vxb1, bk1);
+            vxb2 = vsubq_u64(vxb2, bk2);
+            vxb3 = vsubq_u64(vxb3, bk3);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            /* inverse round 59 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 58 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 57 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 56 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 14 */
+            vxa0 = vsubq_u64(vxa0, bk4);
+            vxa1 = vsubq_u64(vxa1, bk0);
+            vxa2 = vsubq_u64(vxa2, bk1);
+            vxa3 = vsubq_u64(vxa3, bk2);
+            vxa1 = vsubq_u64(vxa1, vta2);
+            vxa2 = vsubq_u64(vxa2, vta0);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            vxb0 = vsubq_u64(vxb0, bk4);
+            vxb1 = vsubq_u64(vxb1, bk0);
+            vxb2 = vsubq_u64(vxb2, bk1);
+            vxb3 = vsubq_u64(vxb3, bk2);
+            vxb1 = vsubq_u64(vxb1, vtb2);
+            vxb2 = vsubq_u64(vxb2, vtb0);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            /* inverse round 55 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 54 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 53 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 52 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 13 */
+            vxa0 = vsubq_u64(vxa0, bk3);
+            vxa1 = vsubq_u64(vxa1, bk4);
+            vxa2 = vsubq_u64(vxa2, bk0);
+            vxa3 = vsubq_u64(vxa3, bk1);
+            vxa1 = vsubq_u64(vxa1, vta1);
+            vxa2 = vsubq_u64(vxa2, vta2);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            vxb0 = vsubq_u64(vxb0, bk3);
+            vxb1 = vsubq_u64(vxb1, bk4);
+            vxb2 = vsubq_u64(vxb2, bk0);
+            vxb3 = vsubq_u64(vxb3, bk1);
+            vxb1 = vsubq_u64(vxb1, vtb1);
+            vxb2 = vsubq_u64(vxb2, vtb2);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            /* inverse round 51 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 50 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 49 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 48 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 12 */
+            vxa0 = vsubq_u64(vxa0, bk2);
+            vxa1 = vsubq_u64(vxa1, bk3);
+            vxa2 = vsubq_u64(vxa2, bk4);
+            vxa3 = vsubq_u64(vxa3, bk0);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            vxb0 = vsubq_u64(vxb0, bk2);
+            vxb1 = vsubq_u64(vxb1, bk3);
+            vxb2 = vsubq_u64(vxb2, bk4);
+            vxb3 = vsubq_u64(vxb3, bk0);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            /* inverse round 47 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 46 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 45 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 44 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 11 */
+            vxa0 = vsubq_u64(vxa0, bk1);
+            vxa1 = vsubq_u64(vxa1, bk2);
+            vxa2 = vsubq_u64(vxa2, bk3);
+            vxa3 = vsubq_u64(vxa3, bk4);
+            vxa1 = vsubq_u64(vxa1, vta2);
+            vxa2 = vsubq_u64(vxa2, vta0);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            vxb0 = vsubq_u64(vxb0, bk1);
+            vxb1 = vsubq_u64(vxb1, bk2);
+            vxb2 = vsubq_u64(vxb2, bk3);
+            vxb3 = vsubq_u64(vxb3, bk4);
+            vxb1 = vsubq_u64(vxb1, vtb2);
+            vxb2 = vsubq_u64(vxb2, vtb0);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            /* inverse round 43 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 42 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 41 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 40 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 10 */
+            vxa0 = vsubq_u64(vxa0, bk0);
+            vxa1 = vsubq_u64(vxa1, bk1);
+            vxa2 = vsubq_u64(vxa2, bk2);
+            vxa3 = vsubq_u64(vxa3, bk3);
+            vxa1 = vsubq_u64(vxa1, vta1);
+            vxa2 = vsubq_u64(vxa2, vta2);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            vxb0 = vsubq_u64(vxb0, bk0);
+            vxb1 = vsubq_u64(vxb1, bk1);
+            vxb2 = vsubq_u64(vxb2, bk2);
+            vxb3 = vsubq_u64(vxb3, bk3);
+            vxb1 = vsubq_u64(vxb1, vtb1);
+            vxb2 = vsubq_u64(vxb2, vtb2);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            /* inverse round 39 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 38 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 37 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 36 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 9 */
+            vxa0 = vsubq_u64(vxa0, bk4);
+            vxa1 = vsubq_u64(vxa1, bk0);
+            vxa2 = vsubq_u64(vxa2, bk1);
+            vxa3 = vsubq_u64(vxa3, bk2);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            vxb0 = vsubq_u64(vxb0, bk4);
+            vxb1 = vsubq_u64(vxb1, bk0);
+            vxb2 = vsubq_u64(vxb2, bk1);
+            vxb3 = vsubq_u64(vxb3, bk2);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            /* inverse round 35 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 34 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 33 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 32 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 8 */
+            vxa0 = vsubq_u64(vxa0, bk3);
+            vxa1 = vsubq_u64(vxa1, bk4);
+            vxa2 = vsubq_u64(vxa2, bk0);
+            vxa3 = vsubq_u64(vxa3, bk1);
+            vxa1 = vsubq_u64(vxa1, vta2);
+            vxa2 = vsubq_u64(vxa2, vta0);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            vxb0 = vsubq_u64(vxb0, bk3);
+            vxb1 = vsubq_u64(vxb1, bk4);
+            vxb2 = vsubq_u64(vxb2, bk0);
+            vxb3 = vsubq_u64(vxb3, bk1);
+            vxb1 = vsubq_u64(vxb1, vtb2);
+            vxb2 = vsubq_u64(vxb2, vtb0);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            /* inverse round 31 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 30 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 29 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 28 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 7 */
+            vxa0 = vsubq_u64(vxa0, bk2);
+            vxa1 = vsubq_u64(vxa1, bk3);
+            vxa2 = vsubq_u64(vxa2, bk4);
+            vxa3 = vsubq_u64(vxa3, bk0);
+            vxa1 = vsubq_u64(vxa1, vta1);
+            vxa2 = vsubq_u64(vxa2, vta2);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            vxb0 = vsubq_u64(vxb0, bk2);
+            vxb1 = vsubq_u64(vxb1, bk3);
+            vxb2 = vsubq_u64(vxb2, bk4);
+            vxb3 = vsubq_u64(vxb3, bk0);
+            vxb1 = vsubq_u64(vxb1, vtb1);
+            vxb2 = vsubq_u64(vxb2, vtb2);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            /* inverse round 27 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 26 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 25 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 24 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 6 */
+            vxa0 = vsubq_u64(vxa0, bk1);
+            vxa1 = vsubq_u64(vxa1, bk2);
+            vxa2 = vsubq_u64(vxa2, bk3);
+            vxa3 = vsubq_u64(vxa3, bk4);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            vxb0 = vsubq_u64(vxb0, bk1);
+            vxb1 = vsubq_u64(vxb1, bk2);
+            vxb2 = vsubq_u64(vxb2, bk3);
+            vxb3 = vsubq_u64(vxb3, bk4);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            /* inverse round 23 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 22 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 21 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 20 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 5 */
+            vxa0 = vsubq_u64(vxa0, bk0);
+            vxa1 = vsubq_u64(vxa1, bk1);
+            vxa2 = vsubq_u64(vxa2, bk2);
+            vxa3 = vsubq_u64(vxa3, bk3);
+            vxa1 = vsubq_u64(vxa1, vta2);
+            vxa2 = vsubq_u64(vxa2, vta0);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            vxb0 = vsubq_u64(vxb0, bk0);
+            vxb1 = vsubq_u64(vxb1, bk1);
+            vxb2 = vsubq_u64(vxb2, bk2);
+            vxb3 = vsubq_u64(vxb3, bk3);
+            vxb1 = vsubq_u64(vxb1, vtb2);
+            vxb2 = vsubq_u64(vxb2, vtb0);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            /* inverse round 19 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 18 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 17 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 16 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 4 */
+            vxa0 = vsubq_u64(vxa0, bk4);
+            vxa1 = vsubq_u64(vxa1, bk0);
+            vxa2 = vsubq_u64(vxa2, bk1);
+            vxa3 = vsubq_u64(vxa3, bk2);
+            vxa1 = vsubq_u64(vxa1, vta1);
+            vxa2 = vsubq_u64(vxa2, vta2);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            vxb0 = vsubq_u64(vxb0, bk4);
+            vxb1 = vsubq_u64(vxb1, bk0);
+            vxb2 = vsubq_u64(vxb2, bk1);
+            vxb3 = vsubq_u64(vxb3, bk2);
+            vxb1 = vsubq_u64(vxb1, vtb1);
+            vxb2 = vsubq_u64(vxb2, vtb2);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            /* inverse round 15 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 14 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 13 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 12 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 3 */
+            vxa0 = vsubq_u64(vxa0, bk3);
+            vxa1 = vsubq_u64(vxa1, bk4);
+            vxa2 = vsubq_u64(vxa2, bk0);
+            vxa3 = vsubq_u64(vxa3, bk1);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            vxb0 = vsubq_u64(vxb0, bk3);
+            vxb1 = vsubq_u64(vxb1, bk4);
+            vxb2 = vsubq_u64(vxb2, bk0);
+            vxb3 = vsubq_u64(vxb3, bk1);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            /* inverse round 11 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 10 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 9 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 8 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 2 */
+            vxa0 = vsubq_u64(vxa0, bk2);
+            vxa1 = vsubq_u64(vxa1, bk3);
+            vxa2 = vsubq_u64(vxa2, bk4);
+            vxa3 = vsubq_u64(vxa3, bk0);
+            vxa1 = vsubq_u64(vxa1, vta2);
+            vxa2 = vsubq_u64(vxa2, vta0);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            vxb0 = vsubq_u64(vxb0, bk2);
+            vxb1 = vsubq_u64(vxb1, bk3);
+            vxb2 = vsubq_u64(vxb2, bk4);
+            vxb3 = vsubq_u64(vxb3, bk0);
+            vxb1 = vsubq_u64(vxb1, vtb2);
+            vxb2 = vsubq_u64(vxb2, vtb0);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            /* inverse round 7 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa3)));
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb3)));
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxa1)));
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vxb1)));
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 6 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 6), vxa1, 58);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 6), vxb1, 58);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 42), vxa3, 22);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 42), vxb3, 22);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 5 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 18), vxa3, 46);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 18), vxb3, 46);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 52), vxa1, 12);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 52), vxb1, 12);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 4 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 39), vxa1, 25);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 39), vxb1, 25);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 31), vxa3, 33);
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 31), vxb3, 33);
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 1 */
+            vxa0 = vsubq_u64(vxa0, bk1);
+            vxa1 = vsubq_u64(vxa1, bk2);
+            vxa2 = vsubq_u64(vxa2, bk3);
+            vxa3 = vsubq_u64(vxa3, bk4);
+            vxa1 = vsubq_u64(vxa1, vta1);
+            vxa2 = vsubq_u64(vxa2, vta2);
+            vxa3 = vsubq_u64(vxa3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            vxb0 = vsubq_u64(vxb0, bk1);
+            vxb1 = vsubq_u64(vxb1, bk2);
+            vxb2 = vsubq_u64(vxb2, bk3);
+            vxb3 = vsubq_u64(vxb3, bk4);
+            vxb1 = vsubq_u64(vxb1, vtb1);
+            vxb2 = vsubq_u64(vxb2, vtb2);
+            vxb3 = vsubq_u64(vxb3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            /* inverse round 3 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 59), vxa3, 5);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 59), vxb3, 5);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 27), vxa1, 37);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 27), vxb1, 37);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 2 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 41), vxa1, 23);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 41), vxb1, 23);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot24)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot24)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* inverse round 1 */
+            vxa3 = veorq_u64(vxa3, vxa0);
+            vxa3 = vsriq_n_u64(vshlq_n_u64(vxa3, 12), vxa3, 52);
+            vxa0 = vsubq_u64(vxa0, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb0);
+            vxb3 = vsriq_n_u64(vshlq_n_u64(vxb3, 12), vxb3, 52);
+            vxb0 = vsubq_u64(vxb0, vxb3);
+            vxa1 = veorq_u64(vxa1, vxa2);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 7), vxa1, 57);
+            vxa2 = vsubq_u64(vxa2, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb2);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 7), vxb1, 57);
+            vxb2 = vsubq_u64(vxb2, vxb1);
+            /* inverse round 0 */
+            vxa1 = veorq_u64(vxa1, vxa0);
+            vxa1 = vsriq_n_u64(vshlq_n_u64(vxa1, 50), vxa1, 14);
+            vxa0 = vsubq_u64(vxa0, vxa1);
+            vxb1 = veorq_u64(vxb1, vxb0);
+            vxb1 = vsriq_n_u64(vshlq_n_u64(vxb1, 50), vxb1, 14);
+            vxb0 = vsubq_u64(vxb0, vxb1);
+            vxa3 = veorq_u64(vxa3, vxa2);
+            vxa3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxa3), vreinterpretq_u8_u64(rot48)));
+            vxa2 = vsubq_u64(vxa2, vxa3);
+            vxb3 = veorq_u64(vxb3, vxb2);
+            vxb3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vxb3), vreinterpretq_u8_u64(rot48)));
+            vxb2 = vsubq_u64(vxb2, vxb3);
+            /* subtract subkey 0 */
+            vxa0 = vsubq_u64(vxa0, bk0);
+            vxa1 = vsubq_u64(vxa1, bk1);
+            vxa2 = vsubq_u64(vxa2, bk2);
+            vxa3 = vsubq_u64(vxa3, bk3);
+            vxa1 = vsubq_u64(vxa1, vta0);
+            vxa2 = vsubq_u64(vxa2, vta1);
+            vxb0 = vsubq_u64(vxb0, bk0);
+            vxb1 = vsubq_u64(vxb1, bk1);
+            vxb2 = vsubq_u64(vxb2, bk2);
+            vxb3 = vsubq_u64(vxb3, bk3);
+            vxb1 = vsubq_u64(vxb1, vtb0);
+            vxb2 = vsubq_u64(vxb2, vtb1);
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa0, vxa1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa0, vxa1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxa2, vxa3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxa2, vxa3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb0, vxb1);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb0, vxb1);
+                threefish_gen_neon_store((uint8_t *)(out + 64), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vxb2, vxb3);
+                const uint64x2_t s1_1 = vzip2q_u64(vxb2, vxb3);
+                threefish_gen_neon_store((uint8_t *)(out + 80), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+            }
+        }
+        for (; n >= 2; n -= 2, tweaks += 32, in += 64, out += 64) {
+            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vt0 = s1_0;
+                vt1 = s1_1;
+            }
+            vt2 = vt0;
+            vt2 = veorq_u64(vt2, vt1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx0 = s1_0;
+                vx1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx2 = s1_0;
+                vx3 = s1_1;
+            }
+            /* subtract subkey 18 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* inverse round 71 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 70 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 69 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 68 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 17 */
+            vx0 = vsubq_u64(vx0, bk2);
+            vx1 = vsubq_u64(vx1, bk3);
+            vx2 = vsubq_u64(vx2, bk4);
+            vx3 = vsubq_u64(vx3, bk0);
+            vx1 = vsubq_u64(vx1, vt2);
+            vx2 = vsubq_u64(vx2, vt0);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            /* inverse round 67 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 66 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 65 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 64 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 16 */
+            vx0 = vsubq_u64(vx0, bk1);
+            vx1 = vsubq_u64(vx1, bk2);
+            vx2 = vsubq_u64(vx2, bk3);
+            vx3 = vsubq_u64(vx3, bk4);
+            vx1 = vsubq_u64(vx1, vt1);
+            vx2 = vsubq_u64(vx2, vt2);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            /* inverse round 63 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 62 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 61 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 60 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 15 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            /* inverse round 59 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 58 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 57 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 56 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 14 */
+            vx0 = vsubq_u64(vx0, bk4);
+            vx1 = vsubq_u64(vx1, bk0);
+            vx2 = vsubq_u64(vx2, bk1);
+            vx3 = vsubq_u64(vx3, bk2);
+            vx1 = vsubq_u64(vx1, vt2);
+            vx2 = vsubq_u64(vx2, vt0);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            /* inverse round 55 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 54 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 53 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 52 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 13 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx1 = vsubq_u64(vx1, vt1);
+            vx2 = vsubq_u64(vx2, vt2);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            /* inverse round 51 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 50 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 49 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 48 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 12 */
+            vx0 = vsubq_u64(vx0, bk2);
+            vx1 = vsubq_u64(vx1, bk3);
+            vx2 = vsubq_u64(vx2, bk4);
+            vx3 = vsubq_u64(vx3, bk0);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            /* inverse round 47 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 46 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 45 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 44 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 11 */
+            vx0 = vsubq_u64(vx0, bk1);
+            vx1 = vsubq_u64(vx1, bk2);
+            vx2 = vsubq_u64(vx2, bk3);
+            vx3 = vsubq_u64(vx3, bk4);
+            vx1 = vsubq_u64(vx1, vt2);
+            vx2 = vsubq_u64(vx2, vt0);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            /* inverse round 43 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 42 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 41 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 40 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 10 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx1 = vsubq_u64(vx1, vt1);
+            vx2 = vsubq_u64(vx2, vt2);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            /* inverse round 39 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 38 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 37 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 36 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 9 */
+            vx0 = vsubq_u64(vx0, bk4);
+            vx1 = vsubq_u64(vx1, bk0);
+            vx2 = vsubq_u64(vx2, bk1);
+            vx3 = vsubq_u64(vx3, bk2);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            /* inverse round 35 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 34 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 33 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 32 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 8 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx1 = vsubq_u64(vx1, vt2);
+            vx2 = vsubq_u64(vx2, vt0);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            /* inverse round 31 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 30 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 29 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 28 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 7 */
+            vx0 = vsubq_u64(vx0, bk2);
+            vx1 = vsubq_u64(vx1, bk3);
+            vx2 = vsubq_u64(vx2, bk4);
+            vx3 = vsubq_u64(vx3, bk0);
+            vx1 = vsubq_u64(vx1, vt1);
+            vx2 = vsubq_u64(vx2, vt2);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            /* inverse round 27 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 26 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 25 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 24 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 6 */
+            vx0 = vsubq_u64(vx0, bk1);
+            vx1 = vsubq_u64(vx1, bk2);
+            vx2 = vsubq_u64(vx2, bk3);
+            vx3 = vsubq_u64(vx3, bk4);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            /* inverse round 23 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 22 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 21 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 20 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 5 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx1 = vsubq_u64(vx1, vt2);
+            vx2 = vsubq_u64(vx2, vt0);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            /* inverse round 19 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 18 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 17 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 16 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 4 */
+            vx0 = vsubq_u64(vx0, bk4);
+            vx1 = vsubq_u64(vx1, bk0);
+            vx2 = vsubq_u64(vx2, bk1);
+            vx3 = vsubq_u64(vx3, bk2);
+            vx1 = vsubq_u64(vx1, vt1);
+            vx2 = vsubq_u64(vx2, vt2);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            /* inverse round 15 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 14 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 13 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 12 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 3 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            /* inverse round 11 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 10 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 9 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 8 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 2 */
+            vx0 = vsubq_u64(vx0, bk2);
+            vx1 = vsubq_u64(vx1, bk3);
+            vx2 = vsubq_u64(vx2, bk4);
+            vx3 = vsubq_u64(vx3, bk0);
+            vx1 = vsubq_u64(vx1, vt2);
+            vx2 = vsubq_u64(vx2, vt0);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            /* inverse round 7 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx3)));
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u32(vrev64q_u32(vreinterpretq_u32_u64(vx1)));
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 6 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 6), vx1, 58);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 42), vx3, 22);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 5 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 18), vx3, 46);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 52), vx1, 12);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 4 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 1 */
+            vx0 = vsubq_u64(vx0, bk1);
+            vx1 = vsubq_u64(vx1, bk2);
+            vx2 = vsubq_u64(vx2, bk3);
+            vx3 = vsubq_u64(vx3, bk4);
+            vx1 = vsubq_u64(vx1, vt1);
+            vx2 = vsubq_u64(vx2, vt2);
+            vx3 = vsubq_u64(vx3, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            /* inverse round 3 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 59), vx3, 5);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 27), vx1, 37);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 2 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 41), vx1, 23);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot24)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* inverse round 1 */
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 12), vx3, 52);
+            vx0 = vsubq_u64(vx0, vx3);
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 7), vx1, 57);
+            vx2 = vsubq_u64(vx2, vx1);
+            /* inverse round 0 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 50), vx1, 14);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx3), vreinterpretq_u8_u64(rot48)));
+            vx2 = vsubq_u64(vx2, vx3);
+            /* subtract subkey 0 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx1 = vsubq_u64(vx1, vt0);
+            vx2 = vsubq_u64(vx2, vt1);
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_1);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 32, out += 32) {
+        tf256_v12_csimd_auto_fly_full_i2_decrypt(key, tweaks, in, out);
+    }
+}
+
+#endif
+
 /* ---- runtime dispatch ------------------------------------------------------------------ */
 
-/* Highest level the CPU and the OS support: 0 scalar, 1 sse2, 2 avx, 3 avx2, 4 avx512. */
+#if defined(THREEFISH_GEN_X86)
+/* Levels: 0 scalar, 1 sse2, 2 avx, 3 avx2, 4 avx512. */
+static const char *const tf256_v12_csimd_auto_fly_full_i2_level_names[] = { "scalar", "sse2", "avx", "avx2", "avx512" };
+
+/* Highest level the CPU and the OS support. */
 #if defined(THREEFISH_GEN_SIMDE)
 static int tf256_v12_csimd_auto_fly_full_i2_cpu_level(void)
 {
@@ -11393,19 +15503,35 @@ static int tf256_v12_csimd_auto_fly_full_i2_cpu_level(void)
     return 0;
 }
 #endif
+#elif defined(THREEFISH_GEN_NEON)
+/* Levels: 0 scalar, 1 neon. */
+static const char *const tf256_v12_csimd_auto_fly_full_i2_level_names[] = { "scalar", "neon" };
 
-/* The level in use: the CPU's, capped by $THREEFISH_GEN_ISA (scalar, sse2, avx, avx2, avx512). */
+/* NEON (Advanced SIMD) is architectural on AArch64: every CPU has it, nothing to detect. */
+static int tf256_v12_csimd_auto_fly_full_i2_cpu_level(void)
+{
+    return 1;
+}
+#else
+/* No SIMD paths for this architecture: portable scalar C. */
+static const char *const tf256_v12_csimd_auto_fly_full_i2_level_names[] = { "scalar" };
+static int tf256_v12_csimd_auto_fly_full_i2_cpu_level(void)
+{
+    return 0;
+}
+#endif
+
+/* The level in use: the CPU's, capped by $THREEFISH_GEN_ISA (a level name above). */
 static int tf256_v12_csimd_auto_fly_full_i2_level(void)
 {
     static int cached = -1;
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
-        static const char *const names[] = { "scalar", "sse2", "avx", "avx2", "avx512" };
         const char *want = getenv("THREEFISH_GEN_ISA");
         int i;
         v = tf256_v12_csimd_auto_fly_full_i2_cpu_level();
-        for (i = 0; want && i < (int)(sizeof names / sizeof names[0]); i++)
-            if (strcmp(want, names[i]) == 0 && i < v)
+        for (i = 0; want && i < (int)(sizeof tf256_v12_csimd_auto_fly_full_i2_level_names / sizeof tf256_v12_csimd_auto_fly_full_i2_level_names[0]); i++)
+            if (strcmp(want, tf256_v12_csimd_auto_fly_full_i2_level_names[i]) == 0 && i < v)
                 v = i;
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
@@ -11418,10 +15544,16 @@ const char *tf256_v12_csimd_auto_fly_full_i2_dispatch_path(size_t n)
 {
     int level = tf256_v12_csimd_auto_fly_full_i2_level();
     (void)level;
+    (void)n;
+#if defined(THREEFISH_GEN_X86)
     if (level >= 4 && n >= 8)
         return "avx512";
     if (level >= 3 && n >= 4)
         return "avx2";
+#elif defined(THREEFISH_GEN_NEON)
+    if (level >= 1 && n >= 2)
+        return "neon";
+#endif
     return "scalar";
 }
 
@@ -11430,6 +15562,7 @@ void tf256_v12_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], cons
 {
     int level = tf256_v12_csimd_auto_fly_full_i2_level();
     (void)level;
+#if defined(THREEFISH_GEN_X86)
     if (level >= 4 && n >= 8) {
         tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
@@ -11438,6 +15571,12 @@ void tf256_v12_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], cons
         tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     }
+#elif defined(THREEFISH_GEN_NEON)
+    if (level >= 1 && n >= 2) {
+        tf256_v12_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    }
+#endif
     tf256_v12_csimd_auto_fly_full_i2_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
@@ -11446,6 +15585,7 @@ void tf256_v12_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
 {
     int level = tf256_v12_csimd_auto_fly_full_i2_level();
     (void)level;
+#if defined(THREEFISH_GEN_X86)
     if (level >= 4 && n >= 8) {
         tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
@@ -11454,5 +15594,11 @@ void tf256_v12_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
         tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     }
+#elif defined(THREEFISH_GEN_NEON)
+    if (level >= 1 && n >= 2) {
+        tf256_v12_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    }
+#endif
     tf256_v12_csimd_auto_fly_full_i2_scalar_decrypt_blocks(key, tweaks, in, out, n);
 }

@@ -3,10 +3,12 @@
  *   threefish-gen render --target c-simd --size 256 --version 1.2 --keys fly --unroll full --interleave 2 --isa auto --prefix tf256_v12_csimd_auto_fly_full_i2_
  * Threefish-256, Skein v1.2 constants (C240 = 0x5555555555555555),
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 256 v1.2 fly/full/i2 (n >= 8)
  * path avx2: c-simd avx2 lanes 256 v1.2 fly/full/i2 (n >= 4)
+ * path neon: c-simd neon lanes 256 v1.2 fly/full/i2 (n >= 2)
  */
 #ifndef TF256_V12_CSIMD_AUTO_FLY_FULL_I2_H
 #define TF256_V12_CSIMD_AUTO_FLY_FULL_I2_H

@@ -3,23 +3,35 @@
  *   threefish-gen render --target c-simd --size 512 --version 1.1 --keys fly --unroll full --interleave 1 --isa auto --prefix tf512_v11_csimd_auto_fly_full_
  * Threefish-512, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
  * path avx512: c-simd avx512 lanes 512 v1.1 fly/full/i2 (n >= 8)
  * path avx2: c-simd avx2 lanes 512 v1.1 fly/full/i2 (n >= 4)
+ * path neon: c-simd neon lanes 512 v1.1 fly/full/i1 (n >= 2)
  */
 #include "tf512_v11_csimd_auto_fly_full.h"
 
 #include <string.h>
 #include <stdlib.h>
 
+/* Which family of paths this build compiles: x86 (SSE2..AVX-512, chosen by cpuid), AArch64 NEON
+   (architectural: no run-time check), or none (portable scalar C only). */
+#if defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)
+#define THREEFISH_GEN_X86 1
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#define THREEFISH_GEN_NEON 1
+#endif
+
 #if defined(THREEFISH_GEN_SIMDE)
 /* Portable build: SIMDe implements the intrinsics (natively where the compiler flags allow). */
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx2.h>
 #include <simde/x86/avx512.h>
-#else
+#elif defined(THREEFISH_GEN_X86)
 #include <immintrin.h>
+#elif defined(THREEFISH_GEN_NEON)
+#include <arm_neon.h>
 #endif
 
 /* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
@@ -45,6 +57,30 @@ static inline void tf512_v11_csimd_auto_fly_full_store64(uint8_t *p, uint64_t v)
         p[i] = (uint8_t)(v >> (8 * i));
 #endif
 }
+
+#if defined(THREEFISH_GEN_NEON)
+
+/* 128-bit rows of two little-endian words at any alignment: vld1q_u8/vst1q_u8 on little-endian
+   AArch64, the scalar word access on big-endian. */
+static inline uint64x2_t threefish_gen_neon_load(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return vreinterpretq_u64_u8(vld1q_u8(p));
+#else
+    return vcombine_u64(vcreate_u64(tf512_v11_csimd_auto_fly_full_load64(p)), vcreate_u64(tf512_v11_csimd_auto_fly_full_load64(p + 8)));
+#endif
+}
+
+static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    vst1q_u8(p, vreinterpretq_u8_u64(v));
+#else
+    tf512_v11_csimd_auto_fly_full_store64(p, vgetq_lane_u64(v, 0));
+    tf512_v11_csimd_auto_fly_full_store64(p + 8, vgetq_lane_u64(v, 1));
+#endif
+}
+#endif
 
 void tf512_v11_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],
                                            const uint8_t in[64], uint8_t out[64])
@@ -4897,6 +4933,8 @@ static void tf512_v11_csimd_auto_fly_full_scalar_decrypt_blocks(const uint8_t ke
         tf512_v11_csimd_auto_fly_full_store64(out + 56, x7);
     }
 }
+
+#if defined(THREEFISH_GEN_X86)
 
 /* ---- avx512: compiled for target "avx512f,avx512vl"; called only where the CPU has it */
 #if !defined(THREEFISH_GEN_SIMDE)
@@ -12440,6 +12478,10 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
 #endif
 #endif
 
+#endif
+
+#if defined(THREEFISH_GEN_X86)
+
 /* ---- avx2: compiled for target "avx2"; called only where the CPU has it */
 #if !defined(THREEFISH_GEN_SIMDE)
 #if defined(__clang__)
@@ -19842,9 +19884,2571 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
 #endif
 #endif
 
+#endif
+
+#if defined(THREEFISH_GEN_NEON)
+
+/* ---- neon: AArch64 Advanced SIMD (architectural: no target attribute, no run-time check) */
+
+static void tf512_v11_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
+                                                                    const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf512_v11_csimd_auto_fly_full_load64(key);
+    k1 = tf512_v11_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf512_v11_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf512_v11_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf512_v11_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf512_v11_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf512_v11_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf512_v11_csimd_auto_fly_full_load64(key + 56);
+    k8 = UINT64_C(0x5555555555555555);
+    k8 ^= k0;
+    k8 ^= k1;
+    k8 ^= k2;
+    k8 ^= k3;
+    k8 ^= k4;
+    k8 ^= k5;
+    k8 ^= k6;
+    k8 ^= k7;
+    if (n >= 2) {
+        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
+        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
+        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
+        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
+        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        const uint64x2_t bk5 = vdupq_n_u64((uint64_t)(k5));
+        const uint64x2_t bk6 = vdupq_n_u64((uint64_t)(k6));
+        const uint64x2_t bk7 = vdupq_n_u64((uint64_t)(k7));
+        const uint64x2_t bk8 = vdupq_n_u64((uint64_t)(k8));
+        const uint64x2_t rot48 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0100070605040302))), vcreate_u64((uint64_t)(UINT64_C(0x09080f0e0d0c0b0a))));
+        const uint64x2_t rot8 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0605040302010007))), vcreate_u64((uint64_t)(UINT64_C(0x0e0d0c0b0a09080f))));
+        for (; n >= 2; n -= 2, tweaks += 32, in += 128, out += 128) {
+            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
+            uint64x2_t vx7;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vt0 = s1_0;
+                vt1 = s1_1;
+            }
+            vt2 = vt0;
+            vt2 = veorq_u64(vt2, vt1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx0 = s1_0;
+                vx1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx2 = s1_0;
+                vx3 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx4 = s1_0;
+                vx5 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx6 = s1_0;
+                vx7 = s1_1;
+            }
+            /* add subkey 0 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx4 = vaddq_u64(vx4, bk4);
+            vx5 = vaddq_u64(vx5, bk5);
+            vx6 = vaddq_u64(vx6, bk6);
+            vx7 = vaddq_u64(vx7, bk7);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            /* round 0 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 1 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 2 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 3 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 1 */
+            vx0 = vaddq_u64(vx0, bk1);
+            vx1 = vaddq_u64(vx1, bk2);
+            vx2 = vaddq_u64(vx2, bk3);
+            vx3 = vaddq_u64(vx3, bk4);
+            vx4 = vaddq_u64(vx4, bk5);
+            vx5 = vaddq_u64(vx5, bk6);
+            vx6 = vaddq_u64(vx6, bk7);
+            vx7 = vaddq_u64(vx7, bk8);
+            vx5 = vaddq_u64(vx5, vt1);
+            vx6 = vaddq_u64(vx6, vt2);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            /* round 4 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 5 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 6 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 7 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 2 */
+            vx0 = vaddq_u64(vx0, bk2);
+            vx1 = vaddq_u64(vx1, bk3);
+            vx2 = vaddq_u64(vx2, bk4);
+            vx3 = vaddq_u64(vx3, bk5);
+            vx4 = vaddq_u64(vx4, bk6);
+            vx5 = vaddq_u64(vx5, bk7);
+            vx6 = vaddq_u64(vx6, bk8);
+            vx7 = vaddq_u64(vx7, bk0);
+            vx5 = vaddq_u64(vx5, vt2);
+            vx6 = vaddq_u64(vx6, vt0);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            /* round 8 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 9 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 10 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 11 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 3 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk5);
+            vx3 = vaddq_u64(vx3, bk6);
+            vx4 = vaddq_u64(vx4, bk7);
+            vx5 = vaddq_u64(vx5, bk8);
+            vx6 = vaddq_u64(vx6, bk0);
+            vx7 = vaddq_u64(vx7, bk1);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            /* round 12 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 13 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 14 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 15 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 4 */
+            vx0 = vaddq_u64(vx0, bk4);
+            vx1 = vaddq_u64(vx1, bk5);
+            vx2 = vaddq_u64(vx2, bk6);
+            vx3 = vaddq_u64(vx3, bk7);
+            vx4 = vaddq_u64(vx4, bk8);
+            vx5 = vaddq_u64(vx5, bk0);
+            vx6 = vaddq_u64(vx6, bk1);
+            vx7 = vaddq_u64(vx7, bk2);
+            vx5 = vaddq_u64(vx5, vt1);
+            vx6 = vaddq_u64(vx6, vt2);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            /* round 16 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 17 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 18 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 19 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 5 */
+            vx0 = vaddq_u64(vx0, bk5);
+            vx1 = vaddq_u64(vx1, bk6);
+            vx2 = vaddq_u64(vx2, bk7);
+            vx3 = vaddq_u64(vx3, bk8);
+            vx4 = vaddq_u64(vx4, bk0);
+            vx5 = vaddq_u64(vx5, bk1);
+            vx6 = vaddq_u64(vx6, bk2);
+            vx7 = vaddq_u64(vx7, bk3);
+            vx5 = vaddq_u64(vx5, vt2);
+            vx6 = vaddq_u64(vx6, vt0);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            /* round 20 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 21 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 22 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 23 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 6 */
+            vx0 = vaddq_u64(vx0, bk6);
+            vx1 = vaddq_u64(vx1, bk7);
+            vx2 = vaddq_u64(vx2, bk8);
+            vx3 = vaddq_u64(vx3, bk0);
+            vx4 = vaddq_u64(vx4, bk1);
+            vx5 = vaddq_u64(vx5, bk2);
+            vx6 = vaddq_u64(vx6, bk3);
+            vx7 = vaddq_u64(vx7, bk4);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            /* round 24 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 25 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 26 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 27 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 7 */
+            vx0 = vaddq_u64(vx0, bk7);
+            vx1 = vaddq_u64(vx1, bk8);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx4 = vaddq_u64(vx4, bk2);
+            vx5 = vaddq_u64(vx5, bk3);
+            vx6 = vaddq_u64(vx6, bk4);
+            vx7 = vaddq_u64(vx7, bk5);
+            vx5 = vaddq_u64(vx5, vt1);
+            vx6 = vaddq_u64(vx6, vt2);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            /* round 28 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 29 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 30 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 31 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 8 */
+            vx0 = vaddq_u64(vx0, bk8);
+            vx1 = vaddq_u64(vx1, bk0);
+            vx2 = vaddq_u64(vx2, bk1);
+            vx3 = vaddq_u64(vx3, bk2);
+            vx4 = vaddq_u64(vx4, bk3);
+            vx5 = vaddq_u64(vx5, bk4);
+            vx6 = vaddq_u64(vx6, bk5);
+            vx7 = vaddq_u64(vx7, bk6);
+            vx5 = vaddq_u64(vx5, vt2);
+            vx6 = vaddq_u64(vx6, vt0);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            /* round 32 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 33 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 34 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 35 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 9 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx4 = vaddq_u64(vx4, bk4);
+            vx5 = vaddq_u64(vx5, bk5);
+            vx6 = vaddq_u64(vx6, bk6);
+            vx7 = vaddq_u64(vx7, bk7);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            /* round 36 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 37 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 38 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 39 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 10 */
+            vx0 = vaddq_u64(vx0, bk1);
+            vx1 = vaddq_u64(vx1, bk2);
+            vx2 = vaddq_u64(vx2, bk3);
+            vx3 = vaddq_u64(vx3, bk4);
+            vx4 = vaddq_u64(vx4, bk5);
+            vx5 = vaddq_u64(vx5, bk6);
+            vx6 = vaddq_u64(vx6, bk7);
+            vx7 = vaddq_u64(vx7, bk8);
+            vx5 = vaddq_u64(vx5, vt1);
+            vx6 = vaddq_u64(vx6, vt2);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            /* round 40 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 41 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 42 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 43 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 11 */
+            vx0 = vaddq_u64(vx0, bk2);
+            vx1 = vaddq_u64(vx1, bk3);
+            vx2 = vaddq_u64(vx2, bk4);
+            vx3 = vaddq_u64(vx3, bk5);
+            vx4 = vaddq_u64(vx4, bk6);
+            vx5 = vaddq_u64(vx5, bk7);
+            vx6 = vaddq_u64(vx6, bk8);
+            vx7 = vaddq_u64(vx7, bk0);
+            vx5 = vaddq_u64(vx5, vt2);
+            vx6 = vaddq_u64(vx6, vt0);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            /* round 44 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 45 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 46 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 47 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 12 */
+            vx0 = vaddq_u64(vx0, bk3);
+            vx1 = vaddq_u64(vx1, bk4);
+            vx2 = vaddq_u64(vx2, bk5);
+            vx3 = vaddq_u64(vx3, bk6);
+            vx4 = vaddq_u64(vx4, bk7);
+            vx5 = vaddq_u64(vx5, bk8);
+            vx6 = vaddq_u64(vx6, bk0);
+            vx7 = vaddq_u64(vx7, bk1);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            /* round 48 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 49 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 50 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 51 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 13 */
+            vx0 = vaddq_u64(vx0, bk4);
+            vx1 = vaddq_u64(vx1, bk5);
+            vx2 = vaddq_u64(vx2, bk6);
+            vx3 = vaddq_u64(vx3, bk7);
+            vx4 = vaddq_u64(vx4, bk8);
+            vx5 = vaddq_u64(vx5, bk0);
+            vx6 = vaddq_u64(vx6, bk1);
+            vx7 = vaddq_u64(vx7, bk2);
+            vx5 = vaddq_u64(vx5, vt1);
+            vx6 = vaddq_u64(vx6, vt2);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            /* round 52 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 53 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 54 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 55 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 14 */
+            vx0 = vaddq_u64(vx0, bk5);
+            vx1 = vaddq_u64(vx1, bk6);
+            vx2 = vaddq_u64(vx2, bk7);
+            vx3 = vaddq_u64(vx3, bk8);
+            vx4 = vaddq_u64(vx4, bk0);
+            vx5 = vaddq_u64(vx5, bk1);
+            vx6 = vaddq_u64(vx6, bk2);
+            vx7 = vaddq_u64(vx7, bk3);
+            vx5 = vaddq_u64(vx5, vt2);
+            vx6 = vaddq_u64(vx6, vt0);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            /* round 56 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 57 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 58 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 59 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 15 */
+            vx0 = vaddq_u64(vx0, bk6);
+            vx1 = vaddq_u64(vx1, bk7);
+            vx2 = vaddq_u64(vx2, bk8);
+            vx3 = vaddq_u64(vx3, bk0);
+            vx4 = vaddq_u64(vx4, bk1);
+            vx5 = vaddq_u64(vx5, bk2);
+            vx6 = vaddq_u64(vx6, bk3);
+            vx7 = vaddq_u64(vx7, bk4);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            /* round 60 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 61 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 62 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 63 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 16 */
+            vx0 = vaddq_u64(vx0, bk7);
+            vx1 = vaddq_u64(vx1, bk8);
+            vx2 = vaddq_u64(vx2, bk0);
+            vx3 = vaddq_u64(vx3, bk1);
+            vx4 = vaddq_u64(vx4, bk2);
+            vx5 = vaddq_u64(vx5, bk3);
+            vx6 = vaddq_u64(vx6, bk4);
+            vx7 = vaddq_u64(vx7, bk5);
+            vx5 = vaddq_u64(vx5, vt1);
+            vx6 = vaddq_u64(vx6, vt2);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            /* round 64 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 30), vx3, 34);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 50), vx5, 14);
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 53), vx7, 11);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 65 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot48)));
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 20), vx7, 44);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 43), vx5, 21);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 31), vx3, 33);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 66 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 34), vx1, 30);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 15), vx5, 49);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 67 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 12), vx7, 52);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 58), vx5, 6);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 7), vx3, 57);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 17 */
+            vx0 = vaddq_u64(vx0, bk8);
+            vx1 = vaddq_u64(vx1, bk0);
+            vx2 = vaddq_u64(vx2, bk1);
+            vx3 = vaddq_u64(vx3, bk2);
+            vx4 = vaddq_u64(vx4, bk3);
+            vx5 = vaddq_u64(vx5, bk4);
+            vx6 = vaddq_u64(vx6, bk5);
+            vx7 = vaddq_u64(vx7, bk6);
+            vx5 = vaddq_u64(vx5, vt2);
+            vx6 = vaddq_u64(vx6, vt0);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            /* round 68 */
+            vx0 = vaddq_u64(vx0, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx0);
+            vx2 = vaddq_u64(vx2, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 49), vx3, 15);
+            vx3 = veorq_u64(vx3, vx2);
+            vx4 = vaddq_u64(vx4, vx5);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot8)));
+            vx5 = veorq_u64(vx5, vx4);
+            vx6 = vaddq_u64(vx6, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 42), vx7, 22);
+            vx7 = veorq_u64(vx7, vx6);
+            /* round 69 */
+            vx2 = vaddq_u64(vx2, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 39), vx1, 25);
+            vx1 = veorq_u64(vx1, vx2);
+            vx4 = vaddq_u64(vx4, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 27), vx7, 37);
+            vx7 = veorq_u64(vx7, vx4);
+            vx6 = vaddq_u64(vx6, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 41), vx5, 23);
+            vx5 = veorq_u64(vx5, vx6);
+            vx0 = vaddq_u64(vx0, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 14), vx3, 50);
+            vx3 = veorq_u64(vx3, vx0);
+            /* round 70 */
+            vx4 = vaddq_u64(vx4, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 29), vx1, 35);
+            vx1 = veorq_u64(vx1, vx4);
+            vx6 = vaddq_u64(vx6, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 26), vx3, 38);
+            vx3 = veorq_u64(vx3, vx6);
+            vx0 = vaddq_u64(vx0, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 11), vx5, 53);
+            vx5 = veorq_u64(vx5, vx0);
+            vx2 = vaddq_u64(vx2, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 9), vx7, 55);
+            vx7 = veorq_u64(vx7, vx2);
+            /* round 71 */
+            vx6 = vaddq_u64(vx6, vx1);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 33), vx1, 31);
+            vx1 = veorq_u64(vx1, vx6);
+            vx0 = vaddq_u64(vx0, vx7);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 51), vx7, 13);
+            vx7 = veorq_u64(vx7, vx0);
+            vx2 = vaddq_u64(vx2, vx5);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 39), vx5, 25);
+            vx5 = veorq_u64(vx5, vx2);
+            vx4 = vaddq_u64(vx4, vx3);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 35), vx3, 29);
+            vx3 = veorq_u64(vx3, vx4);
+            /* add subkey 18 */
+            vx0 = vaddq_u64(vx0, bk0);
+            vx1 = vaddq_u64(vx1, bk1);
+            vx2 = vaddq_u64(vx2, bk2);
+            vx3 = vaddq_u64(vx3, bk3);
+            vx4 = vaddq_u64(vx4, bk4);
+            vx5 = vaddq_u64(vx5, bk5);
+            vx6 = vaddq_u64(vx6, bk6);
+            vx7 = vaddq_u64(vx7, bk7);
+            vx5 = vaddq_u64(vx5, vt0);
+            vx6 = vaddq_u64(vx6, vt1);
+            vx7 = vaddq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 64), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 80), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx4, vx5);
+                const uint64x2_t s1_1 = vzip2q_u64(vx4, vx5);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx6, vx7);
+                const uint64x2_t s1_1 = vzip2q_u64(vx6, vx7);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
+        tf512_v11_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+    }
+}
+
+static void tf512_v11_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
+                                                                    const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf512_v11_csimd_auto_fly_full_load64(key);
+    k1 = tf512_v11_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf512_v11_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf512_v11_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf512_v11_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf512_v11_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf512_v11_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf512_v11_csimd_auto_fly_full_load64(key + 56);
+    k8 = UINT64_C(0x5555555555555555);
+    k8 ^= k0;
+    k8 ^= k1;
+    k8 ^= k2;
+    k8 ^= k3;
+    k8 ^= k4;
+    k8 ^= k5;
+    k8 ^= k6;
+    k8 ^= k7;
+    if (n >= 2) {
+        const uint64x2_t bk0 = vdupq_n_u64((uint64_t)(k0));
+        const uint64x2_t bk1 = vdupq_n_u64((uint64_t)(k1));
+        const uint64x2_t bk2 = vdupq_n_u64((uint64_t)(k2));
+        const uint64x2_t bk3 = vdupq_n_u64((uint64_t)(k3));
+        const uint64x2_t bk4 = vdupq_n_u64((uint64_t)(k4));
+        const uint64x2_t bk5 = vdupq_n_u64((uint64_t)(k5));
+        const uint64x2_t bk6 = vdupq_n_u64((uint64_t)(k6));
+        const uint64x2_t bk7 = vdupq_n_u64((uint64_t)(k7));
+        const uint64x2_t bk8 = vdupq_n_u64((uint64_t)(k8));
+        const uint64x2_t rot16 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0504030201000706))), vcreate_u64((uint64_t)(UINT64_C(0x0d0c0b0a09080f0e))));
+        const uint64x2_t rot56 = vcombine_u64(vcreate_u64((uint64_t)(UINT64_C(0x0007060504030201))), vcreate_u64((uint64_t)(UINT64_C(0x080f0e0d0c0b0a09))));
+        for (; n >= 2; n -= 2, tweaks += 32, in += 128, out += 128) {
+            uint64x2_t vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
+            uint64x2_t vx7;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(tweaks + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(tweaks + 16));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vt0 = s1_0;
+                vt1 = s1_1;
+            }
+            vt2 = vt0;
+            vt2 = veorq_u64(vt2, vt1);
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 0));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 64));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx0 = s1_0;
+                vx1 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 16));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 80));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx2 = s1_0;
+                vx3 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 32));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 96));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx4 = s1_0;
+                vx5 = s1_1;
+            }
+            {
+                const uint64x2_t s0_0 = threefish_gen_neon_load((const uint8_t *)(in + 48));
+                const uint64x2_t s0_1 = threefish_gen_neon_load((const uint8_t *)(in + 112));
+                const uint64x2_t s1_0 = vzip1q_u64(s0_0, s0_1);
+                const uint64x2_t s1_1 = vzip2q_u64(s0_0, s0_1);
+                vx6 = s1_0;
+                vx7 = s1_1;
+            }
+            /* subtract subkey 18 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx4 = vsubq_u64(vx4, bk4);
+            vx5 = vsubq_u64(vx5, bk5);
+            vx6 = vsubq_u64(vx6, bk6);
+            vx7 = vsubq_u64(vx7, bk7);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x12))));
+            /* inverse round 71 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 70 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 69 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 68 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 17 */
+            vx0 = vsubq_u64(vx0, bk8);
+            vx1 = vsubq_u64(vx1, bk0);
+            vx2 = vsubq_u64(vx2, bk1);
+            vx3 = vsubq_u64(vx3, bk2);
+            vx4 = vsubq_u64(vx4, bk3);
+            vx5 = vsubq_u64(vx5, bk4);
+            vx6 = vsubq_u64(vx6, bk5);
+            vx7 = vsubq_u64(vx7, bk6);
+            vx5 = vsubq_u64(vx5, vt2);
+            vx6 = vsubq_u64(vx6, vt0);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x11))));
+            /* inverse round 67 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 66 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 65 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 64 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 16 */
+            vx0 = vsubq_u64(vx0, bk7);
+            vx1 = vsubq_u64(vx1, bk8);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx4 = vsubq_u64(vx4, bk2);
+            vx5 = vsubq_u64(vx5, bk3);
+            vx6 = vsubq_u64(vx6, bk4);
+            vx7 = vsubq_u64(vx7, bk5);
+            vx5 = vsubq_u64(vx5, vt1);
+            vx6 = vsubq_u64(vx6, vt2);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x10))));
+            /* inverse round 63 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 62 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 61 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 60 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 15 */
+            vx0 = vsubq_u64(vx0, bk6);
+            vx1 = vsubq_u64(vx1, bk7);
+            vx2 = vsubq_u64(vx2, bk8);
+            vx3 = vsubq_u64(vx3, bk0);
+            vx4 = vsubq_u64(vx4, bk1);
+            vx5 = vsubq_u64(vx5, bk2);
+            vx6 = vsubq_u64(vx6, bk3);
+            vx7 = vsubq_u64(vx7, bk4);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xf))));
+            /* inverse round 59 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 58 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 57 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 56 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 14 */
+            vx0 = vsubq_u64(vx0, bk5);
+            vx1 = vsubq_u64(vx1, bk6);
+            vx2 = vsubq_u64(vx2, bk7);
+            vx3 = vsubq_u64(vx3, bk8);
+            vx4 = vsubq_u64(vx4, bk0);
+            vx5 = vsubq_u64(vx5, bk1);
+            vx6 = vsubq_u64(vx6, bk2);
+            vx7 = vsubq_u64(vx7, bk3);
+            vx5 = vsubq_u64(vx5, vt2);
+            vx6 = vsubq_u64(vx6, vt0);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xe))));
+            /* inverse round 55 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 54 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 53 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 52 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 13 */
+            vx0 = vsubq_u64(vx0, bk4);
+            vx1 = vsubq_u64(vx1, bk5);
+            vx2 = vsubq_u64(vx2, bk6);
+            vx3 = vsubq_u64(vx3, bk7);
+            vx4 = vsubq_u64(vx4, bk8);
+            vx5 = vsubq_u64(vx5, bk0);
+            vx6 = vsubq_u64(vx6, bk1);
+            vx7 = vsubq_u64(vx7, bk2);
+            vx5 = vsubq_u64(vx5, vt1);
+            vx6 = vsubq_u64(vx6, vt2);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xd))));
+            /* inverse round 51 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 50 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 49 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 48 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 12 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk5);
+            vx3 = vsubq_u64(vx3, bk6);
+            vx4 = vsubq_u64(vx4, bk7);
+            vx5 = vsubq_u64(vx5, bk8);
+            vx6 = vsubq_u64(vx6, bk0);
+            vx7 = vsubq_u64(vx7, bk1);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xc))));
+            /* inverse round 47 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 46 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 45 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 44 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 11 */
+            vx0 = vsubq_u64(vx0, bk2);
+            vx1 = vsubq_u64(vx1, bk3);
+            vx2 = vsubq_u64(vx2, bk4);
+            vx3 = vsubq_u64(vx3, bk5);
+            vx4 = vsubq_u64(vx4, bk6);
+            vx5 = vsubq_u64(vx5, bk7);
+            vx6 = vsubq_u64(vx6, bk8);
+            vx7 = vsubq_u64(vx7, bk0);
+            vx5 = vsubq_u64(vx5, vt2);
+            vx6 = vsubq_u64(vx6, vt0);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xb))));
+            /* inverse round 43 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 42 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 41 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 40 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 10 */
+            vx0 = vsubq_u64(vx0, bk1);
+            vx1 = vsubq_u64(vx1, bk2);
+            vx2 = vsubq_u64(vx2, bk3);
+            vx3 = vsubq_u64(vx3, bk4);
+            vx4 = vsubq_u64(vx4, bk5);
+            vx5 = vsubq_u64(vx5, bk6);
+            vx6 = vsubq_u64(vx6, bk7);
+            vx7 = vsubq_u64(vx7, bk8);
+            vx5 = vsubq_u64(vx5, vt1);
+            vx6 = vsubq_u64(vx6, vt2);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0xa))));
+            /* inverse round 39 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 38 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 37 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 36 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 9 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx4 = vsubq_u64(vx4, bk4);
+            vx5 = vsubq_u64(vx5, bk5);
+            vx6 = vsubq_u64(vx6, bk6);
+            vx7 = vsubq_u64(vx7, bk7);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x9))));
+            /* inverse round 35 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 34 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 33 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 32 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 8 */
+            vx0 = vsubq_u64(vx0, bk8);
+            vx1 = vsubq_u64(vx1, bk0);
+            vx2 = vsubq_u64(vx2, bk1);
+            vx3 = vsubq_u64(vx3, bk2);
+            vx4 = vsubq_u64(vx4, bk3);
+            vx5 = vsubq_u64(vx5, bk4);
+            vx6 = vsubq_u64(vx6, bk5);
+            vx7 = vsubq_u64(vx7, bk6);
+            vx5 = vsubq_u64(vx5, vt2);
+            vx6 = vsubq_u64(vx6, vt0);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x8))));
+            /* inverse round 31 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 30 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 29 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 28 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 7 */
+            vx0 = vsubq_u64(vx0, bk7);
+            vx1 = vsubq_u64(vx1, bk8);
+            vx2 = vsubq_u64(vx2, bk0);
+            vx3 = vsubq_u64(vx3, bk1);
+            vx4 = vsubq_u64(vx4, bk2);
+            vx5 = vsubq_u64(vx5, bk3);
+            vx6 = vsubq_u64(vx6, bk4);
+            vx7 = vsubq_u64(vx7, bk5);
+            vx5 = vsubq_u64(vx5, vt1);
+            vx6 = vsubq_u64(vx6, vt2);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x7))));
+            /* inverse round 27 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 26 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 25 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 24 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 6 */
+            vx0 = vsubq_u64(vx0, bk6);
+            vx1 = vsubq_u64(vx1, bk7);
+            vx2 = vsubq_u64(vx2, bk8);
+            vx3 = vsubq_u64(vx3, bk0);
+            vx4 = vsubq_u64(vx4, bk1);
+            vx5 = vsubq_u64(vx5, bk2);
+            vx6 = vsubq_u64(vx6, bk3);
+            vx7 = vsubq_u64(vx7, bk4);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x6))));
+            /* inverse round 23 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 22 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 21 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 20 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 5 */
+            vx0 = vsubq_u64(vx0, bk5);
+            vx1 = vsubq_u64(vx1, bk6);
+            vx2 = vsubq_u64(vx2, bk7);
+            vx3 = vsubq_u64(vx3, bk8);
+            vx4 = vsubq_u64(vx4, bk0);
+            vx5 = vsubq_u64(vx5, bk1);
+            vx6 = vsubq_u64(vx6, bk2);
+            vx7 = vsubq_u64(vx7, bk3);
+            vx5 = vsubq_u64(vx5, vt2);
+            vx6 = vsubq_u64(vx6, vt0);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x5))));
+            /* inverse round 19 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 18 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 17 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 16 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 4 */
+            vx0 = vsubq_u64(vx0, bk4);
+            vx1 = vsubq_u64(vx1, bk5);
+            vx2 = vsubq_u64(vx2, bk6);
+            vx3 = vsubq_u64(vx3, bk7);
+            vx4 = vsubq_u64(vx4, bk8);
+            vx5 = vsubq_u64(vx5, bk0);
+            vx6 = vsubq_u64(vx6, bk1);
+            vx7 = vsubq_u64(vx7, bk2);
+            vx5 = vsubq_u64(vx5, vt1);
+            vx6 = vsubq_u64(vx6, vt2);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x4))));
+            /* inverse round 15 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 14 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 13 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 12 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 3 */
+            vx0 = vsubq_u64(vx0, bk3);
+            vx1 = vsubq_u64(vx1, bk4);
+            vx2 = vsubq_u64(vx2, bk5);
+            vx3 = vsubq_u64(vx3, bk6);
+            vx4 = vsubq_u64(vx4, bk7);
+            vx5 = vsubq_u64(vx5, bk8);
+            vx6 = vsubq_u64(vx6, bk0);
+            vx7 = vsubq_u64(vx7, bk1);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x3))));
+            /* inverse round 11 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 10 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 9 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 8 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 2 */
+            vx0 = vsubq_u64(vx0, bk2);
+            vx1 = vsubq_u64(vx1, bk3);
+            vx2 = vsubq_u64(vx2, bk4);
+            vx3 = vsubq_u64(vx3, bk5);
+            vx4 = vsubq_u64(vx4, bk6);
+            vx5 = vsubq_u64(vx5, bk7);
+            vx6 = vsubq_u64(vx6, bk8);
+            vx7 = vsubq_u64(vx7, bk0);
+            vx5 = vsubq_u64(vx5, vt2);
+            vx6 = vsubq_u64(vx6, vt0);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x2))));
+            /* inverse round 7 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 13), vx7, 51);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 25), vx5, 39);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 29), vx3, 35);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 6 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 35), vx1, 29);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 38), vx3, 26);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 53), vx5, 11);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 55), vx7, 9);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 5 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 25), vx1, 39);
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 23), vx5, 41);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 4 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 31), vx1, 33);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 15), vx3, 49);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx5), vreinterpretq_u8_u64(rot56)));
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 22), vx7, 42);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 1 */
+            vx0 = vsubq_u64(vx0, bk1);
+            vx1 = vsubq_u64(vx1, bk2);
+            vx2 = vsubq_u64(vx2, bk3);
+            vx3 = vsubq_u64(vx3, bk4);
+            vx4 = vsubq_u64(vx4, bk5);
+            vx5 = vsubq_u64(vx5, bk6);
+            vx6 = vsubq_u64(vx6, bk7);
+            vx7 = vsubq_u64(vx7, bk8);
+            vx5 = vsubq_u64(vx5, vt1);
+            vx6 = vsubq_u64(vx6, vt2);
+            vx7 = vsubq_u64(vx7, vdupq_n_u64((uint64_t)(UINT64_C(0x1))));
+            /* inverse round 3 */
+            vx1 = veorq_u64(vx1, vx6);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 38), vx1, 26);
+            vx6 = vsubq_u64(vx6, vx1);
+            vx7 = veorq_u64(vx7, vx0);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 52), vx7, 12);
+            vx0 = vsubq_u64(vx0, vx7);
+            vx5 = veorq_u64(vx5, vx2);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 6), vx5, 58);
+            vx2 = vsubq_u64(vx2, vx5);
+            vx3 = veorq_u64(vx3, vx4);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 57), vx3, 7);
+            vx4 = vsubq_u64(vx4, vx3);
+            /* inverse round 2 */
+            vx1 = veorq_u64(vx1, vx4);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 30), vx1, 34);
+            vx4 = vsubq_u64(vx4, vx1);
+            vx3 = veorq_u64(vx3, vx6);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 50), vx3, 14);
+            vx6 = vsubq_u64(vx6, vx3);
+            vx5 = veorq_u64(vx5, vx0);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 49), vx5, 15);
+            vx0 = vsubq_u64(vx0, vx5);
+            vx7 = veorq_u64(vx7, vx2);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 37), vx7, 27);
+            vx2 = vsubq_u64(vx2, vx7);
+            /* inverse round 1 */
+            vx1 = veorq_u64(vx1, vx2);
+            vx1 = vreinterpretq_u64_u8(vqtbl1q_u8(vreinterpretq_u8_u64(vx1), vreinterpretq_u8_u64(rot16)));
+            vx2 = vsubq_u64(vx2, vx1);
+            vx7 = veorq_u64(vx7, vx4);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 44), vx7, 20);
+            vx4 = vsubq_u64(vx4, vx7);
+            vx5 = veorq_u64(vx5, vx6);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 21), vx5, 43);
+            vx6 = vsubq_u64(vx6, vx5);
+            vx3 = veorq_u64(vx3, vx0);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 33), vx3, 31);
+            vx0 = vsubq_u64(vx0, vx3);
+            /* inverse round 0 */
+            vx1 = veorq_u64(vx1, vx0);
+            vx1 = vsriq_n_u64(vshlq_n_u64(vx1, 26), vx1, 38);
+            vx0 = vsubq_u64(vx0, vx1);
+            vx3 = veorq_u64(vx3, vx2);
+            vx3 = vsriq_n_u64(vshlq_n_u64(vx3, 34), vx3, 30);
+            vx2 = vsubq_u64(vx2, vx3);
+            vx5 = veorq_u64(vx5, vx4);
+            vx5 = vsriq_n_u64(vshlq_n_u64(vx5, 14), vx5, 50);
+            vx4 = vsubq_u64(vx4, vx5);
+            vx7 = veorq_u64(vx7, vx6);
+            vx7 = vsriq_n_u64(vshlq_n_u64(vx7, 11), vx7, 53);
+            vx6 = vsubq_u64(vx6, vx7);
+            /* subtract subkey 0 */
+            vx0 = vsubq_u64(vx0, bk0);
+            vx1 = vsubq_u64(vx1, bk1);
+            vx2 = vsubq_u64(vx2, bk2);
+            vx3 = vsubq_u64(vx3, bk3);
+            vx4 = vsubq_u64(vx4, bk4);
+            vx5 = vsubq_u64(vx5, bk5);
+            vx6 = vsubq_u64(vx6, bk6);
+            vx7 = vsubq_u64(vx7, bk7);
+            vx5 = vsubq_u64(vx5, vt0);
+            vx6 = vsubq_u64(vx6, vt1);
+            /* store the block(s) */
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx0, vx1);
+                const uint64x2_t s1_1 = vzip2q_u64(vx0, vx1);
+                threefish_gen_neon_store((uint8_t *)(out + 0), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 64), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx2, vx3);
+                const uint64x2_t s1_1 = vzip2q_u64(vx2, vx3);
+                threefish_gen_neon_store((uint8_t *)(out + 16), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 80), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx4, vx5);
+                const uint64x2_t s1_1 = vzip2q_u64(vx4, vx5);
+                threefish_gen_neon_store((uint8_t *)(out + 32), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 96), s1_1);
+            }
+            {
+                const uint64x2_t s1_0 = vzip1q_u64(vx6, vx7);
+                const uint64x2_t s1_1 = vzip2q_u64(vx6, vx7);
+                threefish_gen_neon_store((uint8_t *)(out + 48), s1_0);
+                threefish_gen_neon_store((uint8_t *)(out + 112), s1_1);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
+        tf512_v11_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+    }
+}
+
+#endif
+
 /* ---- runtime dispatch ------------------------------------------------------------------ */
 
-/* Highest level the CPU and the OS support: 0 scalar, 1 sse2, 2 avx, 3 avx2, 4 avx512. */
+#if defined(THREEFISH_GEN_X86)
+/* Levels: 0 scalar, 1 sse2, 2 avx, 3 avx2, 4 avx512. */
+static const char *const tf512_v11_csimd_auto_fly_full_level_names[] = { "scalar", "sse2", "avx", "avx2", "avx512" };
+
+/* Highest level the CPU and the OS support. */
 #if defined(THREEFISH_GEN_SIMDE)
 static int tf512_v11_csimd_auto_fly_full_cpu_level(void)
 {
@@ -19879,19 +22483,35 @@ static int tf512_v11_csimd_auto_fly_full_cpu_level(void)
     return 0;
 }
 #endif
+#elif defined(THREEFISH_GEN_NEON)
+/* Levels: 0 scalar, 1 neon. */
+static const char *const tf512_v11_csimd_auto_fly_full_level_names[] = { "scalar", "neon" };
 
-/* The level in use: the CPU's, capped by $THREEFISH_GEN_ISA (scalar, sse2, avx, avx2, avx512). */
+/* NEON (Advanced SIMD) is architectural on AArch64: every CPU has it, nothing to detect. */
+static int tf512_v11_csimd_auto_fly_full_cpu_level(void)
+{
+    return 1;
+}
+#else
+/* No SIMD paths for this architecture: portable scalar C. */
+static const char *const tf512_v11_csimd_auto_fly_full_level_names[] = { "scalar" };
+static int tf512_v11_csimd_auto_fly_full_cpu_level(void)
+{
+    return 0;
+}
+#endif
+
+/* The level in use: the CPU's, capped by $THREEFISH_GEN_ISA (a level name above). */
 static int tf512_v11_csimd_auto_fly_full_level(void)
 {
     static int cached = -1;
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
-        static const char *const names[] = { "scalar", "sse2", "avx", "avx2", "avx512" };
         const char *want = getenv("THREEFISH_GEN_ISA");
         int i;
         v = tf512_v11_csimd_auto_fly_full_cpu_level();
-        for (i = 0; want && i < (int)(sizeof names / sizeof names[0]); i++)
-            if (strcmp(want, names[i]) == 0 && i < v)
+        for (i = 0; want && i < (int)(sizeof tf512_v11_csimd_auto_fly_full_level_names / sizeof tf512_v11_csimd_auto_fly_full_level_names[0]); i++)
+            if (strcmp(want, tf512_v11_csimd_auto_fly_full_level_names[i]) == 0 && i < v)
                 v = i;
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
@@ -19904,10 +22524,16 @@ const char *tf512_v11_csimd_auto_fly_full_dispatch_path(size_t n)
 {
     int level = tf512_v11_csimd_auto_fly_full_level();
     (void)level;
+    (void)n;
+#if defined(THREEFISH_GEN_X86)
     if (level >= 4 && n >= 8)
         return "avx512";
     if (level >= 3 && n >= 4)
         return "avx2";
+#elif defined(THREEFISH_GEN_NEON)
+    if (level >= 1 && n >= 2)
+        return "neon";
+#endif
     return "scalar";
 }
 
@@ -19916,6 +22542,7 @@ void tf512_v11_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const u
 {
     int level = tf512_v11_csimd_auto_fly_full_level();
     (void)level;
+#if defined(THREEFISH_GEN_X86)
     if (level >= 4 && n >= 8) {
         tf512_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
@@ -19924,6 +22551,12 @@ void tf512_v11_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const u
         tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     }
+#elif defined(THREEFISH_GEN_NEON)
+    if (level >= 1 && n >= 2) {
+        tf512_v11_csimd_auto_fly_full_neon_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    }
+#endif
     tf512_v11_csimd_auto_fly_full_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
@@ -19932,6 +22565,7 @@ void tf512_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const u
 {
     int level = tf512_v11_csimd_auto_fly_full_level();
     (void)level;
+#if defined(THREEFISH_GEN_X86)
     if (level >= 4 && n >= 8) {
         tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
@@ -19940,5 +22574,11 @@ void tf512_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const u
         tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     }
+#elif defined(THREEFISH_GEN_NEON)
+    if (level >= 1 && n >= 2) {
+        tf512_v11_csimd_auto_fly_full_neon_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    }
+#endif
     tf512_v11_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
 }
