@@ -66,6 +66,24 @@ def builds(variant: Variant) -> tuple:
     return SIMD_BUILDS
 
 
+def _run_paths(argv: list[str], names: list, label: str, build: Build, workdir: Path, t0: float,
+               leaks: bool = True) -> tuple[Row | None, int]:
+    """Run a built harness once per dispatcher path forced with THREEFISH_GEN_ISA (``names``;
+    [None]: once, unforced): (the FAIL row of the first path that fails, or None; checks run)."""
+    checks = 0
+    for name in names:
+        env = dict(os.environ)
+        env.pop(ENV_VAR, None)
+        if name is not None:
+            env[ENV_VAR] = name
+        ok, out, n = run_harness(argv, workdir, env, timeout=1800, leaks=leaks)
+        checks += n
+        if not ok:
+            where = f"[{ENV_VAR}={name}] " if name else ""
+            return Row(label, build.name, "FAIL", where + _first_lines(out, 4), time.monotonic() - t0, checks), checks
+    return None, checks
+
+
 def check_cross(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
     """A cross build run under its emulator; the dispatcher once per level that architecture has."""
     label, t0 = variant.label(), time.monotonic()
@@ -73,17 +91,9 @@ def check_cross(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
     if exe is None:
         return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
     names = CROSS_LEVELS[build.arch] if variant.get("isa") == "auto" else [None]
-    checks = 0
-    for name in names:
-        env = dict(os.environ)
-        env.pop(ENV_VAR, None)
-        if name is not None:
-            env[ENV_VAR] = name
-        ok, out, n = run_harness(build.command(exe, str(vectors)), workdir, env, timeout=1800, leaks=False)
-        checks += n
-        if not ok:
-            where = f"[{ENV_VAR}={name}] " if name else ""
-            return Row(label, build.name, "FAIL", where + _first_lines(out, 4), time.monotonic() - t0, checks)
+    failed, checks = _run_paths(build.command(exe, str(vectors)), names, label, build, workdir, t0, leaks=False)
+    if failed:
+        return failed
     detail = f"{checks} checks; {build.arch} under {build.runner[0]}"
     if names != [None]:
         detail += f"; paths {', '.join(names)}"
@@ -142,19 +152,10 @@ def check_simd(variant: Variant, build: Build, workdir: Path, vectors: Path) -> 
     exe, why = build_harness(variant, build, workdir, cflags, libs)
     if exe is None:
         return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
-    runs = _levels(variant, emulated) if variant.get("isa") == "auto" else [(None, None)]
-    checks, done = 0, []
-    for name, _ in runs:
-        env = dict(os.environ)
-        env.pop(ENV_VAR, None)
-        if name is not None:
-            env[ENV_VAR] = name
-        ok, out, n = run_harness([str(exe), str(vectors)], workdir, env, timeout=1800)
-        checks += n
-        if not ok:
-            where = f"[{ENV_VAR}={name}] " if name else ""
-            return Row(label, build.name, "FAIL", where + _first_lines(out, 4), time.monotonic() - t0, checks)
-        done.append(name)
+    done = [n for n, _ in _levels(variant, emulated)] if variant.get("isa") == "auto" else [None]
+    failed, checks = _run_paths([str(exe), str(vectors)], done, label, build, workdir, t0)
+    if failed:
+        return failed
     status = "PASS (emulated)" if emulated else "PASS"
     detail = f"{checks} checks"
     if done != [None]:
