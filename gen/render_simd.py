@@ -27,7 +27,7 @@ from .printers.c import CPrinter, annotate_text, section
 from .printers.c_neon import ISAS as NEON_ISAS
 from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
-from .threefish import Options, describe
+from .threefish import Options
 from .variant import Variant
 
 LAYOUTS = ("lanes", "hybrid", "packed")
@@ -54,7 +54,34 @@ def lanes_of(isa_name: str) -> int:
     return ISAS[isa_name].bits // 64
 
 
-def check_variant(v: Variant) -> None:
+def needs(v: Variant, subs=()) -> list:
+    """The (direction, options, blocks) programs the functions of a variant print: the describe
+    pass makes exactly these (``subs``: the dispatcher's paths)."""
+    shapes: dict = {}
+
+    def path(o, layout, isa):
+        for d in ("encrypt", "decrypt"):
+            shapes[(d, o, 1)] = None
+            if isa is None:
+                continue
+            if layout == "packed":
+                shapes[(d, Options("fly", "full", 1), 1)] = None
+            if layout == "hybrid":
+                shapes[(d, Options(o.keys, o.unroll, 1), 1)] = None
+                shapes[(d, Options(o.keys, o.unroll, o.interleave), o.interleave)] = None
+            elif o.interleave > 1:
+                shapes[(d, o, o.interleave)] = None
+
+    if v.get("isa") == "auto":
+        path(v.options, "lanes", None)
+        for s in subs:
+            path(s.options, s.get("layout", "lanes"), s.get("isa"))
+    else:
+        path(v.options, v.get("layout", "lanes"), v.get("isa"))
+    return list(shapes)
+
+
+def check_variant(v: Variant, progs) -> None:
     isa = v.get("isa")
     layout = v.get("layout", "lanes")
     if isa == "auto":
@@ -69,7 +96,7 @@ def check_variant(v: Variant) -> None:
         if v.options.keys != "fly" or v.options.unroll != "full":
             raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
         for d in ("encrypt", "decrypt"):      # unavailable lane shuffles: one clear error, early
-            packed_single(v.prefix, v.prefix, v.spec, v.options, d, isa)
+            packed_single(progs, v.prefix, v.prefix, v.spec, v.options, d, isa)
 
 
 def required_features(v: Variant) -> set[str]:
@@ -86,22 +113,18 @@ PTRS_ONE = {"key": "key", "tweak": "tweak", "in": "in", "out": "out"}
 PTRS_MANY = {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"}
 
 
-def _scalar_progs(spec, options):
-    return {d: describe(spec, options, d, 1) for d in ("encrypt", "decrypt")}
-
-
-def scalar_single(prefix: str, helpers: str, spec, options, direction: str) -> dict:
-    prog = describe(spec, options, direction, 1)
+def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: str) -> dict:
+    prog = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, prog.setup), section(pr, prog.body)
     lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
 
 
-def packed_single(prefix: str, helpers: str, spec, options, direction: str, isa_name: str,
+def packed_single(progs, prefix: str, helpers: str, spec, options, direction: str, isa_name: str,
                   stats: dict | None = None) -> dict:
     """The single-block function of layout packed (one block spread over the lanes)."""
-    prog = describe(spec, Options("fly", "full", 1), direction, 1)
+    prog = progs[(direction, Options("fly", "full", 1), 1)]
     pr = PackedPrinter(ISAS[isa_name], spec, helpers)
     lines = pr.function_lines(prog, packed_layout.lower(prog, pr.L))
     if stats is not None:
@@ -115,10 +138,10 @@ def _ind(lines, n=4):
     return [(" " * n + ln) if ln else ln for ln in lines]
 
 
-def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
+def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: str,
                     isa_name: str | None, layout: str, stats: dict | None = None) -> dict:
     """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar)."""
-    one = describe(spec, options, direction, 1)
+    one = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_MANY)
     setup = section(pr, one.setup)
     setup_vals = set(values(one.setup))
@@ -130,10 +153,10 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
         w = vector_width(isa)
         vps = []
         if layout == "hybrid":
-            vps.append((describe(spec, Options(options.keys, options.unroll, 1), direction, 1),
+            vps.append((progs[(direction, Options(options.keys, options.unroll, 1), 1)],
                         options.interleave))
         elif options.interleave > 1:
-            vps.append((describe(spec, options, direction, options.interleave), 0))
+            vps.append((progs[(direction, options, options.interleave)], 0))
         vps.append((one, 0))
         loops, consts, bvals, barrs = [], {}, {}, {}
         for prog, scalar_blocks in vps:
@@ -147,8 +170,7 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
                     op.dst if isinstance(op, Broadcast) else op.body[0].dst.array, op)
             per = vp.blocks
             if scalar_blocks:
-                sprog = describe(spec, Options(options.keys, options.unroll, scalar_blocks), direction,
-                                 scalar_blocks)
+                sprog = progs[(direction, Options(options.keys, options.unroll, scalar_blocks), scalar_blocks)]
                 off = per * nb
                 spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
@@ -181,7 +203,7 @@ def blocks_function(prefix: str, helpers: str, spec, options, direction: str,
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
 
 
-def op_counts(v: Variant, subs=()) -> dict[str, float]:
+def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
     """Vector operations per block of the bulk encrypt loop, by class (for bench reports);
     the dispatcher reports its highest path's counts (``subs``: its paths)."""
     if v.get("isa") == "auto":
@@ -189,7 +211,7 @@ def op_counts(v: Variant, subs=()) -> dict[str, float]:
             return {}
         v = max(subs, key=lambda s: ISAS[s.get("isa")].level)
     stats: dict = {}
-    blocks_function(v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
+    blocks_function(progs, v.prefix, v.prefix, v.spec, v.options, "encrypt", v.get("isa"),
                     v.get("layout", "lanes"), stats)
     return stats
 
@@ -210,14 +232,14 @@ def _build_note(isa) -> str:
     return "build natively with any gcc/clang flags; define THREEFISH_GEN_SIMDE to build against SIMDe (emulated)"
 
 
-def _render_one(v: Variant) -> dict[str, str]:
+def _render_one(v: Variant, progs) -> dict[str, str]:
     isa, layout = v.get("isa"), v.get("layout", "lanes")
     if layout == "packed":
-        return _render_packed(v)
+        return _render_packed(v, progs)
     o = v.options
     stats: dict = {}
-    public = [scalar_single(v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
-    blocks = [blocks_function(v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
+    public = [scalar_single(progs, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    blocks = [blocks_function(progs, v.prefix, v.prefix, v.spec, o, d, isa, layout, stats if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
     L = lanes_of(isa)
     notes = [f"{isa_note(ISAS[isa])}, "
@@ -235,13 +257,13 @@ def _render_one(v: Variant) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def _render_packed(v: Variant) -> dict[str, str]:
+def _render_packed(v: Variant, progs) -> dict[str, str]:
     isa, o = v.get("isa"), v.options
     one: dict = {}
     bulk: dict = {}
-    public = [packed_single(v.prefix, v.prefix, v.spec, o, d, isa, one if d == "encrypt" else None)
+    public = [packed_single(progs, v.prefix, v.prefix, v.spec, o, d, isa, one if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
-    blocks = [blocks_function(v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
+    blocks = [blocks_function(progs, v.prefix, v.prefix, v.spec, o, d, isa, "lanes", bulk if d == "encrypt" else None)
               for d in ("encrypt", "decrypt")]
     bits, nvec = one.pop("vector bits"), one.pop("vectors")
     notes = [f"{isa_note(ISAS[isa])}, "
@@ -261,19 +283,19 @@ def _render_packed(v: Variant) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def _render_dispatch(v: Variant, subs) -> dict[str, str]:
+def _render_dispatch(v: Variant, subs, progs) -> dict[str, str]:
     subs = list(subs)
     subs.sort(key=lambda s: -ISAS[s.get("isa")].level)
     o = v.options
-    public = [scalar_single(v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
+    public = [scalar_single(progs, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
     regions = [dict(isa=None, functions=public + [
-        blocks_function(f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes") for d in ("encrypt", "decrypt")])]
+        blocks_function(progs, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes") for d in ("encrypt", "decrypt")])]
     paths = []
     for s in subs:
         isa, layout = s.get("isa"), s.get("layout", "lanes")
         stats: dict = {}
         pfx = f"{v.prefix}{isa}_{layout}_"
-        fns = [blocks_function(pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None)
+        fns = [blocks_function(progs, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None)
                for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
@@ -301,9 +323,11 @@ def _render_dispatch(v: Variant, subs) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def render_c_simd(v: Variant, subs=()) -> dict[str, str]:
-    """The files of one c-simd variant; ``subs``: the dispatcher's paths (its standalone variants)."""
-    check_variant(v)
-    files = _render_dispatch(v, subs) if v.get("isa") == "auto" else _render_one(v)
+def render_c_simd(v: Variant, progs, subs=()) -> dict[str, str]:
+    """The files of one c-simd variant from the described programs ``progs`` ({(direction,
+    options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's paths (its
+    standalone variants).  Each function is lowered (gen/layouts/) and printed
+    (gen/printers/c_simd.py, c_neon.py) here."""
+    files = _render_dispatch(v, subs, progs) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}

@@ -8,7 +8,6 @@ import subprocess
 import pytest
 
 from gen import targets
-from gen.printers import nasm as nasm_printer
 from gen.render import render_variant
 from gen.spec import get_spec
 from gen.threefish import Options
@@ -97,7 +96,7 @@ def test_nasm_levels(target, values):
     # function's op list), notes as they are
     want = 0
     parts = [False, True] if values.get("isa") in ("avx2", "avx512") else [False]
-    allocs = [nasm_printer.allocate(v, d, tail=tail)[1] for d in ("encrypt", "decrypt") for tail in parts]
+    allocs = [targets.get(v.target).allocate(v, d, tail=tail)[1] for d in ("encrypt", "decrypt") for tail in parts]
     for alloc in allocs:
         last = object()
         for op in alloc.code:

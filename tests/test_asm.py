@@ -17,9 +17,9 @@ from gen import asm as ra
 from gen.asm.check import ENV_CORRUPT, AllocationCheckError, check, corrupt
 from gen.asm.ir import AOp, Reg, Slot
 from gen.errors import GenError
-from gen.printers import nasm as nasmp
 from gen.render import Variant
 from gen.spec import get_spec
+from gen.targets import get as get_target
 from gen.threefish import Options, describe
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +28,8 @@ A, I, M = ra.Addr, ra.Imm, ra.MOp
 
 
 def variant(target, bits, version="1.3", keys_table=False, **kw):
-    return Variant(target, get_spec(version, bits), Options("table" if keys_table else "fly", "full", 1), "",
-                   nasmp.variant_extra(target, **kw))
+    return get_target(target).variant(get_spec(version, bits), Options("table" if keys_table else "fly", "full", 1),
+                                      "", **kw)
 
 
 # --------------------------------------------------------------------------- liveness on a hand-written program
@@ -101,7 +101,7 @@ def test_every_strategy_accepted_by_checker(config, bits):
         for direction in ("encrypt", "decrypt"):
             for tail in ((False, True) if kw.get("isa") in ("avx2", "avx512") else (False,)):
                 try:
-                    isa, alloc = nasmp.allocate(v, direction, tail=tail)
+                    isa, alloc = get_target(v.target).allocate(v, direction, tail=tail)
                 except AllocationCheckError:
                     raise
                 except GenError as e:
@@ -118,7 +118,7 @@ def test_every_strategy_accepted_by_checker(config, bits):
 def test_pinned_and_keys_table_accepted():
     for kw in (dict(pin="k,in,out", strategy="linear-scan"), dict(pin="x", registers=None), dict(pin="p"),
                dict(keys_table=True), dict(registers=6), dict(strategy="linear-scan", registers=9)):
-        nasmp.allocate(variant("nasm-x64", 256, "1.1", **kw), "encrypt")
+        get_target("nasm-x64").allocate(variant("nasm-x64", 256, "1.1", **kw), "encrypt")
 
 
 # --------------------------------------------------------------------------- hand-made broken allocations
@@ -126,7 +126,7 @@ def test_pinned_and_keys_table_accepted():
 def real(bits=1024, direction="encrypt", **kw):
     """(ops, isa, allocation) of a real variant (default: belady at 1024, with spills)."""
     v = variant("nasm-x64", bits, **kw)
-    isa, alloc = nasmp.allocate(v, direction)
+    isa, alloc = get_target(v.target).allocate(v, direction)
     ops = ra.lower(describe(v.spec, v.options, direction, 1), isa)
     return ops, isa, alloc
 
@@ -238,7 +238,7 @@ def test_belady_spills_less_than_linear_scan():
     """1024 bits: 16 words + pointers > 15 GPRs; Belady's MIN reloads less than linear scan."""
     st = {}
     for s in ("belady", "linear-scan"):
-        _, alloc = nasmp.allocate(variant("nasm-x64", 1024, strategy=s), "encrypt")
+        _, alloc = get_target("nasm-x64").allocate(variant("nasm-x64", 1024, strategy=s), "encrypt")
         st[s] = alloc.stats
     assert st["belady"]["reloads"] < st["linear-scan"]["reloads"]
     assert st["belady"]["spills"] < st["linear-scan"]["spills"]
@@ -253,7 +253,7 @@ def test_belady_spills_less_than_linear_scan():
 ])
 def test_impossible_allocation_is_one_line_error(kw, pattern):
     with pytest.raises(GenError, match=pattern) as e:
-        nasmp.allocate(variant("nasm-x64", 1024, **kw), "encrypt")
+        get_target("nasm-x64").allocate(variant("nasm-x64", 1024, **kw), "encrypt")
     assert "\n" not in str(e.value)
 
 

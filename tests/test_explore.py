@@ -59,8 +59,8 @@ def report(tmp_path, *args):
 def lowered(target, size):
     """The default variant's ISA model and MOps, lowered here through the backend's own entry points."""
     v = registry.get(target).variant(get_spec("1.3", size), Options("fly", "full", 1), "")
-    no = nasm.NasmOptions.of(v)
-    isa = ra.isa_for(nasm.MACHINE[target], no.abi, no.rotate, no.words)
+    no = registry.get(target).options(v)
+    isa = ra.isa_for(registry.get(target).machine, no.abi, no.rotate, no.words)
     return isa, ra.lower(describe(v.spec, v.options, "encrypt", 1), isa)
 
 

@@ -105,3 +105,43 @@ def test_target_names_only_in_descriptors_printers_templates_tests_docs():
                 if pat.search(line) and not line.lstrip().startswith("#"):
                     bad.append(f"{rel}:{n}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+def _imported_names(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            out |= {f"{'.' * node.level}{node.module or ''}:{a.name}" for a in node.names}
+    return out
+
+
+def test_printers_only_format():
+    """Printers neither describe, allocate nor read target descriptors: the passes before them do."""
+    bad = {}
+    for path in sorted((ROOT / "gen" / "printers").glob("*.py")):
+        names = _imported_names(path)
+        hits = sorted(n for n in names if n.endswith((":describe", ":allocate", ":assign", ":check_allocation"))
+                      or n.split(":")[0].lstrip(".").startswith("targets"))
+        if hits:
+            bad[path.name] = hits
+    assert not bad, bad
+    # the check sees imports: a printer that imported describe would be named
+    assert "..threefish:describe" in _imported_names(ROOT / "gen" / "targets" / "base.py")
+
+
+def test_the_declared_passes_are_the_passes_that_run():
+    """Every target's render is its pass list, run in order, each pass fed what the previous made."""
+    from gen import targets
+    from gen.spec import get_spec
+    from gen.targets import base
+
+    for name in targets.names():
+        t = targets.get(name)
+        v = t.variants("recommended", [get_spec("1.3", 256)])[0]
+        seen = []
+        wrapped = [base.Pass(p.name, p.reads, p.makes,
+                             (lambda p: lambda v, ir: (seen.append(p.name), p.run(v, ir))[1])(p))
+                   for p in t.passes(v)]
+        files = base.run_passes(wrapped, v)
+        assert seen == [p.name for p in t.passes(v)] and seen[0] == "describe", (name, seen)
+        assert files == t.render(v) and all(files.values()), name

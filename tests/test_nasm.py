@@ -18,6 +18,7 @@ from gen.errors import GenError
 from gen.printers import nasm as nasmp
 from gen.render import Variant, render_variant
 from gen.spec import get_spec
+from gen.targets import get as get_target
 from gen.threefish import Options
 from verify import nasm as vnasm
 from verify import runner
@@ -27,8 +28,8 @@ needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not i
 
 
 def variant(target, bits, version="1.3", keys_table=False, **kw):
-    return Variant(target, get_spec(version, bits), Options("table" if keys_table else "fly", "full", 1), "",
-                   nasmp.variant_extra(target, **kw))
+    return get_target(target).variant(get_spec(version, bits), Options("table" if keys_table else "fly", "full", 1),
+                                      "", **kw)
 
 
 @pytest.fixture(scope="module")
@@ -107,10 +108,9 @@ def test_bad_options():
     with pytest.raises(GenError, match="strategy"):
         variant("nasm-x64", 512, strategy="greedy")
     with pytest.raises(GenError, match="unroll full"):
-        render_variant(Variant("nasm-x64", get_spec("1.3", 512), Options("fly", "loop", 1), "",
-                               nasmp.variant_extra("nasm-x64")))
+        get_target("nasm-x64").variant(get_spec("1.3", 512), Options("fly", "loop", 1))
     with pytest.raises(GenError, match="unknown value or group"):
-        nasmp.allocate(variant("nasm-x64", 512, pin="zz"), "encrypt")
+        get_target("nasm-x64").allocate(variant("nasm-x64", 512, pin="zz"), "encrypt")
 
 
 @needs_nasm
@@ -139,8 +139,8 @@ def test_win64_unwind_tables(tmp_path):
     subprocess.run(["nasm", "-f", "win64", "-o", str(obj), str(tmp_path / f"{v.stem}.asm")], check=True)
     dump = subprocess.run(["objdump", "-x", str(obj)], capture_output=True, text=True).stdout
     assert dump.count("Nbr codes") == 4          # encrypt, encrypt_blocks, decrypt, decrypt_blocks
-    isa, alloc = nasmp.allocate(v, "encrypt")
-    pushes = nasmp.Frame("nasm-x64", "win64", alloc, isa).pushes
+    isa, alloc = get_target(v.target).allocate(v, "encrypt")
+    pushes = nasmp.Frame("win64", alloc, isa).pushes
     assert pushes and all(f"push {r}" in dump for r in pushes)
     assert "alloc small area: rsp = rsp - 0x38" in dump
 
@@ -185,7 +185,7 @@ def test_x64_sse2_packed_harness(bits, strategy, tmp_path, vectors):
     v = variant("nasm-x64", bits, "1.3", isa="sse2", layout="packed", strategy=strategy)
     run_check(v, vnasm.X64_BUILDS[0], tmp_path, vectors)
     if bits == 1024:
-        _, alloc = nasmp.allocate(v, "encrypt")
+        _, alloc = get_target(v.target).allocate(v, "encrypt")
         assert alloc.stats["spills"] > 0
 
 

@@ -260,7 +260,6 @@ ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.langua
 def regalloc(target, size, version, keys, strategy, bench, **values):
     """Register allocation report: the strategies side by side for one variant."""
     from gen import asm as ra
-    from gen.printers.nasm import allocate
 
     from .regalloc_report import table
     strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]
@@ -271,7 +270,7 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
     base = t.variant(get_spec(version, size), Options(keys, "full", 1), "", strategy=strategies[0],
                      **{k: v for k, v in values.items() if v is not None})
     if len(strategies) == 1:   # a single strategy: an impossible budget is an error (exit 2)
-        allocate(base, "encrypt")
+        t.allocate(base, "encrypt")
     for line in table(base, strategies, bench):
         click.echo(line)
 

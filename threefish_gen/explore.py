@@ -51,11 +51,9 @@ def family(v: str) -> str:
 
 def lowered(variant: Variant):
     """(isa, MOps) of encrypt, through the passes the nasm printer uses."""
-    no = nasmp.NasmOptions.of(variant)
-    isa = ra.isa_for(nasmp.MACHINE[no.target], no.abi, no.rotate, no.words, no.layout)
-    prog = describe(variant.spec, variant.options, "encrypt", 1)
-    ops = ra.lower_packed(prog, isa) if no.layout == "packed" else ra.lower(prog, isa, no.schedule)
-    return no, isa, ops
+    t = registry.get(variant.target)
+    isa, ops = t.lowered(variant, "encrypt")
+    return t.options(variant), isa, ops
 
 
 def positions(alloc) -> list[int]:
@@ -176,8 +174,7 @@ def timeline_svg(st, segs, regs, n) -> str:
 # ------------------------------------------------------------------ one strategy
 
 def strategy_section(base: Variant, st: str, bench: bool, work: Path) -> dict:
-    extra = tuple(sorted({**dict(base.extra), "strategy": st}.items()))
-    v = Variant(base.target, base.spec, base.options, "", extra)
+    v = registry.get(base.target).variant(base.spec, base.options, "", **{**dict(base.extra), "strategy": st})
     no, isa, ops = lowered(v)
     try:
         alloc = ra.allocate(ops, isa, st, no.registers, no.pin)
@@ -194,7 +191,7 @@ def strategy_section(base: Variant, st: str, bench: bool, work: Path) -> dict:
     pos = positions(alloc)
     marks = [(a.role, p, a.text, i) for i, (a, p) in enumerate(zip(alloc.code, pos)) if a.role in ("spill", "reload")]
     regs = [r for c in sorted(alloc.used) for r in alloc.used[c]]
-    frame = nasmp.Frame(no.target, no.abi, alloc, isa)
+    frame = nasmp.Frame(no.abi, alloc, isa)
     rows = []
     for i, (a, p) in enumerate(zip(alloc.code, pos)):
         if a.kind in ("note", "top", "bottom"):

@@ -16,7 +16,6 @@ from pathlib import Path
 
 from gen.asm import AllocationCheckError
 from gen.errors import GenError
-from gen.printers import nasm as nasmp
 from gen.render import Variant, render_variant, write_files
 from gen.targets import get as get_target
 
@@ -84,11 +83,11 @@ def table(base: Variant, strategies, bench: bool = False) -> list[str]:
     cols = []
     with tempfile.TemporaryDirectory(prefix="tf-regalloc-") as tmp:
         for st in strategies:
-            extra = tuple(sorted({**dict(base.extra), "strategy": st}.items()))
-            v = Variant(base.target, base.spec, base.options, "", extra)
+            t = get_target(base.target)
+            v = t.variant(base.spec, base.options, "", **{**dict(base.extra), "strategy": st})
             col = {"strategy": st}
             try:
-                _, alloc = nasmp.allocate(v, "encrypt")      # checked by gen/asm/check.py
+                _, alloc = t.allocate(v, "encrypt")          # checked by gen/asm/check.py
             except AllocationCheckError:
                 raise                                        # a wrong allocation is never a table cell
             except GenError as e:

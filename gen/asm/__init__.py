@@ -33,11 +33,13 @@ from .machine import ISA, ISAS, LAYOUTS, isa_for
 STRATEGIES = ("named", "linear-scan", "belady")
 
 
-def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int | None = None,
-             pin: str = "", stack: str = "k,t") -> Allocation:
-    """Allocate registers for lowered ops, then check the allocation.  ``registers`` limits the
-    data class (the first N registers of its allocation order); ``pin`` names values or groups
-    that keep one register for their whole life; ``stack`` (named only) the values kept in slots."""
+def assign(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int | None = None,
+           pin: str = "", stack: str = "k,t", live: dict | None = None) -> Allocation:
+    """Run one allocation strategy over lowered ops (no check: the pipeline's next pass, or
+    :func:`allocate`, checks it).  ``registers`` limits the data class (the first N registers of
+    its allocation order); ``pin`` names values or groups that keep one register for their whole
+    life; ``stack`` (named only) the values kept in slots; ``live``: the liveness pass's
+    intervals (computed here when absent)."""
     if strategy not in STRATEGIES:
         raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
     regs_of = {c: list(rs) for c, rs in isa.regs.items()}
@@ -46,14 +48,14 @@ def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int 
         if not 1 <= registers <= len(full):
             raise GenError(f"--registers must be 1..{len(full)} for {isa.name}, not {registers}")
         regs_of[isa.data_class] = list(full[:registers])
-    names = list(intervals(ops))
+    names = list(live if live is not None else intervals(ops))
     pinned_vals = select(pin, names) if pin else set()
     if strategy == "named":
-        em, assign = named(ops, isa, regs_of, names, pinned_vals, stack)
+        em, assigned = named(ops, isa, regs_of, names, pinned_vals, stack)
     elif strategy == "linear-scan":
-        em, assign = linear_scan(ops, isa, regs_of, names, pinned_vals)
+        em, assigned = linear_scan(ops, isa, regs_of, names, pinned_vals)
     else:
-        em, assign = belady(ops, isa, regs_of, names, pinned_vals)
+        em, assigned = belady(ops, isa, regs_of, names, pinned_vals)
     code = em.code
     used: dict[str, set] = {}
     for op in code:
@@ -68,13 +70,20 @@ def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int 
     stats["instructions"] = sum(1 for op in code if op.kind not in ("note", "top", "bottom"))
     alloc = Allocation(strategy, code, {v: sorted(rs) for v, rs in em.homes.items()},
                        sorted(em.slots, key=lambda k: em.slots[k]), used, stats,
-                       {v: assign[v] for v in pinned_vals if v in assign})
+                       {v: assigned[v] for v in pinned_vals if v in assigned})
     corrupt_from_env(alloc)
+    return alloc
+
+
+def allocate(ops: list[MOp], isa: ISA, strategy: str = "belady", registers: int | None = None,
+             pin: str = "", stack: str = "k,t") -> Allocation:
+    """:func:`assign`, then the allocation checker: what every caller outside a pipeline uses."""
+    alloc = assign(ops, isa, strategy, registers, pin, stack)
     check_allocation(ops, isa, alloc)
     return alloc
 
 
 __all__ = ["STRATEGIES", "SCHEDULES", "GROUPS", "ISAS", "LAYOUTS", "DEFS", "POINTERS", "Addr", "Allocation",
-           "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "Slot", "allocate",
+           "AllocationCheckError", "AOp", "Imm", "ISA", "Lowering", "MOp", "PtrMem", "Reg", "Slot", "allocate", "assign",
            "carried", "check_allocation", "intervals", "isa_for", "loop_bounds", "lower", "lower_lanes", "lower_packed",
            "natural", "next_uses", "select"]

@@ -22,7 +22,7 @@ from ..layouts import ir
 from ..layouts import packed as packed_layout
 from ..layouts import lanes as lanes_layout
 from ..layouts import scalar as scalar_layout
-from ..threefish import Program, describe
+from ..threefish import Program
 from . import render_template
 
 LAYOUTS = ("scalar", "lanes", "packed")
@@ -244,12 +244,10 @@ def packed_kernel(nw: int) -> str:
     return f"{PACKED_VEC[nw][0].lower()}-packed"
 
 
-def packed_lines(prog) -> list[str]:
+def packed_lines(vp, nw: int) -> list[str]:
     """The packed one-block body (A = even words, B = odd words): the natural packed layout IR
     (gen/layouts/packed.py, one vector per half) formatted as C#."""
-    nw = prog.spec.nw
     vec, nl = PACKED_VEC[nw]
-    vp = packed_layout.lower(prog, nl, natural=True)
     scalar = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
     out = ([f"ulong {', '.join(vp.scalars)};"] if vp.scalars else []) + [f"{vec}<ulong> {', '.join(vp.values)};"]
     expr: dict[str, str] = {}
@@ -344,13 +342,13 @@ def _vsection(p: CsPrinter, vp, exclude=()) -> dict:
     return {"decl": p.declare(v for v in vp.values if v not in exclude), "code": p.ir_lines(vp.body)}
 
 
-def functions(spec, options, layout: str) -> dict:
-    """Code sections for every direction: scalar one-block, scalar blocks, lane kernels."""
+def functions(spec, options, layout: str, laid: dict) -> dict:
+    """Code sections for every direction: scalar one-block, scalar blocks, lane kernels, from
+    the layout pass's output ``laid`` (gen/targets/csharp.py)."""
     nw = spec.nw
     out = {}
     for d in ("encrypt", "decrypt"):
-        one = describe(spec, options, d, 1)
-        multi = describe(spec, options, d, options.interleave)
+        one, multi = laid[d]["one"], laid[d]["multi"]
         sp1 = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw,
                         one.setup, one.body)
         spn = CsPrinter("scalar", {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
@@ -382,12 +380,12 @@ def functions(spec, options, layout: str) -> dict:
                                  and len(setup_vals) + nw > 2 * 15),
         }
         if layout == "packed":
-            f["packed"] = {"setup": _section(sp1, one.setup), "code": packed_lines(one)}
+            f["packed"] = {"setup": _section(sp1, one.setup), "code": packed_lines(laid[d]["packed"], nw)}
         if layout == "lanes":
             for kind in ("v512", "v256"):
                 lp = CsPrinter(kind, {"key": "key", "tweak": "tweaks", "in": "src", "out": "dst"}, nw,
                                one.setup, multi.body, one.body)
-                vm, v1 = (lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
+                vm, v1 = laid[d]["lanes"][kind]
                 f["lanes"].append({
                     "kind": kind, "lanes": KINDS[kind]["lanes"], "type": KINDS[kind]["type"],
                     "arrays": lp.arrays(one.setup, multi.body, one.body),
@@ -399,16 +397,31 @@ def functions(spec, options, layout: str) -> dict:
     return out
 
 
-def render(v) -> dict[str, str]:
-    """TARGETS['csharp']: {Class.cs: text}."""
+def lay_out(v, programs: dict) -> dict:
+    """The layout pass: per direction the one-block and interleaved programs, the lanes layout
+    of both for every vector kind (``lanes``), the natural packed layout (``packed``)."""
+    o, layout = v.options, v.get("layout", "scalar")
+    out = {}
+    for d in ("encrypt", "decrypt"):
+        one, multi = programs[(d, o, 1)], programs[(d, o, o.interleave)]
+        f = {"one": one, "multi": multi, "lanes": {}}
+        if layout == "lanes":
+            f["lanes"] = {kind: tuple(lanes_layout.lower_stream(p, KINDS[kind]["lanes"]) for p in (multi, one))
+                          for kind in ("v512", "v256")}
+        if layout == "packed":
+            f["packed"] = packed_layout.lower(one, PACKED_VEC[v.spec.nw][1], natural=True)
+        out[d] = f
+    out["counts"] = scalar_layout.op_counts(out["encrypt"]["one"])
+    return out
+
+
+def render(v, laid: dict) -> dict[str, str]:
+    """{Class.cs: text} from the layout pass's output."""
     layout = v.get("layout", "scalar")
-    if layout not in LAYOUTS:
-        raise GenError(f"unknown csharp layout {layout!r} (choose from {', '.join(LAYOUTS)})")
     namespace = check_identifier(v.get("namespace", "ThreefishGen"), "namespace", dotted=True)
     cls = check_identifier(v.prefix, "class name")
     o = v.options
-    prog = describe(v.spec, o, "encrypt", 1)
-    counts = scalar_layout.op_counts(prog)
+    counts = laid["counts"]
     notes = [f"layout {layout}; keys {o.keys} (subkeys "
              + ("computed on the fly" if o.keys == "fly" else "from a precomputed table")
              + f"); unroll {o.unroll}; EncryptBlocks interleaves {o.interleave} block(s) (scalar) or lane group(s) (vector)",
@@ -426,7 +439,7 @@ def render(v) -> dict[str, str]:
                f"--namespace {namespace} --class {cls}")
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
                packed_kernel=packed_kernel(v.spec.nw),
-               interleave=o.interleave, fn=functions(v.spec, o, layout))
+               interleave=o.interleave, fn=functions(v.spec, o, layout, laid))
     return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
 

@@ -10,25 +10,11 @@ ABI glue (prologue, epilogue, the single-block wrappers) lives in
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, Slot
 from ..asm.abi import ABIS as ABI_DATA
-from ..asm.machine import ISAS as MACHINE_ISAS
-from ..asm.machine import LAYOUTS, isa_for
-from ..errors import GenError
-from ..threefish import describe
 from . import render_template
-
-# target -> the machine its code runs on (gen/asm/machine.py)
-MACHINE = {"nasm-x64": "x86-64", "nasm-x86": "x86"}
-ISAS = {t: MACHINE_ISAS[m] for t, m in MACHINE.items()}
-
-TARGETS = ("nasm-x64", "nasm-x86")
-ABIS = {"nasm-x64": ("sysv", "win64"), "nasm-x86": ("cdecl",)}
-ROTATES = {"nasm-x64": ("rol", "rorx"), "nasm-x86": ("shift",)}
-DEFAULT_STRATEGY = "belady"
 
 # ---------------------------------------------------------------- instruction tables
 # {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
@@ -84,86 +70,13 @@ YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
 ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
 
 
-# ---------------------------------------------------------------- options
-
-@dataclass(frozen=True)
-class NasmOptions:
-    target: str
-    abi: str
-    strategy: str
-    registers: int | None
-    pin: str
-    rotate: str
-    schedule: str
-    words: str
-    layout: str = "scalar"
-
-    @classmethod
-    def of(cls, variant) -> "NasmOptions":
-        t = variant.target
-        abi = variant.get("abi", ABIS[t][0])
-        if abi not in ABIS[t]:
-            raise GenError(f"--abi {abi!r} is not available for {t} (choose from {', '.join(ABIS[t])})")
-        strategy = variant.get("strategy", DEFAULT_STRATEGY)
-        if strategy not in ra.STRATEGIES:
-            raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(ra.STRATEGIES)})")
-        rotate = variant.get("rotate", ROTATES[t][0])
-        if rotate not in ROTATES[t]:
-            raise GenError(f"--rotate {rotate!r} is not available for {t} (choose from {', '.join(ROTATES[t])})")
-        regs = variant.get("registers")
-        pin = str(variant.get("pin", "") or "")
-        if variant.options.unroll != "full":
-            raise GenError(f"{t} needs --unroll full (the loop form indexes memory by the counter)")
-        if variant.options.interleave != 1:
-            raise GenError(f"{t} supports --interleave 1 only")
-        schedule = variant.get("schedule", ra.SCHEDULES[0])
-        if schedule not in ra.SCHEDULES:
-            raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
-        words = variant.get("isa", ISAS[t][0])
-        if words not in ISAS[t]:
-            raise GenError(f"--isa {words!r} is not available for {t} (choose from {', '.join(ISAS[t])})")
-        if words == "sse2" and rotate == "rorx":
-            raise GenError("--rotate rorx needs the words in GPRs (--isa gpr)")
-        layout = variant.get("layout", "scalar")
-        if layout not in LAYOUTS:
-            raise GenError(f"unknown nasm layout {layout!r} (choose from {', '.join(LAYOUTS)})")
-        if layout == "packed":
-            if words != "sse2":
-                raise GenError(f"--layout packed needs the words in XMM: nasm-x86, or nasm-x64 --isa sse2"
-                               f" (not --isa {words})")
-            if schedule != "description":
-                raise GenError("--schedule interleave does not apply to --layout packed (a round is one vector step)")
-            if variant.options.keys != "fly":
-                raise GenError("--layout packed needs --keys fly (the subkey pairs are built from the key words)")
-        return cls(t, abi, strategy, int(regs) if regs is not None else None, pin, rotate, schedule, words, layout)
-
-
-def allocate(variant, direction: str, strategy: str | None = None, tail: bool = False):
-    """Lower and allocate one direction: (isa, allocation).  tail: the scalar GPR function
-    that a lanes variant uses for the blocks left over (n mod lanes) and single blocks."""
-    no = NasmOptions.of(variant)
-    if tail:
-        isa = isa_for(MACHINE[no.target], no.abi, "rol", "gpr")
-        prog = describe(variant.spec, variant.options, direction, 1)
-        return isa, ra.allocate(ra.lower(prog, isa), isa, "belady")
-    isa = isa_for(MACHINE[no.target], no.abi, no.rotate, no.words, no.layout)
-    prog = describe(variant.spec, variant.options, direction, 1)
-    if no.layout == "packed":
-        ops = ra.lower_packed(prog, isa)
-    elif isa.lanes > 1:
-        ops = ra.lower_lanes(prog, isa, no.schedule)
-    else:
-        ops = ra.lower(prog, isa, no.schedule)
-    return isa, ra.allocate(ops, isa, strategy or no.strategy, no.registers, no.pin)
-
-
 # ---------------------------------------------------------------- printing
 
 class Frame:
     """Stack frame of one function: slot offsets, pushes, argument addresses."""
 
-    def __init__(self, target: str, abi: str, alloc, isa: ISA):
-        self.target, self.abi, self.isa = target, abi, isa
+    def __init__(self, abi: str, alloc, isa: ISA):
+        self.abi, self.isa = abi, isa
         regs = {r for rs in alloc.used.values() for r in rs}
         self.pushes = isa.abi.pushes(regs)
         keys = [k for k in alloc.slots if k[0] != "arg"]
@@ -197,7 +110,7 @@ class Frame:
     def arg(self, name: str) -> str:
         i = ra.POINTERS.index(name)
         abi = self.isa.abi
-        if self.target == "nasm-x64":   # win64: 5th argument above the return address and shadow space
+        if abi.word == 8:   # x86-64 (win64: 5th argument above the return address and shadow space)
             return f"qword [rsp + {abi.stack_arg(i, self.size + abi.word * len(self.pushes))}]"
         return f"dword [ebp + {abi.stack_arg(i, abi.word)}]"     # above the saved ebp
 
@@ -205,7 +118,7 @@ class Frame:
         if s.key[0] == "arg":
             return self.arg(s.key[1])
         off = self.offset[s.key]
-        if self.target == "nasm-x64":
+        if self.isa.abi.word == 8:
             return f"{'' if cls in ('xmm', 'ymm', 'zmm') else 'qword '}[rsp + {off}]"
         return f"{'dword ' if cls == 'gpr32' else ''}[esp + {off}]"
 
@@ -216,7 +129,7 @@ def _operand(x, frame: Frame, cls: str) -> str:  # noqa: C901
     if isinstance(x, Slot):
         return frame.slot(x, cls)
     if isinstance(x, PtrMem):
-        size = "qword " if frame.target == "nasm-x64" and cls not in ("xmm", "ymm", "zmm") else ""
+        size = "qword " if frame.isa.abi.word == 8 and cls not in ("xmm", "ymm", "zmm") else ""
         return f"{size}[{x.reg.name} + {x.offset}]" if x.offset else f"{size}[{x.reg.name}]"
     if isinstance(x, Imm):
         return f"{x.value:#x}" if x.value > 9 else str(x.value)
@@ -319,7 +232,7 @@ def instruction(op, frame: Frame, rotate: str) -> str:
     s = _operand(op.src, frame, op.cls) if op.src is not None else ""
     if op.kind == "guard":
         return f"test {s}, {s}" if isinstance(op.src, Reg) else f"cmp {s}, 0"
-    if frame.target == "nasm-x64" and op.cls != "xmm":
+    if frame.isa.abi.word == 8 and op.cls != "xmm":
         table = dict(X64_OPS, **(X64_RORX if rotate == "rorx" else {}))
         if op.kind == "mov" and isinstance(op.src, Imm) and op.src.value >= 1 << 32:
             return f"mov {d}, {s}"
@@ -332,8 +245,6 @@ def instruction(op, frame: Frame, rotate: str) -> str:
     return pat.format(d=d, s=s, n=n, m=64 - n)
 
 
-ANNOTATE = ("none", "brief", "full")
-DEFAULT_ANNOTATE = "brief"
 
 
 def _statement_texts(code) -> list[str]:
@@ -456,25 +367,24 @@ def report_line(alloc) -> str:
             f"instructions {s['instructions']}")
 
 
-def render(variant) -> dict[str, str]:
-    no = NasmOptions.of(variant)
-    annotate = variant.get("annotate", DEFAULT_ANNOTATE)
+def render(variant, no, allocs: dict) -> dict[str, str]:
+    """The .asm and .h of a variant from its checked allocations ({(direction, part): (isa,
+    allocation)}, in function order) and its target options ``no`` (gen/targets/nasm.py)."""
+    annotate = no.annotate
     funcs = []
     notes = []
-    lanes = no.words in ("avx2", "avx512")
-    for direction in ("encrypt", "decrypt"):
-        parts = [("lanes", False), ("scalar", True)] if lanes else [("scalar", False)]
-        for part, tail in parts:
-            isa, alloc = allocate(variant, direction, tail=tail)
-            frame = Frame(no.target, no.abi, alloc, isa)
-            frame.block_bytes = variant.spec.block_bytes
-            name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
-            funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
-                              lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
-                              regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [], report=report_line(alloc), lanes=isa.lanes,
-                              vreg=isa.data_class,
-                              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts]))
-            notes.append(f"{name}: " + report_line(alloc))
+    lanes = no.lanes
+    for (direction, part), (isa, alloc) in allocs.items():
+        tail = lanes and part == "scalar"
+        frame = Frame(no.abi, alloc, isa)
+        frame.block_bytes = variant.spec.block_bytes
+        name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
+        funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
+                          lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
+                          regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [],
+                          report=report_line(alloc), lanes=isa.lanes, vreg=isa.data_class,
+                          consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts]))
+        notes.append(f"{name}: " + report_line(alloc))
     opts = [f"isa {no.words}", *([f"layout {no.layout}"] if no.layout != "scalar" else []), f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
     if no.registers:
         opts.append(f"registers {no.registers}")
@@ -497,47 +407,3 @@ def render(variant) -> dict[str, str]:
                       + ABI_DATA[no.abi].object_format] + notes)
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/threefish.asm.j2", **ctx), annotate),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
-
-
-def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None, rotate=None,
-                  schedule=None, isa=None, layout=None, annotate=None) -> tuple:
-    """Target options of a nasm variant as Variant.extra (checked here: bad input is a GenError)."""
-    if target not in TARGETS:
-        raise GenError(f"unknown nasm target {target!r}")
-    abi = abi or ABIS[target][0]
-    if abi not in ABIS[target]:
-        raise GenError(f"--abi {abi!r} is not available for {target} (choose from {', '.join(ABIS[target])})")
-    strategy = strategy or DEFAULT_STRATEGY
-    if strategy not in ra.STRATEGIES:
-        raise GenError(f"unknown strategy {strategy!r} (choose from {', '.join(ra.STRATEGIES)})")
-    extra = {"abi": abi, "strategy": strategy}
-    if rotate and rotate != ROTATES[target][0]:
-        if rotate not in ROTATES[target]:
-            raise GenError(f"--rotate {rotate!r} is not available for {target} "
-                           f"(choose from {', '.join(ROTATES[target])})")
-        extra["rotate"] = rotate
-    if isa and isa != ISAS[target][0]:
-        if isa not in ISAS[target]:
-            raise GenError(f"--isa {isa!r} is not available for {target} (choose from {', '.join(ISAS[target])})")
-        extra["isa"] = isa
-    if schedule and schedule != ra.SCHEDULES[0]:
-        if schedule not in ra.SCHEDULES:
-            raise GenError(f"unknown schedule {schedule!r} (choose from {', '.join(ra.SCHEDULES)})")
-        extra["schedule"] = schedule
-    if layout and layout != LAYOUTS[0]:
-        if layout not in LAYOUTS:
-            raise GenError(f"unknown nasm layout {layout!r} (choose from {', '.join(LAYOUTS)})")
-        if target == "nasm-x64" and extra.get("isa") != "sse2":
-            raise GenError("--layout packed needs the words in XMM: nasm-x86, or nasm-x64 --isa sse2")
-        if schedule and schedule != "description":
-            raise GenError("--schedule interleave does not apply to --layout packed (a round is one vector step)")
-        extra["layout"] = layout
-    if annotate and annotate != DEFAULT_ANNOTATE:
-        if annotate not in ANNOTATE:
-            raise GenError(f"--annotate {annotate!r}: choose from {', '.join(ANNOTATE)}")
-        extra["annotate"] = annotate
-    if registers is not None:
-        extra["registers"] = int(registers)
-    if pin:
-        extra["pin"] = pin
-    return tuple(sorted(extra.items()))

@@ -6,10 +6,11 @@ code outside this folder compares target names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import GenError
 from ..spec import Spec
-from ..threefish import KEYS, UNROLL, Options
+from ..threefish import KEYS, UNROLL, Options, describe
 from ..variant import Variant
 
 SETS = ("recommended", "all")
@@ -61,15 +62,35 @@ class Recipe:
 
 @dataclass(frozen=True)
 class Pass:
-    """One stage of a target's compile, as data: its name, the IR it reads and the IR it makes."""
+    """One stage of a target's compile: its name, the IR it reads, the IR it makes, and ``run``
+    (variant, IR read) -> IR made.  A target's compile is its list of passes run in order
+    (:func:`run_passes`): the list ``threefish-gen list --passes`` prints is the list that runs."""
 
     name: str
     reads: str
     makes: str
+    run: Callable | None = None
 
 
-# Passes shared by every target: the description, then a layout of the words.
-DESCRIBE = Pass("describe", "spec + options", "Program (gen/threefish.py)")
+def run_passes(passes: list[Pass], v: Variant):
+    """Run a compile: the first pass reads the variant, each next pass what the previous made."""
+    ir = v
+    for p in passes:
+        if p.run is None:
+            raise GenError(f"internal: pass {p.name!r} of {v.target} has nothing to run")
+        ir = p.run(v, ir)
+    return ir
+
+
+def describe_pass(needs: Callable, what: str = "Program (gen/threefish.py)") -> Pass:
+    """The first pass of every target: the description, for the (direction, options, blocks)
+    shapes the target's layouts ask for (``needs(variant)``); makes {shape: Program}."""
+    def run(v, _):
+        return {shape: describe(v.spec, shape[1], shape[0], shape[2]) for shape in needs(v)}
+    return Pass("describe", "spec + options", what, run)
+
+
+DIRECTIONS = ("encrypt", "decrypt")
 
 
 class Target:
@@ -161,11 +182,12 @@ class Target:
     # ---------------------------------------------------------------- compile
 
     def passes(self, v: Variant) -> list[Pass]:
-        """The compile of one variant, as data (docs/architecture.md prints these)."""
-        return [DESCRIBE]
+        """The compile of one variant: its passes, in the order :meth:`render` runs them."""
+        raise NotImplementedError
 
     def render(self, v: Variant) -> dict[str, str]:
-        raise NotImplementedError
+        """{file name: text}: the variant's passes, run."""
+        return run_passes(self.passes(v), v)
 
     # ---------------------------------------------------------------- recipe
 

@@ -7,8 +7,8 @@ from ..layouts import scalar
 from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
-from ..threefish import KEYS, UNROLL, Options, describe
-from .base import ANNOTATE_OPTION, DESCRIBE, Pass, Recipe, Target, without_default_annotate
+from ..threefish import KEYS, UNROLL, Options
+from .base import ANNOTATE_OPTION, DIRECTIONS, Pass, Recipe, Target, describe_pass, without_default_annotate
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -57,23 +57,37 @@ class C(Target):
         return [(self.variant(spec, o), cc) for o in sets for cc in ("gcc", "clang")]
 
     def passes(self, v):
-        return [DESCRIBE, Pass("layout scalar", "Program", "Program (one word per uint64_t)"),
-                Pass("print C", "Program", ".c + .h (templates/c/)")]
+        return [describe_pass(needs),
+                Pass("layout scalar (gen/layouts/scalar.py)", "Program", "Program (one word per uint64_t) + op counts",
+                     layout_scalar),
+                Pass("print C (gen/printers/c.py)", "Program", ".c + .h (templates/c/)", print_c)]
 
-    def render(self, v):
-        progs = {d: describe(v.spec, v.options, d, 1) for d in ("encrypt", "decrypt")}
-        bprogs = {d: describe(v.spec, v.options, d, v.options.interleave) for d in ("encrypt", "decrypt")}
-        counts = scalar.op_counts(progs["encrypt"])
-        notes = [f"layout scalar; keys {v.options.keys} (subkeys "
-                 + ("computed on the fly" if v.options.keys == "fly" else "from a precomputed table")
-                 + f"); unroll {v.options.unroll}; encrypt_blocks interleaves {v.options.interleave} block(s)",
-                 "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
-        ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
-                   header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
-                   fn=cprinter.function_bodies(v.prefix, progs, bprogs))
-        annotate = v.get("annotate", ANNOTATE_OPTION.default)
-        return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
-                f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+def needs(v) -> list:
+    """The programs the C functions print: one block, and the interleaved blocks of *_blocks."""
+    o = v.options
+    return [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]
+
+
+def layout_scalar(v, programs) -> dict:
+    """Layout scalar keeps the description's words one per uint64_t: the programs, and their counts."""
+    o = v.options
+    one = {d: programs[(d, o, 1)] for d in DIRECTIONS}
+    return dict(one=one, blocks={d: programs[(d, o, o.interleave)] for d in DIRECTIONS},
+                counts=scalar.op_counts(one["encrypt"]))
+
+
+def print_c(v, laid) -> dict[str, str]:
+    notes = [f"layout scalar; keys {v.options.keys} (subkeys "
+             + ("computed on the fly" if v.options.keys == "fly" else "from a precomputed table")
+             + f"); unroll {v.options.unroll}; encrypt_blocks interleaves {v.options.interleave} block(s)",
+             "ops per block (encrypt): " + ", ".join(f"{k} {n:g}" for k, n in laid["counts"].items())]
+    ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
+               header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
+               fn=cprinter.function_bodies(v.prefix, laid["one"], laid["blocks"]))
+    annotate = v.get("annotate", ANNOTATE_OPTION.default)
+    return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
+            f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
 TARGET = C()

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from ..errors import GenError
 from ..printers.c_simd import packed_width
-from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, render_c_simd
+from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, DESCRIBE, Option, Pass, Recipe, Target, without_default_annotate
+from .base import ANNOTATE_OPTION, Option, Pass, Recipe, Target, describe_pass, without_default_annotate
 from .c import RECOMMENDED as RECOMMENDED_C
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
@@ -76,7 +76,8 @@ class CSimd(Target):
         return {"isa": isa, "layout": values.get("layout", "lanes"), **ann}
 
     def validate(self, v):
-        check_variant(v)
+        # layout packed: its lane shuffles are tried on the described programs (one clear error)
+        check_variant(v, self.describe(v).run(v, None) if v.get("layout") == "packed" else {})
 
     # ---------------------------------------------------------------- catalogue
 
@@ -149,18 +150,21 @@ class CSimd(Target):
 
     # ---------------------------------------------------------------- compile
 
+    def subs(self, v) -> list:
+        """The dispatcher's paths (its standalone variants); () for one path."""
+        return self.paths(v.spec) if v.get("isa") == "auto" else []
+
+    def describe(self, v) -> Pass:
+        return describe_pass(lambda v: needs(v, self.subs(v)))
+
     def passes(self, v):
         if v.get("isa") == "auto":
-            return [DESCRIBE, Pass("layout scalar + each path's layout", "Program", "Program / VProgram"),
-                    Pass("print SIMD C dispatcher", "programs", ".c + .h (templates/c_simd/)")]
-        layout = v.get("layout")
-        lower = {"lanes": "VProgram (gen/layouts/lanes.py)", "hybrid": "VProgram + Program",
-                 "packed": "packed steps (gen/layouts/packed.py)"}[layout]
-        return [DESCRIBE, Pass(f"layout {layout}", "Program", lower),
-                Pass(f"print SIMD C ({v.get('isa')})", lower, ".c + .h (templates/c_simd/)")]
-
-    def render(self, v):
-        return render_c_simd(v, self.paths(v.spec) if v.get("isa") == "auto" else ())
+            what = "layout scalar + each path's layout (gen/layouts/) and print SIMD C dispatcher"
+        else:
+            what = f"layout {v.get('layout')} (gen/layouts/) and print SIMD C ({v.get('isa')})"
+        return [self.describe(v),
+                Pass(what + " (gen/render_simd.py, gen/printers/c_simd.py)", "Program",
+                     ".c + .h (templates/c_simd/)", lambda v, progs: render_c_simd(v, progs, self.subs(v)))]
 
     # ---------------------------------------------------------------- recipe
 
@@ -169,7 +173,7 @@ class CSimd(Target):
         return set() if isa == "auto" else set(ISAS[isa].features)
 
     def op_counts(self, v):
-        got = dict(_op_counts(v, self.paths(v.spec) if v.get("isa") == "auto" else ()))
+        got = dict(_op_counts(v, self.describe(v).run(v, None), self.subs(v)))
         if v.options.unroll == "loop" and got:
             got["static"] = 1     # counted over the emitted loop body, not per executed block
         return got

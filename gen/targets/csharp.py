@@ -12,7 +12,7 @@ from ..printers import csharp as printer
 from ..spec import Spec
 from ..threefish import Options
 from ..variant import Variant
-from .base import DESCRIBE, Option, Pass, Recipe, Target
+from .base import DIRECTIONS, Option, Pass, Recipe, Target, describe_pass
 
 # (layout, options) per block size.  'lanes' also carries the scalar one-block path.
 # Measured (threefish_gen/bench_csharp.py, AMD EPYC with AVX-512, .NET 10): Threefish-256 gains from
@@ -89,11 +89,12 @@ class CSharp(Target):
         return [f"  csharp {bits:>4}: --layout {layout} {o.describe()}" for bits, (layout, o) in RECOMMENDED.items()]
 
     def passes(self, v):
-        return [DESCRIBE, Pass(f"layout {v.get('layout')}", "Program", "Program / lane kernels"),
-                Pass("print C#", "programs", ".cs (templates/csharp/)")]
-
-    def render(self, v):
-        return printer.render(v)
+        o = v.options
+        return [describe_pass(lambda v: [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]),
+                Pass(f"layout {v.get('layout')} (gen/layouts/)", "Program",
+                     "Program + lanes VPrograms per vector kind | packed VProgram", printer.lay_out),
+                Pass("print C# (gen/printers/csharp.py)", "laid-out programs", ".cs (templates/csharp/)",
+                     printer.render)]
 
 
 TARGET = CSharp()

@@ -8,6 +8,7 @@ from .nasm import Nasm, schema
 class NasmX64(Nasm):
     name = "nasm-x64"
     summary = "NASM x86-64 (System V or Win64), words in GPRs or ymm/zmm lanes; register allocators"
+    machine = "x86-64"
     recipe = Recipe(checker="nasm", language="nasm")
     schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed"))
     formats = {"sysv": "elf64", "win64": "win64"}

@@ -9,6 +9,7 @@ from .nasm_x64 import TARGET as X64
 class NasmX86(Nasm):
     name = "nasm-x86"
     summary = "NASM 32-bit cdecl, words in SSE2 XMM registers"
+    machine = "x86"
     recipe = Recipe(checker="nasm", language="nasm", word_bits=32)
     schema = schema(("cdecl",), ("shift",), ("sse2",), ("scalar", "packed"))
     formats = {"cdecl": "elf32"}
