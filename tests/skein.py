@@ -3,8 +3,8 @@ Threefish, written for the tests: the Skein golden KATs pin every constant of a 
 far harder than the raw Threefish vectors do."""
 from __future__ import annotations
 
-from gen import reference
-from gen.spec import Spec
+from threefish_gen.gen import reference
+from threefish_gen.gen.spec import Spec
 
 T_KEY, T_CFG, T_MSG, T_OUT = 0, 4, 48, 63
 

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from gen import targets
-from gen.render import render_variant
-from gen.spec import get_spec
-from gen.threefish import Options
+from threefish_gen.gen import targets
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.threefish import Options
 
 LEVELS = ("none", "brief", "full")
 SPEC = get_spec("1.3", 256)

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from gen import asm as ra
-from gen.asm.check import ENV_CORRUPT, AllocationCheckError, check, corrupt
-from gen.asm.ir import AOp, Reg, Slot
-from gen.errors import GenError
-from gen.render import Variant
-from gen.spec import get_spec
-from gen.targets import get as get_target
-from gen.threefish import Options, describe
+from threefish_gen.gen import asm as ra
+from threefish_gen.gen.asm.check import ENV_CORRUPT, AllocationCheckError, check, corrupt
+from threefish_gen.gen.asm.ir import AOp, Reg, Slot
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.render import Variant
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.threefish import Options, describe
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not installed")
@@ -311,9 +311,9 @@ def run_lowered(form, spec, direction, ops, isa, passes=3, seed=1):
     """(output words, the reference's) for ``passes`` passes of random blocks through the
     machine-op interpreter (gen/asm/interp.py)."""
     import random
-    from gen import reference
-    from gen.asm import interp
-    from gen.dsl import bytes_from_words, words_from_bytes
+    from threefish_gen.gen import reference
+    from threefish_gen.gen.asm import interp
+    from threefish_gen.gen.dsl import bytes_from_words, words_from_bytes
     nb = passes * (1 if isa.layout == "packed" else isa.lanes)
     rnd = random.Random(seed)
     key = [rnd.getrandbits(64) for _ in range(spec.nw)]
@@ -365,8 +365,8 @@ def test_lowered_ops_interpreter_catches_a_wrong_op(form):
 def test_lanes_lowering_comes_from_the_layout_ir():
     """nasm lanes: every in/tweak word is one strided per-lane Load of the layout IR (lane b =
     block b); a Load that is not one word of consecutive blocks is refused."""
-    from gen.asm.lowering import lane_op
-    from gen.layouts import ir, lanes
+    from threefish_gen.gen.asm.lowering import lane_op
+    from threefish_gen.gen.layouts import ir, lanes
     spec = get_spec("1.3", 512)
     vp = lanes.lower_stream(describe(spec, Options(), "encrypt", 1), 8, gather=True)
     loads = [op for op in ir.walk(vp.body) if isinstance(op, ir.Load)]
@@ -383,8 +383,8 @@ def _import_graph() -> dict:
     """Module -> the project modules it imports (anywhere in the file), from the source."""
     import ast
     files = {}
-    for f in list(ROOT.glob("gen/**/*.py")) + list(ROOT.glob("verify/**/*.py")):
-        name = ".".join(f.relative_to(ROOT).with_suffix("").parts)
+    for f in list(ROOT.glob("threefish_gen/gen/**/*.py")) + list(ROOT.glob("threefish_gen/verify/**/*.py")):
+        name = ".".join(f.relative_to(ROOT / "threefish_gen").with_suffix("").parts)
         files[name[:-9] if name.endswith(".__init__") else name] = f
     graph = {}
     for name, f in files.items():
@@ -399,6 +399,7 @@ def _import_graph() -> dict:
                 cands = [a.name for a in n.names]
             else:
                 continue
+            cands = [c.removeprefix("threefish_gen.") for c in cands]
             out |= {c for c in cands if c in files and c != name}
         graph[name] = out
     return graph

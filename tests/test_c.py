@@ -5,10 +5,10 @@ import subprocess
 
 import pytest
 
-from gen.dsl import Idx, Loop
-from gen.render import Variant, render_variant, write_files
-from gen.spec import get_spec
-from gen.threefish import Options, describe
+from threefish_gen.gen.dsl import Idx, Loop
+from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.threefish import Options, describe
 
 
 @pytest.mark.parametrize("bits", [256, 512, 1024])

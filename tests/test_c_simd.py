@@ -16,15 +16,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gen.targets.c_simd import TARGET as SIMD  # noqa: E402
-from gen.layouts import ir  # noqa: E402
-from gen.layouts import packed as packed_layout  # noqa: E402
-from gen.layouts import transpose  # noqa: E402
-from gen.printers.c_simd import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
-from gen.render import render_variant  # noqa: E402
-from gen.spec import Spec  # noqa: E402
-from gen.threefish import Options  # noqa: E402
-from verify import runner, simd  # noqa: E402
+from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
+from threefish_gen.gen.layouts import ir  # noqa: E402
+from threefish_gen.gen.layouts import packed as packed_layout  # noqa: E402
+from threefish_gen.gen.layouts import transpose  # noqa: E402
+from threefish_gen.gen.printers.c_simd import ISAS, Width, shuffle, shuffle_candidates  # noqa: E402
+from threefish_gen.gen.render import render_variant  # noqa: E402
+from threefish_gen.gen.spec import Spec  # noqa: E402
+from threefish_gen.gen.threefish import Options  # noqa: E402
+from threefish_gen.verify import runner, simd  # noqa: E402
 
 simd_variant, dispatcher, simd_recommended = SIMD.simd, SIMD.dispatcher, SIMD.recommended
 

@@ -7,8 +7,8 @@ import sys
 import pytest
 
 from conftest import ROOT
-from gen.spec import SIZES, VERSIONS, get_spec
-from verify.runner import HARNESS, vector_file
+from threefish_gen.gen.spec import SIZES, VERSIONS, get_spec
+from threefish_gen.verify.runner import HARNESS, vector_file
 
 PY = sys.executable
 
@@ -111,7 +111,7 @@ def test_list_names_every_target_version_and_size():
 
 
 def test_kat_command_checks_the_published_files():
-    files = sorted(str(f) for f in (ROOT / "verify" / "kat").glob("threefish*.kat"))
+    files = sorted(str(f) for f in (ROOT / "threefish_gen" / "verify" / "kat").glob("threefish*.kat"))
     assert len(files) == 9
     p = cli("kat", *files)
     assert p.returncode == 0, p.stdout + p.stderr
@@ -119,7 +119,7 @@ def test_kat_command_checks_the_published_files():
 
 
 def test_kat_command_catches_a_wrong_ciphertext(tmp_path):
-    src = (ROOT / "verify" / "kat" / "threefish512_v1.3.kat").read_text().splitlines()
+    src = (ROOT / "threefish_gen" / "verify" / "kat" / "threefish512_v1.3.kat").read_text().splitlines()
     i = next(n for n, ln in enumerate(src) if ln.startswith("ciphertext = "))
     last = src[i][-1]
     src[i] = src[i][:-1] + ("0" if last != "0" else "1")
@@ -137,7 +137,7 @@ def test_kat_command_catches_a_wrong_ciphertext(tmp_path):
     lambda t: t + "\nthis line is not a field\n",
 ])
 def test_malformed_kat_file_is_one_line_exit_2(tmp_path, mutate):
-    text = (ROOT / "verify" / "kat" / "threefish512_v1.3.kat").read_text()
+    text = (ROOT / "threefish_gen" / "verify" / "kat" / "threefish512_v1.3.kat").read_text()
     bad = tmp_path / "bad.kat"
     bad.write_text(mutate(text))
     assert_one_line_error(cli("kat", str(bad)))

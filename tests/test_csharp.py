@@ -7,12 +7,12 @@ import subprocess
 
 import pytest
 
-from gen.targets import variants
-from gen.targets.csharp import TARGET as CSHARP
+from threefish_gen.gen.targets import variants
+from threefish_gen.gen.targets.csharp import TARGET as CSHARP
 from threefish_gen.cli import main
-from gen.render import render_variant
-from gen.spec import SIZES, VERSIONS, get_spec
-from gen.threefish import Options
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import SIZES, VERSIONS, get_spec
+from threefish_gen.gen.threefish import Options
 
 HAVE_DOTNET = shutil.which("dotnet") is not None
 
@@ -94,8 +94,8 @@ def test_verify_matrix(tmp_path):
     """Every recommended C# variant (9) and the scalar and packed layouts for v1.3, one project built once, run
     under every JIT setting: KATs, random vectors vs the reference, misaligned, in place, guards,
     batches n=0..33, argument checks, the expected kernel, and the disasm check."""
-    from verify import csharp as vcs
-    from verify import matrix, runner
+    from threefish_gen.verify import csharp as vcs
+    from threefish_gen.verify import matrix, runner
     specs = [get_spec(v, b) for v in VERSIONS for b in SIZES]
     chosen = variants("recommended", "csharp", specs)
     chosen += [csharp_variant(s, lay, Options()) for s in specs if s.version == "1.3" for lay in ("scalar", "packed")]
@@ -120,8 +120,8 @@ def test_verify_matrix(tmp_path):
 @needs_dotnet
 def test_harness_catches_a_wrong_rotation(tmp_path):
     """A class with one rotation count changed must fail the harness (the checks can fail)."""
-    from verify import csharp as vcs
-    from verify.runner import vector_file
+    from threefish_gen.verify import csharp as vcs
+    from threefish_gen.verify.runner import vector_file
     spec = get_spec("1.3", 256)
     v = csharp_variant(spec, "scalar", Options(), cls="Broken")
     proj = tmp_path / "proj"

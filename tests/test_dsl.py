@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gen.dsl import (MASK64, Builder, Idx, Loop, Mem, Op, array_sizes, bytes_from_words, count_ops, flat,
+from threefish_gen.gen.dsl import (MASK64, Builder, Idx, Loop, Mem, Op, array_sizes, bytes_from_words, count_ops, flat,
                      interpret, values, walk, words_from_bytes)
 
 

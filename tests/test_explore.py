@@ -13,11 +13,11 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import ROOT
-from gen import asm as ra
-from gen import targets as registry
-from gen.printers import nasm
-from gen.spec import get_spec
-from gen.threefish import Options, describe
+from threefish_gen.gen import asm as ra
+from threefish_gen.gen import targets as registry
+from threefish_gen.gen.printers import nasm
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.threefish import Options, describe
 
 PY = sys.executable
 ASM = [t.name for t in registry.TARGETS.values() if t.recipe.language == "nasm"]

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from gen import reference
-from gen.errors import GenError
-from gen.layouts import interp, ir, lanes, packed, scalar, transpose
-from gen.spec import SIZES, VERSIONS, Spec
-from gen.threefish import Options, describe
+from threefish_gen.gen import reference
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.layouts import interp, ir, lanes, packed, scalar, transpose
+from threefish_gen.gen.spec import SIZES, VERSIONS, Spec
+from threefish_gen.gen.threefish import Options, describe
 
 DIRECTIONS = ("encrypt", "decrypt")
 OPTION_SETS = [Options("fly", "full"), Options("table", "loop"), Options("fly", "loop"), Options("table", "full")]

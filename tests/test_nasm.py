@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from gen.errors import GenError
-from gen.printers import nasm as nasmp
-from gen.render import Variant, render_variant
-from gen.spec import get_spec
-from gen.targets import get as get_target
-from gen.threefish import Options
-from verify import nasm as vnasm
-from verify import runner
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.printers import nasm as nasmp
+from threefish_gen.gen.render import Variant, render_variant
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.threefish import Options
+from threefish_gen.verify import nasm as vnasm
+from threefish_gen.verify import runner
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not installed")
@@ -133,7 +133,7 @@ def test_win64_unwind_tables(tmp_path):
             ["objdump", "-i"], capture_output=True, text=True).stdout:
         pytest.skip("objdump cannot read pe-x86-64 objects")
     v = variant("nasm-x64", 1024, abi="win64")
-    from verify.runner import write_files
+    from threefish_gen.verify.runner import write_files
     write_files(render_variant(v), tmp_path)
     obj = tmp_path / "t.obj"
     subprocess.run(["nasm", "-f", "win64", "-o", str(obj), str(tmp_path / f"{v.stem}.asm")], check=True)
@@ -150,9 +150,9 @@ def test_win64_unwind_tables(tmp_path):
 def test_packed_permutation_is_derived_not_typed():
     """512: A = A[1 2 3 0] and B = B[0 3 2 1] (the layout IR's natural shuffles) become
     two-source shuffles of the old registers, 256: one pshufd on B."""
-    from gen import asm as ra
-    from gen.layouts import ir, packed
-    from gen.threefish import describe
+    from threefish_gen.gen import asm as ra
+    from threefish_gen.gen.layouts import ir, packed
+    from threefish_gen.gen.threefish import describe
     prog = describe(get_spec("1.3", 512), Options(), "encrypt", 1)
     vp = packed.lower(prog, 2, natural=True)
     perm = [op.pattern() for op in ir.walk(vp.body) if isinstance(op, ir.Shuffle) and op.kind == "permute"][:4]

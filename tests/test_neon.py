@@ -14,15 +14,15 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gen.printers.c_neon import Neon, NeonWidth, rotl_lanes, rotl_uniform, shuffle_candidates  # noqa: E402
-from gen.printers.c_simd import shuffle  # noqa: E402
-from gen.render import render_variant  # noqa: E402
-from gen.render_simd import ISAS  # noqa: E402
-from gen.spec import Spec, all_specs  # noqa: E402
-from gen.targets import get as get_target  # noqa: E402
-from gen.targets.c_simd import TARGET as SIMD  # noqa: E402
-from gen.threefish import Options  # noqa: E402
-from verify import matrix, runner, simd  # noqa: E402
+from threefish_gen.gen.printers.c_neon import Neon, NeonWidth, rotl_lanes, rotl_uniform, shuffle_candidates  # noqa: E402
+from threefish_gen.gen.printers.c_simd import shuffle  # noqa: E402
+from threefish_gen.gen.render import render_variant  # noqa: E402
+from threefish_gen.gen.render_simd import ISAS  # noqa: E402
+from threefish_gen.gen.spec import Spec, all_specs  # noqa: E402
+from threefish_gen.gen.targets import get as get_target  # noqa: E402
+from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
+from threefish_gen.gen.threefish import Options  # noqa: E402
+from threefish_gen.verify import matrix, runner, simd  # noqa: E402
 
 NEON = ISAS["neon"]
 A64_GCC, A64_CLANG, A64_ASAN = runner.AARCH64_BUILDS
@@ -193,7 +193,7 @@ def test_missing_cross_toolchain_is_skipped_with_the_reason(tmp_path):
 def test_harness_catches_a_broken_neon_rotation(tmp_path, monkeypatch):
     """A wrong shift-right-and-insert count must FAIL under qemu (the rows above are not vacuous)."""
     _need(A64_GCC)
-    from gen.printers import c_neon
+    from threefish_gen.gen.printers import c_neon
 
     def bad(isa, width, x, n, consts):
         if n % 8:

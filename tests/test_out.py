@@ -4,8 +4,8 @@ import re
 import pytest
 
 from conftest import ROOT
-from gen.targets import variants
-from gen.render import render_variant
+from threefish_gen.gen.targets import variants
+from threefish_gen.gen.render import render_variant
 
 
 def out_targets():

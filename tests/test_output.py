@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gen.errors import GenError
-from gen.output import STAGING, recover, write_files
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.output import STAGING, recover, write_files
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = [f"f{i:03d}.txt" for i in range(200)]
@@ -22,7 +22,7 @@ NAMES = [f"f{i:03d}.txt" for i in range(200)]
 WRITER = """
 import sys
 sys.path.insert(0, {root!r})
-from gen.output import write_files
+from threefish_gen.gen.output import write_files
 print("ready", flush=True)
 write_files({{n: "new " + n + "\\n" * 20000 for n in {names!r}}}, {dest!r})
 """

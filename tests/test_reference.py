@@ -2,10 +2,10 @@
 for every option set of the description."""
 import pytest
 
-from gen import reference
-from gen.kat import threefish_records
-from gen.spec import all_specs
-from gen.threefish import KEYS, UNROLL, Options, describe
+from threefish_gen.gen import reference
+from threefish_gen.gen.kat import threefish_records
+from threefish_gen.gen.spec import all_specs
+from threefish_gen.gen.threefish import KEYS, UNROLL, Options, describe
 
 SPECS = all_specs()
 OPTION_SETS = [Options(k, u) for k in KEYS for u in UNROLL]

@@ -1,8 +1,8 @@
 """All 1,368 Skein golden records (v1.1, v1.2, v1.3) through Skein built on the reference."""
 import pytest
 
-from gen.kat import KAT_DIR, parse
-from gen.spec import get_spec
+from threefish_gen.gen.kat import KAT_DIR, parse
+from threefish_gen.gen.spec import get_spec
 from skein import skein
 
 

@@ -1,8 +1,8 @@
 """The spec tables equal the ones published in verify/kat/constants.md, entry by entry."""
 import re
 
-from gen.kat import KAT_DIR
-from gen.spec import C240, PERMUTATION, ROTATIONS, ROUNDS, VERSIONS, get_spec
+from threefish_gen.gen.kat import KAT_DIR
+from threefish_gen.gen.spec import C240, PERMUTATION, ROTATIONS, ROUNDS, VERSIONS, get_spec
 
 DOC = (KAT_DIR / "constants.md").read_text()
 

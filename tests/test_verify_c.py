@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from gen.targets import variants
-from gen.render import Variant, render_variant
-from gen.spec import Spec, get_spec
-from gen.threefish import Options
-from verify import matrix, runner
-from verify.runner import HARNESS, vector_file
+from threefish_gen.gen.targets import variants
+from threefish_gen.gen.render import Variant, render_variant
+from threefish_gen.gen.spec import Spec, get_spec
+from threefish_gen.gen.threefish import Options
+from threefish_gen.verify import matrix, runner
+from threefish_gen.verify.runner import HARNESS, vector_file
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
 

@@ -15,12 +15,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gen.targets.c_simd import TARGET as SIMD  # noqa: E402
-from gen.render import render_variant  # noqa: E402
-from gen.spec import Spec, all_specs  # noqa: E402
-from gen.threefish import Options  # noqa: E402
-from verify import matrix, proc, runner, simd  # noqa: E402
-from verify.cpu import HIDE_VAR, cpu_flags  # noqa: E402
+from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
+from threefish_gen.gen.render import render_variant  # noqa: E402
+from threefish_gen.gen.spec import Spec, all_specs  # noqa: E402
+from threefish_gen.gen.threefish import Options  # noqa: E402
+from threefish_gen.verify import matrix, proc, runner, simd  # noqa: E402
+from threefish_gen.verify.cpu import HIDE_VAR, cpu_flags  # noqa: E402
 
 GCC_ASAN = next(b for b in simd.SIMD_BUILDS if b.name == "gcc asan+ubsan")
 
@@ -120,7 +120,7 @@ def test_nothing_ran_is_not_success():
 
 
 def test_hidden_avx512_is_hidden_from_the_dotnet_runtime_too(monkeypatch):
-    from verify import csharp
+    from threefish_gen.verify import csharp
     monkeypatch.setenv(HIDE_VAR, "avx512*")
     env = csharp.dotnet_env()
     if "avx512f" in csharp.hidden_flags():

@@ -33,13 +33,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gen import targets as registry
-from gen.errors import GenError
-from gen.render import Variant, render_variant, write_files
-from gen.targets.c import RECOMMENDED as RECOMMENDED_C
+from threefish_gen.gen import targets as registry
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.targets.c import RECOMMENDED as RECOMMENDED_C
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH_DIR = ROOT / "bench"
+HERE = Path(__file__).resolve().parent
+BENCH_DIR = HERE / "bench"
 
 def object_commands(v: Variant, src_dir: Path, obj: Path, cc: str) -> list[list[str]]:
     """How the target's descriptor builds one object of a variant."""
@@ -73,8 +73,8 @@ def _cname(o) -> str:
 
 def reference_name(bits: int) -> str:
     """The scalar C row every ratio is taken against: the recommended option set, gcc."""
-    from gen.spec import get_spec
-    from gen.targets.c import TARGET as C
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets.c import TARGET as C
     return C.bench_name(C.variant(get_spec("1.3", bits), RECOMMENDED_C[bits]), "gcc")
 
 
@@ -88,7 +88,7 @@ def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
     """(row name, variant, compiler) for every C-ABI target asked for, from the descriptors'
     bench_variants; the reference scalar C row of each size is always there (every ratio needs
     it).  --quick keeps the recommended sets so that a cold run stays short."""
-    from gen.spec import get_spec
+    from threefish_gen.gen.spec import get_spec
     asked = set(registry.names() if not targets else targets)
     entries: list[tuple[str, Variant, str]] = []
     seen: set = set()
@@ -167,7 +167,7 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
     binary.  Returns (program, SKIPPED/FAIL notes, {(row name, bits): op counts})."""
     workdir.mkdir(parents=True, exist_ok=True)
     lines, notes, ops, todo = [], [], {}, []
-    from verify.runner import cpu_flags
+    from threefish_gen.verify.runner import cpu_flags
     flags = cpu_flags()
     for name, v, cc in entries:
         need = required_features(v)

@@ -21,13 +21,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gen.spec import Spec
-from gen.targets.csharp import RECOMMENDED as RECOMMENDED_CSHARP
-from gen.targets.csharp import TARGET as CSHARP
-from gen.threefish import Options
+from threefish_gen.gen.spec import Spec
+from threefish_gen.gen.targets.csharp import RECOMMENDED as RECOMMENDED_CSHARP
+from threefish_gen.gen.targets.csharp import TARGET as CSHARP
+from threefish_gen.gen.threefish import Options
 
-ROOT = Path(__file__).resolve().parent.parent
-BENCH_CS = ROOT / "bench" / "csharp" / "Bench.cs"
+HERE = Path(__file__).resolve().parent
+BENCH_CS = HERE / "bench" / "csharp" / "Bench.cs"
 
 BOUNCY_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
@@ -83,7 +83,7 @@ def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bo
                stream=sys.stderr) -> list[dict]:
     """Rows dict(name, bits, mode ('bulk'|'chained'), cpb, ns_per_byte, ghz, kernel, version);
     a row with cpb None and a 'skipped' reason when something could not run."""
-    from verify import csharp as vcs
+    from threefish_gen.verify import csharp as vcs
     workdir = Path(workdir).resolve()
     rows: list[dict] = []
     if vcs.DotnetRun("x").missing():
@@ -115,7 +115,7 @@ def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bo
 
 
 def _bouncy_rows(specs, workdir: Path, stream) -> list[dict]:
-    from verify import csharp as vcs
+    from threefish_gen.verify import csharp as vcs
     proj = workdir / "bouncy"
     v13 = [s for s in specs if s.version == "1.3"] or [Spec("1.3", 512)]
     vcs.write_project(_variants(v13), proj, name="tfbouncy", main=BENCH_CS.read_text(), host="Bench",
@@ -156,6 +156,6 @@ def print_rows(rows: list[dict], stream=sys.stdout) -> None:
 
 
 if __name__ == "__main__":   # python3 -m gen.bench_csharp [VERSION ...]
-    from gen.spec import SIZES
+    from threefish_gen.gen.spec import SIZES
     vers = sys.argv[1:] or ["1.3"]
     print_rows(bench_rows([Spec(v, b) for v in vers for b in SIZES]))

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import click
 
-from gen import __version__
-from gen import targets as registry
-from gen.errors import GenError
-from gen.output import Interrupted
-from gen.render import render_variant, write_files
-from gen.spec import SIZES, VERSIONS, all_specs, get_spec
-from gen.threefish import KEYS, UNROLL, Options
+from threefish_gen.gen import __version__
+from threefish_gen.gen import targets as registry
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.output import Interrupted
+from threefish_gen.gen.render import render_variant, write_files
+from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
+from threefish_gen.gen.threefish import KEYS, UNROLL, Options
 
 
 def _specs(sizes: tuple, versions: tuple):
@@ -186,7 +186,7 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
 
     Exit status: 0 all ran rows passed; 1 a FAIL, or nothing ran; 3 no FAIL but a build or run
     exceeded its time limit (TIMEOUT rows; THREEFISH_GEN_TIMEOUT_SCALE raises the limits)."""
-    from verify import matrix
+    from threefish_gen.verify import matrix
     specs = _specs(tuple(int(s) for s in sizes), versions)
     targets = targets or registry.names()
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
@@ -199,8 +199,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 def kat_cmd(files):
     """Check Threefish known-answer files (verify/kat format) against the reference model."""
-    from gen import reference
-    from gen.kat import THREEFISH_FIELDS, parse, threefish_spec
+    from threefish_gen.gen import reference
+    from threefish_gen.gen.kat import THREEFISH_FIELDS, parse, threefish_spec
     bad = 0
     for f in files:
         recs = parse(f, THREEFISH_FIELDS)
@@ -259,7 +259,7 @@ ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.langua
 @click.option("--bench", is_flag=True, help="also assemble and measure each (bulk cycles/byte)")
 def regalloc(target, size, version, keys, strategy, bench, **values):
     """Register allocation report: the strategies side by side for one variant."""
-    from gen import asm as ra
+    from threefish_gen.gen import asm as ra
 
     from .regalloc_report import table
     strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]
@@ -290,7 +290,7 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False), help="the HTML report")
 def explore(target, size, version, keys, interleave, strategy, bench, out_path, **values):
     """Register allocation and layout choices as pictures: one self-contained HTML report."""
-    from gen import asm as ra
+    from threefish_gen.gen import asm as ra
 
     from .explore import write
     strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]

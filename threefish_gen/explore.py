@@ -18,18 +18,18 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from gen import asm as ra
-from gen import targets as registry
-from gen.errors import GenError
-from gen.layouts import ir as lir
-from gen.layouts import lanes as llanes
-from gen.layouts import packed as lpacked
-from gen.printers import c_simd as csimd
-from gen.printers import nasm as nasmp
-from gen.render import Variant
-from gen.threefish import Options, describe
+from threefish_gen.gen import asm as ra
+from threefish_gen.gen import targets as registry
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.layouts import ir as lir
+from threefish_gen.gen.layouts import lanes as llanes
+from threefish_gen.gen.layouts import packed as lpacked
+from threefish_gen.gen.printers import c_simd as csimd
+from threefish_gen.gen.printers import nasm as nasmp
+from threefish_gen.gen.render import Variant
+from threefish_gen.gen.threefish import Options, describe
 
-TEMPLATE = Path(__file__).resolve().parent.parent / "templates" / "explore" / "report.html"
+TEMPLATE = Path(__file__).resolve().parent / "templates" / "explore" / "report.html"
 W, H, PAD = 1000.0, 180.0, 30.0
 FAMILY = {"k": "#1f77b4", "t": "#2ca02c", "x": "#d62728", "p": "#9467bd", "tmp": "#8c8c8c"}
 KINDS = {lir.Add: "add", lir.Sub: "add", lir.Xor: "xor", lir.Rotl: "shift/rotate", lir.Rotr: "shift/rotate",

@@ -14,12 +14,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from gen.asm import AllocationCheckError
-from gen.errors import GenError
-from gen.render import Variant, render_variant, write_files
-from gen.targets import get as get_target
+from threefish_gen.gen.asm import AllocationCheckError
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.targets import get as get_target
 
-SPEED = Path(__file__).resolve().parent.parent / "verify" / "harness" / "speed.c"
+SPEED = Path(__file__).resolve().parent / "verify" / "harness" / "speed.c"
 
 
 def _text_size(obj: Path, fmt: str) -> int:
@@ -32,13 +32,13 @@ def _text_size(obj: Path, fmt: str) -> int:
             if data[o:o + 8].rstrip(b"\0") == b".text":
                 return struct.unpack_from("<I", data, o + 16)[0]
         return 0
-    from verify.nasm import text_bytes
+    from threefish_gen.verify.nasm import text_bytes
     return text_bytes(obj)
 
 
 def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
     """Render and assemble; (object path, .text bytes)."""
-    from verify.nasm import object_commands
+    from threefish_gen.verify.nasm import object_commands
     if shutil.which("nasm") is None:
         raise GenError("nasm is not installed (Debian package nasm)")
     src = work / "src"
@@ -53,10 +53,10 @@ def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
 
 def measure(variant: Variant, work: Path, obj: Path | None = None, blocks: int = 64) -> str:  # noqa: C901
     """Bulk encrypt_blocks cycles/byte as text ('5.21'), or why not ('n/a: ...')."""
-    from verify.nasm import runs_32bit_natively
+    from threefish_gen.verify.nasm import runs_32bit_natively
     if get_target(variant.target).nasm_format(variant) == "win64":
         return "n/a: Win64 code does not run here"
-    from verify.nasm import cpu_flags, required_features
+    from threefish_gen.verify.nasm import cpu_flags, required_features
     missing = required_features(variant) - cpu_flags()
     if missing:
         return "n/a: CPU lacks " + ", ".join(sorted(missing))

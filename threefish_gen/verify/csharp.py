@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.render import Variant, render_variant, write_files
 
 from .cpu import cpu_flags, hidden_flags
 from .proc import Timeout
@@ -124,7 +124,7 @@ def expected_block_kernel(variant: Variant, run: DotnetRun, flags: set[str]) -> 
     """The kernel Encrypt (one block) should pick."""
     if variant.get("layout", "scalar") != "packed":
         return "scalar"
-    from gen.printers.csharp import packed_kernel
+    from threefish_gen.gen.printers.csharp import packed_kernel
     avx2, avx512 = _isa(run, flags)
     ok = avx512 if variant.spec.nw == 16 else avx2
     return packed_kernel(variant.spec.nw) if ok else "scalar"

@@ -17,10 +17,10 @@ import os
 import time
 from pathlib import Path
 
-from gen.printers.c_simd import ISAS
-from gen.render_simd import ENV_VAR, NEON_ISAS
-from gen.targets import get as get_target
-from gen.variant import Variant
+from threefish_gen.gen.printers.c_simd import ISAS
+from threefish_gen.gen.render_simd import ENV_VAR, NEON_ISAS
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.variant import Variant
 
 from .runner import (AARCH64_BUILDS, BIG_ENDIAN_BUILDS, SANITIZE, WARN, Build, Row, _first_lines, build_harness,
                      cpu_flags, run_harness)

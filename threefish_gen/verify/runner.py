@@ -21,10 +21,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gen import reference
-from gen.kat import threefish_records
-from gen.render import Variant, render_variant, write_files
-from gen.spec import Spec
+from threefish_gen.gen import reference
+from threefish_gen.gen.kat import threefish_records
+from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
 from .proc import run as run_command

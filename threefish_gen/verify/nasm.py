@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gen.render import Variant, render_variant, write_files
-from gen.targets import get as get_target
+from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.targets import get as get_target
 
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 

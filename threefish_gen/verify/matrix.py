@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
 from pathlib import Path
 
-from gen.targets import get as get_target
-from gen.variant import Variant
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.variant import Variant
 
 from . import csharp, nasm, simd
 from .proc import Timeout
