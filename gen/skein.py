@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import reference
+from .dsl import Loop, Mem, Op, bytes_from_words, interpret, words_from_bytes
 from .errors import GenError
 from .spec import Spec
+from .threefish import Options, Program, describe
 
 # UBI type values (tweak bits 120..125)
 T_KEY, T_CFG, T_PRS, T_PK, T_KDF, T_NON, T_MSG, T_OUT = 0, 4, 8, 12, 16, 20, 48, 63
@@ -164,3 +166,44 @@ def hash_bytes(spec: Spec, message: bytes, outlen: int, key: bytes = b"", pers: 
 def iv_words(spec: Spec, out_bits: int) -> list[int]:
     iv = standard_iv(spec, out_bits)
     return [int.from_bytes(iv[i:i + 8], "little") for i in range(0, len(iv), 8)]
+
+
+# --------------------------------------------------------------------------- the fused UBI block
+
+def ubi_program(spec: Spec, options: Options | None = None) -> Program:
+    """One UBI block as a description Program, built from the Threefish description
+    (``threefish.describe``): the key is the chaining value ``h``, the tweak ``t``, the
+    plaintext the message block ``in``, and the feed-forward is fused into the stores: every
+    output word is XORed with its plaintext word and stored back into ``h``.  ``setup`` (the
+    key schedule of ``h``) and ``body`` must both run per block, since ``h`` changes."""
+    opts = options if options is not None else Options()
+    prog = describe(spec, opts, "encrypt", 1)
+    rename = {"key": "h", "tweak": "t"}
+
+    def conv(ops):
+        out = []
+        for op in ops:
+            if isinstance(op, Loop):
+                out.append(Loop(op.count, conv(op.body)))
+                continue
+            a = op.a
+            if isinstance(a, Mem) and a.array in rename:
+                a = Mem(rename[a.array], a.index)
+            if op.kind == "store" and a.array == "out":
+                out.append(Op("note", None, f"feed-forward: h[{a.index}] = x ^ m[{a.index}]")
+                           if a.index.base == 0 else None)
+                out.append(Op("xor", op.dst, Mem("in", a.index), op.tag))
+                out.append(Op("store", op.dst, Mem("h", a.index), op.tag))
+                continue
+            out.append(Op(op.kind, op.dst, a, op.tag))
+        return [o for o in out if o is not None]
+
+    return Program(spec, opts, "ubi", 1, conv(prog.setup), conv(prog.body))
+
+
+def run_ubi_program(prog, h: bytes, t: bytes, block: bytes) -> bytes:
+    """Interpret a UBI program on one block: the new chaining value."""
+    memory = {"h": words_from_bytes(h), "t": words_from_bytes(t), "in": words_from_bytes(block)}
+    env = interpret(prog.setup, memory)
+    interpret(prog.body, memory, env)
+    return bytes_from_words(memory["h"])

@@ -1,13 +1,20 @@
 """Skein: the reference model (gen/skein.py) against all 1,368 golden records, and Botan."""
 import random
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from gen import skein
+from conftest import ROOT
+from gen import reference, skein
 from gen.kat import KAT_DIR, parse
-from gen.spec import get_spec
+from gen.output import write_files
+from gen.render import render_variant
+from gen.spec import all_specs, get_spec
+from gen.targets import get as get_target
+from gen.threefish import Options
+from verify import skein as vskein
 
 
 @pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
@@ -52,3 +59,84 @@ def test_skein512_personalization_and_output_lengths_match_botan(tmp_path):
     assert len(got) == len(cases)
     for (bits, pers, msg), want in zip(cases, got):
         assert skein.skein(spec, msg, bits, pers=pers) == want, (bits, pers.hex(), msg.hex())
+
+
+# --------------------------------------------------------------------------- the C render
+
+def _render_c(version, bits, out_dir, prefix="sk_"):
+    t = get_target("c")
+    spec = get_spec(version, bits)
+    v = t.variant(spec, t.default_options_for(spec, {"primitive": "skein"}), prefix, primitive="skein")
+    write_files(render_variant(v), out_dir)
+    return v
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_c_skein_render_against_the_vectors(tmp_path, version, bits):
+    """The C render of every size x version: built with gcc -Werror and run by the Skein harness
+    on the golden records (published digests) and on the reference model's digests for random
+    messages in 7 chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, trees,
+    hash_many batches and bad arguments."""
+    v = _render_c(version, bits, tmp_path / "src")
+    spec = v.spec
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 50, 14)
+    text = vec.read_text()
+    assert text.count("\nT ") >= 30 and text.count("\nM ") == len(vskein.BATCH_SIZES)
+    assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= \
+        len(vskein.golden_records(spec)) + 3 * spec.block_bytes + 1
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
+                    f"-DTF_HEADER=\"{v.stem}.h\"", f"-DTF_PREFIX={v.prefix}", f"-DTF_BYTES={spec.block_bytes}",
+                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / f"{v.stem}.c"), "-o", str(exe)],
+                   check=True, capture_output=True)
+    run = subprocess.run([str(exe), str(vec)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:]
+    passed = int(run.stdout.split("harness:")[1].split()[0])
+    assert passed > 5000 and " 0 failed" in run.stdout
+
+
+def test_golden_records_reach_the_c_harness_unchanged():
+    """The H lines of the golden records carry the published digests, not the model's."""
+    spec = get_spec("1.3", 512)
+    recs = vskein.golden_records(spec)
+    assert len(recs) >= 50
+    assert any(r["digest"].hex().startswith("bc5b4c50") for r in recs)   # Skein-512-512("")
+
+
+def test_ubi_program_is_threefish_plus_feed_forward():
+    """The fused UBI block (interpreted) equals Threefish (reference) XOR the block, for every
+    spec and key/unroll option."""
+    rng = random.Random(5)
+    for spec in all_specs():
+        for keys in ("fly", "table"):
+            for unroll in ("full", "loop"):
+                prog = skein.ubi_program(spec, Options(keys, unroll, 1))
+                nb = spec.block_bytes
+                h, blk = rng.randbytes(nb), rng.randbytes(nb)
+                tw = skein.tweak(rng.randrange(1 << 96), 48, True, True)
+                want = bytes(a ^ b for a, b in zip(reference.encrypt(spec, h, tw, blk), blk))
+                assert skein.run_ubi_program(prog, h, tw, blk) == want
+
+
+def test_tree_model_shapes():
+    """Tree hashing: a message of one leaf or less is one leaf UBI at level 1, then the root
+    test (one block left) ends the tree: the digest is the output stage of that leaf value."""
+    spec = get_spec("1.3", 256)
+    tree = skein.Tree(1, 1, 3)
+    msg = bytes(range(40))
+    g = skein.chain_start(spec, 256, tree=tree)
+    leaf = skein.ubi(spec, g, msg, skein.T_MSG, level=1)
+    assert skein.hash_bytes(spec, msg, 32, tree=tree) == skein.output(spec, leaf, 256)
+    assert skein.hash_bytes(spec, msg, 32, tree=tree) != skein.hash_bytes(spec, msg, 32)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--target", "csharp"], "--primitive applies to c"),
+    (["--interleave", "2"], "--primitive skein takes --interleave 1"),
+])
+def test_cli_bad_skein_options_are_one_line_and_exit_2(tmp_path, args, msg):
+    r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--size", "512",
+                        "--version", "1.3", *args, "--out", str(tmp_path)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr

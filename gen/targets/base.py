@@ -36,6 +36,24 @@ ANNOTATE_OPTION = Option("annotate", "comments: none | brief (one per descriptio
                          "(every instruction)", ("none", "brief", "full"), "brief")
 
 
+# What the variant computes: the Threefish block cipher (default), or Skein (hash, MAC,
+# personalization, tree hashing) whose UBI is built from the same Threefish description
+# (gen/skein.py).  The default stays out of Variant.extra and names.
+PRIMITIVE_OPTION = Option("primitive", "threefish (the block cipher) | skein (hash/MAC/tree over the same "
+                          "description)", ("threefish", "skein"), "threefish")
+
+
+def without_default_primitive(values: dict) -> dict:
+    """Target option values without ``primitive`` when it is the default."""
+    if values.get("primitive") == PRIMITIVE_OPTION.default:
+        return {k: v for k, v in values.items() if k != "primitive"}
+    return values
+
+
+def is_skein(v) -> bool:
+    return v.get("primitive", PRIMITIVE_OPTION.default) == "skein"
+
+
 def without_default_annotate(values: dict) -> dict:
     """Target option values without ``annotate`` when it is the default."""
     if values.get("annotate") == ANNOTATE_OPTION.default:
@@ -91,6 +109,15 @@ class Target:
     def default_options(self, spec: Spec) -> Options:
         """Description options when the user gives none (the recommended ones)."""
         return Options()
+
+    def default_options_for(self, spec: Spec, values: dict) -> Options:
+        """Description options when the user gives none, given the target option values
+        (e.g. --primitive); by default those of ``default_options``."""
+        return self.default_options(spec)
+
+    def checker(self, v: Variant) -> str:
+        """The verify checker of a variant (verify/matrix.py CHECKERS): the recipe's."""
+        return self.recipe.checker
 
     def check_options(self, o: Options) -> Options:
         o.check()
