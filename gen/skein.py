@@ -207,3 +207,36 @@ def run_ubi_program(prog, h: bytes, t: bytes, block: bytes) -> bytes:
     env = interpret(prog.setup, memory)
     interpret(prog.body, memory, env)
     return bytes_from_words(memory["h"])
+
+
+def ubi_lanes_program(spec: Spec) -> Program:
+    """The UBI block of L independent messages for the lanes layout (gen/layouts/lanes.py), from
+    the same Threefish description: every lane has its own chaining value, so the key schedule
+    moves into the body and reads ``in`` block 0 (the L chaining values); ``in`` block 1 holds
+    the L message blocks (kept in values m0.. for the feed-forward), ``tweak`` the L tweaks, and
+    ``out`` receives the L new chaining values.  Keys fly, unroll full (no scratch arrays)."""
+    prog = describe(spec, Options("fly", "full", 1), "encrypt", 1)
+    nw = spec.nw
+    body: list = []
+    for op in prog.setup:
+        if isinstance(op.a, Mem) and op.a.array == "key":
+            op = Op(op.kind, op.dst, Mem("in", op.a.index), op.tag)
+        body.append(op)
+    loads = [op for op in prog.body if op.kind == "mov" and isinstance(op.a, Mem) and op.a.array == "in"]
+    stores = [op for op in prog.body if op.kind == "store"]
+    assert len(loads) == nw and len(stores) == nw
+    for op in prog.body:
+        if op is loads[0]:
+            body += [Op("mov", f"m{i}", Mem("in", nw + i)) for i in range(nw)]
+            body += [Op("mov", ld.dst, f"m{ld.a.index.base}", ld.tag) for ld in loads]
+        elif op in loads:
+            continue
+        elif op is stores[0]:
+            body.append(Op("note", None, "feed-forward: h = x ^ m"))
+            body += [Op("xor", st.dst, f"m{st.a.index.base}", st.tag) for st in stores]
+            body += stores
+        elif op in stores:
+            continue
+        else:
+            body.append(op)
+    return Program(spec, prog.options, "ubi-lanes", 1, [], body)
