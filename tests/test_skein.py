@@ -1,4 +1,5 @@
 """Skein: the reference model (gen/skein.py) against all 1,368 golden records, and Botan."""
+import os
 import random
 import subprocess
 import sys
@@ -14,7 +15,9 @@ from gen.render import render_variant
 from gen.spec import all_specs, get_spec
 from gen.targets import get as get_target
 from gen.threefish import Options
+from gen.render_simd import ISAS
 from verify import skein as vskein
+from verify.cpu import cpu_flags
 
 
 @pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
@@ -140,3 +143,37 @@ def test_cli_bad_skein_options_are_one_line_and_exit_2(tmp_path, args, msg):
                         "--version", "1.3", *args, "--out", str(tmp_path)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("version,bits", [("1.3", 256), ("1.3", 512), ("1.3", 1024), ("1.1", 512)])
+def test_c_simd_skein_hash_many_lanes_against_the_vectors(tmp_path, version, bits):
+    """--target c --isa auto --primitive skein: hash_many in AVX2 and AVX-512 lanes (each path
+    this CPU has, forced with $THREEFISH_GEN_ISA) and scalar, on the same vectors (batches of
+    0..17 messages of mixed lengths) -- and every other record through the scalar functions."""
+    t = get_target("c-simd")
+    spec = get_spec(version, bits)
+    v = t.variant(spec, Options("fly", "full", 1), "sk_", isa="auto", primitive="skein")
+    assert t.skein_isas(v) == ("avx2", "avx512")
+    write_files(render_variant(v), tmp_path / "src")
+    text = (tmp_path / "src" / f"{v.stem}.c").read_text()
+    assert "sk_ubi_lanes_avx512" in text and "_mm512_" in text and "_mm256_" in text
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 3)
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
+                    f"-DTF_HEADER=\"{v.stem}.h\"", f"-DTF_PREFIX={v.prefix}", f"-DTF_BYTES={spec.block_bytes}",
+                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / f"{v.stem}.c"), "-o", str(exe)],
+                   check=True, capture_output=True)
+    flags = cpu_flags()
+    levels = ["scalar"] + [i for i in ("avx2", "avx512") if all(f in flags for f in ISAS[i].features)]
+    for level in levels:
+        run = subprocess.run([str(exe), str(vec)], capture_output=True, text=True,
+                             env=dict(os.environ, THREEFISH_GEN_ISA=level))
+        assert run.returncode == 0 and " 0 failed" in run.stdout, (level, run.stdout[-2000:])
+
+
+def test_c_simd_skein_bad_isa_is_one_line_and_exit_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--isa", "sse2",
+                        "--size", "512", "--version", "1.3", "--out", str(tmp_path)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and "--primitive skein takes --isa avx2 | avx512 | auto" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -32,9 +32,10 @@ CHECKERS: dict = {
     "nasm": (nasm.check, lambda target, v: nasm.builds(target)),
     "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
     "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
+    "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
-VECTORS: dict = {"skein-c": skein_checker.vector_file}
+VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file}
 VECTOR_NAMES: dict = {skein_checker.vector_file: "skein-"}
 # recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
 # checks (C#: every variant goes into one project that is built once).

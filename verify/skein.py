@@ -16,6 +16,7 @@ guard bytes (see the harness's header).
 """
 from __future__ import annotations
 
+import os
 import random
 import time
 from pathlib import Path
@@ -24,10 +25,12 @@ from gen import skein
 from gen.kat import KAT_DIR, parse
 from gen.output import write_files
 from gen.render import render_variant
+from gen.render_simd import ENV_VAR, ISAS
+from gen.targets import get as get_target
 from gen.spec import Spec
 from gen.variant import Variant
 
-from .runner import HERE, Build, Row, _first_lines, _run, run_harness
+from .runner import HERE, Build, Row, _first_lines, _run, cpu_flags, run_harness
 
 SKEIN_HARNESS = HERE / "harness" / "skein_harness.c"
 TREE_SETS = ((1, 1, 2), (1, 1, 3), (1, 2, 3), (2, 1, 255), (2, 2, 2), (1, 1, 255), (3, 2, 4))
@@ -111,20 +114,36 @@ def build_skein_harness(variant: Variant, build: Build, workdir: Path, files: di
     return exe, ""
 
 
-def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path, render=None) -> Row:
-    """One Skein variant under one build against its vector file."""
+def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
+    """One Skein variant under one build against its vector file; a SIMD variant (c-simd) runs
+    once per hash_many level this CPU has (forced with $THREEFISH_GEN_ISA), scalar included."""
     label = variant.label()
     why = build.missing()
     if why:
         return Row(label, build.name, "SKIPPED", why)
     t0 = time.monotonic()
-    exe, why = build_skein_harness(variant, build, workdir, (render or render_variant)(variant))
+    exe, why = build_skein_harness(variant, build, workdir, render_variant(variant))
     if exe is None:
         return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
-    ok, out, checks = run_harness(build.command(exe, str(vectors)), workdir, leaks=not build.runner)
-    if not ok:
-        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    levels, skipped = [None], []
+    target = get_target(variant.target)
+    if target.skein_isas(variant) and not build.runner:
+        flags = cpu_flags()
+        levels = ["scalar"]
+        for isa in target.skein_isas(variant):
+            lacking = [f for f in ISAS[isa].features if f not in flags]
+            (skipped.append(f"{isa} (CPU lacks {'+'.join(lacking)})") if lacking else levels.append(isa))
+    total = 0
+    for level in levels:
+        env = None if level is None else dict(os.environ, **{ENV_VAR: level})
+        ok, out, checks = run_harness(build.command(exe, str(vectors)), workdir, env=env, leaks=not build.runner)
+        total += checks
+        if not ok:
+            return Row(label, build.name, "FAIL", (f"[{level}] " if level else "") + _first_lines(out, 4),
+                       time.monotonic() - t0, total)
+    detail = f"{total} checks" + (f"; hash_many paths {', '.join(levels)}" if levels != [None] else "") \
+        + (f"; not run: {', '.join(skipped)}" if skipped else "")
     if build.runner:
-        return Row(label, build.name, "PASS (emulated)", f"{checks} checks; {build.arch} under {build.runner[0]}",
-                   time.monotonic() - t0, checks)
-    return Row(label, build.name, "PASS", f"{checks} checks", time.monotonic() - t0, checks)
+        return Row(label, build.name, "PASS (emulated)", f"{detail}; {build.arch} under {build.runner[0]}",
+                   time.monotonic() - t0, total)
+    return Row(label, build.name, "PASS", detail, time.monotonic() - t0, total)

@@ -115,6 +115,10 @@ class Target:
         (e.g. --primitive); by default those of ``default_options``."""
         return self.default_options(spec)
 
+    def skein_isas(self, v: Variant) -> tuple:
+        """ISAs whose lanes hash_many of a Skein variant runs (verify forces each); () if none."""
+        return ()
+
     def checker(self, v: Variant) -> str:
         """The verify checker of a variant (verify/matrix.py CHECKERS): the recipe's."""
         return self.recipe.checker

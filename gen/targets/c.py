@@ -41,6 +41,29 @@ def _rows(words, per=4) -> list[str]:
     return [r + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
 
 
+def skein_context(v) -> dict:
+    """Template context of a Skein render (templates/c/skein.*.j2): the UBI block fused from
+    the Threefish description (gen/skein.ubi_program), the precomputed IVs, sizes."""
+    spec = v.spec
+    prog = skein.ubi_program(spec, v.options)
+    counts = dict(sorted(count_ops(prog.setup + prog.body).items()))
+    notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward "
+             f"and tweak update fused; keys {v.options.keys}; unroll {v.options.unroll}",
+             "ops per block (UBI): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
+    nb = spec.block_bytes
+    return dict(spec=spec, P=v.prefix, command=v.command(), notes=notes, header=f"{v.stem}.h",
+                guard=f"{v.stem.upper()}_H", nw=spec.nw, nb=nb, nb_log2=nb.bit_length() - 1,
+                tree_levels=64 - (2 * nb).bit_length() + 1, prefix=v.prefix,
+                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None,
+                ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
+
+
+def render_skein(v, ctx: dict) -> dict[str, str]:
+    annotate = v.get("annotate", ANNOTATE_OPTION.default)
+    return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/skein.c.j2", **ctx), annotate),
+            f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
+
+
 class C(Target):
     name = "c"
     summary = "scalar C99 (uint64_t), layout scalar; needs any C99 compiler"
@@ -113,22 +136,6 @@ class C(Target):
 
 
     def render_skein(self, v):
-        """Skein over the fused UBI block (gen/skein.ubi_program) and templates/c/skein.*.j2."""
-        spec = v.spec
-        prog = skein.ubi_program(spec, v.options)
-        counts = dict(sorted(count_ops(prog.setup + prog.body).items()))
-        notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward "
-                 f"and tweak update fused; keys {v.options.keys}; unroll {v.options.unroll}",
-                 "ops per block (UBI): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
-        nb = spec.block_bytes
-        ctx = dict(spec=spec, P=v.prefix, command=v.command(), notes=notes, header=f"{v.stem}.h",
-                   guard=f"{v.stem.upper()}_H", nw=spec.nw, nb=nb, nb_log2=nb.bit_length() - 1,
-                   tree_levels=64 - (2 * nb).bit_length() + 1, prefix=v.prefix,
-                   ubi=cprinter.ubi_sections(v.prefix, prog),
-                   ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
-        annotate = v.get("annotate", ANNOTATE_OPTION.default)
-        return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/skein.c.j2", **ctx), annotate),
-                f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
-
+        return render_skein(v, skein_context(v))
 
 TARGET = C()
