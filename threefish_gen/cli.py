@@ -244,6 +244,9 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, 
                  filters=filters, json_path=Path(json_path), md_path=Path(md_path),
                  csharp_specs=specs if dotnet else None,
                  notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
+    from . import bench_skein
+    if bench_skein.wanted(sizes, targets, filters):
+        bench_skein.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes)
 
 
 ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.language == "nasm")
