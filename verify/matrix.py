@@ -21,6 +21,7 @@ from gen.variant import Variant
 
 from . import csharp, nasm, simd
 from . import skein as skein_checker
+from . import skein_csharp
 from .proc import Timeout
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, vector_file
 
@@ -33,13 +34,15 @@ CHECKERS: dict = {
     "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
     "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
+    "skein-dotnet": (skein_csharp.check, lambda target, v: skein_csharp.RUNS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
-VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file}
+VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,
+                 "skein-dotnet": skein_checker.vector_file}
 VECTOR_NAMES: dict = {skein_checker.vector_file: "skein-"}
 # recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
 # checks (C#: every variant goes into one project that is built once).
-PREPARE: dict = {"dotnet": csharp.prepare}
+PREPARE: dict = {"dotnet": csharp.prepare, "skein-dotnet": skein_csharp.prepare}
 
 
 def kind_of(v: Variant) -> str:
