@@ -25,7 +25,9 @@ BOTAN_HEADER = Path("/usr/include/botan-2/botan/hash.h")
 def variants(version: str = "1.3"):
     """(scalar Skein-512, SIMD dispatcher Skein-512, scalar Threefish-512) with fixed prefixes."""
     spec = get_spec(version, 512)
-    c, simd = registry.get("c"), registry.get("c-simd")
+    c = registry.get("c")
+    simd = next(t for t in registry.TARGETS.values()          # SIMD C: the C target with --isa
+                if t.recipe.language == c.recipe.language and t.option("isa") is not None)
     sk = c.variant(spec, c.default_options_for(spec, {"primitive": "skein"}), "bsk_", primitive="skein")
     skm = simd.variant(spec, Options("fly", "full", 1), "bskm_", isa="auto", primitive="skein")
     tf = c.variant(spec, c.default_options(spec), "btf_")
