@@ -62,6 +62,18 @@ static void op_many(size_t len)
     }
     SKM(hash_many)(m, l, MANY, outbuf, 64);
 }
+static uint8_t bigbuf[1 << 20];
+static void op_tree(size_t len)
+{
+    SKM(ctx) ctx;
+    SKM(init_tree)(&ctx, 64, 4, 8, 255);        /* leaves of 64 << 4 = 1 KiB, fan-out 256 */
+    SKM(update)(&ctx, bigbuf, len);
+    SKM(final)(&ctx, outbuf);
+}
+static void op_sk_big(size_t len) { SK(hash)(bigbuf, len, outbuf, 64); }
+#ifdef HAVE_BOTAN
+static void op_botan_big(size_t len) { bench_botan_skein512(bigbuf, len, outbuf); }
+#endif
 static void op_tf_chained(size_t len)
 {
     static const uint8_t key[64], tweak[16];
@@ -160,5 +172,20 @@ int main(int argc, char **argv)
         row(name, op_many, lens[i], MANY * lens[i]);
     }
     row("threefish-512 c chained (encrypt, input = previous output)", op_tf_chained, 65536, 65536);
+    for (j = 0; j < sizeof bigbuf; j++)
+        bigbuf[j] = (uint8_t)(j * 13);
+    row("skein-512-512 c scalar (hash)", op_sk_big, sizeof bigbuf, sizeof bigbuf);
+#ifdef HAVE_BOTAN
+    if (have_botan)
+        row("skein-512-512 Botan", op_botan_big, sizeof bigbuf, sizeof bigbuf);
+#endif
+    unsetenv("THREEFISH_GEN_ISA");
+    row("skein-512-512 c-simd tree (Yl 4, Yf 8, Ym 255) best path", op_tree, sizeof bigbuf, sizeof bigbuf);
+    setenv("THREEFISH_GEN_ISA", "avx2", 1);
+    row("skein-512-512 c-simd tree (Yl 4, Yf 8, Ym 255) avx2 (if the CPU has it)", op_tree, sizeof bigbuf,
+        sizeof bigbuf);
+    setenv("THREEFISH_GEN_ISA", "scalar", 1);
+    row("skein-512-512 c tree (Yl 4, Yf 8, Ym 255) scalar", op_tree, sizeof bigbuf, sizeof bigbuf);
+    unsetenv("THREEFISH_GEN_ISA");
     return 0;
 }

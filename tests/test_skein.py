@@ -136,7 +136,8 @@ def test_tree_model_shapes():
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--target", "csharp"], "--primitive applies to c"),
+    (["--target", "nasm-x64"], "not --target nasm-x64"),
+    (["--target", "csharp", "--layout", "lanes"], "--primitive skein for csharp takes --layout scalar"),
     (["--interleave", "2"], "--primitive skein takes --interleave 1"),
 ])
 def test_cli_bad_skein_options_are_one_line_and_exit_2(tmp_path, args, msg):

@@ -1,6 +1,6 @@
 """Skein rows of ``make bench`` (issue 14): Skein-512-512 of the generated C on 64 B, 1 KiB and
 64 KiB messages -- single message (scalar C ``hash``) and 8 messages at once (``hash_many``, SIMD C
-dispatcher: scalar, AVX2, best path) -- beside Botan 2's Skein-512 and the generated scalar
+dispatcher: scalar, AVX2, best path), and tree hashing of one 1 MiB message (leaves in the lanes) -- beside Botan 2's Skein-512 and the generated scalar
 Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
 ``bench/skein_bench.c`` (same clock method as bench/bench.c); peer: ``bench/peers_botan_skein.cpp``.
 """
@@ -107,7 +107,7 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
         for r in group:
             ratio = f"{r['cpb'] / botan['cpb']:.2f}x Botan" if botan else ""
             r["vs_botan"] = round(r["cpb"] / botan["cpb"], 3) if botan else None
-            print(f"    {r['name']:<62} {r['cpb']:8.2f} {r['min']:8.2f}  {ratio}", file=stream)
+            print(f"    {r['name']:<72} {r['cpb']:8.2f} {r['min']:8.2f}  {ratio}", file=stream)
     for line in info + notes:
         print(line, file=stream)
     if fails:

@@ -12,7 +12,7 @@ The vector file of a version and size holds
 * hash_many batches of mixed lengths, and the bad-argument checks,
 
 and the harness runs every record one-shot and streamed in seven chunkings, misaligned, with
-guard bytes (see the harness's header).
+guard bytes (see the harness's header); the SIMD renders also hash whole leaves in lanes.
 """
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
         tree = skein.Tree(leaf, fan, height)
         lsize = nb << leaf
         lengths = {0, 1, nb, lsize - 1, lsize, lsize + 1, 2 * lsize, 3 * lsize + 5,
-                   (2 << fan) * lsize, (2 << fan) * lsize + 1, ((4 << (2 * fan)) + 3) * lsize - 1}
+                   (2 << fan) * lsize, (2 << fan) * lsize + 1, ((4 << (2 * fan)) + 3) * lsize - 1,
+                   16 * lsize, 16 * lsize + 1, 40000}
         for n in sorted(x for x in lengths if x <= 40000):
             outlen = rng.choice((nb, 1, 2 * nb + 1))
             msg = rng.randbytes(n)
