@@ -23,14 +23,12 @@ from pathlib import Path
 
 from gen import skein
 from gen.kat import KAT_DIR, parse
-from gen.output import write_files
-from gen.render import render_variant
 from gen.render_simd import ENV_VAR, ISAS
 from gen.targets import get as get_target
 from gen.spec import Spec
 from gen.variant import Variant
 
-from .runner import HERE, Build, Row, _first_lines, _run, cpu_flags, run_harness
+from .runner import HERE, Build, Row, _first_lines, build_harness, cpu_flags, run_harness
 
 SKEIN_HARNESS = HERE / "harness" / "skein_harness.c"
 TREE_SETS = ((1, 1, 2), (1, 1, 3), (1, 2, 3), (2, 1, 255), (2, 2, 2), (1, 1, 255), (3, 2, 4))
@@ -96,25 +94,6 @@ def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
     return path
 
 
-def build_skein_harness(variant: Variant, build: Build, workdir: Path, files: dict) -> tuple[Path | None, str]:
-    """Render into workdir/src, check it compiles as C++ (when the build says so), link the harness."""
-    src_dir = workdir / "src"
-    write_files(files, src_dir)
-    src = src_dir / f"{variant.stem}.c"
-    exe = workdir / ("skein-harness-" + build.name.replace(" ", "-").replace("+", "_"))
-    if build.cxx:
-        rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
-                        "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
-        if rc:
-            return None, "does not compile as C++: " + _first_lines(out)
-    rc, out = _run([build.cc, *build.cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
-                    f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
-                    str(SKEIN_HARNESS), str(src), "-o", str(exe)], workdir)
-    if rc:
-        return None, "build failed: " + _first_lines(out)
-    return exe, ""
-
-
 def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
     """One Skein variant under one build against its vector file; a SIMD variant (c-simd) runs
     once per hash_many level this CPU has (forced with $THREEFISH_GEN_ISA), scalar included."""
@@ -123,7 +102,7 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
     if why:
         return Row(label, build.name, "SKIPPED", why)
     t0 = time.monotonic()
-    exe, why = build_skein_harness(variant, build, workdir, render_variant(variant))
+    exe, why = build_harness(variant, build, workdir, harness=SKEIN_HARNESS)
     if exe is None:
         return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
     levels, skipped = [None], []
