@@ -2,8 +2,10 @@
 with progress; the matrix per target, the JSON report, the exit status.
 
 The checkers are registered in the one explicit table ``CHECKERS`` below, keyed by the
-``checker`` of a target's recipe (gen/targets/): c (scalar C harness), simde (C harness with a
-SIMDe fallback), nasm (assembled, linked with the C harness), dotnet (one C# project).
+checker of a variant (``Target.checker``: its recipe's, or for ``--primitive skein`` variants
+skein-c / skein-simd / skein-dotnet): c (scalar C harness), simde (C harness with a SIMDe
+fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), skein-* (the
+Skein harnesses of verify/skein.py and verify/skein_csharp.py on Skein vector files).
 """
 from __future__ import annotations
 

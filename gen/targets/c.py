@@ -99,7 +99,14 @@ class C(Target):
                 + [self.variant(s, Options(k, u, 1), **sk) for s in specs for k in KEYS for u in UNROLL])
 
     def recommended_lines(self):
-        return [f"  c {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()]
+        return [f"  c {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()] + \
+            ["  c skein (--primitive skein): every size, --keys fly --unroll full --interleave 1"]
+
+    def list_lines(self):
+        return super().list_lines() + [
+            "            --primitive skein: Skein hash/MAC/personalization/tree (init, init_ex, init_tree,",
+            "            update, final, hash, mac, hash_many); with --isa avx2|avx512|auto hash_many and tree",
+            "            leaves run in SIMD lanes; --target csharp --primitive skein: static class"]
 
     def bench_variants(self, spec, quick, asked):
         """Every option set with gcc and clang; when only other targets are asked for, the
