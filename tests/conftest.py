@@ -26,6 +26,7 @@ TOOLCHAINS = {
     "s390x-linux-gnu-gcc": lambda: shutil.which("s390x-linux-gnu-gcc"),
     "qemu-s390x": lambda: shutil.which("qemu-s390x"),
     "chromium": lambda: shutil.which("chromium"),
+    "botan": lambda: Path("/usr/include/botan-2/botan/skein_512.h").exists(),   # libbotan-2-dev (Skein oracle)
 }
 
 

@@ -97,7 +97,7 @@ def test_verify_matrix(tmp_path):
     from threefish_gen.verify import csharp as vcs
     from threefish_gen.verify import matrix, runner
     specs = [get_spec(v, b) for v in VERSIONS for b in SIZES]
-    chosen = variants("recommended", "csharp", specs)
+    chosen = [v for v in variants("recommended", "csharp", specs) if v.get("primitive") is None]  # Skein: test_skein
     chosen += [csharp_variant(s, lay, Options()) for s in specs if s.version == "1.3" for lay in ("scalar", "packed")]
     rep = matrix.run(chosen, random_count=100, seed=random.randrange(1 << 30), jobs=2,
                      workdir=tmp_path, report_path=tmp_path / "r.json")

@@ -1,9 +1,24 @@
-"""All 1,368 Skein golden records (v1.1, v1.2, v1.3) through Skein built on the reference."""
+"""Skein: the reference model (gen/skein.py) against all 1,368 golden records, and Botan."""
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
+from conftest import ROOT
+from threefish_gen.gen import reference, skein
 from threefish_gen.gen.kat import KAT_DIR, parse
-from threefish_gen.gen.spec import get_spec
-from skein import skein
+from threefish_gen.gen.output import write_files
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import all_specs, get_spec
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.threefish import Options
+from threefish_gen.gen.render_simd import ISAS
+from threefish_gen.verify import skein as vskein
+from threefish_gen.verify.cpu import cpu_flags
 
 
 @pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
@@ -15,7 +30,188 @@ def test_skein_golden(version):
     for r in recs:
         assert r["version"] == version
         spec = get_spec(version, r["state_bits"])
-        got = skein(spec, r["message"], int(r["msg_bits"]), int(r["digest_bits"]), r.get("mac_key", b""))
+        got = skein.skein(spec, r["message"], int(r["digest_bits"]), int(r["msg_bits"]),
+                          key=r.get("mac_key", b""))
         if got != r["digest"]:
             bad.append(r["source"])
     assert not bad, f"{len(bad)} mismatches, first: {bad[:3]}"
+
+
+def _botan(tmp_path, lines):
+    """Botan 2's Skein-512 (independent of this project) on (outbits, pers, msg) lines."""
+    src = Path(__file__).resolve().parent / "data" / "botan_skein.cpp"
+    exe = tmp_path / "botan_skein"
+    subprocess.run(["g++", "-std=c++17", "-O1", "-isystem", "/usr/include/botan-2", str(src), "-o", str(exe),
+                    "-lbotan-2"], check=True, capture_output=True)
+    text = "".join(f"{o} {p.hex() or '-'} {m.hex() or '-'}\n" for o, p, m in lines)
+    out = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True).stdout
+    return [bytes.fromhex(x) for x in out.split()]
+
+
+def test_skein512_personalization_and_output_lengths_match_botan(tmp_path):
+    """Personalization (not in the golden KATs) and odd output lengths of the reference model
+    against Botan's Skein-512 (v1.3)."""
+    rng = random.Random(14)
+    spec = get_spec("1.3", 512)
+    cases = []
+    for i in range(40):
+        out_bytes = rng.choice([1, 7, 20, 32, 48, 63, 64])  # Botan: at most 512 bits
+        pers = rng.randbytes(rng.choice([0, 1, 16, 40, 63]))  # Botan: < 64 bytes
+        msg = rng.randbytes(rng.choice([0, 1, 63, 64, 65, 200]))
+        cases.append((8 * out_bytes, pers, msg))
+    got = _botan(tmp_path, cases)
+    assert len(got) == len(cases)
+    for (bits, pers, msg), want in zip(cases, got):
+        assert skein.skein(spec, msg, bits, pers=pers) == want, (bits, pers.hex(), msg.hex())
+
+
+# --------------------------------------------------------------------------- the C render
+
+def _render_c(version, bits, out_dir, prefix="sk_"):
+    t = get_target("c")
+    spec = get_spec(version, bits)
+    v = t.variant(spec, t.default_options_for(spec, {"primitive": "skein"}), prefix, primitive="skein")
+    write_files(render_variant(v), out_dir)
+    return v
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.2", "1.3"])
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_c_skein_render_against_the_vectors(tmp_path, version, bits):
+    """The C render of every size x version: built with gcc -Werror and run by the Skein harness
+    on the golden records (published digests) and on the reference model's digests for random
+    messages in 7 chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, trees,
+    hash_many batches and bad arguments."""
+    v = _render_c(version, bits, tmp_path / "src")
+    spec = v.spec
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 50, 14)
+    text = vec.read_text()
+    assert text.count("\nT ") >= 30 and text.count("\nM ") == len(vskein.BATCH_SIZES)
+    assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= \
+        len(vskein.golden_records(spec)) + 3 * spec.block_bytes + 1
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
+                    f"-DTF_HEADER=\"{v.stem}.h\"", f"-DTF_PREFIX={v.prefix}", f"-DTF_BYTES={spec.block_bytes}",
+                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / f"{v.stem}.c"), "-o", str(exe)],
+                   check=True, capture_output=True)
+    run = subprocess.run([str(exe), str(vec)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-2000:]
+    passed = int(run.stdout.split("harness:")[1].split()[0])
+    assert passed > 5000 and " 0 failed" in run.stdout
+
+
+def test_golden_records_reach_the_c_harness_unchanged():
+    """The H lines of the golden records carry the published digests, not the model's."""
+    spec = get_spec("1.3", 512)
+    recs = vskein.golden_records(spec)
+    assert len(recs) >= 50
+    assert any(r["digest"].hex().startswith("bc5b4c50") for r in recs)   # Skein-512-512("")
+
+
+def test_ubi_program_is_threefish_plus_feed_forward():
+    """The fused UBI block (interpreted) equals Threefish (reference) XOR the block, for every
+    spec and key/unroll option."""
+    rng = random.Random(5)
+    for spec in all_specs():
+        for keys in ("fly", "table"):
+            for unroll in ("full", "loop"):
+                prog = skein.ubi_program(spec, Options(keys, unroll, 1))
+                nb = spec.block_bytes
+                h, blk = rng.randbytes(nb), rng.randbytes(nb)
+                tw = skein.tweak(rng.randrange(1 << 96), 48, True, True)
+                want = bytes(a ^ b for a, b in zip(reference.encrypt(spec, h, tw, blk), blk))
+                assert skein.run_ubi_program(prog, h, tw, blk) == want
+
+
+def test_tree_model_shapes():
+    """Tree hashing: a message of one leaf or less is one leaf UBI at level 1, then the root
+    test (one block left) ends the tree: the digest is the output stage of that leaf value."""
+    spec = get_spec("1.3", 256)
+    tree = skein.Tree(1, 1, 3)
+    msg = bytes(range(40))
+    g = skein.chain_start(spec, 256, tree=tree)
+    leaf = skein.ubi(spec, g, msg, skein.T_MSG, level=1)
+    assert skein.hash_bytes(spec, msg, 32, tree=tree) == skein.output(spec, leaf, 256)
+    assert skein.hash_bytes(spec, msg, 32, tree=tree) != skein.hash_bytes(spec, msg, 32)
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--target", "nasm-x64"], "not --target nasm-x64"),
+    (["--target", "csharp", "--layout", "lanes"], "--primitive skein for csharp takes --layout scalar"),
+    (["--interleave", "2"], "--primitive skein takes --interleave 1"),
+])
+def test_cli_bad_skein_options_are_one_line_and_exit_2(tmp_path, args, msg):
+    r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--size", "512",
+                        "--version", "1.3", *args, "--out", str(tmp_path)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+
+
+@pytest.mark.parametrize("version,bits", [("1.3", 256), ("1.3", 512), ("1.3", 1024), ("1.1", 512)])
+def test_c_simd_skein_hash_many_lanes_against_the_vectors(tmp_path, version, bits):
+    """--target c --isa auto --primitive skein: hash_many in AVX2 and AVX-512 lanes (each path
+    this CPU has, forced with $THREEFISH_GEN_ISA) and scalar, on the same vectors (batches of
+    0..17 messages of mixed lengths) -- and every other record through the scalar functions."""
+    t = get_target("c-simd")
+    spec = get_spec(version, bits)
+    v = t.variant(spec, Options("fly", "full", 1), "sk_", isa="auto", primitive="skein")
+    assert t.skein_isas(v) == ("avx2", "avx512")
+    write_files(render_variant(v), tmp_path / "src")
+    text = (tmp_path / "src" / f"{v.stem}.c").read_text()
+    assert "sk_ubi_lanes_avx512" in text and "_mm512_" in text and "_mm256_" in text
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 3)
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
+                    f"-DTF_HEADER=\"{v.stem}.h\"", f"-DTF_PREFIX={v.prefix}", f"-DTF_BYTES={spec.block_bytes}",
+                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / f"{v.stem}.c"), "-o", str(exe)],
+                   check=True, capture_output=True)
+    flags = cpu_flags()
+    levels = ["scalar"] + [i for i in ("avx2", "avx512") if all(f in flags for f in ISAS[i].features)]
+    for level in levels:
+        run = subprocess.run([str(exe), str(vec)], capture_output=True, text=True,
+                             env=dict(os.environ, THREEFISH_GEN_ISA=level))
+        assert run.returncode == 0 and " 0 failed" in run.stdout, (level, run.stdout[-2000:])
+
+
+def test_c_simd_skein_bad_isa_is_one_line_and_exit_2(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--isa", "sse2",
+                        "--size", "512", "--version", "1.3", "--out", str(tmp_path)], capture_output=True, text=True,
+                       cwd=ROOT)
+    assert r.returncode == 2 and "--primitive skein takes --isa avx2 | avx512 | auto" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- C#
+
+@pytest.mark.skipif(shutil.which("dotnet") is None and "dotnet" in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", ""),
+                    reason="dotnet not installed (allowed by THREEFISH_GEN_ALLOW_SKIP)")
+def test_csharp_skein_classes_against_the_vectors(tmp_path):
+    """--target csharp --primitive skein, every size of v1.3 and Skein-512 v1.1: one project, run
+    under the default JIT and TC=0 on the golden records and the reference model's vectors (Hash,
+    Mac, personalization, output lengths, Incremental in 7 chunkings, HashMany, bad arguments);
+    then a vector file with one digest bit flipped per record must fail."""
+    from threefish_gen.verify import matrix, skein_csharp
+    t = get_target("csharp")
+    specs = [get_spec("1.3", b) for b in (256, 512, 1024)] + [get_spec("1.1", 512)]
+    chosen = [t.variant(s, primitive="skein") for s in specs]
+    assert [v.prefix for v in chosen] == ["Skein256V13", "Skein512V13", "Skein1024V13", "Skein512V11"]
+    rep = matrix.run(chosen, random_count=20, seed=11, jobs=2, workdir=tmp_path / "w", report_path=None)
+    assert len(rep.rows) == len(chosen) * len(skein_csharp.RUNS)
+    bad = [(r.variant, r.build, r.detail) for r in rep.rows if r.status != "PASS"]
+    assert not bad
+    assert all(r.checks > 10000 for r in rep.rows)
+    vec = tmp_path / "w" / "vectors" / "skein-512_v13.txt"
+    lines = []
+    for ln in vec.read_text().splitlines():
+        if ln.startswith("H "):
+            p = ln.split()
+            d = bytearray.fromhex(p[-1])
+            d[-1] ^= 0x80
+            p[-1] = d.hex()
+            ln = " ".join(p)
+        lines.append(ln)
+    broken = tmp_path / "broken.txt"
+    broken.write_text("\n".join(lines) + "\n")
+    dll = tmp_path / "w" / "csharp-skein" / "proj" / "bin" / "skeinharness.dll"
+    r = subprocess.run(["dotnet", str(dll), "ThreefishGen.Skein512V13", str(broken)], capture_output=True, text=True)
+    assert r.returncode == 1 and "FAIL line" in r.stdout

@@ -144,6 +144,9 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
             raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/"
                            "--prefix/--isa/--layout/--class")
         chosen = t.variants("recommended", all_specs())
+        if "primitive" in given:     # --primitive picks that primitive's part of the set
+            prim = given.pop("primitive")
+            chosen = [v for v in chosen if v.get("primitive", "threefish") == prim]
         if given:            # e.g. --namespace for the C# set
             chosen = [t.variant(v.spec, v.options, v.prefix, **{**dict(v.extra), **given}) for v in chosen]
     else:
@@ -155,7 +158,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
             raise GenError(f"--target {t.name} needs --isa ({' | '.join(t.option('isa').choices)})")
         if prefix is not None and t.recipe.language == "c#":
             raise GenError("--prefix applies to C targets; use --namespace/--class for csharp")
-        rec = t.default_options(spec)
+        rec = t.default_options_for(spec, given)
         o = Options(keys or rec.keys, unroll or rec.unroll, rec.interleave if interleave is None else interleave)
         chosen = [t.variant(spec, o, prefix or "", **given)]
     files: dict[str, str] = {}
@@ -241,6 +244,9 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, 
                  filters=filters, json_path=Path(json_path), md_path=Path(md_path),
                  csharp_specs=specs if dotnet else None,
                  notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
+    from . import bench_skein
+    if bench_skein.wanted(sizes, targets, filters):
+        bench_skein.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes)
 
 
 ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.language == "nasm")

@@ -17,6 +17,7 @@ Target options (``Variant.extra``):
 """
 from __future__ import annotations
 
+from . import skein
 from .dsl import values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
@@ -331,3 +332,20 @@ def render_c_simd(v: Variant, progs, subs=()) -> dict[str, str]:
     files = _render_dispatch(v, subs, progs) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}
+
+
+# --------------------------------------------------------------------------- Skein
+
+def skein_lanes_kernel(prefix: str, spec, isa_name: str) -> dict:
+    """The UBI block of L messages at once (gen/skein.ubi_lanes_program in the lanes layout):
+    ``in`` = L chaining values then L message blocks, ``tweaks`` = L tweaks, ``out`` = L new
+    chaining values.  Returns dict(name, lanes, lines, isa, cost)."""
+    isa = ISAS[isa_name]
+    L = isa.bits // 64
+    vp = lanes_layout.lower(skein.ubi_lanes_program(spec), L)
+    vpr = LanesPrinter(isa, vp, prefix, spec.block_bytes)
+    code = vpr.lines(vp.body)
+    w = vector_width(isa)
+    lines = [f"const {w.T} {name} = {expr};" for name, expr in sorted(vpr.consts.items())]
+    lines += vpr.declarations() + code
+    return dict(name=f"{prefix}ubi_lanes_{isa_name}", lanes=L, lines=lines, isa=isa, cost=dict(vpr.cost))

@@ -2,8 +2,10 @@
 with progress; the matrix per target, the JSON report, the exit status.
 
 The checkers are registered in the one explicit table ``CHECKERS`` below, keyed by the
-``checker`` of a target's recipe (gen/targets/): c (scalar C harness), simde (C harness with a
-SIMDe fallback), nasm (assembled, linked with the C harness), dotnet (one C# project).
+checker of a variant (``Target.checker``: its recipe's, or for ``--primitive skein`` variants
+skein-c / skein-simd / skein-dotnet): c (scalar C harness), simde (C harness with a SIMDe
+fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), skein-* (the
+Skein harnesses of verify/skein.py and verify/skein_csharp.py on Skein vector files).
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
 from . import csharp, nasm, simd
+from . import skein as skein_checker
+from . import skein_csharp
 from .proc import Timeout
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, vector_file
 
@@ -30,14 +34,25 @@ CHECKERS: dict = {
     "simde": (simd.check_simd, lambda target, v: simd.builds(v)),
     "nasm": (nasm.check, lambda target, v: nasm.builds(target)),
     "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
+    "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
+    "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
+    "skein-dotnet": (skein_csharp.check, lambda target, v: skein_csharp.RUNS),
 }
+# checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
+VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,
+                 "skein-dotnet": skein_checker.vector_file}
+VECTOR_NAMES: dict = {skein_checker.vector_file: "skein-"}
 # recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
 # checks (C#: every variant goes into one project that is built once).
-PREPARE: dict = {"dotnet": csharp.prepare}
+PREPARE: dict = {"dotnet": csharp.prepare, "skein-dotnet": skein_csharp.prepare}
+
+
+def kind_of(v: Variant) -> str:
+    return get_target(v.target).checker(v)
 
 
 def checker_of(v: Variant):
-    return CHECKERS[get_target(v.target).recipe.checker]
+    return CHECKERS[kind_of(v)]
 
 
 def builds_of(v: Variant):
@@ -51,17 +66,19 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
     report = Report(seed=seed, random_vectors=random_count)
-    specs = sorted({v.spec for v in variants}, key=lambda s: (s.version, s.bits))
+    specs = sorted({(VECTORS.get(kind_of(v), vector_file), v.spec) for v in variants},
+                   key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
     tasks = [(v, b) for v in variants for b in builds_of(v)]
     for kind, prep in PREPARE.items():
-        mine = [v for v in variants if get_target(v.target).recipe.checker == kind]
+        mine = [v for v in variants if kind_of(v) == kind]
         if mine:
             prep(mine, workdir)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
           f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         vec = dict(zip(specs, pool.map(
-            lambda s: vector_file(s, workdir / "vectors" / f"{s.tag}.txt", random_count, seed), specs)))
+            lambda fs: fs[0](fs[1], workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt",
+                             random_count, seed), specs)))
 
         def one(task):
             v, b = task
@@ -69,7 +86,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             wd.mkdir(parents=True, exist_ok=True)
             t0 = time.monotonic()
             try:
-                return checker_of(v)[0](v, b, wd, vec[v.spec])
+                return checker_of(v)[0](v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
                            f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)

@@ -189,30 +189,30 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
 
 
 def link_harness(cc: str, cflags, variant: Variant, src_dir: Path, sources, exe: Path,
-                 workdir: Path, libs=()) -> tuple[int, str]:
+                 workdir: Path, libs=(), harness: Path = HARNESS) -> tuple[int, str]:
     """Compile and link the C harness for a variant (its header in src_dir) with its code
     (C sources or objects) and libraries: (exit status, compiler output)."""
     return _run([cc, *cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
                  f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
-                 str(HARNESS), *map(str, sources), "-o", str(exe), *libs], workdir)
+                 str(harness), *map(str, sources), "-o", str(exe), *libs], workdir)
 
 
 def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
-                  libs=()) -> tuple[Path | None, str]:
+                  libs=(), harness: Path = HARNESS) -> tuple[Path | None, str]:
     """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
     and link it with the C harness: (executable, "") or (None, why it failed)."""
     files = render_variant(variant)
     src_dir = workdir / "src"
     write_files(files, src_dir)
     src = src_dir / f"{variant.stem}.c"
-    exe = workdir / ("harness-" + build.name.replace(" ", "-").replace("+", "_"))
+    exe = workdir / (harness.stem + "-" + build.name.replace(" ", "-").replace("+", "_"))
     if build.cxx:
         rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
                         "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
         if rc:
             return None, "does not compile as C++: " + _first_lines(out)
     rc, out = link_harness(build.cc, build.cflags if cflags is None else cflags, variant, src_dir, [src], exe,
-                           workdir, libs)
+                           workdir, libs, harness)
     if rc:
         return None, "build failed: " + _first_lines(out)
     return exe, ""

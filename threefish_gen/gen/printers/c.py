@@ -26,11 +26,13 @@ class CPrinter:
     """Turns description ops into C statements.
 
     ``pointers`` maps the function's input/output arrays (key, tweak, in, out) to the
-    C pointer expressions that hold them; other arrays are local uint64_t arrays."""
+    C pointer expressions that hold them; ``words``: arrays that are uint64_t arrays of the
+    function's parameters (indexed, never declared); other arrays are local uint64_t arrays."""
 
-    def __init__(self, prefix: str, pointers: dict[str, str]):
+    def __init__(self, prefix: str, pointers: dict[str, str], words=()):
         self.prefix = prefix
         self.pointers = pointers
+        self.words = tuple(words)
 
     def index(self, idx: Idx) -> str:
         return str(idx).replace("*", " * ")
@@ -85,7 +87,7 @@ class CPrinter:
         for i in range(0, len(names), 10):
             decl.append("uint64_t " + ", ".join(names[i:i + 10]) + ";")
         for arr, size in array_sizes(ops).items():
-            if arr not in self.pointers and arr not in INPUT_ARRAYS + ("out",):
+            if arr not in self.pointers and arr not in INPUT_ARRAYS + ("out",) + self.words:
                 if any(isinstance(op.a, Mem) and op.a.array == arr and op.kind == "store"
                        for op in flat(ops)):
                     decl.append(f"uint64_t {arr}[{size}];")
@@ -113,6 +115,15 @@ def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[st
             "tail_body": section(multi, prog.body, setup_vals),
         }
     return out
+
+
+def ubi_sections(prefix: str, prog: Program) -> dict:
+    """The fused UBI block of Skein (``gen/skein.ubi_program``): its value and scratch
+    declarations, and the statements of one block (key schedule of h, rounds, feed-forward into
+    h), reading the message block through the byte pointer ``blk`` and h, t as uint64_t arrays."""
+    pr = CPrinter(prefix, {"in": "blk"}, words=("h", "t"))
+    ops = prog.setup + prog.body
+    return {"decl": pr.declarations(ops), "code": pr.lines(ops)}
 
 
 # An indented one-line comment inside a function: a note of the description (/* round 0 */).

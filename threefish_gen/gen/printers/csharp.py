@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from .. import skein
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
 from ..errors import GenError
 from ..layouts import ir
@@ -445,3 +446,37 @@ def render(v, laid: dict) -> dict[str, str]:
 
 def default_class(spec, layout: str) -> str:
     return f"Threefish{spec.bits}V{spec.version.replace('.', '')}{layout.capitalize()}"
+
+
+# --------------------------------------------------------------------------- Skein
+
+def skein_ubi(prog) -> dict:
+    """The fused UBI block (gen/skein.ubi_program) as C#: the chaining value and tweak in locals
+    h_0.., t_0, t_1 (loaded from and stored back to the state span), the message block through
+    ``ref byte src``."""
+    spec = prog.spec
+    nw = spec.nw
+    p = CsPrinter("scalar", {"in": "src"}, nw, prog.setup, prog.body)
+    if not all(a.startswith("ulong ") for a in p.arrays(prog.setup, prog.body)):
+        raise GenError("C# Skein needs --keys fly --unroll full")     # local arrays: spans
+    names = [f"h_{i}" for i in range(nw)]
+    state_in = [f"ulong {n} = s[{i}];" for i, n in enumerate(names)]
+    state_in.append(f"ulong t_0 = s[{nw}], t_1 = s[{nw + 1}];")
+    state_out = [f"s[{i}] = {n};" for i, n in enumerate(names)] + [f"s[{nw}] = t_0;", f"s[{nw + 1}] = t_1;"]
+    ops = prog.setup + prog.body
+    return {"decl": p.declarations(ops), "code": p.lines(ops), "state_in": state_in, "state_out": state_out}
+
+
+def skein_render(v, prog) -> dict[str, str]:
+    """TARGETS['csharp'] with --primitive skein: {Class.cs: text} (templates/csharp/skein.cs.j2)."""
+    namespace = check_identifier(v.get("namespace", "ThreefishGen"), "namespace", dotted=True)
+    cls = check_identifier(v.prefix, "class name")
+    spec, o = v.spec, v.options
+    command = (f"threefish-gen render --target csharp --primitive skein --size {spec.bits} "
+               f"--version {spec.version} --namespace {namespace} --class {cls}")
+    notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward and "
+             "tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time"]
+    ivs = [(bits, [f"{w:#018x}UL" for w in skein.iv_words(spec, bits)]) for bits in skein.STANDARD_OUTPUTS[spec.bits]]
+    ctx = dict(spec=spec, namespace=namespace, cls=cls, command=command, notes=notes, nw=spec.nw,
+               nb=spec.block_bytes, ivs=ivs, ubi=skein_ubi(prog))
+    return {f"{cls}.cs": render_template("csharp/skein.cs.j2", **ctx)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from .. import skein
 from ..errors import GenError
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options, describe
@@ -35,6 +36,24 @@ class Option:
 # (the file header with the command stays).  The default stays out of Variant.extra and names.
 ANNOTATE_OPTION = Option("annotate", "comments: none | brief (one per description statement) | full "
                          "(every instruction)", ("none", "brief", "full"), "brief")
+
+
+# What the variant computes: the Threefish block cipher (default), or Skein (hash, MAC,
+# personalization, tree hashing) whose UBI is built from the same Threefish description
+# (gen/skein.py).  The default stays out of Variant.extra and names.
+PRIMITIVE_OPTION = Option("primitive", "threefish (the block cipher) | skein (hash/MAC/tree over the same "
+                          "description)", ("threefish", "skein"), "threefish")
+
+
+def without_default_primitive(values: dict) -> dict:
+    """Target option values without ``primitive`` when it is the default."""
+    if values.get("primitive") == PRIMITIVE_OPTION.default:
+        return {k: v for k, v in values.items() if k != "primitive"}
+    return values
+
+
+def is_skein(v) -> bool:
+    return v.get("primitive", PRIMITIVE_OPTION.default) == "skein"
 
 
 def without_default_annotate(values: dict) -> dict:
@@ -90,6 +109,14 @@ def describe_pass(needs: Callable, what: str = "Program (gen/threefish.py)") -> 
     return Pass("describe", "spec + options", what, run)
 
 
+def ubi_pass() -> Pass:
+    """The first pass of a Skein variant: the Threefish description as a UBI block (key = the
+    chaining value, tweak = the UBI tweak, feed-forward into the chaining value), gen/skein.py."""
+    return Pass("describe + fuse UBI (gen/skein.py)", "spec + options",
+                "UBI Program (key h, tweak t, h = E(h, t, m) ^ m)",
+                lambda v, _: skein.ubi_program(v.spec, v.options))
+
+
 DIRECTIONS = ("encrypt", "decrypt")
 
 
@@ -112,6 +139,19 @@ class Target:
     def default_options(self, spec: Spec) -> Options:
         """Description options when the user gives none (the recommended ones)."""
         return Options()
+
+    def default_options_for(self, spec: Spec, values: dict) -> Options:
+        """Description options when the user gives none, given the target option values
+        (e.g. --primitive); by default those of ``default_options``."""
+        return self.default_options(spec)
+
+    def skein_isas(self, v: Variant) -> tuple:
+        """ISAs whose lanes hash_many of a Skein variant runs (verify forces each); () if none."""
+        return ()
+
+    def checker(self, v: Variant) -> str:
+        """The verify checker of a variant (verify/matrix.py CHECKERS): the recipe's."""
+        return self.recipe.checker
 
     def check_options(self, o: Options) -> Options:
         o.check()

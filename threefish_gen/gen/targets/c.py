@@ -3,12 +3,18 @@
 With ``--isa`` the command line hands the variant to ``c-simd`` (``gen/targets/c_simd.py``)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
+from .. import skein
+from ..dsl import count_ops
+from ..errors import GenError
 from ..layouts import scalar
 from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
-from .base import ANNOTATE_OPTION, DIRECTIONS, Pass, Recipe, Target, describe_pass, without_default_annotate
+from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
+                   ubi_pass, without_default_annotate, without_default_primitive)
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -28,25 +34,78 @@ def option_sets(spec: Spec) -> list[Options]:
     return sets
 
 
+def _rows(words, per=4) -> list[str]:
+    """C initialiser rows of 64-bit words, ``per`` to a row, commas between."""
+    items = [f"UINT64_C({w:#018x})" for w in words]
+    rows = [", ".join(items[i:i + per]) for i in range(0, len(items), per)]
+    return [r + ("," if i < len(rows) - 1 else "") for i, r in enumerate(rows)]
+
+
+def skein_context(v, prog) -> dict:
+    """Template context of a Skein render (templates/c/skein.*.j2): the UBI block fused from
+    the Threefish description (gen/skein.ubi_program), the precomputed IVs, sizes."""
+    spec = v.spec
+    counts = dict(sorted(count_ops(prog.setup + prog.body).items()))
+    notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward "
+             f"and tweak update fused; keys {v.options.keys}; unroll {v.options.unroll}",
+             "ops per block (UBI): " + ", ".join(f"{k} {n:g}" for k, n in counts.items())]
+    nb = spec.block_bytes
+    return dict(spec=spec, P=v.prefix, command=v.command(), notes=notes, header=f"{v.stem}.h",
+                guard=f"{v.stem.upper()}_H", nw=spec.nw, nb=nb, nb_log2=nb.bit_length() - 1,
+                tree_levels=64 - (2 * nb).bit_length() + 1, prefix=v.prefix,
+                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None,
+                ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
+
+
+def render_skein(v, ctx: dict) -> dict[str, str]:
+    annotate = v.get("annotate", ANNOTATE_OPTION.default)
+    return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/skein.c.j2", **ctx), annotate),
+            f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
+
+
 class C(Target):
     name = "c"
     summary = "scalar C99 (uint64_t), layout scalar; needs any C99 compiler"
     recipe = Recipe(checker="c", language="c")
-    schema = (ANNOTATE_OPTION,)
+    schema = (ANNOTATE_OPTION, PRIMITIVE_OPTION)
 
     def extra(self, spec, o, values):
-        return without_default_annotate(values)
+        return without_default_primitive(without_default_annotate(values))
 
     def default_options(self, spec):
         return RECOMMENDED[spec.bits]
 
+    def default_options_for(self, spec, values):
+        if values.get("primitive") == "skein":      # UBI chains blocks: one block at a time
+            return replace(RECOMMENDED[spec.bits], interleave=1)
+        return self.default_options(spec)
+
+    def validate(self, v):
+        if is_skein(v) and v.options.interleave != 1:
+            raise GenError("--primitive skein takes --interleave 1 (UBI chains its blocks one at a time)")
+
+    def checker(self, v):
+        return "skein-c" if is_skein(v) else self.recipe.checker
+
     def variants(self, which, specs):
+        """Threefish variants, then the Skein ones (recommended: one per spec; all: every
+        key/unroll pair)."""
+        sk = {"primitive": "skein"}
         if which == "recommended":
-            return [self.variant(s, RECOMMENDED[s.bits]) for s in specs]
-        return [self.variant(s, o) for s in specs for o in option_sets(s)]
+            return ([self.variant(s, RECOMMENDED[s.bits]) for s in specs]
+                    + [self.variant(s, self.default_options_for(s, sk), **sk) for s in specs])
+        return ([self.variant(s, o) for s in specs for o in option_sets(s)]
+                + [self.variant(s, Options(k, u, 1), **sk) for s in specs for k in KEYS for u in UNROLL])
 
     def recommended_lines(self):
-        return [f"  c {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()]
+        return [f"  c {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()] + \
+            ["  c skein (--primitive skein): every size, --keys fly --unroll full --interleave 1"]
+
+    def list_lines(self):
+        return super().list_lines() + [
+            "            --primitive skein: Skein hash/MAC/personalization/tree (init, init_ex, init_tree,",
+            "            update, final, hash, mac, hash_many); with --isa avx2|avx512|auto hash_many and tree",
+            "            leaves run in SIMD lanes; --target csharp --primitive skein: static class"]
 
     def bench_variants(self, spec, quick, asked):
         """Every option set with gcc and clang; when only other targets are asked for, the
@@ -57,6 +116,10 @@ class C(Target):
         return [(self.variant(spec, o), cc) for o in sets for cc in ("gcc", "clang")]
 
     def passes(self, v):
+        if is_skein(v):
+            return [ubi_pass(), Pass("print C Skein (gen/printers/c.py)", "UBI Program",
+                                     "Skein .c + .h (templates/c/skein.*.j2)",
+                                     lambda v, prog: render_skein(v, skein_context(v, prog)))]
         return [describe_pass(needs),
                 Pass("layout scalar (gen/layouts/scalar.py)", "Program", "Program (one word per uint64_t) + op counts",
                      layout_scalar),

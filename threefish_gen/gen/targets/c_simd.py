@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from ..errors import GenError
 from ..printers.c_simd import packed_width
-from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd
+from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd, skein_lanes_kernel
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, Option, Pass, Recipe, Target, describe_pass, without_default_annotate
+from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
+                   ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
+from .c import render_skein, skein_context
+
+# Skein (--primitive skein): hash_many runs messages in the lanes of these ISAs (--isa auto: all).
+SKEIN_ISAS = ("avx2", "avx512")
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
@@ -59,13 +64,22 @@ class CSimd(Target):
         Option("isa", "sse2 | avx | avx2 | avx512 | neon | auto (run-time dispatcher)", ISA_NAMES + ("auto",)),
         Option("layout", "lanes | hybrid | packed (with --isa)", LAYOUTS),
         ANNOTATE_OPTION,
+        PRIMITIVE_OPTION,
     )
 
     def default_options(self, spec):
         return Options()
 
+    def default_options_for(self, spec, values):
+        return Options("fly", "full", 1) if values.get("primitive") == "skein" else self.default_options(spec)
+
+    def checker(self, v):
+        return "skein-simd" if is_skein(v) else self.recipe.checker
+
     def extra(self, spec, o, values):
         ann = {k: v for k, v in without_default_annotate(values).items() if k == "annotate"}
+        if values.get("primitive") == "skein":
+            ann["primitive"] = "skein"
         isa = values.get("isa")
         if isa is None:
             raise GenError("--layout needs --isa (sse2, avx, avx2, avx512, neon or auto)")
@@ -76,8 +90,23 @@ class CSimd(Target):
         return {"isa": isa, "layout": values.get("layout", "lanes"), **ann}
 
     def validate(self, v):
+        if is_skein(v):
+            if v.get("isa") not in SKEIN_ISAS + ("auto",):
+                raise GenError(f"--primitive skein takes --isa {' | '.join(SKEIN_ISAS)} | auto, not {v.get('isa')}")
+            if v.get("layout", "lanes") != "lanes" or v.options != Options("fly", "full", 1):
+                raise GenError("--primitive skein with --isa takes --layout lanes --keys fly --unroll full "
+                               "--interleave 1")
+            return
         # layout packed: its lane shuffles are tried on the described programs (one clear error)
         check_variant(v, self.describe(v).run(v, None) if v.get("layout") == "packed" else {})
+
+    def skein_isas(self, v):
+        if not is_skein(v):
+            return ()
+        return SKEIN_ISAS if v.get("isa") == "auto" else (v.get("isa"),)
+
+    def skein(self, spec, isa):
+        return self.variant(spec, Options("fly", "full", 1), isa=isa, primitive="skein")
 
     # ---------------------------------------------------------------- catalogue
 
@@ -118,8 +147,10 @@ class CSimd(Target):
         return out
 
     def variants(self, which, specs):
+        """Threefish variants, then Skein (recommended: the dispatcher; all: each lanes ISA too)."""
         pick = self.recommended if which == "recommended" else self.all
-        return [v for s in specs for v in pick(s)]
+        sk = ("auto",) if which == "recommended" else SKEIN_ISAS + ("auto",)
+        return [v for s in specs for v in pick(s)] + [self.skein(s, isa) for s in specs for isa in sk]
 
     def list_lines(self):
         lines = ["  c --isa ISA --layout LAYOUT   SIMD C (x86 intrinsics; target attributes, no -m flags needed;",
@@ -157,7 +188,21 @@ class CSimd(Target):
     def describe(self, v) -> Pass:
         return describe_pass(lambda v: needs(v, self.subs(v)))
 
+    def render_skein(self, v, prog):
+        ctx = skein_context(v, prog)
+        kernels = [skein_lanes_kernel(v.prefix, v.spec, isa) for isa in self.skein_isas(v)]
+        ctx["simd"] = dict(kernels=kernels, max_lanes=max(k["lanes"] for k in kernels))
+        ctx["env_var"] = ENV_VAR
+        ctx["notes"] = ctx["notes"] + [
+            "hash_many: " + ", ".join(f"{k['lanes']} messages per {k['isa'].name} pass" for k in kernels)
+            + " (lanes layout; transposes of chaining value, block and result per pass)"]
+        return render_skein(v, ctx)
+
     def passes(self, v):
+        if is_skein(v):
+            return [ubi_pass(), Pass("lanes kernels (gen/layouts/lanes.py) and print SIMD C Skein "
+                                     "(gen/render_simd.py)", "UBI Program", "Skein .c + .h (templates/c/skein.*.j2)",
+                                     self.render_skein)]
         if v.get("isa") == "auto":
             what = "layout scalar + each path's layout (gen/layouts/) and print SIMD C dispatcher"
         else:
@@ -170,6 +215,8 @@ class CSimd(Target):
 
     def features(self, v):
         isa = v.get("isa")
+        if is_skein(v):
+            return set()          # hash_many checks the CPU itself
         return set() if isa == "auto" else set(ISAS[isa].features)
 
     def op_counts(self, v):
@@ -181,7 +228,7 @@ class CSimd(Target):
     def bench_variants(self, spec, quick, asked):
         if self.name not in asked:
             return []
-        return [(v, cc) for v in self.variants("recommended" if quick else "all", [spec])
+        return [(v, cc) for v in self.variants("recommended" if quick else "all", [spec]) if not is_skein(v)
                 for cc in (("gcc",) if quick else ("gcc", "clang"))]
 
     def bench_name(self, v, cc):

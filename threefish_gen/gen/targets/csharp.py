@@ -12,7 +12,7 @@ from ..printers import csharp as printer
 from ..spec import Spec
 from ..threefish import Options
 from ..variant import Variant
-from .base import DIRECTIONS, Option, Pass, Recipe, Target, describe_pass
+from .base import DIRECTIONS, PRIMITIVE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
 
 # (layout, options) per block size.  'lanes' also carries the scalar one-block path.
 # Measured (threefish_gen/bench_csharp.py, AMD EPYC with AVX-512, .NET 10): Threefish-256 gains from
@@ -42,7 +42,14 @@ class CSharp(Target):
         Option("layout", "scalar | lanes | packed", printer.LAYOUTS),
         Option("namespace", "namespace of the class", None, NAMESPACE),
         Option("class", "class name (default names size, version, layout)"),
+        PRIMITIVE_OPTION,
     )
+
+    def default_options_for(self, spec, values):
+        return Options("fly", "full", 1) if values.get("primitive") == "skein" else self.default_options(spec)
+
+    def checker(self, v):
+        return "skein-dotnet" if is_skein(v) else self.recipe.checker
 
     def default_options(self, spec):
         return RECOMMENDED[spec.bits][1]
@@ -52,6 +59,8 @@ class CSharp(Target):
         (and the options when they are not the recommended ones), so every variant fits into one
         assembly."""
         values = self.normalize(spec, values)
+        if values.get("primitive") == "skein":
+            return self.skein_variant(spec, options, prefix, values)
         layout = values.get("layout") or RECOMMENDED[spec.bits][0]
         o = self.check_options(options if options is not None else RECOMMENDED[spec.bits][1])
         namespace = identifier(values.get("namespace") or NAMESPACE, "namespace", dotted=True)
@@ -64,9 +73,21 @@ class CSharp(Target):
                 cls += f"_{o.keys}_{o.unroll}_i{o.interleave}"
         return Variant(self.name, spec, o, cls, (("layout", layout), ("namespace", namespace)))
 
+    def skein_variant(self, spec, options, prefix, values):
+        """Skein (--primitive skein): class Skein{bits}V{version} by default; layout scalar."""
+        o = self.check_options(options if options is not None else Options("fly", "full", 1))
+        if o != Options("fly", "full", 1) or values.get("layout") not in (None, "scalar"):
+            raise GenError("--primitive skein for csharp takes --layout scalar --keys fly --unroll full "
+                           "--interleave 1")
+        namespace = identifier(values.get("namespace") or NAMESPACE, "namespace", dotted=True)
+        cls = identifier(values.get("class") or prefix or f"Skein{spec.bits}V{spec.version.replace('.', '')}",
+                         "class name")
+        return Variant(self.name, spec, o, cls, (("layout", "scalar"), ("namespace", namespace),
+                                                 ("primitive", "skein")))
+
     def variants(self, which, specs):
         if which == "recommended":
-            return [self.variant(s) for s in specs]
+            return [self.variant(s) for s in specs] + [self.variant(s, primitive="skein") for s in specs]
         out = []
         for s in specs:
             sets = [Options("fly", "full", 1), Options("table", "full", 1), Options("fly", "loop", 1),
@@ -74,7 +95,7 @@ class CSharp(Target):
             out += [self.variant(s, o, layout="lanes") for o in sets]
             out.append(self.variant(s, RECOMMENDED[s.bits][1], layout="scalar"))
             out.append(self.variant(s, Options("fly", "full", 1), layout="packed"))
-        return out
+        return out + [self.variant(s, primitive="skein") for s in specs]
 
     def list_lines(self):
         return ["  csharp    C# static class (net10.0, Span API); --namespace N --class C; layouts:",
@@ -89,6 +110,9 @@ class CSharp(Target):
         return [f"  csharp {bits:>4}: --layout {layout} {o.describe()}" for bits, (layout, o) in RECOMMENDED.items()]
 
     def passes(self, v):
+        if is_skein(v):
+            return [ubi_pass(), Pass("print C# Skein (gen/printers/csharp.py)", "UBI Program",
+                                     ".cs (templates/csharp/skein.cs.j2)", printer.skein_render)]
         o = v.options
         return [describe_pass(lambda v: [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]),
                 Pass(f"layout {v.get('layout')} (gen/layouts/)", "Program",

@@ -1,0 +1,141 @@
+"""Skein rows of ``make bench`` (issue 14): Skein-512-512 of the generated C on 64 B, 1 KiB and
+64 KiB messages -- single message (scalar C ``hash``) and 8 messages at once (``hash_many``, SIMD C
+dispatcher: scalar, AVX2, best path), and tree hashing of one 1 MiB message (leaves in the lanes) -- beside Botan 2's Skein-512 and the generated scalar
+Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
+``bench/skein_bench.c`` (same clock method as bench/bench.c); peer: ``bench/peers_botan_skein.cpp``.
+"""
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from threefish_gen.gen import targets as registry
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.render import render_variant, write_files
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.threefish import Options
+
+from .bench import BENCH_DIR, _run
+
+BOTAN_HEADER = Path("/usr/include/botan-2/botan/hash.h")
+
+
+def variants(version: str = "1.3"):
+    """(scalar Skein-512, SIMD dispatcher Skein-512, scalar Threefish-512) with fixed prefixes."""
+    spec = get_spec(version, 512)
+    c = registry.get("c")
+    simd = next(t for t in registry.TARGETS.values()          # SIMD C: the C target with --isa
+                if t.recipe.language == c.recipe.language and t.option("isa") is not None)
+    sk = c.variant(spec, c.default_options_for(spec, {"primitive": "skein"}), "bsk_", primitive="skein")
+    skm = simd.variant(spec, Options("fly", "full", 1), "bskm_", isa="auto", primitive="skein")
+    tf = c.variant(spec, c.default_options(spec), "btf_")
+    return sk, skm, tf
+
+
+def build(workdir: Path, version: str = "1.3") -> tuple[Path, list[str]]:
+    workdir.mkdir(parents=True, exist_ok=True)
+    src = workdir / "src"
+    notes: list[str] = []
+    vs = variants(version)
+    objs = []
+    for v in vs:
+        write_files(render_variant(v), src)
+        obj = workdir / f"{v.stem}.o"
+        _run(["gcc", "-O2", "-std=c99", f"-I{src}", "-c", str(src / f"{v.stem}.c"), "-o", str(obj)])
+        objs.append(str(obj))
+    sk, skm, tf = vs
+    defs, peer, libs = [], [], []
+    if BOTAN_HEADER.exists():
+        defs.append("-DHAVE_BOTAN")
+        po = workdir / "peers_botan_skein.o"
+        _run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-isystem", "/usr/include/botan-2", "-c",
+              str(BENCH_DIR / "peers_botan_skein.cpp"), "-o", str(po)])
+        peer, libs = [str(po)], ["-lbotan-2"]
+    else:
+        notes.append("SKIPPED Botan Skein-512 peer: libbotan-2-dev not installed")
+    bo = workdir / "skein_bench.o"
+    _run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", f"-I{src}", f"-I{BENCH_DIR}",
+          f'-DSK_HEADER="{sk.stem}.h"', f"-DSK_PREFIX={sk.prefix}", f'-DSKM_HEADER="{skm.stem}.h"',
+          f"-DSKM_PREFIX={skm.prefix}", f'-DTF_HEADER="{tf.stem}.h"', f"-DTF_PREFIX={tf.prefix}", *defs,
+          "-c", str(BENCH_DIR / "skein_bench.c"), "-o", str(bo)])
+    exe = workdir / "skein_bench"
+    _run(["g++" if peer else "gcc", str(bo), *objs, *peer, *libs, "-o", str(exe)])
+    return exe, notes
+
+
+def parse(out: str) -> tuple[list[dict], list[str]]:
+    rows, info = [], []
+    for line in out.splitlines():
+        f = line.split("\t")
+        if f[0] == "ROW":
+            rows.append(dict(name=f[1], bytes=int(f[2]), cpb=float(f[3]), min=float(f[4]), ghz=float(f[5])))
+        elif f[0] in ("INFO", "CHECK") and f[1:] != ["done"]:
+            info.append(" ".join(f))
+    return rows, info
+
+
+def merge(runs: list[list[dict]]) -> list[dict]:
+    groups: dict = {}
+    for rows in runs:
+        for r in rows:
+            groups.setdefault((r["name"], r["bytes"]), []).append(r)
+    return [dict(name=k[0], bytes=k[1], cpb=statistics.median(r["cpb"] for r in rs),
+                 min=min(r["min"] for r in rs)) for k, rs in groups.items()]
+
+
+def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sys.stdout) -> dict:
+    """Build, time (``passes`` runs, medians), print the Skein table; returns the JSON section."""
+    exe, notes = build(Path(workdir).resolve())
+    runs, info = [], []
+    for i in range(passes or (1 if quick else 3)):
+        print(f"bench: timing the Skein rows (pass {i + 1}) ...", file=sys.stderr, flush=True)
+        p = subprocess.run([str(exe)] + (["--quick"] if quick else []), capture_output=True, text=True)
+        if p.returncode:
+            raise GenError(f"skein bench failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
+        rows, info = parse(p.stdout)
+        runs.append(rows)
+    rows = merge(runs)
+    fails = [x for x in info if x.startswith("CHECK FAIL")]
+    print("\nSkein-512-512 (cycles/byte; hash_many rows: per byte of all 8 messages; ratios to Botan's "
+          "Skein-512 of the same message size)", file=stream)
+    for n in sorted({r["bytes"] for r in rows}):
+        group = sorted((r for r in rows if r["bytes"] == n), key=lambda r: r["cpb"])
+        botan = next((r for r in group if "Botan" in r["name"]), None)
+        print(f"  {n} B messages", file=stream)
+        for r in group:
+            ratio = f"{r['cpb'] / botan['cpb']:.2f}x Botan" if botan else ""
+            r["vs_botan"] = round(r["cpb"] / botan["cpb"], 3) if botan else None
+            print(f"    {r['name']:<72} {r['cpb']:8.2f} {r['min']:8.2f}  {ratio}", file=stream)
+    for line in info + notes:
+        print(line, file=stream)
+    if fails:
+        raise GenError("skein bench: " + "; ".join(fails))
+    return {"rows": rows, "info": info, "notes": notes}
+
+
+def wanted(sizes, targets, filters) -> bool:
+    """Whether `bench` times the Skein rows: Skein-512 with scalar C asked for, and no --filter
+    or one that matches the Skein rows' names."""
+    return 512 in sizes and "c" in targets and (not filters or any(f in "skein-512-512" for f in filters))
+
+
+def run_into(json_path: Path | None, md_path: Path | None, workdir: Path = Path("build/bench/skein"),
+             quick: bool = False, passes: int | None = None) -> dict:
+    """Run the Skein rows and add them to bench's JSON ("skein") and markdown (a section)."""
+    import json
+    sec = run(workdir, quick=quick, passes=passes)
+    if json_path and Path(json_path).exists():
+        data = json.loads(Path(json_path).read_text())
+        data["skein"] = sec
+        Path(json_path).write_text(json.dumps(data, indent=2) + "\n")
+    if md_path and Path(md_path).exists():
+        md = ["", "## Skein-512-512", "", "| row | message bytes | c/B (median) | min | vs Botan |",
+              "|---|---:|---:|---:|---:|"]
+        md += [f"| {r['name']} | {r['bytes']} | {r['cpb']:.2f} | {r['min']:.2f} | "
+               + (f"{r['vs_botan']:.2f}x" if r.get("vs_botan") is not None else "-") + " |"
+               for r in sorted(sec["rows"], key=lambda r: (r["bytes"], r["cpb"]))]
+        md += [""] + [f"- {x}" for x in sec["info"] + sec["notes"]]
+        Path(md_path).write_text(Path(md_path).read_text() + "\n".join(md) + "\n")
+    return sec

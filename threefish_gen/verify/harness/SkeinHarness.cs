@@ -1,0 +1,143 @@
+// threefish-gen verify harness for the C# Skein classes (--target csharp --primitive skein).
+// Usage: skeinharness CLASS VECTORS   (vector file of verify/skein.py; see skein_harness.c)
+// H records: Hash / Mac (one-shot, output at offsets 0..7 between guard bytes) and Incremental in
+// seven chunkings with the message at offsets 0..7; M records: HashMany; E: bad arguments throw;
+// T records (tree hashing) are counted as skipped: the C# classes have no tree mode.
+// Prints "harness: N passed, M failed, K skipped"; exit 1 on a failure.
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+
+delegate void HashFn(ReadOnlySpan<byte> message, Span<byte> output, ReadOnlySpan<byte> pers);
+delegate void MacFn(ReadOnlySpan<byte> key, ReadOnlySpan<byte> message, Span<byte> output, ReadOnlySpan<byte> pers);
+delegate void ManyFn(IReadOnlyList<byte[]> messages, Span<byte> outputs, int outputLength);
+
+interface IInc
+{
+    void Append(ReadOnlySpan<byte> data);
+    void Final(Span<byte> output);
+}
+
+sealed record Entry(string Name, int StateBytes, HashFn Hash, MacFn Mac, ManyFn Many, Func<int, byte[], byte[], IInc> New);
+
+static partial class SkeinHarness
+{
+    static long passed, failed, skipped, line;
+
+    static void Check(bool ok, string what)
+    {
+        if (ok) { passed++; return; }
+        failed++;
+        if (failed <= 20) Console.WriteLine($"FAIL line {line}: {what}");
+    }
+
+    static byte[] Hex(string s) => s == "-" ? Array.Empty<byte>() : Convert.FromHexString(s);
+
+    static int Chunk(int k, int b, ref ulong seed)
+    {
+        int[] fixedSizes = { 1, 3, b - 1, b, b + 1, 2 * b + 3 };
+        if (k < fixedSizes.Length) return fixedSizes[k];
+        seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+        return (int)((seed >> 33) % (ulong)(2 * b + 6));
+    }
+
+    static void Stream(Entry e, IInc x, byte[] msg, byte[] want, int k, int off)
+    {
+        var buf = new byte[msg.Length + 8];
+        msg.CopyTo(buf, off);
+        ulong seed = (ulong)line * 131 + (ulong)k;
+        int pos = 0;
+        while (pos < msg.Length)
+        {
+            int c = Math.Min(Chunk(k, e.StateBytes, ref seed), msg.Length - pos);
+            x.Append(buf.AsSpan(off + pos, c));
+            pos += c;
+        }
+        var outb = new byte[want.Length + 16 + off];
+        Array.Fill(outb, (byte)0xA5);
+        x.Final(outb.AsSpan(8 + off, want.Length));
+        Check(outb.AsSpan(8 + off, want.Length).SequenceEqual(want), $"streamed digest (chunking {k}, offset {off})");
+        Check(outb.Take(8 + off).All(v => v == 0xA5) && outb.Skip(8 + off + want.Length).All(v => v == 0xA5),
+              "guard bytes");
+        Check(buf.AsSpan(off, msg.Length).SequenceEqual(msg), "message unchanged");
+    }
+
+    static void RecordH(Entry e, string[] t)
+    {
+        int outlen = int.Parse(t[1]);
+        byte[] key = Hex(t[2]), pers = Hex(t[3]), msg = Hex(t[4]), dig = Hex(t[5]);
+        Check(dig.Length == outlen, "digest length");
+        for (int off = 0; off < 8; off += 3)
+        {
+            var outb = new byte[outlen + 16];
+            if (key.Length == 0)
+            {
+                e.Hash(msg, outb.AsSpan(8 + off % 8, outlen), pers);
+                Check(outb.AsSpan(8 + off % 8, outlen).SequenceEqual(dig), "Hash one-shot");
+            }
+            Array.Fill(outb, (byte)0);
+            e.Mac(key, msg, outb.AsSpan(off, outlen), pers);
+            Check(outb.AsSpan(off, outlen).SequenceEqual(dig), "Mac one-shot");
+        }
+        for (int k = 0; k < 7; k++)
+            for (int off = 0; off < 8; off += k == 6 ? 1 : 3)
+                Stream(e, e.New(outlen, key, pers), msg, dig, k, off);
+        var again = e.New(outlen, key, pers);       // GetHashAndReset starts over: same result twice
+        for (int r = 0; r < 2; r++)
+            Stream(e, again, msg, dig, 3, 0);
+    }
+
+    static void RecordM(Entry e, string[] t)
+    {
+        int outlen = int.Parse(t[1]), n = int.Parse(t[2]);
+        var msgs = new List<byte[]>();
+        var want = new byte[n * outlen];
+        for (int i = 0; i < n; i++)
+        {
+            msgs.Add(Hex(t[3 + 2 * i]));
+            Hex(t[4 + 2 * i]).CopyTo(want, i * outlen);
+        }
+        var outs = new byte[n * outlen + 2];
+        e.Many(msgs, outs.AsSpan(1, n * outlen), outlen);
+        Check(outs.AsSpan(1, n * outlen).SequenceEqual(want), $"HashMany of {n}");
+    }
+
+    static void Throws(Action a, string what)
+    {
+        try { a(); Check(false, what); }
+        catch (ArgumentException) { Check(true, what); }
+    }
+
+    static void RecordE(Entry e)
+    {
+        Throws(() => e.Hash(new byte[1], Span<byte>.Empty, default), "Hash with an empty output throws");
+        Throws(() => e.Mac(new byte[3], new byte[1], Span<byte>.Empty, default), "Mac with an empty output throws");
+        Throws(() => e.Many(new List<byte[]> { new byte[1] }, new byte[4], 0), "HashMany with outputLength 0 throws");
+        Throws(() => e.Many(new List<byte[]> { new byte[1], new byte[1] }, new byte[4], 4), "HashMany with short outputs throws");
+        Throws(() => e.New(0, Array.Empty<byte>(), Array.Empty<byte>()), "Incremental with length 0 throws");
+    }
+
+    static int Main(string[] args)
+    {
+        if (args.Length != 2) { Console.WriteLine("usage: skeinharness CLASS VECTORS"); return 2; }
+        var e = All.FirstOrDefault(x => x.Name == args[0]);
+        if (e == null) { Console.WriteLine($"unknown class {args[0]}"); return 2; }
+        foreach (var raw in File.ReadLines(args[1]))
+        {
+            line++;
+            var t = raw.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+            if (t.Length == 0 || t[0].StartsWith('#')) continue;
+            switch (t[0])
+            {
+                case "H": RecordH(e, t); break;
+                case "M": RecordM(e, t); break;
+                case "E": RecordE(e); break;
+                case "T": skipped++; break;
+                default: Check(false, "unknown record kind"); break;
+            }
+        }
+        Console.WriteLine($"harness: {passed} passed, {failed} failed, {skipped} skipped (tree records: no tree mode in C#)");
+        return failed == 0 ? 0 : 1;
+    }
+}

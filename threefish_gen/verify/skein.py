@@ -1,0 +1,129 @@
+"""verify for Skein renders (``--primitive skein``): vectors from the Skein reference model
+(gen/skein.py, itself checked against the golden KATs) through ``verify/harness/skein_harness.c``.
+
+The vector file of a version and size holds
+
+* every golden record of that version and size whose message is whole bytes (the C API is
+  byte-oriented): hash and MAC,
+* random messages of every length 0..3 blocks, with output lengths 1..2B+1, MAC keys of
+  0..2B bytes and personalization strings, and a few long messages (up to 64 KiB),
+* tree hashing for several (Yl, Yf, Ym) sets and message lengths around leaf and node
+  boundaries,
+* hash_many batches of mixed lengths, and the bad-argument checks,
+
+and the harness runs every record one-shot and streamed in seven chunkings, misaligned, with
+guard bytes (see the harness's header); the SIMD renders also hash whole leaves in lanes.
+"""
+from __future__ import annotations
+
+import os
+import random
+import time
+from pathlib import Path
+
+from threefish_gen.gen import skein
+from threefish_gen.gen.kat import KAT_DIR, parse
+from threefish_gen.gen.render_simd import ENV_VAR, ISAS
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.spec import Spec
+from threefish_gen.gen.variant import Variant
+
+from .runner import HERE, Build, Row, _first_lines, build_harness, cpu_flags, run_harness
+
+SKEIN_HARNESS = HERE / "harness" / "skein_harness.c"
+TREE_SETS = ((1, 1, 2), (1, 1, 3), (1, 2, 3), (2, 1, 255), (2, 2, 2), (1, 1, 255), (3, 2, 4))
+BATCH_SIZES = (0, 1, 2, 3, 5, 8, 9, 17)
+
+
+def _hex(b: bytes) -> str:
+    return b.hex() or "-"
+
+
+def _h(spec: Spec, outlen: int, msg: bytes, key: bytes = b"", pers: bytes = b"") -> str:
+    dig = skein.hash_bytes(spec, msg, outlen, key=key, pers=pers)
+    return f"H {outlen} {_hex(key)} {_hex(pers)} {_hex(msg)} {dig.hex()}"
+
+
+def golden_records(spec: Spec) -> list[dict]:
+    """The golden records of the spec's version and size with whole-byte messages and digests."""
+    recs = parse(KAT_DIR / f"skein_v{spec.version}_golden.kat",
+                 ("version", "state_bits", "digest_bits", "msg_bits", "message", "digest"))
+    return [r for r in recs if int(r["state_bits"]) == spec.bits and int(r["msg_bits"]) % 8 == 0
+            and int(r["digest_bits"]) % 8 == 0]
+
+
+def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
+    rng = random.Random(f"{seed}-skein-{spec.tag}")
+    nb = spec.block_bytes
+    lines = [f"# Skein-{spec.bits} v{spec.version}: golden records, random messages, trees, batches (seed {seed})"]
+    for r in golden_records(spec):      # the published values themselves, not the model's
+        lines.append(f"H {int(r['digest_bits']) // 8} {_hex(r.get('mac_key', b''))} - "
+                     f"{_hex(r['message'][:int(r['msg_bits']) // 8])} {r['digest'].hex()}")
+    for n in range(3 * nb + 1):          # every length 0..3 blocks, a standard output length
+        lines.append(_h(spec, spec.bits // 8, rng.randbytes(n)))
+    for outlen in range(1, 2 * nb + 2):  # every output length 1..2B+1
+        lines.append(_h(spec, outlen, rng.randbytes(rng.randrange(2 * nb))))
+    for klen in range(0, 2 * nb + 1):    # every MAC key length 0..2B
+        lines.append(_h(spec, rng.choice((nb // 2, nb, nb + 3)), rng.randbytes(rng.randrange(3 * nb)),
+                        key=rng.randbytes(klen)))
+    for _ in range(max(8, count // 25)):  # personalization, with and without a key
+        lines.append(_h(spec, rng.randrange(1, 2 * nb + 2), rng.randbytes(rng.randrange(3 * nb)),
+                        key=rng.randbytes(rng.choice((0, 0, 5, nb))), pers=rng.randbytes(rng.randrange(1, 2 * nb))))
+    for n in (1000, 4096 + 7, 65536):    # long ones
+        lines.append(_h(spec, rng.choice((nb, 2 * nb + 1)), rng.randbytes(n)))
+    for leaf, fan, height in TREE_SETS:
+        tree = skein.Tree(leaf, fan, height)
+        lsize = nb << leaf
+        lengths = {0, 1, nb, lsize - 1, lsize, lsize + 1, 2 * lsize, 3 * lsize + 5,
+                   (2 << fan) * lsize, (2 << fan) * lsize + 1, ((4 << (2 * fan)) + 3) * lsize - 1,
+                   16 * lsize, 16 * lsize + 1, 40000}
+        for n in sorted(x for x in lengths if x <= 40000):
+            outlen = rng.choice((nb, 1, 2 * nb + 1))
+            msg = rng.randbytes(n)
+            dig = skein.hash_bytes(spec, msg, outlen, tree=tree)
+            lines.append(f"T {outlen} {leaf} {fan} {height} {_hex(msg)} {dig.hex()}")
+    for n in BATCH_SIZES:
+        outlen = rng.choice((nb, 20, nb + 1))
+        msgs = [rng.randbytes(rng.choice((0, 1, nb - 1, nb, nb + 1, 3 * nb, rng.randrange(5 * nb))))
+                for _ in range(n)]
+        items = " ".join(f"{_hex(m)} {skein.hash_bytes(spec, m, outlen).hex()}" for m in msgs)
+        lines.append(f"M {outlen} {n} {items}".rstrip())
+    lines.append("E")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) -> Row:
+    """One Skein variant under one build against its vector file; a SIMD variant (c-simd) runs
+    once per hash_many level this CPU has (forced with $THREEFISH_GEN_ISA), scalar included."""
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    exe, why = build_harness(variant, build, workdir, harness=SKEIN_HARNESS)
+    if exe is None:
+        return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
+    levels, skipped = [None], []
+    target = get_target(variant.target)
+    if target.skein_isas(variant) and not build.runner:
+        flags = cpu_flags()
+        levels = ["scalar"]
+        for isa in target.skein_isas(variant):
+            lacking = [f for f in ISAS[isa].features if f not in flags]
+            (skipped.append(f"{isa} (CPU lacks {'+'.join(lacking)})") if lacking else levels.append(isa))
+    total = 0
+    for level in levels:
+        env = None if level is None else dict(os.environ, **{ENV_VAR: level})
+        ok, out, checks = run_harness(build.command(exe, str(vectors)), workdir, env=env, leaks=not build.runner)
+        total += checks
+        if not ok:
+            return Row(label, build.name, "FAIL", (f"[{level}] " if level else "") + _first_lines(out, 4),
+                       time.monotonic() - t0, total)
+    detail = f"{total} checks" + (f"; hash_many paths {', '.join(levels)}" if levels != [None] else "") \
+        + (f"; not run: {', '.join(skipped)}" if skipped else "")
+    if build.runner:
+        return Row(label, build.name, "PASS (emulated)", f"{detail}; {build.arch} under {build.runner[0]}",
+                   time.monotonic() - t0, total)
+    return Row(label, build.name, "PASS", detail, time.monotonic() - t0, total)
