@@ -7,6 +7,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import os  # noqa: E402
 import shutil  # noqa: E402
+import subprocess  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -26,6 +27,8 @@ TOOLCHAINS = {
     "s390x-linux-gnu-gcc": lambda: shutil.which("s390x-linux-gnu-gcc"),
     "qemu-s390x": lambda: shutil.which("qemu-s390x"),
     "chromium": lambda: shutil.which("chromium"),
+    "python3-venv": lambda: subprocess.run([sys.executable, "-c", "import ensurepip, pip, setuptools, wheel"],
+                                           capture_output=True).returncode == 0,   # tests/test_install.py
 }
 
 

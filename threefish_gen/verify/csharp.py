@@ -28,6 +28,7 @@ stack accesses (spills) per method.
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import os
 import re
 import shutil
@@ -42,7 +43,7 @@ from .cpu import cpu_flags, hidden_flags
 from .proc import Timeout
 from .proc import run as run_command
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(str(files(__package__)))   # package data: harness/
 HARNESS_CS = HERE / "harness" / "Harness.cs"
 
 BASE_ENV = {"DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1",

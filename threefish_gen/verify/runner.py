@@ -14,6 +14,7 @@ checker over a set of variants is ``verify/matrix.py``.
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import os
 import random
 import shutil
@@ -29,7 +30,7 @@ from threefish_gen.gen.spec import Spec
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
 from .proc import run as run_command
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(str(files(__package__)))   # package data: harness/, kat/
 HARNESS = HERE / "harness" / "harness.c"
 BATCH_SIZES = tuple(range(0, 34))
 
