@@ -27,7 +27,7 @@ TOOLCHAINS = {
     "s390x-linux-gnu-gcc": lambda: shutil.which("s390x-linux-gnu-gcc"),
     "qemu-s390x": lambda: shutil.which("qemu-s390x"),
     "chromium": lambda: shutil.which("chromium"),
-    "python3-venv": lambda: subprocess.run([sys.executable, "-c", "import ensurepip, pip, setuptools, wheel"],
+    "python3-venv": lambda: subprocess.run([sys.executable, "-c", "import setuptools, wheel, ensurepip, pip"],
                                            capture_output=True).returncode == 0,   # tests/test_install.py
 }
 
