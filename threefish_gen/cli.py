@@ -16,7 +16,7 @@ from threefish_gen.gen import __version__
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import Interrupted
-from threefish_gen.gen.render import render_variant, write_files
+from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options
 
@@ -125,8 +125,9 @@ def resolve_target(name: str, values: dict) -> registry.Target:
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
+@click.option("--force", is_flag=True, help="overwrite files in --out that threefish-gen did not write")
 @target_options()
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, **values):
+def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, force, **values):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
     targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     if "cls" in values:
@@ -161,8 +162,9 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
-    for path in write_files(files, out_dir):
-        click.echo(str(path))
+    from .placing import place
+    for line in place(files, out_dir, force):
+        click.echo(line)
 
 
 @cli.command()

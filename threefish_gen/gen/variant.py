@@ -44,7 +44,12 @@ class Variant:
 
     @property
     def stem(self) -> str:
-        return self.prefix.rstrip("_") or "threefish"
+        """File names (without extension).  The default prefix already names size, version and
+        variant; a prefix the user chose (e.g. ``tf_``) gets the primitive, the size and the target
+        added, so renders of different sizes or targets into one folder never collide."""
+        if self.prefix == self.default_prefix():
+            return self.prefix.rstrip("_")
+        return f"{self.prefix.rstrip('_')}_threefish{self.spec.bits}_{self.target.replace('-', '')}"
 
     def command(self) -> str:
         o = self.options
