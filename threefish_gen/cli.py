@@ -20,6 +20,8 @@ from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options
 
+from .check import check_cmd
+
 
 def _specs(sizes: tuple, versions: tuple):
     sizes = sizes or SIZES
@@ -168,7 +170,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 
 
 @cli.command()
-@click.option("--set", "which", type=click.Choice(list(registry.SETS)), default="all", show_default=True,
+@click.option("--set", "which", type=_choice(registry.SETS), default="recommended", show_default=True,
               help="recommended variants only, or every option set")
 @click.option("--size", "sizes", multiple=True, type=SIZE_CHOICE, help="restrict to these sizes (repeatable)")
 @click.option("--version", "versions", multiple=True, type=VERSION_CHOICE,
@@ -182,7 +184,9 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 @click.option("--workdir", default="build/verify", show_default=True, help="scratch folder for builds")
 @click.option("--target", "targets", multiple=True, type=TARGET_CHOICE,
               help="restrict to these targets (repeatable; default: every target)")
-def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets):
+@click.option("--junit", "junit_path", default=None, type=click.Path(dir_okay=False),
+              help="also write the results as JUnit XML (for CI systems)")
+def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets, junit_path):
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
     and linked with the C harness; C#: one project run under each JIT ISA setting).
 
@@ -193,7 +197,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     targets = targets or registry.names()
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
     rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
-                     workdir=Path(workdir), report_path=Path(report_path))
+                     workdir=Path(workdir), report_path=Path(report_path),
+                     junit_path=Path(junit_path) if junit_path else None)
     sys.exit(rep.exit_status())
 
 
@@ -308,6 +313,9 @@ def explore(target, size, version, keys, interleave, strategy, bench, out_path, 
         opts["strategy"] = strategies[0]
     base = t.variant(get_spec(version, size), Options(keys, "full", interleave or 1), "", **opts)
     click.echo(write(base, strategies, Path(out_path), bench))
+
+
+cli.add_command(check_cmd)     # threefish_gen/check.py: `check DIR`
 
 
 def _quiet_stdout() -> None:
