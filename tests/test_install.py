@@ -57,7 +57,7 @@ def test_installed_command_renders_from_any_folder(installed):
     exe = str(venv / "bin" / "threefish-gen")
     p = subprocess.run([exe, "--version"], cwd=work, capture_output=True, text=True)
     assert p.returncode == 0 and p.stdout.startswith("threefish-gen, version "), p.stdout + p.stderr
-    p = subprocess.run([exe, "render", "--target", "c", "--size", "512", "--version", "1.3", "--out", "src"],
+    p = subprocess.run([exe, "render", "--target", "c", "--size", "512", "--constants", "1.3", "--out", "src"],
                        cwd=work, capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     c = next((work / "src").glob("*.c"))

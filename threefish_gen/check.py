@@ -61,7 +61,8 @@ def variant_of(argv: list[str]) -> Variant:
         opts[word[2:]] = value
     try:
         t = registry.get(opts.pop("target"))
-        spec = get_spec(opts.pop("version"), int(opts.pop("size")))
+        version = opts.pop("constants") if "constants" in opts else opts.pop("version")   # older files
+        spec = get_spec(version, int(opts.pop("size")))
         o = Options(opts.pop("keys"), opts.pop("unroll"), int(opts.pop("interleave")))
     except KeyError as e:
         raise GenError(f"the recorded command has no --{e.args[0]}") from None

@@ -21,6 +21,7 @@ from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options
 
 from .check import check_cmd
+from .cli_options import constants_option
 
 
 def _specs(sizes: tuple, versions: tuple):
@@ -35,7 +36,6 @@ def _choice(values) -> click.Choice:
 
 TARGET_CHOICE = _choice(registry.names())
 SIZE_CHOICE = _choice(SIZES)
-VERSION_CHOICE = _choice(VERSIONS)
 
 
 def target_options(only=None):
@@ -117,7 +117,7 @@ def resolve_target(name: str, values: dict) -> registry.Target:
 @cli.command()
 @click.option("--target", default="c", show_default=True, type=TARGET_CHOICE, help="the target")
 @click.option("--size", default=None, type=SIZE_CHOICE, help="block size in bits")
-@click.option("--version", "version", default=None, type=VERSION_CHOICE, help="Skein version of the constants")
+@constants_option(help="Skein version of the constants: 1.1 (old rotations), 1.2, 1.3 (new C240)")
 @click.option("--keys", default=None, type=_choice(KEYS), help="subkeys on the fly or from a table "
               "(default: the recommended variant's)")
 @click.option("--unroll", default=None, type=_choice(UNROLL), help="every round, or a loop over 8-round cycles "
@@ -144,14 +144,14 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     if which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix, given.get("isa"),
                                        given.get("layout"), given.get("class"))):
-            raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/"
+            raise GenError("--set renders a fixed set; drop --size/--constants/--keys/--unroll/--interleave/"
                            "--prefix/--isa/--layout/--class")
         chosen = t.variants("recommended", all_specs())
         if given:            # e.g. --namespace for the C# set
             chosen = [t.variant(v.spec, v.options, v.prefix, **{**dict(v.extra), **given}) for v in chosen]
     else:
         if size is None or version is None:
-            raise GenError("render needs --size and --version (or --set recommended)")
+            raise GenError("render needs --size and --constants (or --set recommended)")
         spec = get_spec(version, size)
         if t.option("isa") is not None and t.option("isa").default is None and given.get("isa") is None \
                 and given.get("layout") is None:
@@ -173,8 +173,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 @click.option("--set", "which", type=_choice(registry.SETS), default="recommended", show_default=True,
               help="recommended variants only, or every option set")
 @click.option("--size", "sizes", multiple=True, type=SIZE_CHOICE, help="restrict to these sizes (repeatable)")
-@click.option("--version", "versions", multiple=True, type=VERSION_CHOICE,
-              help="restrict to these versions (repeatable)")
+@constants_option("versions", multiple=True, help="restrict to these constants versions (repeatable)")
 @click.option("--random", "random_count", type=click.IntRange(0, 100000), default=1000, show_default=True,
               help="random vectors per size, checked against the reference model")
 @click.option("--seed", type=int, default=None, help="seed for the random vectors (default: fresh)")
@@ -225,8 +224,7 @@ def kat_cmd(files):
 
 @cli.command()
 @click.option("--size", "sizes", multiple=True, type=SIZE_CHOICE, help="restrict to these sizes (repeatable)")
-@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
-              help="constants of this version (speed does not depend on it)")
+@constants_option(default="1.3", help="constants of this version (speed does not depend on it)")
 @click.option("--quick", is_flag=True, help="short run (for tests): few, short samples")
 @click.option("--samples", type=click.IntRange(1, 1001), default=None,
               help="samples per row and pass (default 21 / passes)")
@@ -257,8 +255,7 @@ ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.langua
 @click.option("--target", default=ASM_TARGETS[0], show_default=True, type=_choice(ASM_TARGETS),
               help="an assembly target")
 @click.option("--size", default="1024", show_default=True, type=SIZE_CHOICE, help="block size in bits")
-@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
-              help="Skein version of the constants")
+@constants_option(default="1.3")
 @click.option("--keys", default="fly", show_default=True, type=_choice(KEYS), help="subkey schedule")
 @click.option("--strategy", default="all", show_default=True,
               help="named | linear-scan | belady | all (comma-separated list also accepted)")
@@ -287,8 +284,7 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
 @click.option("--target", default=ASM_TARGETS[0], show_default=True, type=TARGET_CHOICE,
               help="the target (assembly targets: allocation pictures; SIMD targets: layout pictures)")
 @click.option("--size", default="1024", show_default=True, type=SIZE_CHOICE, help="block size in bits")
-@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
-              help="Skein version of the constants")
+@constants_option(default="1.3")
 @click.option("--keys", default="fly", show_default=True, type=_choice(KEYS), help="subkey schedule")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (SIMD targets)")
 @click.option("--strategy", default="all", show_default=True,

@@ -32,7 +32,7 @@ class Variant:
         if not self.prefix:
             object.__setattr__(self, "prefix", self.default_prefix())
         if not IDENT.fullmatch(self.prefix):
-            raise GenError(f"prefix {self.prefix!r} is not a C identifier prefix")
+            raise GenError(f"--prefix {self.prefix!r} is not a C identifier prefix (letters, digits, _; not starting with a digit)")
 
     def default_prefix(self) -> str:
         """Names the size, version and variant, so several variants link into one program."""
@@ -54,7 +54,7 @@ class Variant:
     def command(self) -> str:
         o = self.options
         return (f"threefish-gen render --target {self.target} --size {self.spec.bits} "
-                f"--version {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
+                f"--constants {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
                 f"--interleave {o.interleave}"
                 + "".join(f" --{k} {v}" for k, v in self.extra) + f" --prefix {self.prefix}")
 
