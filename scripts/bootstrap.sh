@@ -51,6 +51,9 @@ for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
   [ -n "$cand" ] && command -v "$cand" >/dev/null 2>&1 && have_py "$cand" && { py=$(command -v "$cand"); break; }
 done
 [ -n "$py" ] || missing+=($DEB_PY)
+# `pip install .` offline (docs/install.md, tests/test_install.py): venv + pip + setuptools + wheel
+/usr/bin/python3 -c 'import setuptools, wheel, ensurepip, pip' >/dev/null 2>&1 || \
+  missing+=(python3-venv python3-pip python3-setuptools python3-wheel)
 
 if [ ${#missing[@]} -gt 0 ]; then
   # de-duplicate

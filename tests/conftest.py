@@ -7,6 +7,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import os  # noqa: E402
 import shutil  # noqa: E402
+import subprocess  # noqa: E402
 
 import pytest  # noqa: E402
 
@@ -27,6 +28,8 @@ TOOLCHAINS = {
     "qemu-s390x": lambda: shutil.which("qemu-s390x"),
     "chromium": lambda: shutil.which("chromium"),
     "botan": lambda: Path("/usr/include/botan-2/botan/skein_512.h").exists(),   # libbotan-2-dev (Skein oracle)
+    "python3-venv": lambda: subprocess.run([sys.executable, "-c", "import setuptools, wheel, ensurepip, pip"],
+                                           capture_output=True).returncode == 0,   # tests/test_install.py
 }
 
 

@@ -220,7 +220,7 @@ def test_register_outside_the_frame_rejected():
 @pytest.mark.parametrize("hook", ["swap:3", "drop-reload:1", "wrong-slot:1"])
 def test_cli_corrupted_allocation_exit_2_one_line(hook, tmp_path):
     env = dict(os.environ, **{ENV_CORRUPT: hook})
-    for cmd in (["render", "--target", "nasm-x64", "--size", "1024", "--version", "1.3", "--out", str(tmp_path)],
+    for cmd in (["render", "--target", "nasm-x64", "--size", "1024", "--constants", "1.3", "--out", str(tmp_path)],
                 ["regalloc", "--target", "nasm-x64", "--size", "1024", "--strategy", "all"]):
         p = subprocess.run([sys.executable, "-m", "threefish_gen", *cmd], cwd=ROOT, capture_output=True, text=True, env=env)
         assert p.returncode == 2, p.stderr

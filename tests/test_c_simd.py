@@ -69,7 +69,7 @@ def _cli(*args):
 
 def test_render_cli_emits_contract_and_is_deterministic(tmp_path):
     args = ["render", "--target", "c", "--isa", "avx2", "--layout", "lanes", "--size", "512",
-            "--version", "1.3", "--prefix", "tfx_"]
+            "--constants", "1.3", "--prefix", "tfx_"]
     a, b = _cli(*args, "--out", str(tmp_path / "a")), _cli(*args, "--out", str(tmp_path / "b"))
     assert a.returncode == 0 and b.returncode == 0, a.stderr
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["tfx.c", "tfx.h"]
@@ -93,7 +93,7 @@ def test_render_cli_emits_contract_and_is_deterministic(tmp_path):
 ])
 def test_render_bad_options_exit_2_and_write_nothing(tmp_path, args, message):
     out = tmp_path / "o"
-    p = _cli("render", "--target", "c", "--size", "512", "--version", "1.3", *args, "--out", str(out))
+    p = _cli("render", "--target", "c", "--size", "512", "--constants", "1.3", *args, "--out", str(out))
     assert p.returncode == 2
     assert message in p.stderr and "Traceback" not in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("threefish-gen: error: ")
@@ -238,7 +238,7 @@ def test_harness_catches_a_wrong_packed_lane_permutation(tmp_path, monkeypatch):
 
 def test_packed_render_is_deterministic_and_records_the_command(tmp_path):
     args = ["render", "--target", "c", "--isa", "avx2", "--layout", "packed", "--size", "1024",
-            "--version", "1.2", "--prefix", "tfp_"]
+            "--constants", "1.2", "--prefix", "tfp_"]
     a, b = _cli(*args, "--out", str(tmp_path / "a")), _cli(*args, "--out", str(tmp_path / "b"))
     assert a.returncode == 0 and b.returncode == 0, a.stderr
     for name in ("tfp.c", "tfp.h"):

@@ -31,7 +31,7 @@ def test_render_invocation_from_the_issue(tmp_path, size, version):
     """`render --target c --size S --version V --prefix tf_ --out DIR`: one .c and one .h whose
     functions are tf_*, and they pass the harness on fresh vectors (KATs, random, batches)."""
     out = tmp_path / "out"
-    p = cli("render", "--target", "c", "--size", str(size), "--version", version, "--prefix", "tf_",
+    p = cli("render", "--target", "c", "--size", str(size), "--constants", version, "--prefix", "tf_",
             "--out", str(out))
     assert p.returncode == 0, p.stderr
     files = sorted(f.name for f in out.iterdir())
@@ -43,7 +43,7 @@ def test_render_invocation_from_the_issue(tmp_path, size, version):
         assert fn in header
     assert 'extern "C"' in header
     # the header comment records the command that made the file
-    assert f"render --target c --size {size} --version {version}" in c_file.read_text()
+    assert f"render --target c --size {size} --constants {version}" in c_file.read_text()
     spec = get_spec(version, size)
     vectors = vector_file(spec, tmp_path / "vectors.txt", 25, seed=size * 10 + int(version[-1]))
     exe = tmp_path / "harness"
@@ -56,15 +56,15 @@ def test_render_invocation_from_the_issue(tmp_path, size, version):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["--size", "511", "--version", "1.3"], "--size"),
-    (["--size", "512", "--version", "1.4"], "version"),
-    (["--size", "512", "--version", "1.3", "--target", "z80"], "target"),
-    (["--size", "512", "--version", "1.3", "--keys", "sometimes"], "--keys"),
-    (["--size", "512", "--version", "1.3", "--unroll", "half"], "--unroll"),
-    (["--size", "512", "--version", "1.3", "--interleave", "0"], "interleave"),
-    (["--size", "512", "--version", "1.3", "--prefix", "1bad-"], "prefix"),
-    (["--size", "512"], "--version"),
-    (["--size", "512", "--version", "1.3", "--frobnicate"], "frobnicate"),
+    (["--size", "511", "--constants", "1.3"], "--size"),
+    (["--size", "512", "--constants", "1.4"], "--constants"),
+    (["--size", "512", "--constants", "1.3", "--target", "z80"], "target"),
+    (["--size", "512", "--constants", "1.3", "--keys", "sometimes"], "--keys"),
+    (["--size", "512", "--constants", "1.3", "--unroll", "half"], "--unroll"),
+    (["--size", "512", "--constants", "1.3", "--interleave", "0"], "--interleave"),
+    (["--size", "512", "--constants", "1.3", "--prefix", "1bad-"], "--prefix"),
+    (["--size", "512"], "--constants"),
+    (["--size", "512", "--constants", "1.3", "--frobnicate"], "frobnicate"),
 ])
 def test_bad_render_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, needle):
     out = tmp_path / "out"
@@ -75,7 +75,7 @@ def test_bad_render_input_is_one_line_exit_2_and_writes_nothing(tmp_path, args, 
 
 
 def test_output_folder_that_cannot_be_created():
-    p = cli("render", "--size", "256", "--version", "1.3", "--out", "/proc/threefish-gen/x")
+    p = cli("render", "--size", "256", "--constants", "1.3", "--out", "/proc/threefish-gen/x")
     assert_one_line_error(p)
 
 
@@ -86,7 +86,7 @@ def test_read_only_output_folder(tmp_path):
     try:
         if os.access(ro, os.W_OK):
             pytest.skip("running as a user who can write into a read-only folder (root)")
-        p = cli("render", "--size", "256", "--version", "1.3", "--out", str(ro))
+        p = cli("render", "--size", "256", "--constants", "1.3", "--out", str(ro))
         assert_one_line_error(p)
         assert not any(ro.iterdir())
     finally:
@@ -95,7 +95,7 @@ def test_read_only_output_folder(tmp_path):
 
 def test_render_output_is_deterministic(tmp_path):
     for d in ("a", "b"):
-        p = cli("render", "--size", "1024", "--version", "1.1", "--keys", "table", "--unroll", "loop",
+        p = cli("render", "--size", "1024", "--constants", "1.1", "--keys", "table", "--unroll", "loop",
                 "--out", str(tmp_path / d))
         assert p.returncode == 0, p.stderr
     a = {f.name: f.read_bytes() for f in (tmp_path / "a").iterdir()}

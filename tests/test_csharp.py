@@ -31,13 +31,13 @@ def _cli(args, capsys):
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize("size", SIZES)
 def test_render_every_version_and_size(tmp_path, capsys, version, size):
-    code, out, err = _cli(["render", "--target", "csharp", "--size", str(size), "--version", version,
+    code, out, err = _cli(["render", "--target", "csharp", "--size", str(size), "--constants", version,
                            "--layout", "lanes", "--namespace", "My.Crypto", "--class", "Tf", "--out",
                            str(tmp_path)], capsys)
     assert code == 0, err
     text = (tmp_path / "Tf.cs").read_text()
     assert "namespace My.Crypto;" in text and "public static class Tf" in text
-    assert f"--size {size} --version {version} --layout lanes" in text.splitlines()[2]
+    assert f"--size {size} --constants {version} --layout lanes" in text.splitlines()[2]
     for name in ("Encrypt", "Decrypt", "EncryptBlocks", "DecryptBlocks"):
         assert re.search(rf"public static void {name}\(ReadOnlySpan<byte> key, ReadOnlySpan<byte> tweaks?, "
                          r"ReadOnlySpan<byte> input, Span<byte> output\)", text), name
@@ -60,17 +60,17 @@ def test_render_every_version_and_size(tmp_path, capsys, version, size):
 ])
 def test_bad_input_rejected(tmp_path, capsys, args, msg):
     out_dir = tmp_path / "o"
-    code, _, err = _cli(["render", "--target", "csharp", "--size", "512", "--version", "1.3", *args,
+    code, _, err = _cli(["render", "--target", "csharp", "--size", "512", "--constants", "1.3", *args,
                          "--out", str(out_dir)], capsys)
     assert code == 2 and msg in err and len(err.strip().splitlines()) == 1
     assert not out_dir.exists() or not any(out_dir.iterdir())
 
 
 def test_csharp_options_rejected_for_c(tmp_path, capsys):
-    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--version", "1.3", "--namespace", "N",
+    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--constants", "1.3", "--namespace", "N",
                          "--out", str(tmp_path)], capsys)
     assert code == 2 and "csharp only" in err
-    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--version", "1.3", "--layout", "packed",
+    code, _, err = _cli(["render", "--target", "c", "--size", "512", "--constants", "1.3", "--layout", "packed",
                          "--out", str(tmp_path)], capsys)   # C's --layout goes with --isa
     assert code == 2 and "--isa" in err
 

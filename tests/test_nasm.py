@@ -199,7 +199,7 @@ def test_x64_sse2_packed_harness(bits, strategy, tmp_path, vectors):
 ])
 def test_cli_packed_bad_combination_exit_2(args, pattern, tmp_path):
     base = ["--size", "512"] if "--size" not in args else []
-    p = subprocess.run([sys.executable, "-m", "threefish_gen", "render", *args, *base, "--version", "1.3", "--out", str(tmp_path)],
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "render", *args, *base, "--constants", "1.3", "--out", str(tmp_path)],
                        cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2, p.stderr
     import re

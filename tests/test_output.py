@@ -100,7 +100,7 @@ def test_a_folder_where_a_file_goes_changes_nothing(tmp_path):
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
-@pytest.mark.parametrize("args", [["list"], ["render", "--size", "256", "--version", "1.3"]])
+@pytest.mark.parametrize("args", [["list"], ["render", "--size", "256", "--constants", "1.3"]])
 def test_a_full_stdout_is_one_line_exit_2(tmp_path, args):
     if args[0] == "render":
         args = args + ["--out", str(tmp_path / "o")]
@@ -115,7 +115,7 @@ def test_verify_workdir_that_is_a_file_is_one_line_exit_2(tmp_path):
     f = tmp_path / "file"
     f.write_text("")
     p = subprocess.run([sys.executable, "-m", "threefish_gen", "verify", "--set", "recommended", "--target", "c",
-                        "--size", "256", "--version", "1.3", "--workdir", str(f), "--report", str(tmp_path / "r.json")],
+                        "--size", "256", "--constants", "1.3", "--workdir", str(f), "--report", str(tmp_path / "r.json")],
                        capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1 and p.stderr.startswith("threefish-gen: error: ")
@@ -124,7 +124,7 @@ def test_verify_workdir_that_is_a_file_is_one_line_exit_2(tmp_path):
 def test_identifiers_with_a_trailing_newline_are_refused(tmp_path):
     for args in (["--prefix", "x\n"], ["--target", "csharp", "--namespace", "My.Ns\n"],
                  ["--target", "csharp", "--class", "C\n"]):
-        p = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--size", "256", "--version", "1.3",
+        p = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--size", "256", "--constants", "1.3",
                             *args, "--out", str(tmp_path / "o")], capture_output=True, text=True, cwd=ROOT)
         assert p.returncode == 2 and "Traceback" not in p.stderr, (args, p.stderr)
         assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

@@ -31,6 +31,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 
 from threefish_gen.gen import targets as registry
@@ -38,8 +39,8 @@ from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets.c import RECOMMENDED as RECOMMENDED_C
 
-HERE = Path(__file__).resolve().parent
-BENCH_DIR = HERE / "bench"
+# package data (pyproject: threefish_gen = ["bench/*", ...]), a folder on disk in any pip install
+BENCH_DIR = Path(str(files("threefish_gen") / "bench"))
 
 def object_commands(v: Variant, src_dir: Path, obj: Path, cc: str) -> list[list[str]]:
     """How the target's descriptor builds one object of a variant."""

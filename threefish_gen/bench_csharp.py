@@ -17,6 +17,7 @@ optimised on its first call, so no sample times Tier-0 code).
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,7 @@ from threefish_gen.gen.targets.csharp import RECOMMENDED as RECOMMENDED_CSHARP
 from threefish_gen.gen.targets.csharp import TARGET as CSHARP
 from threefish_gen.gen.threefish import Options
 
-HERE = Path(__file__).resolve().parent
-BENCH_CS = HERE / "bench" / "csharp" / "Bench.cs"
+BENCH_CS = files("threefish_gen") / "bench" / "csharp" / "Bench.cs"
 
 BOUNCY_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>

@@ -16,9 +16,12 @@ from threefish_gen.gen import __version__
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import Interrupted
-from threefish_gen.gen.render import render_variant, write_files
+from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options
+
+from .check import check_cmd
+from .cli_options import constants_option
 
 
 def _specs(sizes: tuple, versions: tuple):
@@ -33,7 +36,6 @@ def _choice(values) -> click.Choice:
 
 TARGET_CHOICE = _choice(registry.names())
 SIZE_CHOICE = _choice(SIZES)
-VERSION_CHOICE = _choice(VERSIONS)
 
 
 def target_options(only=None):
@@ -115,7 +117,7 @@ def resolve_target(name: str, values: dict) -> registry.Target:
 @cli.command()
 @click.option("--target", default="c", show_default=True, type=TARGET_CHOICE, help="the target")
 @click.option("--size", default=None, type=SIZE_CHOICE, help="block size in bits")
-@click.option("--version", "version", default=None, type=VERSION_CHOICE, help="Skein version of the constants")
+@constants_option(help="Skein version of the constants: 1.1 (old rotations), 1.2, 1.3 (new C240)")
 @click.option("--keys", default=None, type=_choice(KEYS), help="subkeys on the fly or from a table "
               "(default: the recommended variant's)")
 @click.option("--unroll", default=None, type=_choice(UNROLL), help="every round, or a loop over 8-round cycles "
@@ -125,8 +127,9 @@ def resolve_target(name: str, values: dict) -> registry.Target:
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
+@click.option("--force", is_flag=True, help="overwrite files in --out that threefish-gen did not write")
 @target_options()
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, **values):
+def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, force, **values):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
     targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     if "cls" in values:
@@ -141,7 +144,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     if which:
         if any(x is not None for x in (size, version, keys, unroll, interleave, prefix, given.get("isa"),
                                        given.get("layout"), given.get("class"))):
-            raise GenError("--set renders a fixed set; drop --size/--version/--keys/--unroll/--interleave/"
+            raise GenError("--set renders a fixed set; drop --size/--constants/--keys/--unroll/--interleave/"
                            "--prefix/--isa/--layout/--class")
         chosen = t.variants("recommended", all_specs())
         if "primitive" in given:     # --primitive picks that primitive's part of the set
@@ -151,7 +154,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
             chosen = [t.variant(v.spec, v.options, v.prefix, **{**dict(v.extra), **given}) for v in chosen]
     else:
         if size is None or version is None:
-            raise GenError("render needs --size and --version (or --set recommended)")
+            raise GenError("render needs --size and --constants (or --set recommended)")
         spec = get_spec(version, size)
         if t.option("isa") is not None and t.option("isa").default is None and given.get("isa") is None \
                 and given.get("layout") is None:
@@ -164,16 +167,16 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
-    for path in write_files(files, out_dir):
-        click.echo(str(path))
+    from .placing import place
+    for line in place(files, out_dir, force):
+        click.echo(line)
 
 
 @cli.command()
-@click.option("--set", "which", type=click.Choice(list(registry.SETS)), default="all", show_default=True,
+@click.option("--set", "which", type=_choice(registry.SETS), default="recommended", show_default=True,
               help="recommended variants only, or every option set")
 @click.option("--size", "sizes", multiple=True, type=SIZE_CHOICE, help="restrict to these sizes (repeatable)")
-@click.option("--version", "versions", multiple=True, type=VERSION_CHOICE,
-              help="restrict to these versions (repeatable)")
+@constants_option("versions", multiple=True, help="restrict to these constants versions (repeatable)")
 @click.option("--random", "random_count", type=click.IntRange(0, 100000), default=1000, show_default=True,
               help="random vectors per size, checked against the reference model")
 @click.option("--seed", type=int, default=None, help="seed for the random vectors (default: fresh)")
@@ -183,7 +186,9 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
 @click.option("--workdir", default="build/verify", show_default=True, help="scratch folder for builds")
 @click.option("--target", "targets", multiple=True, type=TARGET_CHOICE,
               help="restrict to these targets (repeatable; default: every target)")
-def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets):
+@click.option("--junit", "junit_path", default=None, type=click.Path(dir_okay=False),
+              help="also write the results as JUnit XML (for CI systems)")
+def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets, junit_path):
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
     and linked with the C harness; C#: one project run under each JIT ISA setting).
 
@@ -194,7 +199,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     targets = targets or registry.names()
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
     rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
-                     workdir=Path(workdir), report_path=Path(report_path))
+                     workdir=Path(workdir), report_path=Path(report_path),
+                     junit_path=Path(junit_path) if junit_path else None)
     sys.exit(rep.exit_status())
 
 
@@ -221,8 +227,7 @@ def kat_cmd(files):
 
 @cli.command()
 @click.option("--size", "sizes", multiple=True, type=SIZE_CHOICE, help="restrict to these sizes (repeatable)")
-@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
-              help="constants of this version (speed does not depend on it)")
+@constants_option(default="1.3", help="constants of this version (speed does not depend on it)")
 @click.option("--quick", is_flag=True, help="short run (for tests): few, short samples")
 @click.option("--samples", type=click.IntRange(1, 1001), default=None,
               help="samples per row and pass (default 21 / passes)")
@@ -256,8 +261,7 @@ ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.langua
 @click.option("--target", default=ASM_TARGETS[0], show_default=True, type=_choice(ASM_TARGETS),
               help="an assembly target")
 @click.option("--size", default="1024", show_default=True, type=SIZE_CHOICE, help="block size in bits")
-@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
-              help="Skein version of the constants")
+@constants_option(default="1.3")
 @click.option("--keys", default="fly", show_default=True, type=_choice(KEYS), help="subkey schedule")
 @click.option("--strategy", default="all", show_default=True,
               help="named | linear-scan | belady | all (comma-separated list also accepted)")
@@ -285,8 +289,7 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
 @click.option("--target", default=ASM_TARGETS[0], show_default=True, type=TARGET_CHOICE,
               help="the target (assembly targets: allocation pictures; SIMD targets: layout pictures)")
 @click.option("--size", default="1024", show_default=True, type=SIZE_CHOICE, help="block size in bits")
-@click.option("--version", "version", default="1.3", show_default=True, type=VERSION_CHOICE,
-              help="Skein version of the constants")
+@constants_option(default="1.3")
 @click.option("--keys", default="fly", show_default=True, type=_choice(KEYS), help="subkey schedule")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks (SIMD targets)")
 @click.option("--strategy", default="all", show_default=True,
@@ -311,6 +314,9 @@ def explore(target, size, version, keys, interleave, strategy, bench, out_path, 
         opts["strategy"] = strategies[0]
     base = t.variant(get_spec(version, size), Options(keys, "full", interleave or 1), "", **opts)
     click.echo(write(base, strategies, Path(out_path), bench))
+
+
+cli.add_command(check_cmd)     # threefish_gen/check.py: `check DIR`
 
 
 def _quiet_stdout() -> None:

@@ -13,6 +13,7 @@ statement / emitted instruction / allocation side by side, one anchored row per 
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import html
 import shutil
 import tempfile
@@ -29,7 +30,7 @@ from threefish_gen.gen.printers import nasm as nasmp
 from threefish_gen.gen.render import Variant
 from threefish_gen.gen.threefish import Options, describe
 
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "explore" / "report.html"
+TEMPLATE = files("threefish_gen") / "templates" / "explore" / "report.html"
 W, H, PAD = 1000.0, 180.0, 30.0
 FAMILY = {"k": "#1f77b4", "t": "#2ca02c", "x": "#d62728", "p": "#9467bd", "tmp": "#8c8c8c"}
 KINDS = {lir.Add: "add", lir.Sub: "add", lir.Xor: "xor", lir.Rotl: "shift/rotate", lir.Rotr: "shift/rotate",

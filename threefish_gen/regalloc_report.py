@@ -8,6 +8,7 @@ the method of ``make bench``).
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import shutil
 import struct
 import subprocess
@@ -19,7 +20,7 @@ from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
-SPEED = Path(__file__).resolve().parent / "verify" / "harness" / "speed.c"
+SPEED = Path(str(files("threefish_gen.verify") / "harness" / "speed.c"))
 
 
 def _text_size(obj: Path, fmt: str) -> int:

@@ -1,12 +1,14 @@
 """Reading known-answer files (format: ``verify/kat/README.md``)."""
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
 from .errors import GenError
 from .spec import get_spec
 
-KAT_DIR = Path(__file__).resolve().parent.parent / "verify" / "kat"
+# the vectors ship as package data of threefish_gen.verify (read as files, no import of verify)
+KAT_DIR = Path(str(files("threefish_gen") / "verify" / "kat"))
 
 THREEFISH_FIELDS = ("version", "block_bits", "key", "tweak", "plaintext", "ciphertext")
 HEX_FIELDS = ("key", "tweak", "plaintext", "ciphertext", "message", "mac_key", "digest")

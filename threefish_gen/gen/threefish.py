@@ -37,11 +37,11 @@ class Options:
 
     def check(self) -> "Options":
         if self.keys not in KEYS:
-            raise GenError(f"unknown key schedule {self.keys!r} (choose from {', '.join(KEYS)})")
+            raise GenError(f"--keys {self.keys!r} is unknown (choose from {', '.join(KEYS)})")
         if self.unroll not in UNROLL:
-            raise GenError(f"unknown unroll {self.unroll!r} (choose from {', '.join(UNROLL)})")
+            raise GenError(f"--unroll {self.unroll!r} is unknown (choose from {', '.join(UNROLL)})")
         if not isinstance(self.interleave, int) or not 1 <= self.interleave <= 4:
-            raise GenError(f"interleave must be 1..4, not {self.interleave!r}")
+            raise GenError(f"--interleave must be 1..4, not {self.interleave!r}")
         return self
 
     def describe(self) -> str:

@@ -32,7 +32,7 @@ class Variant:
         if not self.prefix:
             object.__setattr__(self, "prefix", self.default_prefix())
         if not IDENT.fullmatch(self.prefix):
-            raise GenError(f"prefix {self.prefix!r} is not a C identifier prefix")
+            raise GenError(f"--prefix {self.prefix!r} is not a C identifier prefix (letters, digits, _; not starting with a digit)")
 
     def default_prefix(self) -> str:
         """Names the size, version and variant, so several variants link into one program."""
@@ -44,12 +44,17 @@ class Variant:
 
     @property
     def stem(self) -> str:
-        return self.prefix.rstrip("_") or "threefish"
+        """File names (without extension).  The default prefix already names size, version and
+        variant; a prefix the user chose (e.g. ``tf_``) gets the primitive, the size and the target
+        added, so renders of different sizes or targets into one folder never collide."""
+        if self.prefix == self.default_prefix():
+            return self.prefix.rstrip("_")
+        return f"{self.prefix.rstrip('_')}_threefish{self.spec.bits}_{self.target.replace('-', '')}"
 
     def command(self) -> str:
         o = self.options
         return (f"threefish-gen render --target {self.target} --size {self.spec.bits} "
-                f"--version {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
+                f"--constants {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
                 f"--interleave {o.interleave}"
                 + "".join(f" --{k} {v}" for k, v in self.extra) + f" --prefix {self.prefix}")
 

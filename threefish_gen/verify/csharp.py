@@ -28,6 +28,7 @@ stack accesses (spills) per method.
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import os
 import re
 import shutil
@@ -36,13 +37,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.render import Variant, write_files
 
 from .cpu import cpu_flags, hidden_flags
 from .proc import Timeout
 from .proc import run as run_command
+from .sources import sources
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(str(files(__package__)))   # package data: harness/
 HARNESS_CS = HERE / "harness" / "Harness.cs"
 
 BASE_ENV = {"DOTNET_CLI_TELEMETRY_OPTOUT": "1", "DOTNET_NOLOGO": "1",
@@ -87,6 +89,11 @@ class DotnetRun:
     name: str
     env: tuple = ()
     disasm: bool = False
+
+    @property
+    def thorough(self) -> bool:
+        """Left out of `check`'s fast default: the runs under other JIT settings."""
+        return bool(self.env) or self.disasm
 
     def missing(self) -> str | None:
         return None if shutil.which("dotnet") else "dotnet (.NET 10 SDK) not installed"
@@ -162,7 +169,7 @@ def write_project(variants: list[Variant], proj: Path, name: str = "harness", ma
             p.unlink()
     files: dict[str, str] = {}
     for v in variants:
-        for fname, text in render_variant(v).items():
+        for fname, text in sources(v).items():
             key = f"{v.get('namespace', 'ThreefishGen')}.{fname}"
             if key in files:
                 raise ValueError(f"two variants render {key}")

@@ -25,7 +25,8 @@ from . import csharp, nasm, simd
 from . import skein as skein_checker
 from . import skein_csharp
 from .proc import Timeout
-from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, vector_file
+from .junit import write_junit
+from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
 
 # recipe.checker -> (checker(variant, build, workdir, vectors) -> Row,
 #                    builds(target, variant) -> builds)
@@ -61,14 +62,18 @@ def builds_of(v: Variant):
 
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
         jobs: int | None = None, workdir: Path = Path("build/verify"),
-        report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout) -> Report:
+        report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout,
+        thorough: bool = True, junit_path: Path | None = None) -> Report:
+    """``thorough=False`` (check's default): native builds only -- no sanitizer, emulated, cross or
+    other-ABI rows (``build.thorough``), and a variant whose ISA the CPU lacks is SKIPPED instead of
+    emulated.  ``junit_path``: also write the rows as JUnit XML."""
     seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
     report = Report(seed=seed, random_vectors=random_count)
     specs = sorted({(VECTORS.get(kind_of(v), vector_file), v.spec) for v in variants},
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
-    tasks = [(v, b) for v in variants for b in builds_of(v)]
+    tasks = [(v, b) for v in variants for b in builds_of(v) if thorough or not getattr(b, "thorough", False)]
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:
@@ -85,6 +90,10 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             wd = workdir / v.stem / b.name.replace(" ", "-").replace("+", "_")
             wd.mkdir(parents=True, exist_ok=True)
             t0 = time.monotonic()
+            lacking = sorted(get_target(v.target).features(v) - cpu_flags()) if not thorough else []
+            if lacking:
+                return Row(v.label(), b.name, "SKIPPED", f"CPU lacks {', '.join(lacking)} (--thorough runs it "
+                           f"emulated where SIMDe is installed)")
             try:
                 return checker_of(v)[0](v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
             except Timeout as e:
@@ -115,6 +124,9 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             {"seed": report.seed, "random_vectors": report.random_vectors,
              "rows": [asdict(r) for r in report.rows]}, indent=2) + "\n")
         print(f"verify: report written to {report_path}", file=stream)
+    if junit_path:
+        write_junit(report, Path(junit_path))
+        print(f"verify: JUnit XML written to {junit_path}", file=stream)
     return report
 
 

@@ -21,6 +21,7 @@ from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
+from .sources import sources
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer")
@@ -32,6 +33,11 @@ class NasmBuild:
     fmt: str                 # nasm output format
     cflags: tuple = ()       # harness flags; () with run=False: assemble only
     run: bool = True
+
+    @property
+    def thorough(self) -> bool:
+        """Left out of `check`'s fast default: the Win64 forms and the sanitizer build."""
+        return self.fmt != "elf64" or any(f.startswith("-fsanitize") for f in self.cflags)
 
     def missing(self) -> str | None:
         if shutil.which("nasm") is None:
@@ -117,7 +123,7 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
     asm = files[f"{win.stem}.asm"]
     asm = asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
     src_dir = workdir / "src"
-    write_files({f"{win.stem}.asm": asm, **render_variant(variant)}, src_dir)
+    write_files({f"{win.stem}.asm": asm, **sources(variant)}, src_dir)
     nb = variant.spec.block_bytes
     decls = []
     for d in ("encrypt", "decrypt"):
@@ -200,7 +206,7 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
         return Row(label, build.name, "SKIPPED", f"CPU lacks {', '.join(sorted(missing))}")
     t0 = time.monotonic()
     src_dir = workdir / "src"
-    write_files(render_variant(variant), src_dir)
+    write_files(sources(variant), src_dir)
     obj = workdir / f"{variant.stem}.o"
     for cmd in object_commands(variant, src_dir, obj):
         rc, out = _run(cmd, workdir)

@@ -14,6 +14,7 @@ checker over a set of variants is ``verify/matrix.py``.
 """
 from __future__ import annotations
 
+from importlib.resources import files
 import os
 import random
 import shutil
@@ -23,13 +24,14 @@ from pathlib import Path
 
 from threefish_gen.gen import reference
 from threefish_gen.gen.kat import threefish_records
-from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
 from .proc import run as run_command
+from .sources import sources
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(str(files(__package__)))   # package data: harness/, kat/
 HARNESS = HERE / "harness" / "harness.c"
 BATCH_SIZES = tuple(range(0, 34))
 
@@ -57,6 +59,11 @@ class Build:
             if not Path(f).exists():
                 return f"{f} missing" + (f" ({self.install})" if self.install else "")
         return None
+
+    @property
+    def thorough(self) -> bool:
+        """Left out of `check`'s fast default: cross/emulated, sanitizer and SIMDe builds."""
+        return bool(self.runner) or any(f.startswith(("-fsanitize", "-DTHREEFISH_GEN_SIMDE")) for f in self.cflags)
 
     def command(self, exe: Path, *args: str) -> list[str]:
         """The argv running a built harness (under the emulator for cross builds)."""
@@ -201,7 +208,7 @@ def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
                   libs=(), harness: Path = HARNESS) -> tuple[Path | None, str]:
     """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
     and link it with the C harness: (executable, "") or (None, why it failed)."""
-    files = render_variant(variant)
+    files = sources(variant)
     src_dir = workdir / "src"
     write_files(files, src_dir)
     src = src_dir / f"{variant.stem}.c"

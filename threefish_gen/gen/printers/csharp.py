@@ -435,7 +435,7 @@ def render(v, laid: dict) -> dict[str, str]:
     if layout == "lanes":
         notes.append("EncryptBlocks/DecryptBlocks: Vector512 x 8 blocks (AVX-512F), then Vector256 x 4 "
                      "blocks (AVX2), then scalar; chosen by IsSupported at JIT time")
-    command = (f"threefish-gen render --target csharp --size {v.spec.bits} --version {v.spec.version} "
+    command = (f"threefish-gen render --target csharp --size {v.spec.bits} --constants {v.spec.version} "
                f"--layout {layout} --keys {o.keys} --unroll {o.unroll} --interleave {o.interleave} "
                f"--namespace {namespace} --class {cls}")
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,

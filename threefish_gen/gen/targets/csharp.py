@@ -63,10 +63,10 @@ class CSharp(Target):
             return self.skein_variant(spec, options, prefix, values)
         layout = values.get("layout") or RECOMMENDED[spec.bits][0]
         o = self.check_options(options if options is not None else RECOMMENDED[spec.bits][1])
-        namespace = identifier(values.get("namespace") or NAMESPACE, "namespace", dotted=True)
+        namespace = identifier(values.get("namespace") or NAMESPACE, "--namespace", dotted=True)
         cls = values.get("class") or prefix
         if cls:
-            identifier(cls, "class name")
+            identifier(cls, "--class")
         else:
             cls = printer.default_class(spec, layout)
             if (layout, o) != RECOMMENDED[spec.bits]:
