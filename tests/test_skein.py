@@ -142,7 +142,7 @@ def test_tree_model_shapes():
 ])
 def test_cli_bad_skein_options_are_one_line_and_exit_2(tmp_path, args, msg):
     r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--size", "512",
-                        "--version", "1.3", *args, "--out", str(tmp_path)], capture_output=True, text=True,
+                        "--constants", "1.3", *args, "--out", str(tmp_path)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
@@ -175,7 +175,7 @@ def test_c_simd_skein_hash_many_lanes_against_the_vectors(tmp_path, version, bit
 
 def test_c_simd_skein_bad_isa_is_one_line_and_exit_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--primitive", "skein", "--isa", "sse2",
-                        "--size", "512", "--version", "1.3", "--out", str(tmp_path)], capture_output=True, text=True,
+                        "--size", "512", "--constants", "1.3", "--out", str(tmp_path)], capture_output=True, text=True,
                        cwd=ROOT)
     assert r.returncode == 2 and "--primitive skein takes --isa avx2 | avx512 | auto" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1

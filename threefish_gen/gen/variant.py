@@ -38,9 +38,15 @@ class Variant:
         """Names the size, version and variant, so several variants link into one program."""
         o = self.options
         tag = f"{o.keys}_{o.unroll}" + (f"_i{o.interleave}" if o.interleave > 1 else "")
-        extra = "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(v))}" for _, v in self.extra)
+        extra = "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(v))}" for k, v in self.extra if k != "primitive")
         target = self.target.replace("-", "")
-        return f"tf{self.spec.bits}_v{self.spec.version.replace('.', '')}_{target}{extra}_{tag}_"
+        base = "skein" if self.primitive == "skein" else "tf"
+        return f"{base}{self.spec.bits}_v{self.spec.version.replace('.', '')}_{target}{extra}_{tag}_"
+
+    @property
+    def primitive(self) -> str:
+        """threefish (the block cipher) or skein (the hash over it): names and files say which."""
+        return self.get("primitive", "threefish")
 
     @property
     def stem(self) -> str:
@@ -49,7 +55,7 @@ class Variant:
         added, so renders of different sizes or targets into one folder never collide."""
         if self.prefix == self.default_prefix():
             return self.prefix.rstrip("_")
-        return f"{self.prefix.rstrip('_')}_threefish{self.spec.bits}_{self.target.replace('-', '')}"
+        return f"{self.prefix.rstrip('_')}_{self.primitive}{self.spec.bits}_{self.target.replace('-', '')}"
 
     def command(self) -> str:
         o = self.options
