@@ -215,3 +215,22 @@ def test_csharp_skein_classes_against_the_vectors(tmp_path):
     dll = tmp_path / "w" / "csharp-skein" / "proj" / "bin" / "skeinharness.dll"
     r = subprocess.run(["dotnet", str(dll), "ThreefishGen.Skein512V13", str(broken)], capture_output=True, text=True)
     assert r.returncode == 1 and "FAIL line" in r.stdout
+
+
+def test_bench_skein_rows_build_run_and_agree(tmp_path):
+    """`bench`'s Skein program (quick, one pass): every row is there, and before timing it checked
+    hash_many (SIMD) and Botan's Skein-512 against the scalar hash on the timed messages (a
+    CHECK FAIL line raises).  Speed is not asserted."""
+    import io
+
+    from threefish_gen import bench_skein
+    out = io.StringIO()
+    sec = bench_skein.run(tmp_path, quick=True, passes=1, stream=out)
+    sizes = {r["bytes"] for r in sec["rows"]}
+    assert sizes == {64, 1024, 65536, 1 << 20}
+    names = {r["name"] for r in sec["rows"]}
+    assert any("hash_many 8x best" in n for n in names) and any("tree" in n for n in names)
+    if bench_skein.BOTAN_HEADER.exists():
+        assert "skein-512-512 Botan" in names
+    assert all(r["cpb"] > 0 for r in sec["rows"])
+    assert not [x for x in sec["info"] if "FAIL" in x]
