@@ -17,8 +17,10 @@ from ..asm import ISA, Imm, PtrMem, Reg, Slot
 from ..asm.abi import ABIS as ABI_DATA
 from ..asm.machine import ISAS as MACHINE_ISAS
 from ..asm.machine import LAYOUTS, isa_for
+from .. import skein as skein_model
+from ..dsl import Mem, Op
 from ..errors import GenError
-from ..threefish import describe
+from ..threefish import Program, describe
 from . import render_template
 
 # target -> the machine its code runs on (gen/asm/machine.py)
@@ -541,3 +543,41 @@ def variant_extra(target: str, abi=None, strategy=None, registers=None, pin=None
     if pin:
         extra["pin"] = pin
     return tuple(sorted(extra.items()))
+
+
+# ---------------------------------------------------------------- Skein (--primitive skein)
+
+def skein_ubi_program(spec, options) -> Program:
+    """The UBI blocks loop for the assembly backend: gen/skein.ubi_program with the chaining value
+    in the ``key`` array (read and written in place), one tweak per block from ``tweak`` (the C
+    driver writes them) and the message blocks from ``in``; everything per block (no setup)."""
+    ub = skein_model.ubi_program(spec, options)
+    rename = {"h": "key", "t": "tweak"}
+    body = []
+    for op in ub.setup + ub.body:
+        a = op.a
+        if isinstance(a, Mem) and a.array in rename:
+            a = Mem(rename[a.array], a.index)
+        body.append(Op(op.kind, op.dst, a, op.tag))
+    return Program(spec, options, "ubi", 1, [], body)
+
+
+def skein_render(variant) -> dict[str, str]:
+    """nasm-x64 --primitive skein: {stem.asm: the UBI blocks loop, stem.c: the Skein driver
+    (templates/c/skein.c.j2 calling it), stem.h}.  System V, words in GPRs."""
+    no = NasmOptions.of(variant)
+    if no.abi != "sysv" or no.words != "gpr" or no.layout != "scalar":
+        raise GenError("--primitive skein for nasm-x64 takes --abi sysv --isa gpr (words in GPRs)")
+    annotate = variant.get("annotate", DEFAULT_ANNOTATE)
+    isa = isa_for(MACHINE[no.target], no.abi, no.rotate, no.words, no.layout)
+    prog = skein_ubi_program(variant.spec, variant.options)
+    alloc = ra.allocate(ra.lower(prog, isa, no.schedule), isa, no.strategy, no.registers, no.pin)
+    frame = Frame(no.target, no.abi, alloc, isa)
+    frame.block_bytes = variant.spec.block_bytes
+    name = f"{variant.prefix}ubi_asm"
+    f = dict(name=name, frame=frame, lines=function_lines(alloc, frame, no.rotate, annotate),
+             regmap=register_map(alloc) if annotate != "none" else [], report=report_line(alloc),
+             consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts])
+    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f,
+               options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
+    return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), annotate)}

@@ -54,7 +54,7 @@ def skein_context(v) -> dict:
     return dict(spec=spec, P=v.prefix, command=v.command(), notes=notes, header=f"{v.stem}.h",
                 guard=f"{v.stem.upper()}_H", nw=spec.nw, nb=nb, nb_log2=nb.bit_length() - 1,
                 tree_levels=64 - (2 * nb).bit_length() + 1, prefix=v.prefix,
-                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None,
+                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None, asm_ubi=None, stem=v.stem,
                 ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
 
 
