@@ -188,7 +188,8 @@ def test_c_simd_skein_bad_isa_is_one_line_and_exit_2(tmp_path):
 def test_csharp_skein_classes_against_the_vectors(tmp_path):
     """--target csharp --primitive skein, every size of v1.3 and Skein-512 v1.1: one project, run
     under the default JIT and TC=0 on the golden records and the reference model's vectors (Hash,
-    Mac, personalization, output lengths, Incremental in 7 chunkings, HashMany, bad arguments);
+    Mac, personalization, output lengths, Incremental in 7 chunkings, HashMany, HashTree and
+    Incremental.Tree, bad arguments);
     then a vector file with one digest bit flipped per record must fail."""
     from verify import matrix, skein_csharp
     t = get_target("csharp")

@@ -106,7 +106,8 @@ class C(Target):
         return super().list_lines() + [
             "            --primitive skein: Skein hash/MAC/personalization/tree (init, init_ex, init_tree,",
             "            update, final, hash, mac, hash_many); with --isa avx2|avx512|auto hash_many and tree",
-            "            leaves run in SIMD lanes; --target csharp --primitive skein: static class"]
+            "            leaves run in SIMD lanes; --target csharp --primitive skein: static class;",
+            "            --target nasm-x64 --primitive skein: the UBI loop in assembly + the C driver"]
 
     def bench_variants(self, spec, quick, asked):
         """Every option set with gcc and clang; when only other targets are asked for, the
