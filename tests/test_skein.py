@@ -136,7 +136,7 @@ def test_tree_model_shapes():
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--target", "nasm-x64"], "not --target nasm-x64"),
+    (["--target", "nasm-x86"], "not --target nasm-x86"),
     (["--target", "csharp", "--layout", "lanes"], "--primitive skein for csharp takes --layout scalar"),
     (["--interleave", "2"], "--primitive skein takes --interleave 1"),
 ])
@@ -188,7 +188,8 @@ def test_c_simd_skein_bad_isa_is_one_line_and_exit_2(tmp_path):
 def test_csharp_skein_classes_against_the_vectors(tmp_path):
     """--target csharp --primitive skein, every size of v1.3 and Skein-512 v1.1: one project, run
     under the default JIT and TC=0 on the golden records and the reference model's vectors (Hash,
-    Mac, personalization, output lengths, Incremental in 7 chunkings, HashMany, bad arguments);
+    Mac, personalization, output lengths, Incremental in 7 chunkings, HashMany, HashTree and
+    Incremental.Tree, bad arguments);
     then a vector file with one digest bit flipped per record must fail."""
     from threefish_gen.verify import matrix, skein_csharp
     t = get_target("csharp")
@@ -215,3 +216,55 @@ def test_csharp_skein_classes_against_the_vectors(tmp_path):
     dll = tmp_path / "w" / "csharp-skein" / "proj" / "bin" / "skeinharness.dll"
     r = subprocess.run(["dotnet", str(dll), "ThreefishGen.Skein512V13", str(broken)], capture_output=True, text=True)
     assert r.returncode == 1 and "FAIL line" in r.stdout
+
+
+def test_bench_skein_rows_build_run_and_agree(tmp_path):
+    """`bench`'s Skein program (quick, one pass): every row is there, and before timing it checked
+    hash_many (SIMD) and Botan's Skein-512 against the scalar hash on the timed messages (a
+    CHECK FAIL line raises).  Speed is not asserted."""
+    import io
+
+    from threefish_gen import bench_skein
+    out = io.StringIO()
+    sec = bench_skein.run(tmp_path, quick=True, passes=1, stream=out)
+    sizes = {r["bytes"] for r in sec["rows"]}
+    assert sizes == {64, 1024, 65536, 1 << 20}
+    names = {r["name"] for r in sec["rows"]}
+    assert any("hash_many 8x best" in n for n in names) and any("tree" in n for n in names)
+    if bench_skein.BOTAN_HEADER.exists():
+        assert "skein-512-512 Botan" in names
+    assert all(r["cpb"] > 0 for r in sec["rows"])
+    assert not [x for x in sec["info"] if "FAIL" in x]
+
+
+# --------------------------------------------------------------------------- nasm-x64
+
+@pytest.mark.parametrize("version,bits", [("1.3", 256), ("1.3", 512), ("1.3", 1024), ("1.1", 1024)])
+def test_nasm_x64_skein_ubi_loop_against_the_vectors(tmp_path, version, bits):
+    """--target nasm-x64 --primitive skein: the UBI blocks loop in assembly (register-allocated
+    from the same description), assembled with nasm and linked with the C driver and the Skein
+    harness: every record of the vector file passes, and the .asm holds the rounds (rol)."""
+    t = get_target("nasm-x64")
+    spec = get_spec(version, bits)
+    v = t.variant(spec, Options("fly", "full", 1), "sn_", abi="sysv", primitive="skein")
+    files = render_variant(v)
+    assert sorted(files) == ["sn.asm", "sn.c", "sn.h"]
+    assert files["sn.asm"].count("rol ") >= spec.rounds * spec.nw // 2
+    write_files(files, tmp_path / "src")
+    obj = tmp_path / "ubi.o"
+    subprocess.run(["nasm", "-f", "elf64", "-o", str(obj), str(tmp_path / "src" / "sn.asm")], check=True)
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
+                    '-DTF_HEADER="sn.h"', "-DTF_PREFIX=sn_", f"-DTF_BYTES={spec.block_bytes}",
+                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / "sn.c"), str(obj), "-o", str(exe)],
+                   check=True, capture_output=True)
+    vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 8)
+    run = subprocess.run([str(exe), str(vec)], capture_output=True, text=True)
+    assert run.returncode == 0 and " 0 failed" in run.stdout, run.stdout[-2000:]
+
+
+def test_nasm_x64_skein_takes_sysv_gpr_only(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--target", "nasm-x64", "--primitive", "skein",
+                        "--abi", "win64", "--size", "512", "--version", "1.3", "--out", str(tmp_path)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "takes --abi sysv --isa gpr" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -240,3 +240,18 @@ def ubi_lanes_program(spec: Spec) -> Program:
         else:
             body.append(op)
     return Program(spec, prog.options, "ubi-lanes", 1, [], body)
+
+
+def ubi_blocks_program(spec: Spec, options: Options | None = None) -> Program:
+    """The UBI blocks loop for the assembly backend: :func:`ubi_program` with the chaining value
+    in the ``key`` array (read and written in place), one tweak per block from ``tweak`` (the C
+    driver writes them) and the message blocks from ``in``; everything per block (no setup)."""
+    ub = ubi_program(spec, options)
+    rename = {"h": "key", "t": "tweak"}
+    body = []
+    for op in ub.setup + ub.body:
+        a = op.a
+        if isinstance(a, Mem) and a.array in rename:
+            a = Mem(rename[a.array], a.index)
+        body.append(Op(op.kind, op.dst, a, op.tag))
+    return Program(spec, options, "ubi", 1, [], body)

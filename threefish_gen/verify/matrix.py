@@ -3,7 +3,7 @@ with progress; the matrix per target, the JSON report, the exit status.
 
 The checkers are registered in the one explicit table ``CHECKERS`` below, keyed by the
 checker of a variant (``Target.checker``: its recipe's, or for ``--primitive skein`` variants
-skein-c / skein-simd / skein-dotnet): c (scalar C harness), simde (C harness with a SIMDe
+skein-c / skein-simd / skein-dotnet / skein-nasm): c (scalar C harness), simde (C harness with a SIMDe
 fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), skein-* (the
 Skein harnesses of verify/skein.py and verify/skein_csharp.py on Skein vector files).
 """
@@ -38,10 +38,11 @@ CHECKERS: dict = {
     "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
     "skein-dotnet": (skein_csharp.check, lambda target, v: skein_csharp.RUNS),
+    "skein-nasm": (skein_checker.check_skein, lambda target, v: C_BUILDS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
 VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,
-                 "skein-dotnet": skein_checker.vector_file}
+                 "skein-dotnet": skein_checker.vector_file, "skein-nasm": skein_checker.vector_file}
 VECTOR_NAMES: dict = {skein_checker.vector_file: "skein-"}
 # recipe.checker -> prepare(variants of that checker, workdir): called once per run before the
 # checks (C#: every variant goes into one project that is built once).

@@ -478,5 +478,5 @@ def skein_render(v, prog) -> dict[str, str]:
              "tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time"]
     ivs = [(bits, [f"{w:#018x}UL" for w in skein.iv_words(spec, bits)]) for bits in skein.STANDARD_OUTPUTS[spec.bits]]
     ctx = dict(spec=spec, namespace=namespace, cls=cls, command=command, notes=notes, nw=spec.nw,
-               nb=spec.block_bytes, ivs=ivs, ubi=skein_ubi(prog))
+               nb=spec.block_bytes, nb_log2=spec.block_bytes.bit_length() - 1, ivs=ivs, ubi=skein_ubi(prog))
     return {f"{cls}.cs": render_template("csharp/skein.cs.j2", **ctx)}

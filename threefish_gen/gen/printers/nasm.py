@@ -407,3 +407,20 @@ def render(variant, no, allocs: dict) -> dict[str, str]:
                       + ABI_DATA[no.abi].object_format] + notes)
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/threefish.asm.j2", **ctx), annotate),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
+
+
+# ---------------------------------------------------------------- Skein (--primitive skein)
+
+def skein_render(variant, no, allocs: dict) -> dict[str, str]:
+    """nasm-x64 --primitive skein: {stem.asm: the UBI blocks loop} from its checked allocation
+    (the C driver is templates/c/skein.c.j2, rendered by the descriptor).  System V, words in GPRs."""
+    (isa, alloc), = allocs.values()
+    frame = Frame(no.abi, alloc, isa)
+    frame.block_bytes = variant.spec.block_bytes
+    name = f"{variant.prefix}ubi_asm"
+    f = dict(name=name, frame=frame, lines=function_lines(alloc, frame, no.rotate, no.annotate),
+             regmap=register_map(alloc) if no.annotate != "none" else [], report=report_line(alloc),
+             consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts])
+    ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f,
+               options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
+    return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), no.annotate)}

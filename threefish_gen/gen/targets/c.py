@@ -53,7 +53,7 @@ def skein_context(v, prog) -> dict:
     return dict(spec=spec, P=v.prefix, command=v.command(), notes=notes, header=f"{v.stem}.h",
                 guard=f"{v.stem.upper()}_H", nw=spec.nw, nb=nb, nb_log2=nb.bit_length() - 1,
                 tree_levels=64 - (2 * nb).bit_length() + 1, prefix=v.prefix,
-                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None,
+                ubi=cprinter.ubi_sections(v.prefix, prog), simd=None, asm_ubi=None, stem=v.stem,
                 ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
 
 
@@ -105,7 +105,8 @@ class C(Target):
         return super().list_lines() + [
             "            --primitive skein: Skein hash/MAC/personalization/tree (init, init_ex, init_tree,",
             "            update, final, hash, mac, hash_many); with --isa avx2|avx512|auto hash_many and tree",
-            "            leaves run in SIMD lanes; --target csharp --primitive skein: static class"]
+            "            leaves run in SIMD lanes; --target csharp --primitive skein: static class;",
+            "            --target nasm-x64 --primitive skein: the UBI loop in assembly + the C driver"]
 
     def bench_variants(self, spec, quick, asked):
         """Every option set with gcc and clang; when only other targets are asked for, the

@@ -1,7 +1,13 @@
 """Target ``nasm-x64``: NASM x86-64, words in GPRs (or xmm/ymm/zmm lanes), System V or Win64."""
 from __future__ import annotations
 
-from .base import Recipe
+from ..errors import GenError
+from ..printers import nasm as printer
+from ..spec import Spec
+from ..threefish import Options
+from .. import skein
+from .base import PRIMITIVE_OPTION, Pass, Recipe, is_skein
+from .c import render_skein, skein_context
 from .nasm import Nasm, schema
 
 
@@ -10,7 +16,8 @@ class NasmX64(Nasm):
     summary = "NASM x86-64 (System V or Win64), words in GPRs or ymm/zmm lanes; register allocators"
     machine = "x86-64"
     recipe = Recipe(checker="nasm", language="nasm")
-    schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed"))
+    schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed")) \
+        + (PRIMITIVE_OPTION,)
     formats = {"sysv": "elf64", "win64": "win64"}
     recommended_extra = [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
                          (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
@@ -23,13 +30,50 @@ class NasmX64(Nasm):
                     (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))])
 
+    # ---------------------------------------------------------------- Skein (--primitive skein)
+
+    def validate(self, v):
+        super().validate(v)
+        if is_skein(v) and (v.get("abi", "sysv") != "sysv" or v.get("isa", "gpr") != "gpr"):
+            raise GenError("--primitive skein for nasm-x64 takes --abi sysv --isa gpr (words in GPRs)")
+
+    def checker(self, v):
+        return "skein-nasm" if is_skein(v) else self.recipe.checker
+
+    def skein(self, spec: Spec):
+        return self.variant(spec, Options("fly", "full", 1), abi="sysv", strategy="belady", primitive="skein")
+
+    def variants(self, which, specs):
+        return super().variants(which, specs) + [self.skein(s) for s in specs]
+
+    def functions(self, v):
+        return [("ubi", "scalar")] if is_skein(v) else super().functions(v)
+
+    def passes(self, v):
+        if not is_skein(v):
+            return super().passes(v)
+        # the Threefish passes, over the UBI blocks loop instead of encrypt/decrypt
+        ubi = Pass("describe + fuse UBI blocks loop (gen/skein.py)", "spec + options", "UBI Program",
+                   lambda v, _: {("ubi", v.options, 1): skein.ubi_blocks_program(v.spec, v.options)})
+        middle = super().passes(v)[1:-1]
+        return [ubi, *middle, Pass("print NASM Skein + C driver (gen/printers/nasm.py, templates/c/skein.*)",
+                                   "checked AOp list", ".asm + .c + .h", self.print_skein)]
+
+    def print_skein(self, v, allocs):
+        files = printer.skein_render(v, self.options(v), allocs)
+        ctx = skein_context(v, skein.ubi_program(v.spec, v.options))
+        ctx["asm_ubi"] = f"{v.prefix}ubi_asm"
+        ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f elf64), System V, words in GPRs"]
+        files.update(render_skein(v, ctx))
+        return files
+
     def sse2_stream(self, spec) -> list:
         """The nasm-x86 instruction stream (words in XMM) in 64-bit mode: what bench times for
         nasm-x86, whose elf32 objects cannot join the 64-bit bench program."""
         return [v for v in self.variants("all", [spec]) if v.get("isa") == "sse2"]
 
     def bench_variants(self, spec, quick, asked):
-        out = super().bench_variants(spec, quick, asked)
+        out = [(v, cc) for v, cc in super().bench_variants(spec, quick, asked) if not is_skein(v)]
         if quick and self.name in asked:
             out += [(v, "nasm") for v in self.sse2_stream(spec)]
         return out
