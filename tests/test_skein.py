@@ -248,15 +248,16 @@ def test_nasm_x64_skein_ubi_loop_against_the_vectors(tmp_path, version, bits):
     spec = get_spec(version, bits)
     v = t.variant(spec, Options("fly", "full", 1), "sn_", abi="sysv", primitive="skein")
     files = render_variant(v)
-    assert sorted(files) == ["sn.asm", "sn.c", "sn.h"]
-    assert files["sn.asm"].count("rol ") >= spec.rounds * spec.nw // 2
+    stem = v.stem                     # sn_skein<bits>_nasmx64: the prefix, primitive, size, target
+    assert stem == f"sn_skein{spec.bits}_nasmx64" and sorted(files) == [f"{stem}.asm", f"{stem}.c", f"{stem}.h"]
+    assert files[f"{stem}.asm"].count("rol ") >= spec.rounds * spec.nw // 2
     write_files(files, tmp_path / "src")
     obj = tmp_path / "ubi.o"
-    subprocess.run(["nasm", "-f", "elf64", "-o", str(obj), str(tmp_path / "src" / "sn.asm")], check=True)
+    subprocess.run(["nasm", "-f", "elf64", "-o", str(obj), str(tmp_path / "src" / f"{stem}.asm")], check=True)
     exe = tmp_path / "harness"
     subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
-                    '-DTF_HEADER="sn.h"', "-DTF_PREFIX=sn_", f"-DTF_BYTES={spec.block_bytes}",
-                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / "sn.c"), str(obj), "-o", str(exe)],
+                    f'-DTF_HEADER="{stem}.h"', "-DTF_PREFIX=sn_", f"-DTF_BYTES={spec.block_bytes}",
+                    str(vskein.SKEIN_HARNESS), str(tmp_path / "src" / f"{stem}.c"), str(obj), "-o", str(exe)],
                    check=True, capture_output=True)
     vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 20, 8)
     run = subprocess.run([str(exe), str(vec)], capture_output=True, text=True)
@@ -265,6 +266,6 @@ def test_nasm_x64_skein_ubi_loop_against_the_vectors(tmp_path, version, bits):
 
 def test_nasm_x64_skein_takes_sysv_gpr_only(tmp_path):
     r = subprocess.run([sys.executable, "-m", "threefish_gen", "render", "--target", "nasm-x64", "--primitive", "skein",
-                        "--abi", "win64", "--size", "512", "--version", "1.3", "--out", str(tmp_path)],
+                        "--abi", "win64", "--size", "512", "--constants", "1.3", "--out", str(tmp_path)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "takes --abi sysv --isa gpr" in r.stderr and len(r.stderr.strip().splitlines()) == 1
