@@ -12,6 +12,7 @@ DEB_TOOLS=(
   "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
   "nasm:nasm"            # the nasm-x64 / nasm-x86 targets
   "qemu-i386:qemu-user"  # runs the 32-bit harness where the kernel cannot run 32-bit programs
+  "qemu-x86_64:qemu-user"  # tests/test_dropin.py: cpu_supported() on older (emulated) CPUs
   "chromium:chromium"    # headless render of the explore report (tests/test_explore.py, docs/explore-1024.png)
   # AArch64 (NEON) and big-endian s390x builds, run under qemu-user (verify's emulated rows)
   "aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "qemu-aarch64:qemu-user"

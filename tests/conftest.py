@@ -20,6 +20,7 @@ TOOLCHAINS = {
     "clang": lambda: shutil.which("clang"),
     "nasm": lambda: shutil.which("nasm"),
     "qemu-i386": lambda: shutil.which("qemu-i386"),
+    "qemu-x86_64": lambda: shutil.which("qemu-x86_64"),   # tests/test_dropin.py: cpu_supported on old CPUs
     "simde": lambda: Path("/usr/include/simde/x86/avx512.h").exists(),
     "dotnet": lambda: shutil.which("dotnet"),
     "aarch64-linux-gnu-gcc": lambda: shutil.which("aarch64-linux-gnu-gcc"),

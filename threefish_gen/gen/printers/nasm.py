@@ -20,6 +20,7 @@ from ..asm.machine import LAYOUTS, isa_for
 from ..errors import GenError
 from ..threefish import describe
 from . import render_template
+from .nasm_cpu import cpu_support
 
 # target -> the machine its code runs on (gen/asm/machine.py)
 MACHINE = {"nasm-x64": "x86-64", "nasm-x86": "x86"}
@@ -456,7 +457,7 @@ def report_line(alloc) -> str:
             f"instructions {s['instructions']}")
 
 
-def render(variant) -> dict[str, str]:
+def render(variant, cpu=frozenset()) -> dict[str, str]:
     no = NasmOptions.of(variant)
     annotate = variant.get("annotate", DEFAULT_ANNOTATE)
     funcs = []
@@ -491,7 +492,7 @@ def render(variant) -> dict[str, str]:
         "packed" if no.layout == "packed" else no.words]
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
                abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
-               block_shift=variant.spec.block_bytes.bit_length() - 1,
+               block_shift=variant.spec.block_bytes.bit_length() - 1, cpu=cpu_support(cpu),
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
                       + ABI_DATA[no.abi].object_format] + notes)

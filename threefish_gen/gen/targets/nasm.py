@@ -80,7 +80,7 @@ class Nasm(Target):
                 Pass("print NASM (gen/printers/nasm.py)", "AOp list", ".asm + .h (templates/nasm/)")]
 
     def render(self, v):
-        return printer.render(v)
+        return printer.render(v, cpu=self.features(v))
 
     def nasm_format(self, v) -> str:
         return self.formats[v.get("abi", self.schema[0].default)]
