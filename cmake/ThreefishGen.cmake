@@ -14,7 +14,7 @@
 #
 # The files are rendered at configure time into ${CMAKE_CURRENT_BINARY_DIR}/threefish_gen/<NAME>/ (and
 # again whenever the arguments change); the library's include directory is that folder.  nasm targets
-# need NASM: the function enables CMake's ASM_NASM language.  THREEFISH_GEN_COMMAND names the
+# need NASM: the call enables CMake's ASM_NASM language.  THREEFISH_GEN_COMMAND names the
 # generator (a list; default: the threefish-gen on PATH, else "python3 -m threefish_gen").
 include_guard(GLOBAL)
 
@@ -34,7 +34,17 @@ function(_threefish_gen_command out)
   set(${out} "${Python3_EXECUTABLE};-m;threefish_gen" PARENT_SCOPE)
 endfunction()
 
-function(threefish_gen_add_library name)
+# A macro, so that enable_language(ASM_NASM) runs in the caller's directory scope (CMake loses a
+# language enabled inside a function); the work is done by the function below.
+macro(threefish_gen_add_library name)
+  cmake_parse_arguments(_TFG_M "" "TARGET" "" ${ARGN})
+  if(_TFG_M_TARGET MATCHES "^nasm-" AND NOT CMAKE_ASM_NASM_COMPILER_LOADED)
+    enable_language(ASM_NASM)
+  endif()
+  _threefish_gen_add_library(${name} ${ARGN})
+endmacro()
+
+function(_threefish_gen_add_library name)
   cmake_parse_arguments(TFG "" "TARGET;ISA;SIZE;CONSTANTS;PREFIX" "OPTIONS" ${ARGN})
   if(TFG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "threefish_gen_add_library(${name}): unknown arguments ${TFG_UNPARSED_ARGUMENTS}")
@@ -72,9 +82,6 @@ function(threefish_gen_add_library name)
   file(GLOB sources "${dir}/*.c" "${dir}/*.asm")
   file(GLOB headers "${dir}/*.h")
   if(TFG_TARGET MATCHES "^nasm-")
-    if(NOT CMAKE_ASM_NASM_COMPILER_LOADED)
-      enable_language(ASM_NASM)
-    endif()
     if(TFG_TARGET STREQUAL "nasm-x86")
       set_source_files_properties(${sources} PROPERTIES COMPILE_OPTIONS "-felf32")
     endif()

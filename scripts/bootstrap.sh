@@ -11,6 +11,7 @@ mkdir -p build
 DEB_TOOLS=(
   "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
   "nasm:nasm"            # the nasm-x64 / nasm-x86 targets
+  "cmake:cmake" "pkg-config:pkgconf"   # examples/ (tests/test_examples.py): CMake and pkg-config projects
   "qemu-i386:qemu-user"  # runs the 32-bit harness where the kernel cannot run 32-bit programs
   "qemu-x86_64:qemu-user"  # tests/test_dropin.py: cpu_supported() on older (emulated) CPUs
   "chromium:chromium"    # headless render of the explore report (tests/test_explore.py, docs/explore-1024.png)

@@ -126,10 +126,12 @@ def resolve_target(name: str, values: dict) -> registry.Target:
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help="output folder")
+@click.option("--package", "package_dir", default=None, type=click.Path(file_okay=False),
+              help="output folder that also gets a package project (csharp: a packable class library)")
 @click.option("--force", is_flag=True, help="overwrite files in --out that threefish-gen did not write")
 @target_options()
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, force, **values):
+def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, package_dir, force, **values):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
     targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     if "cls" in values:
@@ -164,7 +166,8 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
-    from .placing import place
+    from .placing import package, place
+    out_dir, files = package(t, chosen, files, out_dir, package_dir)
     for line in place(files, out_dir, force):
         click.echo(line)
 
