@@ -236,9 +236,11 @@ def kat_cmd(files):
               help="only these targets (repeatable; default all; the scalar C reference row is always timed)")
 @click.option("--json", "json_path", default="build/bench.json", show_default=True, help="JSON results")
 @click.option("--md", "md_path", default="build/bench.md", show_default=True, help="markdown summary")
+@click.option("--chart", "chart_stem", default="build/bench-chart", show_default=True,
+              help="chart of c/B per target and size beside the peers: STEM.png and STEM.svg (matplotlib)")
 @click.option("--passes", type=click.IntRange(1, 21), default=None,
               help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
-def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes):
+def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes, chart_stem):
     """Cycles/byte of every target (scalar C, SIMD C, NASM, C#) beside Botan and Crypto++."""
     from . import bench as benchmod
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
@@ -249,6 +251,9 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, 
                  filters=filters, json_path=Path(json_path), md_path=Path(md_path),
                  csharp_specs=specs if dotnet else None,
                  notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
+    from .bench_chart import write_chart
+    made = write_chart(Path(json_path), Path(chart_stem))
+    click.echo(made if isinstance(made, str) else "bench: chart written to " + ", ".join(map(str, made)))
 
 
 ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.language == "nasm")
