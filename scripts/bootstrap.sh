@@ -11,7 +11,9 @@ mkdir -p build
 DEB_TOOLS=(
   "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
   "nasm:nasm"            # the nasm-x64 / nasm-x86 targets
+  "cmake:cmake" "pkg-config:pkgconf"   # examples/ (tests/test_examples.py): CMake and pkg-config projects
   "qemu-i386:qemu-user"  # runs the 32-bit harness where the kernel cannot run 32-bit programs
+  "qemu-x86_64:qemu-user"  # tests/test_dropin.py: cpu_supported() on older (emulated) CPUs
   "chromium:chromium"    # headless render of the explore report (tests/test_explore.py, docs/explore-1024.png)
   # AArch64 (NEON) and big-endian s390x builds, run under qemu-user (verify's emulated rows)
   "aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "qemu-aarch64:qemu-user"
@@ -26,6 +28,8 @@ DEB_FILES=(
   "/usr/s390x-linux-gnu/lib/libc.a:libc6-dev-s390x-cross"     # static s390x harness
 )
 DEB_PY="python3-jinja2 python3-click python3-pytest"
+# bench's chart (threefish_gen/bench_chart.py)
+/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || DEB_EXTRA_PY="python3-matplotlib"
 
 missing=()
 for pair in "${DEB_TOOLS[@]}"; do
@@ -51,6 +55,7 @@ for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
   [ -n "$cand" ] && command -v "$cand" >/dev/null 2>&1 && have_py "$cand" && { py=$(command -v "$cand"); break; }
 done
 [ -n "$py" ] || missing+=($DEB_PY)
+[ -z "${DEB_EXTRA_PY:-}" ] || missing+=($DEB_EXTRA_PY)
 # `pip install .` offline (docs/install.md, tests/test_install.py): venv + pip + setuptools + wheel
 /usr/bin/python3 -c 'import setuptools, wheel, ensurepip, pip' >/dev/null 2>&1 || \
   missing+=(python3-venv python3-pip python3-setuptools python3-wheel)

@@ -19,7 +19,12 @@ TOOLCHAINS = {
     "gcc": lambda: shutil.which("gcc"),
     "clang": lambda: shutil.which("clang"),
     "nasm": lambda: shutil.which("nasm"),
+    "cmake": lambda: shutil.which("cmake"),             # tests/test_examples.py
+    "pkg-config": lambda: shutil.which("pkg-config"),
+    "python3-matplotlib": lambda: subprocess.run([sys.executable, "-c", "import matplotlib"],
+                                                 capture_output=True).returncode == 0,   # bench chart
     "qemu-i386": lambda: shutil.which("qemu-i386"),
+    "qemu-x86_64": lambda: shutil.which("qemu-x86_64"),   # tests/test_dropin.py: cpu_supported on old CPUs
     "simde": lambda: Path("/usr/include/simde/x86/avx512.h").exists(),
     "dotnet": lambda: shutil.which("dotnet"),
     "aarch64-linux-gnu-gcc": lambda: shutil.which("aarch64-linux-gnu-gcc"),

@@ -30,7 +30,7 @@ def quick_run(tmp_path_factory):
     cmd = [sys.executable, "-m", "threefish_gen", "bench", "--quick", "--size", "256", "--size", "512",
            "--target", "c-simd", "--target", "nasm-x64", "--target", "nasm-x86",
            "--filter", "avx2 lanes fly/full/i2 gcc", "--filter", "nasm-x64 gpr belady",
-           "--json", str(d / "bench.json"), "--md", str(d / "bench.md")]
+           "--json", str(d / "bench.json"), "--md", str(d / "bench.md"), "--chart", str(d / "chart")]
     p = subprocess.run(cmd, cwd=d, capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert p.returncode == 0, p.stderr[-2000:]
@@ -93,3 +93,19 @@ def test_json_ratios_and_op_counts(quick_run):
         assert next(r for r in simd if r["mode"] == "chained")["ops"] == {}   # one block: scalar code
     assert "## Threefish-256 bulk" in md and f"| {REF} |" in md
     assert "SKIPPED nasm-x86" in md
+
+
+def test_bench_draws_its_chart_from_the_json(quick_run):
+    """PNG + SVG beside the JSON (matplotlib from Debian); the chart's bars are the fastest row per
+    target and each peer, the same figures as the JSON's rows."""
+    from threefish_gen.bench_chart import series
+    out, data, _ = quick_run
+    line = next(ln for ln in out.splitlines() if ln.startswith("bench: chart"))
+    assert line.startswith("bench: chart written to "), line
+    png, svg = (Path(p) for p in line.split(" to ", 1)[1].split(", "))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and "<svg" in svg.read_text()[:500]
+    ser = series(data)
+    rows = [r for r in data["results"] if r["kind"] == "variant" and r["target"] == "c" and r["mode"] == "bulk"
+            and r["bits"] == 512]
+    assert ser["c"][(512, "bulk")] == min(r["cpb"] for r in rows)
+    assert {"c", "c-simd", "nasm-x64"} <= set(ser)

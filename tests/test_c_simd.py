@@ -72,13 +72,13 @@ def test_render_cli_emits_contract_and_is_deterministic(tmp_path):
             "--constants", "1.3", "--prefix", "tfx_"]
     a, b = _cli(*args, "--out", str(tmp_path / "a")), _cli(*args, "--out", str(tmp_path / "b"))
     assert a.returncode == 0 and b.returncode == 0, a.stderr
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["tfx.c", "tfx.h"]
-    for name in ("tfx.c", "tfx.h"):
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["tfx_threefish512_csimd.c", "tfx_threefish512_csimd.h"]
+    for name in ("tfx_threefish512_csimd.c", "tfx_threefish512_csimd.h"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-    h = (tmp_path / "a" / "tfx.h").read_text()
+    h = (tmp_path / "a" / "tfx_threefish512_csimd.h").read_text()
     for fn in ("tfx_encrypt(", "tfx_decrypt(", "tfx_encrypt_blocks(", "tfx_decrypt_blocks("):
         assert fn in h
-    c = (tmp_path / "a" / "tfx.c").read_text()
+    c = (tmp_path / "a" / "tfx_threefish512_csimd.c").read_text()
     assert "--isa avx2 --layout lanes" in c
     assert "_mm256_load_si256" not in c and "_mm256_store_si256" not in c  # never aligned access
 
@@ -241,9 +241,9 @@ def test_packed_render_is_deterministic_and_records_the_command(tmp_path):
             "--constants", "1.2", "--prefix", "tfp_"]
     a, b = _cli(*args, "--out", str(tmp_path / "a")), _cli(*args, "--out", str(tmp_path / "b"))
     assert a.returncode == 0 and b.returncode == 0, a.stderr
-    for name in ("tfp.c", "tfp.h"):
+    for name in ("tfp_threefish1024_csimd.c", "tfp_threefish1024_csimd.h"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-    c = (tmp_path / "a" / "tfp.c").read_text()
+    c = (tmp_path / "a" / "tfp_threefish1024_csimd.c").read_text()
     assert "--isa avx2 --layout packed --prefix tfp_" in c
     assert "one block over 4 256-bit vectors" in c
     assert "_mm256_sllv_epi64" in c and "_mm256_load_si256" not in c

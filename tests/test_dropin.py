@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -145,3 +147,112 @@ def test_choices_are_case_insensitive_and_errors_name_the_option(tmp_path):
     ]:
         p = cli("render", "--size", "512", "--constants", "1.3", *args, "--out", str(tmp_path / "x"))
         assert p.returncode == 2 and p.stderr.strip() == f"threefish-gen: error: {line}", (args, p.stderr)
+
+
+# --------------------------------------------------------------------------- C headers, NASM CET
+
+def _cpu_flags():
+    return set(" ".join(ln.split(":", 1)[1] for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                        if ln.startswith("flags")).split())
+
+
+C_RENDERS = [("c", []), ("c-simd", ["--isa", "auto"]), ("c-simd", ["--isa", "avx2"]), ("c-simd", ["--isa", "avx512"]),
+             ("c-simd", ["--isa", "avx2", "--layout", "packed"])]
+
+
+@pytest.mark.parametrize("target, args", C_RENDERS)
+def test_c_files_are_clean_as_cpp_and_declare_every_symbol(tmp_path, target, args):
+    out = tmp_path / "s"
+    p = render(out, "--target", target, "--size", "512", *args)
+    assert p.returncode == 0, p.stderr
+    c = next(out.glob("*.c"))
+    h = c.with_suffix(".h")
+    for cxx in (["g++", "-Wcast-align=strict"], ["clang++", "-Wcast-align"]):
+        r = subprocess.run([*cxx, "-x", "c++", "-std=c++11", "-O2", "-Wall", "-Wextra", "-Wpedantic", "-Werror",
+                            "-c", str(c), "-o", str(tmp_path / "x.o")], capture_output=True, text=True)
+        assert r.returncode == 0, (cxx, r.stderr[:2000])
+    # every global symbol the object defines is declared in the header
+    r = subprocess.run(["nm", "-g", "--defined-only", str(tmp_path / "x.o")], capture_output=True, text=True,
+                       check=True)
+    defined = {ln.split()[-1] for ln in r.stdout.splitlines() if ln.split()[1] in "TDRB"}
+    header = h.read_text()
+    assert defined and all(f" {s}(" in header or f"*{s}(" in header for s in defined), (defined, header)
+    assert "tf_cpu_supported" in defined and '#define TF_VERSION "' in header and "#define TF_API_VERSION 1" in header
+    assert ("tf_dispatch_path" in defined) == (args == ["--isa", "auto"])
+    # cpu_supported agrees with /proc/cpuinfo
+    main = tmp_path / "main.c"
+    main.write_text(f'#include <stdio.h>\n#include "{h.name}"\nint main(void) {{ printf("%d %s %s\\n", '
+                    'tf_cpu_supported(), TF_VERSION, TF_CONSTANTS); return 0; }\n')
+    exe = tmp_path / "m"
+    subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-I{out}", str(main), str(c), "-o",
+                    str(exe)], check=True)
+    got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
+    need = {"avx2": {"avx2"}, "avx512": {"avx512f", "avx512vl"}}.get(args[1] if args else "", set())
+    assert got[0] == str(int(need <= _cpu_flags())) and got[2] == "1.3"
+
+
+NASM_RENDERS = [["--isa", "gpr"], ["--isa", "avx2"], ["--isa", "avx512"], ["--rotate", "rorx"]]
+
+
+def test_nasm_objects_keep_cet_and_say_what_cpu_they_need(tmp_path):
+    out = tmp_path / "s"
+    objs, prefixes = [], []
+    for i, args in enumerate(NASM_RENDERS):
+        pre = f"n{i}_"
+        p = cli("render", "--target", "nasm-x64", "--size", "512", "--constants", "1.3", "--prefix", pre, *args,
+                "--out", str(out))
+        assert p.returncode == 0, p.stderr
+        asm = out / f"{pre}threefish512_nasmx64.asm"
+        text = asm.read_text()
+        for sym in ("encrypt", "decrypt", "encrypt_blocks", "decrypt_blocks", "cpu_supported"):
+            assert f"\n{pre}{sym}:" in text.replace(" ;", "\n;")
+            after = text.split(f"\n{pre}{sym}:", 1)[1].lstrip(" ;").split("\n", 2)
+            assert "endbr64" in after[1], (sym, after[:2])       # first instruction of every exported entry
+        obj = tmp_path / f"{pre}.o"
+        subprocess.run(["nasm", "-f", "elf64", "-o", str(obj), str(asm)], check=True)
+        objs.append(obj)
+        prefixes.append(pre)
+    main = tmp_path / "main.c"
+    main.write_text("#include <stdio.h>\n" + "".join(f'#include "{p}threefish512_nasmx64.h"\n' for p in prefixes)
+                    + "int main(void) {\n" + "".join(f'    printf("%d\\n", {p}cpu_supported());\n' for p in prefixes)
+                    + "    return 0;\n}\n")
+    mo = tmp_path / "main.o"
+    subprocess.run(["gcc", "-O2", "-fcf-protection=full", "-Wall", "-Wextra", "-Werror", f"-I{out}", "-c", str(main),
+                    "-o", str(mo)], check=True)
+    # Debian's crt1.o/crti.o carry no CET note, so a whole program loses it whatever we link; a relocatable
+    # link of the program's object with ours is the AND of exactly these inputs
+    both = tmp_path / "both.o"
+    subprocess.run(["ld", "-r", str(mo), *map(str, objs), "-o", str(both)], check=True)
+    notes = subprocess.run(["readelf", "-n", str(both)], capture_output=True, text=True, check=True).stdout
+    assert "x86 feature: IBT, SHSTK" in notes, notes
+    # control: the same object without its note turns both off
+    bare = tmp_path / "bare.asm"
+    bare.write_text((out / "n0_threefish512_nasmx64.asm").read_text().split("section .note.gnu.property")[0])
+    subprocess.run(["nasm", "-f", "elf64", "-o", str(tmp_path / "bare.o"), str(bare)], check=True)
+    subprocess.run(["ld", "-r", str(mo), str(tmp_path / "bare.o"), "-o", str(tmp_path / "b2.o")], check=True)
+    assert "IBT" not in subprocess.run(["readelf", "-n", str(tmp_path / "b2.o")], capture_output=True,
+                                       text=True).stdout
+    exe = tmp_path / "m"
+    subprocess.run(["gcc", "-fcf-protection=full", str(mo), *map(str, objs), "-o", str(exe)], check=True)
+    got = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split()
+    flags = _cpu_flags()
+    assert got == ["1", str(int("avx2" in flags)), str(int("avx512f" in flags)), str(int("bmi2" in flags))]
+    # older CPUs, emulated (qemu-user's TCG has no AVX-512): the checks say 0 where code would SIGILL
+    for cpu, want in (("Nehalem", ["1", "0", "0", "0"]), ("Haswell", ["1", "1", "0", "1"])):
+        r = subprocess.run(["qemu-x86_64", "-cpu", cpu, str(exe)], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout.split() == want, (cpu, r.stdout, r.stderr[-500:])
+
+
+def test_nasm_x86_object_keeps_cet(tmp_path):
+    p = cli("render", "--target", "nasm-x86", "--size", "256", "--constants", "1.3", "--prefix", "x_",
+            "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    asm = tmp_path / "x_threefish256_nasmx86.asm"
+    assert "endbr32" in asm.read_text()
+    subprocess.run(["nasm", "-f", "elf32", "-o", str(tmp_path / "x.o"), str(asm)], check=True)
+    subprocess.run(["gcc", "-m32", "-fcf-protection=full", "-c", "-x", "c", "-", "-o", str(tmp_path / "m.o")],
+                   input="int f(void) { return 0; }\n", text=True, check=True)
+    subprocess.run(["ld", "-m", "elf_i386", "-r", str(tmp_path / "m.o"), str(tmp_path / "x.o"), "-o",
+                    str(tmp_path / "a.o")], check=True)
+    assert "x86 feature: IBT, SHSTK" in subprocess.run(["readelf", "-n", str(tmp_path / "a.o")],
+                                                       capture_output=True, text=True).stdout

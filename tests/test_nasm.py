@@ -164,7 +164,7 @@ def test_packed_permutation_is_derived_not_typed():
                      ("mov", "B0.1", "B0"), ("lohi", "B0.1", "B1"), ("mov", "B1.1", "B1"), ("lohi", "B1.1", "B0")]
     asm = render_variant(variant("nasm-x86", 256, layout="packed"))
     asm = next(t for n, t in asm.items() if n.endswith(".asm"))
-    body = asm.split("encrypt_blocks:\n.entry:")[1].split(".done:")[0]
+    body = asm.split("encrypt_blocks:\n    endbr32\n.entry:")[1].split(".done:")[0]   # endbr32: CET entry
     assert body.count("pshufd") == 72 and "shufpd" not in body      # one lane swap of B per round
     rot = get_spec("1.3", 256).rot
     distinct = sum(rot[d % 8][0] != rot[d % 8][1] for d in range(72))

@@ -19,7 +19,7 @@ from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
 from threefish_gen.gen.render import render_variant  # noqa: E402
 from threefish_gen.gen.spec import Spec, all_specs  # noqa: E402
 from threefish_gen.gen.threefish import Options  # noqa: E402
-from threefish_gen.verify import matrix, proc, runner, simd  # noqa: E402
+from threefish_gen.verify import matrix, proc, runner, simd, sources  # noqa: E402
 from threefish_gen.verify.cpu import HIDE_VAR, cpu_flags  # noqa: E402
 
 GCC_ASAN = next(b for b in simd.SIMD_BUILDS if b.name == "gcc asan+ubsan")
@@ -64,7 +64,7 @@ def test_emulated_sanitizer_build_still_catches_an_out_of_bounds_read(tmp_path, 
         files[c] = files[c].replace("load64(in + 24)", "load64(in - 40)", 1)
         return files
 
-    monkeypatch.setattr(runner, "render_variant", planted)
+    monkeypatch.setattr(sources, "render_variant", planted)     # what the checkers build (verify/sources.py)
     vec = runner.vector_file(v.spec, tmp_path / "vectors.txt", 2, 7)
     row = simd.check_simd(v, GCC_ASAN, tmp_path, vec)
     assert row.status == "FAIL" and "AddressSanitizer" in row.detail, row.detail
@@ -78,9 +78,10 @@ def test_generated_simd_code_has_no_signed_arithmetic(spec):
     """-fwrapv in the emulated rows hides nothing of ours only while the generated cipher code
     computes nothing in signed types: its casts to long long (the intrinsics' argument type) are
     conversions; the one other signed value is the byte loop counter of the big-endian store.
-    (The dispatcher's CPU detection after the cipher code works on small ints: not checked.)"""
+    (The CPU detection after the cipher code -- the dispatcher's, cpu_supported's -- works on small
+    ints: not checked.)"""
     for v in SIMD.recommended(spec):
-        text = render_variant(v)[f"{v.stem}.c"].split("/* ---- runtime dispatch")[0]
+        text = render_variant(v)[f"{v.stem}.c"].split("/* ---- runtime dispatch")[0].split("/* ---- CPU support")[0]
         text = text.replace("(long long)(", "(")
         for line in text.splitlines():
             if SIGNED.search(line):

@@ -126,10 +126,12 @@ def resolve_target(name: str, values: dict) -> registry.Target:
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
 @click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
               help="render every recommended variant (all sizes and versions) instead of one")
-@click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="output folder")
+@click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help="output folder")
+@click.option("--package", "package_dir", default=None, type=click.Path(file_okay=False),
+              help="output folder that also gets a package project (csharp: a packable class library)")
 @click.option("--force", is_flag=True, help="overwrite files in --out that threefish-gen did not write")
 @target_options()
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, force, **values):
+def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, package_dir, force, **values):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
     targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     if "cls" in values:
@@ -167,7 +169,8 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
-    from .placing import place
+    from .placing import package, place
+    out_dir, files = package(t, chosen, files, out_dir, package_dir)
     for line in place(files, out_dir, force):
         click.echo(line)
 
@@ -236,9 +239,11 @@ def kat_cmd(files):
               help="only these targets (repeatable; default all; the scalar C reference row is always timed)")
 @click.option("--json", "json_path", default="build/bench.json", show_default=True, help="JSON results")
 @click.option("--md", "md_path", default="build/bench.md", show_default=True, help="markdown summary")
+@click.option("--chart", "chart_stem", default="build/bench-chart", show_default=True,
+              help="chart of c/B per target and size beside the peers: STEM.png and STEM.svg (matplotlib)")
 @click.option("--passes", type=click.IntRange(1, 21), default=None,
               help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
-def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes):
+def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes, chart_stem):
     """Cycles/byte of every target (scalar C, SIMD C, NASM, C#) beside Botan and Crypto++."""
     from . import bench as benchmod
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
@@ -252,6 +257,9 @@ def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, 
     from . import bench_skein
     if bench_skein.wanted(sizes, targets, filters):
         bench_skein.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes)
+    from .bench_chart import write_chart
+    made = write_chart(Path(json_path), Path(chart_stem))
+    click.echo(made if isinstance(made, str) else "bench: chart written to " + ", ".join(map(str, made)))
 
 
 ASM_TARGETS = tuple(t.name for t in registry.TARGETS.values() if t.recipe.language == "nasm")

@@ -9,6 +9,20 @@ from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import foreign_files, write_files
 
 
+def package(target, variants, files: dict[str, str], out_dir, package_dir):
+    """``render --out DIR`` or ``--package DIR`` (the files plus the target's package project)."""
+    if (out_dir is None) == (package_dir is None):
+        raise GenError("render needs --out DIR or --package DIR (one of them)")
+    if package_dir is None:
+        return out_dir, files
+    extra = target.package_files(variants)
+    if extra is None:
+        from threefish_gen.gen import targets as registry
+        able = [t.name for t in registry.TARGETS.values() if t.package_files(t.variants("recommended", [variants[0].spec])[:1])]
+        raise GenError(f"--package applies to --target {' or '.join(able)}, not --target {target.name}")
+    return package_dir, {**files, **extra}
+
+
 def place(files: dict[str, str], out_dir: str, force: bool = False) -> list[str]:
     """Write ``files`` into ``out_dir`` (atomically, gen/output.py); returns one line per file:
     its path, then ``(replaced)`` when a different file of that name was there, ``(unchanged)``

@@ -2581,6 +2581,7 @@ static void skein1024_v11_csimd_auto_fly_full_ubi(uint64_t h[16], uint64_t t[2],
     }
 }
 
+
 /* Precomputed IVs (chaining value after the configuration block) of plain sequential hashing. */
 static const struct { uint64_t bits; uint64_t iv[16]; } skein1024_v11_csimd_auto_fly_full_ivs[3] = {
     { 384, {
@@ -2891,10 +2892,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
     __m256i vx14, vx15;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 128));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 256));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 384));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -2909,10 +2910,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vk3 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 160));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 288));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 416));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -2927,10 +2928,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vk7 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 64));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 192));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 320));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -2945,10 +2946,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vk11 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 96));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 224));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 352));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -2981,10 +2982,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
     vk16 = _mm256_xor_si256(vk16, vk15);
     /* block 0: tweak t2 = t0 ^ t1 */
     {
-        const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-        const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-        const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-        const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+        const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+        const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+        const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+        const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -2997,10 +2998,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
     vt2 = vt0;
     vt2 = _mm256_xor_si256(vt2, vt1);
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 512));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 640));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 768));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 896));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 512));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 640));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 768));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 896));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -3015,10 +3016,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vm3 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 544));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 672));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 800));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 928));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 544));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 672));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 800));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 928));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -3033,10 +3034,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vm7 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 576));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 704));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 832));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 960));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 576));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 704));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 832));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 960));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -3051,10 +3052,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         vm11 = s2_3;
     }
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 608));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 736));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 864));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 992));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 608));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 736));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 864));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 992));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -5530,10 +5531,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
         const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
         const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-        _mm256_storeu_si256((__m256i *)(out + 128), s2_1);
-        _mm256_storeu_si256((__m256i *)(out + 256), s2_2);
-        _mm256_storeu_si256((__m256i *)(out + 384), s2_3);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_1);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_2);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_3);
     }
     {
         const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -5544,10 +5545,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
         const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
         const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-        _mm256_storeu_si256((__m256i *)(out + 160), s2_1);
-        _mm256_storeu_si256((__m256i *)(out + 288), s2_2);
-        _mm256_storeu_si256((__m256i *)(out + 416), s2_3);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_2);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_3);
     }
     {
         const __m256i s1_0 = _mm256_unpacklo_epi64(vx8, vx9);
@@ -5558,10 +5559,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
         const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
         const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(out + 64), s2_0);
-        _mm256_storeu_si256((__m256i *)(out + 192), s2_1);
-        _mm256_storeu_si256((__m256i *)(out + 320), s2_2);
-        _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_0);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_1);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_2);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
     }
     {
         const __m256i s1_0 = _mm256_unpacklo_epi64(vx12, vx13);
@@ -5572,10 +5573,10 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, 
         const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
         const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
         const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(out + 96), s2_0);
-        _mm256_storeu_si256((__m256i *)(out + 224), s2_1);
-        _mm256_storeu_si256((__m256i *)(out + 352), s2_2);
-        _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_0);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_1);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_2);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
     }
 }
 #if !defined(THREEFISH_GEN_SIMDE)
@@ -5708,14 +5709,14 @@ static void skein1024_v11_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in
     vk16 = _mm512_xor_si512(vk16, vk15);
     /* block 0: tweak t2 = t0 ^ t1 */
     {
-        const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-        const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-        const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-        const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-        const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-        const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-        const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-        const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+        const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+        const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+        const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+        const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+        const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+        const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+        const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+        const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);

@@ -755,6 +755,7 @@ static void skein256_v11_csimd_auto_fly_full_ubi(uint64_t h[4], uint64_t t[2], c
     }
 }
 
+
 /* Precomputed IVs (chaining value after the configuration block) of plain sequential hashing. */
 static const struct { uint64_t bits; uint64_t iv[4]; } skein256_v11_csimd_auto_fly_full_ivs[4] = {
     { 128, {
@@ -1051,10 +1052,10 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
     __m256i vm2, vm3, vx0, vx1, vx2, vx3;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 32));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 64));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 96));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -1075,10 +1076,10 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
     vk4 = _mm256_xor_si256(vk4, vk3);
     /* block 0: tweak t2 = t0 ^ t1 */
     {
-        const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-        const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-        const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-        const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+        const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+        const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+        const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+        const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -1091,10 +1092,10 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
     vt2 = vt0;
     vt2 = _mm256_xor_si256(vt2, vt1);
     {
-        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 128));
-        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 160));
-        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 192));
-        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+        const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+        const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+        const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+        const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
         const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
         const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
         const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -1782,10 +1783,10 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx2(const uint8_t *in, c
         const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
         const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
         const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-        _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-        _mm256_storeu_si256((__m256i *)(out + 32), s2_1);
-        _mm256_storeu_si256((__m256i *)(out + 64), s2_2);
-        _mm256_storeu_si256((__m256i *)(out + 96), s2_3);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+        _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
     }
 }
 #if !defined(THREEFISH_GEN_SIMDE)
@@ -1812,14 +1813,14 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
     __m512i vm2, vm3, vx0, vx1, vx2, vx3;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     {
-        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 0)));
-        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 32)));
-        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 64)));
-        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 96)));
-        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 128)));
-        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 160)));
-        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 192)));
-        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 224)));
+        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
+        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
+        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
+        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
+        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
+        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
+        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
+        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -1852,14 +1853,14 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
     vk4 = _mm512_xor_si512(vk4, vk3);
     /* block 0: tweak t2 = t0 ^ t1 */
     {
-        const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-        const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-        const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-        const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-        const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-        const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-        const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-        const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+        const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+        const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+        const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+        const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+        const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+        const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+        const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+        const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -1880,14 +1881,14 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
     vt2 = vt0;
     vt2 = _mm512_xor_si512(vt2, vt1);
     {
-        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 256)));
-        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 288)));
-        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 320)));
-        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 352)));
-        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 384)));
-        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 416)));
-        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 448)));
-        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 480)));
+        const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 256)));
+        const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 288)));
+        const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 320)));
+        const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 352)));
+        const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 384)));
+        const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 416)));
+        const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 448)));
+        const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 480)));
         const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
         const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
         const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -2604,14 +2605,14 @@ static void skein256_v11_csimd_auto_fly_full_ubi_lanes_avx512(const uint8_t *in,
         const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
         const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
         const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-        _mm256_storeu_si256((__m256i *)(out + 0), _mm512_castsi512_si256(s3_0));
-        _mm256_storeu_si256((__m256i *)(out + 32), _mm512_castsi512_si256(s3_1));
-        _mm256_storeu_si256((__m256i *)(out + 64), _mm512_castsi512_si256(s3_2));
-        _mm256_storeu_si256((__m256i *)(out + 96), _mm512_castsi512_si256(s3_3));
-        _mm256_storeu_si256((__m256i *)(out + 128), _mm512_castsi512_si256(s3_4));
-        _mm256_storeu_si256((__m256i *)(out + 160), _mm512_castsi512_si256(s3_5));
-        _mm256_storeu_si256((__m256i *)(out + 192), _mm512_castsi512_si256(s3_6));
-        _mm256_storeu_si256((__m256i *)(out + 224), _mm512_castsi512_si256(s3_7));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
+        _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
     }
 }
 #if !defined(THREEFISH_GEN_SIMDE)

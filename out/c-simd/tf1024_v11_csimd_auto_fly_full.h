@@ -21,6 +21,15 @@ extern "C" {
 #endif
 
 #define TF1024_V11_CSIMD_AUTO_FLY_FULL_BLOCK_BYTES 128
+/* The threefish-gen release that rendered this file, the version of the API declared below
+   (raised when a declaration changes), and the Skein constants version. */
+#define TF1024_V11_CSIMD_AUTO_FLY_FULL_VERSION "0.1.0"
+#define TF1024_V11_CSIMD_AUTO_FLY_FULL_API_VERSION 1
+#define TF1024_V11_CSIMD_AUTO_FLY_FULL_CONSTANTS "1.1"
+
+/* 1 when this CPU and OS can run this file's code, else 0 (code for an instruction set the CPU
+   lacks would die with SIGILL): check it once before the first call.  Portable code: always 1. */
+int tf1024_v11_csimd_auto_fly_full_cpu_supported(void);
 
 /* One block.  in == out is allowed; no alignment is required. */
 void tf1024_v11_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[16],
@@ -34,6 +43,9 @@ void tf1024_v11_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const
                                                    const uint8_t *in, uint8_t *out, size_t n);
 void tf1024_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
                                                    const uint8_t *in, uint8_t *out, size_t n);
+
+/* The path a call with n blocks takes on this CPU ("scalar", "sse2", ..., "avx512", "neon"). */
+const char *tf1024_v11_csimd_auto_fly_full_dispatch_path(size_t n);
 
 #ifdef __cplusplus
 }

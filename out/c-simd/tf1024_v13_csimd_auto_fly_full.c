@@ -33,6 +33,11 @@
 #elif defined(THREEFISH_GEN_NEON)
 #include <arm_neon.h>
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
+/* g++ 12's avx512fintrin.h: _mm512_unpack{lo,hi}_epi64 start from _mm512_undefined_epi32(), which
+   -Wmaybe-uninitialized reports inside the header once inlined here (about 2000 lines per file). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
 static inline uint64_t tf1024_v13_csimd_auto_fly_full_load64(const uint8_t *p)
@@ -10164,14 +10169,14 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
             __m512i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -12832,14 +12837,14 @@ static void tf1024_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
             __m512i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -15527,10 +15532,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
             __m256i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -15543,10 +15548,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 256));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 384));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -15561,10 +15566,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 288));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 416));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -15579,10 +15584,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx7 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 192));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 320));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -15597,10 +15602,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 vx11 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 224));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 352));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18043,10 +18048,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 256), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 384), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -18057,10 +18062,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 288), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 416), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx8, vx9);
@@ -18071,10 +18076,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 320), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx12, vx13);
@@ -18085,10 +18090,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 352), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
             }
         }
     }
@@ -18164,10 +18169,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
             __m256i vx7, vx8, vx9, vx10, vx11, vx12, vx13, vx14, vx15;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18180,10 +18185,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 256));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 384));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18198,10 +18203,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 288));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 416));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18216,10 +18221,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx7 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 192));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 320));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18234,10 +18239,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 vx11 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 224));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 352));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -20680,10 +20685,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 256), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 384), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -20694,10 +20699,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 288), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 416), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx8, vx9);
@@ -20708,10 +20713,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 320), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx12, vx13);
@@ -20722,10 +20727,10 @@ static void tf1024_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 352), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
             }
         }
     }
@@ -26056,8 +26061,7 @@ static int tf1024_v13_csimd_auto_fly_full_level(void)
     return v;
 }
 
-/* Name of the path a call with n blocks takes (not in the header: for tests and benchmarks). */
-const char *tf1024_v13_csimd_auto_fly_full_dispatch_path(size_t n);
+/* Name of the path a call with n blocks takes (declared in the header). */
 const char *tf1024_v13_csimd_auto_fly_full_dispatch_path(size_t n)
 {
     int level = tf1024_v13_csimd_auto_fly_full_level();
@@ -26119,4 +26123,9 @@ void tf1024_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const
     }
 #endif
     tf1024_v13_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+int tf1024_v13_csimd_auto_fly_full_cpu_supported(void)
+{
+    return 1; /* the dispatcher runs the scalar path where the CPU has none of the others */
 }

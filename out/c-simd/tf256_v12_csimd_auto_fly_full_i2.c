@@ -33,6 +33,11 @@
 #elif defined(THREEFISH_GEN_NEON)
 #include <arm_neon.h>
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
+/* g++ 12's avx512fintrin.h: _mm512_unpack{lo,hi}_epi64 start from _mm512_undefined_epi32(), which
+   -Wmaybe-uninitialized reports inside the header once inlined here (about 2000 lines per file). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
 static inline uint64_t tf256_v12_csimd_auto_fly_full_i2_load64(const uint8_t *p)
@@ -2871,14 +2876,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
             __m512i vxb0, vxb1, vxb2, vxb3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -2900,14 +2905,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
             vta2 = _mm512_xor_si512(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 240)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -2928,14 +2933,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
             vtb2 = vtb0;
             vtb2 = _mm512_xor_si512(vtb2, vtb1);
             {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 224)));
+                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
+                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
+                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
+                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
+                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
+                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
+                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
+                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -2962,14 +2967,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
                 vxa3 = s3_3;
             }
             {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 256)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 288)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 320)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 352)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 384)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 416)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 448)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 480)));
+                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 256)));
+                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 288)));
+                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 320)));
+                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 352)));
+                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 384)));
+                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 416)));
+                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 448)));
+                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 480)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -4241,14 +4246,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
                 const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
                 const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
                 const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(out + 224), _mm512_castsi512_si256(s3_7));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
             }
             {
                 const __m512i zero = _mm512_setzero_si512();
@@ -4276,28 +4281,28 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
                 const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
                 const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
                 const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(out + 256), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(out + 288), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(out + 320), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(out + 352), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(out + 384), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(out + 416), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(out + 448), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(out + 480), _mm512_castsi512_si256(s3_7));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), _mm512_castsi512_si256(s3_0));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), _mm512_castsi512_si256(s3_1));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), _mm512_castsi512_si256(s3_2));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), _mm512_castsi512_si256(s3_3));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), _mm512_castsi512_si256(s3_4));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), _mm512_castsi512_si256(s3_5));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), _mm512_castsi512_si256(s3_6));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), _mm512_castsi512_si256(s3_7));
             }
         }
         for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
             __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -4318,14 +4323,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
             vt2 = vt0;
             vt2 = _mm512_xor_si512(vt2, vt1);
             {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 224)));
+                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
+                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
+                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
+                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
+                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
+                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
+                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
+                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -5033,14 +5038,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
                 const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
                 const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
                 const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(out + 224), _mm512_castsi512_si256(s3_7));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
             }
         }
     }
@@ -5074,14 +5079,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
             __m512i vxb0, vxb1, vxb2, vxb3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -5103,14 +5108,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
             vta2 = _mm512_xor_si512(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 240)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -5131,14 +5136,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
             vtb2 = vtb0;
             vtb2 = _mm512_xor_si512(vtb2, vtb1);
             {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 224)));
+                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
+                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
+                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
+                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
+                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
+                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
+                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
+                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -5165,14 +5170,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
                 vxa3 = s3_3;
             }
             {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 256)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 288)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 320)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 352)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 384)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 416)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 448)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 480)));
+                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 256)));
+                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 288)));
+                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 320)));
+                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 352)));
+                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 384)));
+                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 416)));
+                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 448)));
+                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 480)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -6444,14 +6449,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
                 const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
                 const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
                 const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(out + 224), _mm512_castsi512_si256(s3_7));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
             }
             {
                 const __m512i zero = _mm512_setzero_si512();
@@ -6479,28 +6484,28 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
                 const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
                 const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
                 const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(out + 256), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(out + 288), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(out + 320), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(out + 352), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(out + 384), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(out + 416), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(out + 448), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(out + 480), _mm512_castsi512_si256(s3_7));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), _mm512_castsi512_si256(s3_0));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), _mm512_castsi512_si256(s3_1));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), _mm512_castsi512_si256(s3_2));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), _mm512_castsi512_si256(s3_3));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), _mm512_castsi512_si256(s3_4));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), _mm512_castsi512_si256(s3_5));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), _mm512_castsi512_si256(s3_6));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), _mm512_castsi512_si256(s3_7));
             }
         }
         for (; n >= 8; n -= 8, tweaks += 128, in += 256, out += 256) {
             __m512i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -6521,14 +6526,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
             vt2 = vt0;
             vt2 = _mm512_xor_si512(vt2, vt1);
             {
-                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 0)));
-                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 32)));
-                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 64)));
-                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 96)));
-                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 128)));
-                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 160)));
-                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 192)));
-                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(in + 224)));
+                const __m512i s0_0 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 0)));
+                const __m512i s0_1 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 32)));
+                const __m512i s0_2 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 64)));
+                const __m512i s0_3 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 96)));
+                const __m512i s0_4 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 128)));
+                const __m512i s0_5 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 160)));
+                const __m512i s0_6 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 192)));
+                const __m512i s0_7 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(in + 224)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -7236,14 +7241,14 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
                 const __m512i s3_6 = _mm512_shuffle_i32x4(s2_2, s2_6, 0xee);
                 const __m512i s3_3 = _mm512_shuffle_i32x4(s2_3, s2_7, 0x44);
                 const __m512i s3_7 = _mm512_shuffle_i32x4(s2_3, s2_7, 0xee);
-                _mm256_storeu_si256((__m256i *)(out + 0), _mm512_castsi512_si256(s3_0));
-                _mm256_storeu_si256((__m256i *)(out + 32), _mm512_castsi512_si256(s3_1));
-                _mm256_storeu_si256((__m256i *)(out + 64), _mm512_castsi512_si256(s3_2));
-                _mm256_storeu_si256((__m256i *)(out + 96), _mm512_castsi512_si256(s3_3));
-                _mm256_storeu_si256((__m256i *)(out + 128), _mm512_castsi512_si256(s3_4));
-                _mm256_storeu_si256((__m256i *)(out + 160), _mm512_castsi512_si256(s3_5));
-                _mm256_storeu_si256((__m256i *)(out + 192), _mm512_castsi512_si256(s3_6));
-                _mm256_storeu_si256((__m256i *)(out + 224), _mm512_castsi512_si256(s3_7));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), _mm512_castsi512_si256(s3_0));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), _mm512_castsi512_si256(s3_1));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), _mm512_castsi512_si256(s3_2));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), _mm512_castsi512_si256(s3_3));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), _mm512_castsi512_si256(s3_4));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), _mm512_castsi512_si256(s3_5));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), _mm512_castsi512_si256(s3_6));
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), _mm512_castsi512_si256(s3_7));
             }
         }
     }
@@ -7301,10 +7306,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             __m256i vxb0, vxb1, vxb2, vxb3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -7318,10 +7323,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             vta2 = _mm256_xor_si256(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -7334,10 +7339,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 96));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -7352,10 +7357,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                 vxa3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 192));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -8598,10 +8603,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
@@ -8612,20 +8617,20 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
             __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -8638,10 +8643,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 96));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -9320,10 +9325,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
             }
         }
     }
@@ -9359,10 +9364,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             __m256i vxb0, vxb1, vxb2, vxb3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -9376,10 +9381,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             vta2 = _mm256_xor_si256(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -9392,10 +9397,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 96));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -9410,10 +9415,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
                 vxa3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 192));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -10656,10 +10661,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
@@ -10670,20 +10675,20 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 128, out += 128) {
             __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -10696,10 +10701,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 96));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -11378,10 +11383,10 @@ static void tf256_v12_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_3);
             }
         }
     }
@@ -15538,8 +15543,7 @@ static int tf256_v12_csimd_auto_fly_full_i2_level(void)
     return v;
 }
 
-/* Name of the path a call with n blocks takes (not in the header: for tests and benchmarks). */
-const char *tf256_v12_csimd_auto_fly_full_i2_dispatch_path(size_t n);
+/* Name of the path a call with n blocks takes (declared in the header). */
 const char *tf256_v12_csimd_auto_fly_full_i2_dispatch_path(size_t n)
 {
     int level = tf256_v12_csimd_auto_fly_full_i2_level();
@@ -15601,4 +15605,9 @@ void tf256_v12_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
     }
 #endif
     tf256_v12_csimd_auto_fly_full_i2_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+int tf256_v12_csimd_auto_fly_full_i2_cpu_supported(void)
+{
+    return 1; /* the dispatcher runs the scalar path where the CPU has none of the others */
 }

@@ -33,6 +33,11 @@
 #elif defined(THREEFISH_GEN_NEON)
 #include <arm_neon.h>
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
+/* g++ 12's avx512fintrin.h: _mm512_unpack{lo,hi}_epi64 start from _mm512_undefined_epi32(), which
+   -Wmaybe-uninitialized reports inside the header once inlined here (about 2000 lines per file). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
 static inline uint64_t tf512_v11_csimd_auto_fly_full_load64(const uint8_t *p)
@@ -4984,14 +4989,14 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
             __m512i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -5013,14 +5018,14 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
             vta2 = _mm512_xor_si512(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 240)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -7434,14 +7439,14 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
             __m512i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -8746,14 +8751,14 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
             __m512i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -8775,14 +8780,14 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
             vta2 = _mm512_xor_si512(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 240)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -11196,14 +11201,14 @@ static void tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
             __m512i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -12532,10 +12537,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             __m256i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12549,10 +12554,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             vta2 = _mm256_xor_si256(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12565,10 +12570,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12583,10 +12588,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vxa3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12601,10 +12606,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vxa7 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 256));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 320));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 384));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12619,10 +12624,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vxb3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 288));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 352));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 416));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -14881,10 +14886,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxa4, vxa5);
@@ -14895,10 +14900,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
@@ -14909,10 +14914,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 256), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 320), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 384), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb4, vxb5);
@@ -14923,10 +14928,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 288), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 352), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 416), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 256, out += 256) {
@@ -14934,10 +14939,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             __m256i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -14950,10 +14955,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -14968,10 +14973,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vx3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16158,10 +16163,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -16172,10 +16177,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
         }
     }
@@ -16224,10 +16229,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             __m256i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16241,10 +16246,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             vta2 = _mm256_xor_si256(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16257,10 +16262,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16275,10 +16280,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vxa3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16293,10 +16298,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vxa7 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 256));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 320));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 384));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16311,10 +16316,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vxb3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 288));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 352));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 416));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18573,10 +18578,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxa4, vxa5);
@@ -18587,10 +18592,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
@@ -18601,10 +18606,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 256), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 320), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 384), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb4, vxb5);
@@ -18615,10 +18620,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 288), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 352), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 416), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 256, out += 256) {
@@ -18626,10 +18631,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             __m256i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18642,10 +18647,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18660,10 +18665,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vx3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -19850,10 +19855,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -19864,10 +19869,10 @@ static void tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
         }
     }
@@ -22518,8 +22523,7 @@ static int tf512_v11_csimd_auto_fly_full_level(void)
     return v;
 }
 
-/* Name of the path a call with n blocks takes (not in the header: for tests and benchmarks). */
-const char *tf512_v11_csimd_auto_fly_full_dispatch_path(size_t n);
+/* Name of the path a call with n blocks takes (declared in the header). */
 const char *tf512_v11_csimd_auto_fly_full_dispatch_path(size_t n)
 {
     int level = tf512_v11_csimd_auto_fly_full_level();
@@ -22581,4 +22585,9 @@ void tf512_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const u
     }
 #endif
     tf512_v11_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+int tf512_v11_csimd_auto_fly_full_cpu_supported(void)
+{
+    return 1; /* the dispatcher runs the scalar path where the CPU has none of the others */
 }

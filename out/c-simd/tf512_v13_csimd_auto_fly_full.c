@@ -33,6 +33,11 @@
 #elif defined(THREEFISH_GEN_NEON)
 #include <arm_neon.h>
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__cplusplus)
+/* g++ 12's avx512fintrin.h: _mm512_unpack{lo,hi}_epi64 start from _mm512_undefined_epi32(), which
+   -Wmaybe-uninitialized reports inside the header once inlined here (about 2000 lines per file). */
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
 static inline uint64_t tf512_v13_csimd_auto_fly_full_load64(const uint8_t *p)
@@ -4984,14 +4989,14 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
             __m512i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -5013,14 +5018,14 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
             vta2 = _mm512_xor_si512(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 240)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -7434,14 +7439,14 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
             __m512i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -8746,14 +8751,14 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
             __m512i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -8775,14 +8780,14 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
             vta2 = _mm512_xor_si512(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 128)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 144)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 160)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 176)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 192)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 208)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 224)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 240)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 128)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 144)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 160)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 176)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 192)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 208)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 224)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 240)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -11196,14 +11201,14 @@ static void tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
             __m512i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
-                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m512i s0_0 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m512i s0_1 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m512i s0_2 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m512i s0_3 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m512i s0_4 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m512i s0_5 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m512i s0_6 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m512i s0_7 = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m512i s1_0 = _mm512_unpacklo_epi64(s0_0, s0_1);
                 const __m512i s1_1 = _mm512_unpackhi_epi64(s0_0, s0_1);
                 const __m512i s1_2 = _mm512_unpacklo_epi64(s0_2, s0_3);
@@ -12533,10 +12538,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             __m256i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12550,10 +12555,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             vta2 = _mm256_xor_si256(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12566,10 +12571,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12584,10 +12589,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vxa3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12602,10 +12607,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vxa7 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 256));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 320));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 384));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -12620,10 +12625,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vxb3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 288));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 352));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 416));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -14882,10 +14887,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxa4, vxa5);
@@ -14896,10 +14901,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
@@ -14910,10 +14915,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 256), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 320), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 384), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb4, vxb5);
@@ -14924,10 +14929,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 288), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 352), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 416), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 256, out += 256) {
@@ -14935,10 +14940,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             __m256i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -14951,10 +14956,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -14969,10 +14974,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 vx3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16159,10 +16164,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -16173,10 +16178,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
         }
     }
@@ -16226,10 +16231,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             __m256i vxb6, vxb7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16243,10 +16248,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             vta2 = _mm256_xor_si256(vta2, vta1);
             /* block 1: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 64)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 80)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 96)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 112)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 64)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 80)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 96)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 112)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16259,10 +16264,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             vtb2 = vtb0;
             vtb2 = _mm256_xor_si256(vtb2, vtb1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16277,10 +16282,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vxa3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16295,10 +16300,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vxa7 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 256));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 320));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 384));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 448));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 256));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 320));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 384));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 448));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -16313,10 +16318,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vxb3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 288));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 352));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 416));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 480));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 288));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 352));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 416));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 480));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18575,10 +18580,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxa4, vxa5);
@@ -18589,10 +18594,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb0, vxb1);
@@ -18603,10 +18608,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 256), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 320), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 384), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 448), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 256), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 320), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 384), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 448), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vxb4, vxb5);
@@ -18617,10 +18622,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 288), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 352), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 416), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 480), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 288), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 352), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 416), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 480), s2_3);
             }
         }
         for (; n >= 4; n -= 4, tweaks += 64, in += 256, out += 256) {
@@ -18628,10 +18633,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             __m256i vx7;
             /* block 0: tweak t2 = t0 ^ t1 */
             {
-                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 0)));
-                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 16)));
-                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 32)));
-                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(tweaks + 48)));
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18644,10 +18649,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
             vt2 = vt0;
             vt2 = _mm256_xor_si256(vt2, vt1);
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 0));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 64));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 128));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 192));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -18662,10 +18667,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 vx3 = s2_3;
             }
             {
-                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(in + 32));
-                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(in + 96));
-                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(in + 160));
-                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(in + 224));
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
                 const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
                 const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
                 const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
@@ -19852,10 +19857,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 0), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 64), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 128), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 192), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
             }
             {
                 const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
@@ -19866,10 +19871,10 @@ static void tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                 const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
                 const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
                 const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
-                _mm256_storeu_si256((__m256i *)(out + 32), s2_0);
-                _mm256_storeu_si256((__m256i *)(out + 96), s2_1);
-                _mm256_storeu_si256((__m256i *)(out + 160), s2_2);
-                _mm256_storeu_si256((__m256i *)(out + 224), s2_3);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
             }
         }
     }
@@ -22522,8 +22527,7 @@ static int tf512_v13_csimd_auto_fly_full_level(void)
     return v;
 }
 
-/* Name of the path a call with n blocks takes (not in the header: for tests and benchmarks). */
-const char *tf512_v13_csimd_auto_fly_full_dispatch_path(size_t n);
+/* Name of the path a call with n blocks takes (declared in the header). */
 const char *tf512_v13_csimd_auto_fly_full_dispatch_path(size_t n)
 {
     int level = tf512_v13_csimd_auto_fly_full_level();
@@ -22585,4 +22589,9 @@ void tf512_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const u
     }
 #endif
     tf512_v13_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+int tf512_v13_csimd_auto_fly_full_cpu_supported(void)
+{
+    return 1; /* the dispatcher runs the scalar path where the CPU has none of the others */
 }

@@ -2567,6 +2567,7 @@ static void skein1024_v11_c_fly_full_ubi(uint64_t h[16], uint64_t t[2], const ui
     }
 }
 
+
 /* Precomputed IVs (chaining value after the configuration block) of plain sequential hashing. */
 static const struct { uint64_t bits; uint64_t iv[16]; } skein1024_v11_c_fly_full_ivs[3] = {
     { 384, {

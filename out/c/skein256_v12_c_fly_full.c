@@ -741,6 +741,7 @@ static void skein256_v12_c_fly_full_ubi(uint64_t h[4], uint64_t t[2], const uint
     }
 }
 
+
 /* Precomputed IVs (chaining value after the configuration block) of plain sequential hashing. */
 static const struct { uint64_t bits; uint64_t iv[4]; } skein256_v12_c_fly_full_ivs[4] = {
     { 128, {

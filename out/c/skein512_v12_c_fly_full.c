@@ -1269,6 +1269,7 @@ static void skein512_v12_c_fly_full_ubi(uint64_t h[8], uint64_t t[2], const uint
     }
 }
 
+
 /* Precomputed IVs (chaining value after the configuration block) of plain sequential hashing. */
 static const struct { uint64_t bits; uint64_t iv[8]; } skein512_v12_c_fly_full_ivs[6] = {
     { 128, {

@@ -10059,3 +10059,8 @@ void tf1024_v13_c_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t 
 
     }
 }
+
+int tf1024_v13_c_fly_full_cpu_supported(void)
+{
+    return 1; /* portable C */
+}

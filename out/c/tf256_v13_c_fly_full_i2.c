@@ -5311,3 +5311,8 @@ void tf256_v13_c_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t
 
     }
 }
+
+int tf256_v13_c_fly_full_i2_cpu_supported(void)
+{
+    return 1; /* portable C */
+}

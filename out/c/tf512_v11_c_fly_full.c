@@ -4903,3 +4903,8 @@ void tf512_v11_c_fly_full_decrypt_blocks(const uint8_t key[64], const uint8_t *t
 
     }
 }
+
+int tf512_v11_c_fly_full_cpu_supported(void)
+{
+    return 1; /* portable C */
+}

@@ -15,7 +15,7 @@ using System.Runtime.InteropServices;
 
 namespace ThreefishGen;
 
-/// <summary>Skein-512 (v1.2): hash, MAC (key), personalization, any output length.
+/// <summary>Skein-512 (v1.2): hash, MAC (key), personalization, any output length, tree hashing.
 /// The output length is the length of the output span (at least 1 byte).  Spans at any alignment.</summary>
 public static class Skein512V12
 {
@@ -1296,13 +1296,14 @@ public static class Skein512V12
         Ubi(s, last, 1, (ulong)rest.Length);
     }
 
-    private static void Start(Span<ulong> s, long outlen, ReadOnlySpan<byte> key, ReadOnlySpan<byte> pers)
+    private static void Start(Span<ulong> s, long outlen, ReadOnlySpan<byte> key, ReadOnlySpan<byte> pers,
+                              int leaf = 0, int fan = 0, int height = 0)
     {
         if (outlen < 1 || outlen > long.MaxValue / 8)
             throw new ArgumentOutOfRangeException(nameof(outlen), "the output length must be at least 1 byte");
         ulong bits = (ulong)outlen * 8;
         s.Clear();
-        ulong[]? iv = key.Length != 0 ? null : bits switch
+        ulong[]? iv = key.Length != 0 || leaf != 0 ? null : bits switch
         {
             128 => Iv128,
             160 => Iv160,
@@ -1323,13 +1324,14 @@ public static class Skein512V12
             Span<byte> cfg = stackalloc byte[32];
             cfg.Clear();
             cfg[0] = (byte)'S'; cfg[1] = (byte)'H'; cfg[2] = (byte)'A'; cfg[3] = (byte)'3'; cfg[4] = 1;
+            cfg[16] = (byte)leaf; cfg[17] = (byte)fan; cfg[18] = (byte)height;
             BinaryPrimitives.WriteUInt64LittleEndian(cfg.Slice(8), bits);
             UbiAll(s, cfg, TCfg);
         }
         if (pers.Length != 0)
             UbiAll(s, pers, TPrs);
         s[8] = 0;
-        s[9] = First | ((ulong)TMsg << 56);
+        s[9] = First | ((ulong)TMsg << 56) | (leaf != 0 ? 1UL << 48 : 0);
     }
 
     private static void Output(ReadOnlySpan<ulong> g, Span<byte> output)
@@ -1370,6 +1372,15 @@ public static class Skein512V12
         x.GetHashAndReset(output);
     }
 
+    /// <summary>Tree hashing (Skein spec 3.5.6): leaves of StateBytes * 2^leaf bytes, nodes of 2^fan
+    /// children, at most maxHeight levels (1 &lt;= leaf, fan &lt;= 255, 2 &lt;= maxHeight &lt;= 255).</summary>
+    public static void HashTree(ReadOnlySpan<byte> message, Span<byte> output, int leaf, int fan, int maxHeight)
+    {
+        var x = Incremental.Tree(output.Length, leaf, fan, maxHeight);
+        x.Append(message);
+        x.GetHashAndReset(output);
+    }
+
     /// <summary>Independent messages: digest i (outputLength bytes) at outputs[i * outputLength ..].</summary>
     public static void HashMany(IReadOnlyList<byte[]> messages, Span<byte> outputs, int outputLength)
     {
@@ -1393,6 +1404,18 @@ public static class Skein512V12
         private readonly ulong[] _s = new ulong[10];
         private readonly byte[] _buf = new byte[StateBytes];
         private int _n;
+        // tree hashing: leaf size (bytes; 0 = sequential), fan-out, height, the nodes in progress
+        private readonly ulong _leafBytes, _fanCount;
+        private readonly int _height;
+        private ulong _leafUsed;
+        private readonly List<Level> _levels = new();
+
+        private sealed class Level
+        {
+            public readonly ulong[] S = new ulong[10];
+            public readonly ulong[] Pend = new ulong[8];
+            public ulong Count, InNode;
+        }
 
         /// <summary>Digest length in bytes.</summary>
         public int OutputLength { get; }
@@ -1402,6 +1425,89 @@ public static class Skein512V12
             Start(_start, outputLength, key, personalization);
             OutputLength = outputLength;
             _start.CopyTo(_s, 0);
+        }
+
+        private Incremental(int outputLength, int leaf, int fan, int height)
+        {
+            if (leaf < 1 || leaf > 255 || fan < 1 || fan > 255 || height < 2 || height > 255)
+                throw new ArgumentOutOfRangeException(nameof(leaf), "tree parameters: 1 <= leaf, fan <= 255, 2 <= maxHeight <= 255");
+            Start(_start, outputLength, default, default, leaf, fan, height);
+            OutputLength = outputLength;
+            _start.CopyTo(_s, 0);
+            _leafBytes = Pow2(leaf + 6);
+            _fanCount = Pow2(fan);
+            _height = height;
+        }
+
+        /// <summary>Streaming tree hashing (see HashTree).</summary>
+        public static Incremental Tree(int outputLength, int leaf, int fan, int maxHeight) =>
+            new Incremental(outputLength, leaf, fan, maxHeight);
+
+        private static ulong Pow2(int e) => e >= 64 ? ulong.MaxValue : 1UL << e;
+
+        /// <summary>The level's pending value into its node; the node's last (final) goes up,
+        /// except at level Ym, whose one node is the root.</summary>
+        private void Pend(int j, bool final)
+        {
+            var lv = _levels[j];
+            if (lv.InNode == 1)
+            {
+                _start.AsSpan(0, 8).CopyTo(lv.S);
+                lv.S[9] = First | ((ulong)TMsg << 56) | ((ulong)(j + 2) << 48);
+            }
+            Span<byte> blk = stackalloc byte[StateBytes];
+            for (int i = 0; i < 8; i++)
+                BinaryPrimitives.WriteUInt64LittleEndian(blk.Slice(8 * i), lv.Pend[i]);
+            if (final)
+                lv.S[9] |= Final;
+            Ubi(lv.S, blk, 1, StateBytes);
+            if (final && j + 2 != _height)
+            {
+                lv.InNode = 0;
+                Push(j + 1, lv.S);
+            }
+        }
+
+        private void Push(int j, ReadOnlySpan<ulong> cv)
+        {
+            if (j == _levels.Count)
+                _levels.Add(new Level());
+            var lv = _levels[j];
+            if (lv.Count != 0)
+                Pend(j, j + 2 != _height && lv.InNode == _fanCount);
+            cv.Slice(0, 8).CopyTo(lv.Pend);
+            lv.Count++;
+            lv.InNode++;
+        }
+
+        /// <summary>k whole blocks, none of them the message's last.</summary>
+        private void Blocks(ReadOnlySpan<byte> p, int k)
+        {
+            if (_leafBytes == 0)
+            {
+                Ubi(_s, p, k, StateBytes);
+                return;
+            }
+            while (k > 0)
+            {
+                ulong m = (_leafBytes - _leafUsed) / StateBytes - 1;     // blocks of this leaf before its last
+                int take = m > (ulong)k ? k : (int)m;
+                Ubi(_s, p, take, StateBytes);
+                p = p.Slice(take * StateBytes);
+                k -= take;
+                _leafUsed += (ulong)take * StateBytes;
+                if (k > 0)                                               // the leaf's last block
+                {
+                    _s[9] |= Final;
+                    Ubi(_s, p, 1, StateBytes);
+                    p = p.Slice(StateBytes);
+                    k--;
+                    Push(0, _s);
+                    _start.AsSpan(0, 8).CopyTo(_s);
+                    _s[9] = First | ((ulong)TMsg << 56) | (1UL << 48);
+                    _leafUsed = 0;
+                }
+            }
         }
 
         public void Append(ReadOnlySpan<byte> data)
@@ -1416,13 +1522,13 @@ public static class Skein512V12
                 data = data.Slice(k);
                 if (data.IsEmpty)
                     return;
-                Ubi(_s, _buf, 1, StateBytes);       // full, and more follows: not the last block
+                Blocks(_buf, 1);       // full, and more follows: not the last block
                 _n = 0;
             }
             if (data.Length > StateBytes)
             {
                 int k = (data.Length - 1) / StateBytes;
-                Ubi(_s, data, k, StateBytes);
+                Blocks(data, k);
                 data = data.Slice(k * StateBytes);
             }
             data.CopyTo(_buf);
@@ -1436,9 +1542,22 @@ public static class Skein512V12
             _buf.AsSpan(_n).Clear();
             _s[9] |= Final;
             Ubi(_s, _buf, 1, (ulong)_n);
-            Output(_s, output.Slice(0, OutputLength));
+            ReadOnlySpan<ulong> g = _s;
+            if (_leafBytes != 0)
+            {
+                Push(0, _s);
+                for (int j = 0; j < _levels.Count; j++)
+                {
+                    if (_levels[j].Count == 1) { g = _levels[j].Pend; break; }    // one value left: the root
+                    Pend(j, true);
+                    if (j + 2 == _height) { g = _levels[j].S; break; }           // level Ym: its node is the root
+                }
+            }
+            Output(g, output.Slice(0, OutputLength));
             _start.CopyTo(_s, 0);
             _n = 0;
+            _leafUsed = 0;
+            _levels.Clear();
         }
     }
 }

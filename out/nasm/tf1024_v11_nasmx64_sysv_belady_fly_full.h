@@ -18,6 +18,15 @@ extern "C" {
 #endif
 
 #define TF1024_V11_NASMX64_SYSV_BELADY_FLY_FULL_BLOCK_BYTES 128
+/* The threefish-gen release that rendered this file, the version of the API declared below
+   (raised when a declaration changes), and the Skein constants version. */
+#define TF1024_V11_NASMX64_SYSV_BELADY_FLY_FULL_VERSION "0.1.0"
+#define TF1024_V11_NASMX64_SYSV_BELADY_FLY_FULL_API_VERSION 1
+#define TF1024_V11_NASMX64_SYSV_BELADY_FLY_FULL_CONSTANTS "1.1"
+
+/* 1 when this CPU and OS can run this file's code, else 0 (code for an instruction set the CPU
+   lacks would die with SIGILL): check it once before the first call.  Portable code: always 1. */
+int tf1024_v11_nasmx64_sysv_belady_fly_full_cpu_supported(void);
 
 /* One block.  in == out is allowed; no alignment is required. */
 void tf1024_v11_nasmx64_sysv_belady_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[16],

@@ -51,6 +51,7 @@ global tf1024_v12_nasmx64_win64_belady_fly_full_encrypt
 global tf1024_v12_nasmx64_win64_belady_fly_full_encrypt_blocks
 global tf1024_v12_nasmx64_win64_belady_fly_full_decrypt
 global tf1024_v12_nasmx64_win64_belady_fly_full_decrypt_blocks
+global tf1024_v12_nasmx64_win64_belady_fly_full_cpu_supported
 
 ; ---------------------------------------------------------------- encrypt
 tf1024_v12_nasmx64_win64_belady_fly_full_encrypt:
@@ -10409,6 +10410,11 @@ tf1024_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     pop rbx
     ret
 .end:
+
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (nothing beyond the base ISA)
+tf1024_v12_nasmx64_win64_belady_fly_full_cpu_supported:
+    mov eax, 1
+    ret
 
 ; Win64 unwind data: one RUNTIME_FUNCTION per function, UNWIND_INFO with its prolog
 section .pdata rdata align=4

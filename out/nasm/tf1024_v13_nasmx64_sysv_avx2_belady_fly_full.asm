@@ -403,9 +403,11 @@ global tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt:function
 global tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks:function
 global tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt:function
 global tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks:function
+global tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_cpu_supported:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
+    endbr64
     push rbx
     push rbp
     push r12
@@ -442,6 +444,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 block
     jmp tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry
 
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
+    endbr64
 .entry:
     sub rsp, 1832
 .prolog_end:
@@ -8559,10 +8562,12 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
+    endbr64
 .entry:
     push rbx
 .pushed_rbx:
@@ -13728,6 +13733,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
+    endbr64
     push rbx
     push rbp
     push r12
@@ -13764,6 +13770,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 block
     jmp tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry
 
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
+    endbr64
 .entry:
     sub rsp, 1832
 .prolog_end:
@@ -21841,10 +21848,12 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
+    endbr64
 .entry:
     push rbx
 .pushed_rbx:
@@ -27008,9 +27017,55 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     ret
 .end:
 
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (osxsave, avx, avx2)
+tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_cpu_supported:
+    endbr64
+    mov r10, rbx ; cpuid clobbers rbx (callee-saved)
+    xor eax, eax
+    cpuid
+    cmp eax, 7
+    jb .no ; leaf 7 not available
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt ecx, 27
+    jnc .no ; osxsave
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt ecx, 28
+    jnc .no ; avx
+    mov eax, 7
+    mov ecx, 0
+    cpuid
+    bt ebx, 5
+    jnc .no ; avx2
+    xor ecx, ecx
+    xgetbv
+    and eax, 0x6
+    cmp eax, 0x6
+    jne .no ; OS does not save that register state
+    mov eax, 1
+    jmp .done
+.no:
+    xor eax, eax
+.done:
+    mov rbx, r10
+    ret
+
 section .rodata
 align 64
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_lane_block: dq 0, 128, 256, 384, 512, 640, 768, 896
 tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
+
+section .note.gnu.property note alloc noexec nowrite align=8 ; CET: IBT (endbr at exported entries) + SHSTK (calls and returns pair up)
+    dd 4 ; n_namesz
+    dd 16 ; n_descsz
+    dd 5 ; NT_GNU_PROPERTY_TYPE_0
+    db "GNU", 0
+    dd 0xc0000002 ; GNU_PROPERTY_X86_FEATURE_1_AND
+    dd 4 ; pr_datasz
+    dd 3 ; IBT | SHSTK
+    dd 0 ; pad to 8

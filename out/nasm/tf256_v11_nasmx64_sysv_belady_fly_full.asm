@@ -39,13 +39,16 @@ global tf256_v11_nasmx64_sysv_belady_fly_full_encrypt:function
 global tf256_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks:function
 global tf256_v11_nasmx64_sysv_belady_fly_full_decrypt:function
 global tf256_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks:function
+global tf256_v11_nasmx64_sysv_belady_fly_full_cpu_supported:function
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v11_nasmx64_sysv_belady_fly_full_encrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf256_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry ; tail call
 
 tf256_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks:
+    endbr64
 .entry:
     sub rsp, 72
 .prolog_end:
@@ -1353,10 +1356,12 @@ tf256_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v11_nasmx64_sysv_belady_fly_full_decrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf256_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry ; tail call
 
 tf256_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks:
+    endbr64
 .entry:
     sub rsp, 72
 .prolog_end:
@@ -2662,4 +2667,20 @@ tf256_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     ret
 .end:
 
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (nothing beyond the base ISA)
+tf256_v11_nasmx64_sysv_belady_fly_full_cpu_supported:
+    endbr64
+    mov eax, 1
+    ret
+
 section .note.GNU-stack noalloc noexec nowrite progbits
+
+section .note.gnu.property note alloc noexec nowrite align=8 ; CET: IBT (endbr at exported entries) + SHSTK (calls and returns pair up)
+    dd 4 ; n_namesz
+    dd 16 ; n_descsz
+    dd 5 ; NT_GNU_PROPERTY_TYPE_0
+    db "GNU", 0
+    dd 0xc0000002 ; GNU_PROPERTY_X86_FEATURE_1_AND
+    dd 4 ; pr_datasz
+    dd 3 ; IBT | SHSTK
+    dd 0 ; pad to 8

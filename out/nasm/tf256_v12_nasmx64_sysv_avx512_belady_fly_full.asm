@@ -59,9 +59,11 @@ global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt:function
 global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks:function
 global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt:function
 global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks:function
+global tf256_v12_nasmx64_sysv_avx512_belady_fly_full_cpu_supported:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 blocks in zmm lanes, then the rest scalar
+    endbr64
     push rbx
     push rbp
     push r12
@@ -98,6 +100,7 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 bloc
     jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry
 
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
+    endbr64
 .entry:
     sub rsp, 1800
 .prolog_end:
@@ -1714,10 +1717,12 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
+    endbr64
 .entry:
     sub rsp, 72
 .prolog_end:
@@ -3025,6 +3030,7 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 blocks in zmm lanes, then the rest scalar
+    endbr64
     push rbx
     push rbp
     push r12
@@ -3061,6 +3067,7 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 bloc
     jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry
 
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
+    endbr64
 .entry:
     sub rsp, 1800
 .prolog_end:
@@ -4677,10 +4684,12 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
+    endbr64
 .entry:
     sub rsp, 72
 .prolog_end:
@@ -5986,9 +5995,55 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     ret
 .end:
 
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (osxsave, avx, avx512f)
+tf256_v12_nasmx64_sysv_avx512_belady_fly_full_cpu_supported:
+    endbr64
+    mov r10, rbx ; cpuid clobbers rbx (callee-saved)
+    xor eax, eax
+    cpuid
+    cmp eax, 7
+    jb .no ; leaf 7 not available
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt ecx, 27
+    jnc .no ; osxsave
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt ecx, 28
+    jnc .no ; avx
+    mov eax, 7
+    mov ecx, 0
+    cpuid
+    bt ebx, 16
+    jnc .no ; avx512f
+    xor ecx, ecx
+    xgetbv
+    and eax, 0xe6
+    cmp eax, 0xe6
+    jne .no ; OS does not save that register state
+    mov eax, 1
+    jmp .done
+.no:
+    xor eax, eax
+.done:
+    mov rbx, r10
+    ret
+
 section .rodata
 align 64
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_block: dq 0, 32, 64, 96, 128, 160, 192, 224
 tf256_v12_nasmx64_sysv_avx512_belady_fly_full_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
+
+section .note.gnu.property note alloc noexec nowrite align=8 ; CET: IBT (endbr at exported entries) + SHSTK (calls and returns pair up)
+    dd 4 ; n_namesz
+    dd 16 ; n_descsz
+    dd 5 ; NT_GNU_PROPERTY_TYPE_0
+    db "GNU", 0
+    dd 0xc0000002 ; GNU_PROPERTY_X86_FEATURE_1_AND
+    dd 4 ; pr_datasz
+    dd 3 ; IBT | SHSTK
+    dd 0 ; pad to 8

@@ -39,6 +39,7 @@ global tf256_v12_nasmx64_win64_belady_fly_full_encrypt
 global tf256_v12_nasmx64_win64_belady_fly_full_encrypt_blocks
 global tf256_v12_nasmx64_win64_belady_fly_full_decrypt
 global tf256_v12_nasmx64_win64_belady_fly_full_decrypt_blocks
+global tf256_v12_nasmx64_win64_belady_fly_full_cpu_supported
 
 ; ---------------------------------------------------------------- encrypt
 tf256_v12_nasmx64_win64_belady_fly_full_encrypt:
@@ -2681,6 +2682,11 @@ tf256_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     pop rdi
     ret
 .end:
+
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (nothing beyond the base ISA)
+tf256_v12_nasmx64_win64_belady_fly_full_cpu_supported:
+    mov eax, 1
+    ret
 
 ; Win64 unwind data: one RUNTIME_FUNCTION per function, UNWIND_INFO with its prolog
 section .pdata rdata align=4

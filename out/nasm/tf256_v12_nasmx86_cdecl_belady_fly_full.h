@@ -18,6 +18,15 @@ extern "C" {
 #endif
 
 #define TF256_V12_NASMX86_CDECL_BELADY_FLY_FULL_BLOCK_BYTES 32
+/* The threefish-gen release that rendered this file, the version of the API declared below
+   (raised when a declaration changes), and the Skein constants version. */
+#define TF256_V12_NASMX86_CDECL_BELADY_FLY_FULL_VERSION "0.1.0"
+#define TF256_V12_NASMX86_CDECL_BELADY_FLY_FULL_API_VERSION 1
+#define TF256_V12_NASMX86_CDECL_BELADY_FLY_FULL_CONSTANTS "1.2"
+
+/* 1 when this CPU and OS can run this file's code, else 0 (code for an instruction set the CPU
+   lacks would die with SIGILL): check it once before the first call.  Portable code: always 1. */
+int tf256_v12_nasmx86_cdecl_belady_fly_full_cpu_supported(void);
 
 /* One block.  in == out is allowed; no alignment is required. */
 void tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt(const uint8_t key[32], const uint8_t tweak[16],

@@ -211,9 +211,11 @@ global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt:function
 global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks:function
 global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt:function
 global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks:function
+global tf512_v11_nasmx64_sysv_avx2_belady_fly_full_cpu_supported:function
 
 ; ---------------------------------------------------------------- encrypt: dispatch
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
+    endbr64
     push rbx
     push rbp
     push r12
@@ -250,6 +252,7 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 blocks
     jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry
 
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
+    endbr64
 .entry:
     sub rsp, 1032
 .prolog_end:
@@ -3662,10 +3665,12 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
+    endbr64
 .entry:
     push rbx
 .pushed_rbx:
@@ -6037,6 +6042,7 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 
 ; ---------------------------------------------------------------- decrypt: dispatch
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 blocks in ymm lanes, then the rest scalar
+    endbr64
     push rbx
     push rbp
     push r12
@@ -6073,6 +6079,7 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 blocks
     jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry
 
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
+    endbr64
 .entry:
     sub rsp, 1032
 .prolog_end:
@@ -9485,10 +9492,12 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt:
+    endbr64
     mov r8d, 1 ; n = 1
     jmp tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
+    endbr64
 .entry:
     push rbx
 .pushed_rbx:
@@ -11858,9 +11867,55 @@ tf512_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     ret
 .end:
 
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (osxsave, avx, avx2)
+tf512_v11_nasmx64_sysv_avx2_belady_fly_full_cpu_supported:
+    endbr64
+    mov r10, rbx ; cpuid clobbers rbx (callee-saved)
+    xor eax, eax
+    cpuid
+    cmp eax, 7
+    jb .no ; leaf 7 not available
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt ecx, 27
+    jnc .no ; osxsave
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt ecx, 28
+    jnc .no ; avx
+    mov eax, 7
+    mov ecx, 0
+    cpuid
+    bt ebx, 5
+    jnc .no ; avx2
+    xor ecx, ecx
+    xgetbv
+    and eax, 0x6
+    cmp eax, 0x6
+    jne .no ; OS does not save that register state
+    mov eax, 1
+    jmp .done
+.no:
+    xor eax, eax
+.done:
+    mov rbx, r10
+    ret
+
 section .rodata
 align 64
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_block: dq 0, 64, 128, 192, 256, 320, 384, 448
 tf512_v11_nasmx64_sysv_avx2_belady_fly_full_lane_tweak: dq 0, 16, 32, 48, 64, 80, 96, 112
 
 section .note.GNU-stack noalloc noexec nowrite progbits
+
+section .note.gnu.property note alloc noexec nowrite align=8 ; CET: IBT (endbr at exported entries) + SHSTK (calls and returns pair up)
+    dd 4 ; n_namesz
+    dd 16 ; n_descsz
+    dd 5 ; NT_GNU_PROPERTY_TYPE_0
+    db "GNU", 0
+    dd 0xc0000002 ; GNU_PROPERTY_X86_FEATURE_1_AND
+    dd 4 ; pr_datasz
+    dd 3 ; IBT | SHSTK
+    dd 0 ; pad to 8

@@ -20,6 +20,15 @@ extern "C" {
 #endif
 
 #define TF512_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_BLOCK_BYTES 64
+/* The threefish-gen release that rendered this file, the version of the API declared below
+   (raised when a declaration changes), and the Skein constants version. */
+#define TF512_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_VERSION "0.1.0"
+#define TF512_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_API_VERSION 1
+#define TF512_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_CONSTANTS "1.2"
+
+/* 1 when this CPU and OS can run this file's code, else 0 (code for an instruction set the CPU
+   lacks would die with SIGILL): check it once before the first call.  Portable code: always 1. */
+int tf512_v12_nasmx64_sysv_avx512_belady_fly_full_cpu_supported(void);
 
 /* One block.  in == out is allowed; no alignment is required. */
 void tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],

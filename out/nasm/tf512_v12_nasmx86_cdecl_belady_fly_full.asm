@@ -186,9 +186,11 @@ global tf512_v12_nasmx86_cdecl_belady_fly_full_encrypt:function
 global tf512_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:function
 global tf512_v12_nasmx86_cdecl_belady_fly_full_decrypt:function
 global tf512_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:function
+global tf512_v12_nasmx86_cdecl_belady_fly_full_cpu_supported:function
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v12_nasmx86_cdecl_belady_fly_full_encrypt:
+    endbr32
     push 1 ; n = 1
     push dword [esp + 20] ; out
     push dword [esp + 20] ; in
@@ -199,6 +201,7 @@ tf512_v12_nasmx86_cdecl_belady_fly_full_encrypt:
     ret
 
 tf512_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
+    endbr32
 .entry:
     push ebp
     mov ebp, esp
@@ -3645,6 +3648,7 @@ tf512_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 
 ; ---------------------------------------------------------------- decrypt
 tf512_v12_nasmx86_cdecl_belady_fly_full_decrypt:
+    endbr32
     push 1 ; n = 1
     push dword [esp + 20] ; out
     push dword [esp + 20] ; in
@@ -3655,6 +3659,7 @@ tf512_v12_nasmx86_cdecl_belady_fly_full_decrypt:
     ret
 
 tf512_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
+    endbr32
 .entry:
     push ebp
     mov ebp, esp
@@ -7063,4 +7068,34 @@ tf512_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     ret
 .end:
 
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (sse2)
+tf512_v12_nasmx86_cdecl_belady_fly_full_cpu_supported:
+    endbr32
+    push ebx
+    xor eax, eax
+    cpuid
+    cmp eax, 1
+    jb .no ; leaf 1 not available
+    mov eax, 1
+    mov ecx, 0
+    cpuid
+    bt edx, 26
+    jnc .no ; sse2
+    mov eax, 1
+    jmp .done
+.no:
+    xor eax, eax
+.done:
+    pop ebx
+    ret
+
 section .note.GNU-stack noalloc noexec nowrite progbits
+
+section .note.gnu.property note alloc noexec nowrite align=4 ; CET: IBT (endbr at exported entries) + SHSTK (calls and returns pair up)
+    dd 4 ; n_namesz
+    dd 12 ; n_descsz
+    dd 5 ; NT_GNU_PROPERTY_TYPE_0
+    db "GNU", 0
+    dd 0xc0000002 ; GNU_PROPERTY_X86_FEATURE_1_AND
+    dd 4 ; pr_datasz
+    dd 3 ; IBT | SHSTK

@@ -43,6 +43,7 @@ global tf512_v13_nasmx64_win64_belady_fly_full_encrypt
 global tf512_v13_nasmx64_win64_belady_fly_full_encrypt_blocks
 global tf512_v13_nasmx64_win64_belady_fly_full_decrypt
 global tf512_v13_nasmx64_win64_belady_fly_full_decrypt_blocks
+global tf512_v13_nasmx64_win64_belady_fly_full_cpu_supported
 
 ; ---------------------------------------------------------------- encrypt
 tf512_v13_nasmx64_win64_belady_fly_full_encrypt:
@@ -4813,6 +4814,11 @@ tf512_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
     pop rbx
     ret
 .end:
+
+; ---------------------------------------------------------------- cpu_supported: 1 when the CPU and OS have what this code needs (nothing beyond the base ISA)
+tf512_v13_nasmx64_win64_belady_fly_full_cpu_supported:
+    mov eax, 1
+    ret
 
 ; Win64 unwind data: one RUNTIME_FUNCTION per function, UNWIND_INFO with its prolog
 section .pdata rdata align=4

@@ -219,12 +219,13 @@ def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- targets
 
-def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=True):
+def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=True, need=None):
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR,
-                store64=store64 or neon, neon=neon, guards=GUARDS)
+                store64=store64 or neon, neon=neon, guards=GUARDS,
+                need=need and dict(family=family_name(need), level=need.level, name=need.name))
 
 
 def _build_note(isa) -> str:
@@ -253,7 +254,7 @@ def _render_one(v: Variant, progs) -> dict[str, str]:
                  f"{k} {n:g}" for k, n in sorted(stats.items()) if "blocks" not in k),
              _build_note(ISAS[isa])]
     regions = [dict(isa=None, functions=public), dict(isa=ISAS[isa], functions=blocks)]
-    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde])
+    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], need=ISAS[isa])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
@@ -279,7 +280,7 @@ def _render_packed(v: Variant, progs) -> dict[str, str]:
              _build_note(ISAS[isa])]
     regions = [dict(isa=ISAS[isa], functions=public + blocks)]
     # every store is a vector store (the lanes tail is the packed single block): no store64
-    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], store64=False)
+    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], store64=False, need=ISAS[isa])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

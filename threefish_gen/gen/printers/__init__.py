@@ -23,6 +23,7 @@ def env() -> jinja2.Environment:
             autoescape=False,
         )
         _ENV.globals["generator"] = f"threefish-gen {__version__}"
+        _ENV.globals["generator_version"] = __version__
     return _ENV
 
 

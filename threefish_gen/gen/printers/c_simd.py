@@ -101,7 +101,7 @@ class Width:
         if w.bits == 512:
             load = f"_mm512_loadu_si512((const void *)({addr}))"
         else:
-            load = f"{w.p}loadu_{w.si}((const {w.T} *)({addr}))"
+            load = f"{w.p}loadu_{w.si}((const {w.T} *)(const void *)({addr}))"   # no -Wcast-align
         return load if w.bits == self.bits else f"{self.p}cast{w.si}_{self.si}({load})"
 
     def storeu(self, addr: str, val: str, words: int | None = None) -> str:
@@ -111,7 +111,7 @@ class Width:
             val = f"{self.p}cast{self.si}_{w.si}({val})"
         if w.bits == 512:
             return f"_mm512_storeu_si512((void *)({addr}), {val});"
-        return f"{w.p}storeu_{w.si}(({w.T} *)({addr}), {val});"
+        return f"{w.p}storeu_{w.si}(({w.T} *)(void *)({addr}), {val});"
 
 
 # --------------------------------------------------------------------------- lane shuffles

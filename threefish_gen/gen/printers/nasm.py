@@ -15,6 +15,7 @@ from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, Slot
 from ..asm.abi import ABIS as ABI_DATA
 from . import render_template
+from .nasm_cpu import cpu_support
 
 # ---------------------------------------------------------------- instruction tables
 # {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
@@ -367,9 +368,10 @@ def report_line(alloc) -> str:
             f"instructions {s['instructions']}")
 
 
-def render(variant, no, allocs: dict) -> dict[str, str]:
+def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
     """The .asm and .h of a variant from its checked allocations ({(direction, part): (isa,
-    allocation)}, in function order) and its target options ``no`` (gen/targets/nasm.py)."""
+    allocation)}, in function order) and its target options ``no`` (gen/targets/nasm.py); ``cpu``: the CPU features its
+    cpu_supported() entry tests."""
     annotate = no.annotate
     funcs = []
     notes = []
@@ -401,7 +403,7 @@ def render(variant, no, allocs: dict) -> dict[str, str]:
         "packed" if no.layout == "packed" else no.words]
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
                abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
-               block_shift=variant.spec.block_bytes.bit_length() - 1,
+               block_shift=variant.spec.block_bytes.bit_length() - 1, cpu=cpu_support(cpu),
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
                       + ABI_DATA[no.abi].object_format] + notes)

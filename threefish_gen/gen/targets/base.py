@@ -231,6 +231,11 @@ class Target:
 
     # ---------------------------------------------------------------- recipe
 
+    def package_files(self, variants: list[Variant]) -> dict[str, str] | None:
+        """`render --package DIR`: the project files that make the rendered files a package of the
+        target's ecosystem (None: the target has no package format)."""
+        return None
+
     def features(self, v: Variant) -> set[str]:
         """/proc/cpuinfo flags the variant needs to run natively."""
         return set()

@@ -171,7 +171,7 @@ class Nasm(Target):
                 Pass("check the allocation (gen/asm/check.py)", "MOp list + AOp list", "checked AOp list",
                      self._check),
                 Pass("print NASM (gen/printers/nasm.py)", "checked AOp list", ".asm + .h (templates/nasm/)",
-                     lambda v, allocs: printer.render(v, self.options(v), allocs))]
+                     lambda v, allocs: printer.render(v, self.options(v), allocs, cpu=self.features(v)))]
 
     def lowered(self, v, direction: str = "encrypt"):
         """(isa, MOps) of one direction's main function, through the same passes as render."""

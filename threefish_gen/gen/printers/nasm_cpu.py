@@ -1,0 +1,36 @@
+"""``<prefix>cpu_supported`` for the NASM targets: the cpuid/xgetbv checks of the CPU features a
+variant needs (its descriptor's ``features``: /proc/cpuinfo names), as data for the template."""
+from __future__ import annotations
+
+from ..errors import GenError
+
+# cpuinfo flag -> (leaf, subleaf, register, bit)
+CPUID = {
+    "sse2": (1, 0, "edx", 26),
+    "osxsave": (1, 0, "ecx", 27),
+    "avx": (1, 0, "ecx", 28),
+    "avx2": (7, 0, "ebx", 5),
+    "bmi2": (7, 0, "ebx", 8),
+    "avx512f": (7, 0, "ebx", 16),
+}
+# flags whose registers the OS must save (XCR0 bits): SSE+AVX state; + opmask, ZMM_Hi256, Hi16_ZMM
+XCR0 = {"avx": 0x06, "avx2": 0x06, "avx512f": 0xE6}
+IMPLIES = {"avx2": ("avx",), "avx512f": ("avx",)}
+
+
+def cpu_support(features) -> dict:
+    """checks: (leaf, subleaf, register, bit, flag) in order, OSXSAVE before XGETBV; xcr0: the
+    mask of state the OS must enable (0: no XGETBV); max_leaf: the highest cpuid leaf used."""
+    flags = set(features)
+    for f in list(flags):
+        flags.update(IMPLIES.get(f, ()))
+    xcr0 = 0
+    for f in flags:
+        xcr0 |= XCR0.get(f, 0)
+    if xcr0:
+        flags.add("osxsave")
+    unknown = sorted(flags - set(CPUID))
+    if unknown:
+        raise GenError(f"no cpuid check for {', '.join(unknown)}")
+    checks = sorted((CPUID[f] + (f,) for f in flags), key=lambda c: (c[0], c[1], c[4] != "osxsave", c[4]))
+    return dict(checks=checks, xcr0=xcr0, max_leaf=max([c[0] for c in checks], default=0))
