@@ -145,7 +145,8 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
     pr = CPrinter(helpers, PTRS_MANY)
     setup = section(pr, one.setup)
     setup_vals = set(values(one.setup))
-    lines = setup["decl"] + setup["code"]
+    lines = setup["decl"] + ["if (n == 0)         /* before any load: n = 0 touches no pointer */",
+                             "    return;"] + setup["code"]
     nb = spec.block_bytes
     if isa_name is not None:
         isa = ISAS[isa_name]
