@@ -117,7 +117,7 @@ def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: st
     prog = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, prog.setup), section(pr, prog.body)
-    lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
+    lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"] + body["wipe"]) + ["}"]
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
 
 
@@ -177,7 +177,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
                 ssec = section(spr, sprog.body, setup_vals)
                 decl = decl + ssec["decl"]
-                code = interleave_code(code, ssec["code"])
+                code = interleave_code(code, ssec["code"]) + ssec["wipe"]
                 per += scalar_blocks
             if stats is not None and not stats:
                 stats.update({k: v / vp.blocks for k, v in vpr.cost.items()})
@@ -198,7 +198,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
     lines.append(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{")
     if isa_name is None:
         tail = section(pr, one.body, setup_vals)
-        lines += _ind(tail["decl"] + tail["code"]) + ["}"]
+        lines += _ind(tail["decl"] + tail["code"] + tail["wipe"]) + ["}"]
     else:   # the tail: the single-block function (scalar body of the same description)
         lines += [f"    {helpers}{direction}(key, tweaks, in, out);", "}"]
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
@@ -223,7 +223,8 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=Tr
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
-                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR,
+                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True),
+                uses_wipe=any(f"{v.prefix}wipe(" in ln for r in regions for f in r["functions"] for ln in f["lines"]),
                 store64=store64 or neon, neon=neon, guards=GUARDS)
 
 

@@ -135,3 +135,135 @@ def test_blocks_n0_touches_no_pointer(args, bits, tmp_path):
 
 def _dispatch_vars(c: Path) -> list[str]:
     return sorted(set(re.findall(r'getenv\("(\w+)"\)', c.read_text())))
+
+
+# ----------------------------------------------------------------------------- wipe
+
+SCAN_MAIN = """#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include "{stem}.h"
+{decls}
+#define NB {nb}
+/* Caller memory is static (not on the scanned stack): key, tweaks, blocks. */
+static uint8_t key[NB], tweaks[3 * 16], in[3 * NB], out[3 * NB];
+static const uint64_t secret[] = {{ {secret} }};
+/* The calls run on this stack (zero at start); afterwards it is searched for key material. */
+static unsigned char area[256 * 1024] __attribute__((aligned(64)));
+static ucontext_t back, there;
+
+static void calls(void)
+{{
+    {call}encrypt_blocks(key, tweaks, in, out, 3);
+    {call}decrypt_blocks(key, tweaks, out, out, 3);
+}}
+
+int main(void)
+{{
+    size_t i, j, hits = 0;
+    for (i = 0; i < sizeof key; i++)
+        key[i] = (uint8_t)(0x3d * i + 0x11);
+    for (i = 0; i < sizeof tweaks; i++)
+        tweaks[i] = (uint8_t)(0x59 * i + 0x07);
+    for (i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)(0x27 * i + 0x05);
+    getcontext(&there);
+    there.uc_stack.ss_sp = area;
+    there.uc_stack.ss_size = sizeof area;
+    there.uc_link = &back;
+    makecontext(&there, calls, 0);
+    swapcontext(&back, &there);
+    if (memcmp(in, out, sizeof in) != 0) {{
+        puts("round trip failed");
+        return 2;
+    }}
+    for (i = 0; i + 8 <= sizeof area; i += 4)
+        for (j = 0; j < sizeof secret / sizeof secret[0]; j++)
+            if (memcmp(area + i, &secret[j], 8) == 0) {{
+                if (hits++ < 4)
+                    printf("secret word %zu at stack offset %zu\\n", j, sizeof area - i);
+            }}
+    printf("%zu hits\\n", hits);
+    return hits != 0;
+}}
+"""
+
+
+def secret_words(bits: int) -> list[int]:
+    """Key words, the parity word, tweak words and every subkey word of the 3 tweaks the scan
+    harness uses (the values a spill slot or key table may hold)."""
+    from gen.spec import get_spec
+    spec = get_spec("1.3", bits)
+    nw, nb, M = spec.nw, spec.block_bytes, (1 << 64) - 1
+    kb = bytes((0x3d * i + 0x11) & 0xFF for i in range(nb))
+    tb = bytes((0x59 * i + 0x07) & 0xFF for i in range(48))
+    k = [int.from_bytes(kb[8 * i:8 * i + 8], "little") for i in range(nw)]
+    k.append(spec.c240 ^ __import__("functools").reduce(lambda a, b: a ^ b, k))
+    words = set(k)
+    for b in range(3):
+        t = [int.from_bytes(tb[16 * b + 8 * i:16 * b + 8 * i + 8], "little") for i in range(2)]
+        t.append(t[0] ^ t[1])
+        words |= set(t)
+        for s in range(spec.rounds // 4 + 1):
+            for i in range(nw):
+                w = k[(s + i) % (nw + 1)]
+                w += t[s % 3] if i == nw - 3 else t[(s + 1) % 3] if i == nw - 2 else s if i == nw - 1 else 0
+                words.add(w & M)
+    return sorted(w for w in words if w)
+
+
+def scan_stack(tmp_path: Path, args: tuple, bits: int) -> subprocess.CompletedProcess:
+    d, stem = render(tmp_path, *args, "--size", str(bits), "--version", "1.3")
+    cflags = ["-O2", "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,now"]
+    if "nasm-x86" in args:
+        cflags += ["-m32", "-static"]
+    objs = build_objects(d, stem, args, cflags)
+    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
+    decls, call = "", prefix
+    if "win64" in args:
+        decls = MS_DECLS.format(p=prefix).replace("MS void", "MS extern void")
+        decls = "#define " + f"{prefix}encrypt_blocks w_{prefix}encrypt_blocks\n#define {prefix}decrypt_blocks " \
+                f"w_{prefix}decrypt_blocks\n" + MS_DECLS.format(p="w_" + prefix)
+        src = (d / f"{stem}.asm").read_text().replace(prefix, "w_" + prefix)
+        (d / f"{stem}.asm").write_text(src)
+        sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
+    from gen.spec import get_spec
+    words = ", ".join(f"UINT64_C({w:#018x})" for w in secret_words(bits))
+    (d / "main.c").write_text(SCAN_MAIN.format(stem=stem, decls=decls, call=call,
+                                               nb=get_spec("1.3", bits).block_bytes, secret=words))
+    exe = d / "scan"
+    sh(["gcc", *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    cmd = [str(exe)]
+    if "nasm-x86" in args:
+        how = vnasm.runner_32bit()
+        if how is None:
+            pytest.skip("no way to run 32-bit programs")
+        cmd = how[0] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+WIPE_CASES = [
+    (("--target", "nasm-x64"), 1024),
+    (("--target", "nasm-x64", "--abi", "win64"), 1024),
+    (("--target", "nasm-x64", "--isa", "avx2"), 1024),
+    (("--target", "nasm-x86"), 512),
+    (("--target", "nasm-x86", "--isa", "sse2", "--layout", "packed"), 256),
+    (("--target", "c", "--keys", "table"), 256),
+    (("--target", "c", "--keys", "table"), 1024),
+    (("--target", "c", "--unroll", "loop"), 512),
+    (("--target", "c-simd", "--isa", "avx2", "--keys", "table"), 512),
+]
+
+
+@pytest.mark.parametrize("args,bits", WIPE_CASES, ids=lambda a: "-".join(a[1::2]) if isinstance(a, tuple) else str(a))
+def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
+    """The calls run on a zeroed stack of their own; afterwards no key, tweak or subkey word is
+    in it.  The same variant with --no-wipe leaves them (the scan can fail)."""
+    if any(a.startswith("nasm") for a in args) and shutil.which("nasm") is None:
+        pytest.skip("nasm not installed")
+    kept = scan_stack(tmp_path / "nowipe", (*args, "--no-wipe"), bits)
+    assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
+    wiped = scan_stack(tmp_path / "wipe", args, bits)
+    assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr

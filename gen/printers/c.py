@@ -94,8 +94,16 @@ class CPrinter:
         return decl
 
 
+_ARRAY_DECL = re.compile(r"^uint64_t (\w+)\[\d+\];$")
+
+
 def section(printer: CPrinter, ops, exclude=()) -> dict:
-    return {"decl": printer.declarations(ops, exclude), "code": printer.lines(ops)}
+    """decl, code, and ``wipe``: the statements that clear its local arrays (the subkey table
+    ks[] of --keys table) before they go out of scope (the template's PREFIXwipe helper)."""
+    decl = printer.declarations(ops, exclude)
+    arrays = [m.group(1) for m in map(_ARRAY_DECL.match, decl) if m]
+    return {"decl": decl, "code": printer.lines(ops),
+            "wipe": [f"{printer.prefix}wipe({a}, sizeof {a});" for a in arrays]}
 
 
 def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[str, Program]) -> dict:

@@ -8,7 +8,7 @@ from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
-from .base import ANNOTATE_OPTION, DIRECTIONS, Pass, Recipe, Target, describe_pass, without_default_annotate
+from .base import ANNOTATE_OPTION, WIPE_OPTION, DIRECTIONS, Pass, Recipe, Target, describe_pass, without_default_annotate
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -32,7 +32,7 @@ class C(Target):
     name = "c"
     summary = "scalar C99 (uint64_t), layout scalar; needs any C99 compiler"
     recipe = Recipe(checker="c", language="c")
-    schema = (ANNOTATE_OPTION,)
+    schema = (ANNOTATE_OPTION, WIPE_OPTION)
 
     def extra(self, spec, o, values):
         return without_default_annotate(values)
@@ -85,6 +85,8 @@ def print_c(v, laid) -> dict[str, str]:
     ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
                fn=cprinter.function_bodies(v.prefix, laid["one"], laid["blocks"]))
+    # wipe the local arrays (ks[] of --keys table) unless --no-wipe; no helper where there are none
+    ctx["wipe"] = v.get("wipe", True) and any(sec["wipe"] for f in ctx["fn"].values() for sec in f.values())
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}

@@ -12,7 +12,7 @@ from ..printers.c_simd import packed_width
 from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, Option, Pass, Recipe, Target, describe_pass, without_default_annotate
+from .base import ANNOTATE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, without_default_annotate
 from .c import RECOMMENDED as RECOMMENDED_C
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
@@ -59,13 +59,14 @@ class CSimd(Target):
         Option("isa", "sse2 | avx | avx2 | avx512 | neon | auto (run-time dispatcher)", ISA_NAMES + ("auto",)),
         Option("layout", "lanes | hybrid | packed (with --isa)", LAYOUTS),
         ANNOTATE_OPTION,
+        WIPE_OPTION,
     )
 
     def default_options(self, spec):
         return Options()
 
     def extra(self, spec, o, values):
-        ann = {k: v for k, v in without_default_annotate(values).items() if k == "annotate"}
+        ann = {k: v for k, v in without_default_annotate(values).items() if k in ("annotate", "wipe")}
         isa = values.get("isa")
         if isa is None:
             raise GenError("--layout needs --isa (sse2, avx, avx2, avx512, neon or auto)")
