@@ -23,7 +23,7 @@ from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
 from .layouts.ir import Broadcast
 from .printers import render_template
-from .printers.c import CPrinter, annotate_text, section
+from .printers.c import CPrinter, annotate_text, section, stack_bound
 from .printers.c_neon import ISAS as NEON_ISAS
 from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
@@ -117,7 +117,7 @@ def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: st
     prog = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, prog.setup), section(pr, prog.body)
-    lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"] + body["wipe"]) + ["}"]
+    lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
 
 
@@ -177,7 +177,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
                 ssec = section(spr, sprog.body, setup_vals)
                 decl = decl + ssec["decl"]
-                code = interleave_code(code, ssec["code"]) + ssec["wipe"]
+                code = interleave_code(code, ssec["code"])
                 per += scalar_blocks
             if stats is not None and not stats:
                 stats.update({k: v / vp.blocks for k, v in vpr.cost.items()})
@@ -198,7 +198,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
     lines.append(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{")
     if isa_name is None:
         tail = section(pr, one.body, setup_vals)
-        lines += _ind(tail["decl"] + tail["code"] + tail["wipe"]) + ["}"]
+        lines += _ind(tail["decl"] + tail["code"]) + ["}"]
     else:   # the tail: the single-block function (scalar body of the same description)
         lines += [f"    {helpers}{direction}(key, tweaks, in, out);", "}"]
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
@@ -224,8 +224,14 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=Tr
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True),
-                uses_wipe=any(f"{v.prefix}wipe(" in ln for r in regions for f in r["functions"] for ln in f["lines"]),
+                burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 store64=store64 or neon, neon=neon, guards=GUARDS)
+
+
+def _burn(f: dict) -> int:
+    """Bytes the wipe after function ``f`` clears (gen/printers/c.py stack_bound), recorded on it."""
+    f["burn"] = stack_bound(f["lines"])
+    return f["burn"]
 
 
 def _build_note(isa) -> str:

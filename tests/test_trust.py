@@ -52,6 +52,8 @@ int main(void)
 MS_DECLS = """#define MS __attribute__((ms_abi))
 MS void {p}encrypt_blocks(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *, size_t);
 MS void {p}decrypt_blocks(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *, size_t);
+MS void {p}encrypt(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);
+MS void {p}decrypt(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);
 """
 
 
@@ -148,7 +150,7 @@ SCAN_MAIN = """#include <stddef.h>
 {decls}
 #define NB {nb}
 /* Caller memory is static (not on the scanned stack): key, tweaks, blocks. */
-static uint8_t key[NB], tweaks[3 * 16], in[3 * NB], out[3 * NB];
+static uint8_t key[NB], tweaks[3 * 16], in[3 * NB], out[3 * NB], one[NB];
 static const uint64_t secret[] = {{ {secret} }};
 /* The calls run on this stack (zero at start); afterwards it is searched for key material. */
 static unsigned char area[256 * 1024] __attribute__((aligned(64)));
@@ -158,6 +160,8 @@ static void calls(void)
 {{
     {call}encrypt_blocks(key, tweaks, in, out, 3);
     {call}decrypt_blocks(key, tweaks, out, out, 3);
+    {call}encrypt(key, tweaks, in, one);
+    {call}decrypt(key, tweaks, one, one);
 }}
 
 int main(void)
@@ -175,7 +179,7 @@ int main(void)
     there.uc_link = &back;
     makecontext(&there, calls, 0);
     swapcontext(&back, &there);
-    if (memcmp(in, out, sizeof in) != 0) {{
+    if (memcmp(in, out, sizeof in) != 0 || memcmp(in, one, NB) != 0) {{
         puts("round trip failed");
         return 2;
     }}
@@ -223,9 +227,7 @@ def scan_stack(tmp_path: Path, args: tuple, bits: int) -> subprocess.CompletedPr
     prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
     decls, call = "", prefix
     if "win64" in args:
-        decls = MS_DECLS.format(p=prefix).replace("MS void", "MS extern void")
-        decls = "#define " + f"{prefix}encrypt_blocks w_{prefix}encrypt_blocks\n#define {prefix}decrypt_blocks " \
-                f"w_{prefix}decrypt_blocks\n" + MS_DECLS.format(p="w_" + prefix)
+        decls, call = MS_DECLS.format(p="w_" + prefix), "w_" + prefix
         src = (d / f"{stem}.asm").read_text().replace(prefix, "w_" + prefix)
         (d / f"{stem}.asm").write_text(src)
         sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
@@ -254,6 +256,8 @@ WIPE_CASES = [
     (("--target", "c", "--keys", "table"), 1024),
     (("--target", "c", "--unroll", "loop"), 512),
     (("--target", "c-simd", "--isa", "avx2", "--keys", "table"), 512),
+    (("--target", "c-simd", "--isa", "sse2", "--layout", "hybrid", "--keys", "table", "--interleave", "2"), 1024),
+    (("--target", "c-simd", "--isa", "auto"), 1024),
 ]
 
 

@@ -94,16 +94,28 @@ class CPrinter:
         return decl
 
 
-_ARRAY_DECL = re.compile(r"^uint64_t (\w+)\[\d+\];$")
-
-
 def section(printer: CPrinter, ops, exclude=()) -> dict:
-    """decl, code, and ``wipe``: the statements that clear its local arrays (the subkey table
-    ks[] of --keys table) before they go out of scope (the template's PREFIXwipe helper)."""
-    decl = printer.declarations(ops, exclude)
-    arrays = [m.group(1) for m in map(_ARRAY_DECL.match, decl) if m]
-    return {"decl": decl, "code": printer.lines(ops),
-            "wipe": [f"{printer.prefix}wipe({a}, sizeof {a});" for a in arrays]}
+    return {"decl": printer.declarations(ops, exclude), "code": printer.lines(ops)}
+
+
+# Local declarations of the emitted C (scalar and SIMD): type, then the names (arr[N] counts N).
+_DECL = re.compile(r"^\s*(?:const )?(uint64_t|__m128i|__m256i|__m512i|uint64x2_t) ([^=;]+)[=;]")
+_BYTES = {"uint64_t": 8, "__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16}
+
+
+def stack_bound(lines) -> int:
+    """Bytes a wipe clears below the caller after a call (the template's PREFIXburn): twice what
+    the declared locals of ``lines`` take (room for the compiler's spills and copies of them),
+    plus 1 KiB, in 64-byte units.  Every key, tweak or state word the function leaves on the
+    stack lies in its frame, which this covers."""
+    total = 0
+    for ln in lines:
+        m = _DECL.match(ln)
+        if m:
+            for name in m.group(2).split(","):
+                n = re.search(r"\[(\d+)\]", name)
+                total += _BYTES[m.group(1)] * (int(n.group(1)) if n else 1)
+    return (2 * total + 1024 + 63) // 64 * 64
 
 
 def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[str, Program]) -> dict:

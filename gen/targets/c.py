@@ -85,8 +85,13 @@ def print_c(v, laid) -> dict[str, str]:
     ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
                fn=cprinter.function_bodies(v.prefix, laid["one"], laid["blocks"]))
-    # wipe the local arrays (ks[] of --keys table) unless --no-wipe; no helper where there are none
-    ctx["wipe"] = v.get("wipe", True) and any(sec["wipe"] for f in ctx["fn"].values() for sec in f.values())
+    ctx["wipe"] = v.get("wipe", True)
+    # bytes each public function's wipe clears: its locals (single block: setup + body; blocks:
+    # setup + the interleaved and tail bodies), see gen/printers/c.py stack_bound
+    ctx["burns"] = {d: (cprinter.stack_bound(f["setup"]["decl"] + f["body"]["decl"]),
+                        cprinter.stack_bound(f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"]))
+                    for d, f in ctx["fn"].items()}
+    ctx["burn"] = max(b for pair in ctx["burns"].values() for b in pair)
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
