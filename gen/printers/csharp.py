@@ -436,10 +436,10 @@ def render(v, laid: dict) -> dict[str, str]:
                      "blocks (AVX2), then scalar; chosen by IsSupported at JIT time")
     command = (f"threefish-gen render --target csharp --size {v.spec.bits} --version {v.spec.version} "
                f"--layout {layout} --keys {o.keys} --unroll {o.unroll} --interleave {o.interleave} "
-               f"--namespace {namespace} --class {cls}")
+               f"--namespace {namespace} --class {cls}" + ("" if v.get("wipe", True) else " --no-wipe"))
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
                packed_kernel=packed_kernel(v.spec.nw),
-               interleave=o.interleave, fn=functions(v.spec, o, layout, laid))
+               interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
     return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
 
