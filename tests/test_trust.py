@@ -302,3 +302,74 @@ def test_csharp_wipe_zeroes_stackalloc_and_runs(tmp_path):
         p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), vcs.class_name(v), str(vec)],
                            capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
         assert p.returncode == 0 and " 0 failed" in p.stdout, p.stdout + p.stderr
+
+
+# ----------------------------------------------------------------------------- ABI checks
+
+def _abi_row(monkeypatch, tmp_path, target, bits, build, drop=None):
+    """verify's row for one nasm variant and build; ``drop``: a register whose push/pop lines are
+    removed from the rendered .asm first (the code then clobbers it)."""
+    from gen.render import render_variant
+    from gen.spec import get_spec
+    from gen.targets import get as get_target
+    from gen.threefish import Options
+    from verify.runner import vector_file
+    spec = get_spec("1.3", bits)
+    v = get_target(target).variant(spec, Options("fly", "full", 1), "")
+    if drop:
+        changed = []
+
+        def broken(variant):
+            files = render_variant(variant)
+            out = {}
+            for name, text in files.items():
+                if name.endswith(".asm"):
+                    if drop.startswith("pop "):     # restore into another register: the stack stays
+                        new = re.sub(rf"^    pop {drop.split()[1]}\n", f"    pop {drop.split()[2]}\n", text, flags=re.M)
+                    else:                           # the push and the pop removed
+                        new = re.sub(rf"^    (push|pop) {drop}\n", "", text, flags=re.M)
+                    if new != text:
+                        changed.append(name)
+                    text = new
+                out[name] = text
+            return out
+        monkeypatch.setattr(vnasm, "render_variant", broken)
+    row = vnasm.check(v, build, tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
+    assert not drop or changed, f"no push/pop {drop} in the rendered code"
+    return row
+
+
+@needs_nasm
+@pytest.mark.parametrize("target,bits,build,drop,expect", [
+    ("nasm-x64", 512, 0, "rbx", "rbx corrupted"),                       # System V run
+    ("nasm-x64", 1024, 0, "r12", "r12 corrupted"),
+    ("nasm-x64", 512, 0, "pop rbp rax", "rbp corrupted"),
+    ("nasm-x64", 512, "ms", "pop rsi rax", "rsi corrupted"),            # Win64 code: the audit's case
+    ("nasm-x64", 1024, "ms", "pop rdi rax", "rdi corrupted"),
+    ("nasm-x64", 512, "ms", "rsi", ""),     # removed: the 5th argument's offset moves too (a crash)
+    ("nasm-x86", 512, 0, "pop ebx ecx", "ebx corrupted"),
+], ids=lambda x: str(x))
+def test_abi_thunk_catches_a_dropped_callee_saved_register(monkeypatch, tmp_path, target, bits, build, drop, expect):
+    """The harness calls the assembly through the ABI thunk: the rendered code passes, and the
+    same code with one callee-saved push/pop removed FAILs its row naming the register."""
+    from gen.targets import get as get_target
+    builds = vnasm.builds(get_target(target))
+    b = vnasm.WIN64_BUILDS[1] if build == "ms" else builds[build]
+    good = _abi_row(monkeypatch, tmp_path / "good", target, bits, b)
+    assert good.status.startswith("PASS"), good.detail
+    assert "checked after every call" in good.detail
+    bad = _abi_row(monkeypatch, tmp_path / "bad", target, bits, b, drop)
+    assert bad.status == "FAIL" and expect in bad.detail, bad.detail
+
+
+@needs_nasm
+def test_win64_assemble_row_says_assembled_not_pass(tmp_path):
+    """A row whose code only assembled (nothing ran it) is ASSEMBLED, never PASS."""
+    from gen.spec import get_spec
+    from gen.targets import get as get_target
+    from gen.threefish import Options
+    from verify.runner import vector_file
+    spec = get_spec("1.3", 256)
+    v = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")
+    row = vnasm.check(v, vnasm.WIN64_BUILDS[0], tmp_path, vector_file(spec, tmp_path / "v.txt", 2, 1))
+    assert row.status == "ASSEMBLED", row

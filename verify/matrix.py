@@ -130,10 +130,11 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
         if r.status in ("FAIL", "TIMEOUT"):
             print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
-         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED")}
+         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED")}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
     if not n["PASS"]:
         print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
     timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
+    assembled = f", {n['ASSEMBLED']} only assembled (not run)" if n["ASSEMBLED"] else ""
     print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
-          f"{n['SKIPPED']} skipped", file=stream)
+          f"{n['SKIPPED']} skipped{assembled}", file=stream)

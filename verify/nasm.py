@@ -20,6 +20,7 @@ from pathlib import Path
 from gen.render import Variant, render_variant, write_files
 from gen.targets import get as get_target
 
+from . import abi
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -97,12 +98,6 @@ WIN64_BUILDS = (NasmBuild("nasm win64 (assemble)", "win64", (), False),
 
 # Runs Win64-ABI code on Linux: the .asm rendered for --abi win64, its unwind tables left out,
 # assembled as elf64 and called through gcc's __attribute__((ms_abi)) declarations.
-MS_SHIM = """#include <stddef.h>
-#include <stdint.h>
-#include "{header}"
-#define MS __attribute__((ms_abi))
-{decls}
-"""
 
 
 def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
@@ -118,31 +113,27 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
     asm = asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
     src_dir = workdir / "src"
     write_files({f"{win.stem}.asm": asm, **render_variant(variant)}, src_dir)
-    nb = variant.spec.block_bytes
-    decls = []
-    for d in ("encrypt", "decrypt"):
-        decls.append(f"MS void {win.prefix}{d}(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);")
-        decls.append(f"MS void {win.prefix}{d}_blocks(const uint8_t *, const uint8_t *, const uint8_t *, "
-                     f"uint8_t *, size_t);")
-        decls.append(f"void {variant.prefix}{d}(const uint8_t key[{nb}], const uint8_t tweak[16], "
-                     f"const uint8_t in[{nb}], uint8_t out[{nb}]) {{ {win.prefix}{d}(key, tweak, in, out); }}")
-        decls.append(f"void {variant.prefix}{d}_blocks(const uint8_t key[{nb}], const uint8_t *tweaks, "
-                     f"const uint8_t *in, uint8_t *out, size_t n) {{ {win.prefix}{d}_blocks(key, tweaks, in, out, n); }}")
-    shim = src_dir / "ms_shim.c"
-    shim.write_text(MS_SHIM.format(header=f"{variant.stem}.h", decls="\n".join(decls)))
+    # the Win64 calls are made by the ABI thunk (verify/abi.py), which checks rbx, rbp, rdi, rsi,
+    # r12-r15, xmm6-xmm15, the stack pointer and the direction flag after each
+    shim = src_dir / "abi_shim.c"
+    shim.write_text(abi.interpose(src_dir / f"{win.stem}.asm", f"{variant.stem}.h", variant.prefix,
+                                  variant.spec.block_bytes, "win64", asm_prefix=win.prefix))
     obj = workdir / "w64.o"
-    rc, out = _run(["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], workdir)
-    if rc:
-        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    thunk, cmd = abi.thunk_files(64, src_dir)
+    for cmd in (["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], cmd):
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness"
-    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir, [shim, obj],
-                           exe, workdir)
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
+                           [shim, obj, thunk.with_suffix(".o")], exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     ok, out, checks = run_harness([str(exe), str(vectors)], workdir)
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
-    return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention, run on Linux)",
+    return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention run on Linux; callee-saved registers, "
+               "xmm6-15, stack pointer and DF checked after every call)",
                time.monotonic() - t0, checks)
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
 
@@ -207,18 +198,28 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
         if rc:
             return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     if not build.run:
-        return Row(label, build.name, "PASS", f"assembles ({obj.stat().st_size} bytes object; not run here)",
+        return Row(label, build.name, "ASSEMBLED", f"assembles ({obj.stat().st_size} bytes object; not run here)",
                    time.monotonic() - t0)
+    # every call goes through the ABI thunk (verify/abi.py): callee-saved registers, stack, DF
+    shim = src_dir / "abi_shim.c"
+    shim.write_text(abi.interpose(src_dir / f"{variant.stem}.asm", f"{variant.stem}.h", variant.prefix,
+                                  variant.spec.block_bytes, "cdecl" if word_size(variant) == 32 else "sysv"))
+    thunk, cmd = abi.thunk_files(word_size(variant), src_dir)
+    for cmd in [*object_commands(variant, src_dir, obj), cmd]:
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness"
-    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir, [obj],
-                           exe, workdir)
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
+                           [obj, shim, thunk.with_suffix(".o")], exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")
     ok, out, checks = run_harness([*prefix, str(exe), str(vectors)], workdir)
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
-    return Row(label, build.name, "PASS" + how, f"{checks} checks" + (" under qemu-i386" if how else ""),
+    return Row(label, build.name, "PASS" + how, f"{checks} checks" + (" under qemu-i386" if how else "")
+               + "; callee-saved registers, stack pointer and DF checked after every call",
                time.monotonic() - t0, checks)
 
 
