@@ -26,6 +26,8 @@ TOOLCHAINS = {
     "s390x-linux-gnu-gcc": lambda: shutil.which("s390x-linux-gnu-gcc"),
     "qemu-s390x": lambda: shutil.which("qemu-s390x"),
     "chromium": lambda: shutil.which("chromium"),
+    "x86_64-w64-mingw32-gcc": lambda: shutil.which("x86_64-w64-mingw32-gcc"),
+    "wine64": lambda: Path("/usr/lib/wine/wine64").exists() or shutil.which("wine64"),
 }
 
 

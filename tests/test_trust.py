@@ -373,3 +373,42 @@ def test_win64_assemble_row_says_assembled_not_pass(tmp_path):
     v = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")
     row = vnasm.check(v, vnasm.WIN64_BUILDS[0], tmp_path, vector_file(spec, tmp_path / "v.txt", 2, 1))
     assert row.status == "ASSEMBLED", row
+
+
+needs_wine = pytest.mark.skipif(vnasm.WIN64_BUILDS[2].missing() is not None,
+                                reason=str(vnasm.WIN64_BUILDS[2].missing()))
+
+
+def _wine_row(monkeypatch, tmp_path, bits, edit=None):
+    from gen.render import render_variant
+    from gen.spec import get_spec
+    from gen.targets import get as get_target
+    from gen.threefish import Options
+    from verify.runner import vector_file
+    spec = get_spec("1.3", bits)
+    v = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")
+    if edit:
+        def edited(variant):
+            return {n: edit(t) if n.endswith(".asm") else t for n, t in render_variant(variant).items()}
+        monkeypatch.setattr(vnasm, "render_variant", edited)
+    return vnasm.check(v, vnasm.WIN64_BUILDS[2], tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
+
+
+@needs_nasm
+@needs_wine
+def test_win64_runs_under_wine_with_abi_and_unwind_checks(monkeypatch, tmp_path):
+    """The Win64 object as Windows links it (unwind data kept) runs in a mingw-w64 harness under
+    wine through the ABI thunk, and RtlVirtualUnwind from every prologue point restores what the
+    prologue saved; a wrong unwind code and a register restored into another each FAIL."""
+    good = _wine_row(monkeypatch, tmp_path / "good", 1024)
+    assert good.status == "PASS" and "RtlVirtualUnwind" in good.detail and good.checks > 1000, good.detail
+
+    def wrong_unwind(text):      # the unwind code of "push rsi" says rdi
+        new = re.sub(r"(\.pushed_rsi - \w+, )0x60", r"\g<1>0x70", text)
+        assert new != text
+        return new
+    bad = _wine_row(monkeypatch, tmp_path / "unwind", 512, wrong_unwind)
+    assert bad.status == "FAIL" and "unwind:" in bad.detail and "not restored" in bad.detail, bad.detail
+
+    bad = _wine_row(monkeypatch, tmp_path / "abi", 512, lambda t: t.replace("    pop rsi\n", "    pop rax\n"))
+    assert bad.status == "FAIL" and "rsi corrupted" in bad.detail, bad.detail

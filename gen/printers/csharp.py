@@ -440,6 +440,8 @@ def render(v, laid: dict) -> dict[str, str]:
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
                packed_kernel=packed_kernel(v.spec.nw),
                interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
+    ctx["stackalloc"] = any("stackalloc" in ln for f in ctx["fn"].values()
+                            for ln in f["arrays"] + f["blocks_arrays"] + [x for L in f["lanes"] for x in L["arrays"]])
     return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
 
