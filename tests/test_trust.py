@@ -412,3 +412,41 @@ def test_win64_runs_under_wine_with_abi_and_unwind_checks(monkeypatch, tmp_path)
 
     bad = _wine_row(monkeypatch, tmp_path / "abi", 512, lambda t: t.replace("    pop rsi\n", "    pop rax\n"))
     assert bad.status == "FAIL" and "rsi corrupted" in bad.detail, bad.detail
+
+
+# ----------------------------------------------------------------------------- constant time
+
+needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+
+
+@needs_valgrind
+def test_ct_column_passes_real_code_and_catches_a_planted_branch(monkeypatch, tmp_path):
+    """verify's ct column (memcheck, key/tweak/plaintext undefined): the generated C and NASM
+    pass; the same C with one key-dependent branch planted FAILs; AVX-512 is SKIPPED."""
+    from gen.render import render_variant
+    from gen.spec import get_spec
+    from gen.targets import get as get_target
+    from gen.threefish import Options
+    from verify import ct, matrix
+    spec = get_spec("1.3", 256)
+    c = get_target("c").variant(spec, Options("fly", "full", 2), "")
+    assert ct.BUILD in matrix.builds_of(c)
+    for v in (c, get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")):
+        row = ct.check(v, ct.BUILD, tmp_path / v.stem)
+        assert row.status == "PASS", row.detail
+    avx512 = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "", isa="avx512")
+    assert ct.check(avx512, ct.BUILD, tmp_path / "z").status == "SKIPPED"
+
+    def planted(variant):
+        out = {}
+        for name, text in render_variant(variant).items():
+            if name.endswith(".c"):
+                line = f"    k0 = {variant.prefix}load64(key);\n"
+                assert line in text
+                text = text.replace("#include <string.h>\n", "#include <string.h>\nvolatile int tf_planted;\n", 1)
+                text = text.replace(line, line + "    if (k0 & 1)\n        tf_planted++;\n", 1)
+            out[name] = text
+        return out
+    monkeypatch.setattr(ct, "render_variant", planted)
+    row = ct.check(c, ct.BUILD, tmp_path / "planted")
+    assert row.status == "FAIL" and "uninitialised" in row.detail, row.detail

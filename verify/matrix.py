@@ -19,7 +19,7 @@ from pathlib import Path
 from gen.targets import get as get_target
 from gen.variant import Variant
 
-from . import csharp, nasm, simd
+from . import csharp, ct, nasm, simd
 from .proc import Timeout
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, vector_file
 
@@ -41,7 +41,9 @@ def checker_of(v: Variant):
 
 
 def builds_of(v: Variant):
-    return checker_of(v)[1](get_target(v.target), v)
+    """The variant's builds; C-ABI code also gets the constant-time column (verify/ct.py)."""
+    extra = (ct.BUILD,) if get_target(v.target).recipe.bench == "c-abi" else ()
+    return tuple(checker_of(v)[1](get_target(v.target), v)) + extra
 
 
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
@@ -69,7 +71,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             wd.mkdir(parents=True, exist_ok=True)
             t0 = time.monotonic()
             try:
-                return checker_of(v)[0](v, b, wd, vec[v.spec])
+                check = ct.check if b is ct.BUILD else checker_of(v)[0]
+                return check(v, b, wd, vec[v.spec])
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
                            f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
