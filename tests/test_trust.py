@@ -74,6 +74,26 @@ def build_objects(d: Path, stem: str, args: tuple, cflags: list[str]) -> list[st
     return [str(d / f"{stem}.c")]
 
 
+def build_with_main(out: Path, args: tuple, bits: int, cflags: list, main: str, **fmt) -> tuple[Path, str, Path]:
+    """Render a variant, build it and a main program (``main`` formatted with the header stem,
+    the declarations and the prefix to call, and ``fmt``): (folder, stem, executable).  Win64
+    code is called through ms_abi declarations, under another prefix than the header's."""
+    d, stem = render(out, *args, "--size", str(bits), "--version", "1.3")
+    if "nasm-x86" in args:
+        cflags = [*cflags, "-m32", "-static"]
+    objs = build_objects(d, stem, args, cflags)
+    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
+    decls, call = "", prefix
+    if "win64" in args:
+        decls, call = MS_DECLS.format(p="w_" + prefix), "w_" + prefix
+        (d / f"{stem}.asm").write_text((d / f"{stem}.asm").read_text().replace(prefix, "w_" + prefix))
+        sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
+    (d / "main.c").write_text(main.format(stem=stem, decls=decls, call=call, **fmt))
+    exe = d / "main"
+    sh(["gcc", *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    return d, stem, exe
+
+
 def run_exe(exe: Path, args: tuple, env=None) -> str:
     cmd = [str(exe)]
     if "nasm-x86" in args or "-m32" in args:
@@ -109,23 +129,7 @@ def test_blocks_n0_touches_no_pointer(args, bits, tmp_path):
     used to be loaded before n was tested: a NULL key crashed every *_blocks)."""
     if any(a.startswith("nasm") for a in args) and shutil.which("nasm") is None:
         pytest.skip("nasm not installed")
-    d, stem = render(tmp_path / "v", *args, "--size", str(bits), "--version", "1.3")
-    cflags = ["-O2", "-std=c99", "-Wall", "-Werror"]
-    if "nasm-x86" in args:
-        cflags += ["-m32", "-static"]
-    objs = build_objects(d, stem, args, cflags)
-    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
-    decls, call = "", prefix
-    if "win64" in args:
-        decls, call = MS_DECLS.format(p="w_" + prefix), "w_" + prefix
-        asm = Path(objs[0]).with_suffix("")   # re-assemble under another prefix: no clash with the header
-        src = (d / f"{stem}.asm").read_text().replace(prefix, "w_" + prefix)
-        (d / "w.asm").write_text(src)
-        sh(["nasm", "-f", "elf64", "-o", str(asm) + "w.o", str(d / "w.asm")])
-        objs = [str(asm) + "w.o"]
-    (d / "main.c").write_text(NULL_MAIN.format(stem=stem, decls=decls, call=call))
-    exe = d / "n0"
-    sh(["gcc", *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    d, stem, exe = build_with_main(tmp_path / "v", args, bits, ["-O2", "-std=c99", "-Wall", "-Werror"], NULL_MAIN)
     env = None
     if "auto" in args:   # every dispatcher path, forced: n = 0 goes through each
         for level in ("scalar", "sse2", "avx", "avx2", "avx512"):
@@ -219,24 +223,10 @@ def secret_words(bits: int) -> list[int]:
 
 
 def scan_stack(tmp_path: Path, args: tuple, bits: int) -> subprocess.CompletedProcess:
-    d, stem = render(tmp_path, *args, "--size", str(bits), "--version", "1.3")
-    cflags = ["-O2", "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,now"]
-    if "nasm-x86" in args:
-        cflags += ["-m32", "-static"]
-    objs = build_objects(d, stem, args, cflags)
-    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
-    decls, call = "", prefix
-    if "win64" in args:
-        decls, call = MS_DECLS.format(p="w_" + prefix), "w_" + prefix
-        src = (d / f"{stem}.asm").read_text().replace(prefix, "w_" + prefix)
-        (d / f"{stem}.asm").write_text(src)
-        sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
     from gen.spec import get_spec
     words = ", ".join(f"UINT64_C({w:#018x})" for w in secret_words(bits))
-    (d / "main.c").write_text(SCAN_MAIN.format(stem=stem, decls=decls, call=call,
-                                               nb=get_spec("1.3", bits).block_bytes, secret=words))
-    exe = d / "scan"
-    sh(["gcc", *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    _, _, exe = build_with_main(tmp_path, args, bits, ["-O2", "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,now"],
+                                SCAN_MAIN, nb=get_spec("1.3", bits).block_bytes, secret=words)
     cmd = [str(exe)]
     if "nasm-x86" in args:
         how = vnasm.runner_32bit()
