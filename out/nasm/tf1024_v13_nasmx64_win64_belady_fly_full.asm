@@ -82,6 +82,9 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 352], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -154,9 +157,6 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, qword [rsp + 32]
 ; k16 ^= k15
     xor rcx, rdx
-; if n == 0 return
-    cmp qword [rsp + 352], 0
-    jz .done
     mov qword [rsp + 40], rax
     mov qword [rsp + 48], r10
     mov qword [rsp + 56], r15
@@ -5219,6 +5219,12 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14
@@ -5261,6 +5267,9 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 352], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -5333,9 +5342,6 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
     xor rcx, qword [rsp + 32]
 ; k16 ^= k15
     xor rcx, rdx
-; if n == 0 return
-    cmp qword [rsp + 352], 0
-    jz .done
     mov qword [rsp + 40], rax
     mov qword [rsp + 48], r10
     mov qword [rsp + 56], r15
@@ -10398,6 +10404,12 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14

@@ -58,6 +58,9 @@ tf256_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_rsi:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 128], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -77,9 +80,6 @@ tf256_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, r11
 ; k4 ^= k3
     xor rcx, rsi
-; if n == 0 return
-    cmp qword [rsp + 128], 0
-    jz .done
     mov qword [rsp + 0], r8
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r10
@@ -1355,6 +1355,12 @@ tf256_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     pop rsi
     pop rdi
@@ -1379,6 +1385,9 @@ tf256_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_rsi:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 128], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -1398,9 +1407,6 @@ tf256_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     xor rcx, r11
 ; k4 ^= k3
     xor rcx, rsi
-; if n == 0 return
-    cmp qword [rsp + 128], 0
-    jz .done
     mov qword [rsp + 0], r8
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r10
@@ -2676,6 +2682,12 @@ tf256_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     pop rsi
     pop rdi

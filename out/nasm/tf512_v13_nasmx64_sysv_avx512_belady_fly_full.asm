@@ -415,6 +415,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     mov dword [rsp + 2036], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2040], 0x00000012
     mov dword [rsp + 2044], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq zmm0, qword [rdi + 0]
@@ -450,9 +453,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm8, zmm8, zmm6
 ; k8 ^= k7
     vpxorq zmm8, zmm8, zmm7
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 64], rdx
     vmovdqu64 [rsp + 128], zmm0
     vmovdqu64 [rsp + 192], zmm1
@@ -2775,6 +2775,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 2056 bytes of stack slots
+    mov ecx, 257 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 2056
     ret
@@ -2797,6 +2803,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -2832,9 +2841,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -5147,6 +5153,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12
@@ -5502,6 +5514,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     mov dword [rsp + 2036], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2040], 0x00000001
     mov dword [rsp + 2044], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq zmm0, qword [rdi + 0]
@@ -5537,9 +5552,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpxorq zmm8, zmm8, zmm6
 ; k8 ^= k7
     vpxorq zmm8, zmm8, zmm7
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 64], rdx
     vmovdqu64 [rsp + 128], zmm0
     vmovdqu64 [rsp + 192], zmm1
@@ -7862,6 +7874,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 2056 bytes of stack slots
+    mov ecx, 257 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 2056
     ret
@@ -7884,6 +7902,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -7919,9 +7940,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -10234,6 +10252,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12
