@@ -6,7 +6,7 @@
 PY = $$(cat build/.python)
 GEN = $(PY) -m threefish_gen
 
-.PHONY: all setup gen verify verify-fast test bench explore clean
+.PHONY: all setup gen verify verify-fast test bench explore clean fuzz
 
 all: verify
 
@@ -55,6 +55,12 @@ explore: setup
 	@for s in 256 512 1024; do \
 	  $(GEN) explore --target c-simd --isa avx2 --size $$s --out build/explore/c-simd-$$s.html || exit 1; \
 	done
+
+# Differential fuzzing (verify/fuzz.py): scalar C, SIMD dispatcher and NASM x64 of each size
+# compared by a libFuzzer harness for SECONDS per size; the corpus stays in build/fuzz/.
+SECONDS ?= 60
+fuzz: setup
+	@nice $(PY) -m verify.fuzz --seconds $(SECONDS)
 
 clean:
 	rm -rf build

@@ -18,6 +18,8 @@ DEB_TOOLS=(
   # AArch64 (NEON) and big-endian s390x builds, run under qemu-user (verify's emulated rows)
   "aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu" "qemu-aarch64:qemu-user"
   "s390x-linux-gnu-gcc:gcc-s390x-linux-gnu" "qemu-s390x:qemu-user"
+  # Win64 objects really run: a mingw-w64 harness under wine (verify's "nasm win64 under wine" row)
+  "x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64" "valgrind:valgrind"
 )
 DEB_FILES=(
   "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"
@@ -26,6 +28,7 @@ DEB_FILES=(
   "/usr/include/simde/x86/avx512.h:libsimde-dev"   # SIMD variants the CPU lacks run emulated
   "/usr/aarch64-linux-gnu/lib/libc.a:libc6-dev-arm64-cross"   # static aarch64 harness
   "/usr/s390x-linux-gnu/lib/libc.a:libc6-dev-s390x-cross"     # static s390x harness
+  "/usr/lib/wine/wine64:wine64"                                # runs the Win64 harness
 )
 DEB_PY="python3-jinja2 python3-click python3-pytest"
 # bench's chart (threefish_gen/bench_chart.py)

@@ -35,6 +35,8 @@ TOOLCHAINS = {
     "botan": lambda: Path("/usr/include/botan-2/botan/skein_512.h").exists(),   # libbotan-2-dev (Skein oracle)
     "python3-venv": lambda: subprocess.run([sys.executable, "-c", "import setuptools, wheel, ensurepip, pip"],
                                            capture_output=True).returncode == 0,   # tests/test_install.py
+    "x86_64-w64-mingw32-gcc": lambda: shutil.which("x86_64-w64-mingw32-gcc"),
+    "wine64": lambda: Path("/usr/lib/wine/wine64").exists() or shutil.which("wine64"),
 }
 
 

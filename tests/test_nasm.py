@@ -43,7 +43,7 @@ def run_check(v, build, tmp_path, vectors):
     row = vnasm.check(v, build, tmp_path, vectors[(v.spec.version, v.spec.bits)])
     if row.status == "SKIPPED":
         pytest.skip(row.detail)
-    assert row.status.startswith("PASS"), row.detail
+    assert row.status.startswith("PASS") or (not build.run and row.status == "ASSEMBLED"), row.detail
     if build.run:
         assert row.checks > 1000
     return row

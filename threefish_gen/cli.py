@@ -53,7 +53,9 @@ def target_options(only=None):
         opt = ent["opt"]
         param = "cls" if name == "class" else name
         helptext = f"{', '.join(ent['targets'])}: {opt.help}"
-        if opt.kind is int:
+        if opt.kind is bool:
+            decorators.append(click.option(f"--{name}/--no-{name}", param, default=None, help=helptext))
+        elif opt.kind is int:
             decorators.append(click.option(f"--{name}", param, type=int, default=None, help=helptext))
         elif opt.choices:
             decorators.append(click.option(f"--{name}", param, type=_choice(registry.option_choices(name)),

@@ -52,6 +52,26 @@ static inline uint64_t tf1024_v11_csimd_auto_fly_full_load64(const uint8_t *p)
 #endif
 }
 
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
+   twice the bytes its locals declare plus 1 KiB, at most 23104.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define tf1024_v11_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define tf1024_v11_csimd_auto_fly_full_NOINLINE __declspec(noinline)
+#else
+#define tf1024_v11_csimd_auto_fly_full_NOINLINE
+#endif
+static void *(*const volatile tf1024_v11_csimd_auto_fly_full_wipe_memset)(void *, int, size_t) = memset;
+
+static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_full_burn(size_t n)
+{
+    unsigned char stack[23104]; /* its top n bytes lie where the work function's frame was */
+    tf1024_v11_csimd_auto_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
+}
+
 static inline void tf1024_v11_csimd_auto_fly_full_store64(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -87,8 +107,8 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 
-void tf1024_v11_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[16],
-                                            const uint8_t in[128], uint8_t out[128])
+static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_full_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                const uint8_t in[128], uint8_t out[128])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
@@ -2589,8 +2609,15 @@ void tf1024_v11_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_
     }
 }
 
-void tf1024_v11_csimd_auto_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[16],
+void tf1024_v11_csimd_auto_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[16],
                                             const uint8_t in[128], uint8_t out[128])
+{
+    tf1024_v11_csimd_auto_fly_full_encrypt_work(key, tweak, in, out);
+    tf1024_v11_csimd_auto_fly_full_burn(1600);
+}
+
+static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_full_decrypt_work(const uint8_t key[128], const uint8_t tweak[16],
+                                                                                                const uint8_t in[128], uint8_t out[128])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
@@ -5091,11 +5118,20 @@ void tf1024_v11_csimd_auto_fly_full_decrypt(const uint8_t key[128], const uint8_
     }
 }
 
+void tf1024_v11_csimd_auto_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[16],
+                                            const uint8_t in[128], uint8_t out[128])
+{
+    tf1024_v11_csimd_auto_fly_full_decrypt_work(key, tweak, in, out);
+    tf1024_v11_csimd_auto_fly_full_burn(1600);
+}
+
 static void tf1024_v11_csimd_auto_fly_full_scalar_encrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
                                                                  const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -7598,6 +7634,8 @@ static void tf1024_v11_csimd_auto_fly_full_scalar_decrypt_blocks(const uint8_t k
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -10112,6 +10150,8 @@ static void tf1024_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uin
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -12780,6 +12820,8 @@ static void tf1024_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uin
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -15470,6 +15512,8 @@ static void tf1024_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -18107,6 +18151,8 @@ static void tf1024_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -20758,6 +20804,8 @@ static void tf1024_v11_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);
@@ -23373,6 +23421,8 @@ static void tf1024_v11_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8, k9;
     uint64_t k10, k11, k12, k13, k14, k15, k16;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf1024_v11_csimd_auto_fly_full_load64(key);
     k1 = tf1024_v11_csimd_auto_fly_full_load64(key + 8);

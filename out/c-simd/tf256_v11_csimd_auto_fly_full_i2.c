@@ -52,6 +52,26 @@ static inline uint64_t tf256_v11_csimd_auto_fly_full_i2_load64(const uint8_t *p)
 #endif
 }
 
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
+   twice the bytes its locals declare plus 1 KiB, at most 33280.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define tf256_v11_csimd_auto_fly_full_i2_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define tf256_v11_csimd_auto_fly_full_i2_NOINLINE __declspec(noinline)
+#else
+#define tf256_v11_csimd_auto_fly_full_i2_NOINLINE
+#endif
+static void *(*const volatile tf256_v11_csimd_auto_fly_full_i2_wipe_memset)(void *, int, size_t) = memset;
+
+static tf256_v11_csimd_auto_fly_full_i2_NOINLINE void tf256_v11_csimd_auto_fly_full_i2_burn(size_t n)
+{
+    unsigned char stack[33280]; /* its top n bytes lie where the work function's frame was */
+    tf256_v11_csimd_auto_fly_full_i2_wipe_memset(stack + sizeof stack - n, 0, n);
+}
+
 static inline void tf256_v11_csimd_auto_fly_full_i2_store64(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -87,8 +107,8 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 
-void tf256_v11_csimd_auto_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[16],
-                                              const uint8_t in[32], uint8_t out[32])
+static tf256_v11_csimd_auto_fly_full_i2_NOINLINE void tf256_v11_csimd_auto_fly_full_i2_encrypt_work(const uint8_t key[32], const uint8_t tweak[16],
+                                                                                                    const uint8_t in[32], uint8_t out[32])
 {
     uint64_t k0, k1, k2, k3, k4;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -775,8 +795,15 @@ void tf256_v11_csimd_auto_fly_full_i2_encrypt(const uint8_t key[32], const uint8
     }
 }
 
-void tf256_v11_csimd_auto_fly_full_i2_decrypt(const uint8_t key[32], const uint8_t tweak[16],
+void tf256_v11_csimd_auto_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[16],
                                               const uint8_t in[32], uint8_t out[32])
+{
+    tf256_v11_csimd_auto_fly_full_i2_encrypt_work(key, tweak, in, out);
+    tf256_v11_csimd_auto_fly_full_i2_burn(1216);
+}
+
+static tf256_v11_csimd_auto_fly_full_i2_NOINLINE void tf256_v11_csimd_auto_fly_full_i2_decrypt_work(const uint8_t key[32], const uint8_t tweak[16],
+                                                                                                    const uint8_t in[32], uint8_t out[32])
 {
     uint64_t k0, k1, k2, k3, k4;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -1463,10 +1490,19 @@ void tf256_v11_csimd_auto_fly_full_i2_decrypt(const uint8_t key[32], const uint8
     }
 }
 
+void tf256_v11_csimd_auto_fly_full_i2_decrypt(const uint8_t key[32], const uint8_t tweak[16],
+                                              const uint8_t in[32], uint8_t out[32])
+{
+    tf256_v11_csimd_auto_fly_full_i2_decrypt_work(key, tweak, in, out);
+    tf256_v11_csimd_auto_fly_full_i2_burn(1216);
+}
+
 static void tf256_v11_csimd_auto_fly_full_i2_scalar_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                                    const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -2155,6 +2191,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_scalar_decrypt_blocks(const uint8_t
                                                                    const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -2855,6 +2893,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx512_lanes_encrypt_blocks(const u
                                                                          const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -5058,6 +5098,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx512_lanes_decrypt_blocks(const u
                                                                          const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -7283,6 +7325,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_encrypt_blocks(const uin
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -9340,6 +9384,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_avx2_lanes_decrypt_blocks(const uin
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -11411,6 +11457,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_encrypt_blocks(const uin
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);
@@ -13438,6 +13486,8 @@ static void tf256_v11_csimd_auto_fly_full_i2_neon_lanes_decrypt_blocks(const uin
                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v11_csimd_auto_fly_full_i2_load64(key);
     k1 = tf256_v11_csimd_auto_fly_full_i2_load64(key + 8);

@@ -52,6 +52,26 @@ static inline uint64_t tf512_v12_csimd_auto_fly_full_load64(const uint8_t *p)
 #endif
 }
 
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
+   twice the bytes its locals declare plus 1 KiB, at most 36544.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define tf512_v12_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define tf512_v12_csimd_auto_fly_full_NOINLINE __declspec(noinline)
+#else
+#define tf512_v12_csimd_auto_fly_full_NOINLINE
+#endif
+static void *(*const volatile tf512_v12_csimd_auto_fly_full_wipe_memset)(void *, int, size_t) = memset;
+
+static tf512_v12_csimd_auto_fly_full_NOINLINE void tf512_v12_csimd_auto_fly_full_burn(size_t n)
+{
+    unsigned char stack[36544]; /* its top n bytes lie where the work function's frame was */
+    tf512_v12_csimd_auto_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
+}
+
 static inline void tf512_v12_csimd_auto_fly_full_store64(uint8_t *p, uint64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -87,8 +107,8 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 }
 #endif
 
-void tf512_v12_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],
-                                           const uint8_t in[64], uint8_t out[64])
+static tf512_v12_csimd_auto_fly_full_NOINLINE void tf512_v12_csimd_auto_fly_full_encrypt_work(const uint8_t key[64], const uint8_t tweak[16],
+                                                                                              const uint8_t in[64], uint8_t out[64])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -1300,8 +1320,15 @@ void tf512_v12_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t 
     }
 }
 
-void tf512_v12_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t tweak[16],
+void tf512_v12_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],
                                            const uint8_t in[64], uint8_t out[64])
+{
+    tf512_v12_csimd_auto_fly_full_encrypt_work(key, tweak, in, out);
+    tf512_v12_csimd_auto_fly_full_burn(1344);
+}
+
+static tf512_v12_csimd_auto_fly_full_NOINLINE void tf512_v12_csimd_auto_fly_full_decrypt_work(const uint8_t key[64], const uint8_t tweak[16],
+                                                                                              const uint8_t in[64], uint8_t out[64])
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -2513,10 +2540,19 @@ void tf512_v12_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t 
     }
 }
 
+void tf512_v12_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t tweak[16],
+                                           const uint8_t in[64], uint8_t out[64])
+{
+    tf512_v12_csimd_auto_fly_full_decrypt_work(key, tweak, in, out);
+    tf512_v12_csimd_auto_fly_full_burn(1344);
+}
+
 static void tf512_v12_csimd_auto_fly_full_scalar_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
                                                                 const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -3730,6 +3766,8 @@ static void tf512_v12_csimd_auto_fly_full_scalar_decrypt_blocks(const uint8_t ke
                                                                 const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -4955,6 +4993,8 @@ static void tf512_v12_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(const uint
                                                                       const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -8717,6 +8757,8 @@ static void tf512_v12_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(const uint
                                                                       const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -12501,6 +12543,8 @@ static void tf512_v12_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(const uint8_
                                                                     const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -16194,6 +16238,8 @@ static void tf512_v12_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(const uint8_
                                                                     const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -19901,6 +19947,8 @@ static void tf512_v12_csimd_auto_fly_full_neon_lanes_encrypt_blocks(const uint8_
                                                                     const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
@@ -21177,6 +21225,8 @@ static void tf512_v12_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8_
                                                                     const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf512_v12_csimd_auto_fly_full_load64(key);
     k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);

@@ -38,8 +38,28 @@ static inline void tf256_v12_c_fly_full_i2_store64(uint8_t *p, uint64_t v)
 #endif
 }
 
-void tf256_v12_c_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[16],
-                                     const uint8_t in[32], uint8_t out[32])
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
+   twice the bytes its locals declare plus 1 KiB, at most 1472.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead. */
+#if defined(__GNUC__) || defined(__clang__)
+#define tf256_v12_c_fly_full_i2_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define tf256_v12_c_fly_full_i2_NOINLINE __declspec(noinline)
+#else
+#define tf256_v12_c_fly_full_i2_NOINLINE
+#endif
+static void *(*const volatile tf256_v12_c_fly_full_i2_wipe_memset)(void *, int, size_t) = memset;
+
+static tf256_v12_c_fly_full_i2_NOINLINE void tf256_v12_c_fly_full_i2_burn(size_t n)
+{
+    unsigned char stack[1472]; /* its top n bytes lie where the work function's frame was */
+    tf256_v12_c_fly_full_i2_wipe_memset(stack + sizeof stack - n, 0, n);
+}
+
+static tf256_v12_c_fly_full_i2_NOINLINE void tf256_v12_c_fly_full_i2_encrypt_work(const uint8_t key[32], const uint8_t tweak[16],
+                                                                                  const uint8_t in[32], uint8_t out[32])
 {
     uint64_t k0, k1, k2, k3, k4;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -728,10 +748,12 @@ void tf256_v12_c_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[
     }
 }
 
-void tf256_v12_c_fly_full_i2_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                            const uint8_t *in, uint8_t *out, size_t n)
+static tf256_v12_c_fly_full_i2_NOINLINE void tf256_v12_c_fly_full_i2_encrypt_blocks_work(const uint8_t key[32], const uint8_t *tweaks,
+                                                                                         const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v12_c_fly_full_i2_load64(key);
     k1 = tf256_v12_c_fly_full_i2_load64(key + 8);
@@ -742,7 +764,6 @@ void tf256_v12_c_fly_full_i2_encrypt_blocks(const uint8_t key[32], const uint8_t
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
-
 #if defined(__clang__)
 #pragma clang loop vectorize(disable) interleave(disable)
 #endif
@@ -2675,8 +2696,22 @@ void tf256_v12_c_fly_full_i2_encrypt_blocks(const uint8_t key[32], const uint8_t
     }
 }
 
-void tf256_v12_c_fly_full_i2_decrypt(const uint8_t key[32], const uint8_t tweak[16],
+void tf256_v12_c_fly_full_i2_encrypt(const uint8_t key[32], const uint8_t tweak[16],
                                      const uint8_t in[32], uint8_t out[32])
+{
+    tf256_v12_c_fly_full_i2_encrypt_work(key, tweak, in, out);
+    tf256_v12_c_fly_full_i2_burn(1216);
+}
+
+void tf256_v12_c_fly_full_i2_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                            const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf256_v12_c_fly_full_i2_encrypt_blocks_work(key, tweaks, in, out, n);
+    tf256_v12_c_fly_full_i2_burn(1472);
+}
+
+static tf256_v12_c_fly_full_i2_NOINLINE void tf256_v12_c_fly_full_i2_decrypt_work(const uint8_t key[32], const uint8_t tweak[16],
+                                                                                  const uint8_t in[32], uint8_t out[32])
 {
     uint64_t k0, k1, k2, k3, k4;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
@@ -3365,10 +3400,12 @@ void tf256_v12_c_fly_full_i2_decrypt(const uint8_t key[32], const uint8_t tweak[
     }
 }
 
-void tf256_v12_c_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                            const uint8_t *in, uint8_t *out, size_t n)
+static tf256_v12_c_fly_full_i2_NOINLINE void tf256_v12_c_fly_full_i2_decrypt_blocks_work(const uint8_t key[32], const uint8_t *tweaks,
+                                                                                         const uint8_t *in, uint8_t *out, size_t n)
 {
     uint64_t k0, k1, k2, k3, k4;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
     /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
     k0 = tf256_v12_c_fly_full_i2_load64(key);
     k1 = tf256_v12_c_fly_full_i2_load64(key + 8);
@@ -3379,7 +3416,6 @@ void tf256_v12_c_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t
     k4 ^= k1;
     k4 ^= k2;
     k4 ^= k3;
-
 #if defined(__clang__)
 #pragma clang loop vectorize(disable) interleave(disable)
 #endif
@@ -5310,6 +5346,20 @@ void tf256_v12_c_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t
         tf256_v12_c_fly_full_i2_store64(out + 24, x3);
 
     }
+}
+
+void tf256_v12_c_fly_full_i2_decrypt(const uint8_t key[32], const uint8_t tweak[16],
+                                     const uint8_t in[32], uint8_t out[32])
+{
+    tf256_v12_c_fly_full_i2_decrypt_work(key, tweak, in, out);
+    tf256_v12_c_fly_full_i2_burn(1216);
+}
+
+void tf256_v12_c_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                            const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf256_v12_c_fly_full_i2_decrypt_blocks_work(key, tweaks, in, out, n);
+    tf256_v12_c_fly_full_i2_burn(1472);
 }
 
 int tf256_v12_c_fly_full_i2_cpu_supported(void)

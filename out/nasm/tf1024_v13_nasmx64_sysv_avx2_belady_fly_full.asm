@@ -194,9 +194,9 @@
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: r14                   k9: r15                  k10: rcx
-;      k11: rdx                  k12: rsi                  k13: r8                   k14: r8
-;      k15: r8                   k16: rdi                  key: rdi                    n: r8, rsi
+;       k7: r13                   k8: r14                   k9: r15                  k10: r8
+;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
+;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rsi
 ;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
 ;    tweak: rax, rsi              x0: r8                    x1: r9, rax               x2: r10
 ;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
@@ -384,9 +384,9 @@
 ; Register map of tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar (value: registers it occupies):
 ;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: r14                   k9: r15                  k10: rcx
-;      k11: rdx                  k12: rsi                  k13: r8                   k14: r8
-;      k15: r8                   k16: rdi                  key: rdi                    n: r8, rdx
+;       k7: r13                   k8: r14                   k9: r15                  k10: r8
+;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
+;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rdx
 ;      out: rcx, rsi              t0: rcx                   t1: rdx                   t2: rsi
 ;    tweak: rax, rsi              x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10
 ;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
@@ -618,6 +618,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000014
     mov dword [rsp + 1816], 0x00000014
     mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000014
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq ymm0, qword [rdi + 0]
@@ -690,9 +693,6 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, [rsp + 96]
 ; k16 ^= k15
     vpxor ymm11, ymm11, [rsp + 160]
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 192], rdx
     vmovdqu [rsp + 224], ymm0
     vmovdqu [rsp + 256], ymm1
@@ -8555,6 +8555,12 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 1832 bytes of stack slots
+    mov ecx, 229 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 1832
     ret
@@ -8583,6 +8589,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -8604,24 +8613,24 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], rcx
+    mov qword [rsp + 0], r8
 ; k10 = key[10]
-    mov rcx, qword [rdi + 80]
-    mov qword [rsp + 8], rdx
+    mov r8, qword [rdi + 80]
+    mov qword [rsp + 8], rcx
 ; k11 = key[11]
-    mov rdx, qword [rdi + 88]
-    mov qword [rsp + 16], rsi
+    mov rcx, qword [rdi + 88]
+    mov qword [rsp + 16], rdx
 ; k12 = key[12]
-    mov rsi, qword [rdi + 96]
-    mov qword [rsp + 24], r8
+    mov rdx, qword [rdi + 96]
+    mov qword [rsp + 24], rsi
 ; k13 = key[13]
-    mov r8, qword [rdi + 104]
-    mov qword [rsp + 32], r8
+    mov rsi, qword [rdi + 104]
+    mov qword [rsp + 32], rsi
 ; k14 = key[14]
-    mov r8, qword [rdi + 112]
-    mov qword [rsp + 40], r8
+    mov rsi, qword [rdi + 112]
+    mov qword [rsp + 40], rsi
 ; k15 = key[15]
-    mov r8, qword [rdi + 120]
+    mov rsi, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
     mov rdi, 0x1bd11bdaa9fc1a22
 ; k16 ^= k0
@@ -8645,26 +8654,23 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; k16 ^= k9
     xor rdi, r15
 ; k16 ^= k10
-    xor rdi, rcx
+    xor rdi, r8
 ; k16 ^= k11
-    xor rdi, rdx
+    xor rdi, rcx
 ; k16 ^= k12
-    xor rdi, rsi
+    xor rdi, rdx
 ; k16 ^= k13
     xor rdi, qword [rsp + 32]
 ; k16 ^= k14
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
-    xor rdi, r8
-; if n == 0 return
-    cmp qword [rsp + 24], 0
-    jz .done
+    xor rdi, rsi
     mov qword [rsp + 48], rax
     mov qword [rsp + 56], r9
-    mov qword [rsp + 64], rcx
-    mov qword [rsp + 72], rdx
-    mov qword [rsp + 80], rsi
-    mov qword [rsp + 88], r8
+    mov qword [rsp + 64], r8
+    mov qword [rsp + 72], rcx
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rsi
     mov qword [rsp + 96], rdi
     mov qword [rsp + 104], r10
     mov qword [rsp + 112], r11
@@ -8679,7 +8685,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -8687,7 +8693,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 8]
+    mov rdi, qword [rsp + 16]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -13668,7 +13674,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 += 0x14
     mov qword [rsp + 232], rcx
 ; out[0] = x0
-    mov rcx, qword [rsp + 0]
+    mov rcx, qword [rsp + 8]
     mov qword [rcx], r8
 ; out[1] = x1
     mov qword [rcx + 8], r9
@@ -13704,23 +13710,29 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     mov qword [rcx + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     add rax, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 8]
+    mov rdx, qword [rsp + 16]
     add rdx, 0x80
 ; out += 128
     add rcx, 0x80
 ; n -= 1
-    mov rsi, qword [rsp + 24]
+    mov rsi, qword [rsp + 0]
     sub rsi, 1
-    mov qword [rsp + 8], rdx
-    mov qword [rsp + 24], rsi
-    mov qword [rsp + 0], rcx
-    mov qword [rsp + 16], rax
+    mov qword [rsp + 16], rdx
+    mov qword [rsp + 0], rsi
+    mov qword [rsp + 8], rcx
+    mov qword [rsp + 24], rax
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14
@@ -13944,6 +13956,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     mov dword [rsp + 1812], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1816], 0x00000001
     mov dword [rsp + 1820], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq ymm0, qword [rdi + 0]
@@ -14016,9 +14031,6 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     vpxor ymm11, ymm11, [rsp + 96]
 ; k16 ^= k15
     vpxor ymm11, ymm11, [rsp + 160]
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 192], rdx
     vmovdqu [rsp + 224], ymm0
     vmovdqu [rsp + 256], ymm1
@@ -21841,6 +21853,12 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 1832 bytes of stack slots
+    mov ecx, 229 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 1832
     ret
@@ -21869,6 +21887,9 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -21890,24 +21911,24 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], rcx
+    mov qword [rsp + 0], r8
 ; k10 = key[10]
-    mov rcx, qword [rdi + 80]
-    mov qword [rsp + 8], rdx
+    mov r8, qword [rdi + 80]
+    mov qword [rsp + 8], rcx
 ; k11 = key[11]
-    mov rdx, qword [rdi + 88]
-    mov qword [rsp + 16], rsi
+    mov rcx, qword [rdi + 88]
+    mov qword [rsp + 16], rdx
 ; k12 = key[12]
-    mov rsi, qword [rdi + 96]
-    mov qword [rsp + 24], r8
+    mov rdx, qword [rdi + 96]
+    mov qword [rsp + 24], rsi
 ; k13 = key[13]
-    mov r8, qword [rdi + 104]
-    mov qword [rsp + 32], r8
+    mov rsi, qword [rdi + 104]
+    mov qword [rsp + 32], rsi
 ; k14 = key[14]
-    mov r8, qword [rdi + 112]
-    mov qword [rsp + 40], r8
+    mov rsi, qword [rdi + 112]
+    mov qword [rsp + 40], rsi
 ; k15 = key[15]
-    mov r8, qword [rdi + 120]
+    mov rsi, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
     mov rdi, 0x1bd11bdaa9fc1a22
 ; k16 ^= k0
@@ -21931,26 +21952,23 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; k16 ^= k9
     xor rdi, r15
 ; k16 ^= k10
-    xor rdi, rcx
+    xor rdi, r8
 ; k16 ^= k11
-    xor rdi, rdx
+    xor rdi, rcx
 ; k16 ^= k12
-    xor rdi, rsi
+    xor rdi, rdx
 ; k16 ^= k13
     xor rdi, qword [rsp + 32]
 ; k16 ^= k14
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
-    xor rdi, r8
-; if n == 0 return
-    cmp qword [rsp + 24], 0
-    jz .done
+    xor rdi, rsi
     mov qword [rsp + 48], rax
     mov qword [rsp + 56], r9
-    mov qword [rsp + 64], rcx
-    mov qword [rsp + 72], rdx
-    mov qword [rsp + 80], rsi
-    mov qword [rsp + 88], r8
+    mov qword [rsp + 64], r8
+    mov qword [rsp + 72], rcx
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rsi
     mov qword [rsp + 96], rdi
     mov qword [rsp + 104], r10
     mov qword [rsp + 112], r11
@@ -21965,7 +21983,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -21973,7 +21991,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 8]
+    mov rdi, qword [rsp + 16]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -26954,7 +26972,7 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x14 -= t1
     mov qword [rsp + 232], rsi
 ; out[0] = x0
-    mov rsi, qword [rsp + 0]
+    mov rsi, qword [rsp + 8]
     mov qword [rsi], r8
 ; out[1] = x1
     mov qword [rsi + 8], rax
@@ -26990,23 +27008,29 @@ tf1024_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     mov qword [rsi + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     add rax, 0x10
 ; in += 128
-    mov rcx, qword [rsp + 8]
+    mov rcx, qword [rsp + 16]
     add rcx, 0x80
 ; out += 128
     add rsi, 0x80
 ; n -= 1
-    mov rdx, qword [rsp + 24]
+    mov rdx, qword [rsp + 0]
     sub rdx, 1
-    mov qword [rsp + 8], rcx
-    mov qword [rsp + 24], rdx
-    mov qword [rsp + 0], rsi
-    mov qword [rsp + 16], rax
+    mov qword [rsp + 16], rcx
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rsi
+    mov qword [rsp + 24], rax
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14

@@ -17,9 +17,9 @@
 ; Register map of tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: r14                   k9: r15                  k10: rcx
-;      k11: rdx                  k12: rsi                  k13: r8                   k14: r8
-;      k15: r8                   k16: rdi                  key: rdi                    n: r8, rsi
+;       k7: r13                   k8: r14                   k9: r15                  k10: r8
+;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
+;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rsi
 ;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
 ;    tweak: rax, rsi              x0: r8                    x1: r9, rax               x2: r10
 ;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
@@ -32,9 +32,9 @@
 ; Register map of tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: r14                   k9: r15                  k10: rcx
-;      k11: rdx                  k12: rsi                  k13: r8                   k14: r8
-;      k15: r8                   k16: rdi                  key: rdi                    n: r8, rdx
+;       k7: r13                   k8: r14                   k9: r15                  k10: r8
+;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
+;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rdx
 ;      out: rcx, rsi              t0: rcx                   t1: rdx                   t2: rsi
 ;    tweak: rax, rsi              x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10
 ;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
@@ -76,6 +76,9 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -97,24 +100,24 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], rcx
+    mov qword [rsp + 0], r8
 ; k10 = key[10]
-    mov rcx, qword [rdi + 80]
-    mov qword [rsp + 8], rdx
+    mov r8, qword [rdi + 80]
+    mov qword [rsp + 8], rcx
 ; k11 = key[11]
-    mov rdx, qword [rdi + 88]
-    mov qword [rsp + 16], rsi
+    mov rcx, qword [rdi + 88]
+    mov qword [rsp + 16], rdx
 ; k12 = key[12]
-    mov rsi, qword [rdi + 96]
-    mov qword [rsp + 24], r8
+    mov rdx, qword [rdi + 96]
+    mov qword [rsp + 24], rsi
 ; k13 = key[13]
-    mov r8, qword [rdi + 104]
-    mov qword [rsp + 32], r8
+    mov rsi, qword [rdi + 104]
+    mov qword [rsp + 32], rsi
 ; k14 = key[14]
-    mov r8, qword [rdi + 112]
-    mov qword [rsp + 40], r8
+    mov rsi, qword [rdi + 112]
+    mov qword [rsp + 40], rsi
 ; k15 = key[15]
-    mov r8, qword [rdi + 120]
+    mov rsi, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
     mov rdi, 0x1bd11bdaa9fc1a22
 ; k16 ^= k0
@@ -138,26 +141,23 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; k16 ^= k9
     xor rdi, r15
 ; k16 ^= k10
-    xor rdi, rcx
+    xor rdi, r8
 ; k16 ^= k11
-    xor rdi, rdx
+    xor rdi, rcx
 ; k16 ^= k12
-    xor rdi, rsi
+    xor rdi, rdx
 ; k16 ^= k13
     xor rdi, qword [rsp + 32]
 ; k16 ^= k14
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
-    xor rdi, r8
-; if n == 0 return
-    cmp qword [rsp + 24], 0
-    jz .done
+    xor rdi, rsi
     mov qword [rsp + 48], rax
     mov qword [rsp + 56], r9
-    mov qword [rsp + 64], rcx
-    mov qword [rsp + 72], rdx
-    mov qword [rsp + 80], rsi
-    mov qword [rsp + 88], r8
+    mov qword [rsp + 64], r8
+    mov qword [rsp + 72], rcx
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rsi
     mov qword [rsp + 96], rdi
     mov qword [rsp + 104], r10
     mov qword [rsp + 112], r11
@@ -172,7 +172,7 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -180,7 +180,7 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 8]
+    mov rdi, qword [rsp + 16]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -5161,7 +5161,7 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 += 0x14
     mov qword [rsp + 232], rcx
 ; out[0] = x0
-    mov rcx, qword [rsp + 0]
+    mov rcx, qword [rsp + 8]
     mov qword [rcx], r8
 ; out[1] = x1
     mov qword [rcx + 8], r9
@@ -5197,23 +5197,29 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     mov qword [rcx + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     add rax, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 8]
+    mov rdx, qword [rsp + 16]
     add rdx, 0x80
 ; out += 128
     add rcx, 0x80
 ; n -= 1
-    mov rsi, qword [rsp + 24]
+    mov rsi, qword [rsp + 0]
     sub rsi, 1
-    mov qword [rsp + 8], rdx
-    mov qword [rsp + 24], rsi
-    mov qword [rsp + 0], rcx
-    mov qword [rsp + 16], rax
+    mov qword [rsp + 16], rdx
+    mov qword [rsp + 0], rsi
+    mov qword [rsp + 8], rcx
+    mov qword [rsp + 24], rax
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14
@@ -5247,6 +5253,9 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -5268,24 +5277,24 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], rcx
+    mov qword [rsp + 0], r8
 ; k10 = key[10]
-    mov rcx, qword [rdi + 80]
-    mov qword [rsp + 8], rdx
+    mov r8, qword [rdi + 80]
+    mov qword [rsp + 8], rcx
 ; k11 = key[11]
-    mov rdx, qword [rdi + 88]
-    mov qword [rsp + 16], rsi
+    mov rcx, qword [rdi + 88]
+    mov qword [rsp + 16], rdx
 ; k12 = key[12]
-    mov rsi, qword [rdi + 96]
-    mov qword [rsp + 24], r8
+    mov rdx, qword [rdi + 96]
+    mov qword [rsp + 24], rsi
 ; k13 = key[13]
-    mov r8, qword [rdi + 104]
-    mov qword [rsp + 32], r8
+    mov rsi, qword [rdi + 104]
+    mov qword [rsp + 32], rsi
 ; k14 = key[14]
-    mov r8, qword [rdi + 112]
-    mov qword [rsp + 40], r8
+    mov rsi, qword [rdi + 112]
+    mov qword [rsp + 40], rsi
 ; k15 = key[15]
-    mov r8, qword [rdi + 120]
+    mov rsi, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
     mov rdi, 0x1bd11bdaa9fc1a22
 ; k16 ^= k0
@@ -5309,26 +5318,23 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; k16 ^= k9
     xor rdi, r15
 ; k16 ^= k10
-    xor rdi, rcx
+    xor rdi, r8
 ; k16 ^= k11
-    xor rdi, rdx
+    xor rdi, rcx
 ; k16 ^= k12
-    xor rdi, rsi
+    xor rdi, rdx
 ; k16 ^= k13
     xor rdi, qword [rsp + 32]
 ; k16 ^= k14
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
-    xor rdi, r8
-; if n == 0 return
-    cmp qword [rsp + 24], 0
-    jz .done
+    xor rdi, rsi
     mov qword [rsp + 48], rax
     mov qword [rsp + 56], r9
-    mov qword [rsp + 64], rcx
-    mov qword [rsp + 72], rdx
-    mov qword [rsp + 80], rsi
-    mov qword [rsp + 88], r8
+    mov qword [rsp + 64], r8
+    mov qword [rsp + 72], rcx
+    mov qword [rsp + 80], rdx
+    mov qword [rsp + 88], rsi
     mov qword [rsp + 96], rdi
     mov qword [rsp + 104], r10
     mov qword [rsp + 112], r11
@@ -5343,7 +5349,7 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -5351,7 +5357,7 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 8]
+    mov rdi, qword [rsp + 16]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -10332,7 +10338,7 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x14 -= t1
     mov qword [rsp + 232], rsi
 ; out[0] = x0
-    mov rsi, qword [rsp + 0]
+    mov rsi, qword [rsp + 8]
     mov qword [rsi], r8
 ; out[1] = x1
     mov qword [rsi + 8], rax
@@ -10368,23 +10374,29 @@ tf1024_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     mov qword [rsi + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 24]
     add rax, 0x10
 ; in += 128
-    mov rcx, qword [rsp + 8]
+    mov rcx, qword [rsp + 16]
     add rcx, 0x80
 ; out += 128
     add rsi, 0x80
 ; n -= 1
-    mov rdx, qword [rsp + 24]
+    mov rdx, qword [rsp + 0]
     sub rdx, 1
-    mov qword [rsp + 8], rcx
-    mov qword [rsp + 24], rdx
-    mov qword [rsp + 0], rsi
-    mov qword [rsp + 16], rax
+    mov qword [rsp + 16], rcx
+    mov qword [rsp + 0], rdx
+    mov qword [rsp + 8], rsi
+    mov qword [rsp + 24], rax
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14

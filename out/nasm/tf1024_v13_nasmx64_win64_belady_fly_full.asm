@@ -83,6 +83,9 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 352], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -155,9 +158,6 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, qword [rsp + 32]
 ; k16 ^= k15
     xor rcx, rdx
-; if n == 0 return
-    cmp qword [rsp + 352], 0
-    jz .done
     mov qword [rsp + 40], rax
     mov qword [rsp + 48], r10
     mov qword [rsp + 56], r15
@@ -5220,6 +5220,12 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14
@@ -5262,6 +5268,9 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_r15:
     sub rsp, 248
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 352], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -5334,9 +5343,6 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
     xor rcx, qword [rsp + 32]
 ; k16 ^= k15
     xor rcx, rdx
-; if n == 0 return
-    cmp qword [rsp + 352], 0
-    jz .done
     mov qword [rsp + 40], rax
     mov qword [rsp + 48], r10
     mov qword [rsp + 56], r15
@@ -10399,6 +10405,12 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 248
     pop r15
     pop r14

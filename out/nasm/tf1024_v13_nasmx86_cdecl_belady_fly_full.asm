@@ -434,6 +434,9 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     mov dword [esp + 852], 0x00000000 ; constant 0x0000000000000013
     mov dword [esp + 864], 0x00000014
     mov dword [esp + 868], 0x00000000 ; constant 0x0000000000000014
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov eax, dword [ebp + 8]
@@ -511,9 +514,6 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm7, [esp + 112]
 ; k16 ^= k15
     pxor xmm7, [esp + 144]
-; if n == 0 return
-    cmp dword [ebp + 24], 0
-    jz .done
     movq [esp + 160], xmm0
     movq [esp + 176], xmm1
     movq [esp + 192], xmm7
@@ -9110,6 +9110,12 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 880 bytes of stack slots
+    mov ecx, 220 ; (spilled key, tweak and state words)
+.wipe:
+    mov dword [esp + ecx * 4 - 4], eax
+    dec ecx
+    jnz .wipe
     lea esp, [ebp - 4]
     pop ebx
     pop ebp
@@ -9178,6 +9184,9 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     mov dword [esp + 836], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 848], 0x00000001
     mov dword [esp + 852], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov eax, dword [ebp + 8]
@@ -9255,9 +9264,6 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     pxor xmm7, [esp + 112]
 ; k16 ^= k15
     pxor xmm7, [esp + 144]
-; if n == 0 return
-    cmp dword [ebp + 24], 0
-    jz .done
     movq [esp + 160], xmm0
     movq [esp + 176], xmm1
     movq [esp + 192], xmm7
@@ -17814,6 +17820,12 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 880 bytes of stack slots
+    mov ecx, 220 ; (spilled key, tweak and state words)
+.wipe:
+    mov dword [esp + ecx * 4 - 4], eax
+    dec ecx
+    jnz .wipe
     lea esp, [ebp - 4]
     pop ebx
     pop ebp

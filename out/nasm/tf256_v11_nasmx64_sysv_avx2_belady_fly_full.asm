@@ -330,6 +330,9 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     mov dword [rsp + 884], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 888], 0x00000012
     mov dword [rsp + 892], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq ymm0, qword [rdi + 0]
@@ -349,9 +352,6 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm4, ymm4, ymm2
 ; k4 ^= k3
     vpxor ymm4, ymm4, ymm3
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 32], rdx
     vmovdqu [rsp + 64], ymm0
     vmovdqu [rsp + 96], ymm1
@@ -2074,6 +2074,12 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 904 bytes of stack slots
+    mov ecx, 113 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 904
     ret
@@ -2090,6 +2096,9 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -2109,9 +2118,6 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -3388,6 +3394,12 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     ret
 .end:
@@ -3589,6 +3601,9 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     mov dword [rsp + 884], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 888], 0x00000001
     mov dword [rsp + 892], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq ymm0, qword [rdi + 0]
@@ -3608,9 +3623,6 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     vpxor ymm4, ymm4, ymm2
 ; k4 ^= k3
     vpxor ymm4, ymm4, ymm3
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 32], rdx
     vmovdqu [rsp + 64], ymm0
     vmovdqu [rsp + 96], ymm1
@@ -5333,6 +5345,12 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 904 bytes of stack slots
+    mov ecx, 113 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 904
     ret
@@ -5349,6 +5367,9 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -5368,9 +5389,6 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -6647,6 +6665,12 @@ tf256_v11_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     ret
 .end:

@@ -59,6 +59,9 @@ tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_rsi:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 128], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -78,9 +81,6 @@ tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, r11
 ; k4 ^= k3
     xor rcx, rsi
-; if n == 0 return
-    cmp qword [rsp + 128], 0
-    jz .done
     mov qword [rsp + 0], r8
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r10
@@ -1356,6 +1356,12 @@ tf256_v11_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     pop rsi
     pop rdi
@@ -1380,6 +1386,9 @@ tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_rsi:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 128], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -1399,9 +1408,6 @@ tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks:
     xor rcx, r11
 ; k4 ^= k3
     xor rcx, rsi
-; if n == 0 return
-    cmp qword [rsp + 128], 0
-    jz .done
     mov qword [rsp + 0], r8
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r10
@@ -2677,6 +2683,12 @@ tf256_v11_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     pop rsi
     pop rdi

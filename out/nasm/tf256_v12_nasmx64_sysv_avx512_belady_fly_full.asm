@@ -410,6 +410,9 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1784], 0x00000012
     mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq zmm0, qword [rdi + 0]
@@ -429,9 +432,6 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm4, zmm4, zmm2
 ; k4 ^= k3
     vpxorq zmm4, zmm4, zmm3
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 64], rdx
     vmovdqu64 [rsp + 128], zmm0
     vmovdqu64 [rsp + 192], zmm1
@@ -1710,6 +1710,12 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 1800 bytes of stack slots
+    mov ecx, 225 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 1800
     ret
@@ -1726,6 +1732,9 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -1745,9 +1754,6 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -3024,6 +3030,12 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     ret
 .end:
@@ -3377,6 +3389,9 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     mov dword [rsp + 1780], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1784], 0x00000001
     mov dword [rsp + 1788], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq zmm0, qword [rdi + 0]
@@ -3396,9 +3411,6 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpxorq zmm4, zmm4, zmm2
 ; k4 ^= k3
     vpxorq zmm4, zmm4, zmm3
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 64], rdx
     vmovdqu64 [rsp + 128], zmm0
     vmovdqu64 [rsp + 192], zmm1
@@ -4677,6 +4689,12 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 1800 bytes of stack slots
+    mov ecx, 225 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 1800
     ret
@@ -4693,6 +4711,9 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .entry:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -4712,9 +4733,6 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -5991,6 +6009,12 @@ tf256_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     ret
 .end:

@@ -170,6 +170,9 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000011
     mov dword [esp + 368], 0x00000012
     mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov eax, dword [ebp + 8]
@@ -190,9 +193,6 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm2
 ; k4 ^= k3
     pxor xmm4, xmm3
-; if n == 0 return
-    cmp dword [ebp + 24], 0
-    jz .done
     movq [esp + 16], xmm0
     movq [esp + 32], xmm1
     movq [esp + 48], xmm2
@@ -1897,6 +1897,12 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 384 bytes of stack slots
+    mov ecx, 96 ; (spilled key, tweak and state words)
+.wipe:
+    mov dword [esp + ecx * 4 - 4], eax
+    dec ecx
+    jnz .wipe
     lea esp, [ebp - 4]
     pop ebx
     pop ebp
@@ -1961,6 +1967,9 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 368], 0x00000001
     mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov eax, dword [ebp + 8]
@@ -1981,9 +1990,6 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     pxor xmm4, xmm2
 ; k4 ^= k3
     pxor xmm4, xmm3
-; if n == 0 return
-    cmp dword [ebp + 24], 0
-    jz .done
     movq [esp + 16], xmm0
     movq [esp + 32], xmm1
     movq [esp + 48], xmm2
@@ -3688,6 +3694,12 @@ tf256_v12_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 384 bytes of stack slots
+    mov ecx, 96 ; (spilled key, tweak and state words)
+.wipe:
+    mov dword [esp + ecx * 4 - 4], eax
+    dec ecx
+    jnz .wipe
     lea esp, [ebp - 4]
     pop ebx
     pop ebp

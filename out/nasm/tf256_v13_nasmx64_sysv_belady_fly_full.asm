@@ -52,6 +52,9 @@ tf256_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .entry:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -71,9 +74,6 @@ tf256_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -1350,6 +1350,12 @@ tf256_v13_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     ret
 .end:
@@ -1365,6 +1371,9 @@ tf256_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .entry:
     sub rsp, 72
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -1384,9 +1393,6 @@ tf256_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -2663,6 +2669,12 @@ tf256_v13_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 72 bytes of stack slots
+    mov ecx, 9 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 72
     ret
 .end:

@@ -64,6 +64,9 @@ tf512_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -99,9 +102,6 @@ tf512_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -2414,6 +2414,12 @@ tf512_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12
@@ -2441,6 +2447,9 @@ tf512_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -2476,9 +2485,6 @@ tf512_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -4791,6 +4797,12 @@ tf512_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12

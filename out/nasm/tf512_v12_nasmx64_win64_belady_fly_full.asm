@@ -71,6 +71,9 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 192], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -106,9 +109,6 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rbp
 ; k8 ^= k7
     xor rcx, r12
-; if n == 0 return
-    cmp qword [rsp + 192], 0
-    jz .done
     mov qword [rsp + 0], r8
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r10
@@ -2420,6 +2420,12 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12
@@ -2456,6 +2462,9 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    cmp qword [rsp + 192], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rcx]
@@ -2491,9 +2500,6 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     xor rcx, rbp
 ; k8 ^= k7
     xor rcx, r12
-; if n == 0 return
-    cmp qword [rsp + 192], 0
-    jz .done
     mov qword [rsp + 0], r8
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r10
@@ -4805,6 +4811,12 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12

@@ -410,6 +410,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 1016], 0x00000012
     mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq ymm0, qword [rdi + 0]
@@ -445,9 +448,6 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm8, ymm8, ymm6
 ; k8 ^= k7
     vpxor ymm8, ymm8, ymm7
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 32], rdx
     vmovdqu [rsp + 64], ymm0
     vmovdqu [rsp + 96], ymm1
@@ -3658,6 +3658,12 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 1032 bytes of stack slots
+    mov ecx, 129 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 1032
     ret
@@ -3682,6 +3688,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -3717,9 +3726,6 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -6032,6 +6038,12 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12
@@ -6237,6 +6249,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     mov dword [rsp + 1012], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1016], 0x00000001
     mov dword [rsp + 1020], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq ymm0, qword [rdi + 0]
@@ -6272,9 +6287,6 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     vpxor ymm8, ymm8, ymm6
 ; k8 ^= k7
     vpxor ymm8, ymm8, ymm7
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 32], rdx
     vmovdqu [rsp + 64], ymm0
     vmovdqu [rsp + 96], ymm1
@@ -9485,6 +9497,12 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 1032 bytes of stack slots
+    mov ecx, 129 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 1032
     ret
@@ -9509,6 +9527,9 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -9544,9 +9565,6 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -11859,6 +11877,12 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12

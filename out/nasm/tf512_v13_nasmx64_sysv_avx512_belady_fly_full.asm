@@ -418,6 +418,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     mov dword [rsp + 2036], 0x00000000 ; constant 0x0000000000000012
     mov dword [rsp + 2040], 0x00000012
     mov dword [rsp + 2044], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq zmm0, qword [rdi + 0]
@@ -453,9 +456,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm8, zmm8, zmm6
 ; k8 ^= k7
     vpxorq zmm8, zmm8, zmm7
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 64], rdx
     vmovdqu64 [rsp + 128], zmm0
     vmovdqu64 [rsp + 192], zmm1
@@ -2778,6 +2778,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 2056 bytes of stack slots
+    mov ecx, 257 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 2056
     ret
@@ -2802,6 +2808,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -2837,9 +2846,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -5152,6 +5158,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12
@@ -5509,6 +5521,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     mov dword [rsp + 2036], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 2040], 0x00000001
     mov dword [rsp + 2044], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     vpbroadcastq zmm0, qword [rdi + 0]
@@ -5544,9 +5559,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpxorq zmm8, zmm8, zmm6
 ; k8 ^= k7
     vpxorq zmm8, zmm8, zmm7
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 64], rdx
     vmovdqu64 [rsp + 128], zmm0
     vmovdqu64 [rsp + 192], zmm1
@@ -7869,6 +7881,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 2056 bytes of stack slots
+    mov ecx, 257 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     vzeroupper
     add rsp, 2056
     ret
@@ -7893,6 +7911,9 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r13:
     sub rsp, 104
 .prolog_end:
+; if n == 0 return
+    test r8, r8
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov rax, qword [rdi]
@@ -7928,9 +7949,6 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-; if n == 0 return
-    test r8, r8
-    jz .done
     mov qword [rsp + 0], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
@@ -10243,6 +10261,12 @@ tf512_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 104 bytes of stack slots
+    mov ecx, 13 ; (spilled key, tweak and state words)
+.wipe:
+    mov qword [rsp + rcx * 8 - 8], rax
+    dec ecx
+    jnz .wipe
     add rsp, 104
     pop r13
     pop r12

@@ -246,6 +246,9 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000011
     mov dword [esp + 560], 0x00000012
     mov dword [esp + 564], 0x00000000 ; constant 0x0000000000000012
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov eax, dword [ebp + 8]
@@ -283,9 +286,6 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm7, xmm6
 ; k8 ^= k7
     pxor xmm7, [esp + 16]
-; if n == 0 return
-    cmp dword [ebp + 24], 0
-    jz .done
     movq [esp + 32], xmm0
     movq [esp + 48], xmm1
     movq [esp + 64], xmm2
@@ -3640,6 +3640,12 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 576 bytes of stack slots
+    mov ecx, 144 ; (spilled key, tweak and state words)
+.wipe:
+    mov dword [esp + ecx * 4 - 4], eax
+    dec ecx
+    jnz .wipe
     lea esp, [ebp - 4]
     pop ebx
     pop ebp
@@ -3704,6 +3710,9 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000002
     mov dword [esp + 544], 0x00000001
     mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000001
+; if n == 0 return
+    cmp dword [ebp + 24], 0
+    jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
     mov eax, dword [ebp + 8]
@@ -3741,9 +3750,6 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     pxor xmm7, xmm6
 ; k8 ^= k7
     pxor xmm7, [esp + 16]
-; if n == 0 return
-    cmp dword [ebp + 24], 0
-    jz .done
     movq [esp + 32], xmm0
     movq [esp + 48], xmm1
     movq [esp + 64], xmm2
@@ -7062,6 +7068,12 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
+    xor eax, eax ; wipe: zero the 560 bytes of stack slots
+    mov ecx, 140 ; (spilled key, tweak and state words)
+.wipe:
+    mov dword [esp + ecx * 4 - 4], eax
+    dec ecx
+    jnz .wipe
     lea esp, [ebp - 4]
     pop ebx
     pop ebp

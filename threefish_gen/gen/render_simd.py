@@ -24,7 +24,7 @@ from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
 from .layouts.ir import Broadcast
 from .printers import render_template
-from .printers.c import CPrinter, annotate_text, section
+from .printers.c import CPrinter, annotate_text, section, stack_bound
 from .printers.c_neon import ISAS as NEON_ISAS
 from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
@@ -146,7 +146,8 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
     pr = CPrinter(helpers, PTRS_MANY)
     setup = section(pr, one.setup)
     setup_vals = set(values(one.setup))
-    lines = setup["decl"] + setup["code"]
+    lines = setup["decl"] + ["if (n == 0)         /* before any load: n = 0 touches no pointer */",
+                             "    return;"] + setup["code"]
     nb = spec.block_bytes
     if isa_name is not None:
         isa = ISAS[isa_name]
@@ -223,9 +224,16 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=Tr
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
-                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR,
+                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True),
+                burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 store64=store64 or neon, neon=neon, guards=GUARDS,
                 need=need and dict(family=family_name(need), level=need.level, name=need.name))
+
+
+def _burn(f: dict) -> int:
+    """Bytes the wipe after function ``f`` clears (gen/printers/c.py stack_bound), recorded on it."""
+    f["burn"] = stack_bound(f["lines"])
+    return f["burn"]
 
 
 def _build_note(isa) -> str:

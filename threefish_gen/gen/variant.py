@@ -38,7 +38,7 @@ class Variant:
         """Names the size, version and variant, so several variants link into one program."""
         o = self.options
         tag = f"{o.keys}_{o.unroll}" + (f"_i{o.interleave}" if o.interleave > 1 else "")
-        extra = "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', str(v))}" for k, v in self.extra if k != "primitive")
+        extra = "".join(f"_{re.sub(r'[^A-Za-z0-9]', '', _word(k, v))}" for k, v in self.extra if k != "primitive")
         target = self.target.replace("-", "")
         base = "skein" if self.primitive == "skein" else "tf"
         return f"{base}{self.spec.bits}_v{self.spec.version.replace('.', '')}_{target}{extra}_{tag}_"
@@ -62,10 +62,18 @@ class Variant:
         return (f"threefish-gen render --target {self.target} --size {self.spec.bits} "
                 f"--constants {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
                 f"--interleave {o.interleave}"
-                + "".join(f" --{k} {v}" for k, v in self.extra) + f" --prefix {self.prefix}")
+                + "".join(f" --{_word(k, v)}" if isinstance(v, bool) else f" --{k} {v}" for k, v in self.extra)
+                + f" --prefix {self.prefix}")
 
     def label(self) -> str:
         o = self.options
-        extra = "".join(f" {v}" for _, v in self.extra)
+        extra = "".join(f" {_word(k, v)}" for k, v in self.extra)
         return (f"{self.target}{extra} {self.spec.bits} v{self.spec.version} "
                 f"{o.keys}/{o.unroll}/i{o.interleave}")
+
+
+def _word(name: str, value) -> str:
+    """A target option's value in names and labels: a flag reads as its name or no-name."""
+    if isinstance(value, bool):
+        return name if value else f"no-{name}"
+    return str(value)

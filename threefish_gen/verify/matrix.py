@@ -21,7 +21,7 @@ from pathlib import Path
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
-from . import csharp, nasm, simd
+from . import csharp, ct, nasm, simd
 from . import skein as skein_checker
 from . import skein_csharp
 from .proc import Timeout
@@ -58,7 +58,9 @@ def checker_of(v: Variant):
 
 
 def builds_of(v: Variant):
-    return checker_of(v)[1](get_target(v.target), v)
+    """The variant's builds; C-ABI Threefish code also gets the constant-time column (verify/ct.py)."""
+    extra = (ct.BUILD,) if get_target(v.target).recipe.bench == "c-abi" and v.primitive == "threefish" else ()
+    return tuple(checker_of(v)[1](get_target(v.target), v)) + extra
 
 
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
@@ -96,7 +98,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 return Row(v.label(), b.name, "SKIPPED", f"CPU lacks {', '.join(lacking)} (--thorough runs it "
                            f"emulated where SIMDe is installed)")
             try:
-                return checker_of(v)[0](v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
+                check = ct.check if b is ct.BUILD else checker_of(v)[0]
+                return check(v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
                            f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
@@ -160,10 +163,11 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
         if r.status in ("FAIL", "TIMEOUT"):
             print(f"{r.status} {r.variant} [{r.build}]: {r.detail}", file=stream)
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
-         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED")}
+         for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED")}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
     if not n["PASS"]:
         print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
     timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
+    assembled = f", {n['ASSEMBLED']} only assembled (not run)" if n["ASSEMBLED"] else ""
     print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
-          f"{n['SKIPPED']} skipped", file=stream)
+          f"{n['SKIPPED']} skipped{assembled}", file=stream)

@@ -11,6 +11,7 @@ How a variant assembles and what CPU features it needs come from its target desc
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
+from . import abi
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 from .sources import sources
 
@@ -48,7 +50,22 @@ class NasmBuild:
             return "gcc -m32 cannot link (Debian package gcc-multilib)"
         if self.run and "-m32" in self.cflags and runner_32bit() is None:
             return "this kernel cannot run 32-bit programs and qemu-i386 (Debian qemu-user) is missing"
+        if self.fmt == "win64-wine" and shutil.which(MINGW) is None:
+            return f"{MINGW} not installed (Debian package gcc-mingw-w64-x86-64)"
+        if self.fmt == "win64-wine" and wine() is None:
+            return "wine64 not installed (Debian package wine64)"
         return None
+
+
+MINGW = "x86_64-w64-mingw32-gcc"
+
+
+def wine() -> str | None:
+    """The wine64 loader (Debian installs it under /usr/lib/wine), or None."""
+    for p in (shutil.which("wine64"), "/usr/lib/wine/wine64"):
+        if p and Path(p).exists():
+            return p
+    return None
 
 
 _M32: list = []
@@ -99,16 +116,56 @@ X64_BUILDS = (
     NasmBuild("nasm elf64 + asan+ubsan", "elf64", ("-std=c99", *SANITIZE)),
 )
 WIN64_BUILDS = (NasmBuild("nasm win64 (assemble)", "win64", (), False),
-                NasmBuild("win64 ABI via ms_abi", "elf64-ms", ("-O2", "-std=gnu99")))
+                NasmBuild("win64 ABI via ms_abi", "elf64-ms", ("-O2", "-std=gnu99")),
+                NasmBuild("win64 under wine", "win64-wine", ("-O2", "-std=gnu99", "-static")))
+
+
+def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
+    """The Win64 object as Windows links it (nasm -f win64, .pdata/.xdata kept) in a mingw-w64
+    harness, run under wine; every call goes through the Win64 ABI thunk (verify/abi.py)."""
+    label = variant.label()
+    why = build.missing()
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    src_dir = workdir / "src"
+    write_files(sources(variant), src_dir)
+    shim = src_dir / "abi_shim.c"
+    shim.write_text(abi.interpose(src_dir / f"{variant.stem}.asm", f"{variant.stem}.h", variant.prefix,
+                                  variant.spec.block_bytes, "win64"))
+    unwind = src_dir / "unwind.c"
+    unwind.write_text(abi.unwind_check(src_dir / f"{variant.stem}.asm"))
+    obj = workdir / f"{variant.stem}.obj"
+    thunk, cmd = abi.thunk_files(64, src_dir, coff=True)
+    for cmd in (["nasm", "-f", "win64", "-o", str(obj), str(src_dir / f"{variant.stem}.asm")], cmd):
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    exe = workdir / "harness.exe"
+    rc, out = link_harness(MINGW, [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
+                           [shim, obj, thunk.with_suffix(".o")], exe, workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    uexe = workdir / "unwind.exe"
+    rc, out = _run([MINGW, "-O2", "-static", "-Wall", "-Werror", str(unwind), str(obj), "-o", str(uexe)], workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "unwind check link failed: " + _first_lines(out), time.monotonic() - t0)
+    (workdir / "vectors.txt").write_bytes(Path(vectors).read_bytes())
+    prefix_dir = Path(__file__).resolve().parent.parent / "build" / "wine"
+    env = dict(os.environ, WINEPREFIX=str(prefix_dir), WINEDEBUG="-all")
+    ok, uout, _ = run_harness([wine(), str(uexe)], workdir, env=env)
+    if not ok:
+        return Row(label, build.name, "FAIL", _first_lines(uout, 4), time.monotonic() - t0)
+    ok, out, checks = run_harness([wine(), str(exe), "vectors.txt"], workdir, env=env)
+    if not ok:
+        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    points = next((ln.split()[1] for ln in uout.splitlines() if ln.startswith("unwind:")), "?")
+    return Row(label, build.name, "PASS", f"{checks} checks (Windows harness under wine; callee-saved registers, "
+               f"xmm6-15, stack pointer and DF checked after every call; RtlVirtualUnwind from {points} "
+               "prologue points)", time.monotonic() - t0, checks)
 
 # Runs Win64-ABI code on Linux: the .asm rendered for --abi win64, its unwind tables left out,
 # assembled as elf64 and called through gcc's __attribute__((ms_abi)) declarations.
-MS_SHIM = """#include <stddef.h>
-#include <stdint.h>
-#include "{header}"
-#define MS __attribute__((ms_abi))
-{decls}
-"""
 
 
 def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
@@ -124,31 +181,27 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
     asm = asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
     src_dir = workdir / "src"
     write_files({f"{win.stem}.asm": asm, **sources(variant)}, src_dir)
-    nb = variant.spec.block_bytes
-    decls = []
-    for d in ("encrypt", "decrypt"):
-        decls.append(f"MS void {win.prefix}{d}(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);")
-        decls.append(f"MS void {win.prefix}{d}_blocks(const uint8_t *, const uint8_t *, const uint8_t *, "
-                     f"uint8_t *, size_t);")
-        decls.append(f"void {variant.prefix}{d}(const uint8_t key[{nb}], const uint8_t tweak[16], "
-                     f"const uint8_t in[{nb}], uint8_t out[{nb}]) {{ {win.prefix}{d}(key, tweak, in, out); }}")
-        decls.append(f"void {variant.prefix}{d}_blocks(const uint8_t key[{nb}], const uint8_t *tweaks, "
-                     f"const uint8_t *in, uint8_t *out, size_t n) {{ {win.prefix}{d}_blocks(key, tweaks, in, out, n); }}")
-    shim = src_dir / "ms_shim.c"
-    shim.write_text(MS_SHIM.format(header=f"{variant.stem}.h", decls="\n".join(decls)))
+    # the Win64 calls are made by the ABI thunk (verify/abi.py), which checks rbx, rbp, rdi, rsi,
+    # r12-r15, xmm6-xmm15, the stack pointer and the direction flag after each
+    shim = src_dir / "abi_shim.c"
+    shim.write_text(abi.interpose(src_dir / f"{win.stem}.asm", f"{variant.stem}.h", variant.prefix,
+                                  variant.spec.block_bytes, "win64", asm_prefix=win.prefix))
     obj = workdir / "w64.o"
-    rc, out = _run(["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], workdir)
-    if rc:
-        return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    thunk, cmd = abi.thunk_files(64, src_dir)
+    for cmd in (["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], cmd):
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness"
-    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir, [shim, obj],
-                           exe, workdir)
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
+                           [shim, obj, thunk.with_suffix(".o")], exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     ok, out, checks = run_harness([str(exe), str(vectors)], workdir)
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
-    return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention, run on Linux)",
+    return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention run on Linux; callee-saved registers, "
+               "xmm6-15, stack pointer and DF checked after every call)",
                time.monotonic() - t0, checks)
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
 
@@ -213,18 +266,28 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
         if rc:
             return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     if not build.run:
-        return Row(label, build.name, "PASS", f"assembles ({obj.stat().st_size} bytes object; not run here)",
+        return Row(label, build.name, "ASSEMBLED", f"assembles ({obj.stat().st_size} bytes object; not run here)",
                    time.monotonic() - t0)
+    # every call goes through the ABI thunk (verify/abi.py): callee-saved registers, stack, DF
+    shim = src_dir / "abi_shim.c"
+    shim.write_text(abi.interpose(src_dir / f"{variant.stem}.asm", f"{variant.stem}.h", variant.prefix,
+                                  variant.spec.block_bytes, "cdecl" if word_size(variant) == 32 else "sysv"))
+    thunk, cmd = abi.thunk_files(word_size(variant), src_dir)
+    for cmd in [*object_commands(variant, src_dir, obj), cmd]:
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
     exe = workdir / "harness"
-    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir, [obj],
-                           exe, workdir)
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
+                           [obj, shim, thunk.with_suffix(".o")], exe, workdir)
     if rc:
         return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
     prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")
     ok, out, checks = run_harness([*prefix, str(exe), str(vectors)], workdir)
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
-    return Row(label, build.name, "PASS" + how, f"{checks} checks" + (" under qemu-i386" if how else ""),
+    return Row(label, build.name, "PASS" + how, f"{checks} checks" + (" under qemu-i386" if how else "")
+               + "; callee-saved registers, stack pointer and DF checked after every call",
                time.monotonic() - t0, checks)
 
 
@@ -247,12 +310,16 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
     gcc's ms_abi)."""
     if word_size(variant) == 64:
         abi = variant.get("abi", "sysv")
-        if build.fmt in ("win64", "elf64-ms"):
+        if build.fmt in ("win64", "elf64-ms", "win64-wine"):
             if variant.get("isa", "gpr") != "gpr":
                 return Row(variant.label(), build.name, "SKIPPED",
                            f"--isa {variant.get('isa')} is rendered for System V only")
             if build.fmt == "elf64-ms":
                 return check_ms_abi(_with_abi(variant, "sysv"), build, workdir, vectors)
+            if build.fmt == "win64-wine":
+                row = check_wine(_with_abi(variant, "win64"), build, workdir, vectors)
+                row.variant = variant.label()
+                return row
             row = check_nasm(_with_abi(variant, "win64"), build, workdir, vectors)
             row.variant = variant.label()
             return row

@@ -111,6 +111,7 @@ def lower_packed(prog: Program, isa: ISA) -> list:
     vp = packed.lower(prog, 2, natural=True)
     low = Lowering(isa)
     out = low.out
+    out.append(MOp("guard", src="n", text="if n == 0 return"))  # before any load: n = 0 touches no pointer
     setup_vals = set(values([s.op for s in vp.setup]))
     count: dict = {}
 
@@ -159,7 +160,6 @@ def lower_packed(prog: Program, isa: ISA) -> list:
         out.append(MOp("store", src=e, addr=Addr(None, "kt", idx), text=text))
 
     # ---- body
-    out.append(MOp("guard", src="n", text="if n == 0 return"))
     out.append(MOp("top", text="for each block"))
     cur: dict = {}                   # IR vector name -> the value holding it now
     rows: dict = {}                  # loaded row -> its words

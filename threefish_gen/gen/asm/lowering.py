@@ -145,9 +145,10 @@ def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
 
 def _lower(isa: ISA, prog: Program, setup: list, body: list) -> list[MOp]:
     low = Lowering(isa)
+    # n is tested before any load: n = 0 touches no pointer (key, tweaks, in, out may be NULL)
+    low.out.append(MOp("guard", src="n", text="if n == 0 return"))
     for op in setup:
         low.emit(op)
-    low.out.append(MOp("guard", src="n", text="if n == 0 return"))
     low.out.append(MOp("top", text="for each block"))
     for op in body:
         low.emit(op)

@@ -100,6 +100,26 @@ def section(printer: CPrinter, ops, exclude=()) -> dict:
     return {"decl": printer.declarations(ops, exclude), "code": printer.lines(ops)}
 
 
+# Local declarations of the emitted C (scalar and SIMD): type, then the names (arr[N] counts N).
+_DECL = re.compile(r"^\s*(?:const )?(uint64_t|__m128i|__m256i|__m512i|uint64x2_t) ([^=;]+)[=;]")
+_BYTES = {"uint64_t": 8, "__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16}
+
+
+def stack_bound(lines) -> int:
+    """Bytes a wipe clears below the caller after a call (the template's PREFIXburn): twice what
+    the declared locals of ``lines`` take (room for the compiler's spills and copies of them),
+    plus 1 KiB, in 64-byte units.  Every key, tweak or state word the function leaves on the
+    stack lies in its frame, which this covers."""
+    total = 0
+    for ln in lines:
+        m = _DECL.match(ln)
+        if m:
+            for name in m.group(2).split(","):
+                n = re.search(r"\[(\d+)\]", name)
+                total += _BYTES[m.group(1)] * (int(n.group(1)) if n else 1)
+    return (2 * total + 1024 + 63) // 64 * 64
+
+
 def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[str, Program]) -> dict:
     """Code sections for each direction: single-block setup/body, and the B-block body."""
     single = CPrinter(prefix, {"key": "key", "tweak": "tweak", "in": "in", "out": "out"})

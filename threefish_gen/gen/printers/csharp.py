@@ -437,10 +437,12 @@ def render(v, laid: dict) -> dict[str, str]:
                      "blocks (AVX2), then scalar; chosen by IsSupported at JIT time")
     command = (f"threefish-gen render --target csharp --size {v.spec.bits} --constants {v.spec.version} "
                f"--layout {layout} --keys {o.keys} --unroll {o.unroll} --interleave {o.interleave} "
-               f"--namespace {namespace} --class {cls}")
+               f"--namespace {namespace} --class {cls}" + ("" if v.get("wipe", True) else " --no-wipe"))
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
                packed_kernel=packed_kernel(v.spec.nw),
-               interleave=o.interleave, fn=functions(v.spec, o, layout, laid))
+               interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
+    ctx["stackalloc"] = any("stackalloc" in ln for f in ctx["fn"].values()
+                            for ln in f["arrays"] + f["blocks_arrays"] + [x for L in f["lanes"] for x in L["arrays"]])
     return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
 

@@ -392,6 +392,8 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
         opts.append(f"registers {no.registers}")
     if no.pin:
         opts.append(f"pin {no.pin}")
+    if not no.wipe:
+        opts.append("no-wipe (stack slots keep key, tweak and state words after return)")
     layout = {"gpr": "layout scalar: one 64-bit word per general-purpose register",
               "sse2": "layout scalar: one 64-bit word per SSE2 XMM register (low lane)",
               "packed": "layout packed: one block in XMM pairs of lanes, A = even words, B = odd words (A0 = x0, x2; "
@@ -402,7 +404,7 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
                         "the n mod 8 blocks left and single blocks run the scalar GPR code"}[
         "packed" if no.layout == "packed" else no.words]
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
-               abi=no.abi, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
+               abi=no.abi, wipe=no.wipe, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
                block_shift=variant.spec.block_bytes.bit_length() - 1, cpu=cpu_support(cpu),
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "

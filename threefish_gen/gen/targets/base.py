@@ -56,11 +56,16 @@ def is_skein(v) -> bool:
     return v.get("primitive", PRIMITIVE_OPTION.default) == "skein"
 
 
+# Wipe (issue 11): clear what the code spilled or tabled from the key, tweak or state (stack slots,
+# subkey tables, stackalloc) before returning; --no-wipe opts out (the default stays out of names).
+WIPE_OPTION = Option("wipe", "clear stack slots / key tables / stackalloc before returning (--no-wipe: keep)",
+                     None, True, bool)
+
+
 def without_default_annotate(values: dict) -> dict:
-    """Target option values without ``annotate`` when it is the default."""
-    if values.get("annotate") == ANNOTATE_OPTION.default:
-        return {k: v for k, v in values.items() if k != "annotate"}
-    return values
+    """Target option values without ``annotate`` or ``wipe`` when they are the default."""
+    return {k: v for k, v in values.items()
+            if not (k == "annotate" and v == ANNOTATE_OPTION.default) and not (k == "wipe" and v is True)}
 
 
 @dataclass(frozen=True)
@@ -176,7 +181,10 @@ class Target:
                 raise GenError(f"--{name} does not apply to --target {self.name}")
             if value is None:
                 continue
-            if opt.kind is int:
+            if opt.kind is bool:
+                if not isinstance(value, bool):
+                    raise GenError(f"--{name} is a flag (--{name} / --no-{name}), not {value!r}")
+            elif opt.kind is int:
                 try:
                     value = int(value)
                 except (TypeError, ValueError):

@@ -13,7 +13,7 @@ from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
-from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
+from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
                    ubi_pass, without_default_annotate, without_default_primitive)
 
 # Best measured options per block size (README, "Benchmarks").
@@ -67,7 +67,7 @@ class C(Target):
     name = "c"
     summary = "scalar C99 (uint64_t), layout scalar; needs any C99 compiler"
     recipe = Recipe(checker="c", language="c")
-    schema = (ANNOTATE_OPTION, PRIMITIVE_OPTION)
+    schema = (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION)
 
     def extra(self, spec, o, values):
         return without_default_primitive(without_default_annotate(values))
@@ -149,6 +149,13 @@ def print_c(v, laid) -> dict[str, str]:
     ctx = dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
                fn=cprinter.function_bodies(v.prefix, laid["one"], laid["blocks"]))
+    ctx["wipe"] = v.get("wipe", True)
+    # bytes each public function's wipe clears: its locals (single block: setup + body; blocks:
+    # setup + the interleaved and tail bodies), see gen/printers/c.py stack_bound
+    ctx["burns"] = {d: (cprinter.stack_bound(f["setup"]["decl"] + f["body"]["decl"]),
+                        cprinter.stack_bound(f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"]))
+                    for d, f in ctx["fn"].items()}
+    ctx["burn"] = max(b for pair in ctx["burns"].values() for b in pair)
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}

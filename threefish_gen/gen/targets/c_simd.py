@@ -12,7 +12,7 @@ from ..printers.c_simd import packed_width
 from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd, skein_lanes_kernel
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
-from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
+from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
                    ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
 from .c import render_skein, skein_context
@@ -65,6 +65,7 @@ class CSimd(Target):
         Option("layout", "lanes | hybrid | packed (with --isa)", LAYOUTS),
         ANNOTATE_OPTION,
         PRIMITIVE_OPTION,
+        WIPE_OPTION,
     )
 
     def default_options(self, spec):
@@ -77,7 +78,7 @@ class CSimd(Target):
         return "skein-simd" if is_skein(v) else self.recipe.checker
 
     def extra(self, spec, o, values):
-        ann = {k: v for k, v in without_default_annotate(values).items() if k == "annotate"}
+        ann = {k: v for k, v in without_default_annotate(values).items() if k in ("annotate", "wipe")}
         if values.get("primitive") == "skein":
             ann["primitive"] = "skein"
         isa = values.get("isa")

@@ -13,7 +13,7 @@ from ..printers import csharp as printer
 from ..spec import Spec
 from ..threefish import Options
 from ..variant import Variant
-from .base import DIRECTIONS, PRIMITIVE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
+from .base import DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
 
 # (layout, options) per block size.  'lanes' also carries the scalar one-block path.
 # Measured (threefish_gen/bench_csharp.py, AMD EPYC with AVX-512, .NET 10): Threefish-256 gains from
@@ -44,6 +44,7 @@ class CSharp(Target):
         Option("namespace", "namespace of the class", None, NAMESPACE),
         Option("class", "class name (default names size, version, layout)"),
         PRIMITIVE_OPTION,
+        WIPE_OPTION,
     )
 
     def default_options_for(self, spec, values):
@@ -72,7 +73,10 @@ class CSharp(Target):
             cls = printer.default_class(spec, layout)
             if (layout, o) != RECOMMENDED[spec.bits]:
                 cls += f"_{o.keys}_{o.unroll}_i{o.interleave}"
-        return Variant(self.name, spec, o, cls, (("layout", layout), ("namespace", namespace)))
+            if values.get("wipe") is False:
+                cls += "_nowipe"
+        wipe = (("wipe", False),) if values.get("wipe") is False else ()
+        return Variant(self.name, spec, o, cls, (("layout", layout), ("namespace", namespace), *wipe))
 
     def skein_variant(self, spec, options, prefix, values):
         """Skein (--primitive skein): class Skein{bits}V{version} by default; layout scalar."""

@@ -11,7 +11,7 @@ from .. import asm
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, DIRECTIONS, Option, Pass, Target, describe_pass
+from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass
 
 ALWAYS = ("abi", "strategy")     # target options kept in Variant.extra (and names) even at their default
 
@@ -28,6 +28,7 @@ def schema(abis, rotates, isas, layouts) -> tuple:
         Option("isa", "where the words live", isas, isas[0]),
         Option("layout", "scalar | packed (words in XMM)", layouts, layouts[0]),
         ANNOTATE_OPTION,
+        WIPE_OPTION,
     )
 
 
@@ -47,6 +48,7 @@ class NasmOptions:
     words: str
     layout: str
     annotate: str
+    wipe: bool = True
 
     @property
     def lanes(self) -> bool:
@@ -104,7 +106,8 @@ class Nasm(Target):
         regs = v.get("registers")
         return NasmOptions(self.name, self.machine, get("abi"), get("strategy"),
                            int(regs) if regs is not None else None, str(v.get("pin", "") or ""),
-                           get("rotate"), get("schedule"), get("isa"), get("layout"), get("annotate"))
+                           get("rotate"), get("schedule"), get("isa"), get("layout"), get("annotate"),
+                           get("wipe"))
 
     # ---------------------------------------------------------------- passes
 

@@ -1,0 +1,442 @@
+"""Issue 11 (Trust): ``*_blocks`` with n = 0 touches no pointer, and every target wipes what it
+spilled or tabled from the key, tweak or state before it returns.
+
+Each test renders through the CLI, builds with the real toolchain and runs the result."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from threefish_gen.verify import nasm as vnasm
+
+ROOT = Path(__file__).resolve().parent.parent
+needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not installed")
+
+
+def render(out: Path, *args) -> tuple[Path, str]:
+    """Render one variant with the CLI; (its folder, the header's stem = the symbol prefix)."""
+    p = subprocess.run([sys.executable, "-m", "threefish_gen", "render", *args, "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    (h,) = out.glob("*.h")
+    return out, h.stem
+
+
+def sh(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kw)
+    assert p.returncode == 0, f"{cmd}: {p.stdout}{p.stderr}"
+    return p.stdout
+
+
+NULL_MAIN = """#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "{stem}.h"
+{decls}
+int main(void)
+{{
+    /* n = 0: no block, so no pointer may be read or written (all NULL here) */
+    {call}encrypt_blocks(NULL, NULL, NULL, NULL, 0);
+    {call}decrypt_blocks(NULL, NULL, NULL, NULL, 0);
+    puts("n=0 ok");
+    return 0;
+}}
+"""
+
+MS_DECLS = """#define MS __attribute__((ms_abi))
+MS void {p}encrypt_blocks(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *, size_t);
+MS void {p}decrypt_blocks(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *, size_t);
+MS void {p}encrypt(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);
+MS void {p}decrypt(const uint8_t *, const uint8_t *, const uint8_t *, uint8_t *);
+"""
+
+
+def build_objects(d: Path, stem: str, args: tuple, cflags: list[str]) -> list[str]:
+    """The object files (or C sources) of a rendered variant, for gcc."""
+    if "nasm-x86" in args:
+        obj = d / "v.o"
+        sh(["nasm", "-f", "elf32", "-o", str(obj), str(d / f"{stem}.asm")])
+        return [str(obj)]
+    if "nasm-x64" in args:
+        obj = d / "v.o"
+        asm = d / f"{stem}.asm"
+        if "win64" in args:   # the Win64 code runs on Linux through ms_abi; unwind data is COFF-only
+            text = asm.read_text().split("; Win64 unwind data")[0]
+            asm.write_text(text + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n")
+        sh(["nasm", "-f", "elf64", "-o", str(obj), str(asm)])
+        return [str(obj)]
+    return [str(d / f"{stem}.c")]
+
+
+def build_with_main(out: Path, args: tuple, bits: int, cflags: list, main: str, **fmt) -> tuple[Path, str, Path]:
+    """Render a variant, build it and a main program (``main`` formatted with the header stem,
+    the declarations and the prefix to call, and ``fmt``): (folder, stem, executable).  Win64
+    code is called through ms_abi declarations, under another prefix than the header's."""
+    d, stem = render(out, *args, "--size", str(bits), "--version", "1.3")
+    if "nasm-x86" in args:
+        cflags = [*cflags, "-m32", "-static"]
+    objs = build_objects(d, stem, args, cflags)
+    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
+    decls, call = "", prefix
+    if "win64" in args:
+        decls, call = MS_DECLS.format(p="w_" + prefix), "w_" + prefix
+        (d / f"{stem}.asm").write_text((d / f"{stem}.asm").read_text().replace(prefix, "w_" + prefix))
+        sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
+    (d / "main.c").write_text(main.format(stem=stem, decls=decls, call=call, **fmt))
+    exe = d / "main"
+    sh(["gcc", *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    return d, stem, exe
+
+
+def run_exe(exe: Path, args: tuple, env=None) -> str:
+    cmd = [str(exe)]
+    if "nasm-x86" in args or "-m32" in args:
+        how = vnasm.runner_32bit()
+        if how is None:
+            pytest.skip("no way to run 32-bit programs")
+        cmd = how[0] + cmd
+    return sh(cmd, env=env)
+
+
+N0_CASES = [
+    ("--target", "c", "--keys", "fly"),
+    ("--target", "c", "--keys", "table"),
+    ("--target", "c", "--interleave", "3"),
+    ("--target", "c-simd", "--isa", "avx2", "--layout", "lanes"),
+    ("--target", "c-simd", "--isa", "sse2", "--layout", "hybrid"),
+    ("--target", "c-simd", "--isa", "avx2", "--layout", "packed"),
+    ("--target", "c-simd", "--isa", "auto"),
+    ("--target", "nasm-x64"),
+    ("--target", "nasm-x64", "--abi", "win64"),
+    ("--target", "nasm-x64", "--isa", "avx2"),
+    ("--target", "nasm-x64", "--isa", "avx512"),
+    ("--target", "nasm-x64", "--isa", "sse2", "--layout", "packed"),
+    ("--target", "nasm-x86"),
+    ("--target", "nasm-x86", "--isa", "sse2", "--layout", "packed"),
+]
+
+
+@pytest.mark.parametrize("bits", [256, 1024])
+@pytest.mark.parametrize("args", N0_CASES, ids=lambda a: "-".join(a[1::2]).replace("--", ""))
+def test_blocks_n0_touches_no_pointer(args, bits, tmp_path):
+    """encrypt_blocks/decrypt_blocks(NULL, NULL, NULL, NULL, 0) return without a fault (the key
+    used to be loaded before n was tested: a NULL key crashed every *_blocks)."""
+    if any(a.startswith("nasm") for a in args) and shutil.which("nasm") is None:
+        pytest.skip("nasm not installed")
+    d, stem, exe = build_with_main(tmp_path / "v", args, bits, ["-O2", "-std=c99", "-Wall", "-Werror"], NULL_MAIN)
+    env = None
+    if "auto" in args:   # every dispatcher path, forced: n = 0 goes through each
+        for level in ("scalar", "sse2", "avx", "avx2", "avx512"):
+            env = dict(os.environ, **{k: level for k in _dispatch_vars(d / f"{stem}.c")})
+            assert run_exe(exe, args, env).strip() == "n=0 ok"
+        return
+    assert run_exe(exe, args, env).strip() == "n=0 ok"
+
+
+def _dispatch_vars(c: Path) -> list[str]:
+    return sorted(set(re.findall(r'getenv\("(\w+)"\)', c.read_text())))
+
+
+# ----------------------------------------------------------------------------- wipe
+
+SCAN_MAIN = """#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include "{stem}.h"
+{decls}
+#define NB {nb}
+/* Caller memory is static (not on the scanned stack): key, tweaks, blocks. */
+static uint8_t key[NB], tweaks[3 * 16], in[3 * NB], out[3 * NB], one[NB];
+static const uint64_t secret[] = {{ {secret} }};
+/* The calls run on this stack (zero at start); afterwards it is searched for key material. */
+static unsigned char area[256 * 1024] __attribute__((aligned(64)));
+static ucontext_t back, there;
+
+static void calls(void)
+{{
+    {call}encrypt_blocks(key, tweaks, in, out, 3);
+    {call}decrypt_blocks(key, tweaks, out, out, 3);
+    {call}encrypt(key, tweaks, in, one);
+    {call}decrypt(key, tweaks, one, one);
+}}
+
+int main(void)
+{{
+    size_t i, j, hits = 0;
+    for (i = 0; i < sizeof key; i++)
+        key[i] = (uint8_t)(0x3d * i + 0x11);
+    for (i = 0; i < sizeof tweaks; i++)
+        tweaks[i] = (uint8_t)(0x59 * i + 0x07);
+    for (i = 0; i < sizeof in; i++)
+        in[i] = (uint8_t)(0x27 * i + 0x05);
+    getcontext(&there);
+    there.uc_stack.ss_sp = area;
+    there.uc_stack.ss_size = sizeof area;
+    there.uc_link = &back;
+    makecontext(&there, calls, 0);
+    swapcontext(&back, &there);
+    if (memcmp(in, out, sizeof in) != 0 || memcmp(in, one, NB) != 0) {{
+        puts("round trip failed");
+        return 2;
+    }}
+    for (i = 0; i + 8 <= sizeof area; i += 4)
+        for (j = 0; j < sizeof secret / sizeof secret[0]; j++)
+            if (memcmp(area + i, &secret[j], 8) == 0) {{
+                if (hits++ < 4)
+                    printf("secret word %zu at stack offset %zu\\n", j, sizeof area - i);
+            }}
+    printf("%zu hits\\n", hits);
+    return hits != 0;
+}}
+"""
+
+
+def secret_words(bits: int) -> list[int]:
+    """Key words, the parity word, tweak words and every subkey word of the 3 tweaks the scan
+    harness uses (the values a spill slot or key table may hold)."""
+    from threefish_gen.gen.spec import get_spec
+    spec = get_spec("1.3", bits)
+    nw, nb, M = spec.nw, spec.block_bytes, (1 << 64) - 1
+    kb = bytes((0x3d * i + 0x11) & 0xFF for i in range(nb))
+    tb = bytes((0x59 * i + 0x07) & 0xFF for i in range(48))
+    k = [int.from_bytes(kb[8 * i:8 * i + 8], "little") for i in range(nw)]
+    k.append(spec.c240 ^ __import__("functools").reduce(lambda a, b: a ^ b, k))
+    words = set(k)
+    for b in range(3):
+        t = [int.from_bytes(tb[16 * b + 8 * i:16 * b + 8 * i + 8], "little") for i in range(2)]
+        t.append(t[0] ^ t[1])
+        words |= set(t)
+        for s in range(spec.rounds // 4 + 1):
+            for i in range(nw):
+                w = k[(s + i) % (nw + 1)]
+                w += t[s % 3] if i == nw - 3 else t[(s + 1) % 3] if i == nw - 2 else s if i == nw - 1 else 0
+                words.add(w & M)
+    return sorted(w for w in words if w)
+
+
+def scan_stack(tmp_path: Path, args: tuple, bits: int) -> subprocess.CompletedProcess:
+    from threefish_gen.gen.spec import get_spec
+    words = ", ".join(f"UINT64_C({w:#018x})" for w in secret_words(bits))
+    _, _, exe = build_with_main(tmp_path, args, bits, ["-O2", "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,now"],
+                                SCAN_MAIN, nb=get_spec("1.3", bits).block_bytes, secret=words)
+    cmd = [str(exe)]
+    if "nasm-x86" in args:
+        how = vnasm.runner_32bit()
+        if how is None:
+            pytest.skip("no way to run 32-bit programs")
+        cmd = how[0] + cmd
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+WIPE_CASES = [
+    (("--target", "nasm-x64"), 1024),
+    (("--target", "nasm-x64", "--abi", "win64"), 1024),
+    (("--target", "nasm-x64", "--isa", "avx2"), 1024),
+    (("--target", "nasm-x86"), 512),
+    (("--target", "nasm-x86", "--isa", "sse2", "--layout", "packed"), 256),
+    (("--target", "c", "--keys", "table"), 256),
+    (("--target", "c", "--keys", "table"), 1024),
+    (("--target", "c", "--unroll", "loop"), 512),
+    (("--target", "c-simd", "--isa", "avx2", "--keys", "table"), 512),
+    (("--target", "c-simd", "--isa", "sse2", "--layout", "hybrid", "--keys", "table", "--interleave", "2"), 1024),
+    (("--target", "c-simd", "--isa", "auto"), 1024),
+]
+
+
+@pytest.mark.parametrize("args,bits", WIPE_CASES, ids=lambda a: "-".join(a[1::2]) if isinstance(a, tuple) else str(a))
+def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
+    """The calls run on a zeroed stack of their own; afterwards no key, tweak or subkey word is
+    in it.  The same variant with --no-wipe leaves them (the scan can fail)."""
+    if any(a.startswith("nasm") for a in args) and shutil.which("nasm") is None:
+        pytest.skip("nasm not installed")
+    kept = scan_stack(tmp_path / "nowipe", (*args, "--no-wipe"), bits)
+    assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
+    wiped = scan_stack(tmp_path / "wipe", args, bits)
+    assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
+
+
+@pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
+def test_csharp_wipe_zeroes_stackalloc_and_runs(tmp_path):
+    """C# classes with stackalloc scratch (the ks[] table of --keys table) clear it with
+    CryptographicOperations.ZeroMemory before returning (absent with --no-wipe), and the wiped
+    classes still pass the harness's vectors (encrypt, decrypt, *Blocks incl. empty runs)."""
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets import get as get_target
+    from threefish_gen.gen.threefish import Options
+    from threefish_gen.gen.render import render_variant
+    from threefish_gen.verify import csharp as vcs
+    from threefish_gen.verify.runner import vector_file
+    spec = get_spec("1.3", 512)
+    cs = get_target("csharp")
+    wiped = [cs.variant(spec, Options("table", "loop", 1), layout=lay) for lay in ("scalar", "lanes")]
+    kept = cs.variant(spec, Options("table", "loop", 1), layout="lanes", wipe=False)
+    for v in wiped:
+        (text,) = render_variant(v).values()
+        assert text.count("stackalloc") == text.count("CryptographicOperations.ZeroMemory") > 0
+    (text,) = render_variant(kept).values()
+    assert "stackalloc" in text and "ZeroMemory" not in text
+    proj = tmp_path / "proj"
+    vcs.write_project(wiped + [kept], proj)
+    ok, out = vcs.build(proj)
+    assert ok, out
+    vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
+    for v in wiped + [kept]:
+        p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), vcs.class_name(v), str(vec)],
+                           capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
+        assert p.returncode == 0 and " 0 failed" in p.stdout, p.stdout + p.stderr
+
+
+# ----------------------------------------------------------------------------- ABI checks
+
+def _abi_row(monkeypatch, tmp_path, target, bits, build, drop=None):
+    """verify's row for one nasm variant and build; ``drop``: a register whose push/pop lines are
+    removed from the rendered .asm first (the code then clobbers it)."""
+    from threefish_gen.gen.render import render_variant
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets import get as get_target
+    from threefish_gen.gen.threefish import Options
+    from threefish_gen.verify.runner import vector_file
+    spec = get_spec("1.3", bits)
+    v = get_target(target).variant(spec, Options("fly", "full", 1), "")
+    if drop:
+        changed = []
+
+        def broken(variant):
+            files = render_variant(variant)
+            out = {}
+            for name, text in files.items():
+                if name.endswith(".asm"):
+                    if drop.startswith("pop "):     # restore into another register: the stack stays
+                        new = re.sub(rf"^    pop {drop.split()[1]}\n", f"    pop {drop.split()[2]}\n", text, flags=re.M)
+                    else:                           # the push and the pop removed
+                        new = re.sub(rf"^    (push|pop) {drop}\n", "", text, flags=re.M)
+                    if new != text:
+                        changed.append(name)
+                    text = new
+                out[name] = text
+            return out
+        monkeypatch.setattr(vnasm, "render_variant", broken)
+    row = vnasm.check(v, build, tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
+    assert not drop or changed, f"no push/pop {drop} in the rendered code"
+    return row
+
+
+@needs_nasm
+@pytest.mark.parametrize("target,bits,build,drop,expect", [
+    ("nasm-x64", 512, 0, "rbx", "rbx corrupted"),                       # System V run
+    ("nasm-x64", 1024, 0, "r12", "r12 corrupted"),
+    ("nasm-x64", 512, 0, "pop rbp rax", "rbp corrupted"),
+    ("nasm-x64", 512, "ms", "pop rsi rax", "rsi corrupted"),            # Win64 code: the audit's case
+    ("nasm-x64", 1024, "ms", "pop rdi rax", "rdi corrupted"),
+    ("nasm-x64", 512, "ms", "rsi", ""),     # removed: the 5th argument's offset moves too (a crash)
+    ("nasm-x86", 512, 0, "pop ebx ecx", "ebx corrupted"),
+], ids=lambda x: str(x))
+def test_abi_thunk_catches_a_dropped_callee_saved_register(monkeypatch, tmp_path, target, bits, build, drop, expect):
+    """The harness calls the assembly through the ABI thunk: the rendered code passes, and the
+    same code with one callee-saved push/pop removed FAILs its row naming the register."""
+    from threefish_gen.gen.targets import get as get_target
+    builds = vnasm.builds(get_target(target))
+    b = vnasm.WIN64_BUILDS[1] if build == "ms" else builds[build]
+    good = _abi_row(monkeypatch, tmp_path / "good", target, bits, b)
+    assert good.status.startswith("PASS"), good.detail
+    assert "checked after every call" in good.detail
+    bad = _abi_row(monkeypatch, tmp_path / "bad", target, bits, b, drop)
+    assert bad.status == "FAIL" and expect in bad.detail, bad.detail
+
+
+@needs_nasm
+def test_win64_assemble_row_says_assembled_not_pass(tmp_path):
+    """A row whose code only assembled (nothing ran it) is ASSEMBLED, never PASS."""
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets import get as get_target
+    from threefish_gen.gen.threefish import Options
+    from threefish_gen.verify.runner import vector_file
+    spec = get_spec("1.3", 256)
+    v = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")
+    row = vnasm.check(v, vnasm.WIN64_BUILDS[0], tmp_path, vector_file(spec, tmp_path / "v.txt", 2, 1))
+    assert row.status == "ASSEMBLED", row
+
+
+needs_wine = pytest.mark.skipif(vnasm.WIN64_BUILDS[2].missing() is not None,
+                                reason=str(vnasm.WIN64_BUILDS[2].missing()))
+
+
+def _wine_row(monkeypatch, tmp_path, bits, edit=None):
+    from threefish_gen.gen.render import render_variant
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets import get as get_target
+    from threefish_gen.gen.threefish import Options
+    from threefish_gen.verify.runner import vector_file
+    spec = get_spec("1.3", bits)
+    v = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")
+    if edit:
+        def edited(variant):
+            return {n: edit(t) if n.endswith(".asm") else t for n, t in render_variant(variant).items()}
+        monkeypatch.setattr(vnasm, "render_variant", edited)
+    return vnasm.check(v, vnasm.WIN64_BUILDS[2], tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
+
+
+@needs_nasm
+@needs_wine
+def test_win64_runs_under_wine_with_abi_and_unwind_checks(monkeypatch, tmp_path):
+    """The Win64 object as Windows links it (unwind data kept) runs in a mingw-w64 harness under
+    wine through the ABI thunk, and RtlVirtualUnwind from every prologue point restores what the
+    prologue saved; a wrong unwind code and a register restored into another each FAIL."""
+    good = _wine_row(monkeypatch, tmp_path / "good", 1024)
+    assert good.status == "PASS" and "RtlVirtualUnwind" in good.detail and good.checks > 1000, good.detail
+
+    def wrong_unwind(text):      # the unwind code of "push rsi" says rdi
+        new = re.sub(r"(\.pushed_rsi - \w+, )0x60", r"\g<1>0x70", text)
+        assert new != text
+        return new
+    bad = _wine_row(monkeypatch, tmp_path / "unwind", 512, wrong_unwind)
+    assert bad.status == "FAIL" and "unwind:" in bad.detail and "not restored" in bad.detail, bad.detail
+
+    bad = _wine_row(monkeypatch, tmp_path / "abi", 512, lambda t: t.replace("    pop rsi\n", "    pop rax\n"))
+    assert bad.status == "FAIL" and "rsi corrupted" in bad.detail, bad.detail
+
+
+# ----------------------------------------------------------------------------- constant time
+
+needs_valgrind = pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind not installed")
+
+
+@needs_valgrind
+def test_ct_column_passes_real_code_and_catches_a_planted_branch(monkeypatch, tmp_path):
+    """verify's ct column (memcheck, key/tweak/plaintext undefined): the generated C and NASM
+    pass; the same C with one key-dependent branch planted FAILs; AVX-512 is SKIPPED."""
+    from threefish_gen.gen.render import render_variant
+    from threefish_gen.gen.spec import get_spec
+    from threefish_gen.gen.targets import get as get_target
+    from threefish_gen.gen.threefish import Options
+    from threefish_gen.verify import ct, matrix
+    spec = get_spec("1.3", 256)
+    c = get_target("c").variant(spec, Options("fly", "full", 2), "")
+    assert ct.BUILD in matrix.builds_of(c)
+    for v in (c, get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "")):
+        row = ct.check(v, ct.BUILD, tmp_path / v.stem)
+        assert row.status == "PASS", row.detail
+    avx512 = get_target("nasm-x64").variant(spec, Options("fly", "full", 1), "", isa="avx512")
+    assert ct.check(avx512, ct.BUILD, tmp_path / "z").status == "SKIPPED"
+
+    def planted(variant):
+        out = {}
+        for name, text in render_variant(variant).items():
+            if name.endswith(".c"):
+                line = f"    k0 = {variant.prefix}load64(key);\n"
+                assert line in text
+                text = text.replace("#include <string.h>\n", "#include <string.h>\nvolatile int tf_planted;\n", 1)
+                text = text.replace(line, line + "    if (k0 & 1)\n        tf_planted++;\n", 1)
+            out[name] = text
+        return out
+    monkeypatch.setattr(ct, "render_variant", planted)
+    row = ct.check(c, ct.BUILD, tmp_path / "planted")
+    assert row.status == "FAIL" and "uninitialised" in row.detail, row.detail

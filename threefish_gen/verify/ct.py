@@ -1,0 +1,121 @@
+"""Constant time as a verify column (issue 11): the C-ABI variants run under valgrind memcheck
+with key, tweak and plaintext marked undefined (client requests in a small harness); memcheck
+reports every branch and every memory address that depends on them.  encrypt, decrypt and
+*_blocks (several n, in place) are called.  PASS: no such report; FAIL: the first ones;
+SKIPPED with the reason where valgrind cannot run the code (AVX-512, 32-bit, Win64)."""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.targets import get as get_target
+
+from .runner import Row, _first_lines, _run
+
+MEMCHECK_H = Path("/usr/include/valgrind/memcheck.h")
+
+
+@dataclass(frozen=True)
+class CtBuild:
+    name: str = "ct (memcheck)"
+    run: bool = True
+
+    def missing(self) -> str | None:
+        if shutil.which("valgrind") is None or not MEMCHECK_H.exists():
+            return "valgrind not installed (Debian package valgrind)"
+        if shutil.which("gcc") is None:
+            return "gcc not installed"
+        return None
+
+
+BUILD = CtBuild()
+
+CT_MAIN = r"""#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <valgrind/memcheck.h>
+#include "%(header)s"
+#define NB %(nb)d
+#define MAXN 9
+static uint8_t key[NB], tweaks[16 * MAXN], in[NB * MAXN], out[NB * MAXN];
+
+static void secret(void)
+{
+    size_t i;
+    for (i = 0; i < sizeof key; i++) key[i] = (uint8_t)(i * 7 + 1);
+    for (i = 0; i < sizeof tweaks; i++) tweaks[i] = (uint8_t)(i * 13 + 5);
+    for (i = 0; i < sizeof in; i++) in[i] = (uint8_t)(i * 29 + 3);
+    /* from here on memcheck treats them as secret: a branch or an address that depends on
+       them is reported ("depends on uninitialised value") */
+    VALGRIND_MAKE_MEM_UNDEFINED(key, sizeof key);
+    VALGRIND_MAKE_MEM_UNDEFINED(tweaks, sizeof tweaks);
+    VALGRIND_MAKE_MEM_UNDEFINED(in, sizeof in);
+}
+
+int main(void)
+{
+    size_t n;
+    secret();
+    %(p)sencrypt(key, tweaks, in, out);
+    %(p)sdecrypt(key, tweaks, out, out);
+    for (n = 0; n <= MAXN; n++) {
+        %(p)sencrypt_blocks(key, tweaks, in, out, n);
+        %(p)sdecrypt_blocks(key, tweaks, out, out, n);
+    }
+    VALGRIND_MAKE_MEM_DEFINED(out, sizeof out);
+    puts("ct: calls done");
+    return 0;
+}
+"""
+
+
+def why_not(variant: Variant) -> str | None:
+    """Why valgrind cannot run this variant here, or None."""
+    t = get_target(variant.target)
+    if t.recipe.bench != "c-abi":
+        return "not C-ABI code"
+    if t.recipe.word_bits != 64:
+        return "32-bit code: not run under valgrind here"
+    if variant.get("abi", "sysv") != "sysv":
+        return "Win64 code: not run under valgrind"
+    isa = str(variant.get("isa", ""))
+    if "avx512" in isa or any(f.startswith("avx512") for f in t.features(variant)):
+        return "valgrind cannot run AVX-512 code"
+    if isa == "neon":
+        return "AArch64 code"
+    return None
+
+
+def check(variant: Variant, build: CtBuild, workdir: Path, vectors: Path = None) -> Row:
+    label = variant.label()
+    why = build.missing() or why_not(variant)
+    if why:
+        return Row(label, build.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    src = workdir / "src"
+    write_files(render_variant(variant), src)
+    obj = workdir / f"{variant.stem}.o"
+    for cmd in get_target(variant.target).object_commands(variant, src, obj):
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
+    main = src / "ct_main.c"
+    main.write_text(CT_MAIN % dict(header=f"{variant.stem}.h", nb=variant.spec.block_bytes, p=variant.prefix))
+    exe = workdir / "ct"
+    rc, out = _run(["gcc", "-O1", "-g", "-std=gnu99", f"-I{src}", str(main), str(obj), "-o", str(exe)], workdir)
+    if rc:
+        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    rc, out = _run(["valgrind", "--tool=memcheck", "--error-exitcode=99", "--track-origins=no",
+                    "--leak-check=no", "-q", str(exe)], workdir)
+    findings = [ln.split("== ", 1)[-1] for ln in out.splitlines()
+                if "uninitialised" in ln or "Uninitialised" in ln]
+    if rc == 99 or findings:
+        return Row(label, build.name, "FAIL", "secret-dependent: " + "; ".join(findings[:3]), time.monotonic() - t0)
+    if rc or "ct: calls done" not in out:
+        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0)
+    return Row(label, build.name, "PASS", "memcheck: no branch or address depends on key, tweak or plaintext",
+               time.monotonic() - t0)
