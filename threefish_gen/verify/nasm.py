@@ -187,16 +187,11 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
     shim.write_text(abi.interpose(src_dir / f"{win.stem}.asm", f"{variant.stem}.h", variant.prefix,
                                   variant.spec.block_bytes, "win64", asm_prefix=win.prefix))
     obj = workdir / "w64.o"
-    thunk, cmd = abi.thunk_files(64, src_dir)
-    for cmd in (["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")], cmd):
-        rc, out = _run(cmd, workdir)
-        if rc:
-            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
-    exe = workdir / "harness"
-    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
-                           [shim, obj, thunk.with_suffix(".o")], exe, workdir)
-    if rc:
-        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    exe, failed = _assemble_and_link(label, build, variant, src_dir, workdir, 64,
+                                     [["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")]],
+                                     [shim, obj], t0)
+    if failed:
+        return failed
     ok, out, checks = run_harness([str(exe), str(vectors)], workdir)
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
@@ -272,16 +267,10 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     shim = src_dir / "abi_shim.c"
     shim.write_text(abi.interpose(src_dir / f"{variant.stem}.asm", f"{variant.stem}.h", variant.prefix,
                                   variant.spec.block_bytes, "cdecl" if word_size(variant) == 32 else "sysv"))
-    thunk, cmd = abi.thunk_files(word_size(variant), src_dir)
-    for cmd in [*object_commands(variant, src_dir, obj), cmd]:
-        rc, out = _run(cmd, workdir)
-        if rc:
-            return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
-    exe = workdir / "harness"
-    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
-                           [obj, shim, thunk.with_suffix(".o")], exe, workdir)
-    if rc:
-        return Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    exe, failed = _assemble_and_link(label, build, variant, src_dir, workdir, word_size(variant),
+                                     object_commands(variant, src_dir, obj), [obj, shim], t0)
+    if failed:
+        return failed
     prefix, how = (runner_32bit() or ([], "")) if "-m32" in build.cflags else ([], "")
     ok, out, checks = run_harness([*prefix, str(exe), str(vectors)], workdir)
     if not ok:
@@ -326,3 +315,19 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
         if abi != "sysv":
             return Row(variant.label(), build.name, "SKIPPED", "Win64 variant: run by the 'win64 ABI via ms_abi' row")
     return check_nasm(variant, build, workdir, vectors)
+
+
+def _assemble_and_link(label, build, variant, src_dir: Path, workdir: Path, bits: int, commands, objects, t0):
+    """Assemble (``commands`` and the ABI thunk of ``bits``) and link the C harness with
+    ``objects`` and the thunk: (harness path, None), or (None, the FAIL row)."""
+    thunk, thunk_cmd = abi.thunk_files(bits, src_dir)
+    for cmd in [*commands, thunk_cmd]:
+        rc, out = _run(cmd, workdir)
+        if rc:
+            return None, Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)
+    exe = workdir / "harness"
+    rc, out = link_harness("gcc", [*build.cflags, "-Wall", "-Wextra", "-Werror"], variant, src_dir,
+                           [*objects, thunk.with_suffix(".o")], exe, workdir)
+    if rc:
+        return None, Row(label, build.name, "FAIL", "link failed: " + _first_lines(out), time.monotonic() - t0)
+    return exe, None
