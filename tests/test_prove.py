@@ -38,16 +38,20 @@ def gpr_sysv(v):
     return v.get("isa", "gpr") == "gpr" and v.get("abi") == "sysv"
 
 
-NASM_X64 = recommended("nasm-x64")
+NASM = recommended("nasm-x64") + recommended("nasm-x86")
 
 
-@pytest.mark.parametrize("target,v", [p for p in NASM_X64 if gpr_sysv(p[1]) or p[1].get("abi") == "win64"],
-                         ids=lambda x: x.stem if hasattr(x, "stem") else x)
-def test_recommended_nasm_x64_gpr_proves_equivalent(target, v):
+@pytest.mark.parametrize("target,v", NASM, ids=lambda x: x.stem if hasattr(x, "stem") else x)
+def test_recommended_nasm_proves_equivalent(target, v):
+    """GPR (System V, Win64), AVX2 and AVX-512 lanes, x86 cdecl (words in xmm)."""
     rep = prove(v, committed_source(v))
     assert not rep.failed, "\n".join(rep.lines)
     assert len(rep.lines) == 4 and all(": equivalent (" in line for line in rep.lines)
-    assert rep.seconds < 30
+    lanes = v.get("isa") in ("avx2", "avx512")
+    blocks = [line for line in rep.lines if "_blocks:" in line]
+    # *_blocks: the n = 0 path and the loop path; with lanes also the scalar tail (2 loops)
+    assert all(("4 path(s), 2 loop(s)" if lanes else "2 path(s), 1 loop(s)") in line for line in blocks), blocks
+    assert rep.seconds < 60
 
 
 def test_cli_proves_a_fresh_render():
@@ -123,3 +127,45 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     p = cli("prove", "--target", "nasm-x64", "--size", "256", "--version", "1.3", "--file", str(tmp_path / "none"))
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_rejects_lanes_reading_the_wrong_tweaks(tmp_path):
+    """Two lanes of the AVX2 tweak gather swapped (the table in .rodata)."""
+    v = _variant(512, isa="avx2")
+    src = committed_source(v)
+    text = src.replace("_lane_tweak: dq 0, 16, 32, 48", "_lane_tweak: dq 0, 32, 16, 48")
+    assert text != src
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{v.prefix}encrypt_blocks: DIFFERS: output word 0 (block 1 of 4 per iteration)" in p.stdout, p.stdout
+    assert f"{v.prefix}encrypt: equivalent" in p.stdout      # the single block runs the scalar code
+
+
+def test_rejects_a_tail_that_starts_at_the_wrong_block(tmp_path):
+    """The scalar tail after the AVX-512 groups of 8 starting one tweak too far (shl 4 -> shl 5)."""
+    v = _variant(256, isa="avx512")
+    text, line = _edit(committed_source(v), r"    shl rsi, 4", "    shl rsi, 5", after=r"^\.tail:")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}encrypt_blocks: DIFFERS: loop at line \d+: enters with in, tweak and out at "
+                     "different blocks", p.stdout), p.stdout
+
+
+def test_rejects_a_loop_that_skips_a_block(tmp_path):
+    """The GPR loop advancing out by two blocks."""
+    v = _variant(512)
+    text, line = _edit(committed_source(v), r"    add (\w+), 0x40", r"    add \1, 0x80", after=r"; out \+= 64")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{v.prefix}encrypt_blocks: DIFFERS: loop at line" in p.stdout, p.stdout
+
+
+def test_rejects_x86_with_a_changed_rotation(tmp_path):
+    t = targets.get("nasm-x86")
+    v = t.variant(get_spec("1.3", 256), None, abi="cdecl", strategy="belady")
+    text, line = _edit(committed_source(v), r"    psllq (xmm\d+), 14", r"    psllq \1, 13")
+    f = tmp_path / "x86.asm"
+    f.write_text(text)
+    p = cli("prove", "--target", "nasm-x86", "--size", "256", "--version", "1.3", "--file", str(f))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}encrypt: DIFFERS: .* line {line}: psllq xmm\d+, 13", p.stdout), p.stdout

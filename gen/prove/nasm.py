@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .engine import Machine, ProveError, Unsupported
+from .engine import Machine, ProveError, Unsupported, base_of
 from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
 
 GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}" for i in range(8, 16))
@@ -161,7 +161,7 @@ class NasmMachine(Machine):
 
     def address(self, op: str) -> tuple[int, Term, object]:
         """(size or 0, address term, vector index register or None) of a memory operand."""
-        m = re.fullmatch(r"(?:(byte|word|dword|qword|oword|yword|zword)\s+)?\[(.*)\](\{k\d\})?", op.strip(),
+        m = re.fullmatch(r"(?:(byte|word|dword|qword|oword|yword|zword)\s+)?\[(.*)\](\{k\d\}|\{1to\d+\})?", op.strip(),
                          re.I)
         if not m:
             raise Unsupported(f"not a memory operand: {op!r}")
@@ -196,7 +196,7 @@ class NasmMachine(Machine):
                 t = self.state.regs.get(r[1])
                 if t is None:
                     t = self.undef(r[1])
-                return and_(t, 0xFFFFFFFF) if r[2] == 32 else t
+                return and_(t, 0xFFFFFFFF) if r[2] == 32 and self.wide else t
             if r[0] == "v":
                 return self.lanes(r[1])[0]
             raise Unsupported(f"mask register {op} as a value")
@@ -229,7 +229,9 @@ class NasmMachine(Machine):
         if r is not None and r[0] == "v":
             return self.lanes(r[1])[:width]
         sz, addr, _ = self.address(op)
-        return tuple(self.load(add(addr, const(8 * i)), 8) for i in range(width))
+        if op.rstrip().endswith("}") and "{1to" in op:       # EVEX embedded broadcast
+            return (self.load(addr, 8),) * width
+        return tuple(self.load(add(addr, const(8 * i)), 8, tolerant=i > 0) for i in range(width))
 
     def vwrite(self, op: str, lanes, legacy: bool = False) -> None:
         """Write a vector register: VEX/EVEX forms zero the lanes above; legacy SSE keeps them."""
@@ -296,7 +298,7 @@ class NasmMachine(Machine):
                 vy = value(y)
                 if vy is None:
                     raise Unsupported(f"line {ln.no}: and with a non-constant")
-                r = and_(x, vy if self.wide else vy & 0xFFFFFFFF)
+                r = self.align(x, vy) or and_(x, vy if self.wide else vy & 0xFFFFFFFF)
             else:
                 r = f(x, y)
             if not self.wide:
@@ -344,6 +346,20 @@ class NasmMachine(Machine):
             self.vector(op, a, ln)
         return pc + 1
 
+    def align(self, x: Term, mask: int):
+        """``and rsp, -16``: a stack pointer aligned down is a new frame base (offsets below it
+        stay relative to it); None for other ands."""
+        low = (~mask) & (0xFFFFFFFF if not self.wide else MASK)
+        if x.op not in ("var", "lin") or low & (low + 1) or not low:
+            return None
+        try:
+            b, _ = base_of(x)
+        except ProveError:
+            return None
+        if not b.args[0].startswith("rsp0"):
+            return None
+        return var(f"rsp0/aligned@{self.line.no}")
+
     def dest(self, op: str, t: Term) -> None:
         if self._reg(op) is not None:
             self.write_gpr(op, t)
@@ -367,7 +383,10 @@ class NasmMachine(Machine):
             dst, srcs = a[0], a[1:]
         else:
             dst, srcs = a[0], a
-        w = self.width(dst) if base not in ("movq", "pextrq", "extracti128", "gatherqq", "scatterqq") else 0
+        w = 0
+        if base not in ("movq", "pextrq", "extracti128", "pgatherqq", "pscatterqq"):
+            regs = [x for x in a if self._reg(x.split("{")[0]) is not None]
+            w = self.width(dst if self._reg(dst.split("{")[0]) is not None or not regs else regs[0])
         lane_ops = {"paddq": add, "psubq": sub, "pxor": xor, "pxorq": xor, "por": or_, "porq": or_}
         if base in lane_ops:
             x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
@@ -416,9 +435,9 @@ class NasmMachine(Machine):
             if srcs[0] != srcs[1]:
                 raise Unsupported(f"line {ln.no}: pcmpeqq of different registers")
             self.vwrite(dst, [const(MASK)] * w)
-        elif base == "gatherqq":
+        elif base == "pgatherqq":
             self.gather(a, ln)
-        elif base == "scatterqq":
+        elif base == "pscatterqq":
             self.scatter(a, ln)
         elif base in ("punpcklqdq", "punpckhqdq", "shufpd", "pshufd", "pslldq", "psrldq"):
             self.shuffle(base, dst, srcs, w, vex)
