@@ -323,7 +323,7 @@ def _abi_row(monkeypatch, tmp_path, target, bits, build, drop=None):
                     text = new
                 out[name] = text
             return out
-        monkeypatch.setattr(vnasm, "render_variant", broken)
+        monkeypatch.setattr(vnasm, "sources", broken)
     row = vnasm.check(v, build, tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
     assert not drop or changed, f"no push/pop {drop} in the rendered code"
     return row
@@ -380,7 +380,7 @@ def _wine_row(monkeypatch, tmp_path, bits, edit=None):
     if edit:
         def edited(variant):
             return {n: edit(t) if n.endswith(".asm") else t for n, t in render_variant(variant).items()}
-        monkeypatch.setattr(vnasm, "render_variant", edited)
+        monkeypatch.setattr(vnasm, "sources", edited)
     return vnasm.check(v, vnasm.WIN64_BUILDS[2], tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
 
 

@@ -77,12 +77,15 @@ SIGNED = re.compile(r"\b(?:signed|short|long|int|int8_t|int16_t|int32_t|int64_t|
 def test_generated_simd_code_has_no_signed_arithmetic(spec):
     """-fwrapv in the emulated rows hides nothing of ours only while the generated cipher code
     computes nothing in signed types: its casts to long long (the intrinsics' argument type) are
-    conversions; the one other signed value is the byte loop counter of the big-endian store.
+    conversions; the one other signed value is the byte loop counter of the big-endian store (the
+wipe's pointer to memset names memset's prototype, whose int is a type, not arithmetic).
     (The CPU detection after the cipher code -- the dispatcher's, cpu_supported's -- works on small
     ints: not checked.)"""
     for v in SIMD.recommended(spec):
         text = render_variant(v)[f"{v.stem}.c"].split("/* ---- runtime dispatch")[0].split("/* ---- CPU support")[0]
         text = text.replace("(long long)(", "(")
+        # the wipe's memset pointer names memset's prototype (void *, int, size_t): a type, no arithmetic
+        text = re.sub(r"_wipe_memset\)\(void \*, int, size_t\)", "_wipe_memset)(memset prototype)", text)
         for line in text.splitlines():
             if SIGNED.search(line):
                 assert re.fullmatch(r"\s*int i;", line), line
@@ -111,7 +114,7 @@ def test_a_timeout_is_a_timeout_row_not_a_fail(tmp_path, monkeypatch):
     assert "FAIL" not in statuses and "TIMEOUT" in statuses
     assert rep.exit_status() == 3
     log = (tmp_path / "log.txt").read_text()
-    assert "TIMEOUT" in log and "timed out" in log and re.search(r"\[1/5 ", log)
+    assert "TIMEOUT" in log and "timed out" in log and re.search(r"\[1/6 ", log)   # 5 C builds + ct (memcheck)
 
 
 def test_nothing_ran_is_not_success():

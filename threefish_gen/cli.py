@@ -116,6 +116,21 @@ def resolve_target(name: str, values: dict) -> registry.Target:
     return t
 
 
+def one_variant(t, size, version, keys, unroll, interleave, prefix, given: dict, cmd: str):
+    """The one variant the command-line options name (render, prove)."""
+    if size is None or version is None:
+        raise GenError(f"{cmd} needs --size and --constants (or --set recommended)")
+    spec = get_spec(version, size)
+    if t.option("isa") is not None and t.option("isa").default is None and given.get("isa") is None \
+            and given.get("layout") is None:
+        raise GenError(f"--target {t.name} needs --isa ({' | '.join(t.option('isa').choices)})")
+    if prefix is not None and t.recipe.language == "c#":
+        raise GenError("--prefix applies to C targets; use --namespace/--class for csharp")
+    rec = t.default_options_for(spec, given)
+    o = Options(keys or rec.keys, unroll or rec.unroll, rec.interleave if interleave is None else interleave)
+    return t.variant(spec, o, prefix or "", **given)
+
+
 @cli.command()
 @click.option("--target", default="c", show_default=True, type=TARGET_CHOICE, help="the target")
 @click.option("--size", default=None, type=SIZE_CHOICE, help="block size in bits")
@@ -157,17 +172,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
         if given:            # e.g. --namespace for the C# set
             chosen = [t.variant(v.spec, v.options, v.prefix, **{**dict(v.extra), **given}) for v in chosen]
     else:
-        if size is None or version is None:
-            raise GenError("render needs --size and --constants (or --set recommended)")
-        spec = get_spec(version, size)
-        if t.option("isa") is not None and t.option("isa").default is None and given.get("isa") is None \
-                and given.get("layout") is None:
-            raise GenError(f"--target {t.name} needs --isa ({' | '.join(t.option('isa').choices)})")
-        if prefix is not None and t.recipe.language == "c#":
-            raise GenError("--prefix applies to C targets; use --namespace/--class for csharp")
-        rec = t.default_options_for(spec, given)
-        o = Options(keys or rec.keys, unroll or rec.unroll, rec.interleave if interleave is None else interleave)
-        chosen = [t.variant(spec, o, prefix or "", **given)]
+        chosen = [one_variant(t, size, version, keys, unroll, interleave, prefix, given, "render")]
     files: dict[str, str] = {}
     for v in chosen:           # render everything first: nothing is written if any fails
         files.update(render_variant(v))
@@ -175,6 +180,30 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
     out_dir, files = package(t, chosen, files, out_dir, package_dir)
     for line in place(files, out_dir, force):
         click.echo(line)
+
+
+@cli.command()
+@click.option("--target", required=True, type=TARGET_CHOICE, help="the target")
+@click.option("--size", default=None, type=SIZE_CHOICE, help="block size in bits")
+@constants_option(help="Skein version of the constants: 1.1, 1.2, 1.3")
+@click.option("--keys", default=None, type=_choice(KEYS), help="subkey schedule (default: recommended)")
+@click.option("--unroll", default=None, type=_choice(UNROLL), help="unroll (default: recommended)")
+@click.option("--interleave", type=int, default=None, help="blocks per pass (default: recommended)")
+@click.option("--prefix", default=None, help="symbol prefix the file was rendered with")
+@click.option("--set", "which", type=_choice(registry.SETS), default=None,
+              help="prove every variant of a set (fresh renders) instead of one")
+@click.option("--file", "file", default=None, type=click.Path(dir_okay=False),
+              help="the emitted file to prove (default: a fresh render of the variant)")
+@target_options()
+def prove(target, size, version, keys, unroll, interleave, prefix, which, file, **values):
+    """Prove, by symbolic execution of the emitted text, that every output word of every function
+    equals the description's (exit 0); name the function, word and first differing line (exit 1)."""
+    from . import prove as provemod
+    t = resolve_target(target, values)
+    given = {k: v for k, v in values.items() if v is not None}
+    chosen = (t.variants(which, all_specs()) if which else
+              [one_variant(t, size, version, keys, unroll, interleave, prefix, given, "prove")])
+    sys.exit(provemod.run(t, chosen, file))
 
 
 @cli.command()

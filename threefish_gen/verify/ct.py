@@ -22,6 +22,7 @@ MEMCHECK_H = Path("/usr/include/valgrind/memcheck.h")
 class CtBuild:
     name: str = "ct (memcheck)"
     run: bool = True
+    thorough: bool = True        # valgrind: left out of `check`'s fast default (--thorough runs it)
 
     def missing(self) -> str | None:
         if shutil.which("valgrind") is None or not MEMCHECK_H.exists():

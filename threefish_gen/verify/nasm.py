@@ -151,7 +151,11 @@ def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     if rc:
         return Row(label, build.name, "FAIL", "unwind check link failed: " + _first_lines(out), time.monotonic() - t0)
     (workdir / "vectors.txt").write_bytes(Path(vectors).read_bytes())
-    prefix_dir = Path(__file__).resolve().parent.parent / "build" / "wine"
+    # one wine prefix per user, made on first use (about 25 s): $THREEFISH_GEN_WINEPREFIX, else
+    # $XDG_CACHE_HOME/threefish-gen/wine (~/.cache/...)
+    prefix_dir = Path(os.environ.get("THREEFISH_GEN_WINEPREFIX") or
+                      Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "threefish-gen" / "wine")
+    prefix_dir.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, WINEPREFIX=str(prefix_dir), WINEDEBUG="-all")
     ok, uout, _ = run_harness([wine(), str(uexe)], workdir, env=env)
     if not ok:

@@ -1,0 +1,171 @@
+"""threefish-gen prove: translation validation of the emitted text (gen/prove/)."""
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from threefish_gen.gen import targets
+from threefish_gen.gen.prove import prove_text
+from threefish_gen.gen.spec import all_specs, get_spec
+
+PY = sys.executable
+OUT = ROOT / "out"
+
+
+def cli(*args):
+    return subprocess.run([PY, "-m", "threefish_gen", *args], cwd=ROOT, capture_output=True, text=True)
+
+
+def recommended(target):
+    return [(target, v) for v in targets.variants("recommended", target, all_specs())]
+
+
+def committed_source(v):
+    """The committed render of a recommended variant (tests/test_out.py keeps it fresh)."""
+    folder = {"nasm": "nasm", "c": "c", "c#": "csharp"}[targets.get(v.target).recipe.language]
+    suffix = {"nasm": ".asm", "c": ".c", "c#": ".cs"}[targets.get(v.target).recipe.language]
+    return (OUT / folder / f"{v.stem}{suffix}").read_text()
+
+
+def prove(v, text):
+    t = targets.get(v.target)
+    return prove_text(v, t.recipe.language, t.recipe.word_bits, text)
+
+
+def gpr_sysv(v):
+    return v.get("isa", "gpr") == "gpr" and v.get("abi") == "sysv"
+
+
+NASM = recommended("nasm-x64") + recommended("nasm-x86")
+
+
+@pytest.mark.parametrize("target,v", NASM, ids=lambda x: x.stem if hasattr(x, "stem") else x)
+def test_recommended_nasm_proves_equivalent(target, v):
+    """GPR (System V, Win64), AVX2 and AVX-512 lanes, x86 cdecl (words in xmm)."""
+    rep = prove(v, committed_source(v))
+    assert not rep.failed, "\n".join(rep.lines)
+    assert len(rep.lines) == 4 and all(": equivalent (" in line for line in rep.lines)
+    lanes = v.get("isa") in ("avx2", "avx512")
+    blocks = [line for line in rep.lines if "_blocks:" in line]
+    # *_blocks: the n = 0 path and the loop path; with lanes also the scalar tail (2 loops)
+    assert all(("4 path(s), 2 loop(s)" if lanes else "2 path(s), 1 loop(s)") in line for line in blocks), blocks
+    assert rep.seconds < 60
+
+
+def test_cli_proves_a_fresh_render():
+    p = cli("prove", "--target", "nasm-x64", "--size", "512", "--version", "1.3", "--abi", "sysv")
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert p.stdout.count(": equivalent (") == 4
+    assert "proved equivalent" in p.stdout
+
+
+# ------------------------------------------------------------------ rejections: edit the text
+
+def _variant(bits=1024, abi="sysv", **extra):
+    t = targets.get("nasm-x64")
+    return t.variant(get_spec("1.3", bits), None, abi=abi, strategy="belady", **extra)
+
+
+def _edit(text, pattern, repl, after=r"^\.loop:"):
+    """Replace the first match of pattern (a whole line) after the line matching ``after``."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if re.search(after, ln))
+    for i in range(start, len(lines)):
+        if re.fullmatch(pattern, lines[i]):
+            new = re.sub(pattern, repl, lines[i]) if repl is not None else None
+            changed = i + 1
+            if new is None:
+                del lines[i]
+            else:
+                lines[i] = new
+            return "\n".join(lines) + "\n", changed
+    raise AssertionError(f"no line matches {pattern}")
+
+
+def _prove_file(tmp_path, v, text):
+    f = tmp_path / "edited.asm"
+    f.write_text(text)
+    return cli("prove", "--target", "nasm-x64", "--size", str(v.spec.bits), "--version", "1.3",
+               "--abi", v.get("abi"), "--file", str(f))
+
+
+def test_rejects_one_changed_rotation_count(tmp_path):
+    v = _variant(256)
+    text, line = _edit(committed_source(v), r"    rol r(\w+), 14", r"    rol r\1, 15")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}encrypt: DIFFERS: output word \d+ .* line {line}: rol r\w+, 15", p.stdout), p.stdout
+    assert f"{v.prefix}decrypt: equivalent" in p.stdout       # decrypt is untouched
+
+
+def test_rejects_one_swapped_register(tmp_path):
+    v = _variant(256)
+    # x0 += x1 becomes x0 += x2 in the first round of encrypt
+    text, line = _edit(committed_source(v), r"    add r8, r9", "    add r8, r10")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}encrypt_blocks: DIFFERS: .* line {line}: add r8, r10", p.stdout), p.stdout
+
+
+def test_rejects_one_dropped_spill_reload(tmp_path):
+    v = _variant(1024)
+    src = committed_source(v)
+    # the first reload of a spilled word after the first rotate of the encrypt loop
+    text, line = _edit(src, r"    mov r\w+, qword \[rsp \+ \d+\]", None, after=r"^\s+rol ")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{v.prefix}encrypt: DIFFERS" in p.stdout and f"{v.prefix}encrypt_blocks: DIFFERS" in p.stdout
+    assert f"{v.prefix}decrypt: equivalent" in p.stdout
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    f = tmp_path / "x.asm"
+    f.write_text("bits 64\nsection .text\nglobal foo_encrypt\nfoo_encrypt:\n    frobnicate rax\n")
+    p = cli("prove", "--target", "nasm-x64", "--size", "256", "--version", "1.3", "--file", str(f))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+    p = cli("prove", "--target", "nasm-x64", "--size", "256", "--version", "1.3", "--file", str(tmp_path / "none"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_rejects_lanes_reading_the_wrong_tweaks(tmp_path):
+    """Two lanes of the AVX2 tweak gather swapped (the table in .rodata)."""
+    v = _variant(512, isa="avx2")
+    src = committed_source(v)
+    text = src.replace("_lane_tweak: dq 0, 16, 32, 48", "_lane_tweak: dq 0, 32, 16, 48")
+    assert text != src
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{v.prefix}encrypt_blocks: DIFFERS: output word 0 (block 1 of 4 per iteration)" in p.stdout, p.stdout
+    assert f"{v.prefix}encrypt: equivalent" in p.stdout      # the single block runs the scalar code
+
+
+def test_rejects_a_tail_that_starts_at_the_wrong_block(tmp_path):
+    """The scalar tail after the AVX-512 groups of 8 starting one tweak too far (shl 4 -> shl 5)."""
+    v = _variant(256, isa="avx512")
+    text, line = _edit(committed_source(v), r"    shl rsi, 4", "    shl rsi, 5", after=r"^\.tail:")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}encrypt_blocks: DIFFERS: loop at line \d+: enters with in, tweak and out at "
+                     "different blocks", p.stdout), p.stdout
+
+
+def test_rejects_a_loop_that_skips_a_block(tmp_path):
+    """The GPR loop advancing out by two blocks."""
+    v = _variant(512)
+    text, line = _edit(committed_source(v), r"    add (\w+), 0x40", r"    add \1, 0x80", after=r"; out \+= 64")
+    p = _prove_file(tmp_path, v, text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"{v.prefix}encrypt_blocks: DIFFERS: loop at line" in p.stdout, p.stdout
+
+
+def test_rejects_x86_with_a_changed_rotation(tmp_path):
+    t = targets.get("nasm-x86")
+    v = t.variant(get_spec("1.3", 256), None, abi="cdecl", strategy="belady")
+    text, line = _edit(committed_source(v), r"    psllq (xmm\d+), 14", r"    psllq \1, 13")
+    f = tmp_path / "x86.asm"
+    f.write_text(text)
+    p = cli("prove", "--target", "nasm-x86", "--size", "256", "--version", "1.3", "--file", str(f))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}encrypt: DIFFERS: .* line {line}: psllq xmm\d+, 13", p.stdout), p.stdout

@@ -1,0 +1,355 @@
+"""The language-independent part of the prover: machine state, memory by (base, offset), path
+exploration, loops by induction, and the comparison of output words with the description.
+
+A ``*_blocks`` function is explored path by path: a branch on a term the path does not decide
+forks.  A loop head (the target of a backward branch) is proved by induction: one run of the
+body from the entry state tells which locations change (pointers advance by a constant, the
+counter by -1, the rest is scratch); those become fresh variables (``ptr:in@L`` ...), the body
+runs once more from that general state, and its back edge must give back the same state with the
+pointers advanced and the counter decremented; every block it stores must equal the description
+of the block its pointers name.  Which blocks the paths cover together (the loops' first block
+and trip count) is checked for many n.
+"""
+from __future__ import annotations
+
+from .terms import MASK, Term, add, const, evaluate, show, sub, subterms, value, var
+
+
+class ProveError(Exception):
+    """The program differs from the description (exit 1)."""
+
+
+class Unsupported(Exception):
+    """The text cannot be read as a program of this language (exit 2)."""
+
+
+INPUTS = ("key", "tweak", "in")
+
+
+def base_of(addr: Term) -> tuple[Term, Term]:
+    """(base pointer variable, offset term) of an address."""
+    if addr.op == "var" and _is_base(addr):
+        return addr, const(0)
+    if addr.op == "lin":
+        bases = [t for t, k in addr.args[0] if t.op == "var" and _is_base(t) and k == 1]
+        if len(bases) == 1:
+            return bases[0], sub(addr, bases[0])
+    raise ProveError(f"address without one base pointer: {show(addr)}")
+
+
+def _is_base(t: Term) -> bool:
+    return t.args[0].startswith(("ptr:", "rsp0", "sym:"))
+
+
+def stem(base: Term) -> str:
+    """'in', 'tweak@12', ... for a pointer variable ptr:in, ptr:tweak@12."""
+    return base.args[0][4:] if base.args[0].startswith("ptr:") else ""
+
+
+def kind(base: Term) -> str:
+    return stem(base).split("@")[0]
+
+
+class State:
+    __slots__ = ("regs", "vregs", "mem", "zf", "kmask", "assume", "active", "segments")
+
+    def copy(self) -> "State":
+        s = State()
+        s.regs, s.vregs, s.mem = dict(self.regs), dict(self.vregs), dict(self.mem)
+        s.zf, s.kmask = self.zf, self.kmask
+        s.assume, s.active, s.segments = dict(self.assume), set(self.active), list(self.segments)
+        return s
+
+
+class Machine:
+    """Shared machinery; a language subclass implements step(pc) and the locations."""
+
+    def __init__(self):
+        st = State()
+        st.regs, st.vregs, st.mem, st.zf, st.kmask = {}, {}, {}, None, False
+        st.assume, st.active, st.segments = {}, set(), []
+        self.state = st
+        self.rsp0 = var("rsp0")
+        self.ret0 = var("ret:caller")
+        self.origin: dict = {}
+        self.line = None
+
+    def clone(self):
+        m = object.__new__(type(self))
+        m.__dict__.update(self.__dict__)
+        m.state = self.state.copy()
+        return m
+
+    def undef(self, name: str) -> Term:
+        return var(f"undef:{name}")
+
+    def return_marker(self, pc: int) -> Term:
+        return var(f"ret:{pc}")
+
+    def note(self, t: Term) -> None:
+        if self.line is not None and t not in self.origin:
+            self.origin[t] = (self.line.no, self.line.text)
+
+    # ---------------------------------------------------------------- memory
+
+    def load(self, addr: Term, size: int, tolerant: bool = False) -> Term:
+        base, off = base_of(addr)
+        mem = self.state.mem
+        cell = mem.get((base, off))
+        vo = value(off)
+        if cell is not None and cell[0] == size:
+            return cell[1]
+        if size == 8 and vo is not None:     # a constant written as two dwords
+            lo, hi = cell, mem.get((base, const(vo + 4)))
+            if lo and hi and lo[0] == hi[0] == 4 and value(lo[1]) is not None and value(hi[1]) is not None:
+                return const(value(lo[1]) | value(hi[1]) << 32)
+        if cell is not None:
+            raise ProveError(f"reads {size} bytes at {show(addr)}, {cell[0]} were written there")
+        k = kind(base)
+        if k in INPUTS and vo is not None and vo % 8 == 0 and size == 8:
+            return var(f"{stem(base)}[{vo // 8}]")
+        if k in INPUTS and vo is None and size == 8:
+            # a word at a symbolic offset (a loop's first run from its entry state: the proof
+            # proper reads the same word through the loop's own pointer variable)
+            return var(f"{stem(base)}[#{off.id}]")
+        if tolerant:      # a vector lane nothing uses (words in xmm lane 0 on x86)
+            return var(f"undef:[{show(addr)}]")
+        raise ProveError(f"reads memory never written: {show(addr)}")
+
+    def store(self, addr: Term, size: int, t: Term) -> None:
+        base, off = base_of(addr)
+        if kind(base) in INPUTS:
+            raise ProveError(f"writes into the input array {stem(base)}")
+        self.note(t)
+        if size == 8 and value(off) is not None:
+            # a qword store replaces dword halves written before
+            vo = value(off)
+            self.state.mem.pop((base, const(vo + 4)), None)
+        self.state.mem[(base, off)] = (size, t)
+
+
+# -------------------------------------------------------------------- proving one function
+
+class Context:
+    """What the description says: expected(block vars) per direction, block sizes."""
+
+    def __init__(self, nw: int, expected):
+        self.nw = nw
+        self.bs = 8 * nw
+        self.expected = expected        # (tweak stem, in stem, block) -> list of terms
+
+
+def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, line_text) -> str:
+    """Explore every path of one function; returns a summary line or raises ProveError."""
+    finished = []
+    work = [(machine, entry)]
+    loops = set()
+    while work:
+        m, pc = work.pop()
+        while True:
+            if pc in heads and pc not in m.state.active:
+                m = _induction(m, pc, heads, ctx, line_text)
+                loops.add(pc)
+                pc = m._resume
+                continue
+            r = m.step(pc)
+            if isinstance(r, int):
+                pc = r
+                continue
+            if r[0] == "ret":
+                ret = r[1]
+                if ret is m.ret0:
+                    finished.append(m)
+                    break
+                if ret.op == "var" and ret.args[0].startswith("ret:"):
+                    pc = int(ret.args[0][4:])
+                    continue
+                raise ProveError(f"line {m.line.no}: returns to {show(ret)}, not to the caller")
+            _, if_zero, target, fall = r
+            zf = m.state.zf
+            if zf is None:
+                raise Unsupported(f"line {m.line.no}: branch on flags nothing set")
+            known = value(zf)
+            is_zero = (known == 0) if known is not None else m.state.assume.get(zf)
+            if is_zero is None:
+                other = m.clone()
+                other.state.assume[zf] = False
+                m.state.assume[zf] = True
+                work.append((other, target if not if_zero else fall))
+                is_zero = True
+            pc = target if is_zero == if_zero else fall
+    _coverage(finished, ctx, single)
+    return f"{len(finished)} path(s), {len(loops)} loop(s) proved by induction"
+
+
+def _run_body(m, head: int, line_text):
+    """Run straight from the loop head to the branch back to it; returns (is jz, next pc)."""
+    pc = head
+    for _ in range(10 ** 6):
+        r = m.step(pc)
+        if isinstance(r, int):
+            pc = r
+            continue
+        if r[0] == "branch" and r[2] == head:
+            return r[1], r[3]
+        raise Unsupported(f"line {m.line.no}: a branch or return inside the loop body at "
+                          f"{line_text(head)}")
+    raise Unsupported("loop body does not end")
+
+
+def _induction(m, head: int, heads, ctx: Context, line_text):
+    """Prove the loop at ``head`` for every trip count; returns the machine after its exit."""
+    locs0 = m.locations()
+    m1 = m.clone()
+    m1.state.active.add(head)
+    _run_body(m1, head, line_text)
+    locs1 = m1.locations()
+    fresh: dict = {}
+    ptrs: dict = {}          # kind -> (t0, stride, fresh var)
+    counter = None
+    changed = {}
+    for loc, t0 in locs0.items():
+        t1 = locs1.get(loc)
+        if t1 is t0:
+            continue
+        d = value(sub(t1, t0)) if t1 is not None else None
+        k = None
+        if d is not None and t0.op in ("var", "lin"):
+            try:
+                b, _ = base_of(t0)
+                k = kind(b) if kind(b) in ("in", "tweak", "out") else None
+            except ProveError:
+                k = None
+        if k is not None:
+            if k in ptrs and ptrs[k][0] is not t0:
+                raise ProveError(f"loop at {line_text(head)}: two different {k} pointers")
+            g = ptrs.get(k, (t0, d, var(f"ptr:{k}@{head}")))[2]
+            ptrs[k] = (t0, d, g)
+            changed[loc] = ("ptr", k)
+        elif d == MASK:
+            if counter is not None and counter[0] is not t0:
+                raise ProveError(f"loop at {line_text(head)}: two counters")
+            counter = (t0, var(f"n@{head}"))
+            changed[loc] = ("counter",)
+        else:
+            changed[loc] = ("scratch",)
+    if set(ptrs) != {"in", "tweak", "out"} or counter is None:
+        raise ProveError(f"loop at {line_text(head)}: pointers advanced {sorted(ptrs)}, "
+                         f"counter {'found' if counter else 'missing'}")
+    bs = ctx.bs
+    k_in, k_tw, k_out = ptrs["in"][1], ptrs["tweak"][1], ptrs["out"][1]
+    if k_in % bs or k_out != k_in or k_tw * bs != 16 * k_in or k_in == 0:
+        raise ProveError(f"loop at {line_text(head)}: strides in {k_in}, tweak {k_tw}, out {k_out} "
+                         f"are not one count of {bs}-byte blocks and 16-byte tweaks")
+    per_iter = k_in // bs
+    o_in, o_tw, o_out = (base_of(ptrs[k][0])[1] for k in ("in", "tweak", "out"))
+    if o_out is not o_in or sub(o_in, _scale(o_tw, bs // 16)) is not const(0):
+        raise ProveError(f"loop at {line_text(head)}: enters with in, tweak and out at different "
+                         f"blocks ({show(o_in)}, {show(o_tw)}, {show(o_out)})")
+    c0 = counter[0]
+    vc = value(c0)
+    if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
+        raise ProveError(f"loop at {line_text(head)}: entered without testing its counter for zero")
+    m.state.segments.append((o_in, per_iter, c0))
+
+    # the general state: fresh pointer, counter and scratch variables
+    mg = m.clone()
+    mg.state.active.add(head)
+    for loc, what in changed.items():
+        if what[0] == "ptr":
+            t = ptrs[what[1]][2]
+        elif what[0] == "counter":
+            t = counter[1]
+        else:
+            t = var(f"undef:{loc[0]}{loc[1:]}@{head}")
+        mg.set_location(loc, t)
+    zf_before = dict(mg.state.mem)
+    if_zero, after = _run_body(mg, head, line_text)
+    locsb = mg.locations()
+    for loc, t0 in locs0.items():
+        what = changed.get(loc)
+        if what is None:
+            want = t0
+        elif what[0] == "ptr":
+            want = add(ptrs[what[1]][2], const(ptrs[what[1]][1]))
+        elif what[0] == "counter":
+            want = sub(counter[1], const(1))
+        else:
+            continue
+        if locsb.get(loc) is not want:
+            raise ProveError(f"loop at {line_text(head)}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
+                             f"one iteration, not {show(want, 2)}")
+    if if_zero or mg.state.zf is not sub(counter[1], const(1)):
+        raise ProveError(f"loop at {line_text(head)}: does not loop while the decremented counter is nonzero")
+    out = ptrs["out"][2]
+    stored = {value(off): t for (b, off), (size, t) in mg.state.mem.items()
+              if b is out and (b, off) not in zf_before}
+    want_offs = set(range(0, per_iter * bs, 8))
+    if set(stored) != want_offs:
+        missing = sorted(want_offs - set(stored))
+        raise ProveError(f"loop at {line_text(head)}: output words "
+                         f"{'never stored: ' + str([o // 8 for o in missing]) if missing else 'outside the blocks'}")
+    tw, inn = stem(ptrs["tweak"][2]), stem(ptrs["in"][2])
+    for blk in range(per_iter):
+        exp = ctx.expected(tw, inn, blk)
+        for i, e in enumerate(exp):
+            got = stored[blk * bs + 8 * i]
+            if got is not e:
+                raise ProveError(_divergence(mg, blk, i, got, e, per_iter))
+    mg.state.assume[mg.state.zf] = True      # the exit: counter - 1 == 0
+    mg._resume = after
+    return mg
+
+
+def _scale(t: Term, k: int) -> Term:
+    from .terms import mul
+    return mul(t, k)
+
+
+def _loc_name(loc) -> str:
+    if loc[0] == "r":
+        return loc[1]
+    if loc[0] == "v":
+        return f"vector register {loc[1]} lane {loc[2]}"
+    return f"memory [{show(loc[1])} + {show(loc[2])}]"
+
+
+def _divergence(m, blk: int, word: int, got: Term, want: Term, per_iter: int) -> str:
+    """The output word and the first instruction whose result is not part of the description's term."""
+    inside = subterms(want)
+    cands = [m.origin[t] for t in subterms(got) if t not in inside and t in m.origin]
+    where = min(cands) if cands else m.origin.get(got, (0, "?"))
+    lane = f" (block {blk} of {per_iter} per iteration)" if per_iter > 1 else ""
+    return f"output word {word}{lane} differs from the description; first divergence at line {where[0]}: {where[1]}"
+
+
+def _coverage(finished, ctx: Context, single: bool) -> None:
+    """The loops of the paths together store blocks 0..n-1, each once (checked for many n)."""
+    if not finished:
+        raise ProveError("no path returns")
+    ns = [1] if single else list(range(0, 40)) + [255, 256, 257, 1000, 1 << 20, (1 << 32) + 7]
+    for n in ns:
+        env = {"n": n}
+        hits = []
+        for m in finished:
+            try:
+                ok = all((evaluate(t, env) == 0) == z for t, z in m.state.assume.items() if "n@" not in show(t))
+            except KeyError:
+                ok = True
+            if ok:
+                hits.append(m)
+        if len(hits) != 1:
+            raise ProveError(f"n = {n}: {len(hits)} paths apply")
+        pos = 0
+        for o_in, per_iter, count in hits[0].state.segments:
+            try:
+                start, trips = evaluate(o_in, env), evaluate(count, env)
+            except KeyError:
+                raise ProveError(f"loop bounds depend on more than n: {show(o_in)}, {show(count)}") from None
+            if trips == 0:
+                continue
+            if start != pos * ctx.bs:
+                raise ProveError(f"n = {n}: a loop starts at block {start // ctx.bs}, not {pos}")
+            pos += per_iter * trips
+        if pos != n:
+            raise ProveError(f"n = {n}: the loops store {pos} blocks")

@@ -1,0 +1,557 @@
+"""Symbolic execution of NASM text (x86-64 and x86): GPRs, SSE2 xmm, AVX2 ymm, AVX-512 zmm lanes.
+
+The text is parsed line by line (labels, ``global``, ``dq`` tables, instructions); the executor
+keeps registers (a vector register is a tuple of 64-bit lane terms), memory as a map from
+(base pointer variable, offset term) to (size, term), and the zero flag as the term the last
+flag-setting instruction computed.  Each loop is proved by induction (gen/prove/engine.py).
+"""
+from __future__ import annotations
+
+import re
+
+from .engine import Machine, ProveError, Unsupported, base_of
+from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
+
+GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}" for i in range(8, 16))
+GPR32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
+         "esp": "rsp", **{f"r{i}d": f"r{i}" for i in range(8, 16)}}
+VWIDTH = {"xmm": 2, "ymm": 4, "zmm": 8}
+SIZES = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "yword": 32, "zword": 64}
+ABI_ARGS = {"sysv": ("rdi", "rsi", "rdx", "rcx", "r8"), "win64": ("rcx", "rdx", "r8", "r9")}
+
+_LABEL = re.compile(r"^([A-Za-z_.$?@][\w.$?@]*):\s*(.*)$")
+
+
+class Line:
+    __slots__ = ("no", "text", "op", "args", "scope")
+
+    def __init__(self, no, text, op, args, scope):
+        self.no, self.text, self.op, self.args, self.scope = no, text, op, args, scope
+
+
+def _split_operands(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def _int(s: str) -> int:
+    s = s.strip()
+    try:
+        return int(s, 0)
+    except ValueError:
+        raise Unsupported(f"not a number: {s!r}") from None
+
+
+class Program:
+    """A parsed NASM file: instructions, labels (full names) and data tables."""
+
+    def __init__(self, text: str):
+        self.lines: list[Line] = []
+        self.labels: dict[str, int] = {}
+        self.globals: list[str] = []
+        self.data: dict[str, list[int]] = {}
+        scope = ""
+        section = ".text"
+        for no, raw in enumerate(text.splitlines(), 1):
+            s = raw.split(";", 1)[0].strip()
+            if not s:
+                continue
+            m = _LABEL.match(s)
+            if m:
+                name, rest = m.group(1), m.group(2).strip()
+                if not name.startswith("."):
+                    scope = name
+                    full = name
+                else:
+                    full = scope + name
+                if section == ".text":
+                    self.labels.setdefault(full, len(self.lines))
+                if rest.startswith("dq"):
+                    self.data[full] = [_int(x) & MASK for x in rest[2:].split(",")]
+                    continue
+                if not rest:
+                    continue
+                s = rest
+            word, _, rest = s.partition(" ")
+            word = word.lower()
+            if word in ("bits", "default", "align", "extern"):
+                continue
+            if word == "section":
+                section = rest.split()[0]
+                continue
+            if word == "global":
+                self.globals.append(rest.split(":")[0].strip())
+                continue
+            if section != ".text":
+                continue
+            self.lines.append(Line(no, raw.strip(), word, _split_operands(rest), scope))
+
+    def target(self, name: str, line: Line) -> int:
+        full = line.scope + name if name.startswith(".") else name
+        if full not in self.labels:
+            raise Unsupported(f"line {line.no}: unknown label {name}")
+        return self.labels[full]
+
+    def heads(self) -> set:
+        """Loop heads: targets of backward jumps."""
+        out = set()
+        for i, ln in enumerate(self.lines):
+            if ln.op in ("jmp", "jz", "je", "jnz", "jne"):
+                t = self.target(ln.args[0], ln)
+                if t <= i:
+                    out.add(t)
+        return out
+
+
+class NasmMachine(Machine):
+    """One path of execution of a parsed NASM program."""
+
+    def __init__(self, prog: Program, word_bits: int, abi: str):
+        super().__init__()
+        self.prog = prog
+        self.wide = word_bits == 64
+        self.abi = abi
+
+    # ---------------------------------------------------------------- set-up
+
+    def enter(self, func: str, args: list[Term]) -> int:
+        """Registers and stack at the function's first instruction; returns its index."""
+        st = self.state
+        st.regs["rsp"] = self.rsp0
+        if self.wide:
+            for reg, a in zip(ABI_ARGS[self.abi], args):
+                st.regs[reg] = a
+            if self.abi == "win64" and len(args) > 4:
+                st.mem[(self.rsp0, const(40))] = (8, args[4])
+            st.mem[(self.rsp0, const(0))] = (8, self.ret0)
+        else:
+            for i, a in enumerate(args):
+                st.mem[(self.rsp0, const(4 * (i + 1)))] = (4, a)
+            st.mem[(self.rsp0, const(0))] = (4, self.ret0)
+        if func not in self.prog.labels:
+            raise Unsupported(f"no label {func}")
+        return self.prog.labels[func]
+
+    # ---------------------------------------------------------------- operands
+
+    def _reg(self, name: str):
+        n = name.lower()
+        if n in GPR64:
+            return ("g", n, 64)
+        if n in GPR32:
+            return ("g", GPR32[n], 32)
+        m = re.fullmatch(r"([xyz]mm)(\d+)", n)
+        if m:
+            return ("v", int(m.group(2)), VWIDTH[m.group(1)])
+        if re.fullmatch(r"k[0-7]", n):
+            return ("k", n, 0)
+        return None
+
+    def address(self, op: str) -> tuple[int, Term, object]:
+        """(size or 0, address term, vector index register or None) of a memory operand."""
+        m = re.fullmatch(r"(?:(byte|word|dword|qword|oword|yword|zword)\s+)?\[(.*)\](\{k\d\}|\{1to\d+\})?", op.strip(),
+                         re.I)
+        if not m:
+            raise Unsupported(f"not a memory operand: {op!r}")
+        size = SIZES[m.group(1).lower()] if m.group(1) else 0
+        inner = m.group(2).replace(" ", "")
+        if inner.lower().startswith("rel"):
+            name = inner[3:]
+            if name not in self.prog.data:
+                raise Unsupported(f"unknown data label {name}")
+            return size, self.symbol(name), None
+        addr: Term = const(0)
+        vindex = None
+        for sign, part in re.findall(r"([+-]?)([^+-]+)", inner):
+            neg = sign == "-"
+            r = self._reg(part.split("*")[0])
+            if r is None:
+                v = _int(part)
+                addr = add(addr, const(-v if neg else v))
+            elif r[0] == "v":
+                scale = _int(part.split("*")[1]) if "*" in part else 1
+                vindex = (r[1], scale)
+            else:
+                scale = _int(part.split("*")[1]) if "*" in part else 1
+                addr = add(addr, mul(self.state.regs.get(r[1], self.undef(r[1])), -scale if neg else scale))
+        return size, addr, vindex
+
+    def read(self, op: str, size: int = 8) -> Term:
+        """A scalar operand (register, immediate or memory) as one term."""
+        r = self._reg(op)
+        if r is not None:
+            if r[0] == "g":
+                t = self.state.regs.get(r[1])
+                if t is None:
+                    t = self.undef(r[1])
+                return and_(t, 0xFFFFFFFF) if r[2] == 32 and self.wide else t
+            if r[0] == "v":
+                return self.lanes(r[1])[0]
+            raise Unsupported(f"mask register {op} as a value")
+        if "[" in op:
+            sz, addr, vi = self.address(op)
+            return self.load(addr, sz or size)
+        v = _int(op)
+        if size == 8 and -(1 << 31) <= v < (1 << 31):
+            return const(v)                # sign-extended imm32
+        return const(v & ((1 << (8 * size)) - 1))
+
+    def write_gpr(self, op: str, t: Term) -> None:
+        r = self._reg(op)
+        if r is None or r[0] != "g":
+            raise Unsupported(f"not a general register: {op}")
+        if r[2] == 32 and self.wide:
+            t = and_(t, 0xFFFFFFFF)        # 32-bit writes zero the upper half
+        self.note(t)
+        self.state.regs[r[1]] = t
+
+    def lanes(self, idx: int) -> tuple:
+        v = self.state.vregs.get(idx)
+        if v is None:
+            v = tuple(self.undef(f"v{idx}.{i}") for i in range(8))
+            self.state.vregs[idx] = v
+        return v
+
+    def vread(self, op: str, width: int) -> tuple:
+        r = self._reg(op)
+        if r is not None and r[0] == "v":
+            return self.lanes(r[1])[:width]
+        sz, addr, _ = self.address(op)
+        if op.rstrip().endswith("}") and "{1to" in op:       # EVEX embedded broadcast
+            return (self.load(addr, 8),) * width
+        return tuple(self.load(add(addr, const(8 * i)), 8, tolerant=i > 0) for i in range(width))
+
+    def vwrite(self, op: str, lanes, legacy: bool = False) -> None:
+        """Write a vector register: VEX/EVEX forms zero the lanes above; legacy SSE keeps them."""
+        r = self._reg(op.split("{")[0])
+        if r is None or r[0] != "v":
+            sz, addr, _ = self.address(op)
+            for i, t in enumerate(lanes):
+                self.store(add(addr, const(8 * i)), 8, t)
+            return
+        old = self.lanes(r[1])
+        lanes = tuple(lanes)
+        for t in lanes:
+            self.note(t)
+        if legacy:
+            self.state.vregs[r[1]] = lanes + old[len(lanes):]
+        else:
+            self.state.vregs[r[1]] = lanes + (const(0),) * (8 - len(lanes))
+
+    def width(self, op: str) -> int:
+        r = self._reg(op.split("{")[0])
+        if r is not None and r[0] == "v":
+            return r[2]
+        sz, _, _ = self.address(op)
+        if not sz:
+            raise Unsupported(f"memory operand without a size: {op}")
+        return sz // 8
+
+    # ---------------------------------------------------------------- stack
+
+    def push(self, t: Term) -> None:
+        ws = 8 if self.wide else 4
+        sp = sub(self.state.regs["rsp"], const(ws))
+        self.state.regs["rsp"] = sp
+        self.store(sp, ws, t)
+
+    def pop(self) -> Term:
+        ws = 8 if self.wide else 4
+        sp = self.state.regs["rsp"]
+        t = self.load(sp, ws)
+        self.state.regs["rsp"] = add(sp, const(ws))
+        return t
+
+    # ---------------------------------------------------------------- one instruction
+
+    def step(self, pc: int):
+        """Execute line pc; returns the next pc, ("branch", cond, target, fallthrough) or ("ret",)."""
+        ln = self.prog.lines[pc]
+        self.line = ln
+        op, a = ln.op, ln.args
+        st = self.state
+        ws = 8 if self.wide else 4
+        wipe = self._wipe_at(pc)
+        if wipe is not None:                # the epilogue's stack wipe: N zero stores below the frame
+            n, unit, nxt = wipe
+            sp = st.regs["rsp"]
+            for i in range(n):
+                self.store(add(sp, const(unit * i)), unit, const(0))
+            return nxt
+        if op in ("endbr64", "endbr32"):     # CET landing pad: no effect on values
+            pass
+        elif op in ("mov", "movsxd"):
+            if self._reg(a[0]) is not None:
+                self.write_gpr(a[0], self.read(a[1], 8 if self._reg(a[0])[2] == 64 else 4))
+            else:
+                sz, addr, _ = self.address(a[0])
+                src = self._reg(a[1])
+                size = sz or (src[2] // 8 if src else ws)
+                self.store(addr, size, self.read(a[1], size))
+        elif op in ("add", "sub", "xor", "and", "or"):
+            x, y = self.read(a[0]), self.read(a[1])
+            f = {"add": add, "sub": sub, "xor": xor, "or": or_}.get(op)
+            if op == "and":
+                vy = value(y)
+                if vy is None:
+                    raise Unsupported(f"line {ln.no}: and with a non-constant")
+                r = self.align(x, vy) or and_(x, vy if self.wide else vy & 0xFFFFFFFF)
+            else:
+                r = f(x, y)
+            if not self.wide:
+                r = self.wrap32(r)
+            self.dest(a[0], r)
+            st.zf = r
+        elif op in ("rol", "ror", "shl", "shr"):
+            x, n = self.read(a[0]), _int(a[1])
+            if op in ("rol", "ror") and not self.wide:
+                raise Unsupported(f"line {ln.no}: 32-bit rotate")
+            r = {"rol": lambda: rotl(x, n), "ror": lambda: rotl(x, 64 - n), "shl": lambda: mul(x, 1 << n),
+                 "shr": lambda: shr(x, n)}[op]()
+            self.dest(a[0], r)
+            if op in ("shl", "shr"):
+                st.zf = r
+        elif op == "rorx":
+            self.write_gpr(a[0], rotl(self.read(a[1]), 64 - _int(a[2])))
+        elif op == "lea":
+            _, addr, _ = self.address(a[1])
+            self.write_gpr(a[0], addr)
+        elif op == "test":
+            x, y = self.read(a[0]), self.read(a[1])
+            if x is not y:
+                raise Unsupported(f"line {ln.no}: test of two different operands")
+            st.zf = x
+        elif op == "cmp":
+            st.zf = sub(self.read(a[0]), self.read(a[1]))
+        elif op == "push":
+            self.push(self.read(a[0]))
+        elif op == "pop":
+            self.write_gpr(a[0], self.pop())
+        elif op == "call":
+            self.push(self.return_marker(pc + 1))
+            return self.prog.target(a[0], ln)
+        elif op == "jmp":
+            return self.prog.target(a[0], ln)
+        elif op in ("jz", "je", "jnz", "jne"):
+            return ("branch", op in ("jz", "je"), self.prog.target(a[0], ln), pc + 1)
+        elif op == "ret":
+            return ("ret", self.pop())
+        elif op in ("vzeroupper", "kxnorb", "kxnorw"):
+            if op != "vzeroupper":
+                self.state.kmask = True
+        else:
+            self.vector(op, a, ln)
+        return pc + 1
+
+    def _wipe_at(self, pc: int):
+        """The wipe idiom of templates/nasm (xor eax, eax; mov ecx, N; .wipe: mov [sp + ecx * U - U],
+        eax|rax; dec ecx; jnz .wipe) starting at pc: (N, U, the pc after it), else None."""
+        lines = self.prog.lines[pc:pc + 5]
+        if len(lines) < 5 or [ln.op for ln in lines] != ["xor", "mov", "mov", "dec", "jnz"]:
+            return None
+        x, m, st, d, j = lines
+        if x.args != ["eax", "eax"] or m.args[0] != "ecx" or d.args != ["ecx"]:
+            return None
+        unit = 8 if self.wide else 4
+        sp = "rsp" if self.wide else "esp"
+        want = f"{'qword' if unit == 8 else 'dword'} [{sp} + {'rcx' if unit == 8 else 'ecx'} * {unit} - {unit}]"
+        if st.args != [want, "rax" if unit == 8 else "eax"] or self.prog.target(j.args[0], j) != pc + 2:
+            return None
+        return _int(m.args[1]), unit, pc + 5
+
+    def align(self, x: Term, mask: int):
+        """``and rsp, -16``: a stack pointer aligned down is a new frame base (offsets below it
+        stay relative to it); None for other ands."""
+        low = (~mask) & (0xFFFFFFFF if not self.wide else MASK)
+        if x.op not in ("var", "lin") or low & (low + 1) or not low:
+            return None
+        try:
+            b, _ = base_of(x)
+        except ProveError:
+            return None
+        if not b.args[0].startswith("rsp0"):
+            return None
+        return var(f"rsp0/aligned@{self.line.no}")
+
+    def dest(self, op: str, t: Term) -> None:
+        if self._reg(op) is not None:
+            self.write_gpr(op, t)
+        else:
+            sz, addr, _ = self.address(op)
+            self.store(addr, sz or (8 if self.wide else 4), t)
+
+    def wrap32(self, t: Term) -> Term:
+        """32-bit arithmetic: pointers and counters only (words live in xmm on x86)."""
+        v = value(t)
+        return const(v & 0xFFFFFFFF) if v is not None else t
+
+    # ---------------------------------------------------------------- vector instructions
+
+    def vector(self, op: str, a: list, ln: Line) -> None:
+        vex = op.startswith("v")
+        base = op[1:] if vex else op
+        if base.endswith("64") or base.endswith("32"):
+            base = base[:-2]
+        if vex:
+            dst, srcs = a[0], a[1:]
+        else:
+            dst, srcs = a[0], a
+        w = 0
+        if base not in ("movq", "pextrq", "extracti128", "pgatherqq", "pscatterqq"):
+            regs = [x for x in a if self._reg(x.split("{")[0]) is not None]
+            w = self.width(dst if self._reg(dst.split("{")[0]) is not None or not regs else regs[0])
+        lane_ops = {"paddq": add, "psubq": sub, "pxor": xor, "pxorq": xor, "por": or_, "porq": or_}
+        if base in lane_ops:
+            x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
+            self.vwrite(dst, [lane_ops[base](p, q) for p, q in zip(x, y)], legacy=not vex)
+        elif base in ("psllq", "psrlq", "prolq", "prorq"):
+            x, n = self.vread(srcs[0], w), _int(srcs[1])
+            f = {"psllq": lambda t: mul(t, 1 << n), "psrlq": lambda t: shr(t, n),
+                 "prolq": lambda t: rotl(t, n), "prorq": lambda t: rotl(t, 64 - n)}[base]
+            self.vwrite(dst, [f(t) for t in x], legacy=not vex)
+        elif base in ("movdqa", "movdqu"):
+            if self._reg(dst.split("{")[0]) is not None:
+                self.vwrite(dst, self.vread(a[1], w), legacy=not vex)
+            else:
+                self.vwrite(dst, self.vread(a[1], self.width(a[1])))
+        elif base == "movq":
+            if self._reg(a[0]) is not None and self._reg(a[0])[0] == "v":
+                r = self._reg(a[1])
+                src = self.read(a[1], 8) if (r is None or r[0] == "g") else self.lanes(r[1])[0]
+                self.vwrite(a[0], [src, const(0)])
+            elif self._reg(a[0]) is not None:
+                self.write_gpr(a[0], self.lanes(self._reg(a[1])[1])[0])
+            else:
+                _, addr, _ = self.address(a[0])
+                self.store(addr, 8, self.lanes(self._reg(a[1])[1])[0])
+        elif base == "movsd":
+            if self._reg(a[0]) is None:
+                _, addr, _ = self.address(a[0])
+                self.store(addr, 8, self.lanes(self._reg(a[1])[1])[0])
+            elif self._reg(a[1]) is None:
+                self.vwrite(a[0], [self.read(a[1], 8), const(0)], legacy=True)
+            else:
+                old = self.lanes(self._reg(a[0])[1])
+                self.vwrite(a[0], [self.lanes(self._reg(a[1])[1])[0], old[1]], legacy=True)
+        elif base == "pextrq":
+            _, addr, _ = self.address(a[0])
+            self.store(addr, 8, self.lanes(self._reg(a[1])[1])[_int(a[2])])
+        elif base == "extracti128":
+            lanes = self.lanes(self._reg(a[1])[1])
+            k = _int(a[2])
+            self.vwrite(a[0], lanes[2 * k:2 * k + 2])
+        elif base == "pbroadcastq":
+            r = self._reg(a[1])
+            t = self.read(a[1], 8) if r is None else self.lanes(r[1])[0]
+            self.vwrite(dst, [t] * w)
+        elif base == "pcmpeqq":
+            if srcs[0] != srcs[1]:
+                raise Unsupported(f"line {ln.no}: pcmpeqq of different registers")
+            self.vwrite(dst, [const(MASK)] * w)
+        elif base == "pgatherqq":
+            self.gather(a, ln)
+        elif base == "pscatterqq":
+            self.scatter(a, ln)
+        elif base in ("punpcklqdq", "punpckhqdq", "shufpd", "pshufd", "pslldq", "psrldq"):
+            self.shuffle(base, dst, srcs, w, vex)
+        else:
+            raise Unsupported(f"line {ln.no}: instruction {op} is not modelled")
+
+    def shuffle(self, base, dst, srcs, w, vex):
+        """128-bit shuffles of 64-bit lanes (the packed layouts); per 128-bit lane for ymm/zmm."""
+        x = self.vread(srcs[0] if vex or base in ("pshufd",) else dst, w)
+        rest = srcs[1:] if vex or base == "pshufd" else srcs[1:]
+        if not vex and base != "pshufd":
+            rest = srcs[1:]
+        out = []
+        for lo in range(0, w, 2):
+            a2 = x[lo:lo + 2]
+            if base in ("punpcklqdq", "punpckhqdq", "shufpd"):
+                b2 = self.vread(rest[0] if vex else srcs[1], w)[lo:lo + 2]
+                if base == "punpcklqdq":
+                    out += [a2[0], b2[0]]
+                elif base == "punpckhqdq":
+                    out += [a2[1], b2[1]]
+                else:
+                    imm = _int(rest[1] if vex else srcs[2])
+                    out += [a2[imm & 1], b2[(imm >> 1) & 1]]
+            elif base == "pshufd":
+                imm = _int(srcs[-1])
+                sel = [(imm >> (2 * i)) & 3 for i in range(4)]
+                if not all(sel[2 * i] % 2 == 0 and sel[2 * i + 1] == sel[2 * i] + 1 for i in range(2)):
+                    raise Unsupported(f"pshufd {imm:#x} splits 64-bit words")
+                out += [a2[sel[0] // 2], a2[sel[2] // 2]]
+            else:
+                n = _int(srcs[-1])
+                if n != 8:
+                    raise Unsupported(f"{base} by {n} bytes splits 64-bit words")
+                out += [const(0), a2[0]] if base == "pslldq" else [a2[1], const(0)]
+        self.vwrite(dst, out, legacy=not vex)
+
+    def _vsib(self, op: str):
+        size, addr, vi = self.address(op)
+        if vi is None:
+            raise Unsupported(f"gather/scatter without a vector index: {op}")
+        return addr, vi
+
+    def gather(self, a, ln):
+        dst = a[0].split("{")[0]
+        w = self._reg(dst)[2]
+        addr, (vidx, scale) = self._vsib(a[1])
+        idx = self.lanes(vidx)[:w]
+        lanes = [self.load(add(addr, mul(i, scale)), 8) for i in idx]
+        self.vwrite(dst, lanes)
+        if len(a) > 2:          # AVX2: the mask register is cleared
+            self.vwrite(a[2], [const(0)] * w)
+
+    def scatter(self, a, ln):
+        src = self._reg(a[1])
+        addr, (vidx, scale) = self._vsib(a[0])
+        w = src[2]
+        for i, t in zip(self.lanes(vidx)[:w], self.lanes(src[1])[:w]):
+            self.store(add(addr, mul(i, scale)), 8, t)
+
+    # ---------------------------------------------------------------- data tables
+
+    def symbol(self, name: str) -> Term:
+        base = var(f"sym:{name}")
+        for i, v in enumerate(self.prog.data[name]):
+            self.state.mem.setdefault((base, const(8 * i)), (8, const(v)))
+        return base
+
+    # ---------------------------------------------------------------- locations for loops
+
+    def locations(self) -> dict:
+        st = self.state
+        locs = {("r", r): t for r, t in st.regs.items()}
+        for i, lanes in st.vregs.items():
+            for j, t in enumerate(lanes):
+                locs[("v", i, j)] = t
+        for k, (size, t) in st.mem.items():
+            locs[("m",) + k] = t
+        return locs
+
+    def set_location(self, loc, t: Term) -> None:
+        st = self.state
+        if loc[0] == "r":
+            st.regs[loc[1]] = t
+        elif loc[0] == "v":
+            lanes = list(self.lanes(loc[1]))
+            lanes[loc[2]] = t
+            st.vregs[loc[1]] = tuple(lanes)
+        else:
+            size, _ = st.mem[loc[1:]]
+            st.mem[loc[1:]] = (size, t)
+

@@ -1,0 +1,320 @@
+"""Hash-consed terms over 64-bit words: the values the prover compares.
+
+Every term is made once (``Term.table``): two terms are structurally equal exactly when they
+are the same object, so comparing a program's output word with the description's is ``is``.
+Normal forms, chosen so that the generator's emitted programs and the description meet:
+
+* ``lin``: sum of coefficient * term + constant (mod 2^64): add, sub, negation, shift left by a
+  constant and multiplication by a constant all land here; operands sorted by term id, so the
+  order of commutative adds does not matter.
+* ``xor``: a set of terms (pairs cancel) and a constant.
+* ``rotl``: rotate left by 1..63; ``(x << r) | (x >> (64 - r))`` (with ``|``, ``^`` or ``+``)
+  and rotate right become ``rotl``, nested rotates fold.
+* ``shr``, ``and`` (constant mask), ``or``: what is left over (pointer arithmetic, counters).
+
+Terms overload Python's operators, so the description's own interpreter (``gen.dsl.interpret``)
+runs on them unchanged and yields the description's term of every output word.
+"""
+from __future__ import annotations
+
+import itertools
+
+MASK = (1 << 64) - 1
+
+
+class Term:
+    __slots__ = ("op", "args", "id", "__weakref__")
+    table: dict = {}
+    _ids = itertools.count()
+
+    def __new__(cls, op: str, args: tuple):
+        key = (op, args)
+        t = cls.table.get(key)
+        if t is None:
+            t = object.__new__(cls)
+            t.op, t.args, t.id = op, args, next(cls._ids)
+            cls.table[key] = t
+        return t
+
+    # Python operators (dsl.interpret runs on these)
+    def __add__(self, o): return add(self, lift(o))
+    __radd__ = __add__
+    def __sub__(self, o): return sub(self, lift(o))
+    def __rsub__(self, o): return sub(lift(o), self)
+    def __xor__(self, o): return xor(self, lift(o))
+    __rxor__ = __xor__
+    def __or__(self, o): return or_(self, lift(o))
+    __ror__ = __or__
+    def __and__(self, o):
+        return and_(self, o) if isinstance(o, int) else _opaque("and2", self, o)
+    __rand__ = __and__
+    def __lshift__(self, n: int): return shl(self, n)
+    def __rshift__(self, n: int): return shr(self, n)
+
+    def __repr__(self) -> str:
+        return show(self)
+
+
+def const(v: int) -> Term:
+    return Term("const", (v & MASK,))
+
+
+def var(name: str) -> Term:
+    return Term("var", (name,))
+
+
+def lift(x) -> Term:
+    return x if isinstance(x, Term) else const(int(x))
+
+
+def value(t: Term) -> int | None:
+    """The constant a term stands for, or None."""
+    return t.args[0] if t.op == "const" else None
+
+
+def _opaque(op, *args) -> Term:
+    return Term(op, tuple(args))
+
+
+# --------------------------------------------------------------------------- linear sums
+
+def _lin_parts(t: Term) -> tuple[dict, int]:
+    if t.op == "lin":
+        return dict(t.args[0]), t.args[1]
+    if t.op == "const":
+        return {}, t.args[0]
+    return {t: 1}, 0
+
+
+def _lin(coefs: dict, c: int) -> Term:
+    coefs = {t: k & MASK for t, k in coefs.items() if k & MASK}
+    _fuse_rotates(coefs)
+    c &= MASK
+    if not coefs:
+        return const(c)
+    if c == 0 and len(coefs) == 1:
+        (t, k), = coefs.items()
+        if k == 1:
+            return t
+    return Term("lin", (tuple(sorted(coefs.items(), key=lambda p: p[0].id)), c))
+
+
+def _fuse_rotates(coefs: dict) -> None:
+    """x * 2^r + (x >> (64 - r))  ->  rotl(x, r); and(x, m) + and(x, ~m) -> x."""
+    for t in [t for t in coefs if t.op == "shr"]:
+        x, s = t.args
+        if coefs.get(t) == 1 and coefs.get(x) == (1 << (64 - s)) & MASK:
+            del coefs[t], coefs[x]
+            r = rotl(x, 64 - s)
+            coefs[r] = (coefs.get(r, 0) + 1) & MASK
+    for t in [t for t in coefs if t.op == "shr"]:   # (x >> s) * 2^s*k -> (x & -2^s) * k
+        x, s = t.args
+        k = coefs.get(t)
+        if k is not None and k % (1 << s) == 0:
+            del coefs[t]
+            a = and_(x, (MASK << s) & MASK)
+            coefs[a] = (coefs.get(a, 0) + (k >> s)) & MASK
+    for t in [t for t in coefs if t.op == "and"]:
+        if t not in coefs:
+            continue
+        x, m = t.args
+        other = Term("and", (x, ~m & MASK))
+        if coefs.get(t) == 1 and coefs.get(other) == 1:
+            del coefs[t], coefs[other]
+            coefs[x] = (coefs.get(x, 0) + 1) & MASK
+
+
+def add(a: Term, b: Term) -> Term:
+    ca, ka = _lin_parts(a)
+    cb, kb = _lin_parts(b)
+    for t, k in cb.items():
+        ca[t] = ca.get(t, 0) + k
+    return _lin(ca, ka + kb)
+
+
+def mul(a: Term, k: int) -> Term:
+    ca, c = _lin_parts(a)
+    return _lin({t: v * k for t, v in ca.items()}, c * k)
+
+
+def neg(a: Term) -> Term:
+    return mul(a, -1)
+
+
+def sub(a: Term, b: Term) -> Term:
+    return add(a, neg(b))
+
+
+def shl(a: Term, n: int) -> Term:
+    n &= 63
+    if a.op == "shr" and a.args[1] == n:   # (x >> n) << n == x & -(2^n)
+        return and_(a.args[0], (MASK << n) & MASK)
+    return mul(a, 1 << n)
+
+
+# --------------------------------------------------------------------------- xor, rotates, bits
+
+def _xor_parts(t: Term) -> tuple[set, int]:
+    if t.op == "xor":
+        return set(t.args[0]), t.args[1]
+    if t.op == "const":
+        return set(), t.args[0]
+    return {t}, 0
+
+
+def xor(a: Term, b: Term) -> Term:
+    sa, ka = _xor_parts(a)
+    sb, kb = _xor_parts(b)
+    s = sa ^ sb
+    c = ka ^ kb
+    if len(s) == 2 and c == 0:
+        r = _rotate_pair(*s)
+        if r is not None:
+            return r
+    if not s:
+        return const(c)
+    if len(s) == 1 and c == 0:
+        return next(iter(s))
+    return Term("xor", (tuple(sorted(s, key=lambda t: t.id)), c))
+
+
+def _rotate_pair(a: Term, b: Term) -> Term | None:
+    """(x * 2^r) with (x >> (64 - r)) in either order, or None."""
+    for lo, hi in ((a, b), (b, a)):
+        if hi.op == "shr":
+            x, s = hi.args
+            if lo is mul(x, 1 << (64 - s)):
+                return rotl(x, 64 - s)
+    return None
+
+
+def or_(a: Term, b: Term) -> Term:
+    if a is b:
+        return a
+    r = _rotate_pair(a, b)
+    if r is not None:
+        return r
+    va, vb = value(a), value(b)
+    if va is not None and vb is not None:
+        return const(va | vb)
+    if va == 0:
+        return b
+    if vb == 0:
+        return a
+    return Term("or", tuple(sorted((a, b), key=lambda t: t.id)))
+
+
+def rotl(x: Term, r: int) -> Term:
+    r &= 63
+    if r == 0:
+        return x
+    v = value(x)
+    if v is not None:
+        return const((v << r) | (v >> (64 - r)))
+    if x.op == "rotl":
+        return rotl(x.args[0], x.args[1] + r)
+    return Term("rotl", (x, r))
+
+
+def rotr(x: Term, r: int) -> Term:
+    return rotl(x, 64 - (r & 63))
+
+
+def shr(x: Term, n: int) -> Term:
+    n &= 63
+    if n == 0:
+        return x
+    v = value(x)
+    if v is not None:
+        return const(v >> n)
+    return Term("shr", (x, n))
+
+
+def and_(x: Term, m: int) -> Term:
+    m &= MASK
+    if m == MASK:
+        return x
+    v = value(x)
+    if v is not None:
+        return const(v & m)
+    if m == 0:
+        return const(0)
+    return Term("and", (x, m))
+
+
+# --------------------------------------------------------------------------- inspection
+
+def subterms(t: Term) -> set:
+    """Every term reachable from t (t included)."""
+    seen: set = set()
+    stack = [t]
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        stack.extend(children(u))
+    return seen
+
+
+def children(t: Term) -> list:
+    if t.op == "lin":
+        return [u for u, _ in t.args[0]]
+    if t.op == "xor":
+        return list(t.args[0])
+    return [a for a in t.args if isinstance(a, Term)]
+
+
+def show(t: Term, depth: int = 3) -> str:
+    """A short printable form (depth-limited: terms are DAGs of thousands of nodes)."""
+    if t.op == "const":
+        return hex(t.args[0])
+    if t.op == "var":
+        return t.args[0]
+    if depth == 0:
+        return "..."
+    d = depth - 1
+    if t.op == "lin":
+        parts = [show(u, d) if k == 1 else f"{k if k < 1 << 63 else k - (1 << 64)}*{show(u, d)}"
+                 for u, k in t.args[0]]
+        if t.args[1]:
+            parts.append(hex(t.args[1]))
+        return "(" + " + ".join(parts) + ")"
+    if t.op == "xor":
+        parts = [show(u, d) for u in t.args[0]] + ([hex(t.args[1])] if t.args[1] else [])
+        return "(" + " ^ ".join(parts) + ")"
+    if t.op == "rotl":
+        return f"rotl({show(t.args[0], d)}, {t.args[1]})"
+    args = ", ".join(show(a, d) if isinstance(a, Term) else hex(a) for a in t.args)
+    return f"{t.op}({args})"
+
+
+def evaluate(t: Term, env: dict, memo: dict | None = None) -> int:
+    """The concrete value of t with variables from env (name -> int); KeyError if one is missing."""
+    memo = {} if memo is None else memo
+    if t in memo:
+        return memo[t]
+    op, a = t.op, t.args
+    if op == "const":
+        v = a[0]
+    elif op == "var":
+        v = env[a[0]]
+    elif op == "lin":
+        v = sum(k * evaluate(u, env, memo) for u, k in a[0]) + a[1]
+    elif op == "xor":
+        v = a[1]
+        for u in a[0]:
+            v ^= evaluate(u, env, memo)
+    elif op == "rotl":
+        x = evaluate(a[0], env, memo)
+        v = (x << a[1]) | (x >> (64 - a[1]))
+    elif op == "shr":
+        v = evaluate(a[0], env, memo) >> a[1]
+    elif op == "and":
+        v = evaluate(a[0], env, memo) & a[1]
+    elif op == "or":
+        v = evaluate(a[0], env, memo) | evaluate(a[1], env, memo)
+    else:
+        raise KeyError(op)
+    memo[t] = v & MASK
+    return memo[t]
