@@ -323,7 +323,8 @@ def _abi_row(monkeypatch, tmp_path, target, bits, build, drop=None):
                     text = new
                 out[name] = text
             return out
-        monkeypatch.setattr(vnasm, "sources", broken)
+        monkeypatch.setattr(vnasm, "sources", broken)          # the object under test (System V, x86)
+        monkeypatch.setattr(vnasm, "render_variant", broken)   # the Win64 object of the ms_abi row
     row = vnasm.check(v, build, tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
     assert not drop or changed, f"no push/pop {drop} in the rendered code"
     return row
