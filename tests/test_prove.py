@@ -19,7 +19,8 @@ def cli(*args):
 
 
 def recommended(target):
-    return [(target, v) for v in targets.variants("recommended", target, all_specs())]
+    """The recommended Threefish variants (prove does not cover the Skein UBI loop yet)."""
+    return [(target, v) for v in targets.variants("recommended", target, all_specs()) if v.primitive == "threefish"]
 
 
 def committed_source(v):
@@ -55,7 +56,7 @@ def test_recommended_nasm_proves_equivalent(target, v):
 
 
 def test_cli_proves_a_fresh_render():
-    p = cli("prove", "--target", "nasm-x64", "--size", "512", "--version", "1.3", "--abi", "sysv")
+    p = cli("prove", "--target", "nasm-x64", "--size", "512", "--constants", "1.3", "--abi", "sysv")
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.count(": equivalent (") == 4
     assert "proved equivalent" in p.stdout
@@ -87,7 +88,7 @@ def _edit(text, pattern, repl, after=r"^\.loop:"):
 def _prove_file(tmp_path, v, text):
     f = tmp_path / "edited.asm"
     f.write_text(text)
-    return cli("prove", "--target", "nasm-x64", "--size", str(v.spec.bits), "--version", "1.3",
+    return cli("prove", "--target", "nasm-x64", "--size", str(v.spec.bits), "--constants", "1.3",
                "--abi", v.get("abi"), "--file", str(f))
 
 
@@ -123,9 +124,9 @@ def test_rejects_one_dropped_spill_reload(tmp_path):
 def test_bad_input_is_one_line_and_exit_2(tmp_path):
     f = tmp_path / "x.asm"
     f.write_text("bits 64\nsection .text\nglobal foo_encrypt\nfoo_encrypt:\n    frobnicate rax\n")
-    p = cli("prove", "--target", "nasm-x64", "--size", "256", "--version", "1.3", "--file", str(f))
+    p = cli("prove", "--target", "nasm-x64", "--size", "256", "--constants", "1.3", "--file", str(f))
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
-    p = cli("prove", "--target", "nasm-x64", "--size", "256", "--version", "1.3", "--file", str(tmp_path / "none"))
+    p = cli("prove", "--target", "nasm-x64", "--size", "256", "--constants", "1.3", "--file", str(tmp_path / "none"))
     assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
 
 
@@ -166,6 +167,6 @@ def test_rejects_x86_with_a_changed_rotation(tmp_path):
     text, line = _edit(committed_source(v), r"    psllq (xmm\d+), 14", r"    psllq \1, 13")
     f = tmp_path / "x86.asm"
     f.write_text(text)
-    p = cli("prove", "--target", "nasm-x86", "--size", "256", "--version", "1.3", "--file", str(f))
+    p = cli("prove", "--target", "nasm-x86", "--size", "256", "--constants", "1.3", "--file", str(f))
     assert p.returncode == 1, p.stdout + p.stderr
     assert re.search(rf"{v.prefix}encrypt: DIFFERS: .* line {line}: psllq xmm\d+, 13", p.stdout), p.stdout
