@@ -23,6 +23,15 @@ def source_text(v, language: str) -> tuple[str, str]:
     raise GenError(f"the render of {v.stem} has no {suffix} file")
 
 
+def why_not(v) -> str | None:
+    """Why the prover does not cover a variant yet (None: it does)."""
+    if v.primitive != "threefish":
+        return "the Skein UBI loop is checked by verify, not proved"
+    if v.get("layout") == "packed":
+        return "layout packed (two words per XMM register) is not modelled by the prover"
+    return None
+
+
 def run(target, variants, file: str | None, echo=click.echo) -> int:
     """Prove each variant (the file the user holds, or a fresh render); exit status 0, 1."""
     language = target.recipe.language
@@ -31,12 +40,13 @@ def run(target, variants, file: str | None, echo=click.echo) -> int:
     if file is not None and len(variants) != 1:
         raise GenError("--file goes with one variant (drop --set)")
     failed = False
-    skein = [v for v in variants if v.primitive != "threefish"]
-    if skein and len(variants) == 1:
-        raise GenError("prove covers the Threefish primitive; the Skein UBI loop is checked by verify only")
-    for v in skein:
-        echo(f"{v.stem}: SKIPPED (prove covers the Threefish primitive; the Skein UBI loop is checked by verify)")
-    for v in (v for v in variants if v.primitive == "threefish"):
+    left = {v: why_not(v) for v in variants}
+    if len(variants) == 1 and left[variants[0]]:
+        raise GenError(f"prove does not cover this variant yet: {left[variants[0]]}")
+    for v, why in left.items():
+        if why:
+            echo(f"{v.stem}: SKIPPED ({why})")
+    for v in (v for v in variants if not left[v]):
         if file is not None:
             try:
                 text = Path(file).read_text()
