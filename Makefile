@@ -56,11 +56,11 @@ explore: setup
 	  $(GEN) explore --target c-simd --isa avx2 --size $$s --out build/explore/c-simd-$$s.html || exit 1; \
 	done
 
-# Differential fuzzing (verify/fuzz.py): scalar C, SIMD dispatcher and NASM x64 of each size
+# Differential fuzzing (threefish_gen/verify/fuzz.py): scalar C, SIMD dispatcher and NASM x64 of each size
 # compared by a libFuzzer harness for SECONDS per size; the corpus stays in build/fuzz/.
 SECONDS ?= 60
 fuzz: setup
-	@nice $(PY) -m verify.fuzz --seconds $(SECONDS)
+	@nice $(PY) -m threefish_gen.verify.fuzz --seconds $(SECONDS)
 
 clean:
 	rm -rf build

@@ -1,4 +1,4 @@
-"""Differential fuzzing (issue 11): a libFuzzer harness (verify/fuzz/fuzz.c, clang
+"""Differential fuzzing (issue 11): a libFuzzer harness (threefish_gen/verify/fuzz/fuzz.c, clang
 -fsanitize=fuzzer,address,undefined) links the scalar C, the SIMD C dispatcher and the NASM x64
 (System V) object of one size and compares them on random key, tweak, data, n (0..40), in place
 and misaligned.  The corpus is kept under build/fuzz/corpus-<bits>.
@@ -84,7 +84,7 @@ def run(exe: Path, seconds: int, corpus: Path, workdir: Path) -> tuple[bool, str
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m verify.fuzz", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python3 -m threefish_gen.verify.fuzz", description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=int, default=60)
     ap.add_argument("--size", type=int, action="append", choices=SIZES)
     ap.add_argument("--workdir", type=Path, default=ROOT / "build" / "fuzz")
