@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from threefish_gen.verify import nasm as vnasm
+from threefish_gen.verify import cpu as vcpu
 
 ROOT = Path(__file__).resolve().parent.parent
 needs_nasm = pytest.mark.skipif(shutil.which("nasm") is None, reason="nasm not installed")
@@ -74,7 +75,8 @@ def build_objects(d: Path, stem: str, args: tuple, cflags: list[str]) -> list[st
     return [str(d / f"{stem}.c")]
 
 
-def build_with_main(out: Path, args: tuple, bits: int, cflags: list, main: str, **fmt) -> tuple[Path, str, Path]:
+def build_with_main(out: Path, args: tuple, bits: int, cflags: list, main: str, cc: str = "gcc",
+                    **fmt) -> tuple[Path, str, Path]:
     """Render a variant, build it and a main program (``main`` formatted with the header stem,
     the declarations and the prefix to call, and ``fmt``): (folder, stem, executable).  Win64
     code is called through ms_abi declarations, under another prefix than the header's."""
@@ -90,7 +92,7 @@ def build_with_main(out: Path, args: tuple, bits: int, cflags: list, main: str, 
         sh(["nasm", "-f", "elf64", "-o", objs[0], str(d / f"{stem}.asm")])
     (d / "main.c").write_text(main.format(stem=stem, decls=decls, call=call, **fmt))
     exe = d / "main"
-    sh(["gcc", *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    sh([cc, *cflags, "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
     return d, stem, exe
 
 
@@ -154,7 +156,9 @@ SCAN_MAIN = """#include <stddef.h>
 {decls}
 #define NB {nb}
 /* Caller memory is static (not on the scanned stack): key, tweaks, blocks. */
-static uint8_t key[NB], tweaks[3 * 16], in[3 * NB], out[3 * NB], one[NB];
+/* NBLK blocks: enough for the widest SIMD pass (AVX-512 lanes, interleave 2: 16 blocks) and a tail. */
+#define NBLK 19
+static uint8_t key[NB], tweaks[NBLK * 16], in[NBLK * NB], out[NBLK * NB], one[NB];
 static const uint64_t secret[] = {{ {secret} }};
 /* The calls run on this stack (zero at start); afterwards it is searched for key material. */
 static unsigned char area[256 * 1024] __attribute__((aligned(64)));
@@ -162,10 +166,11 @@ static ucontext_t back, there;
 
 static void calls(void)
 {{
-    {call}encrypt_blocks(key, tweaks, in, out, 3);
-    {call}decrypt_blocks(key, tweaks, out, out, 3);
+    /* single blocks first: their wipe must not be what clears the blocks calls' frames */
     {call}encrypt(key, tweaks, in, one);
     {call}decrypt(key, tweaks, one, one);
+    {call}encrypt_blocks(key, tweaks, in, out, NBLK);
+    {call}decrypt_blocks(key, tweaks, out, out, NBLK);
 }}
 
 int main(void)
@@ -200,17 +205,17 @@ int main(void)
 
 
 def secret_words(bits: int) -> list[int]:
-    """Key words, the parity word, tweak words and every subkey word of the 3 tweaks the scan
+    """Key words, the parity word, tweak words and every subkey word of the 19 tweaks the scan
     harness uses (the values a spill slot or key table may hold)."""
     from threefish_gen.gen.spec import get_spec
     spec = get_spec("1.3", bits)
     nw, nb, M = spec.nw, spec.block_bytes, (1 << 64) - 1
     kb = bytes((0x3d * i + 0x11) & 0xFF for i in range(nb))
-    tb = bytes((0x59 * i + 0x07) & 0xFF for i in range(48))
+    tb = bytes((0x59 * i + 0x07) & 0xFF for i in range(19 * 16))
     k = [int.from_bytes(kb[8 * i:8 * i + 8], "little") for i in range(nw)]
     k.append(spec.c240 ^ __import__("functools").reduce(lambda a, b: a ^ b, k))
     words = set(k)
-    for b in range(3):
+    for b in range(19):
         t = [int.from_bytes(tb[16 * b + 8 * i:16 * b + 8 * i + 8], "little") for i in range(2)]
         t.append(t[0] ^ t[1])
         words |= set(t)
@@ -222,11 +227,11 @@ def secret_words(bits: int) -> list[int]:
     return sorted(w for w in words if w)
 
 
-def scan_stack(tmp_path: Path, args: tuple, bits: int) -> subprocess.CompletedProcess:
+def scan_stack(tmp_path: Path, args: tuple, bits: int, cc: str = "gcc") -> subprocess.CompletedProcess:
     from threefish_gen.gen.spec import get_spec
     words = ", ".join(f"UINT64_C({w:#018x})" for w in secret_words(bits))
     _, _, exe = build_with_main(tmp_path, args, bits, ["-O2", "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,now"],
-                                SCAN_MAIN, nb=get_spec("1.3", bits).block_bytes, secret=words)
+                                SCAN_MAIN, cc=cc, nb=get_spec("1.3", bits).block_bytes, secret=words)
     cmd = [str(exe)]
     if "nasm-x86" in args:
         how = vnasm.runner_32bit()
@@ -248,6 +253,11 @@ WIPE_CASES = [
     (("--target", "c-simd", "--isa", "avx2", "--keys", "table"), 512),
     (("--target", "c-simd", "--isa", "sse2", "--layout", "hybrid", "--keys", "table", "--interleave", "2"), 1024),
     (("--target", "c-simd", "--isa", "auto"), 1024),
+    # the dispatcher's SIMD paths (19 blocks take the AVX-512 or AVX2 lanes path, then a tail)
+    (("--target", "c-simd", "--isa", "auto"), 512),
+    (("--target", "c-simd", "--isa", "auto", "cc=clang"), 256),
+    (("--target", "c-simd", "--isa", "avx2", "--interleave", "2"), 512),
+    (("--target", "c-simd", "--isa", "avx512", "--interleave", "2", "cc=clang"), 1024),
 ]
 
 
@@ -257,9 +267,14 @@ def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
     in it.  The same variant with --no-wipe leaves them (the scan can fail)."""
     if any(a.startswith("nasm") for a in args) and shutil.which("nasm") is None:
         pytest.skip("nasm not installed")
-    kept = scan_stack(tmp_path / "nowipe", (*args, "--no-wipe"), bits)
+    cc = next((a[3:] for a in args if a.startswith("cc=")), "gcc")
+    args = tuple(a for a in args if not a.startswith("cc="))
+    isa = args[args.index("--isa") + 1] if "--isa" in args else None
+    if isa in ("avx2", "avx512") and not ({"avx2": "avx2", "avx512": "avx512f"}[isa] in vcpu.cpu_flags()):
+        pytest.skip(f"this CPU cannot run {isa} code (the dispatcher rows cover the path it takes)")
+    kept = scan_stack(tmp_path / "nowipe", (*args, "--no-wipe"), bits, cc)
     assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
-    wiped = scan_stack(tmp_path / "wipe", args, bits)
+    wiped = scan_stack(tmp_path / "wipe", args, bits, cc)
     assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
 
 
@@ -441,3 +456,41 @@ def test_ct_column_passes_real_code_and_catches_a_planted_branch(monkeypatch, tm
     monkeypatch.setattr(ct, "render_variant", planted)
     row = ct.check(c, ct.BUILD, tmp_path / "planted")
     assert row.status == "FAIL" and "uninitialised" in row.detail, row.detail
+
+
+FRAME_CASES = [(cc, opt, bits) for cc in ("gcc", "clang") for opt in ("-O2", "-O3") for bits in (256, 512, 1024)]
+
+
+@pytest.mark.parametrize("cc,opt,bits", FRAME_CASES, ids=lambda x: str(x))
+def test_optimized_wipe_covers_the_frames(cc, opt, bits, tmp_path):
+    """Optimized builds wipe less (locals of scopes not open together share slots): the frames
+    gcc and clang give every work function (-fstack-usage), plus the deepest static function it
+    may call, fit in the bytes its wrapper wipes under __OPTIMIZE__.  The dispatcher holds every
+    recommended SIMD path of the size, so this covers them all."""
+    d, stem = render(tmp_path, "--target", "c-simd", "--isa", "auto", "--size", str(bits), "--version", "1.3")
+    src = (d / f"{stem}.c").read_text()
+    wipes = dict(re.findall(r"\n\s+(\w+)_work\(key, \w+, in, out(?:, n)?\);\n(?:#if defined\(__OPTIMIZE__\)\n)?"
+                            r"\s+\w+burn\((\d+)\);", src))
+    assert {n.rsplit("_", 1)[-1] for n in wipes} >= {"encrypt", "decrypt", "blocks"}, sorted(wipes)
+    subprocess.run([cc, opt, "-std=c99", "-fstack-usage", "-c", f"{stem}.c", "-o", "v.o"], cwd=d, check=True)
+    frames = {}
+    (su,) = d.glob("*.su")
+    for line in su.read_text().splitlines():
+        where, size, _ = line.split("\t")
+        frames[where.rsplit(":", 1)[-1].split(".")[0]] = int(size)
+    calls: dict[str, set] = {}
+    fn = None
+    for line in sh(["objdump", "-d", "--no-show-raw-insn", str(d / "v.o")]).splitlines():
+        if m := re.match(r"[0-9a-f]+ <([\w.]+)>:", line):
+            fn = m.group(1).split(".")[0]
+        elif fn and (m := re.search(r"\b(?:call|jmp)\s+[0-9a-f]+ <([\w.]+?)(?:\+0x[0-9a-f]+)?>", line)):
+            callee = m.group(1).split(".")[0]
+            if callee != fn and callee in frames and not callee.endswith("burn"):
+                calls.setdefault(fn, set()).add(callee)
+
+    def depth(f, seen=()):
+        return frames.get(f, 0) + max((depth(c, seen + (f,)) for c in calls.get(f, ()) if c not in seen), default=0)
+
+    for name, wiped in wipes.items():
+        need = depth(f"{name}_work")
+        assert need > 0 and need <= int(wiped), f"{name}: frames of the work function and its callees {need} > {wiped}"

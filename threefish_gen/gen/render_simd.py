@@ -24,7 +24,7 @@ from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
 from .layouts.ir import Broadcast
 from .printers import render_template
-from .printers.c import CPrinter, annotate_text, section, stack_bound
+from .printers.c import CPrinter, annotate_text, scoped_stack_bound, section, stack_bound
 from .printers.c_neon import ISAS as NEON_ISAS
 from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
@@ -224,7 +224,7 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=Tr
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
-                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True),
+                dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 store64=store64 or neon, neon=neon, guards=GUARDS,
                 need=need and dict(family=family_name(need), level=need.level, name=need.name))
@@ -233,6 +233,7 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=Tr
 def _burn(f: dict) -> int:
     """Bytes the wipe after function ``f`` clears (gen/printers/c.py stack_bound), recorded on it."""
     f["burn"] = stack_bound(f["lines"])
+    f["burn_opt"] = scoped_stack_bound(f["lines"])
     return f["burn"]
 
 
@@ -329,6 +330,12 @@ def _render_dispatch(v: Variant, subs, progs) -> dict[str, str]:
     dispatch = dict(groups=groups)
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
                simde_headers=sorted({p["isa"].simde for p in paths if p["family"] == "x86"}) or ["simde/x86/sse2.h"])
+    # the public *_blocks dispatch, then wipe below it: the deepest path's frame (paths that are
+    # not inlined lie below the dispatching function's own frame: 1 KiB more)
+    blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
+    dispatch["burn"] = max(f["burn"] for f in blocks) + 1024
+    dispatch["burn_opt"] = max(f["burn_opt"] for f in blocks) + 1024
+    ctx["burn"] = max(ctx["burn"], dispatch["burn"])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

@@ -105,19 +105,54 @@ _DECL = re.compile(r"^\s*(?:const )?(uint64_t|__m128i|__m256i|__m512i|uint64x2_t
 _BYTES = {"uint64_t": 8, "__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16}
 
 
+def _declared(line: str) -> int:
+    """Bytes the locals declared on one line take (0 for a line that declares none)."""
+    m = _DECL.match(line)
+    if not m:
+        return 0
+    total = 0
+    for name in m.group(2).split(","):
+        n = re.search(r"\[(\d+)\]", name)
+        total += _BYTES[m.group(1)] * (int(n.group(1)) if n else 1)
+    return total
+
+
+def _bound(total: int) -> int:
+    return (2 * total + 1024 + 63) // 64 * 64
+
+
 def stack_bound(lines) -> int:
     """Bytes a wipe clears below the caller after a call (the template's PREFIXburn): twice what
     the declared locals of ``lines`` take (room for the compiler's spills and copies of them),
     plus 1 KiB, in 64-byte units.  Every key, tweak or state word the function leaves on the
-    stack lies in its frame, which this covers."""
-    total = 0
+    stack lies in its frame, which this covers, also unoptimized (-O0 gives every local a slot
+    of its own)."""
+    return _bound(sum(_declared(ln) for ln in lines))
+
+
+_COMMENT = re.compile(r"/\*.*?\*/|//.*")
+
+
+def scoped_stack_bound(lines) -> int:
+    """The same bound for optimized builds (``__OPTIMIZE__``: gcc and clang -O1 and up), where
+    locals of scopes that are not open at the same time share their slots: the most bytes of
+    locals declared in one chain of open scopes (``{ ... }`` blocks of the emitted lines), twice,
+    plus 1 KiB.  The frames gcc and clang -O2/-O3 give the work functions are checked against it
+    (tests/test_trust.py, -fstack-usage)."""
+    scopes = [[0, 0]]                      # per open scope: bytes declared in it, most of any child
     for ln in lines:
-        m = _DECL.match(ln)
-        if m:
-            for name in m.group(2).split(","):
-                n = re.search(r"\[(\d+)\]", name)
-                total += _BYTES[m.group(1)] * (int(n.group(1)) if n else 1)
-    return (2 * total + 1024 + 63) // 64 * 64
+        code = _COMMENT.sub("", ln)
+        scopes[-1][0] += _declared(code)
+        for ch in code:
+            if ch == "{":
+                scopes.append([0, 0])
+            elif ch == "}" and len(scopes) > 1:
+                own, child = scopes.pop()
+                scopes[-1][1] = max(scopes[-1][1], own + child)
+    while len(scopes) > 1:
+        own, child = scopes.pop()
+        scopes[-1][1] = max(scopes[-1][1], own + child)
+    return _bound(scopes[0][0] + scopes[0][1])
 
 
 def function_bodies(prefix: str, progs: dict[str, Program], blocks_prog: dict[str, Program]) -> dict:
