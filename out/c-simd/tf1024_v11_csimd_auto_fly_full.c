@@ -55,8 +55,10 @@ static inline uint64_t tf1024_v11_csimd_auto_fly_full_load64(const uint8_t *p)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 23104.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead. */
+   twice the bytes its locals declare plus 1 KiB, at most 24128.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead.  Optimized builds (__OPTIMIZE__) clear twice the most bytes of the
+   locals declared in scopes open at the same time, plus 1 KiB: locals of scopes that are not open
+   together share their slots there. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf1024_v11_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -68,7 +70,7 @@ static void *(*const volatile tf1024_v11_csimd_auto_fly_full_wipe_memset)(void *
 
 static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_full_burn(size_t n)
 {
-    unsigned char stack[23104]; /* its top n bytes lie where the work function's frame was */
+    unsigned char stack[24128]; /* its top n bytes lie where the work function's frame was */
     tf1024_v11_csimd_auto_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
 }
 
@@ -26129,8 +26131,8 @@ const char *tf1024_v11_csimd_auto_fly_full_dispatch_path(size_t n)
     return "scalar";
 }
 
-void tf1024_v11_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
-                                                   const uint8_t *in, uint8_t *out, size_t n)
+static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_full_encrypt_blocks_work(const uint8_t key[128], const uint8_t *tweaks,
+                                                                                                       const uint8_t *in, uint8_t *out, size_t n)
 {
     int level = tf1024_v11_csimd_auto_fly_full_level();
     (void)level;
@@ -26152,8 +26154,19 @@ void tf1024_v11_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const
     tf1024_v11_csimd_auto_fly_full_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
-void tf1024_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
+void tf1024_v11_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
                                                    const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf1024_v11_csimd_auto_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
+    tf1024_v11_csimd_auto_fly_full_burn(11072); /* optimized: locals of scopes not open together share slots */
+#else
+    tf1024_v11_csimd_auto_fly_full_burn(24128);
+#endif
+}
+
+static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_full_decrypt_blocks_work(const uint8_t key[128], const uint8_t *tweaks,
+                                                                                                       const uint8_t *in, uint8_t *out, size_t n)
 {
     int level = tf1024_v11_csimd_auto_fly_full_level();
     (void)level;
@@ -26173,6 +26186,17 @@ void tf1024_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const
     }
 #endif
     tf1024_v11_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+void tf1024_v11_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
+                                                   const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf1024_v11_csimd_auto_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
+    tf1024_v11_csimd_auto_fly_full_burn(11072); /* optimized: locals of scopes not open together share slots */
+#else
+    tf1024_v11_csimd_auto_fly_full_burn(24128);
+#endif
 }
 
 int tf1024_v11_csimd_auto_fly_full_cpu_supported(void)

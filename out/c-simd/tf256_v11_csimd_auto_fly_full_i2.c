@@ -55,8 +55,10 @@ static inline uint64_t tf256_v11_csimd_auto_fly_full_i2_load64(const uint8_t *p)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 33280.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead. */
+   twice the bytes its locals declare plus 1 KiB, at most 34304.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead.  Optimized builds (__OPTIMIZE__) clear twice the most bytes of the
+   locals declared in scopes open at the same time, plus 1 KiB: locals of scopes that are not open
+   together share their slots there. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf256_v11_csimd_auto_fly_full_i2_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -68,7 +70,7 @@ static void *(*const volatile tf256_v11_csimd_auto_fly_full_i2_wipe_memset)(void
 
 static tf256_v11_csimd_auto_fly_full_i2_NOINLINE void tf256_v11_csimd_auto_fly_full_i2_burn(size_t n)
 {
-    unsigned char stack[33280]; /* its top n bytes lie where the work function's frame was */
+    unsigned char stack[34304]; /* its top n bytes lie where the work function's frame was */
     tf256_v11_csimd_auto_fly_full_i2_wipe_memset(stack + sizeof stack - n, 0, n);
 }
 
@@ -15607,8 +15609,8 @@ const char *tf256_v11_csimd_auto_fly_full_i2_dispatch_path(size_t n)
     return "scalar";
 }
 
-void tf256_v11_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
-                                                     const uint8_t *in, uint8_t *out, size_t n)
+static tf256_v11_csimd_auto_fly_full_i2_NOINLINE void tf256_v11_csimd_auto_fly_full_i2_encrypt_blocks_work(const uint8_t key[32], const uint8_t *tweaks,
+                                                                                                           const uint8_t *in, uint8_t *out, size_t n)
 {
     int level = tf256_v11_csimd_auto_fly_full_i2_level();
     (void)level;
@@ -15630,8 +15632,19 @@ void tf256_v11_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], cons
     tf256_v11_csimd_auto_fly_full_i2_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
-void tf256_v11_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+void tf256_v11_csimd_auto_fly_full_i2_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
                                                      const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf256_v11_csimd_auto_fly_full_i2_encrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
+    tf256_v11_csimd_auto_fly_full_i2_burn(8192); /* optimized: locals of scopes not open together share slots */
+#else
+    tf256_v11_csimd_auto_fly_full_i2_burn(34304);
+#endif
+}
+
+static tf256_v11_csimd_auto_fly_full_i2_NOINLINE void tf256_v11_csimd_auto_fly_full_i2_decrypt_blocks_work(const uint8_t key[32], const uint8_t *tweaks,
+                                                                                                           const uint8_t *in, uint8_t *out, size_t n)
 {
     int level = tf256_v11_csimd_auto_fly_full_i2_level();
     (void)level;
@@ -15651,6 +15664,17 @@ void tf256_v11_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], cons
     }
 #endif
     tf256_v11_csimd_auto_fly_full_i2_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+void tf256_v11_csimd_auto_fly_full_i2_decrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
+                                                     const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf256_v11_csimd_auto_fly_full_i2_decrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
+    tf256_v11_csimd_auto_fly_full_i2_burn(8192); /* optimized: locals of scopes not open together share slots */
+#else
+    tf256_v11_csimd_auto_fly_full_i2_burn(34304);
+#endif
 }
 
 int tf256_v11_csimd_auto_fly_full_i2_cpu_supported(void)

@@ -55,8 +55,10 @@ static inline uint64_t tf512_v13_csimd_auto_fly_full_load64(const uint8_t *p)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 36544.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead. */
+   twice the bytes its locals declare plus 1 KiB, at most 37568.  The store goes through a volatile function pointer, so the compiler
+   cannot drop it as dead.  Optimized builds (__OPTIMIZE__) clear twice the most bytes of the
+   locals declared in scopes open at the same time, plus 1 KiB: locals of scopes that are not open
+   together share their slots there. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf512_v13_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -68,7 +70,7 @@ static void *(*const volatile tf512_v13_csimd_auto_fly_full_wipe_memset)(void *,
 
 static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_burn(size_t n)
 {
-    unsigned char stack[36544]; /* its top n bytes lie where the work function's frame was */
+    unsigned char stack[37568]; /* its top n bytes lie where the work function's frame was */
     tf512_v13_csimd_auto_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
 }
 
@@ -22595,8 +22597,8 @@ const char *tf512_v13_csimd_auto_fly_full_dispatch_path(size_t n)
     return "scalar";
 }
 
-void tf512_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
-                                                  const uint8_t *in, uint8_t *out, size_t n)
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_encrypt_blocks_work(const uint8_t key[64], const uint8_t *tweaks,
+                                                                                                     const uint8_t *in, uint8_t *out, size_t n)
 {
     int level = tf512_v13_csimd_auto_fly_full_level();
     (void)level;
@@ -22618,8 +22620,19 @@ void tf512_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const u
     tf512_v13_csimd_auto_fly_full_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
-void tf512_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
+void tf512_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
                                                   const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf512_v13_csimd_auto_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
+    tf512_v13_csimd_auto_fly_full_burn(10304); /* optimized: locals of scopes not open together share slots */
+#else
+    tf512_v13_csimd_auto_fly_full_burn(37568);
+#endif
+}
+
+static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full_decrypt_blocks_work(const uint8_t key[64], const uint8_t *tweaks,
+                                                                                                     const uint8_t *in, uint8_t *out, size_t n)
 {
     int level = tf512_v13_csimd_auto_fly_full_level();
     (void)level;
@@ -22639,6 +22652,17 @@ void tf512_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const u
     }
 #endif
     tf512_v13_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
+}
+
+void tf512_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
+                                                  const uint8_t *in, uint8_t *out, size_t n)
+{
+    tf512_v13_csimd_auto_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
+    tf512_v13_csimd_auto_fly_full_burn(10304); /* optimized: locals of scopes not open together share slots */
+#else
+    tf512_v13_csimd_auto_fly_full_burn(37568);
+#endif
 }
 
 int tf512_v13_csimd_auto_fly_full_cpu_supported(void)
