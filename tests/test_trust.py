@@ -458,16 +458,21 @@ def test_ct_column_passes_real_code_and_catches_a_planted_branch(monkeypatch, tm
     assert row.status == "FAIL" and "uninitialised" in row.detail, row.detail
 
 
-FRAME_CASES = [(cc, opt, bits) for cc in ("gcc", "clang") for opt in ("-O2", "-O3") for bits in (256, 512, 1024)]
+FRAME_CASES = [(cc, opt, bits, ("--isa", "auto")) for cc in ("gcc", "clang") for opt in ("-O2", "-O3")
+               for bits in (256, 512, 1024)] + [
+    # standalone paths with the most spills (state and subkeys beyond the 16 vector registers)
+    (cc, "-O2", 1024, extra) for cc in ("gcc", "clang") for extra in (
+        ("--isa", "avx2", "--interleave", "2"), ("--isa", "avx2", "--layout", "hybrid", "--interleave", "2"),
+        ("--isa", "sse2", "--keys", "table", "--unroll", "loop"))]
 
 
-@pytest.mark.parametrize("cc,opt,bits", FRAME_CASES, ids=lambda x: str(x))
-def test_optimized_wipe_covers_the_frames(cc, opt, bits, tmp_path):
+@pytest.mark.parametrize("cc,opt,bits,extra", FRAME_CASES, ids=lambda x: "-".join(x[1::2]) if isinstance(x, tuple) else str(x))
+def test_optimized_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     """Optimized builds wipe less (locals of scopes not open together share slots): the frames
     gcc and clang give every work function (-fstack-usage), plus the deepest static function it
     may call, fit in the bytes its wrapper wipes under __OPTIMIZE__.  The dispatcher holds every
     recommended SIMD path of the size, so this covers them all."""
-    d, stem = render(tmp_path, "--target", "c-simd", "--isa", "auto", "--size", str(bits), "--version", "1.3")
+    d, stem = render(tmp_path, "--target", "c-simd", *extra, "--size", str(bits), "--version", "1.3")
     src = (d / f"{stem}.c").read_text()
     wipes = dict(re.findall(r"\n\s+(\w+)_work\(key, \w+, in, out(?:, n)?\);\n(?:#if defined\(__OPTIMIZE__\)\n)?"
                             r"\s+\w+burn\((\d+)\);", src))
