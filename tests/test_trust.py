@@ -404,8 +404,9 @@ def _wine_row(monkeypatch, tmp_path, bits, edit=None):
 @needs_wine
 def test_win64_runs_under_wine_with_abi_and_unwind_checks(monkeypatch, tmp_path):
     """The Win64 object as Windows links it (unwind data kept) runs in a mingw-w64 harness under
-    wine through the ABI thunk, and RtlVirtualUnwind from every prologue point restores what the
-    prologue saved; a wrong unwind code and a register restored into another each FAIL."""
+    wine through the ABI thunk, and RtlVirtualUnwind from every prologue, body and epilogue point
+    restores what the prologue saved; a wrong unwind code and a register restored into another
+    each FAIL."""
     good = _wine_row(monkeypatch, tmp_path / "good", 1024)
     assert good.status == "PASS" and "RtlVirtualUnwind" in good.detail and good.checks > 1000, good.detail
 
@@ -416,8 +417,10 @@ def test_win64_runs_under_wine_with_abi_and_unwind_checks(monkeypatch, tmp_path)
     bad = _wine_row(monkeypatch, tmp_path / "unwind", 512, wrong_unwind)
     assert bad.status == "FAIL" and "unwind:" in bad.detail and "not restored" in bad.detail, bad.detail
 
+    # rsi popped into rax: the ABI thunk sees rsi corrupted, and the unwinder's epilogue points fail
     bad = _wine_row(monkeypatch, tmp_path / "abi", 512, lambda t: t.replace("    pop rsi\n", "    pop rax\n"))
     assert bad.status == "FAIL" and "rsi corrupted" in bad.detail, bad.detail
+    assert "epilogue is not add rsp / pop / ret" in bad.detail, bad.detail
 
 
 # ----------------------------------------------------------------------------- constant time
@@ -499,3 +502,42 @@ def test_optimized_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     for name, wiped in wipes.items():
         need = depth(f"{name}_work")
         assert need > 0 and need <= int(wiped), f"{name}: frames of the work function and its callees {need} > {wiped}"
+
+
+WIN64_FN = """f:
+    push rbp
+.pushed_1:
+    push rsi
+.pushed_2:
+    push r12
+.pushed_3:
+    sub rsp, 40
+.prolog_end:
+    mov rax, 1
+.done:
+    add rsp, 40
+    pop r12
+    pop rsi
+    pop rbp
+    ret
+.end:
+"""
+
+
+def test_unwind_points_cover_prologue_body_and_epilogue():
+    """The Win64 unwind check's points, read from the code: the epilogue points are counted back
+    from .end with the encodings' sizes (ret 1, pop r12 2, pop rsi/rbp 1, add rsp imm8 4) and
+    each expects what is still on the stack there."""
+    from threefish_gen.verify.abi import unwind_points
+    got = [(lab, back, alloc, pushes) for _, lab, back, alloc, pushes in unwind_points(WIN64_FN)]
+    assert got == [
+        ("f", 0, 0, []), ("f.pushed_1", 0, 0, ["rbp"]), ("f.pushed_2", 0, 0, ["rbp", "rsi"]),
+        ("f.pushed_3", 0, 0, ["rbp", "rsi", "r12"]), ("f.prolog_end", 0, 40, ["rbp", "rsi", "r12"]),
+        ("f.done", 0, 40, ["rbp", "rsi", "r12"]),
+        ("f.end", 1, 0, []), ("f.end", 2, 0, ["rbp"]), ("f.end", 3, 0, ["rbp", "rsi"]),
+        ("f.end", 5, 0, ["rbp", "rsi", "r12"]), ("f.end", 9, 40, ["rbp", "rsi", "r12"])]
+    # an epilogue the unwinder cannot recognise (work after the frame is released, pops out of
+    # order) becomes a point that fails its check
+    for broken in (WIN64_FN.replace("    pop r12\n", "    mov rax, 2\n    pop r12\n"),
+                   WIN64_FN.replace("    pop r12\n    pop rsi\n", "    pop rsi\n    pop r12\n")):
+        assert ("f.end", 1, -1, []) in [(lab, b, a, p) for _, lab, b, a, p in unwind_points(broken)]

@@ -161,40 +161,77 @@ def thunk_files(word_bits: int, workdir: Path, coff: bool = False) -> tuple[Path
 _GPR = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15")
 
 
-def prologue_points(asm_text: str) -> list[tuple[str, str, int, list[str]]]:
-    """From a Win64 .asm (read as code, not from its unwind data): every prologue point of every
-    function with unwind info: (function, label, bytes allocated, registers pushed so far)."""
-    points = []
-    fn, pushes, alloc, in_prologue = None, [], 0, False
+_LOW_GPR = ("rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi")
+
+
+def unwind_points(asm_text: str) -> list[tuple[str, str, int, int, list[str]]]:
+    """Every point of every function with unwind info where the unwinder must find the caller
+    (read from the code, not from its unwind data): (function, label, bytes before the label,
+    bytes allocated, registers pushed).  Prologue points (the entry, after each push, the end of
+    the prologue), body points (``.done``, ``.wipe``: the whole frame) and epilogue points,
+    counted back from ``.end`` (just after ``ret``): ``add rsp`` (the whole frame still), after
+    it, after each ``pop``, and the ``ret`` itself (nothing left: the return address on top).
+    An epilogue the Windows unwinder does not recognise (anything but ``add rsp``/``pop``/``ret``
+    after the frame is released) fails its points."""
+    points: list = []
+    fn, pushes, alloc, in_prologue, tail = None, [], 0, False, []
     for ln in asm_text.splitlines():
         m = re.match(r"^(\w+):", ln)
         if m:
-            fn, pushes, alloc, in_prologue = m.group(1), [], 0, True
-            points.append((fn, fn, 0, []))
+            fn, pushes, alloc, in_prologue, tail = m.group(1), [], 0, True, []
+            points.append((fn, fn, 0, 0, []))
             continue
-        if not in_prologue or fn is None:
+        if fn is None:
             continue
         s = ln.split(";")[0].strip()
-        if s.startswith("push "):
-            pushes.append(s.split()[1])
-        elif re.match(r"^sub rsp, \d+$", s):
-            alloc = int(s.split()[2])
-        elif s.startswith(".pushed_"):
-            points.append((fn, f"{fn}{s[:-1]}", 0, list(pushes)))
-        elif s == ".prolog_end:":
-            points.append((fn, f"{fn}.prolog_end", alloc, list(pushes)))
-            in_prologue = False
-        elif s == ".entry:":
-            points[-1] = (fn, fn, 0, [])
-    return [p for p in points if any(q[0] == p[0] and q[1].endswith(".prolog_end") for q in points)]
+        if in_prologue:
+            if s.startswith("push "):
+                pushes.append(s.split()[1])
+            elif re.match(r"^sub rsp, \d+$", s):
+                alloc = int(s.split()[2])
+            elif s.startswith(".pushed_"):
+                points.append((fn, f"{fn}{s[:-1]}", 0, 0, list(pushes)))
+            elif s == ".prolog_end:":
+                points.append((fn, f"{fn}.prolog_end", 0, alloc, list(pushes)))
+                in_prologue = False
+            elif s == ".entry:":
+                points[-1] = (fn, fn, 0, 0, [])
+            continue
+        if s in (".done:", ".wipe:"):
+            points.append((fn, f"{fn}{s[:-1]}", 0, alloc, list(pushes)))
+        elif s == ".end:" and tail and tail[-1] == "ret":
+            points.extend(_epilogue(fn, tail, alloc, pushes))
+        if s and not s.endswith(":"):
+            tail = (tail + [s])[-(len(pushes) + 3):]
+    with_info = {p[0] for p in points if p[1].endswith(".prolog_end")}
+    return [p for p in points if p[0] in with_info]
 
 
-UNWIND_C = r"""/* Win64 unwind data check (verify/abi.py): RtlVirtualUnwind from every prologue point. */
+def _epilogue(fn: str, tail: list[str], alloc: int, pushes: list[str]) -> list:
+    """Epilogue points of ``fn`` from its last instructions (``tail``, ending in ``ret``), as
+    byte offsets back from ``fn.end``; [] (so the check fails on it) unless the instructions
+    are the ones the code's prologue asks for: ``add rsp, alloc``, the pops in reverse, ``ret``."""
+    want = ([f"add rsp, {alloc}"] if alloc else []) + [f"pop {r}" for r in reversed(pushes)] + ["ret"]
+    if tail[-len(want):] != want:
+        return [(fn, f"{fn}.end", 1, -1, [])]       # unreadable epilogue: a point that cannot pass
+    back = 1
+    out = [(fn, f"{fn}.end", back, 0, [])]                      # at ret: the return address on top
+    for i, r in enumerate(pushes):          # at pop r (the last pop restores the first push)
+        back += 1 if r in _LOW_GPR else 2
+        out.append((fn, f"{fn}.end", back, 0, pushes[:i + 1]))
+    if alloc:
+        back += 4 if alloc < 128 else 7
+        out.append((fn, f"{fn}.end", back, alloc, list(pushes)))  # at add rsp: the whole frame
+    return out
+
+
+UNWIND_C = r"""/* Win64 unwind data check (verify/abi.py): RtlVirtualUnwind from every prologue, body and
+   epilogue point. */
 #include <windows.h>
 #include <stdio.h>
 #include <string.h>
 %(externs)s
-struct point { const char *name; const unsigned char *at; int alloc; int npush; const char *regs[8]; };
+struct point { const char *name; const unsigned char *label; int back; int alloc; int npush; const char *regs[8]; };
 static const struct point points[] = {
 %(points)s
 };
@@ -215,7 +252,13 @@ int main(void)
         KNONVOLATILE_CONTEXT_POINTERS nv;
         CONTEXT c;
         int j, k = (p->alloc + 8 * p->npush) / 8;
-        PRUNTIME_FUNCTION f = RtlLookupFunctionEntry((DWORD64)p->at, &base, NULL);
+        const unsigned char *at = p->label - p->back;
+        PRUNTIME_FUNCTION f = RtlLookupFunctionEntry((DWORD64)at, &base, NULL);
+        if (p->alloc < 0) {
+            printf("unwind: %%s: the epilogue is not add rsp / pop / ret as its prologue asks\n", p->name);
+            bad++;
+            continue;
+        }
         if (!f) {
             printf("unwind: %%s: no .pdata entry\n", p->name);
             bad++;
@@ -226,19 +269,19 @@ int main(void)
         memset(&c, 0, sizeof c);
         memset(&nv, 0, sizeof nv);
         c.Rsp = (DWORD64)s;
-        c.Rip = (DWORD64)p->at;
-        RtlVirtualUnwind(UNW_FLAG_NHANDLER, base, (DWORD64)p->at, f, &c, &data, &frame, &nv);
+        c.Rip = (DWORD64)at;
+        RtlVirtualUnwind(UNW_FLAG_NHANDLER, base, (DWORD64)at, f, &c, &data, &frame, &nv);
         if (c.Rip != s[k] || c.Rsp != (DWORD64)&s[k + 1]) {
-            printf("unwind: %%s: return address or stack pointer wrong\n", p->name);
+            printf("unwind: %%s-%%d: return address or stack pointer wrong\n", p->name, p->back);
             bad++;
         }
         for (j = 0; j < p->npush; j++)
             if (reg(&c, p->regs[j]) != s[p->alloc / 8 + p->npush - 1 - j]) {
-                printf("unwind: %%s: %%s not restored\n", p->name, p->regs[j]);
+                printf("unwind: %%s-%%d: %%s not restored\n", p->name, p->back, p->regs[j]);
                 bad++;
             }
     }
-    printf("unwind: %%u prologue points, %%d wrong\n", (unsigned)(sizeof points / sizeof points[0]), bad);
+    printf("unwind: %%u prologue, body and epilogue points, %%d wrong\n", (unsigned)(sizeof points / sizeof points[0]), bad);
     return bad != 0;
 }
 """
@@ -248,14 +291,14 @@ def unwind_check(asm: Path) -> str:
     """Export the prologue labels of the Win64 .asm (appended ``global`` lines) and return the C
     program that unwinds from each of them (expected: what the prologue code itself did)."""
     text = asm.read_text()
-    points = prologue_points(text)
-    labels = sorted({lab for _, lab, _, _ in points})
+    points = unwind_points(text)
+    labels = sorted({lab for _, lab, _, _, _ in points})
     asm.write_text(text + "\nsection .text\n" + "".join(f"global {lab}\n" for lab in labels))
     cname = {lab: "p_" + re.sub(r"\W", "_", lab) for lab in labels}
     externs = "\n".join(f'extern const unsigned char {cname[lab]}[] __asm__("{lab}");' for lab in labels)
     rows = []
-    for fn, lab, alloc, pushes in points:
+    for fn, lab, back, alloc, pushes in points:
         regs = ", ".join(f'"{r}"' for r in pushes) or "0"
-        rows.append(f'    {{ "{lab}", {cname[lab]}, {alloc}, {len(pushes)}, {{ {regs} }} }},')
+        rows.append(f'    {{ "{lab}", {cname[lab]}, {back}, {alloc}, {len(pushes)}, {{ {regs} }} }},')
     regs = "\n".join(f'    if (!strcmp(r, "{r}")) return c->{r.capitalize()};' for r in _GPR if r != "rsp")
     return UNWIND_C % dict(externs=externs, points="\n".join(rows), regs=regs)

@@ -157,16 +157,16 @@ def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
                       Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "threefish-gen" / "wine")
     prefix_dir.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, WINEPREFIX=str(prefix_dir), WINEDEBUG="-all")
-    ok, uout, _ = run_harness([wine(), str(uexe)], workdir, env=env)
-    if not ok:
-        return Row(label, build.name, "FAIL", _first_lines(uout, 4), time.monotonic() - t0)
+    # both programs run, so a row names every failure (the ABI thunk's and the unwinder's)
     ok, out, checks = run_harness([wine(), str(exe), "vectors.txt"], workdir, env=env)
-    if not ok:
-        return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    uok, uout, _ = run_harness([wine(), str(uexe)], workdir, env=env)
+    if not (ok and uok):
+        why = [_first_lines(out, 4)] * (not ok) + [_first_lines(uout, 4)] * (not uok)
+        return Row(label, build.name, "FAIL", " | ".join(why), time.monotonic() - t0, checks)
     points = next((ln.split()[1] for ln in uout.splitlines() if ln.startswith("unwind:")), "?")
     return Row(label, build.name, "PASS", f"{checks} checks (Windows harness under wine; callee-saved registers, "
                f"xmm6-15, stack pointer and DF checked after every call; RtlVirtualUnwind from {points} "
-               "prologue points)", time.monotonic() - t0, checks)
+               "prologue, body and epilogue points)", time.monotonic() - t0, checks)
 
 # Runs Win64-ABI code on Linux: the .asm rendered for --abi win64, its unwind tables left out,
 # assembled as elf64 and called through gcc's __attribute__((ms_abi)) declarations.
