@@ -443,7 +443,32 @@ def render(v, laid: dict) -> dict[str, str]:
                interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
     ctx["stackalloc"] = any("stackalloc" in ln for f in ctx["fn"].values()
                             for ln in f["arrays"] + f["blocks_arrays"] + [x for L in f["lanes"] for x in L["arrays"]])
-    return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
+    text = render_template("csharp/threefish.cs.j2", burn=0, **ctx)
+    if ctx["wipe"]:    # the wipe's size comes from the kernels as rendered
+        text = render_template("csharp/threefish.cs.j2", burn=burn_bytes(text), **ctx)
+    return {f"{cls}.cs": text}
+
+
+_CS_DECL = re.compile(r"^\s*(ulong|Vector128<ulong>|Vector256<ulong>|Vector512<ulong>) ([^=;(]+)[=;]")
+_CS_BYTES = {"ulong": 8, "Vector128<ulong>": 16, "Vector256<ulong>": 32, "Vector512<ulong>": 64}
+_CS_ALLOC = re.compile(r"stackalloc (ulong|byte)\[(\d+)\]")
+
+
+def burn_bytes(text: str) -> int:
+    """Bytes the C# wipe clears after a call: twice the most bytes of locals (and stackalloc
+    scratch) one method of ``text`` declares, plus 1 KiB, in 64-byte units."""
+    per: dict[str, int] = {}
+    name = ""
+    for ln in text.splitlines():
+        m = re.match(r"\s+(?:private|public) static \w+ (\w+)\(", ln)
+        if m:
+            name = m.group(1)
+        d = _CS_DECL.match(ln)
+        if d:
+            per[name] = per.get(name, 0) + _CS_BYTES[d.group(1)] * len(d.group(2).split(","))
+        for t, n in _CS_ALLOC.findall(ln):
+            per[name] = per.get(name, 0) + (8 if t == "ulong" else 1) * int(n)
+    return (2 * max(per.values(), default=0) + 1024 + 63) // 64 * 64
 
 
 def default_class(spec, layout: str) -> str:
