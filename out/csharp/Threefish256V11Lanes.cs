@@ -15,6 +15,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Runtime.Intrinsics.X86;
+using System.Security.Cryptography;
 
 namespace ThreefishGen;
 
@@ -68,12 +69,26 @@ public static class Threefish256V11Lanes
         return n;
     }
 
+    // Wipe (on by default; --no-wipe leaves it out): the kernels do not inline, so their frames
+    // (key, subkey, tweak and state words the JIT spilled) lie below the public method; after
+    // them Burn clears that much stack: twice the bytes the largest kernel's locals declare plus
+    // 1 KiB.  ZeroMemory is never elided.
+    private const int BurnBytes = 11392;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Burn()
+    {
+        Span<byte> stack = stackalloc byte[BurnBytes];
+        CryptographicOperations.ZeroMemory(stack);
+    }
+
     /// <summary>Encrypt one 32-byte block under key and 16-byte tweak.</summary>
     public static void Encrypt(ReadOnlySpan<byte> key, ReadOnlySpan<byte> tweak, ReadOnlySpan<byte> input, Span<byte> output)
     {
         CheckOne(key, tweak, input, output);
         EncryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
+        Burn();
     }
 
     /// <summary>Encrypt n = input.Length / BlockBytes independent blocks under one key; block i uses
@@ -103,8 +118,10 @@ public static class Threefish256V11Lanes
         if (done < n)
             EncryptBlocksScalar(ref k, ref Unsafe.Add(ref t, done * TweakBytes), ref Unsafe.Add(ref s, done * BlockBytes),
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
+        Burn();
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4;
@@ -794,6 +811,7 @@ public static class Threefish256V11Lanes
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptBlocksScalar(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int n)
     {
         ulong k0, k1, k2, k3, k4;
@@ -3321,6 +3339,7 @@ public static class Threefish256V11Lanes
     }
 
     // 8 blocks per lane group (3 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptLanes512(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector512<ulong> k0, k1, k2, k3, k4;
@@ -5924,6 +5943,7 @@ public static class Threefish256V11Lanes
     }
 
     // 4 blocks per lane group (3 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptLanes256(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector256<ulong> k0, k1, k2, k3, k4;
@@ -8532,6 +8552,7 @@ public static class Threefish256V11Lanes
         CheckOne(key, tweak, input, output);
         DecryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
+        Burn();
     }
 
     /// <summary>Decrypt n = input.Length / BlockBytes independent blocks under one key; block i uses
@@ -8561,8 +8582,10 @@ public static class Threefish256V11Lanes
         if (done < n)
             DecryptBlocksScalar(ref k, ref Unsafe.Add(ref t, done * TweakBytes), ref Unsafe.Add(ref s, done * BlockBytes),
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
+        Burn();
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4;
@@ -9252,6 +9275,7 @@ public static class Threefish256V11Lanes
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptBlocksScalar(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int n)
     {
         ulong k0, k1, k2, k3, k4;
@@ -11779,6 +11803,7 @@ public static class Threefish256V11Lanes
     }
 
     // 8 blocks per lane group (3 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptLanes512(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector512<ulong> k0, k1, k2, k3, k4;
@@ -14382,6 +14407,7 @@ public static class Threefish256V11Lanes
     }
 
     // 4 blocks per lane group (3 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptLanes256(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector256<ulong> k0, k1, k2, k3, k4;

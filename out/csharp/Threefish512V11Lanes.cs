@@ -15,6 +15,7 @@ using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using System.Runtime.Intrinsics;
 using System.Runtime.Intrinsics.X86;
+using System.Security.Cryptography;
 
 namespace ThreefishGen;
 
@@ -68,12 +69,26 @@ public static class Threefish512V11Lanes
         return n;
     }
 
+    // Wipe (on by default; --no-wipe leaves it out): the kernels do not inline, so their frames
+    // (key, subkey, tweak and state words the JIT spilled) lie below the public method; after
+    // them Burn clears that much stack: twice the bytes the largest kernel's locals declare plus
+    // 1 KiB.  ZeroMemory is never elided.
+    private const int BurnBytes = 8704;
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void Burn()
+    {
+        Span<byte> stack = stackalloc byte[BurnBytes];
+        CryptographicOperations.ZeroMemory(stack);
+    }
+
     /// <summary>Encrypt one 64-byte block under key and 16-byte tweak.</summary>
     public static void Encrypt(ReadOnlySpan<byte> key, ReadOnlySpan<byte> tweak, ReadOnlySpan<byte> input, Span<byte> output)
     {
         CheckOne(key, tweak, input, output);
         EncryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
+        Burn();
     }
 
     /// <summary>Encrypt n = input.Length / BlockBytes independent blocks under one key; block i uses
@@ -103,8 +118,10 @@ public static class Threefish512V11Lanes
         if (done < n)
             EncryptBlocksScalar(ref k, ref Unsafe.Add(ref t, done * TweakBytes), ref Unsafe.Add(ref s, done * BlockBytes),
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
+        Burn();
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -1319,6 +1336,7 @@ public static class Threefish512V11Lanes
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptBlocksScalar(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int n)
     {
         ulong k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -2538,6 +2556,7 @@ public static class Threefish512V11Lanes
     }
 
     // 8 blocks per lane group (1 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptLanes512(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector512<ulong> k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -3811,6 +3830,7 @@ public static class Threefish512V11Lanes
     }
 
     // 4 blocks per lane group (1 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void EncryptLanes256(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector256<ulong> k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -5071,6 +5091,7 @@ public static class Threefish512V11Lanes
         CheckOne(key, tweak, input, output);
         DecryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
+        Burn();
     }
 
     /// <summary>Decrypt n = input.Length / BlockBytes independent blocks under one key; block i uses
@@ -5100,8 +5121,10 @@ public static class Threefish512V11Lanes
         if (done < n)
             DecryptBlocksScalar(ref k, ref Unsafe.Add(ref t, done * TweakBytes), ref Unsafe.Add(ref s, done * BlockBytes),
                     ref Unsafe.Add(ref d, done * BlockBytes), n - done);
+        Burn();
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)
     {
         ulong k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -6316,6 +6339,7 @@ public static class Threefish512V11Lanes
         }
     }
 
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptBlocksScalar(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int n)
     {
         ulong k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -7535,6 +7559,7 @@ public static class Threefish512V11Lanes
     }
 
     // 8 blocks per lane group (1 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptLanes512(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector512<ulong> k0, k1, k2, k3, k4, k5, k6, k7, k8;
@@ -8808,6 +8833,7 @@ public static class Threefish512V11Lanes
     }
 
     // 4 blocks per lane group (1 group(s) per pass), word i of block b in lane b of vector i.
+    [MethodImpl(MethodImplOptions.NoInlining)]  // wipe: Burn clears where its frame was
     private static void DecryptLanes256(ref byte key, ref byte tweaks, ref byte src, ref byte dst, int groups)
     {
         Vector256<ulong> k0, k1, k2, k3, k4, k5, k6, k7, k8;
