@@ -11,7 +11,8 @@ from .. import asm
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass
+from .base import (ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, scalar_chain,
+                   scalar_work)
 
 ALWAYS = ("abi", "strategy")     # target options kept in Variant.extra (and names) even at their default
 
@@ -234,6 +235,24 @@ class Nasm(Target):
             return []
         return [(v, "nasm") for v in self.variants("recommended" if quick else "all", [spec])
                 if self.nasm_format(v) != "win64"]
+
+    def bound_work(self, v, flags=frozenset()):
+        """Words in GPRs, or one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
+        + or); the lanes and packed layouts are not modelled."""
+        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
+            return None
+        isa = v.get("isa", "gpr")
+        if isa == "gpr":
+            return scalar_work(v, 1)
+        return scalar_work(v, 1, 128, 3) if isa == "sse2" else None
+
+    def chain_bound(self, v, model):
+        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
+            return None
+        isa = v.get("isa", "gpr")
+        if isa == "gpr":
+            return scalar_chain(v, model)
+        return scalar_chain(v, model, 128, 3) if isa == "sse2" else None
 
     def bench_name(self, v, cc):
         d = dict(v.extra)
