@@ -391,14 +391,14 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
             if not rows:
                 continue
             print(f"\nC# Threefish-{bits} {mode}", file=stream)
-            print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8}", file=stream)
+            print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}", file=stream)
             for r in rows:
                 extra = ""
                 if "agrees_with_reference" in r:
                     extra = "  output " + ("matches" if r["agrees_with_reference"] else "DIFFERS FROM") + \
                         " the generated v1.3 class"
                 print(f"  {r['name']:<52} {r['cpb']:7.2f} {_ratio(r.get('vs_c')):>7} "
-                      f"{_ratio(r.get('vs_peer')):>8}{extra}", file=stream)
+                      f"{_ratio(r.get('vs_peer')):>8} {'-':>6} {'-':>7}{extra}", file=stream)
     for r in cs_rows:
         if r.get("cpb") is None:
             print(f"SKIPPED {r['name']}: {r.get('skipped')}", file=stream)
@@ -434,10 +434,10 @@ def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list
         out += ["## Goals (NASM)", "", "```"] + g + ["```", ""]
     got = [r for r in cs_rows if r.get("cpb") is not None]
     if got:
-        out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer |",
-                "|---|---:|---|---:|---:|---:|"]
+        out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer | bound | x bound |",
+                "|---|---:|---|---:|---:|---:|---:|---:|"]
         out += [f"| {r['name']} | {r['bits']} | {r['mode']} | {r['cpb']:.2f} | {_ratio(r.get('vs_c'))} | "
-                f"{_ratio(r.get('vs_peer'))} |"
+                f"{_ratio(r.get('vs_peer'))} | - | - |"
                 for r in sorted(got, key=lambda r: (r["bits"], r["mode"], r["cpb"]))]
         out.append("")
     skipped = notes + info.get("fail", []) + [f"SKIPPED {r['name']}: {r.get('skipped')}"
