@@ -18,8 +18,9 @@ the previous output: latency).
 
 Every table has, per row, the ratio to scalar C (the recommended option set built with gcc,
 always measured) and to the best peer of the same size and mode, and for SIMD C the
-operation counts its layout reports.  Everything also goes to ``build/bench.json`` and a
-markdown summary ``build/bench.md``.
+operation counts its layout reports; every generated row its bound on this CPU's port model and
+``x bound`` (``bench_bounds.py``), and each size and mode a ``dispatcher / best variant`` line.
+Everything also goes to ``build/bench.json`` and a markdown summary ``build/bench.md``.
 """
 from __future__ import annotations
 

@@ -237,14 +237,27 @@ class Nasm(Target):
                 if self.nasm_format(v) != "win64"]
 
     def bound_work(self, v, flags=frozenset()):
-        """Words in GPRs, or one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
-        + or); the lanes and packed layouts are not modelled."""
+        """Words in GPRs; one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
+        + or); lanes (avx2: 4 blocks per ymm, rotate = 2 shifts + or; avx512: 8 per zmm, vprolq),
+        whose gathers and scatters count one load or store per lane.  Packed: not modelled."""
         if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
             return None
         isa = v.get("isa", "gpr")
         if isa == "gpr":
             return scalar_work(v, 1)
-        return scalar_work(v, 1, 128, 3) if isa == "sse2" else None
+        if isa == "sse2":
+            return scalar_work(v, 1, 128, 3)
+        lanes = {"avx2": 4, "avx512": 8}.get(isa)
+        if lanes is None:
+            return None
+        work = scalar_work(v, 1, 64 * lanes, 1 if isa == "avx512" else 3)
+        work.blocks = lanes
+        words_in, words_out = v.spec.nw + 2, v.spec.nw        # block and tweak words; block words
+        work.counts["vload"] -= words_in
+        work.counts["vstore"] -= words_out
+        work.add("load", words_in * lanes, uops=0)
+        work.add("store", words_out * lanes, uops=0)
+        return work
 
     def chain_bound(self, v, model):
         if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
