@@ -95,6 +95,21 @@ def test_json_ratios_and_op_counts(quick_run):
     assert "SKIPPED nasm-x86" in md
 
 
+def test_every_generated_row_has_its_bound(quick_run):
+    """Bounds (bench_bounds.py): scalar C rows of both modes have one, x bound = cpb / bound;
+    peers show '-' (None in the JSON); the port model is named."""
+    out, data, md = quick_run
+    assert data["port_model"].startswith("port model ")
+    for r in data["results"]:
+        if r["kind"] == "peer":
+            assert r["bound"] is None and r["x_bound"] is None
+        elif r["target"] == "c":
+            assert r["bound"] > 0 and r["x_bound"] == pytest.approx(r["cpb"] / r["bound"], rel=1e-2)
+    ref = _row(out, "Threefish-256 chained", REF)
+    assert ref[-1].endswith("x") and float(ref[-2]) > 0                # bound, x bound columns
+    assert "| bound | x bound |" in md
+
+
 def test_bench_draws_its_chart_from_the_json(quick_run):
     """PNG + SVG beside the JSON (matplotlib from Debian); the chart's bars are the fastest row per
     target and each peer, the same figures as the JSON's rows."""

@@ -18,8 +18,9 @@ the previous output: latency).
 
 Every table has, per row, the ratio to scalar C (the recommended option set built with gcc,
 always measured) and to the best peer of the same size and mode, and for SIMD C the
-operation counts its layout reports.  Everything also goes to ``build/bench.json`` and a
-markdown summary ``build/bench.md``.
+operation counts its layout reports; every generated row its bound on this CPU's port model and
+``x bound`` (``bench_bounds.py``), and each size and mode a ``dispatcher / best variant`` line.
+Everything also goes to ``build/bench.json`` and a markdown summary ``build/bench.md``.
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
+from threefish_gen.bench_bounds import annotate as bounds_annotate
+from threefish_gen.bench_bounds import bound_text, dispatcher_lines, dispatcher_names, row_bounds, this_model
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import Variant, render_variant, write_files
@@ -64,6 +67,9 @@ class Result:
     vs_c: float | None = None
     vs_peer: float | None = None
     ops: dict = field(default_factory=dict)
+    bound: float | None = None      # c/B on this CPU's port model (bench_bounds.py)
+    bound_by: str = ""              # what binds: ports, 'front end' or 'latency'
+    x_bound: float | None = None    # cpb / bound
 
 
 # --------------------------------------------------------------------------- rows
@@ -306,11 +312,12 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
             title += f" (scalar C: {ref.name} {ref.cpb:.2f}" if ref else " (no scalar C row"
             title += f"; best peer: {best.name} {best.cpb:.2f})" if best else "; no peer)"
             print(f"\n{title}", file=stream)
-            print(f"  {'row':<46} {unit:>7} {'min':>7} {'vs C':>7} {'vs peer':>8}  op counts per block",
-                  file=stream)
+            print(f"  {'row':<46} {unit:>7} {'min':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}"
+                  "  op counts per block", file=stream)
             for r in rows:
+                b, xb = bound_text(r)
                 print(f"  {r.name:<46} {r.cpb:7.2f} {r.cpb_min:7.2f} {_ratio(r.vs_c):>7} "
-                      f"{_ratio(r.vs_peer):>8}  {ops_text(r.ops)}".rstrip(), file=stream)
+                      f"{_ratio(r.vs_peer):>8} {b:>6} {xb:>7}  {ops_text(r.ops)}".rstrip(), file=stream)
     # clang vs gcc for the same variant
     pairs = []
     for r in results:
@@ -323,6 +330,10 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
         print("\nclang / gcc (same C source)", file=stream)
         for g, c in pairs:
             print(f"  Threefish-{g.bits:<5} {g.name[:-4]:<40} {g.mode:<8} {c.cpb / g.cpb:5.2f}x", file=stream)
+    if info.get("dispatch"):
+        print("\ndispatcher / best variant (fastest verified generated C-ABI row; informational)", file=stream)
+        for ln in info["dispatch"]:
+            print(ln, file=stream)
     g = goals(results)
     if g:
         print("\ngoals (issue 4; medians above, noisy machine)", file=stream)
@@ -381,14 +392,14 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
             if not rows:
                 continue
             print(f"\nC# Threefish-{bits} {mode}", file=stream)
-            print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8}", file=stream)
+            print(f"  {'row':<52} {'cpb':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}", file=stream)
             for r in rows:
                 extra = ""
                 if "agrees_with_reference" in r:
                     extra = "  output " + ("matches" if r["agrees_with_reference"] else "DIFFERS FROM") + \
                         " the generated v1.3 class"
                 print(f"  {r['name']:<52} {r['cpb']:7.2f} {_ratio(r.get('vs_c')):>7} "
-                      f"{_ratio(r.get('vs_peer')):>8}{extra}", file=stream)
+                      f"{_ratio(r.get('vs_peer')):>8} {'-':>6} {'-':>7}{extra}", file=stream)
     for r in cs_rows:
         if r.get("cpb") is None:
             print(f"SKIPPED {r['name']}: {r.get('skipped')}", file=stream)
@@ -404,27 +415,30 @@ METHOD = ("core clock estimated around each sample from a chain of dependent add
 def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list[str]) -> str:
     out = ["# threefish-gen benchmark", "",
            f"CPU: {info.get('cpu', '?')}; estimated core clock {info.get('clock', '?')} GHz.", "",
-           "Method: " + METHOD, ""]
+           "Method: " + METHOD, "", f"Bounds: {info.get('model', '?')} (docs/bench.md, \"Bounds\"); "
+           "bulk: throughput of encrypt_blocks; chained: one call, its dependency chain or its throughput.", ""]
     for bits in sorted({r.bits for r in results}):
         for mode in ("bulk", "chained"):
             rows = sorted((r for r in results if r.bits == bits and r.mode == mode), key=lambda r: r.cpb)
             if not rows:
                 continue
             out += [f"## Threefish-{bits} {mode}", "",
-                    "| row | c/B (median) | min | vs scalar C | vs best peer | op counts per block |",
-                    "|---|---:|---:|---:|---:|---|"]
+                    "| row | c/B (median) | min | vs scalar C | vs best peer | bound | x bound | op counts per block |",
+                    "|---|---:|---:|---:|---:|---:|---:|---|"]
             out += [f"| {r.name} | {r.cpb:.2f} | {r.cpb_min:.2f} | {_ratio(r.vs_c)} | {_ratio(r.vs_peer)} | "
-                    f"{ops_text(r.ops)} |" for r in rows]
+                    f"{' | '.join(bound_text(r))} | {ops_text(r.ops)} |" for r in rows]
             out.append("")
+    if info.get("dispatch"):
+        out += ["## Dispatcher / best variant", "", "```"] + info["dispatch"] + ["```", ""]
     g = goals(results)
     if g:
         out += ["## Goals (NASM)", "", "```"] + g + ["```", ""]
     got = [r for r in cs_rows if r.get("cpb") is not None]
     if got:
-        out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer |",
-                "|---|---:|---|---:|---:|---:|"]
+        out += ["## C#", "", "| row | size | mode | c/B (median) | vs scalar C | vs best peer | bound | x bound |",
+                "|---|---:|---|---:|---:|---:|---:|---:|"]
         out += [f"| {r['name']} | {r['bits']} | {r['mode']} | {r['cpb']:.2f} | {_ratio(r.get('vs_c'))} | "
-                f"{_ratio(r.get('vs_peer'))} |"
+                f"{_ratio(r.get('vs_peer'))} | - | - |"
                 for r in sorted(got, key=lambda r: (r["bits"], r["mode"], r["cpb"]))]
         out.append("")
     skipped = notes + info.get("fail", []) + [f"SKIPPED {r['name']}: {r.get('skipped')}"
@@ -470,6 +484,12 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     if sizes:
         results = [r for r in results if r.bits in set(sizes)]
     annotate(results, {name: v.target for name, v, _ in entries}, ops)
+    from threefish_gen.verify.runner import cpu_flags
+    model = this_model()
+    bounds_annotate(results, row_bounds(entries, model, cpu_flags()))
+    info["model"] = f"port model {model.key}: {model.name}"
+    info["dispatch"] = dispatcher_lines(results, dispatcher_names(entries))
+    print(f"bounds: {info['model']}", file=stream)
     print("method: " + METHOD, file=stream)
     table(results, info, stream)
     cs_rows: list[dict] = []
@@ -488,6 +508,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps({
             "cpu": info.get("cpu"), "clock_ghz": info.get("clock"), "method": METHOD,
+            "port_model": info.get("model"), "dispatcher_vs_best": info.get("dispatch", []),
             "reference": {str(b): reference_name(b) for b in sorted({r.bits for r in results})},
             "results": [r.__dict__ for r in results], "dotnet": cs_rows,
             "notes": notes, "fail": info["fail"]}, indent=2) + "\n")

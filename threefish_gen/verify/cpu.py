@@ -39,3 +39,23 @@ def cpu_flags() -> frozenset:
     return _proc_flags() - hidden_flags()
 
 
+
+
+@lru_cache(maxsize=None)
+def cpu_identity() -> tuple[str, int, int]:
+    """(vendor_id, cpu family, model) of this machine from /proc/cpuinfo; ('', 0, 0) where unknown."""
+    got: dict = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, val = line.partition(":")
+            key = key.strip()
+            if key in ("vendor_id", "cpu family", "model") and key not in got:
+                got[key] = val.strip()
+            if len(got) == 3:
+                break
+    except OSError:
+        pass
+    try:
+        return got.get("vendor_id", ""), int(got.get("cpu family", "0")), int(got.get("model", "0"))
+    except ValueError:
+        return got.get("vendor_id", ""), 0, 0

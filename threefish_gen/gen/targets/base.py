@@ -5,10 +5,10 @@ code outside this folder compares target names.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
-from .. import skein
+from .. import bounds, skein
 from ..errors import GenError
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options, describe
@@ -104,6 +104,22 @@ def run_passes(passes: list[Pass], v: Variant):
             raise GenError(f"internal: pass {p.name!r} of {v.target} has nothing to run")
         ir = p.run(v, ir)
     return ir
+
+
+def scalar_work(v: Variant, blocks: int, bits: int = 64, rotate_ops: int = 1):
+    """Work of ``blocks`` interleaved blocks of the described encrypt Program (gen/bounds.py)."""
+    return bounds.program_work(describe(v.spec, replace(v.options, interleave=blocks), "encrypt", blocks),
+                               bits, rotate_ops)
+
+
+def scalar_chain(v: Variant, model, bits: int = 64, rotate_ops: int = 1) -> tuple[float, str]:
+    """(cycles, what binds) of one single-block encrypt call of the described Program on port
+    model ``model``: its dependency chain ('latency') or, where more, the ports or front end its
+    operations need (gen/bounds.py)."""
+    prog = describe(v.spec, replace(v.options, interleave=1), "encrypt", 1)
+    lat = bounds.latency_cycles(prog, model, bits > 64, rotate_ops)
+    thr, what = bounds.throughput_cycles(bounds.program_work(prog, bits, rotate_ops, setup=True), model)
+    return (lat, "latency") if lat >= thr else (thr, what)
 
 
 def describe_pass(needs: Callable, what: str = "Program (gen/threefish.py)") -> Pass:
@@ -256,6 +272,22 @@ class Target:
         """Commands that turn the rendered files into one object (bench links it)."""
         src = f"{src_dir}/{v.stem}.c"
         return [[cc, "-O2", "-std=c99", f"-I{src_dir}", "-c", src, "-o", str(obj)]]
+
+    def bound_work(self, v: Variant, flags=frozenset()):
+        """The operations of one pass of the variant's encrypt_blocks (gen/bounds.py Work) on a
+        CPU with these /proc/cpuinfo ``flags``, for the throughput bound of its bulk bench rows;
+        None where the model cannot say."""
+        return None
+
+    def chain_bound(self, v: Variant, model) -> tuple[float, str] | None:
+        """(cycles, what binds) of one single-block encrypt call on port model ``model``
+        (gen/ports.py; :func:`scalar_chain`), for the bound of its chained bench rows (each call's
+        input is the previous output: latency); None where not modelled."""
+        return None
+
+    def is_dispatcher(self, v: Variant) -> bool:
+        """Whether the variant picks its path at run time (bench: ``dispatcher / best variant``)."""
+        return False
 
     def bench_variants(self, spec: Spec, quick: bool, asked: set) -> list:
         """(variant, compiler) pairs ``make bench`` times for this target when ``asked`` (the

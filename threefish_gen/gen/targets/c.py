@@ -14,7 +14,7 @@ from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
-                   ubi_pass, without_default_annotate, without_default_primitive)
+                   scalar_chain, scalar_work, ubi_pass, without_default_annotate, without_default_primitive)
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -115,6 +115,12 @@ class C(Target):
             return [(self.variant(spec, RECOMMENDED[spec.bits]), "gcc")]
         sets = [RECOMMENDED[spec.bits]] if quick else option_sets(spec)
         return [(self.variant(spec, o), cc) for o in sets for cc in ("gcc", "clang")]
+
+    def bound_work(self, v, flags=frozenset()):
+        return None if is_skein(v) else scalar_work(v, v.options.interleave)
+
+    def chain_bound(self, v, model):
+        return None if is_skein(v) else scalar_chain(v, model)
 
     def passes(self, v):
         if is_skein(v):

@@ -7,13 +7,14 @@ recommended paths below and scalar C.  Rendering: gen/render_simd.py (drivers) a
 gen/printers/c_simd.py (instruction tables)."""
 from __future__ import annotations
 
+from .. import bounds
 from ..errors import GenError
 from ..printers.c_simd import packed_width
 from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd, skein_lanes_kernel
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
 from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
-                   ubi_pass, without_default_annotate)
+                   scalar_chain, scalar_work, ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
 from .c import render_skein, skein_context
 
@@ -225,6 +226,38 @@ class CSimd(Target):
         if v.options.unroll == "loop" and got:
             got["static"] = 1     # counted over the emitted loop body, not per executed block
         return got
+
+    def is_dispatcher(self, v):
+        return v.get("isa") == "auto"
+
+    def bound_work(self, v, flags=frozenset()):
+        """The vector loop's work from the layout's counts (hybrid: plus its scalar blocks); the
+        dispatcher: that of the path it picks on a CPU with ``flags`` (none: scalar C)."""
+        if is_skein(v):
+            return None
+        if v.get("isa") == "auto":
+            fits = [p for p in self.paths(v.spec) if set(ISAS[p.get("isa")].features) <= set(flags)
+                    and ISAS[p.get("isa")].family is None]
+            if not fits:
+                return scalar_work(v, v.options.interleave)
+            v = max(fits, key=lambda p: ISAS[p.get("isa")].level)
+        isa = ISAS[v.get("isa")]
+        if isa.family is not None:          # NEON: no port model
+            return None
+        counts = self.op_counts(v)
+        if counts.get("static"):            # counted over a loop body, not per executed block
+            return None
+        hybrid = v.get("layout") == "hybrid"
+        vector_blocks = counts["blocks per pass"] - (v.options.interleave if hybrid else 0)
+        work = bounds.layout_work(counts, vector_blocks, isa.bits, v.spec.nw)
+        return work.merge(scalar_work(v, v.options.interleave)) if hybrid else work
+
+    def chain_bound(self, v, model):
+        """Single-block calls run the scalar body of the same description (layout packed: its
+        own one-block vector code, not modelled)."""
+        if is_skein(v) or v.get("layout") == "packed":
+            return None
+        return scalar_chain(v, model)
 
     def bench_variants(self, spec, quick, asked):
         if self.name not in asked:

@@ -11,7 +11,8 @@ from .. import asm
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..threefish import Options
-from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass
+from .base import (ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, scalar_chain,
+                   scalar_work)
 
 ALWAYS = ("abi", "strategy")     # target options kept in Variant.extra (and names) even at their default
 
@@ -234,6 +235,37 @@ class Nasm(Target):
             return []
         return [(v, "nasm") for v in self.variants("recommended" if quick else "all", [spec])
                 if self.nasm_format(v) != "win64"]
+
+    def bound_work(self, v, flags=frozenset()):
+        """Words in GPRs; one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
+        + or); lanes (avx2: 4 blocks per ymm, rotate = 2 shifts + or; avx512: 8 per zmm, vprolq),
+        whose gathers and scatters count one load or store per lane.  Packed: not modelled."""
+        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
+            return None
+        isa = v.get("isa", "gpr")
+        if isa == "gpr":
+            return scalar_work(v, 1)
+        if isa == "sse2":
+            return scalar_work(v, 1, 128, 3)
+        lanes = {"avx2": 4, "avx512": 8}.get(isa)
+        if lanes is None:
+            return None
+        work = scalar_work(v, 1, 64 * lanes, 1 if isa == "avx512" else 3)
+        work.blocks = lanes
+        words_in, words_out = v.spec.nw + 2, v.spec.nw        # block and tweak words; block words
+        work.counts["vload"] -= words_in
+        work.counts["vstore"] -= words_out
+        work.add("load", words_in * lanes, uops=0)
+        work.add("store", words_out * lanes, uops=0)
+        return work
+
+    def chain_bound(self, v, model):
+        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
+            return None
+        isa = v.get("isa", "gpr")
+        if isa == "gpr":
+            return scalar_chain(v, model)
+        return scalar_chain(v, model, 128, 3) if isa == "sse2" else None
 
     def bench_name(self, v, cc):
         d = dict(v.extra)
