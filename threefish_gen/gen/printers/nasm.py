@@ -86,7 +86,13 @@ class Frame:
         self.abi, self.isa = abi, isa
         regs = {r for rs in alloc.used.values() for r in rs}
         self.pushes = isa.abi.pushes(regs)
-        keys = [k for k in alloc.slots if k[0] != "arg"]
+        # the most used slots first: [rsp + disp8] (offsets below 128) is 3 bytes shorter than disp32
+        uses: dict = {}
+        for op in alloc.code:
+            for x in (op.dst, op.src):
+                if isinstance(x, Slot):
+                    uses[x.key] = uses.get(x.key, 0) + 1
+        keys = sorted((k for k in alloc.slots if k[0] != "arg"), key=lambda k: -uses.get(k, 0))
         self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
         size = len(keys) * isa.slot_bytes
         # the return address and the pushes sit above the frame; keep the stack pointer aligned
