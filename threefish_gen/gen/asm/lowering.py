@@ -145,6 +145,7 @@ def fuse_injections(ops: list, key_values=frozenset()) -> tuple[list, list]:
     out: list = []
     setup: list = []
     hoisted: set = set()
+    sums: dict = {}               # the terms of a sum -> the value that holds it (computed once)
     count = 0
     i = 0
     while i < len(ops):
@@ -183,10 +184,13 @@ def fuse_injections(ops: list, key_values=frozenset()) -> tuple[list, list]:
                     setup += [Op("mov", "kcs", srcs[0]), Op("add", "kcs", srcs[1]), Op("store", "kcs", slot)]
                 out.append(Op(o.kind, o.dst, slot, tag))
                 continue
-            count += 1
-            name = f"sk{count}"
-            out.append(Op("mov", name, srcs[0], tag))
-            out.extend(Op("add", name, a, tag) for a in srcs[1:])
+            key = tuple(sorted(map(str, srcs)))
+            name = sums.get(key)
+            if name is None:
+                count += 1
+                name = sums[key] = f"sk{count}"
+                out.append(Op("mov", name, srcs[0], tag))
+                out.extend(Op("add", name, a, tag) for a in srcs[1:])
             out.append(Op(o.kind, o.dst, name, tag))
         i = j
     if setup:
