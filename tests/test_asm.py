@@ -109,7 +109,9 @@ def test_every_strategy_accepted_by_checker(config, bits):
                     continue
                 prog = describe(v.spec, v.options, direction, 1)
                 packed = kw.get("layout") == "packed" and not tail
-                ops = ra.lower_packed(prog, isa) if packed else ra.lower(prog, isa, kw.get("schedule", "description"))
+                lanes = kw.get("isa") in ("avx2", "avx512") and not tail
+                lower = ra.lower_packed if packed else ra.lower_lanes if lanes else ra.lower
+                ops = lower(prog, isa) if packed else lower(prog, isa, kw.get("schedule", "description"))
                 check(ops, isa, alloc)
                 accepted += 1
     assert accepted >= 4          # belady and linear-scan, both directions
@@ -174,9 +176,9 @@ def test_spill_to_wrong_slot_rejected():
 
 
 def test_carried_value_clobbered_across_back_edge_rejected():
-    """256 bits, linear scan: the key words keep their registers around the block loop; a move
-    into one of them just before the loop closes breaks the next block."""
-    ops, isa, alloc = real(256, strategy="linear-scan")
+    """256 bits, linear scan, subkey table: the key words keep their registers around the block
+    loop; a move into one of them just before the loop closes breaks the next block."""
+    ops, isa, alloc = real(256, strategy="linear-scan", keys_table=True)
     value = min((v for v in ra.carried(ops) if v.startswith("k") and v in alloc.homes), key=ra.natural)
     kreg = alloc.homes[value][0]
     broken = copy.deepcopy(alloc)
@@ -204,7 +206,7 @@ def test_pinned_value_moved_rejected():
 def test_register_outside_the_frame_rejected():
     """A register the allocation does not list would not be saved by the frame; Win64's
     xmm6-15 are callee-saved and no frame here saves them."""
-    ops, isa, alloc = real(256, abi="win64")
+    ops, isa, alloc = real(256, abi="win64", keys_table=True)
     assert "r15" not in alloc.used["gpr"]
     broken = copy.deepcopy(alloc)
     broken.code.insert(0, AOp("mov", "gpr", Reg("r15"), Reg(isa.arg_regs["key"]), "", "move"))

@@ -30,9 +30,10 @@ class NasmX64(Nasm):
                     (("abi", "sysv"), ("isa", "sse2"), ("layout", "packed"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))])
-    # --interleave (words in GPRs): the recommended count per size (measured: docs/nasm.md), and
-    # the interleaved variants verify --set all adds (each size)
-    recommended_interleave = {}
+    # --interleave (words in GPRs): the recommended count per size (measured, docs/nasm.md: 2 blocks
+    # win for 256 bits; from 512 bits on the second block's words spill and 1 is faster), and the
+    # interleaved variants verify --set all adds (each size)
+    recommended_interleave = {256: 2}
     all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
 
     # ---------------------------------------------------------------- Skein (--primitive skein)
