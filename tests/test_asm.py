@@ -107,11 +107,7 @@ def test_every_strategy_accepted_by_checker(config, bits):
                 except GenError as e:
                     assert strategy == "named" and "cannot allocate" in str(e), e
                     continue
-                prog = describe(v.spec, v.options, direction, 1)
-                packed = kw.get("layout") == "packed" and not tail
-                lanes = kw.get("isa") in ("avx2", "avx512") and not tail
-                lower = ra.lower_packed if packed else ra.lower_lanes if lanes else ra.lower
-                ops = lower(prog, isa) if packed else lower(prog, isa, kw.get("schedule", "description"))
+                _, ops = get_target(v.target).lowered(v, direction, tail=tail)
                 check(ops, isa, alloc)
                 accepted += 1
     assert accepted >= 4          # belady and linear-scan, both directions

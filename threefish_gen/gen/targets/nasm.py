@@ -171,13 +171,15 @@ class Nasm(Target):
                 isa = asm.isa_for(no.machine, no.abi, "rol", "gpr")
                 out[(d, part)] = (isa, asm.lower(prog, isa), "belady")
                 continue
+            # named keeps every value in one register for its whole life: subkey sums are not kept
+            # for the next injection there (longer lives would not fit the words)
             isa = asm.isa_for(no.machine, no.abi, no.rotate, no.words, no.layout)
             if no.layout == "packed":
                 ops = asm.lower_packed(prog, isa)
             elif isa.lanes > 1:
                 ops = asm.lower_lanes(prog, isa, no.schedule)
             else:
-                ops = asm.lower(prog, isa, no.schedule)
+                ops = asm.lower(prog, isa, no.schedule, share_sums=no.strategy != "named")
             out[(d, part)] = (isa, ops, no.strategy)
         return out
 
@@ -216,9 +218,10 @@ class Nasm(Target):
                 Pass("print NASM (gen/printers/nasm.py)", "checked AOp list", ".asm + .h (templates/nasm/)",
                      lambda v, allocs: printer.render(v, self.options(v), allocs, cpu=self.features(v)))]
 
-    def lowered(self, v, direction: str = "encrypt"):
-        """(isa, MOps) of one direction's main function, through the same passes as render."""
-        part = self.main_part(v)
+    def lowered(self, v, direction: str = "encrypt", tail: bool = False):
+        """(isa, MOps) of one direction's main function (``tail``: its one-block function),
+        through the same passes as render."""
+        part = "scalar" if tail else self.main_part(v)
         ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction]).run(v, None)
         isa, ops, _ = self._lower(v, ir)[(direction, part)]
         return isa, ops
