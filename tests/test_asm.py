@@ -107,9 +107,7 @@ def test_every_strategy_accepted_by_checker(config, bits):
                 except GenError as e:
                     assert strategy == "named" and "cannot allocate" in str(e), e
                     continue
-                prog = describe(v.spec, v.options, direction, 1)
-                packed = kw.get("layout") == "packed" and not tail
-                ops = ra.lower_packed(prog, isa) if packed else ra.lower(prog, isa, kw.get("schedule", "description"))
+                _, ops = get_target(v.target).lowered(v, direction, tail=tail)
                 check(ops, isa, alloc)
                 accepted += 1
     assert accepted >= 4          # belady and linear-scan, both directions
@@ -174,9 +172,9 @@ def test_spill_to_wrong_slot_rejected():
 
 
 def test_carried_value_clobbered_across_back_edge_rejected():
-    """256 bits, linear scan: the key words keep their registers around the block loop; a move
-    into one of them just before the loop closes breaks the next block."""
-    ops, isa, alloc = real(256, strategy="linear-scan")
+    """256 bits, linear scan, subkey table: the key words keep their registers around the block
+    loop; a move into one of them just before the loop closes breaks the next block."""
+    ops, isa, alloc = real(256, strategy="linear-scan", keys_table=True)
     value = min((v for v in ra.carried(ops) if v.startswith("k") and v in alloc.homes), key=ra.natural)
     kreg = alloc.homes[value][0]
     broken = copy.deepcopy(alloc)
@@ -204,7 +202,7 @@ def test_pinned_value_moved_rejected():
 def test_register_outside_the_frame_rejected():
     """A register the allocation does not list would not be saved by the frame; Win64's
     xmm6-15 are callee-saved and no frame here saves them."""
-    ops, isa, alloc = real(256, abi="win64")
+    ops, isa, alloc = real(256, abi="win64", keys_table=True)
     assert "r15" not in alloc.used["gpr"]
     broken = copy.deepcopy(alloc)
     broken.code.insert(0, AOp("mov", "gpr", Reg("r15"), Reg(isa.arg_regs["key"]), "", "move"))

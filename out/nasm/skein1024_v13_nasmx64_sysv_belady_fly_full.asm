@@ -7,21 +7,31 @@
 ;   for each of the n blocks: h = Threefish(key h, tweak = the next 16 bytes of tweaks, block) ^ block,
 ;   the key schedule of h, the rounds and the feed-forward in one loop (h updated in place).
 ;   The C driver (skein1024_v13_nasmx64_sysv_belady_fly_full_*.c) writes the tweaks (position, flags) of each run of blocks.
-; Allocation: belady: registers 15, spills 141, reloads 120, memory operands 414, moves 1, instructions 2669
+; Allocation: belady: registers 15, spills 181, reloads 140, memory operands 432, moves 1, instructions 2751
 ; Register map (value: registers it occupies):
 ;       in: r15, rax, rdx         k0: rcx                   k1: rdx                   k2: rsi
 ;       k3: rdi                   k4: r8                    k5: r9                    k6: r10
 ;       k7: r11                   k8: rbx                   k9: rbp                  k10: r12
 ;      k11: r13                  k12: r14                  k13: r15                  k14: r15
-;      k15: r15                  k16: rax                  key: rax, rdi, rsi          n: r8, rdx
-;      out: rcx                   t0: r15                   t1: r14                   t2: rax
-;    tweak: rax, rsi              x0: r14                   x1: r15, r9, rcx          x2: r13
-;       x3: r12                   x4: rbp                   x5: rbx                   x6: r11, rax
-;       x7: r11, rcx              x8: r10, r11              x9: r11, r9, rcx         x10: r11, r8
-;      x11: r11, rdi             x12: r11, r15, r9, rax, rcx, rsi     x13: r11, rdx             x14: r11, rax, rsi
-;      x15: r11, r15, rax
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 key n out t0 t1 t2 tweak x1 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
-;   frame: 296 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;      k15: r15                  k16: rax                  key: rax, rcx, rdi          n: r8, rsi
+;      out: rcx, rdx             sk1: rdx                  sk2: rdx                  sk3: r15
+;      sk4: r15                  sk5: r15                  sk6: r15                  sk7: r15
+;      sk8: r15                  sk9: r15                 sk10: r15                 sk11: r15
+;     sk12: r15                 sk13: r15                 sk14: r15                 sk15: r15
+;     sk16: r15                 sk17: r15                 sk18: r15                 sk19: r15
+;     sk20: r15                 sk21: r15                 sk22: r15                 sk23: r15
+;     sk24: r15                 sk25: r15                 sk26: r15                 sk27: r15
+;     sk28: r15                 sk29: r15                 sk30: r15                 sk31: r15
+;     sk32: r15                 sk33: r15                 sk34: r15                 sk35: r15
+;     sk36: r15                 sk37: r15                 sk38: r15                 sk39: r15
+;     sk40: r15                 sk41: r15                 sk42: r15                   t0: r15
+;       t1: r14                   t2: rax                tweak: rax, rsi              x0: r14
+;       x1: r15, r9, rcx, rdx, rsi      x2: r13                   x3: r12                   x4: rbp
+;       x5: rbx                   x6: r11, rax              x7: r11, r9, rcx, rdx, rsi      x8: r10, r11
+;       x9: r11, r9, rcx, rdx, rsi     x10: r11, r8              x11: r11, rdi             x12: r11, rdx, rsi
+;      x13: r11, r15, rax, rsi     x14: r11, r9, rax, rcx, rdx, rsi     x15: r11, r9, rax, rcx, rdx, rsi
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 key n out sk2 sk3 sk5 sk7 sk9 sk11 sk13 sk15 sk17 sk19 sk21 sk23 sk25 sk27 sk29 sk31 sk33 sk35 sk37 sk39 t0 t1 t2 tweak x1 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
+;   frame: 456 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
 bits 64
 default rel
@@ -42,22 +52,22 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 296
+    sub rsp, 456
 .prolog_end:
 ; if n == 0 return
     test r8, r8
     jz .done
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rdi
-    mov qword [rsp + 16], r8
-    mov qword [rsp + 24], rcx
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 216], rdx
+    mov qword [rsp + 232], rdi
+    mov qword [rsp + 240], r8
+    mov qword [rsp + 248], rcx
+    mov qword [rsp + 224], rsi
 ; for each block
     align 32
 .loop:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
-    mov rax, qword [rsp + 8]
+    mov rax, qword [rsp + 232]
     mov rcx, qword [rax]
 ; k1 = key[1]
     mov rdx, qword [rax + 8]
@@ -85,10 +95,10 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     mov r14, qword [rax + 96]
 ; k13 = key[13]
     mov r15, qword [rax + 104]
-    mov qword [rsp + 40], r15
+    mov qword [rsp + 48], r15
 ; k14 = key[14]
     mov r15, qword [rax + 112]
-    mov qword [rsp + 48], r15
+    mov qword [rsp + 56], r15
 ; k15 = key[15]
     mov r15, qword [rax + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
@@ -120,72 +130,72 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; k16 ^= k12
     xor rax, r14
 ; k16 ^= k13
-    xor rax, qword [rsp + 40]
-; k16 ^= k14
     xor rax, qword [rsp + 48]
+; k16 ^= k14
+    xor rax, qword [rsp + 56]
 ; k16 ^= k15
     xor rax, r15
 ; block 0: tweak t2 = t0 ^ t1
 ; k16 ^= k15
-    mov qword [rsp + 56], rax
+    mov qword [rsp + 152], rax
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 32]
-    mov qword [rsp + 64], r15
+    mov rax, qword [rsp + 224]
+    mov qword [rsp + 112], r15
     mov r15, qword [rax]
-    mov qword [rsp + 72], r14
+    mov qword [rsp + 64], r14
 ; t1 = tweak[1]
     mov r14, qword [rax + 8]
 ; t2 ^= t1
     mov rax, r15
     xor rax, r14
-    mov qword [rsp + 80], rax
+    mov qword [rsp + 192], rax
 ; x0 = in[0]
-    mov rax, qword [rsp + 0]
-    mov qword [rsp + 88], r14
+    mov rax, qword [rsp + 216]
+    mov qword [rsp + 200], r14
     mov r14, qword [rax]
-    mov qword [rsp + 96], r15
+    mov qword [rsp + 184], r15
 ; x1 = in[1]
     mov r15, qword [rax + 8]
-    mov qword [rsp + 104], r13
+    mov qword [rsp + 72], r13
 ; x2 = in[2]
     mov r13, qword [rax + 16]
-    mov qword [rsp + 112], r12
+    mov qword [rsp + 80], r12
 ; x3 = in[3]
     mov r12, qword [rax + 24]
-    mov qword [rsp + 120], rbp
+    mov qword [rsp + 88], rbp
 ; x4 = in[4]
     mov rbp, qword [rax + 32]
-    mov qword [rsp + 128], rbx
+    mov qword [rsp + 96], rbx
 ; x5 = in[5]
     mov rbx, qword [rax + 40]
-    mov qword [rsp + 136], r11
+    mov qword [rsp + 104], r11
 ; x6 = in[6]
     mov r11, qword [rax + 48]
-    mov qword [rsp + 144], r11
+    mov qword [rsp + 256], r11
 ; x7 = in[7]
     mov r11, qword [rax + 56]
-    mov qword [rsp + 152], r11
+    mov qword [rsp + 24], r11
 ; x8 = in[8]
     mov r11, qword [rax + 64]
-    mov qword [rsp + 160], r11
+    mov qword [rsp + 264], r11
 ; x9 = in[9]
     mov r11, qword [rax + 72]
-    mov qword [rsp + 168], r11
+    mov qword [rsp + 8], r11
 ; x10 = in[10]
     mov r11, qword [rax + 80]
-    mov qword [rsp + 176], r11
+    mov qword [rsp + 272], r11
 ; x11 = in[11]
     mov r11, qword [rax + 88]
-    mov qword [rsp + 184], r11
+    mov qword [rsp + 280], r11
 ; x12 = in[12]
     mov r11, qword [rax + 96]
-    mov qword [rsp + 192], r11
+    mov qword [rsp + 208], r11
 ; x13 = in[13]
     mov r11, qword [rax + 104]
-    mov qword [rsp + 200], r11
+    mov qword [rsp + 0], r11
 ; x14 = in[14]
     mov r11, qword [rax + 112]
-    mov qword [rsp + 208], r11
+    mov qword [rsp + 32], r11
 ; x15 = in[15]
     mov r11, qword [rax + 120]
 ; add subkey 0
@@ -202,46 +212,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 += k5
     add rbx, r9
 ; x6 += k6
-    mov rax, qword [rsp + 144]
+    mov rax, qword [rsp + 256]
     add rax, r10
-    mov qword [rsp + 216], rcx
+    mov qword [rsp + 160], rcx
 ; x7 += k7
-    mov rcx, qword [rsp + 152]
-    add rcx, qword [rsp + 136]
-    mov qword [rsp + 224], r10
+    mov rcx, qword [rsp + 24]
+    add rcx, qword [rsp + 104]
+    mov qword [rsp + 120], r10
 ; x8 += k8
-    mov r10, qword [rsp + 160]
-    add r10, qword [rsp + 128]
-    mov qword [rsp + 232], r9
+    mov r10, qword [rsp + 264]
+    add r10, qword [rsp + 96]
+    mov qword [rsp + 128], r9
 ; x9 += k9
-    mov r9, qword [rsp + 168]
-    add r9, qword [rsp + 120]
-    mov qword [rsp + 240], r8
+    mov r9, qword [rsp + 8]
+    add r9, qword [rsp + 88]
+    mov qword [rsp + 136], r8
 ; x10 += k10
-    mov r8, qword [rsp + 176]
-    add r8, qword [rsp + 112]
-    mov qword [rsp + 248], rdi
+    mov r8, qword [rsp + 272]
+    add r8, qword [rsp + 80]
+    mov qword [rsp + 144], rdi
 ; x11 += k11
-    mov rdi, qword [rsp + 184]
-    add rdi, qword [rsp + 104]
-    mov qword [rsp + 256], rsi
+    mov rdi, qword [rsp + 280]
+    add rdi, qword [rsp + 72]
+    mov qword [rsp + 168], rsi
 ; x12 += k12
-    mov rsi, qword [rsp + 192]
-    add rsi, qword [rsp + 72]
-    mov qword [rsp + 264], rdx
-; x13 += k13
-    mov rdx, qword [rsp + 200]
-    add rdx, qword [rsp + 40]
-    mov qword [rsp + 192], rsi
-; x14 += k14
     mov rsi, qword [rsp + 208]
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 64]
+    mov qword [rsp + 176], rdx
+; sk1 = k13
+    mov rdx, qword [rsp + 48]
+; sk1 += t0
+    add rdx, qword [rsp + 184]
+    mov qword [rsp + 208], rsi
+; x13 += sk1
+    mov rsi, qword [rsp + 0]
+    add rsi, rdx
+; sk2 = k14
+    mov rdx, qword [rsp + 56]
+; sk2 += t1
+    add rdx, qword [rsp + 200]
+    mov qword [rsp + 0], rsi
+; x14 += sk2
+    mov rsi, qword [rsp + 32]
+    add rsi, rdx
 ; x15 += k15
-    add r11, qword [rsp + 64]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
+    add r11, qword [rsp + 112]
 ; round 0
 ; x0 += x1
     add r14, r15
@@ -279,14 +294,16 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r15
+    mov qword [rsp + 288], rdx
 ; x12 += x13
-    mov r15, qword [rsp + 192]
-    add r15, rdx
+    mov rdx, qword [rsp + 208]
+    add rdx, qword [rsp + 0]
+    mov qword [rsp + 16], r15
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, r15
+    xor r15, rdx
 ; x14 += x15
     add rsi, r11
 ; x15 <<<= 37
@@ -301,11 +318,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x0
     xor r9, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -325,11 +342,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x7 ^= x10
     xor rcx, r8
 ; x12 += x3
-    add r15, r12
+    add rdx, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, r15
+    xor r12, rdx
 ; x14 += x5
     add rsi, rbx
 ; x5 <<<= 23
@@ -337,10 +354,10 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x14
     xor rbx, rsi
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], r9
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
+    mov r9, qword [rsp + 16]
     rol r9, 52
 ; x1 ^= x8
     xor r9, r10
@@ -370,17 +387,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x6
     xor r9, rax
 ; x12 += x15
-    add r15, r11
+    add rdx, r11
 ; x15 <<<= 34
     rol r11, 34
 ; x15 ^= x12
-    xor r11, r15
+    xor r11, rdx
 ; x14 += x13
-    add rsi, rdx
+    add rsi, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rsi
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -388,13 +405,13 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 152], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 208], rdx
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rdx, qword [rsp + 8]
+    rol rdx, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rdx, r8
 ; round 3
 ; x0 += x15
     add r14, r11
@@ -409,17 +426,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rdx
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rdx, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rdx, rbp
 ; x14 += x1
     add rsi, r9
 ; x1 <<<= 47
@@ -438,55 +455,59 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
+    mov qword [rsp + 40], r11
 ; x12 += x7
-    add r15, qword [rsp + 152]
-    mov qword [rsp + 280], r11
+    mov r11, qword [rsp + 208]
+    add r11, rcx
 ; x7 <<<= 25
-    mov r11, qword [rsp + 152]
-    rol r11, 25
+    rol rcx, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor rcx, r11
 ; add subkey 1
 ; x0 += k1
-    add r14, qword [rsp + 264]
+    add r14, qword [rsp + 176]
 ; x1 += k2
-    add r9, qword [rsp + 256]
+    add r9, qword [rsp + 168]
 ; x2 += k3
-    add r13, qword [rsp + 248]
+    add r13, qword [rsp + 144]
 ; x3 += k4
-    add r12, qword [rsp + 240]
+    add r12, qword [rsp + 136]
 ; x4 += k5
-    add rbp, qword [rsp + 232]
+    add rbp, qword [rsp + 128]
 ; x5 += k6
-    add rbx, qword [rsp + 224]
+    add rbx, qword [rsp + 120]
 ; x6 += k7
-    add rax, qword [rsp + 136]
+    add rax, qword [rsp + 104]
 ; x7 += k8
-    add r11, qword [rsp + 128]
+    add rcx, qword [rsp + 96]
 ; x8 += k9
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x9 += k10
-    add rcx, qword [rsp + 112]
+    add rdx, qword [rsp + 80]
 ; x10 += k11
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 72]
 ; x11 += k12
-    add rdi, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x12 += k13
-    add r15, qword [rsp + 40]
-; x13 += k14
-    add rdx, qword [rsp + 48]
-; x14 += k15
-    add rsi, qword [rsp + 64]
-    mov qword [rsp + 192], r15
-; x15 += k16
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 56]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 1
+    add r11, qword [rsp + 48]
+; x13 += sk2
+    add r15, qword [rsp + 288]
+    mov qword [rsp + 0], r15
+; sk3 = k15
+    mov r15, qword [rsp + 112]
+; sk3 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk3
+    add rsi, r15
+    mov qword [rsp + 296], r15
+; sk4 = k16
+    mov r15, qword [rsp + 152]
+; sk4 += 1
     add r15, 1
+    mov qword [rsp + 32], rsi
+; x15 += sk4
+    mov rsi, qword [rsp + 40]
+    add rsi, r15
 ; round 4
 ; x0 += x1
     add r14, r9
@@ -507,50 +528,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor rcx, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rdx
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rdx, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], r9
 ; x14 += x15
-    add rsi, r15
+    mov r9, qword [rsp + 32]
+    add r9, rsi
 ; x15 <<<= 30
-    rol r15, 30
+    rol rsi, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rsi, r9
 ; round 5
 ; x0 += x9
-    add r14, rcx
+    add r14, rdx
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rdx, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -558,44 +580,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rsi
 ; x15 <<<= 51
-    rol r15, 51
+    rol rsi, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rsi, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rcx
 ; x7 <<<= 4
-    rol r11, 4
+    rol rcx, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor rcx, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add r9, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, r9
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rdx
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rdx, qword [rsp + 16]
+    rol rdx, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; round 6
 ; x0 += x7
-    add r14, r11
+    add r14, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor rcx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -609,23 +631,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rdx
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rdx, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rdx, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rsi
 ; x15 <<<= 19
-    rol r15, 19
+    rol rsi, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rsi, r11
 ; x14 += x13
-    add rsi, rdx
+    add r9, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, r9
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -633,20 +655,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rcx
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
-    rol r9, 25
+    mov rcx, qword [rsp + 8]
+    rol rcx, 25
 ; x9 ^= x10
-    xor r9, r8
+    xor rcx, r8
 ; round 7
 ; x0 += x15
-    add r14, r15
+    add r14, rsi
 ; x15 <<<= 9
-    rol r15, 9
+    rol rsi, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rsi, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -654,23 +676,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, r9
+    add rbp, rcx
 ; x9 <<<= 52
-    rol r9, 52
+    rol rcx, 52
 ; x9 ^= x4
-    xor r9, rbp
+    xor rcx, rbp
 ; x14 += x1
-    add rsi, rcx
+    add r9, rdx
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rdx, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rdx, r9
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -683,62 +705,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rsi
 ; x7 <<<= 20
-    rol r11, 20
+    mov rsi, qword [rsp + 24]
+    rol rsi, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rsi, r11
 ; add subkey 2
 ; x0 += k2
-    add r14, qword [rsp + 256]
+    add r14, qword [rsp + 168]
 ; x1 += k3
-    add rcx, qword [rsp + 248]
+    add rdx, qword [rsp + 144]
 ; x2 += k4
-    add r13, qword [rsp + 240]
+    add r13, qword [rsp + 136]
 ; x3 += k5
-    add r12, qword [rsp + 232]
+    add r12, qword [rsp + 128]
 ; x4 += k6
-    add rbp, qword [rsp + 224]
+    add rbp, qword [rsp + 120]
 ; x5 += k7
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x6 += k8
-    add rax, qword [rsp + 128]
+    add rax, qword [rsp + 96]
 ; x7 += k9
-    add r11, qword [rsp + 120]
+    add rsi, qword [rsp + 88]
 ; x8 += k10
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x9 += k11
-    add r9, qword [rsp + 104]
+    add rcx, qword [rsp + 72]
 ; x10 += k12
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x11 += k13
-    add rdi, qword [rsp + 40]
+    add rdi, qword [rsp + 48]
 ; x12 += k14
-    add r15, qword [rsp + 48]
-; x13 += k15
-    add rdx, qword [rsp + 64]
-; x14 += k16
-    add rsi, qword [rsp + 56]
-    mov qword [rsp + 192], r15
-; x15 += k0
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 216]
-; x13 += t2
-    add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 2
+    add r11, qword [rsp + 56]
+; x13 += sk3
+    add r15, qword [rsp + 296]
+    mov qword [rsp + 0], r15
+; sk5 = k16
+    mov r15, qword [rsp + 152]
+; sk5 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk5
+    add r9, r15
+    mov qword [rsp + 304], r15
+; sk6 = k0
+    mov r15, qword [rsp + 160]
+; sk6 += 2
     add r15, 2
+    mov qword [rsp + 32], r9
+; x15 += sk6
+    mov r9, qword [rsp + 40]
+    add r9, r15
 ; round 8
 ; x0 += x1
-    add r14, rcx
+    add r14, rdx
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rdx, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -752,50 +778,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rsi
 ; x7 <<<= 47
-    rol r11, 47
+    rol rsi, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rsi, rax
 ; x8 += x9
-    add r10, r9
+    add r10, rcx
 ; x9 <<<= 8
-    rol r9, 8
+    rol rcx, 8
 ; x9 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 17
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rdx
 ; x14 += x15
-    add rsi, r15
+    mov rdx, qword [rsp + 32]
+    add rdx, r9
 ; x15 <<<= 37
-    rol r15, 37
+    rol r9, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor r9, rdx
 ; round 9
 ; x0 += x9
-    add r14, r9
+    add r14, rcx
 ; x9 <<<= 38
-    rol r9, 38
+    rol rcx, 38
 ; x9 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -803,44 +830,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, r9
 ; x15 <<<= 55
-    rol r15, 55
+    rol r9, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor r9, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rsi
 ; x7 <<<= 49
-    rol r11, 49
+    rol rsi, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rsi, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rdx, rbx
 ; x5 <<<= 23
     rol rbx, 23
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rdx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rcx
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
-    rol r9, 52
+    mov rcx, qword [rsp + 16]
+    rol rcx, 52
 ; x1 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; round 10
 ; x0 += x7
-    add r14, r11
+    add r14, rsi
 ; x7 <<<= 33
-    rol r11, 33
+    rol rsi, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rsi, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -854,23 +881,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, r9
+    add rax, rcx
 ; x1 <<<= 13
-    rol r9, 13
+    rol rcx, 13
 ; x1 ^= x6
-    xor r9, rax
+    xor rcx, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, r9
 ; x15 <<<= 34
-    rol r15, 34
+    rol r9, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor r9, r11
 ; x14 += x13
-    add rsi, rdx
+    add rdx, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rdx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -878,20 +905,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rsi
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rsi, qword [rsp + 8]
+    rol rsi, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rsi, r8
 ; round 11
 ; x0 += x15
-    add r14, r15
+    add r14, r9
 ; x15 <<<= 5
-    rol r15, 5
+    rol r9, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor r9, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -899,23 +926,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rsi
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rsi, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rsi, rbp
 ; x14 += x1
-    add rsi, r9
+    add rdx, rcx
 ; x1 <<<= 47
-    rol r9, 47
+    rol rcx, 47
 ; x1 ^= x14
-    xor r9, rsi
+    xor rcx, rdx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 28
@@ -928,62 +955,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], r9
 ; x7 <<<= 25
-    rol r11, 25
+    mov r9, qword [rsp + 24]
+    rol r9, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor r9, r11
 ; add subkey 3
 ; x0 += k3
-    add r14, qword [rsp + 248]
+    add r14, qword [rsp + 144]
 ; x1 += k4
-    add r9, qword [rsp + 240]
+    add rcx, qword [rsp + 136]
 ; x2 += k5
-    add r13, qword [rsp + 232]
+    add r13, qword [rsp + 128]
 ; x3 += k6
-    add r12, qword [rsp + 224]
+    add r12, qword [rsp + 120]
 ; x4 += k7
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x5 += k8
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x6 += k9
-    add rax, qword [rsp + 120]
+    add rax, qword [rsp + 88]
 ; x7 += k10
-    add r11, qword [rsp + 112]
+    add r9, qword [rsp + 80]
 ; x8 += k11
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 72]
 ; x9 += k12
-    add rcx, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x10 += k13
-    add r8, qword [rsp + 40]
+    add r8, qword [rsp + 48]
 ; x11 += k14
-    add rdi, qword [rsp + 48]
+    add rdi, qword [rsp + 56]
 ; x12 += k15
-    add r15, qword [rsp + 64]
-; x13 += k16
-    add rdx, qword [rsp + 56]
-; x14 += k0
-    add rsi, qword [rsp + 216]
-    mov qword [rsp + 192], r15
-; x15 += k1
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 264]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
-; x15 += 3
+    add r11, qword [rsp + 112]
+; x13 += sk5
+    add r15, qword [rsp + 304]
+    mov qword [rsp + 0], r15
+; sk7 = k0
+    mov r15, qword [rsp + 160]
+; sk7 += t1
+    add r15, qword [rsp + 200]
+; x14 += sk7
+    add rdx, r15
+    mov qword [rsp + 312], r15
+; sk8 = k1
+    mov r15, qword [rsp + 176]
+; sk8 += 3
     add r15, 3
+    mov qword [rsp + 32], rdx
+; x15 += sk8
+    mov rdx, qword [rsp + 40]
+    add rdx, r15
 ; round 12
 ; x0 += x1
-    add r14, r9
+    add r14, rcx
 ; x1 <<<= 41
-    rol r9, 41
+    rol rcx, 41
 ; x1 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 9
@@ -997,50 +1028,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor r9, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rsi
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rsi, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], rcx
 ; x14 += x15
-    add rsi, r15
+    mov rcx, qword [rsp + 32]
+    add rcx, rdx
 ; x15 <<<= 30
-    rol r15, 30
+    rol rdx, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rdx, rcx
 ; round 13
 ; x0 += x9
-    add r14, rcx
+    add r14, rsi
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rsi, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -1048,44 +1080,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rdx
 ; x15 <<<= 51
-    rol r15, 51
+    rol rdx, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rdx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, r9
 ; x7 <<<= 4
-    rol r11, 4
+    rol r9, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor r9, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rcx, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rcx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rsi
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rsi, qword [rsp + 16]
+    rol rsi, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; round 14
 ; x0 += x7
-    add r14, r11
+    add r14, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor r9, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -1099,23 +1131,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rsi
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rsi, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rsi, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rdx
 ; x15 <<<= 19
-    rol r15, 19
+    rol rdx, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rdx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rcx, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rcx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -1123,20 +1155,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], r9
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
+    mov r9, qword [rsp + 8]
     rol r9, 25
 ; x9 ^= x10
     xor r9, r8
 ; round 15
 ; x0 += x15
-    add r14, r15
+    add r14, rdx
 ; x15 <<<= 9
-    rol r15, 9
+    rol rdx, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rdx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -1144,11 +1176,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
     add rbp, r9
 ; x9 <<<= 52
@@ -1156,11 +1188,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x4
     xor r9, rbp
 ; x14 += x1
-    add rsi, rcx
+    add rcx, rsi
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rsi, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rsi, rcx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -1173,62 +1205,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rdx
 ; x7 <<<= 20
-    rol r11, 20
+    mov rdx, qword [rsp + 24]
+    rol rdx, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rdx, r11
 ; add subkey 4
 ; x0 += k4
-    add r14, qword [rsp + 240]
+    add r14, qword [rsp + 136]
 ; x1 += k5
-    add rcx, qword [rsp + 232]
+    add rsi, qword [rsp + 128]
 ; x2 += k6
-    add r13, qword [rsp + 224]
+    add r13, qword [rsp + 120]
 ; x3 += k7
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x4 += k8
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x5 += k9
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x6 += k10
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x7 += k11
-    add r11, qword [rsp + 104]
+    add rdx, qword [rsp + 72]
 ; x8 += k12
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x9 += k13
-    add r9, qword [rsp + 40]
+    add r9, qword [rsp + 48]
 ; x10 += k14
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 56]
 ; x11 += k15
-    add rdi, qword [rsp + 64]
+    add rdi, qword [rsp + 112]
 ; x12 += k16
-    add r15, qword [rsp + 56]
-; x13 += k0
-    add rdx, qword [rsp + 216]
-; x14 += k1
-    add rsi, qword [rsp + 264]
-    mov qword [rsp + 192], r15
-; x15 += k2
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 256]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 4
+    add r11, qword [rsp + 152]
+; x13 += sk7
+    add r15, qword [rsp + 312]
+    mov qword [rsp + 0], r15
+; sk9 = k1
+    mov r15, qword [rsp + 176]
+; sk9 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk9
+    add rcx, r15
+    mov qword [rsp + 320], r15
+; sk10 = k2
+    mov r15, qword [rsp + 168]
+; sk10 += 4
     add r15, 4
+    mov qword [rsp + 32], rcx
+; x15 += sk10
+    mov rcx, qword [rsp + 40]
+    add rcx, r15
 ; round 16
 ; x0 += x1
-    add r14, rcx
+    add r14, rsi
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rsi, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -1242,11 +1278,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rdx
 ; x7 <<<= 47
-    rol r11, 47
+    rol rdx, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rdx, rax
 ; x8 += x9
     add r10, r9
 ; x9 <<<= 8
@@ -1259,20 +1295,21 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rsi
 ; x14 += x15
-    add rsi, r15
+    mov rsi, qword [rsp + 32]
+    add rsi, rcx
 ; x15 <<<= 37
-    rol r15, 37
+    rol rcx, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor rcx, rsi
 ; round 17
 ; x0 += x9
     add r14, r9
@@ -1281,11 +1318,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x0
     xor r9, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -1293,23 +1330,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rcx
 ; x15 <<<= 55
-    rol r15, 55
+    rol rcx, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor rcx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rdx
 ; x7 <<<= 49
-    rol r11, 49
+    rol rdx, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rdx, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
     add rsi, rbx
 ; x5 <<<= 23
@@ -1317,20 +1354,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x14
     xor rbx, rsi
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], r9
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
+    mov r9, qword [rsp + 16]
     rol r9, 52
 ; x1 ^= x8
     xor r9, r10
 ; round 18
 ; x0 += x7
-    add r14, r11
+    add r14, rdx
 ; x7 <<<= 33
-    rol r11, 33
+    rol rdx, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rdx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -1350,17 +1387,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x6
     xor r9, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, rcx
 ; x15 <<<= 34
-    rol r15, 34
+    rol rcx, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor rcx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rsi, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rsi
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -1368,20 +1405,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rdx
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rdx, qword [rsp + 8]
+    rol rdx, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rdx, r8
 ; round 19
 ; x0 += x15
-    add r14, r15
+    add r14, rcx
 ; x15 <<<= 5
-    rol r15, 5
+    rol rcx, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor rcx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -1389,17 +1426,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rdx
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rdx, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rdx, rbp
 ; x14 += x1
     add rsi, r9
 ; x1 <<<= 47
@@ -1418,55 +1455,59 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rcx
 ; x7 <<<= 25
-    rol r11, 25
+    mov rcx, qword [rsp + 24]
+    rol rcx, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor rcx, r11
 ; add subkey 5
 ; x0 += k5
-    add r14, qword [rsp + 232]
+    add r14, qword [rsp + 128]
 ; x1 += k6
-    add r9, qword [rsp + 224]
+    add r9, qword [rsp + 120]
 ; x2 += k7
-    add r13, qword [rsp + 136]
+    add r13, qword [rsp + 104]
 ; x3 += k8
-    add r12, qword [rsp + 128]
+    add r12, qword [rsp + 96]
 ; x4 += k9
-    add rbp, qword [rsp + 120]
+    add rbp, qword [rsp + 88]
 ; x5 += k10
-    add rbx, qword [rsp + 112]
+    add rbx, qword [rsp + 80]
 ; x6 += k11
-    add rax, qword [rsp + 104]
+    add rax, qword [rsp + 72]
 ; x7 += k12
-    add r11, qword [rsp + 72]
+    add rcx, qword [rsp + 64]
 ; x8 += k13
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 48]
 ; x9 += k14
-    add rcx, qword [rsp + 48]
+    add rdx, qword [rsp + 56]
 ; x10 += k15
-    add r8, qword [rsp + 64]
+    add r8, qword [rsp + 112]
 ; x11 += k16
-    add rdi, qword [rsp + 56]
+    add rdi, qword [rsp + 152]
 ; x12 += k0
-    add r15, qword [rsp + 216]
-; x13 += k1
-    add rdx, qword [rsp + 264]
-; x14 += k2
-    add rsi, qword [rsp + 256]
-    mov qword [rsp + 192], r15
-; x15 += k3
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 248]
-; x13 += t2
-    add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 5
+    add r11, qword [rsp + 160]
+; x13 += sk9
+    add r15, qword [rsp + 320]
+    mov qword [rsp + 0], r15
+; sk11 = k2
+    mov r15, qword [rsp + 168]
+; sk11 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk11
+    add rsi, r15
+    mov qword [rsp + 328], r15
+; sk12 = k3
+    mov r15, qword [rsp + 144]
+; sk12 += 5
     add r15, 5
+    mov qword [rsp + 32], rsi
+; x15 += sk12
+    mov rsi, qword [rsp + 40]
+    add rsi, r15
 ; round 20
 ; x0 += x1
     add r14, r9
@@ -1487,50 +1528,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor rcx, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rdx
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rdx, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], r9
 ; x14 += x15
-    add rsi, r15
+    mov r9, qword [rsp + 32]
+    add r9, rsi
 ; x15 <<<= 30
-    rol r15, 30
+    rol rsi, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rsi, r9
 ; round 21
 ; x0 += x9
-    add r14, rcx
+    add r14, rdx
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rdx, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -1538,44 +1580,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rsi
 ; x15 <<<= 51
-    rol r15, 51
+    rol rsi, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rsi, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rcx
 ; x7 <<<= 4
-    rol r11, 4
+    rol rcx, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor rcx, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add r9, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, r9
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rdx
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rdx, qword [rsp + 16]
+    rol rdx, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; round 22
 ; x0 += x7
-    add r14, r11
+    add r14, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor rcx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -1589,23 +1631,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rdx
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rdx, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rdx, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rsi
 ; x15 <<<= 19
-    rol r15, 19
+    rol rsi, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rsi, r11
 ; x14 += x13
-    add rsi, rdx
+    add r9, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, r9
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -1613,20 +1655,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rcx
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
-    rol r9, 25
+    mov rcx, qword [rsp + 8]
+    rol rcx, 25
 ; x9 ^= x10
-    xor r9, r8
+    xor rcx, r8
 ; round 23
 ; x0 += x15
-    add r14, r15
+    add r14, rsi
 ; x15 <<<= 9
-    rol r15, 9
+    rol rsi, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rsi, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -1634,23 +1676,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, r9
+    add rbp, rcx
 ; x9 <<<= 52
-    rol r9, 52
+    rol rcx, 52
 ; x9 ^= x4
-    xor r9, rbp
+    xor rcx, rbp
 ; x14 += x1
-    add rsi, rcx
+    add r9, rdx
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rdx, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rdx, r9
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -1663,62 +1705,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rsi
 ; x7 <<<= 20
-    rol r11, 20
+    mov rsi, qword [rsp + 24]
+    rol rsi, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rsi, r11
 ; add subkey 6
 ; x0 += k6
-    add r14, qword [rsp + 224]
+    add r14, qword [rsp + 120]
 ; x1 += k7
-    add rcx, qword [rsp + 136]
+    add rdx, qword [rsp + 104]
 ; x2 += k8
-    add r13, qword [rsp + 128]
+    add r13, qword [rsp + 96]
 ; x3 += k9
-    add r12, qword [rsp + 120]
+    add r12, qword [rsp + 88]
 ; x4 += k10
-    add rbp, qword [rsp + 112]
+    add rbp, qword [rsp + 80]
 ; x5 += k11
-    add rbx, qword [rsp + 104]
+    add rbx, qword [rsp + 72]
 ; x6 += k12
-    add rax, qword [rsp + 72]
+    add rax, qword [rsp + 64]
 ; x7 += k13
-    add r11, qword [rsp + 40]
+    add rsi, qword [rsp + 48]
 ; x8 += k14
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 56]
 ; x9 += k15
-    add r9, qword [rsp + 64]
+    add rcx, qword [rsp + 112]
 ; x10 += k16
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x11 += k0
-    add rdi, qword [rsp + 216]
+    add rdi, qword [rsp + 160]
 ; x12 += k1
-    add r15, qword [rsp + 264]
-; x13 += k2
-    add rdx, qword [rsp + 256]
-; x14 += k3
-    add rsi, qword [rsp + 248]
-    mov qword [rsp + 192], r15
-; x15 += k4
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 240]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
-; x15 += 6
+    add r11, qword [rsp + 176]
+; x13 += sk11
+    add r15, qword [rsp + 328]
+    mov qword [rsp + 0], r15
+; sk13 = k3
+    mov r15, qword [rsp + 144]
+; sk13 += t1
+    add r15, qword [rsp + 200]
+; x14 += sk13
+    add r9, r15
+    mov qword [rsp + 336], r15
+; sk14 = k4
+    mov r15, qword [rsp + 136]
+; sk14 += 6
     add r15, 6
+    mov qword [rsp + 32], r9
+; x15 += sk14
+    mov r9, qword [rsp + 40]
+    add r9, r15
 ; round 24
 ; x0 += x1
-    add r14, rcx
+    add r14, rdx
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rdx, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -1732,50 +1778,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rsi
 ; x7 <<<= 47
-    rol r11, 47
+    rol rsi, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rsi, rax
 ; x8 += x9
-    add r10, r9
+    add r10, rcx
 ; x9 <<<= 8
-    rol r9, 8
+    rol rcx, 8
 ; x9 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 17
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rdx
 ; x14 += x15
-    add rsi, r15
+    mov rdx, qword [rsp + 32]
+    add rdx, r9
 ; x15 <<<= 37
-    rol r15, 37
+    rol r9, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor r9, rdx
 ; round 25
 ; x0 += x9
-    add r14, r9
+    add r14, rcx
 ; x9 <<<= 38
-    rol r9, 38
+    rol rcx, 38
 ; x9 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -1783,44 +1830,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, r9
 ; x15 <<<= 55
-    rol r15, 55
+    rol r9, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor r9, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rsi
 ; x7 <<<= 49
-    rol r11, 49
+    rol rsi, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rsi, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rdx, rbx
 ; x5 <<<= 23
     rol rbx, 23
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rdx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rcx
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
-    rol r9, 52
+    mov rcx, qword [rsp + 16]
+    rol rcx, 52
 ; x1 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; round 26
 ; x0 += x7
-    add r14, r11
+    add r14, rsi
 ; x7 <<<= 33
-    rol r11, 33
+    rol rsi, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rsi, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -1834,23 +1881,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, r9
+    add rax, rcx
 ; x1 <<<= 13
-    rol r9, 13
+    rol rcx, 13
 ; x1 ^= x6
-    xor r9, rax
+    xor rcx, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, r9
 ; x15 <<<= 34
-    rol r15, 34
+    rol r9, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor r9, r11
 ; x14 += x13
-    add rsi, rdx
+    add rdx, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rdx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -1858,20 +1905,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rsi
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rsi, qword [rsp + 8]
+    rol rsi, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rsi, r8
 ; round 27
 ; x0 += x15
-    add r14, r15
+    add r14, r9
 ; x15 <<<= 5
-    rol r15, 5
+    rol r9, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor r9, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -1879,23 +1926,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rsi
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rsi, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rsi, rbp
 ; x14 += x1
-    add rsi, r9
+    add rdx, rcx
 ; x1 <<<= 47
-    rol r9, 47
+    rol rcx, 47
 ; x1 ^= x14
-    xor r9, rsi
+    xor rcx, rdx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 28
@@ -1908,62 +1955,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], r9
 ; x7 <<<= 25
-    rol r11, 25
+    mov r9, qword [rsp + 24]
+    rol r9, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor r9, r11
 ; add subkey 7
 ; x0 += k7
-    add r14, qword [rsp + 136]
+    add r14, qword [rsp + 104]
 ; x1 += k8
-    add r9, qword [rsp + 128]
+    add rcx, qword [rsp + 96]
 ; x2 += k9
-    add r13, qword [rsp + 120]
+    add r13, qword [rsp + 88]
 ; x3 += k10
-    add r12, qword [rsp + 112]
+    add r12, qword [rsp + 80]
 ; x4 += k11
-    add rbp, qword [rsp + 104]
+    add rbp, qword [rsp + 72]
 ; x5 += k12
-    add rbx, qword [rsp + 72]
+    add rbx, qword [rsp + 64]
 ; x6 += k13
-    add rax, qword [rsp + 40]
+    add rax, qword [rsp + 48]
 ; x7 += k14
-    add r11, qword [rsp + 48]
+    add r9, qword [rsp + 56]
 ; x8 += k15
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 112]
 ; x9 += k16
-    add rcx, qword [rsp + 56]
+    add rsi, qword [rsp + 152]
 ; x10 += k0
-    add r8, qword [rsp + 216]
+    add r8, qword [rsp + 160]
 ; x11 += k1
-    add rdi, qword [rsp + 264]
+    add rdi, qword [rsp + 176]
 ; x12 += k2
-    add r15, qword [rsp + 256]
-; x13 += k3
-    add rdx, qword [rsp + 248]
-; x14 += k4
-    add rsi, qword [rsp + 240]
-    mov qword [rsp + 192], r15
-; x15 += k5
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 232]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 7
+    add r11, qword [rsp + 168]
+; x13 += sk13
+    add r15, qword [rsp + 336]
+    mov qword [rsp + 0], r15
+; sk15 = k4
+    mov r15, qword [rsp + 136]
+; sk15 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk15
+    add rdx, r15
+    mov qword [rsp + 344], r15
+; sk16 = k5
+    mov r15, qword [rsp + 128]
+; sk16 += 7
     add r15, 7
+    mov qword [rsp + 32], rdx
+; x15 += sk16
+    mov rdx, qword [rsp + 40]
+    add rdx, r15
 ; round 28
 ; x0 += x1
-    add r14, r9
+    add r14, rcx
 ; x1 <<<= 41
-    rol r9, 41
+    rol rcx, 41
 ; x1 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 9
@@ -1977,50 +2028,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor r9, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rsi
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rsi, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], rcx
 ; x14 += x15
-    add rsi, r15
+    mov rcx, qword [rsp + 32]
+    add rcx, rdx
 ; x15 <<<= 30
-    rol r15, 30
+    rol rdx, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rdx, rcx
 ; round 29
 ; x0 += x9
-    add r14, rcx
+    add r14, rsi
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rsi, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -2028,44 +2080,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rdx
 ; x15 <<<= 51
-    rol r15, 51
+    rol rdx, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rdx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, r9
 ; x7 <<<= 4
-    rol r11, 4
+    rol r9, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor r9, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rcx, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rcx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rsi
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rsi, qword [rsp + 16]
+    rol rsi, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; round 30
 ; x0 += x7
-    add r14, r11
+    add r14, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor r9, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -2079,23 +2131,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rsi
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rsi, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rsi, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rdx
 ; x15 <<<= 19
-    rol r15, 19
+    rol rdx, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rdx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rcx, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rcx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -2103,20 +2155,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], r9
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
+    mov r9, qword [rsp + 8]
     rol r9, 25
 ; x9 ^= x10
     xor r9, r8
 ; round 31
 ; x0 += x15
-    add r14, r15
+    add r14, rdx
 ; x15 <<<= 9
-    rol r15, 9
+    rol rdx, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rdx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -2124,11 +2176,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
     add rbp, r9
 ; x9 <<<= 52
@@ -2136,11 +2188,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x4
     xor r9, rbp
 ; x14 += x1
-    add rsi, rcx
+    add rcx, rsi
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rsi, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rsi, rcx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -2153,62 +2205,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rdx
 ; x7 <<<= 20
-    rol r11, 20
+    mov rdx, qword [rsp + 24]
+    rol rdx, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rdx, r11
 ; add subkey 8
 ; x0 += k8
-    add r14, qword [rsp + 128]
+    add r14, qword [rsp + 96]
 ; x1 += k9
-    add rcx, qword [rsp + 120]
+    add rsi, qword [rsp + 88]
 ; x2 += k10
-    add r13, qword [rsp + 112]
+    add r13, qword [rsp + 80]
 ; x3 += k11
-    add r12, qword [rsp + 104]
+    add r12, qword [rsp + 72]
 ; x4 += k12
-    add rbp, qword [rsp + 72]
+    add rbp, qword [rsp + 64]
 ; x5 += k13
-    add rbx, qword [rsp + 40]
+    add rbx, qword [rsp + 48]
 ; x6 += k14
-    add rax, qword [rsp + 48]
+    add rax, qword [rsp + 56]
 ; x7 += k15
-    add r11, qword [rsp + 64]
+    add rdx, qword [rsp + 112]
 ; x8 += k16
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 152]
 ; x9 += k0
-    add r9, qword [rsp + 216]
+    add r9, qword [rsp + 160]
 ; x10 += k1
-    add r8, qword [rsp + 264]
+    add r8, qword [rsp + 176]
 ; x11 += k2
-    add rdi, qword [rsp + 256]
+    add rdi, qword [rsp + 168]
 ; x12 += k3
-    add r15, qword [rsp + 248]
-; x13 += k4
-    add rdx, qword [rsp + 240]
-; x14 += k5
-    add rsi, qword [rsp + 232]
-    mov qword [rsp + 192], r15
-; x15 += k6
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 224]
-; x13 += t2
-    add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 8
+    add r11, qword [rsp + 144]
+; x13 += sk15
+    add r15, qword [rsp + 344]
+    mov qword [rsp + 0], r15
+; sk17 = k5
+    mov r15, qword [rsp + 128]
+; sk17 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk17
+    add rcx, r15
+    mov qword [rsp + 352], r15
+; sk18 = k6
+    mov r15, qword [rsp + 120]
+; sk18 += 8
     add r15, 8
+    mov qword [rsp + 32], rcx
+; x15 += sk18
+    mov rcx, qword [rsp + 40]
+    add rcx, r15
 ; round 32
 ; x0 += x1
-    add r14, rcx
+    add r14, rsi
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rsi, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -2222,11 +2278,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rdx
 ; x7 <<<= 47
-    rol r11, 47
+    rol rdx, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rdx, rax
 ; x8 += x9
     add r10, r9
 ; x9 <<<= 8
@@ -2239,20 +2295,21 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rsi
 ; x14 += x15
-    add rsi, r15
+    mov rsi, qword [rsp + 32]
+    add rsi, rcx
 ; x15 <<<= 37
-    rol r15, 37
+    rol rcx, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor rcx, rsi
 ; round 33
 ; x0 += x9
     add r14, r9
@@ -2261,11 +2318,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x0
     xor r9, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -2273,23 +2330,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rcx
 ; x15 <<<= 55
-    rol r15, 55
+    rol rcx, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor rcx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rdx
 ; x7 <<<= 49
-    rol r11, 49
+    rol rdx, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rdx, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
     add rsi, rbx
 ; x5 <<<= 23
@@ -2297,20 +2354,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x14
     xor rbx, rsi
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], r9
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
+    mov r9, qword [rsp + 16]
     rol r9, 52
 ; x1 ^= x8
     xor r9, r10
 ; round 34
 ; x0 += x7
-    add r14, r11
+    add r14, rdx
 ; x7 <<<= 33
-    rol r11, 33
+    rol rdx, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rdx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -2330,17 +2387,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x6
     xor r9, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, rcx
 ; x15 <<<= 34
-    rol r15, 34
+    rol rcx, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor rcx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rsi, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rsi
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -2348,20 +2405,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rdx
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rdx, qword [rsp + 8]
+    rol rdx, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rdx, r8
 ; round 35
 ; x0 += x15
-    add r14, r15
+    add r14, rcx
 ; x15 <<<= 5
-    rol r15, 5
+    rol rcx, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor rcx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -2369,17 +2426,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rdx
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rdx, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rdx, rbp
 ; x14 += x1
     add rsi, r9
 ; x1 <<<= 47
@@ -2398,55 +2455,59 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rcx
 ; x7 <<<= 25
-    rol r11, 25
+    mov rcx, qword [rsp + 24]
+    rol rcx, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor rcx, r11
 ; add subkey 9
 ; x0 += k9
-    add r14, qword [rsp + 120]
+    add r14, qword [rsp + 88]
 ; x1 += k10
-    add r9, qword [rsp + 112]
+    add r9, qword [rsp + 80]
 ; x2 += k11
-    add r13, qword [rsp + 104]
+    add r13, qword [rsp + 72]
 ; x3 += k12
-    add r12, qword [rsp + 72]
+    add r12, qword [rsp + 64]
 ; x4 += k13
-    add rbp, qword [rsp + 40]
+    add rbp, qword [rsp + 48]
 ; x5 += k14
-    add rbx, qword [rsp + 48]
+    add rbx, qword [rsp + 56]
 ; x6 += k15
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 112]
 ; x7 += k16
-    add r11, qword [rsp + 56]
+    add rcx, qword [rsp + 152]
 ; x8 += k0
-    add r10, qword [rsp + 216]
+    add r10, qword [rsp + 160]
 ; x9 += k1
-    add rcx, qword [rsp + 264]
+    add rdx, qword [rsp + 176]
 ; x10 += k2
-    add r8, qword [rsp + 256]
+    add r8, qword [rsp + 168]
 ; x11 += k3
-    add rdi, qword [rsp + 248]
+    add rdi, qword [rsp + 144]
 ; x12 += k4
-    add r15, qword [rsp + 240]
-; x13 += k5
-    add rdx, qword [rsp + 232]
-; x14 += k6
-    add rsi, qword [rsp + 224]
-    mov qword [rsp + 192], r15
-; x15 += k7
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 136]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
-; x15 += 9
+    add r11, qword [rsp + 136]
+; x13 += sk17
+    add r15, qword [rsp + 352]
+    mov qword [rsp + 0], r15
+; sk19 = k6
+    mov r15, qword [rsp + 120]
+; sk19 += t1
+    add r15, qword [rsp + 200]
+; x14 += sk19
+    add rsi, r15
+    mov qword [rsp + 360], r15
+; sk20 = k7
+    mov r15, qword [rsp + 104]
+; sk20 += 9
     add r15, 9
+    mov qword [rsp + 32], rsi
+; x15 += sk20
+    mov rsi, qword [rsp + 40]
+    add rsi, r15
 ; round 36
 ; x0 += x1
     add r14, r9
@@ -2467,50 +2528,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor rcx, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rdx
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rdx, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], r9
 ; x14 += x15
-    add rsi, r15
+    mov r9, qword [rsp + 32]
+    add r9, rsi
 ; x15 <<<= 30
-    rol r15, 30
+    rol rsi, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rsi, r9
 ; round 37
 ; x0 += x9
-    add r14, rcx
+    add r14, rdx
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rdx, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -2518,44 +2580,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rsi
 ; x15 <<<= 51
-    rol r15, 51
+    rol rsi, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rsi, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rcx
 ; x7 <<<= 4
-    rol r11, 4
+    rol rcx, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor rcx, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add r9, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, r9
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rdx
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rdx, qword [rsp + 16]
+    rol rdx, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; round 38
 ; x0 += x7
-    add r14, r11
+    add r14, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor rcx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -2569,23 +2631,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rdx
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rdx, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rdx, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rsi
 ; x15 <<<= 19
-    rol r15, 19
+    rol rsi, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rsi, r11
 ; x14 += x13
-    add rsi, rdx
+    add r9, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, r9
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -2593,20 +2655,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rcx
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
-    rol r9, 25
+    mov rcx, qword [rsp + 8]
+    rol rcx, 25
 ; x9 ^= x10
-    xor r9, r8
+    xor rcx, r8
 ; round 39
 ; x0 += x15
-    add r14, r15
+    add r14, rsi
 ; x15 <<<= 9
-    rol r15, 9
+    rol rsi, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rsi, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -2614,23 +2676,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, r9
+    add rbp, rcx
 ; x9 <<<= 52
-    rol r9, 52
+    rol rcx, 52
 ; x9 ^= x4
-    xor r9, rbp
+    xor rcx, rbp
 ; x14 += x1
-    add rsi, rcx
+    add r9, rdx
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rdx, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rdx, r9
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -2643,62 +2705,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rsi
 ; x7 <<<= 20
-    rol r11, 20
+    mov rsi, qword [rsp + 24]
+    rol rsi, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rsi, r11
 ; add subkey 10
 ; x0 += k10
-    add r14, qword [rsp + 112]
+    add r14, qword [rsp + 80]
 ; x1 += k11
-    add rcx, qword [rsp + 104]
+    add rdx, qword [rsp + 72]
 ; x2 += k12
-    add r13, qword [rsp + 72]
+    add r13, qword [rsp + 64]
 ; x3 += k13
-    add r12, qword [rsp + 40]
+    add r12, qword [rsp + 48]
 ; x4 += k14
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 56]
 ; x5 += k15
-    add rbx, qword [rsp + 64]
+    add rbx, qword [rsp + 112]
 ; x6 += k16
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x7 += k0
-    add r11, qword [rsp + 216]
+    add rsi, qword [rsp + 160]
 ; x8 += k1
-    add r10, qword [rsp + 264]
+    add r10, qword [rsp + 176]
 ; x9 += k2
-    add r9, qword [rsp + 256]
+    add rcx, qword [rsp + 168]
 ; x10 += k3
-    add r8, qword [rsp + 248]
+    add r8, qword [rsp + 144]
 ; x11 += k4
-    add rdi, qword [rsp + 240]
+    add rdi, qword [rsp + 136]
 ; x12 += k5
-    add r15, qword [rsp + 232]
-; x13 += k6
-    add rdx, qword [rsp + 224]
-; x14 += k7
-    add rsi, qword [rsp + 136]
-    mov qword [rsp + 192], r15
-; x15 += k8
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 128]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 0xa
+    add r11, qword [rsp + 128]
+; x13 += sk19
+    add r15, qword [rsp + 360]
+    mov qword [rsp + 0], r15
+; sk21 = k7
+    mov r15, qword [rsp + 104]
+; sk21 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk21
+    add r9, r15
+    mov qword [rsp + 368], r15
+; sk22 = k8
+    mov r15, qword [rsp + 96]
+; sk22 += 0xa
     add r15, 0xa
+    mov qword [rsp + 32], r9
+; x15 += sk22
+    mov r9, qword [rsp + 40]
+    add r9, r15
 ; round 40
 ; x0 += x1
-    add r14, rcx
+    add r14, rdx
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rdx, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -2712,50 +2778,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rsi
 ; x7 <<<= 47
-    rol r11, 47
+    rol rsi, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rsi, rax
 ; x8 += x9
-    add r10, r9
+    add r10, rcx
 ; x9 <<<= 8
-    rol r9, 8
+    rol rcx, 8
 ; x9 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 17
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rdx
 ; x14 += x15
-    add rsi, r15
+    mov rdx, qword [rsp + 32]
+    add rdx, r9
 ; x15 <<<= 37
-    rol r15, 37
+    rol r9, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor r9, rdx
 ; round 41
 ; x0 += x9
-    add r14, r9
+    add r14, rcx
 ; x9 <<<= 38
-    rol r9, 38
+    rol rcx, 38
 ; x9 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -2763,44 +2830,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, r9
 ; x15 <<<= 55
-    rol r15, 55
+    rol r9, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor r9, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rsi
 ; x7 <<<= 49
-    rol r11, 49
+    rol rsi, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rsi, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rdx, rbx
 ; x5 <<<= 23
     rol rbx, 23
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rdx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rcx
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
-    rol r9, 52
+    mov rcx, qword [rsp + 16]
+    rol rcx, 52
 ; x1 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; round 42
 ; x0 += x7
-    add r14, r11
+    add r14, rsi
 ; x7 <<<= 33
-    rol r11, 33
+    rol rsi, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rsi, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -2814,23 +2881,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, r9
+    add rax, rcx
 ; x1 <<<= 13
-    rol r9, 13
+    rol rcx, 13
 ; x1 ^= x6
-    xor r9, rax
+    xor rcx, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, r9
 ; x15 <<<= 34
-    rol r15, 34
+    rol r9, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor r9, r11
 ; x14 += x13
-    add rsi, rdx
+    add rdx, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rdx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -2838,20 +2905,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rsi
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rsi, qword [rsp + 8]
+    rol rsi, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rsi, r8
 ; round 43
 ; x0 += x15
-    add r14, r15
+    add r14, r9
 ; x15 <<<= 5
-    rol r15, 5
+    rol r9, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor r9, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -2859,23 +2926,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rsi
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rsi, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rsi, rbp
 ; x14 += x1
-    add rsi, r9
+    add rdx, rcx
 ; x1 <<<= 47
-    rol r9, 47
+    rol rcx, 47
 ; x1 ^= x14
-    xor r9, rsi
+    xor rcx, rdx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 28
@@ -2888,62 +2955,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], r9
 ; x7 <<<= 25
-    rol r11, 25
+    mov r9, qword [rsp + 24]
+    rol r9, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor r9, r11
 ; add subkey 11
 ; x0 += k11
-    add r14, qword [rsp + 104]
+    add r14, qword [rsp + 72]
 ; x1 += k12
-    add r9, qword [rsp + 72]
+    add rcx, qword [rsp + 64]
 ; x2 += k13
-    add r13, qword [rsp + 40]
+    add r13, qword [rsp + 48]
 ; x3 += k14
-    add r12, qword [rsp + 48]
+    add r12, qword [rsp + 56]
 ; x4 += k15
-    add rbp, qword [rsp + 64]
+    add rbp, qword [rsp + 112]
 ; x5 += k16
-    add rbx, qword [rsp + 56]
+    add rbx, qword [rsp + 152]
 ; x6 += k0
-    add rax, qword [rsp + 216]
+    add rax, qword [rsp + 160]
 ; x7 += k1
-    add r11, qword [rsp + 264]
+    add r9, qword [rsp + 176]
 ; x8 += k2
-    add r10, qword [rsp + 256]
+    add r10, qword [rsp + 168]
 ; x9 += k3
-    add rcx, qword [rsp + 248]
+    add rsi, qword [rsp + 144]
 ; x10 += k4
-    add r8, qword [rsp + 240]
+    add r8, qword [rsp + 136]
 ; x11 += k5
-    add rdi, qword [rsp + 232]
+    add rdi, qword [rsp + 128]
 ; x12 += k6
-    add r15, qword [rsp + 224]
-; x13 += k7
-    add rdx, qword [rsp + 136]
-; x14 += k8
-    add rsi, qword [rsp + 128]
-    mov qword [rsp + 192], r15
-; x15 += k9
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 120]
-; x13 += t2
-    add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 0xb
+    add r11, qword [rsp + 120]
+; x13 += sk21
+    add r15, qword [rsp + 368]
+    mov qword [rsp + 0], r15
+; sk23 = k8
+    mov r15, qword [rsp + 96]
+; sk23 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk23
+    add rdx, r15
+    mov qword [rsp + 376], r15
+; sk24 = k9
+    mov r15, qword [rsp + 88]
+; sk24 += 0xb
     add r15, 0xb
+    mov qword [rsp + 32], rdx
+; x15 += sk24
+    mov rdx, qword [rsp + 40]
+    add rdx, r15
 ; round 44
 ; x0 += x1
-    add r14, r9
+    add r14, rcx
 ; x1 <<<= 41
-    rol r9, 41
+    rol rcx, 41
 ; x1 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 9
@@ -2957,50 +3028,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor r9, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rsi
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rsi, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], rcx
 ; x14 += x15
-    add rsi, r15
+    mov rcx, qword [rsp + 32]
+    add rcx, rdx
 ; x15 <<<= 30
-    rol r15, 30
+    rol rdx, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rdx, rcx
 ; round 45
 ; x0 += x9
-    add r14, rcx
+    add r14, rsi
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rsi, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -3008,44 +3080,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rdx
 ; x15 <<<= 51
-    rol r15, 51
+    rol rdx, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rdx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, r9
 ; x7 <<<= 4
-    rol r11, 4
+    rol r9, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor r9, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rcx, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rcx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rsi
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rsi, qword [rsp + 16]
+    rol rsi, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; round 46
 ; x0 += x7
-    add r14, r11
+    add r14, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor r9, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -3059,23 +3131,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rsi
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rsi, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rsi, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rdx
 ; x15 <<<= 19
-    rol r15, 19
+    rol rdx, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rdx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rcx, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rcx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -3083,20 +3155,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], r9
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
+    mov r9, qword [rsp + 8]
     rol r9, 25
 ; x9 ^= x10
     xor r9, r8
 ; round 47
 ; x0 += x15
-    add r14, r15
+    add r14, rdx
 ; x15 <<<= 9
-    rol r15, 9
+    rol rdx, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rdx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -3104,11 +3176,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
     add rbp, r9
 ; x9 <<<= 52
@@ -3116,11 +3188,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x4
     xor r9, rbp
 ; x14 += x1
-    add rsi, rcx
+    add rcx, rsi
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rsi, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rsi, rcx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -3133,62 +3205,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rdx
 ; x7 <<<= 20
-    rol r11, 20
+    mov rdx, qword [rsp + 24]
+    rol rdx, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rdx, r11
 ; add subkey 12
 ; x0 += k12
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x1 += k13
-    add rcx, qword [rsp + 40]
+    add rsi, qword [rsp + 48]
 ; x2 += k14
-    add r13, qword [rsp + 48]
+    add r13, qword [rsp + 56]
 ; x3 += k15
-    add r12, qword [rsp + 64]
+    add r12, qword [rsp + 112]
 ; x4 += k16
-    add rbp, qword [rsp + 56]
+    add rbp, qword [rsp + 152]
 ; x5 += k0
-    add rbx, qword [rsp + 216]
+    add rbx, qword [rsp + 160]
 ; x6 += k1
-    add rax, qword [rsp + 264]
+    add rax, qword [rsp + 176]
 ; x7 += k2
-    add r11, qword [rsp + 256]
+    add rdx, qword [rsp + 168]
 ; x8 += k3
-    add r10, qword [rsp + 248]
+    add r10, qword [rsp + 144]
 ; x9 += k4
-    add r9, qword [rsp + 240]
+    add r9, qword [rsp + 136]
 ; x10 += k5
-    add r8, qword [rsp + 232]
+    add r8, qword [rsp + 128]
 ; x11 += k6
-    add rdi, qword [rsp + 224]
+    add rdi, qword [rsp + 120]
 ; x12 += k7
-    add r15, qword [rsp + 136]
-; x13 += k8
-    add rdx, qword [rsp + 128]
-; x14 += k9
-    add rsi, qword [rsp + 120]
-    mov qword [rsp + 192], r15
-; x15 += k10
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 112]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
-; x15 += 0xc
+    add r11, qword [rsp + 104]
+; x13 += sk23
+    add r15, qword [rsp + 376]
+    mov qword [rsp + 0], r15
+; sk25 = k9
+    mov r15, qword [rsp + 88]
+; sk25 += t1
+    add r15, qword [rsp + 200]
+; x14 += sk25
+    add rcx, r15
+    mov qword [rsp + 384], r15
+; sk26 = k10
+    mov r15, qword [rsp + 80]
+; sk26 += 0xc
     add r15, 0xc
+    mov qword [rsp + 32], rcx
+; x15 += sk26
+    mov rcx, qword [rsp + 40]
+    add rcx, r15
 ; round 48
 ; x0 += x1
-    add r14, rcx
+    add r14, rsi
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rsi, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -3202,11 +3278,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rdx
 ; x7 <<<= 47
-    rol r11, 47
+    rol rdx, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rdx, rax
 ; x8 += x9
     add r10, r9
 ; x9 <<<= 8
@@ -3219,20 +3295,21 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rsi
 ; x14 += x15
-    add rsi, r15
+    mov rsi, qword [rsp + 32]
+    add rsi, rcx
 ; x15 <<<= 37
-    rol r15, 37
+    rol rcx, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor rcx, rsi
 ; round 49
 ; x0 += x9
     add r14, r9
@@ -3241,11 +3318,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x0
     xor r9, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -3253,23 +3330,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rcx
 ; x15 <<<= 55
-    rol r15, 55
+    rol rcx, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor rcx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rdx
 ; x7 <<<= 49
-    rol r11, 49
+    rol rdx, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rdx, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
     add rsi, rbx
 ; x5 <<<= 23
@@ -3277,20 +3354,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x14
     xor rbx, rsi
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], r9
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
+    mov r9, qword [rsp + 16]
     rol r9, 52
 ; x1 ^= x8
     xor r9, r10
 ; round 50
 ; x0 += x7
-    add r14, r11
+    add r14, rdx
 ; x7 <<<= 33
-    rol r11, 33
+    rol rdx, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rdx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -3310,17 +3387,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x6
     xor r9, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, rcx
 ; x15 <<<= 34
-    rol r15, 34
+    rol rcx, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor rcx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rsi, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rsi
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -3328,20 +3405,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rdx
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rdx, qword [rsp + 8]
+    rol rdx, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rdx, r8
 ; round 51
 ; x0 += x15
-    add r14, r15
+    add r14, rcx
 ; x15 <<<= 5
-    rol r15, 5
+    rol rcx, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor rcx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -3349,17 +3426,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rdx
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rdx, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rdx, rbp
 ; x14 += x1
     add rsi, r9
 ; x1 <<<= 47
@@ -3378,55 +3455,59 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rcx
 ; x7 <<<= 25
-    rol r11, 25
+    mov rcx, qword [rsp + 24]
+    rol rcx, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor rcx, r11
 ; add subkey 13
 ; x0 += k13
-    add r14, qword [rsp + 40]
+    add r14, qword [rsp + 48]
 ; x1 += k14
-    add r9, qword [rsp + 48]
+    add r9, qword [rsp + 56]
 ; x2 += k15
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 112]
 ; x3 += k16
-    add r12, qword [rsp + 56]
+    add r12, qword [rsp + 152]
 ; x4 += k0
-    add rbp, qword [rsp + 216]
+    add rbp, qword [rsp + 160]
 ; x5 += k1
-    add rbx, qword [rsp + 264]
+    add rbx, qword [rsp + 176]
 ; x6 += k2
-    add rax, qword [rsp + 256]
+    add rax, qword [rsp + 168]
 ; x7 += k3
-    add r11, qword [rsp + 248]
+    add rcx, qword [rsp + 144]
 ; x8 += k4
-    add r10, qword [rsp + 240]
+    add r10, qword [rsp + 136]
 ; x9 += k5
-    add rcx, qword [rsp + 232]
+    add rdx, qword [rsp + 128]
 ; x10 += k6
-    add r8, qword [rsp + 224]
+    add r8, qword [rsp + 120]
 ; x11 += k7
-    add rdi, qword [rsp + 136]
+    add rdi, qword [rsp + 104]
 ; x12 += k8
-    add r15, qword [rsp + 128]
-; x13 += k9
-    add rdx, qword [rsp + 120]
-; x14 += k10
-    add rsi, qword [rsp + 112]
-    mov qword [rsp + 192], r15
-; x15 += k11
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 104]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 0xd
+    add r11, qword [rsp + 96]
+; x13 += sk25
+    add r15, qword [rsp + 384]
+    mov qword [rsp + 0], r15
+; sk27 = k10
+    mov r15, qword [rsp + 80]
+; sk27 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk27
+    add rsi, r15
+    mov qword [rsp + 392], r15
+; sk28 = k11
+    mov r15, qword [rsp + 72]
+; sk28 += 0xd
     add r15, 0xd
+    mov qword [rsp + 32], rsi
+; x15 += sk28
+    mov rsi, qword [rsp + 40]
+    add rsi, r15
 ; round 52
 ; x0 += x1
     add r14, r9
@@ -3447,50 +3528,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor rcx, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rdx
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rdx, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], r9
 ; x14 += x15
-    add rsi, r15
+    mov r9, qword [rsp + 32]
+    add r9, rsi
 ; x15 <<<= 30
-    rol r15, 30
+    rol rsi, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rsi, r9
 ; round 53
 ; x0 += x9
-    add r14, rcx
+    add r14, rdx
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rdx, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -3498,44 +3580,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rsi
 ; x15 <<<= 51
-    rol r15, 51
+    rol rsi, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rsi, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rcx
 ; x7 <<<= 4
-    rol r11, 4
+    rol rcx, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor rcx, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add r9, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, r9
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rdx
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rdx, qword [rsp + 16]
+    rol rdx, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; round 54
 ; x0 += x7
-    add r14, r11
+    add r14, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor rcx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -3549,23 +3631,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rdx
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rdx, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rdx, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rsi
 ; x15 <<<= 19
-    rol r15, 19
+    rol rsi, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rsi, r11
 ; x14 += x13
-    add rsi, rdx
+    add r9, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, r9
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -3573,20 +3655,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rcx
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
-    rol r9, 25
+    mov rcx, qword [rsp + 8]
+    rol rcx, 25
 ; x9 ^= x10
-    xor r9, r8
+    xor rcx, r8
 ; round 55
 ; x0 += x15
-    add r14, r15
+    add r14, rsi
 ; x15 <<<= 9
-    rol r15, 9
+    rol rsi, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rsi, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -3594,23 +3676,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, r9
+    add rbp, rcx
 ; x9 <<<= 52
-    rol r9, 52
+    rol rcx, 52
 ; x9 ^= x4
-    xor r9, rbp
+    xor rcx, rbp
 ; x14 += x1
-    add rsi, rcx
+    add r9, rdx
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rdx, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rdx, r9
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -3623,62 +3705,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rsi
 ; x7 <<<= 20
-    rol r11, 20
+    mov rsi, qword [rsp + 24]
+    rol rsi, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rsi, r11
 ; add subkey 14
 ; x0 += k14
-    add r14, qword [rsp + 48]
+    add r14, qword [rsp + 56]
 ; x1 += k15
-    add rcx, qword [rsp + 64]
-; x2 += k16
-    add r13, qword [rsp + 56]
-; x3 += k0
-    add r12, qword [rsp + 216]
-; x4 += k1
-    add rbp, qword [rsp + 264]
-; x5 += k2
-    add rbx, qword [rsp + 256]
-; x6 += k3
-    add rax, qword [rsp + 248]
-; x7 += k4
-    add r11, qword [rsp + 240]
-; x8 += k5
-    add r10, qword [rsp + 232]
-; x9 += k6
-    add r9, qword [rsp + 224]
-; x10 += k7
-    add r8, qword [rsp + 136]
-; x11 += k8
-    add rdi, qword [rsp + 128]
-; x12 += k9
-    add r15, qword [rsp + 120]
-; x13 += k10
     add rdx, qword [rsp + 112]
-; x14 += k11
-    add rsi, qword [rsp + 104]
-    mov qword [rsp + 192], r15
-; x15 += k12
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 72]
-; x13 += t2
-    add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 0xe
+; x2 += k16
+    add r13, qword [rsp + 152]
+; x3 += k0
+    add r12, qword [rsp + 160]
+; x4 += k1
+    add rbp, qword [rsp + 176]
+; x5 += k2
+    add rbx, qword [rsp + 168]
+; x6 += k3
+    add rax, qword [rsp + 144]
+; x7 += k4
+    add rsi, qword [rsp + 136]
+; x8 += k5
+    add r10, qword [rsp + 128]
+; x9 += k6
+    add rcx, qword [rsp + 120]
+; x10 += k7
+    add r8, qword [rsp + 104]
+; x11 += k8
+    add rdi, qword [rsp + 96]
+; x12 += k9
+    add r11, qword [rsp + 88]
+; x13 += sk27
+    add r15, qword [rsp + 392]
+    mov qword [rsp + 0], r15
+; sk29 = k11
+    mov r15, qword [rsp + 72]
+; sk29 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk29
+    add r9, r15
+    mov qword [rsp + 400], r15
+; sk30 = k12
+    mov r15, qword [rsp + 64]
+; sk30 += 0xe
     add r15, 0xe
+    mov qword [rsp + 32], r9
+; x15 += sk30
+    mov r9, qword [rsp + 40]
+    add r9, r15
 ; round 56
 ; x0 += x1
-    add r14, rcx
+    add r14, rdx
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rdx, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -3692,50 +3778,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rsi
 ; x7 <<<= 47
-    rol r11, 47
+    rol rsi, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rsi, rax
 ; x8 += x9
-    add r10, r9
+    add r10, rcx
 ; x9 <<<= 8
-    rol r9, 8
+    rol rcx, 8
 ; x9 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 17
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rdx
 ; x14 += x15
-    add rsi, r15
+    mov rdx, qword [rsp + 32]
+    add rdx, r9
 ; x15 <<<= 37
-    rol r15, 37
+    rol r9, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor r9, rdx
 ; round 57
 ; x0 += x9
-    add r14, r9
+    add r14, rcx
 ; x9 <<<= 38
-    rol r9, 38
+    rol rcx, 38
 ; x9 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -3743,44 +3830,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, r9
 ; x15 <<<= 55
-    rol r15, 55
+    rol r9, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor r9, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rsi
 ; x7 <<<= 49
-    rol r11, 49
+    rol rsi, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rsi, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rdx, rbx
 ; x5 <<<= 23
     rol rbx, 23
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rdx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rcx
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
-    rol r9, 52
+    mov rcx, qword [rsp + 16]
+    rol rcx, 52
 ; x1 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; round 58
 ; x0 += x7
-    add r14, r11
+    add r14, rsi
 ; x7 <<<= 33
-    rol r11, 33
+    rol rsi, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rsi, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -3794,23 +3881,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, r9
+    add rax, rcx
 ; x1 <<<= 13
-    rol r9, 13
+    rol rcx, 13
 ; x1 ^= x6
-    xor r9, rax
+    xor rcx, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, r9
 ; x15 <<<= 34
-    rol r15, 34
+    rol r9, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor r9, r11
 ; x14 += x13
-    add rsi, rdx
+    add rdx, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rdx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -3818,20 +3905,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rsi
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rsi, qword [rsp + 8]
+    rol rsi, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rsi, r8
 ; round 59
 ; x0 += x15
-    add r14, r15
+    add r14, r9
 ; x15 <<<= 5
-    rol r15, 5
+    rol r9, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor r9, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -3839,23 +3926,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rsi
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rsi, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rsi, rbp
 ; x14 += x1
-    add rsi, r9
+    add rdx, rcx
 ; x1 <<<= 47
-    rol r9, 47
+    rol rcx, 47
 ; x1 ^= x14
-    xor r9, rsi
+    xor rcx, rdx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 28
@@ -3868,62 +3955,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], r9
 ; x7 <<<= 25
-    rol r11, 25
+    mov r9, qword [rsp + 24]
+    rol r9, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor r9, r11
 ; add subkey 15
 ; x0 += k15
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 112]
 ; x1 += k16
-    add r9, qword [rsp + 56]
+    add rcx, qword [rsp + 152]
 ; x2 += k0
-    add r13, qword [rsp + 216]
+    add r13, qword [rsp + 160]
 ; x3 += k1
-    add r12, qword [rsp + 264]
+    add r12, qword [rsp + 176]
 ; x4 += k2
-    add rbp, qword [rsp + 256]
+    add rbp, qword [rsp + 168]
 ; x5 += k3
-    add rbx, qword [rsp + 248]
+    add rbx, qword [rsp + 144]
 ; x6 += k4
-    add rax, qword [rsp + 240]
+    add rax, qword [rsp + 136]
 ; x7 += k5
-    add r11, qword [rsp + 232]
+    add r9, qword [rsp + 128]
 ; x8 += k6
-    add r10, qword [rsp + 224]
+    add r10, qword [rsp + 120]
 ; x9 += k7
-    add rcx, qword [rsp + 136]
+    add rsi, qword [rsp + 104]
 ; x10 += k8
-    add r8, qword [rsp + 128]
+    add r8, qword [rsp + 96]
 ; x11 += k9
-    add rdi, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x12 += k10
-    add r15, qword [rsp + 112]
-; x13 += k11
-    add rdx, qword [rsp + 104]
-; x14 += k12
-    add rsi, qword [rsp + 72]
-    mov qword [rsp + 192], r15
-; x15 += k13
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 40]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
-; x15 += 0xf
+    add r11, qword [rsp + 80]
+; x13 += sk29
+    add r15, qword [rsp + 400]
+    mov qword [rsp + 0], r15
+; sk31 = k12
+    mov r15, qword [rsp + 64]
+; sk31 += t1
+    add r15, qword [rsp + 200]
+; x14 += sk31
+    add rdx, r15
+    mov qword [rsp + 408], r15
+; sk32 = k13
+    mov r15, qword [rsp + 48]
+; sk32 += 0xf
     add r15, 0xf
+    mov qword [rsp + 32], rdx
+; x15 += sk32
+    mov rdx, qword [rsp + 40]
+    add rdx, r15
 ; round 60
 ; x0 += x1
-    add r14, r9
+    add r14, rcx
 ; x1 <<<= 41
-    rol r9, 41
+    rol rcx, 41
 ; x1 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 9
@@ -3937,50 +4028,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor r9, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rsi
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rsi, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], rcx
 ; x14 += x15
-    add rsi, r15
+    mov rcx, qword [rsp + 32]
+    add rcx, rdx
 ; x15 <<<= 30
-    rol r15, 30
+    rol rdx, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rdx, rcx
 ; round 61
 ; x0 += x9
-    add r14, rcx
+    add r14, rsi
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rsi, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -3988,44 +4080,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rdx
 ; x15 <<<= 51
-    rol r15, 51
+    rol rdx, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rdx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, r9
 ; x7 <<<= 4
-    rol r11, 4
+    rol r9, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor r9, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rcx, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rcx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rsi
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rsi, qword [rsp + 16]
+    rol rsi, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; round 62
 ; x0 += x7
-    add r14, r11
+    add r14, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor r9, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -4039,23 +4131,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rsi
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rsi, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rsi, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rdx
 ; x15 <<<= 19
-    rol r15, 19
+    rol rdx, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rdx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rcx, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rcx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -4063,20 +4155,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], r9
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
+    mov r9, qword [rsp + 8]
     rol r9, 25
 ; x9 ^= x10
     xor r9, r8
 ; round 63
 ; x0 += x15
-    add r14, r15
+    add r14, rdx
 ; x15 <<<= 9
-    rol r15, 9
+    rol rdx, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rdx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -4084,11 +4176,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
     add rbp, r9
 ; x9 <<<= 52
@@ -4096,11 +4188,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x4
     xor r9, rbp
 ; x14 += x1
-    add rsi, rcx
+    add rcx, rsi
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rsi, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rsi, rcx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -4113,62 +4205,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rdx
 ; x7 <<<= 20
-    rol r11, 20
+    mov rdx, qword [rsp + 24]
+    rol rdx, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rdx, r11
 ; add subkey 16
 ; x0 += k16
-    add r14, qword [rsp + 56]
+    add r14, qword [rsp + 152]
 ; x1 += k0
-    add rcx, qword [rsp + 216]
+    add rsi, qword [rsp + 160]
 ; x2 += k1
-    add r13, qword [rsp + 264]
+    add r13, qword [rsp + 176]
 ; x3 += k2
-    add r12, qword [rsp + 256]
+    add r12, qword [rsp + 168]
 ; x4 += k3
-    add rbp, qword [rsp + 248]
+    add rbp, qword [rsp + 144]
 ; x5 += k4
-    add rbx, qword [rsp + 240]
+    add rbx, qword [rsp + 136]
 ; x6 += k5
-    add rax, qword [rsp + 232]
+    add rax, qword [rsp + 128]
 ; x7 += k6
-    add r11, qword [rsp + 224]
+    add rdx, qword [rsp + 120]
 ; x8 += k7
-    add r10, qword [rsp + 136]
+    add r10, qword [rsp + 104]
 ; x9 += k8
-    add r9, qword [rsp + 128]
+    add r9, qword [rsp + 96]
 ; x10 += k9
-    add r8, qword [rsp + 120]
+    add r8, qword [rsp + 88]
 ; x11 += k10
-    add rdi, qword [rsp + 112]
+    add rdi, qword [rsp + 80]
 ; x12 += k11
-    add r15, qword [rsp + 104]
-; x13 += k12
-    add rdx, qword [rsp + 72]
-; x14 += k13
-    add rsi, qword [rsp + 40]
-    mov qword [rsp + 192], r15
-; x15 += k14
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 48]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 0x10
+    add r11, qword [rsp + 72]
+; x13 += sk31
+    add r15, qword [rsp + 408]
+    mov qword [rsp + 0], r15
+; sk33 = k13
+    mov r15, qword [rsp + 48]
+; sk33 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk33
+    add rcx, r15
+    mov qword [rsp + 416], r15
+; sk34 = k14
+    mov r15, qword [rsp + 56]
+; sk34 += 0x10
     add r15, 0x10
+    mov qword [rsp + 32], rcx
+; x15 += sk34
+    mov rcx, qword [rsp + 40]
+    add rcx, r15
 ; round 64
 ; x0 += x1
-    add r14, rcx
+    add r14, rsi
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rsi, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -4182,11 +4278,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rdx
 ; x7 <<<= 47
-    rol r11, 47
+    rol rdx, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rdx, rax
 ; x8 += x9
     add r10, r9
 ; x9 <<<= 8
@@ -4199,20 +4295,21 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rsi
 ; x14 += x15
-    add rsi, r15
+    mov rsi, qword [rsp + 32]
+    add rsi, rcx
 ; x15 <<<= 37
-    rol r15, 37
+    rol rcx, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor rcx, rsi
 ; round 65
 ; x0 += x9
     add r14, r9
@@ -4221,11 +4318,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x0
     xor r9, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -4233,23 +4330,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rcx
 ; x15 <<<= 55
-    rol r15, 55
+    rol rcx, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor rcx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rdx
 ; x7 <<<= 49
-    rol r11, 49
+    rol rdx, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rdx, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
     add rsi, rbx
 ; x5 <<<= 23
@@ -4257,20 +4354,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x14
     xor rbx, rsi
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], r9
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
+    mov r9, qword [rsp + 16]
     rol r9, 52
 ; x1 ^= x8
     xor r9, r10
 ; round 66
 ; x0 += x7
-    add r14, r11
+    add r14, rdx
 ; x7 <<<= 33
-    rol r11, 33
+    rol rdx, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rdx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -4290,17 +4387,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x6
     xor r9, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, rcx
 ; x15 <<<= 34
-    rol r15, 34
+    rol rcx, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor rcx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rsi, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rsi
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -4308,20 +4405,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rdx
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rdx, qword [rsp + 8]
+    rol rdx, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rdx, r8
 ; round 67
 ; x0 += x15
-    add r14, r15
+    add r14, rcx
 ; x15 <<<= 5
-    rol r15, 5
+    rol rcx, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor rcx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -4329,17 +4426,17 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rdx
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rdx, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rdx, rbp
 ; x14 += x1
     add rsi, r9
 ; x1 <<<= 47
@@ -4358,55 +4455,59 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rcx
 ; x7 <<<= 25
-    rol r11, 25
+    mov rcx, qword [rsp + 24]
+    rol rcx, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor rcx, r11
 ; add subkey 17
 ; x0 += k0
-    add r14, qword [rsp + 216]
+    add r14, qword [rsp + 160]
 ; x1 += k1
-    add r9, qword [rsp + 264]
+    add r9, qword [rsp + 176]
 ; x2 += k2
-    add r13, qword [rsp + 256]
+    add r13, qword [rsp + 168]
 ; x3 += k3
-    add r12, qword [rsp + 248]
+    add r12, qword [rsp + 144]
 ; x4 += k4
-    add rbp, qword [rsp + 240]
+    add rbp, qword [rsp + 136]
 ; x5 += k5
-    add rbx, qword [rsp + 232]
+    add rbx, qword [rsp + 128]
 ; x6 += k6
-    add rax, qword [rsp + 224]
+    add rax, qword [rsp + 120]
 ; x7 += k7
-    add r11, qword [rsp + 136]
+    add rcx, qword [rsp + 104]
 ; x8 += k8
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x9 += k9
-    add rcx, qword [rsp + 120]
+    add rdx, qword [rsp + 88]
 ; x10 += k10
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x11 += k11
-    add rdi, qword [rsp + 104]
+    add rdi, qword [rsp + 72]
 ; x12 += k12
-    add r15, qword [rsp + 72]
-; x13 += k13
-    add rdx, qword [rsp + 40]
-; x14 += k14
-    add rsi, qword [rsp + 48]
-    mov qword [rsp + 192], r15
-; x15 += k15
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 64]
-; x13 += t2
-    add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 0x11
+    add r11, qword [rsp + 64]
+; x13 += sk33
+    add r15, qword [rsp + 416]
+    mov qword [rsp + 0], r15
+; sk35 = k14
+    mov r15, qword [rsp + 56]
+; sk35 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk35
+    add rsi, r15
+    mov qword [rsp + 424], r15
+; sk36 = k15
+    mov r15, qword [rsp + 112]
+; sk36 += 0x11
     add r15, 0x11
+    mov qword [rsp + 32], rsi
+; x15 += sk36
+    mov rsi, qword [rsp + 40]
+    add rsi, r15
 ; round 68
 ; x0 += x1
     add r14, r9
@@ -4427,50 +4528,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor rcx, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rdx
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rdx, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], r9
 ; x14 += x15
-    add rsi, r15
+    mov r9, qword [rsp + 32]
+    add r9, rsi
 ; x15 <<<= 30
-    rol r15, 30
+    rol rsi, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rsi, r9
 ; round 69
 ; x0 += x9
-    add r14, rcx
+    add r14, rdx
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rdx, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -4478,44 +4580,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rsi
 ; x15 <<<= 51
-    rol r15, 51
+    rol rsi, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rsi, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rcx
 ; x7 <<<= 4
-    rol r11, 4
+    rol rcx, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor rcx, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add r9, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, r9
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rdx
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rdx, qword [rsp + 16]
+    rol rdx, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rdx, r10
 ; round 70
 ; x0 += x7
-    add r14, r11
+    add r14, rcx
 ; x7 <<<= 31
-    rol r11, 31
+    rol rcx, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor rcx, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -4529,23 +4631,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rdx
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rdx, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rdx, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rsi
 ; x15 <<<= 19
-    rol r15, 19
+    rol rsi, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rsi, r11
 ; x14 += x13
-    add rsi, rdx
+    add r9, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, r9
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -4553,20 +4655,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rcx
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
-    rol r9, 25
+    mov rcx, qword [rsp + 8]
+    rol rcx, 25
 ; x9 ^= x10
-    xor r9, r8
+    xor rcx, r8
 ; round 71
 ; x0 += x15
-    add r14, r15
+    add r14, rsi
 ; x15 <<<= 9
-    rol r15, 9
+    rol rsi, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rsi, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -4574,23 +4676,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, r9
+    add rbp, rcx
 ; x9 <<<= 52
-    rol r9, 52
+    rol rcx, 52
 ; x9 ^= x4
-    xor r9, rbp
+    xor rcx, rbp
 ; x14 += x1
-    add rsi, rcx
+    add r9, rdx
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rdx, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rdx, r9
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -4603,62 +4705,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rsi
 ; x7 <<<= 20
-    rol r11, 20
+    mov rsi, qword [rsp + 24]
+    rol rsi, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rsi, r11
 ; add subkey 18
 ; x0 += k1
-    add r14, qword [rsp + 264]
+    add r14, qword [rsp + 176]
 ; x1 += k2
-    add rcx, qword [rsp + 256]
+    add rdx, qword [rsp + 168]
 ; x2 += k3
-    add r13, qword [rsp + 248]
+    add r13, qword [rsp + 144]
 ; x3 += k4
-    add r12, qword [rsp + 240]
+    add r12, qword [rsp + 136]
 ; x4 += k5
-    add rbp, qword [rsp + 232]
+    add rbp, qword [rsp + 128]
 ; x5 += k6
-    add rbx, qword [rsp + 224]
+    add rbx, qword [rsp + 120]
 ; x6 += k7
-    add rax, qword [rsp + 136]
+    add rax, qword [rsp + 104]
 ; x7 += k8
-    add r11, qword [rsp + 128]
+    add rsi, qword [rsp + 96]
 ; x8 += k9
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x9 += k10
-    add r9, qword [rsp + 112]
+    add rcx, qword [rsp + 80]
 ; x10 += k11
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 72]
 ; x11 += k12
-    add rdi, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x12 += k13
-    add r15, qword [rsp + 40]
-; x13 += k14
-    add rdx, qword [rsp + 48]
-; x14 += k15
-    add rsi, qword [rsp + 64]
-    mov qword [rsp + 192], r15
-; x15 += k16
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 56]
-; x13 += t0
-    add rdx, qword [rsp + 96]
-; x14 += t1
-    add rsi, qword [rsp + 88]
-; x15 += 0x12
+    add r11, qword [rsp + 48]
+; x13 += sk35
+    add r15, qword [rsp + 424]
+    mov qword [rsp + 0], r15
+; sk37 = k15
+    mov r15, qword [rsp + 112]
+; sk37 += t1
+    add r15, qword [rsp + 200]
+; x14 += sk37
+    add r9, r15
+    mov qword [rsp + 432], r15
+; sk38 = k16
+    mov r15, qword [rsp + 152]
+; sk38 += 0x12
     add r15, 0x12
+    mov qword [rsp + 32], r9
+; x15 += sk38
+    mov r9, qword [rsp + 40]
+    add r9, r15
 ; round 72
 ; x0 += x1
-    add r14, rcx
+    add r14, rdx
 ; x1 <<<= 24
-    rol rcx, 24
+    rol rdx, 24
 ; x1 ^= x0
-    xor rcx, r14
+    xor rdx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 13
@@ -4672,50 +4778,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, rsi
 ; x7 <<<= 47
-    rol r11, 47
+    rol rsi, 47
 ; x7 ^= x6
-    xor r11, rax
+    xor rsi, rax
 ; x8 += x9
-    add r10, r9
+    add r10, rcx
 ; x9 <<<= 8
-    rol r9, 8
+    rol rcx, 8
 ; x9 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 17
     rol rdi, 17
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], rcx
 ; x12 += x13
-    mov rcx, qword [rsp + 192]
-    add rcx, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 22
-    rol rdx, 22
+    mov r15, qword [rsp + 0]
+    rol r15, 22
 ; x13 ^= x12
-    xor rdx, rcx
+    xor r15, r11
+    mov qword [rsp + 16], rdx
 ; x14 += x15
-    add rsi, r15
+    mov rdx, qword [rsp + 32]
+    add rdx, r9
 ; x15 <<<= 37
-    rol r15, 37
+    rol r9, 37
 ; x15 ^= x14
-    xor r15, rsi
+    xor r9, rdx
 ; round 73
 ; x0 += x9
-    add r14, r9
+    add r14, rcx
 ; x9 <<<= 38
-    rol r9, 38
+    rol rcx, 38
 ; x9 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 19
-    rol rdx, 19
+    rol r15, 19
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 10
@@ -4723,44 +4830,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, r9
 ; x15 <<<= 55
-    rol r15, 55
+    rol r9, 55
 ; x15 ^= x4
-    xor r15, rbp
+    xor r9, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, rsi
 ; x7 <<<= 49
-    rol r11, 49
+    rol rsi, 49
 ; x7 ^= x10
-    xor r11, r8
+    xor rsi, r8
 ; x12 += x3
-    add rcx, r12
+    add r11, r12
 ; x3 <<<= 18
     rol r12, 18
 ; x3 ^= x12
-    xor r12, rcx
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rdx, rbx
 ; x5 <<<= 23
     rol rbx, 23
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rdx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], r9
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rcx
 ; x1 <<<= 52
-    mov r9, qword [rsp + 272]
-    rol r9, 52
+    mov rcx, qword [rsp + 16]
+    rol rcx, 52
 ; x1 ^= x8
-    xor r9, r10
+    xor rcx, r10
 ; round 74
 ; x0 += x7
-    add r14, r11
+    add r14, rsi
 ; x7 <<<= 33
-    rol r11, 33
+    rol rsi, 33
 ; x7 ^= x0
-    xor r11, r14
+    xor rsi, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 4
@@ -4774,23 +4881,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, r9
+    add rax, rcx
 ; x1 <<<= 13
-    rol r9, 13
+    rol rcx, 13
 ; x1 ^= x6
-    xor r9, rax
+    xor rcx, rax
 ; x12 += x15
-    add rcx, r15
+    add r11, r9
 ; x15 <<<= 34
-    rol r15, 34
+    rol r9, 34
 ; x15 ^= x12
-    xor r15, rcx
+    xor r9, r11
 ; x14 += x13
-    add rsi, rdx
+    add rdx, r15
 ; x13 <<<= 41
-    rol rdx, 41
+    rol r15, 41
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rdx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 59
@@ -4798,20 +4905,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], rcx
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], rsi
 ; x9 <<<= 17
-    mov rcx, qword [rsp + 168]
-    rol rcx, 17
+    mov rsi, qword [rsp + 8]
+    rol rsi, 17
 ; x9 ^= x10
-    xor rcx, r8
+    xor rsi, r8
 ; round 75
 ; x0 += x15
-    add r14, r15
+    add r14, r9
 ; x15 <<<= 5
-    rol r15, 5
+    rol r9, 5
 ; x15 ^= x0
-    xor r15, r14
+    xor r9, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 20
@@ -4819,23 +4926,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 48
-    rol rdx, 48
+    rol r15, 48
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
-    add rbp, rcx
+    add rbp, rsi
 ; x9 <<<= 41
-    rol rcx, 41
+    rol rsi, 41
 ; x9 ^= x4
-    xor rcx, rbp
+    xor rsi, rbp
 ; x14 += x1
-    add rsi, r9
+    add rdx, rcx
 ; x1 <<<= 47
-    rol r9, 47
+    rol rcx, 47
 ; x1 ^= x14
-    xor r9, rsi
+    xor rcx, rdx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 28
@@ -4848,62 +4955,66 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 16
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], r9
 ; x7 <<<= 25
-    rol r11, 25
+    mov r9, qword [rsp + 24]
+    rol r9, 25
 ; x7 ^= x12
-    xor r11, r15
+    xor r9, r11
 ; add subkey 19
 ; x0 += k2
-    add r14, qword [rsp + 256]
+    add r14, qword [rsp + 168]
 ; x1 += k3
-    add r9, qword [rsp + 248]
+    add rcx, qword [rsp + 144]
 ; x2 += k4
-    add r13, qword [rsp + 240]
+    add r13, qword [rsp + 136]
 ; x3 += k5
-    add r12, qword [rsp + 232]
+    add r12, qword [rsp + 128]
 ; x4 += k6
-    add rbp, qword [rsp + 224]
+    add rbp, qword [rsp + 120]
 ; x5 += k7
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x6 += k8
-    add rax, qword [rsp + 128]
+    add rax, qword [rsp + 96]
 ; x7 += k9
-    add r11, qword [rsp + 120]
+    add r9, qword [rsp + 88]
 ; x8 += k10
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x9 += k11
-    add rcx, qword [rsp + 104]
+    add rsi, qword [rsp + 72]
 ; x10 += k12
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x11 += k13
-    add rdi, qword [rsp + 40]
+    add rdi, qword [rsp + 48]
 ; x12 += k14
-    add r15, qword [rsp + 48]
-; x13 += k15
-    add rdx, qword [rsp + 64]
-; x14 += k16
-    add rsi, qword [rsp + 56]
-    mov qword [rsp + 192], r15
-; x15 += k0
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 216]
-; x13 += t1
-    add rdx, qword [rsp + 88]
-; x14 += t2
-    add rsi, qword [rsp + 80]
-; x15 += 0x13
+    add r11, qword [rsp + 56]
+; x13 += sk37
+    add r15, qword [rsp + 432]
+    mov qword [rsp + 0], r15
+; sk39 = k16
+    mov r15, qword [rsp + 152]
+; sk39 += t2
+    add r15, qword [rsp + 192]
+; x14 += sk39
+    add rdx, r15
+    mov qword [rsp + 440], r15
+; sk40 = k0
+    mov r15, qword [rsp + 160]
+; sk40 += 0x13
     add r15, 0x13
+    mov qword [rsp + 32], rdx
+; x15 += sk40
+    mov rdx, qword [rsp + 40]
+    add rdx, r15
 ; round 76
 ; x0 += x1
-    add r14, r9
+    add r14, rcx
 ; x1 <<<= 41
-    rol r9, 41
+    rol rcx, 41
 ; x1 ^= x0
-    xor r9, r14
+    xor rcx, r14
 ; x2 += x3
     add r13, r12
 ; x3 <<<= 9
@@ -4917,50 +5028,51 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x5 ^= x4
     xor rbx, rbp
 ; x6 += x7
-    add rax, r11
+    add rax, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x6
-    xor r11, rax
+    xor r9, rax
 ; x8 += x9
-    add r10, rcx
+    add r10, rsi
 ; x9 <<<= 12
-    rol rcx, 12
+    rol rsi, 12
 ; x9 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; x10 += x11
     add r8, rdi
 ; x11 <<<= 47
     rol rdi, 47
 ; x11 ^= x10
     xor rdi, r8
-    mov qword [rsp + 272], r9
 ; x12 += x13
-    mov r9, qword [rsp + 192]
-    add r9, rdx
+    add r11, qword [rsp + 0]
 ; x13 <<<= 44
-    rol rdx, 44
+    mov r15, qword [rsp + 0]
+    rol r15, 44
 ; x13 ^= x12
-    xor rdx, r9
+    xor r15, r11
+    mov qword [rsp + 16], rcx
 ; x14 += x15
-    add rsi, r15
+    mov rcx, qword [rsp + 32]
+    add rcx, rdx
 ; x15 <<<= 30
-    rol r15, 30
+    rol rdx, 30
 ; x15 ^= x14
-    xor r15, rsi
+    xor rdx, rcx
 ; round 77
 ; x0 += x9
-    add r14, rcx
+    add r14, rsi
 ; x9 <<<= 16
-    rol rcx, 16
+    rol rsi, 16
 ; x9 ^= x0
-    xor rcx, r14
+    xor rsi, r14
 ; x2 += x13
-    add r13, rdx
+    add r13, r15
 ; x13 <<<= 34
-    rol rdx, 34
+    rol r15, 34
 ; x13 ^= x2
-    xor rdx, r13
+    xor r15, r13
 ; x6 += x11
     add rax, rdi
 ; x11 <<<= 56
@@ -4968,44 +5080,44 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x6
     xor rdi, rax
 ; x4 += x15
-    add rbp, r15
+    add rbp, rdx
 ; x15 <<<= 51
-    rol r15, 51
+    rol rdx, 51
 ; x15 ^= x4
-    xor r15, rbp
+    xor rdx, rbp
 ; x10 += x7
-    add r8, r11
+    add r8, r9
 ; x7 <<<= 4
-    rol r11, 4
+    rol r9, 4
 ; x7 ^= x10
-    xor r11, r8
+    xor r9, r8
 ; x12 += x3
-    add r9, r12
+    add r11, r12
 ; x3 <<<= 53
     rol r12, 53
 ; x3 ^= x12
-    xor r12, r9
+    xor r12, r11
 ; x14 += x5
-    add rsi, rbx
+    add rcx, rbx
 ; x5 <<<= 42
     rol rbx, 42
 ; x5 ^= x14
-    xor rbx, rsi
+    xor rbx, rcx
 ; x8 += x1
-    add r10, qword [rsp + 272]
-    mov qword [rsp + 168], rcx
+    add r10, qword [rsp + 16]
+    mov qword [rsp + 8], rsi
 ; x1 <<<= 41
-    mov rcx, qword [rsp + 272]
-    rol rcx, 41
+    mov rsi, qword [rsp + 16]
+    rol rsi, 41
 ; x1 ^= x8
-    xor rcx, r10
+    xor rsi, r10
 ; round 78
 ; x0 += x7
-    add r14, r11
+    add r14, r9
 ; x7 <<<= 31
-    rol r11, 31
+    rol r9, 31
 ; x7 ^= x0
-    xor r11, r14
+    xor r9, r14
 ; x2 += x5
     add r13, rbx
 ; x5 <<<= 44
@@ -5019,23 +5131,23 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x3 ^= x4
     xor r12, rbp
 ; x6 += x1
-    add rax, rcx
+    add rax, rsi
 ; x1 <<<= 46
-    rol rcx, 46
+    rol rsi, 46
 ; x1 ^= x6
-    xor rcx, rax
+    xor rsi, rax
 ; x12 += x15
-    add r9, r15
+    add r11, rdx
 ; x15 <<<= 19
-    rol r15, 19
+    rol rdx, 19
 ; x15 ^= x12
-    xor r15, r9
+    xor rdx, r11
 ; x14 += x13
-    add rsi, rdx
+    add rcx, r15
 ; x13 <<<= 42
-    rol rdx, 42
+    rol r15, 42
 ; x13 ^= x14
-    xor rdx, rsi
+    xor r15, rcx
 ; x8 += x11
     add r10, rdi
 ; x11 <<<= 44
@@ -5043,20 +5155,20 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x8
     xor rdi, r10
 ; x10 += x9
-    add r8, qword [rsp + 168]
-    mov qword [rsp + 192], r9
+    add r8, qword [rsp + 8]
+    mov qword [rsp + 24], r9
 ; x9 <<<= 25
-    mov r9, qword [rsp + 168]
+    mov r9, qword [rsp + 8]
     rol r9, 25
 ; x9 ^= x10
     xor r9, r8
 ; round 79
 ; x0 += x15
-    add r14, r15
+    add r14, rdx
 ; x15 <<<= 9
-    rol r15, 9
+    rol rdx, 9
 ; x15 ^= x0
-    xor r15, r14
+    xor rdx, r14
 ; x2 += x11
     add r13, rdi
 ; x11 <<<= 48
@@ -5064,11 +5176,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x11 ^= x2
     xor rdi, r13
 ; x6 += x13
-    add rax, rdx
+    add rax, r15
 ; x13 <<<= 35
-    rol rdx, 35
+    rol r15, 35
 ; x13 ^= x6
-    xor rdx, rax
+    xor r15, rax
 ; x4 += x9
     add rbp, r9
 ; x9 <<<= 52
@@ -5076,11 +5188,11 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x9 ^= x4
     xor r9, rbp
 ; x14 += x1
-    add rsi, rcx
+    add rcx, rsi
 ; x1 <<<= 23
-    rol rcx, 23
+    rol rsi, 23
 ; x1 ^= x14
-    xor rcx, rsi
+    xor rsi, rcx
 ; x8 += x5
     add r10, rbx
 ; x5 <<<= 31
@@ -5093,149 +5205,150 @@ skein1024_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
     rol r12, 37
 ; x3 ^= x10
     xor r12, r8
-    mov qword [rsp + 280], r15
 ; x12 += x7
-    mov r15, qword [rsp + 192]
-    add r15, r11
+    add r11, qword [rsp + 24]
+    mov qword [rsp + 40], rdx
 ; x7 <<<= 20
-    rol r11, 20
+    mov rdx, qword [rsp + 24]
+    rol rdx, 20
 ; x7 ^= x12
-    xor r11, r15
+    xor rdx, r11
 ; add subkey 20
 ; x0 += k3
-    add r14, qword [rsp + 248]
+    add r14, qword [rsp + 144]
 ; x1 += k4
-    add rcx, qword [rsp + 240]
+    add rsi, qword [rsp + 136]
 ; x2 += k5
-    add r13, qword [rsp + 232]
+    add r13, qword [rsp + 128]
 ; x3 += k6
-    add r12, qword [rsp + 224]
+    add r12, qword [rsp + 120]
 ; x4 += k7
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x5 += k8
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x6 += k9
-    add rax, qword [rsp + 120]
+    add rax, qword [rsp + 88]
 ; x7 += k10
-    add r11, qword [rsp + 112]
-; x8 += k11
-    add r10, qword [rsp + 104]
-; x9 += k12
-    add r9, qword [rsp + 72]
-; x10 += k13
-    add r8, qword [rsp + 40]
-; x11 += k14
-    add rdi, qword [rsp + 48]
-; x12 += k15
-    add r15, qword [rsp + 64]
-; x13 += k16
-    add rdx, qword [rsp + 56]
-; x14 += k0
-    add rsi, qword [rsp + 216]
-    mov qword [rsp + 192], r15
-; x15 += k1
-    mov r15, qword [rsp + 280]
-    add r15, qword [rsp + 264]
-; x13 += t2
     add rdx, qword [rsp + 80]
-; x14 += t0
-    add rsi, qword [rsp + 96]
-; x15 += 0x14
+; x8 += k11
+    add r10, qword [rsp + 72]
+; x9 += k12
+    add r9, qword [rsp + 64]
+; x10 += k13
+    add r8, qword [rsp + 48]
+; x11 += k14
+    add rdi, qword [rsp + 56]
+; x12 += k15
+    add r11, qword [rsp + 112]
+; x13 += sk39
+    add r15, qword [rsp + 440]
+    mov qword [rsp + 0], r15
+; sk41 = k0
+    mov r15, qword [rsp + 160]
+; sk41 += t0
+    add r15, qword [rsp + 184]
+; x14 += sk41
+    add rcx, r15
+; sk42 = k1
+    mov r15, qword [rsp + 176]
+; sk42 += 0x14
     add r15, 0x14
+    mov qword [rsp + 32], rcx
+; x15 += sk42
+    mov rcx, qword [rsp + 40]
+    add rcx, r15
 ; store the block(s)
 ; feed-forward: h[0] = x ^ m[0]
-; x15 += 0x14
-    mov qword [rsp + 280], r15
 ; x0 ^= in[0]
-    mov r15, qword [rsp + 0]
+    mov r15, qword [rsp + 216]
     xor r14, qword [r15]
-    mov qword [rsp + 208], rsi
+    mov qword [rsp + 40], rcx
 ; key[0] = x0
-    mov rsi, qword [rsp + 8]
-    mov qword [rsi], r14
+    mov rcx, qword [rsp + 232]
+    mov qword [rcx], r14
 ; x1 ^= in[1]
-    xor rcx, qword [r15 + 8]
+    xor rsi, qword [r15 + 8]
 ; key[1] = x1
-    mov qword [rsi + 8], rcx
+    mov qword [rcx + 8], rsi
 ; x2 ^= in[2]
     xor r13, qword [r15 + 16]
 ; key[2] = x2
-    mov qword [rsi + 16], r13
+    mov qword [rcx + 16], r13
 ; x3 ^= in[3]
     xor r12, qword [r15 + 24]
 ; key[3] = x3
-    mov qword [rsi + 24], r12
+    mov qword [rcx + 24], r12
 ; x4 ^= in[4]
     xor rbp, qword [r15 + 32]
 ; key[4] = x4
-    mov qword [rsi + 32], rbp
+    mov qword [rcx + 32], rbp
 ; x5 ^= in[5]
     xor rbx, qword [r15 + 40]
 ; key[5] = x5
-    mov qword [rsi + 40], rbx
+    mov qword [rcx + 40], rbx
 ; x6 ^= in[6]
     xor rax, qword [r15 + 48]
 ; key[6] = x6
-    mov qword [rsi + 48], rax
+    mov qword [rcx + 48], rax
 ; x7 ^= in[7]
-    xor r11, qword [r15 + 56]
+    xor rdx, qword [r15 + 56]
 ; key[7] = x7
-    mov qword [rsi + 56], r11
+    mov qword [rcx + 56], rdx
 ; x8 ^= in[8]
     xor r10, qword [r15 + 64]
 ; key[8] = x8
-    mov qword [rsi + 64], r10
+    mov qword [rcx + 64], r10
 ; x9 ^= in[9]
     xor r9, qword [r15 + 72]
 ; key[9] = x9
-    mov qword [rsi + 72], r9
+    mov qword [rcx + 72], r9
 ; x10 ^= in[10]
     xor r8, qword [r15 + 80]
 ; key[10] = x10
-    mov qword [rsi + 80], r8
+    mov qword [rcx + 80], r8
 ; x11 ^= in[11]
     xor rdi, qword [r15 + 88]
 ; key[11] = x11
-    mov qword [rsi + 88], rdi
+    mov qword [rcx + 88], rdi
 ; x12 ^= in[12]
-    mov rax, qword [rsp + 192]
-    xor rax, qword [r15 + 96]
+    xor r11, qword [r15 + 96]
 ; key[12] = x12
-    mov qword [rsi + 96], rax
+    mov qword [rcx + 96], r11
 ; x13 ^= in[13]
-    xor rdx, qword [r15 + 104]
+    mov rax, qword [rsp + 0]
+    xor rax, qword [r15 + 104]
 ; key[13] = x13
-    mov qword [rsi + 104], rdx
+    mov qword [rcx + 104], rax
 ; x14 ^= in[14]
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 32]
     xor rax, qword [r15 + 112]
 ; key[14] = x14
-    mov qword [rsi + 112], rax
+    mov qword [rcx + 112], rax
 ; x15 ^= in[15]
-    mov rax, qword [rsp + 280]
+    mov rax, qword [rsp + 40]
     xor rax, qword [r15 + 120]
 ; key[15] = x15
-    mov qword [rsi + 120], rax
+    mov qword [rcx + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 32]
+    mov rax, qword [rsp + 224]
     add rax, 0x10
 ; in += 128
     add r15, 0x80
 ; out += 128
-    mov rcx, qword [rsp + 24]
-    add rcx, 0x80
+    mov rdx, qword [rsp + 248]
+    add rdx, 0x80
 ; n -= 1
-    mov rdx, qword [rsp + 16]
-    sub rdx, 1
-    mov qword [rsp + 0], r15
-    mov qword [rsp + 16], rdx
-    mov qword [rsp + 24], rcx
-    mov qword [rsp + 32], rax
+    mov rsi, qword [rsp + 240]
+    sub rsi, 1
+    mov qword [rsp + 216], r15
+    mov qword [rsp + 240], rsi
+    mov qword [rsp + 248], rdx
+    mov qword [rsp + 224], rax
 ; while n != 0
     jnz .loop
 .done:
-    add rsp, 296
+    add rsp, 456
     pop r15
     pop r14
     pop r13

@@ -7,13 +7,22 @@
 ;   for each of the n blocks: h = Threefish(key h, tweak = the next 16 bytes of tweaks, block) ^ block,
 ;   the key schedule of h, the rounds and the feed-forward in one loop (h updated in place).
 ;   The C driver (skein256_v12_nasmx64_sysv_belady_fly_full_*.c) writes the tweaks (position, flags) of each run of blocks.
-; Allocation: belady: registers 15, spills 9, reloads 5, memory operands 0, moves 1, instructions 608
+; Allocation: belady: registers 15, spills 9, reloads 7, memory operands 0, moves 36, instructions 627
 ; Register map (value: registers it occupies):
 ;       in: rbp, rdx              k0: rcx                   k1: rdx                   k2: rsi
-;       k3: rdi                   k4: r8                   key: rax, rdi               n: r8, rdx
-;      out: rcx                   t0: r10                   t1: r11                   t2: rbx
-;    tweak: r9, rsi               x0: r12                   x1: r13                   x2: r14
-;       x3: r15
+;       k3: rdi                   k4: r8                   key: rax, rdi               n: r8, rsi
+;      out: rcx, rdx             sk1: r9                   sk2: r9                   sk3: r9
+;      sk4: rax                  sk5: rax                  sk6: r9                   sk7: rax
+;      sk8: r9                   sk9: rax                 sk10: r9                  sk11: rax
+;     sk12: r9                  sk13: rax                 sk14: r9                  sk15: rax
+;     sk16: r9                  sk17: rax                 sk18: r9                  sk19: rax
+;     sk20: r9                  sk21: rax                 sk22: r9                  sk23: rax
+;     sk24: r9                  sk25: rax                 sk26: r9                  sk27: rax
+;     sk28: r9                  sk29: rax                 sk30: r9                  sk31: rax
+;     sk32: r9                  sk33: rax                 sk34: r9                  sk35: r8
+;     sk36: rax                 sk37: rcx                 sk38: rdx                   t0: r10
+;       t1: r11                   t2: rbx                tweak: r9, rcx, rsi          x0: r12
+;       x1: r13                   x2: r14                   x3: r15
 ;   stack slots: in key n out tweak
 ;   frame: 40 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
@@ -41,17 +50,17 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; if n == 0 return
     test r8, r8
     jz .done
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rdi
-    mov qword [rsp + 16], r8
-    mov qword [rsp + 24], rcx
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 8], rdx
+    mov qword [rsp + 16], rdi
+    mov qword [rsp + 24], r8
+    mov qword [rsp + 32], rcx
+    mov qword [rsp + 0], rsi
 ; for each block
     align 32
 .loop:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
-    mov rax, qword [rsp + 8]
+    mov rax, qword [rsp + 16]
     mov rcx, qword [rax]
 ; k1 = key[1]
     mov rdx, qword [rax + 8]
@@ -71,7 +80,7 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
     xor r8, rdi
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov r9, qword [rsp + 32]
+    mov r9, qword [rsp + 0]
     mov r10, qword [r9]
 ; t1 = tweak[1]
     mov r11, qword [r9 + 8]
@@ -79,7 +88,7 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
     mov rbx, r10
     xor rbx, r11
 ; x0 = in[0]
-    mov rbp, qword [rsp + 0]
+    mov rbp, qword [rsp + 8]
     mov r12, qword [rbp]
 ; x1 = in[1]
     mov r13, qword [rbp + 8]
@@ -90,16 +99,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 0
 ; x0 += k0
     add r12, rcx
-; x1 += k1
-    add r13, rdx
-; x2 += k2
-    add r14, rsi
+; sk1 += t0
+    mov r9, rdx
+    add r9, r10
+; x1 += sk1
+    add r13, r9
+; sk2 += t1
+    mov r9, rsi
+    add r9, r11
+; x2 += sk2
+    add r14, r9
 ; x3 += k3
     add r15, rdi
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
 ; round 0
 ; x0 += x1
     add r12, r13
@@ -155,18 +166,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 1
 ; x0 += k1
     add r12, rdx
-; x1 += k2
-    add r13, rsi
-; x2 += k3
-    add r14, rdi
-; x3 += k4
-    add r15, r8
-; x1 += t1
-    add r13, r11
-; x2 += t2
-    add r14, rbx
-; x3 += 1
-    add r15, 1
+; x1 += sk2
+    add r13, r9
+; sk3 += t2
+    mov r9, rdi
+    add r9, rbx
+; x2 += sk3
+    add r14, r9
+; sk4 += 1
+    mov rax, r8
+    add rax, 1
+; x3 += sk4
+    add r15, rax
 ; round 4
 ; x0 += x1
     add r12, r13
@@ -222,18 +233,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 2
 ; x0 += k2
     add r12, rsi
-; x1 += k3
-    add r13, rdi
-; x2 += k4
-    add r14, r8
-; x3 += k0
-    add r15, rcx
-; x1 += t2
-    add r13, rbx
-; x2 += t0
-    add r14, r10
-; x3 += 2
-    add r15, 2
+; x1 += sk3
+    add r13, r9
+; sk5 += t0
+    mov rax, r8
+    add rax, r10
+; x2 += sk5
+    add r14, rax
+; sk6 += 2
+    mov r9, rcx
+    add r9, 2
+; x3 += sk6
+    add r15, r9
 ; round 8
 ; x0 += x1
     add r12, r13
@@ -289,18 +300,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 3
 ; x0 += k3
     add r12, rdi
-; x1 += k4
-    add r13, r8
-; x2 += k0
-    add r14, rcx
-; x3 += k1
-    add r15, rdx
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
-; x3 += 3
-    add r15, 3
+; x1 += sk5
+    add r13, rax
+; sk7 += t1
+    mov rax, rcx
+    add rax, r11
+; x2 += sk7
+    add r14, rax
+; sk8 += 3
+    mov r9, rdx
+    add r9, 3
+; x3 += sk8
+    add r15, r9
 ; round 12
 ; x0 += x1
     add r12, r13
@@ -356,18 +367,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 4
 ; x0 += k4
     add r12, r8
-; x1 += k0
-    add r13, rcx
-; x2 += k1
-    add r14, rdx
-; x3 += k2
-    add r15, rsi
-; x1 += t1
-    add r13, r11
-; x2 += t2
-    add r14, rbx
-; x3 += 4
-    add r15, 4
+; x1 += sk7
+    add r13, rax
+; sk9 += t2
+    mov rax, rdx
+    add rax, rbx
+; x2 += sk9
+    add r14, rax
+; sk10 += 4
+    mov r9, rsi
+    add r9, 4
+; x3 += sk10
+    add r15, r9
 ; round 16
 ; x0 += x1
     add r12, r13
@@ -423,18 +434,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 5
 ; x0 += k0
     add r12, rcx
-; x1 += k1
-    add r13, rdx
-; x2 += k2
-    add r14, rsi
-; x3 += k3
-    add r15, rdi
-; x1 += t2
-    add r13, rbx
-; x2 += t0
-    add r14, r10
-; x3 += 5
-    add r15, 5
+; x1 += sk9
+    add r13, rax
+; sk11 += t0
+    mov rax, rsi
+    add rax, r10
+; x2 += sk11
+    add r14, rax
+; sk12 += 5
+    mov r9, rdi
+    add r9, 5
+; x3 += sk12
+    add r15, r9
 ; round 20
 ; x0 += x1
     add r12, r13
@@ -490,18 +501,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 6
 ; x0 += k1
     add r12, rdx
-; x1 += k2
-    add r13, rsi
-; x2 += k3
-    add r14, rdi
-; x3 += k4
-    add r15, r8
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
-; x3 += 6
-    add r15, 6
+; x1 += sk11
+    add r13, rax
+; sk13 += t1
+    mov rax, rdi
+    add rax, r11
+; x2 += sk13
+    add r14, rax
+; sk14 += 6
+    mov r9, r8
+    add r9, 6
+; x3 += sk14
+    add r15, r9
 ; round 24
 ; x0 += x1
     add r12, r13
@@ -557,18 +568,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 7
 ; x0 += k2
     add r12, rsi
-; x1 += k3
-    add r13, rdi
-; x2 += k4
-    add r14, r8
-; x3 += k0
-    add r15, rcx
-; x1 += t1
-    add r13, r11
-; x2 += t2
-    add r14, rbx
-; x3 += 7
-    add r15, 7
+; x1 += sk13
+    add r13, rax
+; sk15 += t2
+    mov rax, r8
+    add rax, rbx
+; x2 += sk15
+    add r14, rax
+; sk16 += 7
+    mov r9, rcx
+    add r9, 7
+; x3 += sk16
+    add r15, r9
 ; round 28
 ; x0 += x1
     add r12, r13
@@ -624,18 +635,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 8
 ; x0 += k3
     add r12, rdi
-; x1 += k4
-    add r13, r8
-; x2 += k0
-    add r14, rcx
-; x3 += k1
-    add r15, rdx
-; x1 += t2
-    add r13, rbx
-; x2 += t0
-    add r14, r10
-; x3 += 8
-    add r15, 8
+; x1 += sk15
+    add r13, rax
+; sk17 += t0
+    mov rax, rcx
+    add rax, r10
+; x2 += sk17
+    add r14, rax
+; sk18 += 8
+    mov r9, rdx
+    add r9, 8
+; x3 += sk18
+    add r15, r9
 ; round 32
 ; x0 += x1
     add r12, r13
@@ -691,18 +702,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 9
 ; x0 += k4
     add r12, r8
-; x1 += k0
-    add r13, rcx
-; x2 += k1
-    add r14, rdx
-; x3 += k2
-    add r15, rsi
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
-; x3 += 9
-    add r15, 9
+; x1 += sk17
+    add r13, rax
+; sk19 += t1
+    mov rax, rdx
+    add rax, r11
+; x2 += sk19
+    add r14, rax
+; sk20 += 9
+    mov r9, rsi
+    add r9, 9
+; x3 += sk20
+    add r15, r9
 ; round 36
 ; x0 += x1
     add r12, r13
@@ -758,18 +769,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 10
 ; x0 += k0
     add r12, rcx
-; x1 += k1
-    add r13, rdx
-; x2 += k2
-    add r14, rsi
-; x3 += k3
-    add r15, rdi
-; x1 += t1
-    add r13, r11
-; x2 += t2
-    add r14, rbx
-; x3 += 0xa
-    add r15, 0xa
+; x1 += sk19
+    add r13, rax
+; sk21 += t2
+    mov rax, rsi
+    add rax, rbx
+; x2 += sk21
+    add r14, rax
+; sk22 += 0xa
+    mov r9, rdi
+    add r9, 0xa
+; x3 += sk22
+    add r15, r9
 ; round 40
 ; x0 += x1
     add r12, r13
@@ -825,18 +836,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 11
 ; x0 += k1
     add r12, rdx
-; x1 += k2
-    add r13, rsi
-; x2 += k3
-    add r14, rdi
-; x3 += k4
-    add r15, r8
-; x1 += t2
-    add r13, rbx
-; x2 += t0
-    add r14, r10
-; x3 += 0xb
-    add r15, 0xb
+; x1 += sk21
+    add r13, rax
+; sk23 += t0
+    mov rax, rdi
+    add rax, r10
+; x2 += sk23
+    add r14, rax
+; sk24 += 0xb
+    mov r9, r8
+    add r9, 0xb
+; x3 += sk24
+    add r15, r9
 ; round 44
 ; x0 += x1
     add r12, r13
@@ -892,18 +903,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 12
 ; x0 += k2
     add r12, rsi
-; x1 += k3
-    add r13, rdi
-; x2 += k4
-    add r14, r8
-; x3 += k0
-    add r15, rcx
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
-; x3 += 0xc
-    add r15, 0xc
+; x1 += sk23
+    add r13, rax
+; sk25 += t1
+    mov rax, r8
+    add rax, r11
+; x2 += sk25
+    add r14, rax
+; sk26 += 0xc
+    mov r9, rcx
+    add r9, 0xc
+; x3 += sk26
+    add r15, r9
 ; round 48
 ; x0 += x1
     add r12, r13
@@ -959,18 +970,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 13
 ; x0 += k3
     add r12, rdi
-; x1 += k4
-    add r13, r8
-; x2 += k0
-    add r14, rcx
-; x3 += k1
-    add r15, rdx
-; x1 += t1
-    add r13, r11
-; x2 += t2
-    add r14, rbx
-; x3 += 0xd
-    add r15, 0xd
+; x1 += sk25
+    add r13, rax
+; sk27 += t2
+    mov rax, rcx
+    add rax, rbx
+; x2 += sk27
+    add r14, rax
+; sk28 += 0xd
+    mov r9, rdx
+    add r9, 0xd
+; x3 += sk28
+    add r15, r9
 ; round 52
 ; x0 += x1
     add r12, r13
@@ -1026,18 +1037,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 14
 ; x0 += k4
     add r12, r8
-; x1 += k0
-    add r13, rcx
-; x2 += k1
-    add r14, rdx
-; x3 += k2
-    add r15, rsi
-; x1 += t2
-    add r13, rbx
-; x2 += t0
-    add r14, r10
-; x3 += 0xe
-    add r15, 0xe
+; x1 += sk27
+    add r13, rax
+; sk29 += t0
+    mov rax, rdx
+    add rax, r10
+; x2 += sk29
+    add r14, rax
+; sk30 += 0xe
+    mov r9, rsi
+    add r9, 0xe
+; x3 += sk30
+    add r15, r9
 ; round 56
 ; x0 += x1
     add r12, r13
@@ -1093,18 +1104,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 15
 ; x0 += k0
     add r12, rcx
-; x1 += k1
-    add r13, rdx
-; x2 += k2
-    add r14, rsi
-; x3 += k3
-    add r15, rdi
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
-; x3 += 0xf
-    add r15, 0xf
+; x1 += sk29
+    add r13, rax
+; sk31 += t1
+    mov rax, rsi
+    add rax, r11
+; x2 += sk31
+    add r14, rax
+; sk32 += 0xf
+    mov r9, rdi
+    add r9, 0xf
+; x3 += sk32
+    add r15, r9
 ; round 60
 ; x0 += x1
     add r12, r13
@@ -1160,18 +1171,18 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 16
 ; x0 += k1
     add r12, rdx
-; x1 += k2
-    add r13, rsi
-; x2 += k3
-    add r14, rdi
-; x3 += k4
-    add r15, r8
-; x1 += t1
-    add r13, r11
-; x2 += t2
-    add r14, rbx
-; x3 += 0x10
-    add r15, 0x10
+; x1 += sk31
+    add r13, rax
+; sk33 += t2
+    mov rax, rdi
+    add rax, rbx
+; x2 += sk33
+    add r14, rax
+; sk34 += 0x10
+    mov r9, r8
+    add r9, 0x10
+; x3 += sk34
+    add r15, r9
 ; round 64
 ; x0 += x1
     add r12, r13
@@ -1227,18 +1238,17 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 17
 ; x0 += k2
     add r12, rsi
-; x1 += k3
-    add r13, rdi
-; x2 += k4
+; x1 += sk33
+    add r13, rax
+; sk35 += t0
+    add r8, r10
+; x2 += sk35
     add r14, r8
-; x3 += k0
-    add r15, rcx
-; x1 += t2
-    add r13, rbx
-; x2 += t0
-    add r14, r10
-; x3 += 0x11
-    add r15, 0x11
+; sk36 += 0x11
+    mov rax, rcx
+    add rax, 0x11
+; x3 += sk36
+    add r15, rax
 ; round 68
 ; x0 += x1
     add r12, r13
@@ -1294,23 +1304,22 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; add subkey 18
 ; x0 += k3
     add r12, rdi
-; x1 += k4
+; x1 += sk35
     add r13, r8
-; x2 += k0
+; sk37 += t1
+    add rcx, r11
+; x2 += sk37
     add r14, rcx
-; x3 += k1
+; sk38 += 0x12
+    add rdx, 0x12
+; x3 += sk38
     add r15, rdx
-; x1 += t0
-    add r13, r10
-; x2 += t1
-    add r14, r11
-; x3 += 0x12
-    add r15, 0x12
 ; store the block(s)
 ; feed-forward: h[0] = x ^ m[0]
 ; x0 ^= in[0]
     xor r12, qword [rbp]
 ; key[0] = x0
+    mov rax, qword [rsp + 16]
     mov qword [rax], r12
 ; x1 ^= in[1]
     xor r13, qword [rbp + 8]
@@ -1326,19 +1335,20 @@ skein256_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
     mov qword [rax + 24], r15
 ; next block
 ; tweak += 16
-    add r9, 0x10
+    mov rcx, qword [rsp + 0]
+    add rcx, 0x10
 ; in += 32
     add rbp, 0x20
 ; out += 32
-    mov rcx, qword [rsp + 24]
-    add rcx, 0x20
+    mov rdx, qword [rsp + 32]
+    add rdx, 0x20
 ; n -= 1
-    mov rdx, qword [rsp + 16]
-    sub rdx, 1
-    mov qword [rsp + 0], rbp
-    mov qword [rsp + 16], rdx
-    mov qword [rsp + 24], rcx
-    mov qword [rsp + 32], r9
+    mov rsi, qword [rsp + 24]
+    sub rsi, 1
+    mov qword [rsp + 8], rbp
+    mov qword [rsp + 24], rsi
+    mov qword [rsp + 32], rdx
+    mov qword [rsp + 0], rcx
 ; while n != 0
     jnz .loop
 .done:

@@ -7,17 +7,26 @@
 ;   for each of the n blocks: h = Threefish(key h, tweak = the next 16 bytes of tweaks, block) ^ block,
 ;   the key schedule of h, the rounds and the feed-forward in one loop (h updated in place).
 ;   The C driver (skein512_v11_nasmx64_sysv_belady_fly_full_*.c) writes the tweaks (position, flags) of each run of blocks.
-; Allocation: belady: registers 15, spills 15, reloads 9, memory operands 71, moves 1, instructions 1146
+; Allocation: belady: registers 15, spills 17, reloads 9, memory operands 84, moves 17, instructions 1167
 ; Register map (value: registers it occupies):
-;       in: r15, rcx, rdx         k0: rcx                   k1: rdx                   k2: rsi
+;       in: r15, rdx              k0: rcx                   k1: rdx                   k2: rsi
 ;       k3: rdi                   k4: r8                    k5: r9                    k6: r10
-;       k7: r11                   k8: rbx                  key: rax, rdi, rdx          n: r8, rdi
-;      out: rcx, rsi              t0: r12                   t1: r13                   t2: r14
-;    tweak: rax, rbp, rsi         x0: rbp                   x1: rax                   x2: r14
-;       x3: rbx                   x4: r13                   x5: r12                   x6: r11, r15
-;       x7: r11
-;   stack slots: in k7 k8 key n out t0 t1 t2 tweak x6
-;   frame: 88 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;       k7: r11                   k8: rbx                  key: rax, rdi, rsi          n: r8, rdi
+;      out: rcx                  sk1: r15                  sk2: r15                  sk3: r15
+;      sk4: rdx                  sk5: rdx                  sk6: r15                  sk7: rdx
+;      sk8: r15                  sk9: rdx                 sk10: r15                 sk11: rdx
+;     sk12: r15                 sk13: rdx                 sk14: r15                 sk15: rdx
+;     sk16: r15                 sk17: rdx                 sk18: r15                 sk19: rdx
+;     sk20: r15                 sk21: rdx                 sk22: r15                 sk23: rdx
+;     sk24: r15                 sk25: rdx                 sk26: r15                 sk27: rdx
+;     sk28: r15                 sk29: rdx                 sk30: r15                 sk31: rdx
+;     sk32: r15                 sk33: rdx                 sk34: r15                 sk35: r9
+;     sk36: rdx                 sk37: rdx                 sk38: rdx                   t0: r12
+;       t1: r13                   t2: r14                tweak: rax, rbp, rsi         x0: rbp
+;       x1: rax                   x2: rbx                   x3: r14                   x4: r11
+;       x5: r13                   x6: r10, rcx              x7: r10
+;   stack slots: in k0 k1 k6 k7 k8 key n out t1 t2 tweak x6
+;   frame: 104 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
 bits 64
 default rel
@@ -38,22 +47,22 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 88
+    sub rsp, 104
 .prolog_end:
 ; if n == 0 return
     test r8, r8
     jz .done
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rdi
-    mov qword [rsp + 16], r8
-    mov qword [rsp + 24], rcx
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 56], rdx
+    mov qword [rsp + 72], rdi
+    mov qword [rsp + 80], r8
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 64], rsi
 ; for each block
     align 32
 .loop:
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
-    mov rax, qword [rsp + 8]
+    mov rax, qword [rsp + 72]
     mov rcx, qword [rax]
 ; k1 = key[1]
     mov rdx, qword [rax + 8]
@@ -89,7 +98,7 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
     xor rbx, r11
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rbp, qword [rsp + 32]
+    mov rbp, qword [rsp + 64]
     mov r12, qword [rbp]
 ; t1 = tweak[1]
     mov r13, qword [rbp + 8]
@@ -97,50 +106,54 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
     mov r14, r12
     xor r14, r13
 ; x0 = in[0]
-    mov r15, qword [rsp + 0]
+    mov r15, qword [rsp + 56]
     mov rbp, qword [r15]
 ; x1 = in[1]
     mov rax, qword [r15 + 8]
-    mov qword [rsp + 40], r14
+    mov qword [rsp + 16], rbx
 ; x2 = in[2]
-    mov r14, qword [r15 + 16]
-    mov qword [rsp + 48], rbx
+    mov rbx, qword [r15 + 16]
+    mov qword [rsp + 48], r14
 ; x3 = in[3]
-    mov rbx, qword [r15 + 24]
-    mov qword [rsp + 56], r13
+    mov r14, qword [r15 + 24]
+    mov qword [rsp + 0], r11
 ; x4 = in[4]
-    mov r13, qword [r15 + 32]
-    mov qword [rsp + 64], r12
+    mov r11, qword [r15 + 32]
+    mov qword [rsp + 40], r13
 ; x5 = in[5]
-    mov r12, qword [r15 + 40]
-    mov qword [rsp + 72], r11
+    mov r13, qword [r15 + 40]
+    mov qword [rsp + 8], r10
 ; x6 = in[6]
-    mov r11, qword [r15 + 48]
-    mov qword [rsp + 80], r11
+    mov r10, qword [r15 + 48]
+    mov qword [rsp + 96], r10
 ; x7 = in[7]
-    mov r11, qword [r15 + 56]
+    mov r10, qword [r15 + 56]
 ; add subkey 0
 ; x0 += k0
     add rbp, rcx
 ; x1 += k1
     add rax, rdx
 ; x2 += k2
-    add r14, rsi
+    add rbx, rsi
 ; x3 += k3
-    add rbx, rdi
+    add r14, rdi
 ; x4 += k4
-    add r13, r8
-; x5 += k5
-    add r12, r9
-; x6 += k6
-    mov r15, qword [rsp + 80]
-    add r15, r10
+    add r11, r8
+; sk1 += t0
+    mov r15, r9
+    add r15, r12
+; x5 += sk1
+    add r13, r15
+; sk2 = k6
+    mov r15, qword [rsp + 8]
+; sk2 += t1
+    add r15, qword [rsp + 40]
+    mov qword [rsp + 24], rcx
+; x6 += sk2
+    mov rcx, qword [rsp + 96]
+    add rcx, r15
 ; x7 += k7
-    add r11, qword [rsp + 72]
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
+    add r10, qword [rsp + 0]
 ; round 0
 ; x0 += x1
     add rbp, rax
@@ -149,121 +162,124 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 1
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 2
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 3
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 1
 ; x0 += k1
     add rbp, rdx
 ; x1 += k2
     add rax, rsi
 ; x2 += k3
-    add r14, rdi
+    add rbx, rdi
 ; x3 += k4
-    add rbx, r8
+    add r14, r8
 ; x4 += k5
-    add r13, r9
-; x5 += k6
-    add r12, r10
-; x6 += k7
-    add r15, qword [rsp + 72]
-; x7 += k8
-    add r11, qword [rsp + 48]
-; x5 += t1
-    add r12, qword [rsp + 56]
-; x6 += t2
-    add r15, qword [rsp + 40]
-; x7 += 1
-    add r11, 1
+    add r11, r9
+; x5 += sk2
+    add r13, r15
+; sk3 = k7
+    mov r15, qword [rsp + 0]
+; sk3 += t2
+    add r15, qword [rsp + 48]
+; x6 += sk3
+    add rcx, r15
+    mov qword [rsp + 32], rdx
+; sk4 = k8
+    mov rdx, qword [rsp + 16]
+; sk4 += 1
+    add rdx, 1
+; x7 += sk4
+    add r10, rdx
 ; round 4
 ; x0 += x1
     add rbp, rax
@@ -272,121 +288,123 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 5
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 6
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 7
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 2
 ; x0 += k2
     add rbp, rsi
 ; x1 += k3
     add rax, rdi
 ; x2 += k4
-    add r14, r8
+    add rbx, r8
 ; x3 += k5
-    add rbx, r9
+    add r14, r9
 ; x4 += k6
-    add r13, r10
-; x5 += k7
-    add r12, qword [rsp + 72]
-; x6 += k8
-    add r15, qword [rsp + 48]
-; x7 += k0
-    add r11, rcx
-; x5 += t2
-    add r12, qword [rsp + 40]
-; x6 += t0
-    add r15, qword [rsp + 64]
-; x7 += 2
-    add r11, 2
+    add r11, qword [rsp + 8]
+; x5 += sk3
+    add r13, r15
+; sk5 = k8
+    mov rdx, qword [rsp + 16]
+; sk5 += t0
+    add rdx, r12
+; x6 += sk5
+    add rcx, rdx
+; sk6 = k0
+    mov r15, qword [rsp + 24]
+; sk6 += 2
+    add r15, 2
+; x7 += sk6
+    add r10, r15
 ; round 8
 ; x0 += x1
     add rbp, rax
@@ -395,121 +413,123 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 9
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 10
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 11
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 3
 ; x0 += k3
     add rbp, rdi
 ; x1 += k4
     add rax, r8
 ; x2 += k5
-    add r14, r9
+    add rbx, r9
 ; x3 += k6
-    add rbx, r10
+    add r14, qword [rsp + 8]
 ; x4 += k7
-    add r13, qword [rsp + 72]
-; x5 += k8
-    add r12, qword [rsp + 48]
-; x6 += k0
-    add r15, rcx
-; x7 += k1
-    add r11, rdx
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
-; x7 += 3
-    add r11, 3
+    add r11, qword [rsp + 0]
+; x5 += sk5
+    add r13, rdx
+; sk7 = k0
+    mov rdx, qword [rsp + 24]
+; sk7 += t1
+    add rdx, qword [rsp + 40]
+; x6 += sk7
+    add rcx, rdx
+; sk8 = k1
+    mov r15, qword [rsp + 32]
+; sk8 += 3
+    add r15, 3
+; x7 += sk8
+    add r10, r15
 ; round 12
 ; x0 += x1
     add rbp, rax
@@ -518,121 +538,122 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 13
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 14
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 15
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 4
 ; x0 += k4
     add rbp, r8
 ; x1 += k5
     add rax, r9
 ; x2 += k6
-    add r14, r10
+    add rbx, qword [rsp + 8]
 ; x3 += k7
-    add rbx, qword [rsp + 72]
+    add r14, qword [rsp + 0]
 ; x4 += k8
-    add r13, qword [rsp + 48]
-; x5 += k0
-    add r12, rcx
-; x6 += k1
-    add r15, rdx
-; x7 += k2
-    add r11, rsi
-; x5 += t1
-    add r12, qword [rsp + 56]
-; x6 += t2
-    add r15, qword [rsp + 40]
-; x7 += 4
-    add r11, 4
+    add r11, qword [rsp + 16]
+; x5 += sk7
+    add r13, rdx
+; sk9 = k1
+    mov rdx, qword [rsp + 32]
+; sk9 += t2
+    add rdx, qword [rsp + 48]
+; x6 += sk9
+    add rcx, rdx
+; sk10 += 4
+    mov r15, rsi
+    add r15, 4
+; x7 += sk10
+    add r10, r15
 ; round 16
 ; x0 += x1
     add rbp, rax
@@ -641,121 +662,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 17
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 18
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 19
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 5
 ; x0 += k5
     add rbp, r9
 ; x1 += k6
-    add rax, r10
+    add rax, qword [rsp + 8]
 ; x2 += k7
-    add r14, qword [rsp + 72]
+    add rbx, qword [rsp + 0]
 ; x3 += k8
-    add rbx, qword [rsp + 48]
+    add r14, qword [rsp + 16]
 ; x4 += k0
-    add r13, rcx
-; x5 += k1
-    add r12, rdx
-; x6 += k2
-    add r15, rsi
-; x7 += k3
-    add r11, rdi
-; x5 += t2
-    add r12, qword [rsp + 40]
-; x6 += t0
-    add r15, qword [rsp + 64]
-; x7 += 5
-    add r11, 5
+    add r11, qword [rsp + 24]
+; x5 += sk9
+    add r13, rdx
+; sk11 += t0
+    mov rdx, rsi
+    add rdx, r12
+; x6 += sk11
+    add rcx, rdx
+; sk12 += 5
+    mov r15, rdi
+    add r15, 5
+; x7 += sk12
+    add r10, r15
 ; round 20
 ; x0 += x1
     add rbp, rax
@@ -764,121 +785,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 21
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 22
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 23
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 6
 ; x0 += k6
-    add rbp, r10
+    add rbp, qword [rsp + 8]
 ; x1 += k7
-    add rax, qword [rsp + 72]
+    add rax, qword [rsp + 0]
 ; x2 += k8
-    add r14, qword [rsp + 48]
+    add rbx, qword [rsp + 16]
 ; x3 += k0
-    add rbx, rcx
+    add r14, qword [rsp + 24]
 ; x4 += k1
+    add r11, qword [rsp + 32]
+; x5 += sk11
     add r13, rdx
-; x5 += k2
-    add r12, rsi
-; x6 += k3
-    add r15, rdi
-; x7 += k4
-    add r11, r8
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
-; x7 += 6
-    add r11, 6
+; sk13 += t1
+    mov rdx, rdi
+    add rdx, qword [rsp + 40]
+; x6 += sk13
+    add rcx, rdx
+; sk14 += 6
+    mov r15, r8
+    add r15, 6
+; x7 += sk14
+    add r10, r15
 ; round 24
 ; x0 += x1
     add rbp, rax
@@ -887,121 +908,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 25
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 26
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 27
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 7
 ; x0 += k7
-    add rbp, qword [rsp + 72]
+    add rbp, qword [rsp + 0]
 ; x1 += k8
-    add rax, qword [rsp + 48]
+    add rax, qword [rsp + 16]
 ; x2 += k0
-    add r14, rcx
+    add rbx, qword [rsp + 24]
 ; x3 += k1
-    add rbx, rdx
+    add r14, qword [rsp + 32]
 ; x4 += k2
-    add r13, rsi
-; x5 += k3
-    add r12, rdi
-; x6 += k4
-    add r15, r8
-; x7 += k5
-    add r11, r9
-; x5 += t1
-    add r12, qword [rsp + 56]
-; x6 += t2
-    add r15, qword [rsp + 40]
-; x7 += 7
-    add r11, 7
+    add r11, rsi
+; x5 += sk13
+    add r13, rdx
+; sk15 += t2
+    mov rdx, r8
+    add rdx, qword [rsp + 48]
+; x6 += sk15
+    add rcx, rdx
+; sk16 += 7
+    mov r15, r9
+    add r15, 7
+; x7 += sk16
+    add r10, r15
 ; round 28
 ; x0 += x1
     add rbp, rax
@@ -1010,121 +1031,122 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 29
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 30
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 31
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 8
 ; x0 += k8
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 16]
 ; x1 += k0
-    add rax, rcx
+    add rax, qword [rsp + 24]
 ; x2 += k1
-    add r14, rdx
+    add rbx, qword [rsp + 32]
 ; x3 += k2
-    add rbx, rsi
+    add r14, rsi
 ; x4 += k3
-    add r13, rdi
-; x5 += k4
-    add r12, r8
-; x6 += k5
-    add r15, r9
-; x7 += k6
-    add r11, r10
-; x5 += t2
-    add r12, qword [rsp + 40]
-; x6 += t0
-    add r15, qword [rsp + 64]
-; x7 += 8
-    add r11, 8
+    add r11, rdi
+; x5 += sk15
+    add r13, rdx
+; sk17 += t0
+    mov rdx, r9
+    add rdx, r12
+; x6 += sk17
+    add rcx, rdx
+; sk18 = k6
+    mov r15, qword [rsp + 8]
+; sk18 += 8
+    add r15, 8
+; x7 += sk18
+    add r10, r15
 ; round 32
 ; x0 += x1
     add rbp, rax
@@ -1133,121 +1155,123 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 33
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 34
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 35
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 9
 ; x0 += k0
-    add rbp, rcx
+    add rbp, qword [rsp + 24]
 ; x1 += k1
-    add rax, rdx
+    add rax, qword [rsp + 32]
 ; x2 += k2
-    add r14, rsi
+    add rbx, rsi
 ; x3 += k3
-    add rbx, rdi
+    add r14, rdi
 ; x4 += k4
-    add r13, r8
-; x5 += k5
-    add r12, r9
-; x6 += k6
-    add r15, r10
-; x7 += k7
-    add r11, qword [rsp + 72]
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
-; x7 += 9
-    add r11, 9
+    add r11, r8
+; x5 += sk17
+    add r13, rdx
+; sk19 = k6
+    mov rdx, qword [rsp + 8]
+; sk19 += t1
+    add rdx, qword [rsp + 40]
+; x6 += sk19
+    add rcx, rdx
+; sk20 = k7
+    mov r15, qword [rsp + 0]
+; sk20 += 9
+    add r15, 9
+; x7 += sk20
+    add r10, r15
 ; round 36
 ; x0 += x1
     add rbp, rax
@@ -1256,121 +1280,123 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 37
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 38
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 39
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 10
 ; x0 += k1
-    add rbp, rdx
+    add rbp, qword [rsp + 32]
 ; x1 += k2
     add rax, rsi
 ; x2 += k3
-    add r14, rdi
+    add rbx, rdi
 ; x3 += k4
-    add rbx, r8
+    add r14, r8
 ; x4 += k5
-    add r13, r9
-; x5 += k6
-    add r12, r10
-; x6 += k7
-    add r15, qword [rsp + 72]
-; x7 += k8
-    add r11, qword [rsp + 48]
-; x5 += t1
-    add r12, qword [rsp + 56]
-; x6 += t2
-    add r15, qword [rsp + 40]
-; x7 += 0xa
-    add r11, 0xa
+    add r11, r9
+; x5 += sk19
+    add r13, rdx
+; sk21 = k7
+    mov rdx, qword [rsp + 0]
+; sk21 += t2
+    add rdx, qword [rsp + 48]
+; x6 += sk21
+    add rcx, rdx
+; sk22 = k8
+    mov r15, qword [rsp + 16]
+; sk22 += 0xa
+    add r15, 0xa
+; x7 += sk22
+    add r10, r15
 ; round 40
 ; x0 += x1
     add rbp, rax
@@ -1379,121 +1405,123 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 41
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 42
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 43
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 11
 ; x0 += k2
     add rbp, rsi
 ; x1 += k3
     add rax, rdi
 ; x2 += k4
-    add r14, r8
+    add rbx, r8
 ; x3 += k5
-    add rbx, r9
+    add r14, r9
 ; x4 += k6
-    add r13, r10
-; x5 += k7
-    add r12, qword [rsp + 72]
-; x6 += k8
-    add r15, qword [rsp + 48]
-; x7 += k0
-    add r11, rcx
-; x5 += t2
-    add r12, qword [rsp + 40]
-; x6 += t0
-    add r15, qword [rsp + 64]
-; x7 += 0xb
-    add r11, 0xb
+    add r11, qword [rsp + 8]
+; x5 += sk21
+    add r13, rdx
+; sk23 = k8
+    mov rdx, qword [rsp + 16]
+; sk23 += t0
+    add rdx, r12
+; x6 += sk23
+    add rcx, rdx
+; sk24 = k0
+    mov r15, qword [rsp + 24]
+; sk24 += 0xb
+    add r15, 0xb
+; x7 += sk24
+    add r10, r15
 ; round 44
 ; x0 += x1
     add rbp, rax
@@ -1502,121 +1530,123 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 45
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 46
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 47
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 12
 ; x0 += k3
     add rbp, rdi
 ; x1 += k4
     add rax, r8
 ; x2 += k5
-    add r14, r9
+    add rbx, r9
 ; x3 += k6
-    add rbx, r10
+    add r14, qword [rsp + 8]
 ; x4 += k7
-    add r13, qword [rsp + 72]
-; x5 += k8
-    add r12, qword [rsp + 48]
-; x6 += k0
-    add r15, rcx
-; x7 += k1
-    add r11, rdx
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
-; x7 += 0xc
-    add r11, 0xc
+    add r11, qword [rsp + 0]
+; x5 += sk23
+    add r13, rdx
+; sk25 = k0
+    mov rdx, qword [rsp + 24]
+; sk25 += t1
+    add rdx, qword [rsp + 40]
+; x6 += sk25
+    add rcx, rdx
+; sk26 = k1
+    mov r15, qword [rsp + 32]
+; sk26 += 0xc
+    add r15, 0xc
+; x7 += sk26
+    add r10, r15
 ; round 48
 ; x0 += x1
     add rbp, rax
@@ -1625,121 +1655,122 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 49
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 50
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 51
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 13
 ; x0 += k4
     add rbp, r8
 ; x1 += k5
     add rax, r9
 ; x2 += k6
-    add r14, r10
+    add rbx, qword [rsp + 8]
 ; x3 += k7
-    add rbx, qword [rsp + 72]
+    add r14, qword [rsp + 0]
 ; x4 += k8
-    add r13, qword [rsp + 48]
-; x5 += k0
-    add r12, rcx
-; x6 += k1
-    add r15, rdx
-; x7 += k2
-    add r11, rsi
-; x5 += t1
-    add r12, qword [rsp + 56]
-; x6 += t2
-    add r15, qword [rsp + 40]
-; x7 += 0xd
-    add r11, 0xd
+    add r11, qword [rsp + 16]
+; x5 += sk25
+    add r13, rdx
+; sk27 = k1
+    mov rdx, qword [rsp + 32]
+; sk27 += t2
+    add rdx, qword [rsp + 48]
+; x6 += sk27
+    add rcx, rdx
+; sk28 += 0xd
+    mov r15, rsi
+    add r15, 0xd
+; x7 += sk28
+    add r10, r15
 ; round 52
 ; x0 += x1
     add rbp, rax
@@ -1748,121 +1779,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 53
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 54
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 55
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 14
 ; x0 += k5
     add rbp, r9
 ; x1 += k6
-    add rax, r10
+    add rax, qword [rsp + 8]
 ; x2 += k7
-    add r14, qword [rsp + 72]
+    add rbx, qword [rsp + 0]
 ; x3 += k8
-    add rbx, qword [rsp + 48]
+    add r14, qword [rsp + 16]
 ; x4 += k0
-    add r13, rcx
-; x5 += k1
-    add r12, rdx
-; x6 += k2
-    add r15, rsi
-; x7 += k3
-    add r11, rdi
-; x5 += t2
-    add r12, qword [rsp + 40]
-; x6 += t0
-    add r15, qword [rsp + 64]
-; x7 += 0xe
-    add r11, 0xe
+    add r11, qword [rsp + 24]
+; x5 += sk27
+    add r13, rdx
+; sk29 += t0
+    mov rdx, rsi
+    add rdx, r12
+; x6 += sk29
+    add rcx, rdx
+; sk30 += 0xe
+    mov r15, rdi
+    add r15, 0xe
+; x7 += sk30
+    add r10, r15
 ; round 56
 ; x0 += x1
     add rbp, rax
@@ -1871,121 +1902,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 57
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 58
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 59
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 15
 ; x0 += k6
-    add rbp, r10
+    add rbp, qword [rsp + 8]
 ; x1 += k7
-    add rax, qword [rsp + 72]
+    add rax, qword [rsp + 0]
 ; x2 += k8
-    add r14, qword [rsp + 48]
+    add rbx, qword [rsp + 16]
 ; x3 += k0
-    add rbx, rcx
+    add r14, qword [rsp + 24]
 ; x4 += k1
+    add r11, qword [rsp + 32]
+; x5 += sk29
     add r13, rdx
-; x5 += k2
-    add r12, rsi
-; x6 += k3
-    add r15, rdi
-; x7 += k4
-    add r11, r8
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
-; x7 += 0xf
-    add r11, 0xf
+; sk31 += t1
+    mov rdx, rdi
+    add rdx, qword [rsp + 40]
+; x6 += sk31
+    add rcx, rdx
+; sk32 += 0xf
+    mov r15, r8
+    add r15, 0xf
+; x7 += sk32
+    add r10, r15
 ; round 60
 ; x0 += x1
     add rbp, rax
@@ -1994,121 +2025,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 61
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 62
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 63
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 16
 ; x0 += k7
-    add rbp, qword [rsp + 72]
+    add rbp, qword [rsp + 0]
 ; x1 += k8
-    add rax, qword [rsp + 48]
+    add rax, qword [rsp + 16]
 ; x2 += k0
-    add r14, rcx
+    add rbx, qword [rsp + 24]
 ; x3 += k1
-    add rbx, rdx
+    add r14, qword [rsp + 32]
 ; x4 += k2
-    add r13, rsi
-; x5 += k3
-    add r12, rdi
-; x6 += k4
-    add r15, r8
-; x7 += k5
-    add r11, r9
-; x5 += t1
-    add r12, qword [rsp + 56]
-; x6 += t2
-    add r15, qword [rsp + 40]
-; x7 += 0x10
-    add r11, 0x10
+    add r11, rsi
+; x5 += sk31
+    add r13, rdx
+; sk33 += t2
+    mov rdx, r8
+    add rdx, qword [rsp + 48]
+; x6 += sk33
+    add rcx, rdx
+; sk34 += 0x10
+    mov r15, r9
+    add r15, 0x10
+; x7 += sk34
+    add r10, r15
 ; round 64
 ; x0 += x1
     add rbp, rax
@@ -2117,121 +2148,121 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 30
-    rol rbx, 30
+    rol r14, 30
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 50
-    rol r12, 50
+    rol r13, 50
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 53
-    rol r11, 53
+    rol r10, 53
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 65
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 48
     rol rax, 48
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 20
-    rol r11, 20
+    rol r10, 20
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 43
-    rol r12, 43
+    rol r13, 43
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 31
-    rol rbx, 31
+    rol r14, 31
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 66
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 34
     rol rax, 34
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 15
-    rol r12, 15
+    rol r13, 15
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 67
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 26
     rol rax, 26
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 12
-    rol r11, 12
+    rol r10, 12
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 58
-    rol r12, 58
+    rol r13, 58
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 7
-    rol rbx, 7
+    rol r14, 7
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 17
 ; x0 += k8
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 16]
 ; x1 += k0
-    add rax, rcx
+    add rax, qword [rsp + 24]
 ; x2 += k1
-    add r14, rdx
+    add rbx, qword [rsp + 32]
 ; x3 += k2
-    add rbx, rsi
+    add r14, rsi
 ; x4 += k3
-    add r13, rdi
-; x5 += k4
-    add r12, r8
-; x6 += k5
-    add r15, r9
-; x7 += k6
-    add r11, r10
-; x5 += t2
-    add r12, qword [rsp + 40]
-; x6 += t0
-    add r15, qword [rsp + 64]
-; x7 += 0x11
-    add r11, 0x11
+    add r11, rdi
+; x5 += sk33
+    add r13, rdx
+; sk35 += t0
+    add r9, r12
+; x6 += sk35
+    add rcx, r9
+; sk36 = k6
+    mov rdx, qword [rsp + 8]
+; sk36 += 0x11
+    add rdx, 0x11
+; x7 += sk36
+    add r10, rdx
 ; round 68
 ; x0 += x1
     add rbp, rax
@@ -2240,177 +2271,179 @@ skein512_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; x1 ^= x0
     xor rax, rbp
 ; x2 += x3
-    add r14, rbx
+    add rbx, r14
 ; x3 <<<= 49
-    rol rbx, 49
+    rol r14, 49
 ; x3 ^= x2
-    xor rbx, r14
+    xor r14, rbx
 ; x4 += x5
-    add r13, r12
+    add r11, r13
 ; x5 <<<= 8
-    rol r12, 8
+    rol r13, 8
 ; x5 ^= x4
-    xor r12, r13
+    xor r13, r11
 ; x6 += x7
-    add r15, r11
+    add rcx, r10
 ; x7 <<<= 42
-    rol r11, 42
+    rol r10, 42
 ; x7 ^= x6
-    xor r11, r15
+    xor r10, rcx
 ; round 69
 ; x2 += x1
-    add r14, rax
+    add rbx, rax
 ; x1 <<<= 39
     rol rax, 39
 ; x1 ^= x2
-    xor rax, r14
+    xor rax, rbx
 ; x4 += x7
-    add r13, r11
+    add r11, r10
 ; x7 <<<= 27
-    rol r11, 27
+    rol r10, 27
 ; x7 ^= x4
-    xor r11, r13
+    xor r10, r11
 ; x6 += x5
-    add r15, r12
+    add rcx, r13
 ; x5 <<<= 41
-    rol r12, 41
+    rol r13, 41
 ; x5 ^= x6
-    xor r12, r15
+    xor r13, rcx
 ; x0 += x3
-    add rbp, rbx
+    add rbp, r14
 ; x3 <<<= 14
-    rol rbx, 14
+    rol r14, 14
 ; x3 ^= x0
-    xor rbx, rbp
+    xor r14, rbp
 ; round 70
 ; x4 += x1
-    add r13, rax
+    add r11, rax
 ; x1 <<<= 29
     rol rax, 29
 ; x1 ^= x4
-    xor rax, r13
+    xor rax, r11
 ; x6 += x3
-    add r15, rbx
+    add rcx, r14
 ; x3 <<<= 26
-    rol rbx, 26
+    rol r14, 26
 ; x3 ^= x6
-    xor rbx, r15
+    xor r14, rcx
 ; x0 += x5
-    add rbp, r12
+    add rbp, r13
 ; x5 <<<= 11
-    rol r12, 11
+    rol r13, 11
 ; x5 ^= x0
-    xor r12, rbp
+    xor r13, rbp
 ; x2 += x7
-    add r14, r11
+    add rbx, r10
 ; x7 <<<= 9
-    rol r11, 9
+    rol r10, 9
 ; x7 ^= x2
-    xor r11, r14
+    xor r10, rbx
 ; round 71
 ; x6 += x1
-    add r15, rax
+    add rcx, rax
 ; x1 <<<= 33
     rol rax, 33
 ; x1 ^= x6
-    xor rax, r15
+    xor rax, rcx
 ; x0 += x7
-    add rbp, r11
+    add rbp, r10
 ; x7 <<<= 51
-    rol r11, 51
+    rol r10, 51
 ; x7 ^= x0
-    xor r11, rbp
+    xor r10, rbp
 ; x2 += x5
-    add r14, r12
+    add rbx, r13
 ; x5 <<<= 39
-    rol r12, 39
+    rol r13, 39
 ; x5 ^= x2
-    xor r12, r14
+    xor r13, rbx
 ; x4 += x3
-    add r13, rbx
+    add r11, r14
 ; x3 <<<= 35
-    rol rbx, 35
+    rol r14, 35
 ; x3 ^= x4
-    xor rbx, r13
+    xor r14, r11
 ; add subkey 18
 ; x0 += k0
-    add rbp, rcx
+    add rbp, qword [rsp + 24]
 ; x1 += k1
-    add rax, rdx
+    add rax, qword [rsp + 32]
 ; x2 += k2
-    add r14, rsi
+    add rbx, rsi
 ; x3 += k3
-    add rbx, rdi
+    add r14, rdi
 ; x4 += k4
-    add r13, r8
-; x5 += k5
-    add r12, r9
-; x6 += k6
-    add r15, r10
-; x7 += k7
-    add r11, qword [rsp + 72]
-; x5 += t0
-    add r12, qword [rsp + 64]
-; x6 += t1
-    add r15, qword [rsp + 56]
-; x7 += 0x12
-    add r11, 0x12
+    add r11, r8
+; x5 += sk35
+    add r13, r9
+; sk37 = k6
+    mov rdx, qword [rsp + 8]
+; sk37 += t1
+    add rdx, qword [rsp + 40]
+; x6 += sk37
+    add rcx, rdx
+; sk38 = k7
+    mov rdx, qword [rsp + 0]
+; sk38 += 0x12
+    add rdx, 0x12
+; x7 += sk38
+    add r10, rdx
 ; store the block(s)
 ; feed-forward: h[0] = x ^ m[0]
 ; x0 ^= in[0]
-    mov rcx, qword [rsp + 0]
-    xor rbp, qword [rcx]
+    mov rdx, qword [rsp + 56]
+    xor rbp, qword [rdx]
 ; key[0] = x0
-    mov rdx, qword [rsp + 8]
-    mov qword [rdx], rbp
+    mov rsi, qword [rsp + 72]
+    mov qword [rsi], rbp
 ; x1 ^= in[1]
-    xor rax, qword [rcx + 8]
+    xor rax, qword [rdx + 8]
 ; key[1] = x1
-    mov qword [rdx + 8], rax
+    mov qword [rsi + 8], rax
 ; x2 ^= in[2]
-    xor r14, qword [rcx + 16]
+    xor rbx, qword [rdx + 16]
 ; key[2] = x2
-    mov qword [rdx + 16], r14
+    mov qword [rsi + 16], rbx
 ; x3 ^= in[3]
-    xor rbx, qword [rcx + 24]
+    xor r14, qword [rdx + 24]
 ; key[3] = x3
-    mov qword [rdx + 24], rbx
+    mov qword [rsi + 24], r14
 ; x4 ^= in[4]
-    xor r13, qword [rcx + 32]
+    xor r11, qword [rdx + 32]
 ; key[4] = x4
-    mov qword [rdx + 32], r13
+    mov qword [rsi + 32], r11
 ; x5 ^= in[5]
-    xor r12, qword [rcx + 40]
+    xor r13, qword [rdx + 40]
 ; key[5] = x5
-    mov qword [rdx + 40], r12
+    mov qword [rsi + 40], r13
 ; x6 ^= in[6]
-    xor r15, qword [rcx + 48]
+    xor rcx, qword [rdx + 48]
 ; key[6] = x6
-    mov qword [rdx + 48], r15
+    mov qword [rsi + 48], rcx
 ; x7 ^= in[7]
-    xor r11, qword [rcx + 56]
+    xor r10, qword [rdx + 56]
 ; key[7] = x7
-    mov qword [rdx + 56], r11
+    mov qword [rsi + 56], r10
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 32]
+    mov rax, qword [rsp + 64]
     add rax, 0x10
 ; in += 64
-    add rcx, 0x40
+    add rdx, 0x40
 ; out += 64
-    mov rsi, qword [rsp + 24]
-    add rsi, 0x40
+    mov rcx, qword [rsp + 88]
+    add rcx, 0x40
 ; n -= 1
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 80]
     sub rdi, 1
-    mov qword [rsp + 0], rcx
-    mov qword [rsp + 16], rdi
-    mov qword [rsp + 24], rsi
-    mov qword [rsp + 32], rax
+    mov qword [rsp + 56], rdx
+    mov qword [rsp + 80], rdi
+    mov qword [rsp + 88], rcx
+    mov qword [rsp + 64], rax
 ; while n != 0
     jnz .loop
 .done:
-    add rsp, 88
+    add rsp, 104
     pop r15
     pop r14
     pop r13

@@ -4,8 +4,8 @@
  * Threefish-1024, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa gpr, abi sysv, strategy belady, rotate rol, schedule description): assemble tf1024_v11_nasmx64_sysv_belady_fly_full.asm with nasm -f elf64
- * tf1024_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks: belady: registers 15, spills 132, reloads 110, memory operands 400, moves 1, instructions 2634
- * tf1024_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks: belady: registers 15, spills 132, reloads 110, memory operands 421, moves 1, instructions 2634
+ * tf1024_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
+ * tf1024_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
  */
 #ifndef TF1024_V11_NASMX64_SYSV_BELADY_FLY_FULL_H
 #define TF1024_V11_NASMX64_SYSV_BELADY_FLY_FULL_H

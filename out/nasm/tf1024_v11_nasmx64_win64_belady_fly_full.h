@@ -4,8 +4,8 @@
  * Threefish-1024, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa gpr, abi win64, strategy belady, rotate rol, schedule description): assemble tf1024_v11_nasmx64_win64_belady_fly_full.asm with nasm -f win64
- * tf1024_v11_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 15, spills 131, reloads 110, memory operands 399, moves 1, instructions 2633
- * tf1024_v11_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 15, spills 131, reloads 110, memory operands 424, moves 1, instructions 2633
+ * tf1024_v11_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 15, spills 152, reloads 111, memory operands 344, moves 18, instructions 2697
+ * tf1024_v11_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 15, spills 171, reloads 130, memory operands 384, moves 18, instructions 2735
  */
 #ifndef TF1024_V11_NASMX64_WIN64_BELADY_FLY_FULL_H
 #define TF1024_V11_NASMX64_WIN64_BELADY_FLY_FULL_H

@@ -12,9 +12,9 @@
 ;
 ; Allocation report (per function):
 ;   tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes: belady: registers 17, spills 532, reloads 508, memory operands 823, moves 421, instructions 5352
-;   tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 132, reloads 110, memory operands 400, moves 1, instructions 2634
+;   tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
 ;   tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes: belady: registers 17, spills 512, reloads 488, memory operands 566, moves 641, instructions 5312
-;   tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 132, reloads 110, memory operands 421, moves 1, instructions 2634
+;   tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: ymm0                  k1: ymm1                  k2: ymm2
@@ -192,19 +192,24 @@
 ;   frame: 1832 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar (value: registers it occupies):
-;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
+;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
 ;       k7: r13                   k8: r14                   k9: r15                  k10: r8
 ;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
-;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rsi
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9, rax               x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14                   x9: r15                  x10: r9, rax
-;      x11: rsi                  x12: r9, rax, rcx, rdx     x13: rcx, rdi             x14: rcx, rdx
-;      x15: rax, rcx
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;      k15: rsi                  k16: rdi                  kcs: rsi                  key: rdi
+;        n: r8, rdx              out: r9, rcx              sk1: rdi                  sk2: rdi
+;      sk3: rcx                  sk4: rcx                  sk5: rcx                  sk6: rcx
+;      sk7: rcx                  sk8: rcx                  sk9: rcx                 sk10: rcx
+;     sk11: rcx                 sk12: rcx                 sk13: rcx                 sk14: rcx
+;     sk15: rcx                 sk16: rcx                 sk17: rcx                 sk18: rcx
+;     sk19: rcx                 sk20: rcx                 sk21: rcx                 sk22: r9
+;       t0: rcx                   t1: rdx                   t2: rsi                tweak: rax, rsi
+;       x0: r8                    x1: r9, rax, rdi          x2: r10                   x3: r11
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13
+;       x8: r14                   x9: r15                  x10: rax, rdi             x11: rsi
+;      x12: rax, rcx, rdi, rdx     x13: r9, rax, rcx, rdx     x14: rcx, rdx             x15: r9, rax, rcx
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out sk2 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
+;   frame: 568 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 ;
 ; Register map of tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: ymm0                  k1: ymm1                  k2: ymm2
@@ -382,19 +387,24 @@
 ;   frame: 1832 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar (value: registers it occupies):
-;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
+;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
 ;       k7: r13                   k8: r14                   k9: r15                  k10: r8
 ;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
-;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx, rsi              t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14                   x9: r15                  x10: r9, rax, rcx, rdi, rsi
-;      x11: rdx                  x12: r9, rax, rcx, rdi, rsi     x13: r9, rax, rcx, rdi, rsi     x14: r9, rcx, rsi
-;      x15: rax, rcx, rdi, rsi
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;      k15: rsi                  k16: rdi                  kcs: r10                  key: rdi
+;        n: r8, rsi              out: rcx                  sk1: rdi                  sk2: rdi
+;      sk3: rdi                  sk4: rdi                  sk5: rsi                  sk6: rsi
+;      sk7: rsi                  sk8: rsi                  sk9: rsi                 sk10: rsi
+;     sk11: rsi                 sk12: rsi                 sk13: rsi                 sk14: rsi
+;     sk15: rsi                 sk16: rsi                 sk17: rsi                 sk18: rsi
+;     sk19: rsi                 sk20: rsi                 sk21: rsi                 sk22: rcx
+;       t0: rcx                   t1: rdx                   t2: rsi                tweak: rax, rsi
+;       x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10                   x3: r11
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13, rdi, rsi
+;       x8: r14                   x9: r15                  x10: r9, rax, rcx, rdi, rsi     x11: rax, rdx
+;      x12: r9, rax, rcx, rdi, rsi     x13: r9, rax, rcx, rdi, rdx, rsi     x14: r13, rsi             x15: r9, rax, rcx, rdi, rsi
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out sk1 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x1 x7 x10 x11 x12 x13 x14 x15
+;   frame: 584 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
 bits 64
 default rel
@@ -443,6 +453,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks: ; groups of 4 block
     pop rbx
     jmp tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     endbr64
 .entry:
@@ -450,14 +461,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 .prolog_end:
     vmovdqu ymm12, [rel tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 128
     vmovdqu ymm13, [rel tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 128], 0x55555555
-    mov dword [rsp + 132], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 136], 0x55555555
-    mov dword [rsp + 140], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 144], 0x55555555
-    mov dword [rsp + 148], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 152], 0x55555555
-    mov dword [rsp + 156], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1024], 0x55555555
+    mov dword [rsp + 1028], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1032], 0x55555555
+    mov dword [rsp + 1036], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1040], 0x55555555
+    mov dword [rsp + 1044], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1048], 0x55555555
+    mov dword [rsp + 1052], 0x55555555 ; constant 0x5555555555555555
     mov dword [rsp + 1184], 0x00000001
     mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1192], 0x00000001
@@ -646,21 +657,21 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpbroadcastq ymm10, qword [rdi + 80]
 ; k11 = key[11]
     vpbroadcastq ymm11, qword [rdi + 88]
-    vmovdqu [rsp + 0], ymm11
+    vmovdqu [rsp + 384], ymm11
 ; k12 = key[12]
     vpbroadcastq ymm11, qword [rdi + 96]
-    vmovdqu [rsp + 32], ymm11
+    vmovdqu [rsp + 416], ymm11
 ; k13 = key[13]
     vpbroadcastq ymm11, qword [rdi + 104]
-    vmovdqu [rsp + 64], ymm11
+    vmovdqu [rsp + 448], ymm11
 ; k14 = key[14]
     vpbroadcastq ymm11, qword [rdi + 112]
-    vmovdqu [rsp + 96], ymm11
+    vmovdqu [rsp + 480], ymm11
 ; k15 = key[15]
     vpbroadcastq ymm11, qword [rdi + 120]
-    vmovdqu [rsp + 160], ymm11
+    vmovdqu [rsp + 512], ymm11
 ; k16 = 0x5555555555555555
-    vmovdqu ymm11, [rsp + 128]
+    vmovdqu ymm11, [rsp + 1024]
 ; k16 ^= k0
     vpxor ymm11, ymm11, ymm0
 ; k16 ^= k1
@@ -684,31 +695,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; k16 ^= k10
     vpxor ymm11, ymm11, ymm10
 ; k16 ^= k11
-    vpxor ymm11, ymm11, [rsp + 0]
+    vpxor ymm11, ymm11, [rsp + 384]
 ; k16 ^= k12
-    vpxor ymm11, ymm11, [rsp + 32]
+    vpxor ymm11, ymm11, [rsp + 416]
 ; k16 ^= k13
-    vpxor ymm11, ymm11, [rsp + 64]
+    vpxor ymm11, ymm11, [rsp + 448]
 ; k16 ^= k14
-    vpxor ymm11, ymm11, [rsp + 96]
+    vpxor ymm11, ymm11, [rsp + 480]
 ; k16 ^= k15
-    vpxor ymm11, ymm11, [rsp + 160]
-    mov qword [rsp + 192], rdx
-    vmovdqu [rsp + 224], ymm0
-    vmovdqu [rsp + 256], ymm1
-    vmovdqu [rsp + 288], ymm10
-    vmovdqu [rsp + 320], ymm11
-    vmovdqu [rsp + 352], ymm2
-    vmovdqu [rsp + 384], ymm3
-    vmovdqu [rsp + 416], ymm4
-    vmovdqu [rsp + 448], ymm5
-    vmovdqu [rsp + 480], ymm6
-    vmovdqu [rsp + 512], ymm7
-    vmovdqu [rsp + 544], ymm8
-    vmovdqu [rsp + 576], ymm9
-    mov qword [rsp + 608], r8
-    mov qword [rsp + 640], rcx
-    mov qword [rsp + 672], rsi
+    vpxor ymm11, ymm11, [rsp + 512]
+    mov qword [rsp + 1056], rdx
+    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 832], ymm1
+    vmovdqu [rsp + 544], ymm10
+    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 576], ymm3
+    vmovdqu [rsp + 608], ymm4
+    vmovdqu [rsp + 640], ymm5
+    vmovdqu [rsp + 672], ymm6
+    vmovdqu [rsp + 704], ymm7
+    vmovdqu [rsp + 736], ymm8
+    vmovdqu [rsp + 768], ymm9
+    mov qword [rsp + 1088], r8
+    mov qword [rsp + 1120], rcx
+    mov qword [rsp + 1152], rsi
 ; for each block
     align 32
 .loop:
@@ -749,83 +760,83 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x8 = in[8]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm11, [rdx + ymm12 + 64], ymm14
-    vmovdqu [rsp + 704], ymm2
+    vmovdqu [rsp + 928], ymm2
 ; x9 = in[9]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm2, [rdx + ymm12 + 72], ymm14
-    vmovdqu [rsp + 736], ymm1
+    vmovdqu [rsp + 960], ymm1
 ; x10 = in[10]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm1, [rdx + ymm12 + 80], ymm14
-    vmovdqu [rsp + 768], ymm0
+    vmovdqu [rsp + 992], ymm0
 ; x11 = in[11]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm0, [rdx + ymm12 + 88], ymm14
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 0], ymm0
 ; x12 = in[12]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm0, [rdx + ymm12 + 96], ymm14
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu [rsp + 96], ymm0
 ; x13 = in[13]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm0, [rdx + ymm12 + 104], ymm14
-    vmovdqu [rsp + 864], ymm0
+    vmovdqu [rsp + 128], ymm0
 ; x14 = in[14]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm0, [rdx + ymm12 + 112], ymm14
-    vmovdqu [rsp + 896], ymm0
+    vmovdqu [rsp + 288], ymm0
 ; x15 = in[15]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm0, [rdx + ymm12 + 120], ymm14
 ; add subkey 0
 ; x0 += k0
-    vpaddq ymm3, ymm3, [rsp + 224]
+    vpaddq ymm3, ymm3, [rsp + 800]
 ; x1 += k1
-    vpaddq ymm4, ymm4, [rsp + 256]
+    vpaddq ymm4, ymm4, [rsp + 832]
 ; x2 += k2
-    vpaddq ymm5, ymm5, [rsp + 352]
+    vpaddq ymm5, ymm5, [rsp + 896]
 ; x3 += k3
-    vpaddq ymm6, ymm6, [rsp + 384]
+    vpaddq ymm6, ymm6, [rsp + 576]
 ; x4 += k4
-    vpaddq ymm7, ymm7, [rsp + 416]
+    vpaddq ymm7, ymm7, [rsp + 608]
 ; x5 += k5
-    vpaddq ymm8, ymm8, [rsp + 448]
+    vpaddq ymm8, ymm8, [rsp + 640]
 ; x6 += k6
-    vpaddq ymm9, ymm9, [rsp + 480]
+    vpaddq ymm9, ymm9, [rsp + 672]
 ; x7 += k7
-    vpaddq ymm10, ymm10, [rsp + 512]
+    vpaddq ymm10, ymm10, [rsp + 704]
 ; x8 += k8
-    vpaddq ymm11, ymm11, [rsp + 544]
+    vpaddq ymm11, ymm11, [rsp + 736]
 ; x9 += k9
-    vpaddq ymm2, ymm2, [rsp + 576]
+    vpaddq ymm2, ymm2, [rsp + 768]
 ; x10 += k10
-    vpaddq ymm1, ymm1, [rsp + 288]
-    vmovdqu [rsp + 928], ymm1
+    vpaddq ymm1, ymm1, [rsp + 544]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k11
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 0]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 384]
+    vmovdqu [rsp + 0], ymm1
 ; x12 += k12
-    vmovdqu ymm1, [rsp + 832]
-    vpaddq ymm1, ymm1, [rsp + 32]
-    vmovdqu [rsp + 832], ymm1
+    vmovdqu ymm1, [rsp + 96]
+    vpaddq ymm1, ymm1, [rsp + 416]
+    vmovdqu [rsp + 96], ymm1
 ; x13 += k13
-    vmovdqu ymm1, [rsp + 864]
-    vpaddq ymm1, ymm1, [rsp + 64]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm1, [rsp + 128]
+    vpaddq ymm1, ymm1, [rsp + 448]
+    vmovdqu [rsp + 256], ymm2
 ; x14 += k14
-    vmovdqu ymm2, [rsp + 896]
-    vpaddq ymm2, ymm2, [rsp + 96]
+    vmovdqu ymm2, [rsp + 288]
+    vpaddq ymm2, ymm2, [rsp + 480]
 ; x15 += k15
-    vpaddq ymm0, ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 512]
 ; x13 += t0
-    vpaddq ymm1, ymm1, [rsp + 768]
+    vpaddq ymm1, ymm1, [rsp + 992]
 ; x14 += t1
-    vpaddq ymm2, ymm2, [rsp + 736]
+    vpaddq ymm2, ymm2, [rsp + 960]
 ; round 0
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm4
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 288], ymm2
 ; x1 <<<= 24
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 24
@@ -861,33 +872,33 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm10, ymm10, ymm9
 ; x8 += x9
-    vpaddq ymm11, ymm11, [rsp + 960]
+    vpaddq ymm11, ymm11, [rsp + 256]
 ; x9 <<<= 8
-    vmovdqu ymm2, [rsp + 960]
-    vmovdqu [rsp + 992], ymm4
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm2, [rsp + 256]
+    vmovdqu [rsp + 320], ymm4
+    vmovdqu ymm4, [rsp + 256]
     vpsllq ymm4, ymm4, 8
     vpsrlq ymm2, ymm2, 56
     vpor ymm4, ymm4, ymm2
 ; x9 ^= x8
     vpxor ymm4, ymm4, ymm11
 ; x10 += x11
-    vmovdqu ymm2, [rsp + 928]
-    vpaddq ymm2, ymm2, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm11
+    vmovdqu ymm2, [rsp + 160]
+    vpaddq ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 192], ymm11
 ; x11 <<<= 17
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 17
     vpsrlq ymm11, ymm11, 47
     vpor ymm8, ymm8, ymm11
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm2
 ; x12 += x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 96]
     vpaddq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x13 <<<= 22
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 22
@@ -896,9 +907,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm1, ymm1, ymm11
 ; x14 += x15
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 288]
     vpaddq ymm6, ymm6, ymm0
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu [rsp + 96], ymm11
 ; x15 <<<= 37
     vmovdqa ymm11, ymm0
     vpsllq ymm0, ymm0, 37
@@ -953,37 +964,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm10, ymm10, ymm2
 ; x12 += x3
-    vmovdqu ymm11, [rsp + 832]
-    vpaddq ymm11, ymm11, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu ymm11, [rsp + 96]
+    vpaddq ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 256], ymm4
 ; x3 <<<= 18
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm2
-    vmovdqu ymm2, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 160], ymm2
+    vmovdqu ymm2, [rsp + 64]
     vpsllq ymm2, ymm2, 18
     vpsrlq ymm4, ymm4, 46
     vpor ymm2, ymm2, ymm4
 ; x3 ^= x12
     vpxor ymm2, ymm2, ymm11
 ; x14 += x5
-    vpaddq ymm6, ymm6, [rsp + 1056]
+    vpaddq ymm6, ymm6, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 23
     vpsrlq ymm4, ymm4, 41
     vpor ymm8, ymm8, ymm4
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm6
 ; x8 += x1
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm6
 ; x1 <<<= 52
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 864], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 128], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm6, ymm6, 12
     vpor ymm1, ymm1, ymm6
@@ -1036,37 +1047,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm0, ymm0, ymm11
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 96], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 352], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm4, ymm4, [rsp + 800]
+    vpaddq ymm4, ymm4, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm2
-    vmovdqu ymm2, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm2
+    vmovdqu ymm2, [rsp + 0]
     vpsllq ymm2, ymm2, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm2, ymm2, ymm11
 ; x11 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 17
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm4
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm4
+    vmovdqu ymm4, [rsp + 256]
     vpsllq ymm4, ymm4, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm4, ymm4, ymm8
@@ -1119,37 +1130,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm0
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm0
 ; x5 <<<= 28
-    vmovdqu ymm0, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm0, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 28
     vpsrlq ymm0, ymm0, 36
     vpor ymm6, ymm6, ymm0
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm0, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm0, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm0, ymm0, 48
     vpor ymm10, ymm10, ymm0
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm0, [rsp + 832]
-    vpaddq ymm0, ymm0, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm0, [rsp + 96]
+    vpaddq ymm0, ymm0, [rsp + 352]
+    vmovdqu [rsp + 0], ymm2
 ; x7 <<<= 25
-    vmovdqu ymm2, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm2, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm2, ymm2, 39
     vpor ymm11, ymm11, ymm2
@@ -1157,56 +1168,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm0
 ; add subkey 1
 ; x0 += k1
-    vpaddq ymm3, ymm3, [rsp + 256]
+    vpaddq ymm3, ymm3, [rsp + 832]
 ; x1 += k2
-    vpaddq ymm1, ymm1, [rsp + 352]
+    vpaddq ymm1, ymm1, [rsp + 896]
 ; x2 += k3
-    vpaddq ymm5, ymm5, [rsp + 384]
+    vpaddq ymm5, ymm5, [rsp + 576]
 ; x3 += k4
-    vpaddq ymm10, ymm10, [rsp + 416]
+    vpaddq ymm10, ymm10, [rsp + 608]
 ; x4 += k5
-    vpaddq ymm7, ymm7, [rsp + 448]
+    vpaddq ymm7, ymm7, [rsp + 640]
 ; x5 += k6
-    vpaddq ymm6, ymm6, [rsp + 480]
+    vpaddq ymm6, ymm6, [rsp + 672]
 ; x6 += k7
-    vpaddq ymm9, ymm9, [rsp + 512]
+    vpaddq ymm9, ymm9, [rsp + 704]
 ; x7 += k8
-    vpaddq ymm11, ymm11, [rsp + 544]
+    vpaddq ymm11, ymm11, [rsp + 736]
 ; x8 += k9
-    vpaddq ymm8, ymm8, [rsp + 576]
+    vpaddq ymm8, ymm8, [rsp + 768]
 ; x9 += k10
-    vpaddq ymm4, ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 544]
 ; x10 += k11
-    vmovdqu ymm2, [rsp + 928]
-    vpaddq ymm2, ymm2, [rsp + 0]
-    vmovdqu [rsp + 928], ymm2
+    vmovdqu ymm2, [rsp + 160]
+    vpaddq ymm2, ymm2, [rsp + 384]
+    vmovdqu [rsp + 160], ymm2
 ; x11 += k12
-    vmovdqu ymm2, [rsp + 800]
-    vpaddq ymm2, ymm2, [rsp + 32]
+    vmovdqu ymm2, [rsp + 0]
+    vpaddq ymm2, ymm2, [rsp + 416]
 ; x12 += k13
-    vpaddq ymm0, ymm0, [rsp + 64]
-    vmovdqu [rsp + 832], ymm0
+    vpaddq ymm0, ymm0, [rsp + 448]
+    vmovdqu [rsp + 96], ymm0
 ; x13 += k14
-    vmovdqu ymm0, [rsp + 864]
-    vpaddq ymm0, ymm0, [rsp + 96]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm0, [rsp + 128]
+    vpaddq ymm0, ymm0, [rsp + 480]
+    vmovdqu [rsp + 0], ymm2
 ; x14 += k15
-    vmovdqu ymm2, [rsp + 896]
-    vpaddq ymm2, ymm2, [rsp + 160]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm2, [rsp + 288]
+    vpaddq ymm2, ymm2, [rsp + 512]
+    vmovdqu [rsp + 192], ymm8
 ; x15 += k16
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 320]
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 864]
 ; x13 += t1
-    vpaddq ymm0, ymm0, [rsp + 736]
+    vpaddq ymm0, ymm0, [rsp + 960]
 ; x14 += t2
-    vpaddq ymm2, ymm2, [rsp + 704]
+    vpaddq ymm2, ymm2, [rsp + 928]
 ; x15 += 1
     vpaddq ymm8, ymm8, [rsp + 1184]
 ; round 4
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 41
     vmovdqa ymm8, ymm1
     vpsllq ymm1, ymm1, 41
@@ -1242,9 +1253,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 12
@@ -1253,22 +1264,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm4, ymm4, ymm8
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 47
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm8, ymm8, 17
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm1
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm0
     vpsllq ymm0, ymm0, 44
@@ -1277,11 +1288,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm0, ymm0, ymm8
 ; x14 += x15
-    vpaddq ymm2, ymm2, [rsp + 1152]
+    vpaddq ymm2, ymm2, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm8, ymm8, ymm10
@@ -1334,37 +1345,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm4
 ; x3 <<<= 53
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm4, ymm4, 11
     vpor ymm1, ymm1, ymm4
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm2, ymm2, [rsp + 1056]
+    vpaddq ymm2, ymm2, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 42
     vpsrlq ymm4, ymm4, 22
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm2
 ; x8 += x1
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm2
 ; x1 <<<= 41
-    vmovdqu ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm2, ymm2, 23
     vpor ymm0, ymm0, ymm2
@@ -1417,37 +1428,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm2, [rsp + 896]
-    vpaddq ymm2, ymm2, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm2, [rsp + 288]
+    vpaddq ymm2, ymm2, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm2
 ; x8 += x11
-    vpaddq ymm4, ymm4, [rsp + 800]
+    vpaddq ymm4, ymm4, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm4
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 25
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm4
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm4
+    vmovdqu ymm4, [rsp + 256]
     vpsllq ymm4, ymm4, 25
     vpsrlq ymm6, ymm6, 39
     vpor ymm4, ymm4, ymm6
@@ -1500,37 +1511,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm2
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 31
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm2
-    vmovdqu ymm2, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm2
+    vmovdqu ymm2, [rsp + 32]
     vpsllq ymm2, ymm2, 31
     vpsrlq ymm8, ymm8, 33
     vpor ymm2, ymm2, ymm8
 ; x5 ^= x8
     vpxor ymm2, ymm2, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm8, ymm8, 27
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -1538,56 +1549,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 2
 ; x0 += k2
-    vpaddq ymm3, ymm3, [rsp + 352]
+    vpaddq ymm3, ymm3, [rsp + 896]
 ; x1 += k3
-    vpaddq ymm0, ymm0, [rsp + 384]
+    vpaddq ymm0, ymm0, [rsp + 576]
 ; x2 += k4
-    vpaddq ymm5, ymm5, [rsp + 416]
+    vpaddq ymm5, ymm5, [rsp + 608]
 ; x3 += k5
-    vpaddq ymm10, ymm10, [rsp + 448]
+    vpaddq ymm10, ymm10, [rsp + 640]
 ; x4 += k6
-    vpaddq ymm7, ymm7, [rsp + 480]
+    vpaddq ymm7, ymm7, [rsp + 672]
 ; x5 += k7
-    vpaddq ymm2, ymm2, [rsp + 512]
+    vpaddq ymm2, ymm2, [rsp + 704]
 ; x6 += k8
-    vpaddq ymm9, ymm9, [rsp + 544]
+    vpaddq ymm9, ymm9, [rsp + 736]
 ; x7 += k9
-    vpaddq ymm11, ymm11, [rsp + 576]
+    vpaddq ymm11, ymm11, [rsp + 768]
 ; x8 += k10
-    vpaddq ymm6, ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 544]
 ; x9 += k11
-    vpaddq ymm4, ymm4, [rsp + 0]
+    vpaddq ymm4, ymm4, [rsp + 384]
 ; x10 += k12
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 32]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 416]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k13
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 64]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 448]
 ; x12 += k14
-    vpaddq ymm8, ymm8, [rsp + 96]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 480]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k15
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 160]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 128]
+    vpaddq ymm8, ymm8, [rsp + 512]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k16
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 320]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 864]
+    vmovdqu [rsp + 192], ymm6
 ; x15 += k0
-    vmovdqu ymm6, [rsp + 1152]
-    vpaddq ymm6, ymm6, [rsp + 224]
+    vmovdqu ymm6, [rsp + 224]
+    vpaddq ymm6, ymm6, [rsp + 800]
 ; x13 += t2
-    vpaddq ymm8, ymm8, [rsp + 704]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm1, ymm1, [rsp + 768]
+    vpaddq ymm1, ymm1, [rsp + 992]
 ; x15 += 2
     vpaddq ymm6, ymm6, [rsp + 1216]
 ; round 8
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x1 <<<= 24
     vmovdqa ymm6, ymm0
     vpsllq ymm0, ymm0, 24
@@ -1623,9 +1634,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm6, [rsp + 1024]
+    vmovdqu ymm6, [rsp + 192]
     vpaddq ymm6, ymm6, ymm4
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm4
     vpsllq ymm4, ymm4, 8
@@ -1634,22 +1645,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm6
 ; x11 <<<= 17
-    vmovdqu ymm6, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm2
-    vmovdqu ymm2, [rsp + 800]
+    vmovdqu ymm6, [rsp + 0]
+    vmovdqu [rsp + 32], ymm2
+    vmovdqu ymm2, [rsp + 0]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm2, ymm2, ymm6
 ; x11 ^= x10
     vpxor ymm2, ymm2, ymm0
 ; x12 += x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 96]
     vpaddq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 22
@@ -1658,11 +1669,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm8, ymm8, ymm6
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm6
-    vmovdqu ymm6, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm6
+    vmovdqu ymm6, [rsp + 224]
     vpsllq ymm6, ymm6, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm6, ymm6, ymm10
@@ -1715,37 +1726,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm4
 ; x3 <<<= 18
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm4, ymm4, 46
     vpor ymm0, ymm0, ymm4
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm2
-    vmovdqu ymm2, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 0], ymm2
+    vmovdqu ymm2, [rsp + 32]
     vpsllq ymm2, ymm2, 23
     vpsrlq ymm4, ymm4, 41
     vpor ymm2, ymm2, ymm4
 ; x5 ^= x14
     vpxor ymm2, ymm2, ymm1
 ; x8 += x1
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 320]
+    vmovdqu [rsp + 128], ymm8
 ; x1 <<<= 52
-    vmovdqu ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm8, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm8, ymm8, 12
     vpor ymm1, ymm1, ymm8
@@ -1798,37 +1809,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm6, ymm6, ymm10
 ; x14 += x13
-    vmovdqu ymm8, [rsp + 896]
-    vpaddq ymm8, ymm8, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm8
 ; x8 += x11
-    vpaddq ymm4, ymm4, [rsp + 800]
+    vpaddq ymm4, ymm4, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm4
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 192], ymm4
 ; x9 <<<= 17
-    vmovdqu ymm4, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm4, [rsp + 256]
+    vmovdqu [rsp + 32], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm4, ymm4, 47
     vpor ymm2, ymm2, ymm4
@@ -1881,37 +1892,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm8
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 224], ymm6
 ; x5 <<<= 28
-    vmovdqu ymm6, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 32]
+    vmovdqu [rsp + 288], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 28
     vpsrlq ymm6, ymm6, 36
     vpor ymm8, ymm8, ymm6
 ; x5 ^= x8
     vpxor ymm8, ymm8, ymm4
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm6, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm6, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm6, ymm6, 48
     vpor ymm10, ymm10, ymm6
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm6, [rsp + 832]
-    vpaddq ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm6, [rsp + 96]
+    vpaddq ymm6, ymm6, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -1919,56 +1930,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm6
 ; add subkey 3
 ; x0 += k3
-    vpaddq ymm3, ymm3, [rsp + 384]
+    vpaddq ymm3, ymm3, [rsp + 576]
 ; x1 += k4
-    vpaddq ymm1, ymm1, [rsp + 416]
+    vpaddq ymm1, ymm1, [rsp + 608]
 ; x2 += k5
-    vpaddq ymm5, ymm5, [rsp + 448]
+    vpaddq ymm5, ymm5, [rsp + 640]
 ; x3 += k6
-    vpaddq ymm10, ymm10, [rsp + 480]
+    vpaddq ymm10, ymm10, [rsp + 672]
 ; x4 += k7
-    vpaddq ymm7, ymm7, [rsp + 512]
+    vpaddq ymm7, ymm7, [rsp + 704]
 ; x5 += k8
-    vpaddq ymm8, ymm8, [rsp + 544]
+    vpaddq ymm8, ymm8, [rsp + 736]
 ; x6 += k9
-    vpaddq ymm9, ymm9, [rsp + 576]
+    vpaddq ymm9, ymm9, [rsp + 768]
 ; x7 += k10
-    vpaddq ymm11, ymm11, [rsp + 288]
+    vpaddq ymm11, ymm11, [rsp + 544]
 ; x8 += k11
-    vpaddq ymm4, ymm4, [rsp + 0]
+    vpaddq ymm4, ymm4, [rsp + 384]
 ; x9 += k12
-    vpaddq ymm2, ymm2, [rsp + 32]
+    vpaddq ymm2, ymm2, [rsp + 416]
 ; x10 += k13
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 64]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 448]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k14
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 96]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 480]
 ; x12 += k15
-    vpaddq ymm6, ymm6, [rsp + 160]
-    vmovdqu [rsp + 832], ymm6
+    vpaddq ymm6, ymm6, [rsp + 512]
+    vmovdqu [rsp + 96], ymm6
 ; x13 += k16
-    vmovdqu ymm6, [rsp + 864]
-    vpaddq ymm6, ymm6, [rsp + 320]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm6, [rsp + 128]
+    vpaddq ymm6, ymm6, [rsp + 864]
+    vmovdqu [rsp + 0], ymm0
 ; x14 += k0
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 224]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 800]
+    vmovdqu [rsp + 192], ymm4
 ; x15 += k1
-    vmovdqu ymm4, [rsp + 1152]
-    vpaddq ymm4, ymm4, [rsp + 256]
+    vmovdqu ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 832]
 ; x13 += t0
-    vpaddq ymm6, ymm6, [rsp + 768]
+    vpaddq ymm6, ymm6, [rsp + 992]
 ; x14 += t1
-    vpaddq ymm0, ymm0, [rsp + 736]
+    vpaddq ymm0, ymm0, [rsp + 960]
 ; x15 += 3
     vpaddq ymm4, ymm4, [rsp + 1248]
 ; round 12
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x1 <<<= 41
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 41
@@ -2004,9 +2015,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm4, [rsp + 1024]
+    vmovdqu ymm4, [rsp + 192]
     vpaddq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -2015,22 +2026,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x11 <<<= 47
-    vmovdqu ymm4, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm4, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 47
     vpsrlq ymm4, ymm4, 17
     vpor ymm8, ymm8, ymm4
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm1
 ; x12 += x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 96]
     vpaddq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 44
@@ -2039,11 +2050,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm6, ymm6, ymm4
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm4
-    vmovdqu ymm4, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm4
+    vmovdqu ymm4, [rsp + 224]
     vpsllq ymm4, ymm4, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm4, ymm4, ymm10
@@ -2096,37 +2107,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm8, ymm8, ymm2
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm6
 ; x1 <<<= 41
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm6, ymm6, 23
     vpor ymm0, ymm0, ymm6
@@ -2179,37 +2190,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm4, ymm4, ymm10
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 25
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm8, ymm8, 39
     vpor ymm2, ymm2, ymm8
@@ -2262,37 +2273,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm4
 ; x5 <<<= 31
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 31
     vpsrlq ymm4, ymm4, 33
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm4, ymm4, 27
     vpor ymm10, ymm10, ymm4
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm4, [rsp + 832]
-    vpaddq ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -2300,56 +2311,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm4
 ; add subkey 4
 ; x0 += k4
-    vpaddq ymm3, ymm3, [rsp + 416]
+    vpaddq ymm3, ymm3, [rsp + 608]
 ; x1 += k5
-    vpaddq ymm0, ymm0, [rsp + 448]
+    vpaddq ymm0, ymm0, [rsp + 640]
 ; x2 += k6
-    vpaddq ymm5, ymm5, [rsp + 480]
+    vpaddq ymm5, ymm5, [rsp + 672]
 ; x3 += k7
-    vpaddq ymm10, ymm10, [rsp + 512]
+    vpaddq ymm10, ymm10, [rsp + 704]
 ; x4 += k8
-    vpaddq ymm7, ymm7, [rsp + 544]
+    vpaddq ymm7, ymm7, [rsp + 736]
 ; x5 += k9
-    vpaddq ymm6, ymm6, [rsp + 576]
+    vpaddq ymm6, ymm6, [rsp + 768]
 ; x6 += k10
-    vpaddq ymm9, ymm9, [rsp + 288]
+    vpaddq ymm9, ymm9, [rsp + 544]
 ; x7 += k11
-    vpaddq ymm11, ymm11, [rsp + 0]
+    vpaddq ymm11, ymm11, [rsp + 384]
 ; x8 += k12
-    vpaddq ymm8, ymm8, [rsp + 32]
+    vpaddq ymm8, ymm8, [rsp + 416]
 ; x9 += k13
-    vpaddq ymm2, ymm2, [rsp + 64]
+    vpaddq ymm2, ymm2, [rsp + 448]
 ; x10 += k14
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 96]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 480]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k15
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 160]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 512]
 ; x12 += k16
-    vpaddq ymm4, ymm4, [rsp + 320]
-    vmovdqu [rsp + 832], ymm4
+    vpaddq ymm4, ymm4, [rsp + 864]
+    vmovdqu [rsp + 96], ymm4
 ; x13 += k0
-    vmovdqu ymm4, [rsp + 864]
-    vpaddq ymm4, ymm4, [rsp + 224]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm4, [rsp + 128]
+    vpaddq ymm4, ymm4, [rsp + 800]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k1
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 256]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 832]
+    vmovdqu [rsp + 192], ymm8
 ; x15 += k2
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 896]
 ; x13 += t1
-    vpaddq ymm4, ymm4, [rsp + 736]
+    vpaddq ymm4, ymm4, [rsp + 960]
 ; x14 += t2
-    vpaddq ymm1, ymm1, [rsp + 704]
+    vpaddq ymm1, ymm1, [rsp + 928]
 ; x15 += 4
     vpaddq ymm8, ymm8, [rsp + 1280]
 ; round 16
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 24
     vmovdqa ymm8, ymm0
     vpsllq ymm0, ymm0, 24
@@ -2385,9 +2396,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -2396,22 +2407,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm8
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 17
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm0
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 22
@@ -2420,11 +2431,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm4, ymm4, ymm8
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm8, ymm8, ymm10
@@ -2477,37 +2488,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm6, ymm6, ymm2
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm4
 ; x1 <<<= 52
-    vmovdqu ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm4, ymm4, 12
     vpor ymm1, ymm1, ymm4
@@ -2560,37 +2571,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm4, [rsp + 896]
-    vpaddq ymm4, ymm4, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm4
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 17
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm2, ymm2, ymm6
@@ -2643,37 +2654,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm4
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 28
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 28
     vpsrlq ymm8, ymm8, 36
     vpor ymm4, ymm4, ymm8
 ; x5 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm8, ymm8, 48
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -2681,56 +2692,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 5
 ; x0 += k5
-    vpaddq ymm3, ymm3, [rsp + 448]
+    vpaddq ymm3, ymm3, [rsp + 640]
 ; x1 += k6
-    vpaddq ymm1, ymm1, [rsp + 480]
+    vpaddq ymm1, ymm1, [rsp + 672]
 ; x2 += k7
-    vpaddq ymm5, ymm5, [rsp + 512]
+    vpaddq ymm5, ymm5, [rsp + 704]
 ; x3 += k8
-    vpaddq ymm10, ymm10, [rsp + 544]
+    vpaddq ymm10, ymm10, [rsp + 736]
 ; x4 += k9
-    vpaddq ymm7, ymm7, [rsp + 576]
+    vpaddq ymm7, ymm7, [rsp + 768]
 ; x5 += k10
-    vpaddq ymm4, ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 544]
 ; x6 += k11
-    vpaddq ymm9, ymm9, [rsp + 0]
+    vpaddq ymm9, ymm9, [rsp + 384]
 ; x7 += k12
-    vpaddq ymm11, ymm11, [rsp + 32]
+    vpaddq ymm11, ymm11, [rsp + 416]
 ; x8 += k13
-    vpaddq ymm6, ymm6, [rsp + 64]
+    vpaddq ymm6, ymm6, [rsp + 448]
 ; x9 += k14
-    vpaddq ymm2, ymm2, [rsp + 96]
+    vpaddq ymm2, ymm2, [rsp + 480]
 ; x10 += k15
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 160]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 512]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k16
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 320]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 864]
 ; x12 += k0
-    vpaddq ymm8, ymm8, [rsp + 224]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 800]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k1
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 256]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm8, [rsp + 128]
+    vpaddq ymm8, ymm8, [rsp + 832]
+    vmovdqu [rsp + 0], ymm0
 ; x14 += k2
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 352]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 896]
+    vmovdqu [rsp + 192], ymm6
 ; x15 += k3
-    vmovdqu ymm6, [rsp + 1152]
-    vpaddq ymm6, ymm6, [rsp + 384]
+    vmovdqu ymm6, [rsp + 224]
+    vpaddq ymm6, ymm6, [rsp + 576]
 ; x13 += t2
-    vpaddq ymm8, ymm8, [rsp + 704]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm0, ymm0, [rsp + 768]
+    vpaddq ymm0, ymm0, [rsp + 992]
 ; x15 += 5
     vpaddq ymm6, ymm6, [rsp + 1312]
 ; round 20
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x1 <<<= 41
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 41
@@ -2766,9 +2777,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm6, [rsp + 1024]
+    vmovdqu ymm6, [rsp + 192]
     vpaddq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -2777,22 +2788,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm6
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm6
 ; x11 <<<= 47
-    vmovdqu ymm6, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm4
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm6, [rsp + 0]
+    vmovdqu [rsp + 32], ymm4
+    vmovdqu ymm4, [rsp + 0]
     vpsllq ymm4, ymm4, 47
     vpsrlq ymm6, ymm6, 17
     vpor ymm4, ymm4, ymm6
 ; x11 ^= x10
     vpxor ymm4, ymm4, ymm1
 ; x12 += x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 96]
     vpaddq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 44
@@ -2801,11 +2812,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm8, ymm8, ymm6
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm6
-    vmovdqu ymm6, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm6
+    vmovdqu ymm6, [rsp + 224]
     vpsllq ymm6, ymm6, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm6, ymm6, ymm10
@@ -2858,37 +2869,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm4, ymm4, ymm2
 ; x5 ^= x14
     vpxor ymm4, ymm4, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm8
 ; x1 <<<= 41
-    vmovdqu ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm8, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm8, ymm8, 23
     vpor ymm0, ymm0, ymm8
@@ -2941,37 +2952,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm6, ymm6, ymm10
 ; x14 += x13
-    vmovdqu ymm8, [rsp + 896]
-    vpaddq ymm8, ymm8, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm8
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm4
 ; x9 <<<= 25
-    vmovdqu ymm4, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm4, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm4, ymm4, 39
     vpor ymm2, ymm2, ymm4
@@ -3024,37 +3035,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm8
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 224], ymm6
 ; x5 <<<= 31
-    vmovdqu ymm6, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 32]
+    vmovdqu [rsp + 288], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 31
     vpsrlq ymm6, ymm6, 33
     vpor ymm8, ymm8, ymm6
 ; x5 ^= x8
     vpxor ymm8, ymm8, ymm4
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm6, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm6, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm6, ymm6, 27
     vpor ymm10, ymm10, ymm6
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm6, [rsp + 832]
-    vpaddq ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm6, [rsp + 96]
+    vpaddq ymm6, ymm6, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -3062,56 +3073,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm6
 ; add subkey 6
 ; x0 += k6
-    vpaddq ymm3, ymm3, [rsp + 480]
+    vpaddq ymm3, ymm3, [rsp + 672]
 ; x1 += k7
-    vpaddq ymm0, ymm0, [rsp + 512]
+    vpaddq ymm0, ymm0, [rsp + 704]
 ; x2 += k8
-    vpaddq ymm5, ymm5, [rsp + 544]
+    vpaddq ymm5, ymm5, [rsp + 736]
 ; x3 += k9
-    vpaddq ymm10, ymm10, [rsp + 576]
+    vpaddq ymm10, ymm10, [rsp + 768]
 ; x4 += k10
-    vpaddq ymm7, ymm7, [rsp + 288]
+    vpaddq ymm7, ymm7, [rsp + 544]
 ; x5 += k11
-    vpaddq ymm8, ymm8, [rsp + 0]
+    vpaddq ymm8, ymm8, [rsp + 384]
 ; x6 += k12
-    vpaddq ymm9, ymm9, [rsp + 32]
+    vpaddq ymm9, ymm9, [rsp + 416]
 ; x7 += k13
-    vpaddq ymm11, ymm11, [rsp + 64]
+    vpaddq ymm11, ymm11, [rsp + 448]
 ; x8 += k14
-    vpaddq ymm4, ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 480]
 ; x9 += k15
-    vpaddq ymm2, ymm2, [rsp + 160]
+    vpaddq ymm2, ymm2, [rsp + 512]
 ; x10 += k16
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 320]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 864]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k0
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 224]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 800]
 ; x12 += k1
-    vpaddq ymm6, ymm6, [rsp + 256]
-    vmovdqu [rsp + 832], ymm6
+    vpaddq ymm6, ymm6, [rsp + 832]
+    vmovdqu [rsp + 96], ymm6
 ; x13 += k2
-    vmovdqu ymm6, [rsp + 864]
-    vpaddq ymm6, ymm6, [rsp + 352]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm6, [rsp + 128]
+    vpaddq ymm6, ymm6, [rsp + 896]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k3
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 384]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 576]
+    vmovdqu [rsp + 192], ymm4
 ; x15 += k4
-    vmovdqu ymm4, [rsp + 1152]
-    vpaddq ymm4, ymm4, [rsp + 416]
+    vmovdqu ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 608]
 ; x13 += t0
-    vpaddq ymm6, ymm6, [rsp + 768]
+    vpaddq ymm6, ymm6, [rsp + 992]
 ; x14 += t1
-    vpaddq ymm1, ymm1, [rsp + 736]
+    vpaddq ymm1, ymm1, [rsp + 960]
 ; x15 += 6
     vpaddq ymm4, ymm4, [rsp + 1344]
 ; round 24
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x1 <<<= 24
     vmovdqa ymm4, ymm0
     vpsllq ymm0, ymm0, 24
@@ -3147,9 +3158,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm4, [rsp + 1024]
+    vmovdqu ymm4, [rsp + 192]
     vpaddq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -3158,22 +3169,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x11 <<<= 17
-    vmovdqu ymm4, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm4, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 17
     vpsrlq ymm4, ymm4, 47
     vpor ymm8, ymm8, ymm4
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm0
 ; x12 += x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 96]
     vpaddq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 22
@@ -3182,11 +3193,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm6, ymm6, ymm4
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm4
-    vmovdqu ymm4, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm4
+    vmovdqu ymm4, [rsp + 224]
     vpsllq ymm4, ymm4, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm4, ymm4, ymm10
@@ -3239,37 +3250,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm8, ymm8, ymm2
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm6
 ; x1 <<<= 52
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm6, ymm6, 12
     vpor ymm1, ymm1, ymm6
@@ -3322,37 +3333,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm4, ymm4, ymm10
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 17
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm2, ymm2, ymm8
@@ -3405,37 +3416,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm4
 ; x5 <<<= 28
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 28
     vpsrlq ymm4, ymm4, 36
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm4, ymm4, 48
     vpor ymm10, ymm10, ymm4
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm4, [rsp + 832]
-    vpaddq ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -3443,56 +3454,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm4
 ; add subkey 7
 ; x0 += k7
-    vpaddq ymm3, ymm3, [rsp + 512]
+    vpaddq ymm3, ymm3, [rsp + 704]
 ; x1 += k8
-    vpaddq ymm1, ymm1, [rsp + 544]
+    vpaddq ymm1, ymm1, [rsp + 736]
 ; x2 += k9
-    vpaddq ymm5, ymm5, [rsp + 576]
+    vpaddq ymm5, ymm5, [rsp + 768]
 ; x3 += k10
-    vpaddq ymm10, ymm10, [rsp + 288]
+    vpaddq ymm10, ymm10, [rsp + 544]
 ; x4 += k11
-    vpaddq ymm7, ymm7, [rsp + 0]
+    vpaddq ymm7, ymm7, [rsp + 384]
 ; x5 += k12
-    vpaddq ymm6, ymm6, [rsp + 32]
+    vpaddq ymm6, ymm6, [rsp + 416]
 ; x6 += k13
-    vpaddq ymm9, ymm9, [rsp + 64]
+    vpaddq ymm9, ymm9, [rsp + 448]
 ; x7 += k14
-    vpaddq ymm11, ymm11, [rsp + 96]
+    vpaddq ymm11, ymm11, [rsp + 480]
 ; x8 += k15
-    vpaddq ymm8, ymm8, [rsp + 160]
+    vpaddq ymm8, ymm8, [rsp + 512]
 ; x9 += k16
-    vpaddq ymm2, ymm2, [rsp + 320]
+    vpaddq ymm2, ymm2, [rsp + 864]
 ; x10 += k0
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 224]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 800]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k1
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 256]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 832]
 ; x12 += k2
-    vpaddq ymm4, ymm4, [rsp + 352]
-    vmovdqu [rsp + 832], ymm4
+    vpaddq ymm4, ymm4, [rsp + 896]
+    vmovdqu [rsp + 96], ymm4
 ; x13 += k3
-    vmovdqu ymm4, [rsp + 864]
-    vpaddq ymm4, ymm4, [rsp + 384]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm4, [rsp + 128]
+    vpaddq ymm4, ymm4, [rsp + 576]
+    vmovdqu [rsp + 0], ymm0
 ; x14 += k4
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 416]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 608]
+    vmovdqu [rsp + 192], ymm8
 ; x15 += k5
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 448]
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 640]
 ; x13 += t1
-    vpaddq ymm4, ymm4, [rsp + 736]
+    vpaddq ymm4, ymm4, [rsp + 960]
 ; x14 += t2
-    vpaddq ymm0, ymm0, [rsp + 704]
+    vpaddq ymm0, ymm0, [rsp + 928]
 ; x15 += 7
     vpaddq ymm8, ymm8, [rsp + 1376]
 ; round 28
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 41
     vmovdqa ymm8, ymm1
     vpsllq ymm1, ymm1, 41
@@ -3528,9 +3539,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -3539,22 +3550,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm8
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 47
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm8, ymm8, 17
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm1
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 44
@@ -3563,11 +3574,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm4, ymm4, ymm8
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm8, ymm8, ymm10
@@ -3620,37 +3631,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm6, ymm6, ymm2
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm4
 ; x1 <<<= 41
-    vmovdqu ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm4, ymm4, 23
     vpor ymm0, ymm0, ymm4
@@ -3703,37 +3714,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm4, [rsp + 896]
-    vpaddq ymm4, ymm4, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm4
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 25
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm6, ymm6, 39
     vpor ymm2, ymm2, ymm6
@@ -3786,37 +3797,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm4
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 31
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 31
     vpsrlq ymm8, ymm8, 33
     vpor ymm4, ymm4, ymm8
 ; x5 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm8, ymm8, 27
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -3824,56 +3835,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 8
 ; x0 += k8
-    vpaddq ymm3, ymm3, [rsp + 544]
+    vpaddq ymm3, ymm3, [rsp + 736]
 ; x1 += k9
-    vpaddq ymm0, ymm0, [rsp + 576]
+    vpaddq ymm0, ymm0, [rsp + 768]
 ; x2 += k10
-    vpaddq ymm5, ymm5, [rsp + 288]
+    vpaddq ymm5, ymm5, [rsp + 544]
 ; x3 += k11
-    vpaddq ymm10, ymm10, [rsp + 0]
+    vpaddq ymm10, ymm10, [rsp + 384]
 ; x4 += k12
-    vpaddq ymm7, ymm7, [rsp + 32]
+    vpaddq ymm7, ymm7, [rsp + 416]
 ; x5 += k13
-    vpaddq ymm4, ymm4, [rsp + 64]
+    vpaddq ymm4, ymm4, [rsp + 448]
 ; x6 += k14
-    vpaddq ymm9, ymm9, [rsp + 96]
+    vpaddq ymm9, ymm9, [rsp + 480]
 ; x7 += k15
-    vpaddq ymm11, ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 512]
 ; x8 += k16
-    vpaddq ymm6, ymm6, [rsp + 320]
+    vpaddq ymm6, ymm6, [rsp + 864]
 ; x9 += k0
-    vpaddq ymm2, ymm2, [rsp + 224]
+    vpaddq ymm2, ymm2, [rsp + 800]
 ; x10 += k1
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 256]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 832]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k2
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 352]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 896]
 ; x12 += k3
-    vpaddq ymm8, ymm8, [rsp + 384]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 576]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k4
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 416]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 128]
+    vpaddq ymm8, ymm8, [rsp + 608]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k5
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 448]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 640]
+    vmovdqu [rsp + 192], ymm6
 ; x15 += k6
-    vmovdqu ymm6, [rsp + 1152]
-    vpaddq ymm6, ymm6, [rsp + 480]
+    vmovdqu ymm6, [rsp + 224]
+    vpaddq ymm6, ymm6, [rsp + 672]
 ; x13 += t2
-    vpaddq ymm8, ymm8, [rsp + 704]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm1, ymm1, [rsp + 768]
+    vpaddq ymm1, ymm1, [rsp + 992]
 ; x15 += 8
     vpaddq ymm6, ymm6, [rsp + 1408]
 ; round 32
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x1 <<<= 24
     vmovdqa ymm6, ymm0
     vpsllq ymm0, ymm0, 24
@@ -3909,9 +3920,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm6, [rsp + 1024]
+    vmovdqu ymm6, [rsp + 192]
     vpaddq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -3920,22 +3931,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm6
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm6
 ; x11 <<<= 17
-    vmovdqu ymm6, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm4
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm6, [rsp + 0]
+    vmovdqu [rsp + 32], ymm4
+    vmovdqu ymm4, [rsp + 0]
     vpsllq ymm4, ymm4, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm4, ymm4, ymm6
 ; x11 ^= x10
     vpxor ymm4, ymm4, ymm0
 ; x12 += x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 96]
     vpaddq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 22
@@ -3944,11 +3955,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm8, ymm8, ymm6
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm6
-    vmovdqu ymm6, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm6
+    vmovdqu ymm6, [rsp + 224]
     vpsllq ymm6, ymm6, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm6, ymm6, ymm10
@@ -4001,37 +4012,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm4, ymm4, ymm2
 ; x5 ^= x14
     vpxor ymm4, ymm4, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm8
 ; x1 <<<= 52
-    vmovdqu ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm8, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm8, ymm8, 12
     vpor ymm1, ymm1, ymm8
@@ -4084,37 +4095,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm6, ymm6, ymm10
 ; x14 += x13
-    vmovdqu ymm8, [rsp + 896]
-    vpaddq ymm8, ymm8, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm8
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm4
 ; x9 <<<= 17
-    vmovdqu ymm4, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm4, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm4, ymm4, 47
     vpor ymm2, ymm2, ymm4
@@ -4167,37 +4178,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm8
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 224], ymm6
 ; x5 <<<= 28
-    vmovdqu ymm6, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 32]
+    vmovdqu [rsp + 288], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 28
     vpsrlq ymm6, ymm6, 36
     vpor ymm8, ymm8, ymm6
 ; x5 ^= x8
     vpxor ymm8, ymm8, ymm4
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm6, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm6, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm6, ymm6, 48
     vpor ymm10, ymm10, ymm6
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm6, [rsp + 832]
-    vpaddq ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm6, [rsp + 96]
+    vpaddq ymm6, ymm6, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -4205,56 +4216,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm6
 ; add subkey 9
 ; x0 += k9
-    vpaddq ymm3, ymm3, [rsp + 576]
+    vpaddq ymm3, ymm3, [rsp + 768]
 ; x1 += k10
-    vpaddq ymm1, ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 544]
 ; x2 += k11
-    vpaddq ymm5, ymm5, [rsp + 0]
+    vpaddq ymm5, ymm5, [rsp + 384]
 ; x3 += k12
-    vpaddq ymm10, ymm10, [rsp + 32]
+    vpaddq ymm10, ymm10, [rsp + 416]
 ; x4 += k13
-    vpaddq ymm7, ymm7, [rsp + 64]
+    vpaddq ymm7, ymm7, [rsp + 448]
 ; x5 += k14
-    vpaddq ymm8, ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 480]
 ; x6 += k15
-    vpaddq ymm9, ymm9, [rsp + 160]
+    vpaddq ymm9, ymm9, [rsp + 512]
 ; x7 += k16
-    vpaddq ymm11, ymm11, [rsp + 320]
+    vpaddq ymm11, ymm11, [rsp + 864]
 ; x8 += k0
-    vpaddq ymm4, ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 800]
 ; x9 += k1
-    vpaddq ymm2, ymm2, [rsp + 256]
+    vpaddq ymm2, ymm2, [rsp + 832]
 ; x10 += k2
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 352]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 896]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k3
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 384]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 576]
 ; x12 += k4
-    vpaddq ymm6, ymm6, [rsp + 416]
-    vmovdqu [rsp + 832], ymm6
+    vpaddq ymm6, ymm6, [rsp + 608]
+    vmovdqu [rsp + 96], ymm6
 ; x13 += k5
-    vmovdqu ymm6, [rsp + 864]
-    vpaddq ymm6, ymm6, [rsp + 448]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm6, [rsp + 128]
+    vpaddq ymm6, ymm6, [rsp + 640]
+    vmovdqu [rsp + 0], ymm0
 ; x14 += k6
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 480]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 672]
+    vmovdqu [rsp + 192], ymm4
 ; x15 += k7
-    vmovdqu ymm4, [rsp + 1152]
-    vpaddq ymm4, ymm4, [rsp + 512]
+    vmovdqu ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 704]
 ; x13 += t0
-    vpaddq ymm6, ymm6, [rsp + 768]
+    vpaddq ymm6, ymm6, [rsp + 992]
 ; x14 += t1
-    vpaddq ymm0, ymm0, [rsp + 736]
+    vpaddq ymm0, ymm0, [rsp + 960]
 ; x15 += 9
     vpaddq ymm4, ymm4, [rsp + 1440]
 ; round 36
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x1 <<<= 41
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 41
@@ -4290,9 +4301,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm4, [rsp + 1024]
+    vmovdqu ymm4, [rsp + 192]
     vpaddq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -4301,22 +4312,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x11 <<<= 47
-    vmovdqu ymm4, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm4, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 47
     vpsrlq ymm4, ymm4, 17
     vpor ymm8, ymm8, ymm4
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm1
 ; x12 += x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 96]
     vpaddq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 44
@@ -4325,11 +4336,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm6, ymm6, ymm4
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm4
-    vmovdqu ymm4, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm4
+    vmovdqu ymm4, [rsp + 224]
     vpsllq ymm4, ymm4, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm4, ymm4, ymm10
@@ -4382,37 +4393,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm8, ymm8, ymm2
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm6
 ; x1 <<<= 41
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm6, ymm6, 23
     vpor ymm0, ymm0, ymm6
@@ -4465,37 +4476,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm4, ymm4, ymm10
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 25
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm8, ymm8, 39
     vpor ymm2, ymm2, ymm8
@@ -4548,37 +4559,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm4
 ; x5 <<<= 31
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 31
     vpsrlq ymm4, ymm4, 33
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm4, ymm4, 27
     vpor ymm10, ymm10, ymm4
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm4, [rsp + 832]
-    vpaddq ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -4586,56 +4597,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm4
 ; add subkey 10
 ; x0 += k10
-    vpaddq ymm3, ymm3, [rsp + 288]
+    vpaddq ymm3, ymm3, [rsp + 544]
 ; x1 += k11
-    vpaddq ymm0, ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 384]
 ; x2 += k12
-    vpaddq ymm5, ymm5, [rsp + 32]
+    vpaddq ymm5, ymm5, [rsp + 416]
 ; x3 += k13
-    vpaddq ymm10, ymm10, [rsp + 64]
+    vpaddq ymm10, ymm10, [rsp + 448]
 ; x4 += k14
-    vpaddq ymm7, ymm7, [rsp + 96]
+    vpaddq ymm7, ymm7, [rsp + 480]
 ; x5 += k15
-    vpaddq ymm6, ymm6, [rsp + 160]
+    vpaddq ymm6, ymm6, [rsp + 512]
 ; x6 += k16
-    vpaddq ymm9, ymm9, [rsp + 320]
+    vpaddq ymm9, ymm9, [rsp + 864]
 ; x7 += k0
-    vpaddq ymm11, ymm11, [rsp + 224]
+    vpaddq ymm11, ymm11, [rsp + 800]
 ; x8 += k1
-    vpaddq ymm8, ymm8, [rsp + 256]
+    vpaddq ymm8, ymm8, [rsp + 832]
 ; x9 += k2
-    vpaddq ymm2, ymm2, [rsp + 352]
+    vpaddq ymm2, ymm2, [rsp + 896]
 ; x10 += k3
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 384]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 576]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k4
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 416]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 608]
 ; x12 += k5
-    vpaddq ymm4, ymm4, [rsp + 448]
-    vmovdqu [rsp + 832], ymm4
+    vpaddq ymm4, ymm4, [rsp + 640]
+    vmovdqu [rsp + 96], ymm4
 ; x13 += k6
-    vmovdqu ymm4, [rsp + 864]
-    vpaddq ymm4, ymm4, [rsp + 480]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm4, [rsp + 128]
+    vpaddq ymm4, ymm4, [rsp + 672]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k7
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 512]
-    vmovdqu [rsp + 1024], ymm8
-; x15 += k8
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 544]
-; x13 += t1
-    vpaddq ymm4, ymm4, [rsp + 736]
-; x14 += t2
+    vmovdqu ymm1, [rsp + 288]
     vpaddq ymm1, ymm1, [rsp + 704]
+    vmovdqu [rsp + 192], ymm8
+; x15 += k8
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 736]
+; x13 += t1
+    vpaddq ymm4, ymm4, [rsp + 960]
+; x14 += t2
+    vpaddq ymm1, ymm1, [rsp + 928]
 ; x15 += 0xa
     vpaddq ymm8, ymm8, [rsp + 1472]
 ; round 40
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 24
     vmovdqa ymm8, ymm0
     vpsllq ymm0, ymm0, 24
@@ -4671,9 +4682,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -4682,22 +4693,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm8
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 17
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm0
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 22
@@ -4706,11 +4717,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm4, ymm4, ymm8
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm8, ymm8, ymm10
@@ -4763,37 +4774,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm6, ymm6, ymm2
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm4
 ; x1 <<<= 52
-    vmovdqu ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm4, ymm4, 12
     vpor ymm1, ymm1, ymm4
@@ -4846,37 +4857,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm4, [rsp + 896]
-    vpaddq ymm4, ymm4, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm4
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 17
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm2, ymm2, ymm6
@@ -4929,37 +4940,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm4
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 28
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 28
     vpsrlq ymm8, ymm8, 36
     vpor ymm4, ymm4, ymm8
 ; x5 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm8, ymm8, 48
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -4967,56 +4978,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 11
 ; x0 += k11
-    vpaddq ymm3, ymm3, [rsp + 0]
+    vpaddq ymm3, ymm3, [rsp + 384]
 ; x1 += k12
-    vpaddq ymm1, ymm1, [rsp + 32]
+    vpaddq ymm1, ymm1, [rsp + 416]
 ; x2 += k13
-    vpaddq ymm5, ymm5, [rsp + 64]
+    vpaddq ymm5, ymm5, [rsp + 448]
 ; x3 += k14
-    vpaddq ymm10, ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 480]
 ; x4 += k15
-    vpaddq ymm7, ymm7, [rsp + 160]
+    vpaddq ymm7, ymm7, [rsp + 512]
 ; x5 += k16
-    vpaddq ymm4, ymm4, [rsp + 320]
+    vpaddq ymm4, ymm4, [rsp + 864]
 ; x6 += k0
-    vpaddq ymm9, ymm9, [rsp + 224]
+    vpaddq ymm9, ymm9, [rsp + 800]
 ; x7 += k1
-    vpaddq ymm11, ymm11, [rsp + 256]
+    vpaddq ymm11, ymm11, [rsp + 832]
 ; x8 += k2
-    vpaddq ymm6, ymm6, [rsp + 352]
+    vpaddq ymm6, ymm6, [rsp + 896]
 ; x9 += k3
-    vpaddq ymm2, ymm2, [rsp + 384]
+    vpaddq ymm2, ymm2, [rsp + 576]
 ; x10 += k4
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 416]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 608]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k5
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 448]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 640]
 ; x12 += k6
-    vpaddq ymm8, ymm8, [rsp + 480]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 672]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k7
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 512]
-    vmovdqu [rsp + 800], ymm0
-; x14 += k8
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 544]
-    vmovdqu [rsp + 1024], ymm6
-; x15 += k9
-    vmovdqu ymm6, [rsp + 1152]
-    vpaddq ymm6, ymm6, [rsp + 576]
-; x13 += t2
+    vmovdqu ymm8, [rsp + 128]
     vpaddq ymm8, ymm8, [rsp + 704]
+    vmovdqu [rsp + 0], ymm0
+; x14 += k8
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 736]
+    vmovdqu [rsp + 192], ymm6
+; x15 += k9
+    vmovdqu ymm6, [rsp + 224]
+    vpaddq ymm6, ymm6, [rsp + 768]
+; x13 += t2
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm0, ymm0, [rsp + 768]
+    vpaddq ymm0, ymm0, [rsp + 992]
 ; x15 += 0xb
     vpaddq ymm6, ymm6, [rsp + 1504]
 ; round 44
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x1 <<<= 41
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 41
@@ -5052,9 +5063,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm6, [rsp + 1024]
+    vmovdqu ymm6, [rsp + 192]
     vpaddq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -5063,22 +5074,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm6
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm6
 ; x11 <<<= 47
-    vmovdqu ymm6, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm4
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm6, [rsp + 0]
+    vmovdqu [rsp + 32], ymm4
+    vmovdqu ymm4, [rsp + 0]
     vpsllq ymm4, ymm4, 47
     vpsrlq ymm6, ymm6, 17
     vpor ymm4, ymm4, ymm6
 ; x11 ^= x10
     vpxor ymm4, ymm4, ymm1
 ; x12 += x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 96]
     vpaddq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 44
@@ -5087,11 +5098,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm8, ymm8, ymm6
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm6
-    vmovdqu ymm6, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm6
+    vmovdqu ymm6, [rsp + 224]
     vpsllq ymm6, ymm6, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm6, ymm6, ymm10
@@ -5144,37 +5155,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm4, ymm4, ymm2
 ; x5 ^= x14
     vpxor ymm4, ymm4, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm8
 ; x1 <<<= 41
-    vmovdqu ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm8, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm8, ymm8, 23
     vpor ymm0, ymm0, ymm8
@@ -5227,37 +5238,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm6, ymm6, ymm10
 ; x14 += x13
-    vmovdqu ymm8, [rsp + 896]
-    vpaddq ymm8, ymm8, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm8
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm4
 ; x9 <<<= 25
-    vmovdqu ymm4, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm4, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm4, ymm4, 39
     vpor ymm2, ymm2, ymm4
@@ -5310,37 +5321,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm8
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 224], ymm6
 ; x5 <<<= 31
-    vmovdqu ymm6, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 32]
+    vmovdqu [rsp + 288], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 31
     vpsrlq ymm6, ymm6, 33
     vpor ymm8, ymm8, ymm6
 ; x5 ^= x8
     vpxor ymm8, ymm8, ymm4
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm6, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm6, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm6, ymm6, 27
     vpor ymm10, ymm10, ymm6
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm6, [rsp + 832]
-    vpaddq ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm6, [rsp + 96]
+    vpaddq ymm6, ymm6, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -5348,56 +5359,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm6
 ; add subkey 12
 ; x0 += k12
-    vpaddq ymm3, ymm3, [rsp + 32]
+    vpaddq ymm3, ymm3, [rsp + 416]
 ; x1 += k13
-    vpaddq ymm0, ymm0, [rsp + 64]
+    vpaddq ymm0, ymm0, [rsp + 448]
 ; x2 += k14
-    vpaddq ymm5, ymm5, [rsp + 96]
+    vpaddq ymm5, ymm5, [rsp + 480]
 ; x3 += k15
-    vpaddq ymm10, ymm10, [rsp + 160]
+    vpaddq ymm10, ymm10, [rsp + 512]
 ; x4 += k16
-    vpaddq ymm7, ymm7, [rsp + 320]
+    vpaddq ymm7, ymm7, [rsp + 864]
 ; x5 += k0
-    vpaddq ymm8, ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 800]
 ; x6 += k1
-    vpaddq ymm9, ymm9, [rsp + 256]
+    vpaddq ymm9, ymm9, [rsp + 832]
 ; x7 += k2
-    vpaddq ymm11, ymm11, [rsp + 352]
+    vpaddq ymm11, ymm11, [rsp + 896]
 ; x8 += k3
-    vpaddq ymm4, ymm4, [rsp + 384]
+    vpaddq ymm4, ymm4, [rsp + 576]
 ; x9 += k4
-    vpaddq ymm2, ymm2, [rsp + 416]
+    vpaddq ymm2, ymm2, [rsp + 608]
 ; x10 += k5
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 448]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 640]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k6
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 480]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 672]
 ; x12 += k7
-    vpaddq ymm6, ymm6, [rsp + 512]
-    vmovdqu [rsp + 832], ymm6
+    vpaddq ymm6, ymm6, [rsp + 704]
+    vmovdqu [rsp + 96], ymm6
 ; x13 += k8
-    vmovdqu ymm6, [rsp + 864]
-    vpaddq ymm6, ymm6, [rsp + 544]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm6, [rsp + 128]
+    vpaddq ymm6, ymm6, [rsp + 736]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k9
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 576]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 768]
+    vmovdqu [rsp + 192], ymm4
 ; x15 += k10
-    vmovdqu ymm4, [rsp + 1152]
-    vpaddq ymm4, ymm4, [rsp + 288]
+    vmovdqu ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 544]
 ; x13 += t0
-    vpaddq ymm6, ymm6, [rsp + 768]
+    vpaddq ymm6, ymm6, [rsp + 992]
 ; x14 += t1
-    vpaddq ymm1, ymm1, [rsp + 736]
+    vpaddq ymm1, ymm1, [rsp + 960]
 ; x15 += 0xc
     vpaddq ymm4, ymm4, [rsp + 1536]
 ; round 48
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x1 <<<= 24
     vmovdqa ymm4, ymm0
     vpsllq ymm0, ymm0, 24
@@ -5433,9 +5444,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm4, [rsp + 1024]
+    vmovdqu ymm4, [rsp + 192]
     vpaddq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -5444,22 +5455,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x11 <<<= 17
-    vmovdqu ymm4, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm4, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 17
     vpsrlq ymm4, ymm4, 47
     vpor ymm8, ymm8, ymm4
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm0
 ; x12 += x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 96]
     vpaddq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 22
@@ -5468,11 +5479,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm6, ymm6, ymm4
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm4
-    vmovdqu ymm4, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm4
+    vmovdqu ymm4, [rsp + 224]
     vpsllq ymm4, ymm4, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm4, ymm4, ymm10
@@ -5525,37 +5536,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm8, ymm8, ymm2
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm6
 ; x1 <<<= 52
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm6, ymm6, 12
     vpor ymm1, ymm1, ymm6
@@ -5608,37 +5619,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm4, ymm4, ymm10
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 17
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm2, ymm2, ymm8
@@ -5691,37 +5702,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm4
 ; x5 <<<= 28
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 28
     vpsrlq ymm4, ymm4, 36
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm4, ymm4, 48
     vpor ymm10, ymm10, ymm4
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm4, [rsp + 832]
-    vpaddq ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -5729,56 +5740,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm4
 ; add subkey 13
 ; x0 += k13
-    vpaddq ymm3, ymm3, [rsp + 64]
+    vpaddq ymm3, ymm3, [rsp + 448]
 ; x1 += k14
-    vpaddq ymm1, ymm1, [rsp + 96]
+    vpaddq ymm1, ymm1, [rsp + 480]
 ; x2 += k15
-    vpaddq ymm5, ymm5, [rsp + 160]
+    vpaddq ymm5, ymm5, [rsp + 512]
 ; x3 += k16
-    vpaddq ymm10, ymm10, [rsp + 320]
+    vpaddq ymm10, ymm10, [rsp + 864]
 ; x4 += k0
-    vpaddq ymm7, ymm7, [rsp + 224]
+    vpaddq ymm7, ymm7, [rsp + 800]
 ; x5 += k1
-    vpaddq ymm6, ymm6, [rsp + 256]
+    vpaddq ymm6, ymm6, [rsp + 832]
 ; x6 += k2
-    vpaddq ymm9, ymm9, [rsp + 352]
+    vpaddq ymm9, ymm9, [rsp + 896]
 ; x7 += k3
-    vpaddq ymm11, ymm11, [rsp + 384]
+    vpaddq ymm11, ymm11, [rsp + 576]
 ; x8 += k4
-    vpaddq ymm8, ymm8, [rsp + 416]
+    vpaddq ymm8, ymm8, [rsp + 608]
 ; x9 += k5
-    vpaddq ymm2, ymm2, [rsp + 448]
+    vpaddq ymm2, ymm2, [rsp + 640]
 ; x10 += k6
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 480]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 672]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k7
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 512]
-; x12 += k8
-    vpaddq ymm4, ymm4, [rsp + 544]
-    vmovdqu [rsp + 832], ymm4
-; x13 += k9
-    vmovdqu ymm4, [rsp + 864]
-    vpaddq ymm4, ymm4, [rsp + 576]
-    vmovdqu [rsp + 800], ymm0
-; x14 += k10
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 288]
-    vmovdqu [rsp + 1024], ymm8
-; x15 += k11
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 0]
-; x13 += t1
-    vpaddq ymm4, ymm4, [rsp + 736]
-; x14 += t2
+    vmovdqu ymm0, [rsp + 0]
     vpaddq ymm0, ymm0, [rsp + 704]
+; x12 += k8
+    vpaddq ymm4, ymm4, [rsp + 736]
+    vmovdqu [rsp + 96], ymm4
+; x13 += k9
+    vmovdqu ymm4, [rsp + 128]
+    vpaddq ymm4, ymm4, [rsp + 768]
+    vmovdqu [rsp + 0], ymm0
+; x14 += k10
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 544]
+    vmovdqu [rsp + 192], ymm8
+; x15 += k11
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 384]
+; x13 += t1
+    vpaddq ymm4, ymm4, [rsp + 960]
+; x14 += t2
+    vpaddq ymm0, ymm0, [rsp + 928]
 ; x15 += 0xd
     vpaddq ymm8, ymm8, [rsp + 1568]
 ; round 52
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 41
     vmovdqa ymm8, ymm1
     vpsllq ymm1, ymm1, 41
@@ -5814,9 +5825,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -5825,22 +5836,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm8
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 47
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm8, ymm8, 17
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm1
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 44
@@ -5849,11 +5860,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm4, ymm4, ymm8
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm8, ymm8, ymm10
@@ -5906,37 +5917,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm6, ymm6, ymm2
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm4
 ; x1 <<<= 41
-    vmovdqu ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm4, ymm4, 23
     vpor ymm0, ymm0, ymm4
@@ -5989,37 +6000,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm4, [rsp + 896]
-    vpaddq ymm4, ymm4, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm4
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 25
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm6, ymm6, 39
     vpor ymm2, ymm2, ymm6
@@ -6072,37 +6083,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm4
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 31
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 31
     vpsrlq ymm8, ymm8, 33
     vpor ymm4, ymm4, ymm8
 ; x5 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm8, ymm8, 27
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -6110,56 +6121,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 14
 ; x0 += k14
-    vpaddq ymm3, ymm3, [rsp + 96]
+    vpaddq ymm3, ymm3, [rsp + 480]
 ; x1 += k15
-    vpaddq ymm0, ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 512]
 ; x2 += k16
-    vpaddq ymm5, ymm5, [rsp + 320]
+    vpaddq ymm5, ymm5, [rsp + 864]
 ; x3 += k0
-    vpaddq ymm10, ymm10, [rsp + 224]
+    vpaddq ymm10, ymm10, [rsp + 800]
 ; x4 += k1
-    vpaddq ymm7, ymm7, [rsp + 256]
+    vpaddq ymm7, ymm7, [rsp + 832]
 ; x5 += k2
-    vpaddq ymm4, ymm4, [rsp + 352]
+    vpaddq ymm4, ymm4, [rsp + 896]
 ; x6 += k3
-    vpaddq ymm9, ymm9, [rsp + 384]
+    vpaddq ymm9, ymm9, [rsp + 576]
 ; x7 += k4
-    vpaddq ymm11, ymm11, [rsp + 416]
+    vpaddq ymm11, ymm11, [rsp + 608]
 ; x8 += k5
-    vpaddq ymm6, ymm6, [rsp + 448]
+    vpaddq ymm6, ymm6, [rsp + 640]
 ; x9 += k6
-    vpaddq ymm2, ymm2, [rsp + 480]
+    vpaddq ymm2, ymm2, [rsp + 672]
 ; x10 += k7
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 512]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 704]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k8
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 544]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 736]
 ; x12 += k9
-    vpaddq ymm8, ymm8, [rsp + 576]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 768]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k10
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 288]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 128]
+    vpaddq ymm8, ymm8, [rsp + 544]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k11
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 0]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 384]
+    vmovdqu [rsp + 192], ymm6
 ; x15 += k12
-    vmovdqu ymm6, [rsp + 1152]
-    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu ymm6, [rsp + 224]
+    vpaddq ymm6, ymm6, [rsp + 416]
 ; x13 += t2
-    vpaddq ymm8, ymm8, [rsp + 704]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm1, ymm1, [rsp + 768]
+    vpaddq ymm1, ymm1, [rsp + 992]
 ; x15 += 0xe
     vpaddq ymm6, ymm6, [rsp + 1600]
 ; round 56
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x1 <<<= 24
     vmovdqa ymm6, ymm0
     vpsllq ymm0, ymm0, 24
@@ -6195,9 +6206,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm6, [rsp + 1024]
+    vmovdqu ymm6, [rsp + 192]
     vpaddq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -6206,22 +6217,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm6
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm6
 ; x11 <<<= 17
-    vmovdqu ymm6, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm4
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm6, [rsp + 0]
+    vmovdqu [rsp + 32], ymm4
+    vmovdqu ymm4, [rsp + 0]
     vpsllq ymm4, ymm4, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm4, ymm4, ymm6
 ; x11 ^= x10
     vpxor ymm4, ymm4, ymm0
 ; x12 += x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 96]
     vpaddq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 22
@@ -6230,11 +6241,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm8, ymm8, ymm6
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm6
-    vmovdqu ymm6, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm6
+    vmovdqu ymm6, [rsp + 224]
     vpsllq ymm6, ymm6, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm6, ymm6, ymm10
@@ -6287,37 +6298,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm4, ymm4, ymm2
 ; x5 ^= x14
     vpxor ymm4, ymm4, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm8
 ; x1 <<<= 52
-    vmovdqu ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm8, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm8, ymm8, 12
     vpor ymm1, ymm1, ymm8
@@ -6370,37 +6381,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm6, ymm6, ymm10
 ; x14 += x13
-    vmovdqu ymm8, [rsp + 896]
-    vpaddq ymm8, ymm8, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm8
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm4
 ; x9 <<<= 17
-    vmovdqu ymm4, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm4, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm4, ymm4, 47
     vpor ymm2, ymm2, ymm4
@@ -6453,37 +6464,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm8
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 224], ymm6
 ; x5 <<<= 28
-    vmovdqu ymm6, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 32]
+    vmovdqu [rsp + 288], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 28
     vpsrlq ymm6, ymm6, 36
     vpor ymm8, ymm8, ymm6
 ; x5 ^= x8
     vpxor ymm8, ymm8, ymm4
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm6, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm6, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm6, ymm6, 48
     vpor ymm10, ymm10, ymm6
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm6, [rsp + 832]
-    vpaddq ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm6, [rsp + 96]
+    vpaddq ymm6, ymm6, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -6491,56 +6502,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm6
 ; add subkey 15
 ; x0 += k15
-    vpaddq ymm3, ymm3, [rsp + 160]
+    vpaddq ymm3, ymm3, [rsp + 512]
 ; x1 += k16
-    vpaddq ymm1, ymm1, [rsp + 320]
+    vpaddq ymm1, ymm1, [rsp + 864]
 ; x2 += k0
-    vpaddq ymm5, ymm5, [rsp + 224]
+    vpaddq ymm5, ymm5, [rsp + 800]
 ; x3 += k1
-    vpaddq ymm10, ymm10, [rsp + 256]
+    vpaddq ymm10, ymm10, [rsp + 832]
 ; x4 += k2
-    vpaddq ymm7, ymm7, [rsp + 352]
+    vpaddq ymm7, ymm7, [rsp + 896]
 ; x5 += k3
-    vpaddq ymm8, ymm8, [rsp + 384]
+    vpaddq ymm8, ymm8, [rsp + 576]
 ; x6 += k4
-    vpaddq ymm9, ymm9, [rsp + 416]
+    vpaddq ymm9, ymm9, [rsp + 608]
 ; x7 += k5
-    vpaddq ymm11, ymm11, [rsp + 448]
+    vpaddq ymm11, ymm11, [rsp + 640]
 ; x8 += k6
-    vpaddq ymm4, ymm4, [rsp + 480]
+    vpaddq ymm4, ymm4, [rsp + 672]
 ; x9 += k7
-    vpaddq ymm2, ymm2, [rsp + 512]
+    vpaddq ymm2, ymm2, [rsp + 704]
 ; x10 += k8
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 544]
-    vmovdqu [rsp + 928], ymm0
-; x11 += k9
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 576]
-; x12 += k10
-    vpaddq ymm6, ymm6, [rsp + 288]
-    vmovdqu [rsp + 832], ymm6
-; x13 += k11
-    vmovdqu ymm6, [rsp + 864]
-    vpaddq ymm6, ymm6, [rsp + 0]
-    vmovdqu [rsp + 800], ymm0
-; x14 += k12
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 32]
-    vmovdqu [rsp + 1024], ymm4
-; x15 += k13
-    vmovdqu ymm4, [rsp + 1152]
-    vpaddq ymm4, ymm4, [rsp + 64]
-; x13 += t0
-    vpaddq ymm6, ymm6, [rsp + 768]
-; x14 += t1
+    vmovdqu ymm0, [rsp + 160]
     vpaddq ymm0, ymm0, [rsp + 736]
+    vmovdqu [rsp + 160], ymm0
+; x11 += k9
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 768]
+; x12 += k10
+    vpaddq ymm6, ymm6, [rsp + 544]
+    vmovdqu [rsp + 96], ymm6
+; x13 += k11
+    vmovdqu ymm6, [rsp + 128]
+    vpaddq ymm6, ymm6, [rsp + 384]
+    vmovdqu [rsp + 0], ymm0
+; x14 += k12
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 416]
+    vmovdqu [rsp + 192], ymm4
+; x15 += k13
+    vmovdqu ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 448]
+; x13 += t0
+    vpaddq ymm6, ymm6, [rsp + 992]
+; x14 += t1
+    vpaddq ymm0, ymm0, [rsp + 960]
 ; x15 += 0xf
     vpaddq ymm4, ymm4, [rsp + 1632]
 ; round 60
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x1 <<<= 41
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 41
@@ -6576,9 +6587,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm4, [rsp + 1024]
+    vmovdqu ymm4, [rsp + 192]
     vpaddq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -6587,22 +6598,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x11 <<<= 47
-    vmovdqu ymm4, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm4, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 47
     vpsrlq ymm4, ymm4, 17
     vpor ymm8, ymm8, ymm4
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm1
 ; x12 += x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 96]
     vpaddq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 44
@@ -6611,11 +6622,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm6, ymm6, ymm4
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm4
-    vmovdqu ymm4, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm4
+    vmovdqu ymm4, [rsp + 224]
     vpsllq ymm4, ymm4, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm4, ymm4, ymm10
@@ -6668,37 +6679,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm8, ymm8, ymm2
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm6
 ; x1 <<<= 41
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm6, ymm6, 23
     vpor ymm0, ymm0, ymm6
@@ -6751,37 +6762,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm4, ymm4, ymm10
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 25
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm8, ymm8, 39
     vpor ymm2, ymm2, ymm8
@@ -6834,37 +6845,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm4
 ; x5 <<<= 31
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 31
     vpsrlq ymm4, ymm4, 33
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm4, ymm4, 27
     vpor ymm10, ymm10, ymm4
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm4, [rsp + 832]
-    vpaddq ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -6872,56 +6883,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm4
 ; add subkey 16
 ; x0 += k16
-    vpaddq ymm3, ymm3, [rsp + 320]
+    vpaddq ymm3, ymm3, [rsp + 864]
 ; x1 += k0
-    vpaddq ymm0, ymm0, [rsp + 224]
+    vpaddq ymm0, ymm0, [rsp + 800]
 ; x2 += k1
-    vpaddq ymm5, ymm5, [rsp + 256]
+    vpaddq ymm5, ymm5, [rsp + 832]
 ; x3 += k2
-    vpaddq ymm10, ymm10, [rsp + 352]
+    vpaddq ymm10, ymm10, [rsp + 896]
 ; x4 += k3
-    vpaddq ymm7, ymm7, [rsp + 384]
+    vpaddq ymm7, ymm7, [rsp + 576]
 ; x5 += k4
-    vpaddq ymm6, ymm6, [rsp + 416]
+    vpaddq ymm6, ymm6, [rsp + 608]
 ; x6 += k5
-    vpaddq ymm9, ymm9, [rsp + 448]
+    vpaddq ymm9, ymm9, [rsp + 640]
 ; x7 += k6
-    vpaddq ymm11, ymm11, [rsp + 480]
+    vpaddq ymm11, ymm11, [rsp + 672]
 ; x8 += k7
-    vpaddq ymm8, ymm8, [rsp + 512]
+    vpaddq ymm8, ymm8, [rsp + 704]
 ; x9 += k8
-    vpaddq ymm2, ymm2, [rsp + 544]
+    vpaddq ymm2, ymm2, [rsp + 736]
 ; x10 += k9
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 576]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 768]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k10
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 288]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 544]
 ; x12 += k11
-    vpaddq ymm4, ymm4, [rsp + 0]
-    vmovdqu [rsp + 832], ymm4
+    vpaddq ymm4, ymm4, [rsp + 384]
+    vmovdqu [rsp + 96], ymm4
 ; x13 += k12
-    vmovdqu ymm4, [rsp + 864]
-    vpaddq ymm4, ymm4, [rsp + 32]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm4, [rsp + 128]
+    vpaddq ymm4, ymm4, [rsp + 416]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k13
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 64]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 448]
+    vmovdqu [rsp + 192], ymm8
 ; x15 += k14
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 96]
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 480]
 ; x13 += t1
-    vpaddq ymm4, ymm4, [rsp + 736]
+    vpaddq ymm4, ymm4, [rsp + 960]
 ; x14 += t2
-    vpaddq ymm1, ymm1, [rsp + 704]
+    vpaddq ymm1, ymm1, [rsp + 928]
 ; x15 += 0x10
     vpaddq ymm8, ymm8, [rsp + 1664]
 ; round 64
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 24
     vmovdqa ymm8, ymm0
     vpsllq ymm0, ymm0, 24
@@ -6957,9 +6968,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -6968,22 +6979,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm8
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 17
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm0
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 22
@@ -6992,11 +7003,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm4, ymm4, ymm8
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm8, ymm8, ymm10
@@ -7049,37 +7060,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm6, ymm6, ymm2
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm4
 ; x1 <<<= 52
-    vmovdqu ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm4, ymm4, 12
     vpor ymm1, ymm1, ymm4
@@ -7132,37 +7143,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm4, [rsp + 896]
-    vpaddq ymm4, ymm4, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm4
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 17
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm2, ymm2, ymm6
@@ -7215,37 +7226,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm4
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 28
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 28
     vpsrlq ymm8, ymm8, 36
     vpor ymm4, ymm4, ymm8
 ; x5 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm8, ymm8, 48
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -7253,56 +7264,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 17
 ; x0 += k0
-    vpaddq ymm3, ymm3, [rsp + 224]
+    vpaddq ymm3, ymm3, [rsp + 800]
 ; x1 += k1
-    vpaddq ymm1, ymm1, [rsp + 256]
+    vpaddq ymm1, ymm1, [rsp + 832]
 ; x2 += k2
-    vpaddq ymm5, ymm5, [rsp + 352]
+    vpaddq ymm5, ymm5, [rsp + 896]
 ; x3 += k3
-    vpaddq ymm10, ymm10, [rsp + 384]
+    vpaddq ymm10, ymm10, [rsp + 576]
 ; x4 += k4
-    vpaddq ymm7, ymm7, [rsp + 416]
+    vpaddq ymm7, ymm7, [rsp + 608]
 ; x5 += k5
-    vpaddq ymm4, ymm4, [rsp + 448]
+    vpaddq ymm4, ymm4, [rsp + 640]
 ; x6 += k6
-    vpaddq ymm9, ymm9, [rsp + 480]
+    vpaddq ymm9, ymm9, [rsp + 672]
 ; x7 += k7
-    vpaddq ymm11, ymm11, [rsp + 512]
+    vpaddq ymm11, ymm11, [rsp + 704]
 ; x8 += k8
-    vpaddq ymm6, ymm6, [rsp + 544]
+    vpaddq ymm6, ymm6, [rsp + 736]
 ; x9 += k9
-    vpaddq ymm2, ymm2, [rsp + 576]
+    vpaddq ymm2, ymm2, [rsp + 768]
 ; x10 += k10
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 288]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 544]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k11
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 384]
 ; x12 += k12
-    vpaddq ymm8, ymm8, [rsp + 32]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 416]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k13
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 64]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm8, [rsp + 128]
+    vpaddq ymm8, ymm8, [rsp + 448]
+    vmovdqu [rsp + 0], ymm0
 ; x14 += k14
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 96]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 480]
+    vmovdqu [rsp + 192], ymm6
 ; x15 += k15
-    vmovdqu ymm6, [rsp + 1152]
-    vpaddq ymm6, ymm6, [rsp + 160]
+    vmovdqu ymm6, [rsp + 224]
+    vpaddq ymm6, ymm6, [rsp + 512]
 ; x13 += t2
-    vpaddq ymm8, ymm8, [rsp + 704]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm0, ymm0, [rsp + 768]
+    vpaddq ymm0, ymm0, [rsp + 992]
 ; x15 += 0x11
     vpaddq ymm6, ymm6, [rsp + 1696]
 ; round 68
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x1 <<<= 41
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 41
@@ -7338,9 +7349,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm6, [rsp + 1024]
+    vmovdqu ymm6, [rsp + 192]
     vpaddq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -7349,22 +7360,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm6
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm6
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm6
 ; x11 <<<= 47
-    vmovdqu ymm6, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm4
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm6, [rsp + 0]
+    vmovdqu [rsp + 32], ymm4
+    vmovdqu ymm4, [rsp + 0]
     vpsllq ymm4, ymm4, 47
     vpsrlq ymm6, ymm6, 17
     vpor ymm4, ymm4, ymm6
 ; x11 ^= x10
     vpxor ymm4, ymm4, ymm1
 ; x12 += x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 96]
     vpaddq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 44
@@ -7373,11 +7384,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm8, ymm8, ymm6
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm6
-    vmovdqu ymm6, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm6
+    vmovdqu ymm6, [rsp + 224]
     vpsllq ymm6, ymm6, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm6, ymm6, ymm10
@@ -7430,37 +7441,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm4, ymm4, ymm2
 ; x5 ^= x14
     vpxor ymm4, ymm4, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm8
 ; x1 <<<= 41
-    vmovdqu ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm8, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm8, ymm8, 23
     vpor ymm0, ymm0, ymm8
@@ -7513,37 +7524,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm6, ymm6, ymm10
 ; x14 += x13
-    vmovdqu ymm8, [rsp + 896]
-    vpaddq ymm8, ymm8, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm8
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm4
 ; x9 <<<= 25
-    vmovdqu ymm4, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm4, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm4, ymm4, 39
     vpor ymm2, ymm2, ymm4
@@ -7596,37 +7607,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm8
 ; x8 += x5
-    vmovdqu ymm4, [rsp + 1024]
-    vpaddq ymm4, ymm4, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu ymm4, [rsp + 192]
+    vpaddq ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 224], ymm6
 ; x5 <<<= 31
-    vmovdqu ymm6, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 32]
+    vmovdqu [rsp + 288], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 31
     vpsrlq ymm6, ymm6, 33
     vpor ymm8, ymm8, ymm6
 ; x5 ^= x8
     vpxor ymm8, ymm8, ymm4
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm6, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm6, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm6, ymm6, 27
     vpor ymm10, ymm10, ymm6
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm6, [rsp + 832]
-    vpaddq ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm6, [rsp + 96]
+    vpaddq ymm6, ymm6, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -7634,56 +7645,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm6
 ; add subkey 18
 ; x0 += k1
-    vpaddq ymm3, ymm3, [rsp + 256]
+    vpaddq ymm3, ymm3, [rsp + 832]
 ; x1 += k2
-    vpaddq ymm0, ymm0, [rsp + 352]
+    vpaddq ymm0, ymm0, [rsp + 896]
 ; x2 += k3
-    vpaddq ymm5, ymm5, [rsp + 384]
+    vpaddq ymm5, ymm5, [rsp + 576]
 ; x3 += k4
-    vpaddq ymm10, ymm10, [rsp + 416]
+    vpaddq ymm10, ymm10, [rsp + 608]
 ; x4 += k5
-    vpaddq ymm7, ymm7, [rsp + 448]
+    vpaddq ymm7, ymm7, [rsp + 640]
 ; x5 += k6
-    vpaddq ymm8, ymm8, [rsp + 480]
+    vpaddq ymm8, ymm8, [rsp + 672]
 ; x6 += k7
-    vpaddq ymm9, ymm9, [rsp + 512]
+    vpaddq ymm9, ymm9, [rsp + 704]
 ; x7 += k8
-    vpaddq ymm11, ymm11, [rsp + 544]
+    vpaddq ymm11, ymm11, [rsp + 736]
 ; x8 += k9
-    vpaddq ymm4, ymm4, [rsp + 576]
+    vpaddq ymm4, ymm4, [rsp + 768]
 ; x9 += k10
-    vpaddq ymm2, ymm2, [rsp + 288]
+    vpaddq ymm2, ymm2, [rsp + 544]
 ; x10 += k11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 0]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 384]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k12
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 32]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 416]
 ; x12 += k13
-    vpaddq ymm6, ymm6, [rsp + 64]
-    vmovdqu [rsp + 832], ymm6
+    vpaddq ymm6, ymm6, [rsp + 448]
+    vmovdqu [rsp + 96], ymm6
 ; x13 += k14
-    vmovdqu ymm6, [rsp + 864]
-    vpaddq ymm6, ymm6, [rsp + 96]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm6, [rsp + 128]
+    vpaddq ymm6, ymm6, [rsp + 480]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k15
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 160]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 512]
+    vmovdqu [rsp + 192], ymm4
 ; x15 += k16
-    vmovdqu ymm4, [rsp + 1152]
-    vpaddq ymm4, ymm4, [rsp + 320]
+    vmovdqu ymm4, [rsp + 224]
+    vpaddq ymm4, ymm4, [rsp + 864]
 ; x13 += t0
-    vpaddq ymm6, ymm6, [rsp + 768]
+    vpaddq ymm6, ymm6, [rsp + 992]
 ; x14 += t1
-    vpaddq ymm1, ymm1, [rsp + 736]
+    vpaddq ymm1, ymm1, [rsp + 960]
 ; x15 += 0x12
     vpaddq ymm4, ymm4, [rsp + 1728]
 ; round 72
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm0
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x1 <<<= 24
     vmovdqa ymm4, ymm0
     vpsllq ymm0, ymm0, 24
@@ -7719,9 +7730,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm4, [rsp + 1024]
+    vmovdqu ymm4, [rsp + 192]
     vpaddq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 320], ymm0
 ; x9 <<<= 8
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 8
@@ -7730,22 +7741,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm4
 ; x10 += x11
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm4
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x11 <<<= 17
-    vmovdqu ymm4, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm8
-    vmovdqu ymm8, [rsp + 800]
+    vmovdqu ymm4, [rsp + 0]
+    vmovdqu [rsp + 32], ymm8
+    vmovdqu ymm8, [rsp + 0]
     vpsllq ymm8, ymm8, 17
     vpsrlq ymm4, ymm4, 47
     vpor ymm8, ymm8, ymm4
 ; x11 ^= x10
     vpxor ymm8, ymm8, ymm0
 ; x12 += x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 96]
     vpaddq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 22
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 22
@@ -7754,11 +7765,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm6, ymm6, ymm4
 ; x14 += x15
-    vpaddq ymm1, ymm1, [rsp + 1152]
+    vpaddq ymm1, ymm1, [rsp + 224]
 ; x15 <<<= 37
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm4
-    vmovdqu ymm4, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm4
+    vmovdqu ymm4, [rsp + 224]
     vpsllq ymm4, ymm4, 37
     vpsrlq ymm10, ymm10, 27
     vpor ymm4, ymm4, ymm10
@@ -7811,37 +7822,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm0
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 18
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm0
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu ymm0, [rsp + 64]
     vpsllq ymm0, ymm0, 18
     vpsrlq ymm2, ymm2, 46
     vpor ymm0, ymm0, ymm2
 ; x3 ^= x12
     vpxor ymm0, ymm0, ymm10
 ; x14 += x5
-    vpaddq ymm1, ymm1, [rsp + 1056]
+    vpaddq ymm1, ymm1, [rsp + 32]
 ; x5 <<<= 23
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm8
+    vmovdqu ymm8, [rsp + 32]
     vpsllq ymm8, ymm8, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm8, ymm8, ymm2
 ; x5 ^= x14
     vpxor ymm8, ymm8, ymm1
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm6
 ; x1 <<<= 52
-    vmovdqu ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm1
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm6, [rsp + 320]
+    vmovdqu [rsp + 288], ymm1
+    vmovdqu ymm1, [rsp + 320]
     vpsllq ymm1, ymm1, 52
     vpsrlq ymm6, ymm6, 12
     vpor ymm1, ymm1, ymm6
@@ -7894,37 +7905,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm4, ymm4, ymm10
 ; x14 += x13
-    vmovdqu ymm6, [rsp + 896]
-    vpaddq ymm6, ymm6, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm6, [rsp + 288]
+    vpaddq ymm6, ymm6, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 41
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 41
     vpsrlq ymm11, ymm11, 23
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm6
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 59
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm0
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu ymm0, [rsp + 0]
     vpsllq ymm0, ymm0, 59
     vpsrlq ymm11, ymm11, 5
     vpor ymm0, ymm0, ymm11
 ; x11 ^= x8
     vpxor ymm0, ymm0, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm8
 ; x9 <<<= 17
-    vmovdqu ymm8, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm8, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 17
     vpsrlq ymm8, ymm8, 47
     vpor ymm2, ymm2, ymm8
@@ -7977,37 +7988,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm1, ymm1, ymm6
 ; x8 += x5
-    vmovdqu ymm8, [rsp + 1024]
-    vpaddq ymm8, ymm8, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu ymm8, [rsp + 192]
+    vpaddq ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 224], ymm4
 ; x5 <<<= 28
-    vmovdqu ymm4, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 32]
+    vmovdqu [rsp + 288], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 28
     vpsrlq ymm4, ymm4, 36
     vpor ymm6, ymm6, ymm4
 ; x5 ^= x8
     vpxor ymm6, ymm6, ymm8
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 16
-    vmovdqu ymm4, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm4, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 16
     vpsrlq ymm4, ymm4, 48
     vpor ymm10, ymm10, ymm4
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm4, [rsp + 832]
-    vpaddq ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm4, [rsp + 96]
+    vpaddq ymm4, ymm4, [rsp + 352]
+    vmovdqu [rsp + 0], ymm0
 ; x7 <<<= 25
-    vmovdqu ymm0, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 25
     vpsrlq ymm0, ymm0, 39
     vpor ymm11, ymm11, ymm0
@@ -8015,56 +8026,56 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm4
 ; add subkey 19
 ; x0 += k2
-    vpaddq ymm3, ymm3, [rsp + 352]
+    vpaddq ymm3, ymm3, [rsp + 896]
 ; x1 += k3
-    vpaddq ymm1, ymm1, [rsp + 384]
+    vpaddq ymm1, ymm1, [rsp + 576]
 ; x2 += k4
-    vpaddq ymm5, ymm5, [rsp + 416]
+    vpaddq ymm5, ymm5, [rsp + 608]
 ; x3 += k5
-    vpaddq ymm10, ymm10, [rsp + 448]
+    vpaddq ymm10, ymm10, [rsp + 640]
 ; x4 += k6
-    vpaddq ymm7, ymm7, [rsp + 480]
+    vpaddq ymm7, ymm7, [rsp + 672]
 ; x5 += k7
-    vpaddq ymm6, ymm6, [rsp + 512]
+    vpaddq ymm6, ymm6, [rsp + 704]
 ; x6 += k8
-    vpaddq ymm9, ymm9, [rsp + 544]
+    vpaddq ymm9, ymm9, [rsp + 736]
 ; x7 += k9
-    vpaddq ymm11, ymm11, [rsp + 576]
+    vpaddq ymm11, ymm11, [rsp + 768]
 ; x8 += k10
-    vpaddq ymm8, ymm8, [rsp + 288]
+    vpaddq ymm8, ymm8, [rsp + 544]
 ; x9 += k11
-    vpaddq ymm2, ymm2, [rsp + 0]
+    vpaddq ymm2, ymm2, [rsp + 384]
 ; x10 += k12
-    vmovdqu ymm0, [rsp + 928]
-    vpaddq ymm0, ymm0, [rsp + 32]
-    vmovdqu [rsp + 928], ymm0
+    vmovdqu ymm0, [rsp + 160]
+    vpaddq ymm0, ymm0, [rsp + 416]
+    vmovdqu [rsp + 160], ymm0
 ; x11 += k13
-    vmovdqu ymm0, [rsp + 800]
-    vpaddq ymm0, ymm0, [rsp + 64]
+    vmovdqu ymm0, [rsp + 0]
+    vpaddq ymm0, ymm0, [rsp + 448]
 ; x12 += k14
-    vpaddq ymm4, ymm4, [rsp + 96]
-    vmovdqu [rsp + 832], ymm4
+    vpaddq ymm4, ymm4, [rsp + 480]
+    vmovdqu [rsp + 96], ymm4
 ; x13 += k15
-    vmovdqu ymm4, [rsp + 864]
-    vpaddq ymm4, ymm4, [rsp + 160]
-    vmovdqu [rsp + 800], ymm0
+    vmovdqu ymm4, [rsp + 128]
+    vpaddq ymm4, ymm4, [rsp + 512]
+    vmovdqu [rsp + 0], ymm0
 ; x14 += k16
-    vmovdqu ymm0, [rsp + 896]
-    vpaddq ymm0, ymm0, [rsp + 320]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm0, [rsp + 288]
+    vpaddq ymm0, ymm0, [rsp + 864]
+    vmovdqu [rsp + 192], ymm8
 ; x15 += k0
-    vmovdqu ymm8, [rsp + 1152]
-    vpaddq ymm8, ymm8, [rsp + 224]
+    vmovdqu ymm8, [rsp + 224]
+    vpaddq ymm8, ymm8, [rsp + 800]
 ; x13 += t1
-    vpaddq ymm4, ymm4, [rsp + 736]
+    vpaddq ymm4, ymm4, [rsp + 960]
 ; x14 += t2
-    vpaddq ymm0, ymm0, [rsp + 704]
+    vpaddq ymm0, ymm0, [rsp + 928]
 ; x15 += 0x13
     vpaddq ymm8, ymm8, [rsp + 1760]
 ; round 76
 ; x0 += x1
     vpaddq ymm3, ymm3, ymm1
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x1 <<<= 41
     vmovdqa ymm8, ymm1
     vpsllq ymm1, ymm1, 41
@@ -8100,9 +8111,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x6
     vpxor ymm11, ymm11, ymm9
 ; x8 += x9
-    vmovdqu ymm8, [rsp + 1024]
+    vmovdqu ymm8, [rsp + 192]
     vpaddq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x9 <<<= 12
     vmovdqa ymm1, ymm2
     vpsllq ymm2, ymm2, 12
@@ -8111,22 +8122,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x9 ^= x8
     vpxor ymm2, ymm2, ymm8
 ; x10 += x11
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 800]
-    vmovdqu [rsp + 1024], ymm8
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 192], ymm8
 ; x11 <<<= 47
-    vmovdqu ymm8, [rsp + 800]
-    vmovdqu [rsp + 1056], ymm6
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm8, [rsp + 0]
+    vmovdqu [rsp + 32], ymm6
+    vmovdqu ymm6, [rsp + 0]
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm8, ymm8, 17
     vpor ymm6, ymm6, ymm8
 ; x11 ^= x10
     vpxor ymm6, ymm6, ymm1
 ; x12 += x13
-    vmovdqu ymm8, [rsp + 832]
+    vmovdqu ymm8, [rsp + 96]
     vpaddq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x13 <<<= 44
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 44
@@ -8135,11 +8146,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x13 ^= x12
     vpxor ymm4, ymm4, ymm8
 ; x14 += x15
-    vpaddq ymm0, ymm0, [rsp + 1152]
+    vpaddq ymm0, ymm0, [rsp + 224]
 ; x15 <<<= 30
-    vmovdqu ymm10, [rsp + 1152]
-    vmovdqu [rsp + 832], ymm8
-    vmovdqu ymm8, [rsp + 1152]
+    vmovdqu ymm10, [rsp + 224]
+    vmovdqu [rsp + 96], ymm8
+    vmovdqu ymm8, [rsp + 224]
     vpsllq ymm8, ymm8, 30
     vpsrlq ymm10, ymm10, 34
     vpor ymm8, ymm8, ymm10
@@ -8192,37 +8203,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x7 ^= x10
     vpxor ymm11, ymm11, ymm1
 ; x12 += x3
-    vmovdqu ymm10, [rsp + 832]
-    vpaddq ymm10, ymm10, [rsp + 1088]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm10, [rsp + 96]
+    vpaddq ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 256], ymm2
 ; x3 <<<= 53
-    vmovdqu ymm2, [rsp + 1088]
-    vmovdqu [rsp + 928], ymm1
-    vmovdqu ymm1, [rsp + 1088]
+    vmovdqu ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
+    vmovdqu ymm1, [rsp + 64]
     vpsllq ymm1, ymm1, 53
     vpsrlq ymm2, ymm2, 11
     vpor ymm1, ymm1, ymm2
 ; x3 ^= x12
     vpxor ymm1, ymm1, ymm10
 ; x14 += x5
-    vpaddq ymm0, ymm0, [rsp + 1056]
+    vpaddq ymm0, ymm0, [rsp + 32]
 ; x5 <<<= 42
-    vmovdqu ymm2, [rsp + 1056]
-    vmovdqu [rsp + 800], ymm6
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
+    vmovdqu ymm6, [rsp + 32]
     vpsllq ymm6, ymm6, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm6, ymm6, ymm2
 ; x5 ^= x14
     vpxor ymm6, ymm6, ymm0
 ; x8 += x1
-    vmovdqu ymm2, [rsp + 1024]
-    vpaddq ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm2, [rsp + 192]
+    vpaddq ymm2, ymm2, [rsp + 320]
+    vmovdqu [rsp + 128], ymm4
 ; x1 <<<= 41
-    vmovdqu ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm4, [rsp + 320]
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu ymm0, [rsp + 320]
     vpsllq ymm0, ymm0, 41
     vpsrlq ymm4, ymm4, 23
     vpor ymm0, ymm0, ymm4
@@ -8275,37 +8286,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x15 ^= x12
     vpxor ymm8, ymm8, ymm10
 ; x14 += x13
-    vmovdqu ymm4, [rsp + 896]
-    vpaddq ymm4, ymm4, [rsp + 864]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm4, [rsp + 288]
+    vpaddq ymm4, ymm4, [rsp + 128]
+    vmovdqu [rsp + 352], ymm11
 ; x13 <<<= 42
-    vmovdqu ymm11, [rsp + 864]
-    vmovdqu [rsp + 832], ymm10
-    vmovdqu ymm10, [rsp + 864]
+    vmovdqu ymm11, [rsp + 128]
+    vmovdqu [rsp + 96], ymm10
+    vmovdqu ymm10, [rsp + 128]
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x13 ^= x14
     vpxor ymm10, ymm10, ymm4
 ; x8 += x11
-    vpaddq ymm2, ymm2, [rsp + 800]
+    vpaddq ymm2, ymm2, [rsp + 0]
 ; x11 <<<= 44
-    vmovdqu ymm11, [rsp + 800]
-    vmovdqu [rsp + 1088], ymm1
-    vmovdqu ymm1, [rsp + 800]
+    vmovdqu ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm1
+    vmovdqu ymm1, [rsp + 0]
     vpsllq ymm1, ymm1, 44
     vpsrlq ymm11, ymm11, 20
     vpor ymm1, ymm1, ymm11
 ; x11 ^= x8
     vpxor ymm1, ymm1, ymm2
 ; x10 += x9
-    vmovdqu ymm11, [rsp + 928]
-    vpaddq ymm11, ymm11, [rsp + 960]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpaddq ymm11, ymm11, [rsp + 256]
+    vmovdqu [rsp + 32], ymm6
 ; x9 <<<= 25
-    vmovdqu ymm6, [rsp + 960]
-    vmovdqu [rsp + 1024], ymm2
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm6, [rsp + 256]
+    vmovdqu [rsp + 192], ymm2
+    vmovdqu ymm2, [rsp + 256]
     vpsllq ymm2, ymm2, 25
     vpsrlq ymm6, ymm6, 39
     vpor ymm2, ymm2, ymm6
@@ -8358,37 +8369,37 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; x1 ^= x14
     vpxor ymm0, ymm0, ymm4
 ; x8 += x5
-    vmovdqu ymm6, [rsp + 1024]
-    vpaddq ymm6, ymm6, [rsp + 1056]
-    vmovdqu [rsp + 1152], ymm8
+    vmovdqu ymm6, [rsp + 192]
+    vpaddq ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 224], ymm8
 ; x5 <<<= 31
-    vmovdqu ymm8, [rsp + 1056]
-    vmovdqu [rsp + 896], ymm4
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 32]
+    vmovdqu [rsp + 288], ymm4
+    vmovdqu ymm4, [rsp + 32]
     vpsllq ymm4, ymm4, 31
     vpsrlq ymm8, ymm8, 33
     vpor ymm4, ymm4, ymm8
 ; x5 ^= x8
     vpxor ymm4, ymm4, ymm6
 ; x10 += x3
-    vpaddq ymm11, ymm11, [rsp + 1088]
+    vpaddq ymm11, ymm11, [rsp + 64]
 ; x3 <<<= 37
-    vmovdqu ymm8, [rsp + 1088]
-    vmovdqu [rsp + 864], ymm10
-    vmovdqu ymm10, [rsp + 1088]
+    vmovdqu ymm8, [rsp + 64]
+    vmovdqu [rsp + 128], ymm10
+    vmovdqu ymm10, [rsp + 64]
     vpsllq ymm10, ymm10, 37
     vpsrlq ymm8, ymm8, 27
     vpor ymm10, ymm10, ymm8
 ; x3 ^= x10
     vpxor ymm10, ymm10, ymm11
 ; x12 += x7
-    vmovdqu ymm8, [rsp + 832]
-    vpaddq ymm8, ymm8, [rsp + 1120]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 96]
+    vpaddq ymm8, ymm8, [rsp + 352]
+    vmovdqu [rsp + 0], ymm1
 ; x7 <<<= 20
-    vmovdqu ymm1, [rsp + 1120]
-    vmovdqu [rsp + 928], ymm11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm1, [rsp + 352]
+    vmovdqu [rsp + 160], ymm11
+    vmovdqu ymm11, [rsp + 352]
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm1, ymm1, 44
     vpor ymm11, ymm11, ymm1
@@ -8396,50 +8407,50 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vpxor ymm11, ymm11, ymm8
 ; add subkey 20
 ; x0 += k3
-    vpaddq ymm3, ymm3, [rsp + 384]
+    vpaddq ymm3, ymm3, [rsp + 576]
 ; x1 += k4
-    vpaddq ymm0, ymm0, [rsp + 416]
+    vpaddq ymm0, ymm0, [rsp + 608]
 ; x2 += k5
-    vpaddq ymm5, ymm5, [rsp + 448]
+    vpaddq ymm5, ymm5, [rsp + 640]
 ; x3 += k6
-    vpaddq ymm10, ymm10, [rsp + 480]
+    vpaddq ymm10, ymm10, [rsp + 672]
 ; x4 += k7
-    vpaddq ymm7, ymm7, [rsp + 512]
+    vpaddq ymm7, ymm7, [rsp + 704]
 ; x5 += k8
-    vpaddq ymm4, ymm4, [rsp + 544]
+    vpaddq ymm4, ymm4, [rsp + 736]
 ; x6 += k9
-    vpaddq ymm9, ymm9, [rsp + 576]
+    vpaddq ymm9, ymm9, [rsp + 768]
 ; x7 += k10
-    vpaddq ymm11, ymm11, [rsp + 288]
+    vpaddq ymm11, ymm11, [rsp + 544]
 ; x8 += k11
-    vpaddq ymm6, ymm6, [rsp + 0]
+    vpaddq ymm6, ymm6, [rsp + 384]
 ; x9 += k12
-    vpaddq ymm2, ymm2, [rsp + 32]
+    vpaddq ymm2, ymm2, [rsp + 416]
 ; x10 += k13
-    vmovdqu ymm1, [rsp + 928]
-    vpaddq ymm1, ymm1, [rsp + 64]
-    vmovdqu [rsp + 928], ymm1
+    vmovdqu ymm1, [rsp + 160]
+    vpaddq ymm1, ymm1, [rsp + 448]
+    vmovdqu [rsp + 160], ymm1
 ; x11 += k14
-    vmovdqu ymm1, [rsp + 800]
-    vpaddq ymm1, ymm1, [rsp + 96]
+    vmovdqu ymm1, [rsp + 0]
+    vpaddq ymm1, ymm1, [rsp + 480]
 ; x12 += k15
-    vpaddq ymm8, ymm8, [rsp + 160]
-    vmovdqu [rsp + 832], ymm8
+    vpaddq ymm8, ymm8, [rsp + 512]
+    vmovdqu [rsp + 96], ymm8
 ; x13 += k16
-    vmovdqu ymm8, [rsp + 864]
-    vpaddq ymm8, ymm8, [rsp + 320]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm8, [rsp + 128]
+    vpaddq ymm8, ymm8, [rsp + 864]
+    vmovdqu [rsp + 0], ymm1
 ; x14 += k0
-    vmovdqu ymm1, [rsp + 896]
-    vpaddq ymm1, ymm1, [rsp + 224]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm1, [rsp + 288]
+    vpaddq ymm1, ymm1, [rsp + 800]
+    vmovdqu [rsp + 256], ymm2
 ; x15 += k1
-    vmovdqu ymm2, [rsp + 1152]
-    vpaddq ymm2, ymm2, [rsp + 256]
+    vmovdqu ymm2, [rsp + 224]
+    vpaddq ymm2, ymm2, [rsp + 832]
 ; x13 += t2
-    vpaddq ymm8, ymm8, [rsp + 704]
+    vpaddq ymm8, ymm8, [rsp + 928]
 ; x14 += t0
-    vpaddq ymm1, ymm1, [rsp + 768]
+    vpaddq ymm1, ymm1, [rsp + 992]
 ; x15 += 0x14
     vpaddq ymm2, ymm2, [rsp + 1792]
 ; store the block(s)
@@ -8498,28 +8509,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
     vmovq [rcx + 320], xmm15
     vpextrq [rcx + 448], xmm15, 1
 ; out[9] = x9
-    vmovdqu ymm0, [rsp + 960]
+    vmovdqu ymm0, [rsp + 256]
     vmovq [rcx + 72], xmm0
     vpextrq [rcx + 200], xmm0, 1
     vextracti128 xmm15, ymm0, 1
     vmovq [rcx + 328], xmm15
     vpextrq [rcx + 456], xmm15, 1
 ; out[10] = x10
-    vmovdqu ymm0, [rsp + 928]
+    vmovdqu ymm0, [rsp + 160]
     vmovq [rcx + 80], xmm0
     vpextrq [rcx + 208], xmm0, 1
     vextracti128 xmm15, ymm0, 1
     vmovq [rcx + 336], xmm15
     vpextrq [rcx + 464], xmm15, 1
 ; out[11] = x11
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm0, [rsp + 0]
     vmovq [rcx + 88], xmm0
     vpextrq [rcx + 216], xmm0, 1
     vextracti128 xmm15, ymm0, 1
     vmovq [rcx + 344], xmm15
     vpextrq [rcx + 472], xmm15, 1
 ; out[12] = x12
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 96]
     vmovq [rcx + 96], xmm0
     vpextrq [rcx + 224], xmm0, 1
     vextracti128 xmm15, ymm0, 1
@@ -8572,6 +8583,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt:
     mov r8d, 1 ; n = 1
     jmp tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     endbr64
 .entry:
@@ -8587,7 +8599,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 568
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -8613,16 +8625,16 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], r8
+    mov qword [rsp + 216], r8
 ; k10 = key[10]
     mov r8, qword [rdi + 80]
-    mov qword [rsp + 8], rcx
+    mov qword [rsp + 224], rcx
 ; k11 = key[11]
     mov rcx, qword [rdi + 88]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 200], rdx
 ; k12 = key[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 24], rsi
+    mov qword [rsp + 208], rsi
 ; k13 = key[13]
     mov rsi, qword [rdi + 104]
     mov qword [rsp + 32], rsi
@@ -8665,27 +8677,132 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
     xor rdi, rsi
-    mov qword [rsp + 48], rax
-    mov qword [rsp + 56], r9
-    mov qword [rsp + 64], r8
-    mov qword [rsp + 72], rcx
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rsi
-    mov qword [rsp + 96], rdi
-    mov qword [rsp + 104], r10
-    mov qword [rsp + 112], r11
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
-    mov qword [rsp + 160], r15
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 48], rsi
+; kcs += 1
+    mov rsi, rdi
+    add rsi, 1
+; kc[1] = kcs
+    mov qword [rsp + 232], rsi
+; kcs += 2
+    mov rsi, rax
+    add rsi, 2
+; kc[2] = kcs
+    mov qword [rsp + 240], rsi
+; kcs += 3
+    mov rsi, r9
+    add rsi, 3
+; kc[3] = kcs
+    mov qword [rsp + 248], rsi
+; kcs += 4
+    mov rsi, r10
+    add rsi, 4
+; kc[4] = kcs
+    mov qword [rsp + 256], rsi
+; kcs += 5
+    mov rsi, r11
+    add rsi, 5
+; kc[5] = kcs
+    mov qword [rsp + 264], rsi
+; kcs += 6
+    mov rsi, rbx
+    add rsi, 6
+; kc[6] = kcs
+    mov qword [rsp + 272], rsi
+; kcs += 7
+    mov rsi, rbp
+    add rsi, 7
+; kc[7] = kcs
+    mov qword [rsp + 280], rsi
+; kcs += 8
+    mov rsi, r12
+    add rsi, 8
+; kc[8] = kcs
+    mov qword [rsp + 288], rsi
+; kcs += 9
+    mov rsi, r13
+    add rsi, 9
+; kc[9] = kcs
+    mov qword [rsp + 296], rsi
+; kcs += 0xa
+    mov rsi, r14
+    add rsi, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 304], rsi
+; kcs += 0xb
+    mov rsi, r15
+    add rsi, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], rsi
+; kcs += 0xc
+    mov rsi, r8
+    add rsi, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 320], rsi
+; kcs += 0xd
+    mov rsi, rcx
+    add rsi, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 328], rsi
+; kcs += 0xe
+    mov rsi, rdx
+    add rsi, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 336], rsi
+; kcs = k13
+    mov rsi, qword [rsp + 32]
+; kcs += 0xf
+    add rsi, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 344], rsi
+; kcs = k14
+    mov rsi, qword [rsp + 40]
+; kcs += 0x10
+    add rsi, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 352], rsi
+; kcs = k15
+    mov rsi, qword [rsp + 48]
+; kcs += 0x11
+    add rsi, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 360], rsi
+; kcs += 0x12
+    mov rsi, rdi
+    add rsi, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 368], rsi
+; kcs += 0x13
+    mov rsi, rax
+    add rsi, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 376], rsi
+; kcs += 0x14
+    mov rsi, r9
+    add rsi, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 384], rsi
+    mov qword [rsp + 144], rax
+    mov qword [rsp + 152], r9
+    mov qword [rsp + 56], r8
+    mov qword [rsp + 64], rcx
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 160], rdi
+    mov qword [rsp + 136], r10
+    mov qword [rsp + 80], r11
+    mov qword [rsp + 88], rbx
+    mov qword [rsp + 96], rbp
+    mov qword [rsp + 104], r12
+    mov qword [rsp + 112], r13
+    mov qword [rsp + 120], r14
+    mov qword [rsp + 128], r15
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 208]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -8693,7 +8810,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 200]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -8715,61 +8832,66 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     mov r15, qword [rdi + 72]
 ; x10 = in[10]
     mov rax, qword [rdi + 80]
-    mov qword [rsp + 168], rsi
+    mov qword [rsp + 176], rsi
 ; x11 = in[11]
     mov rsi, qword [rdi + 88]
-    mov qword [rsp + 176], rdx
+    mov qword [rsp + 184], rdx
 ; x12 = in[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 184], rcx
+    mov qword [rsp + 168], rcx
 ; x13 = in[13]
     mov rcx, qword [rdi + 104]
     mov qword [rsp + 192], rcx
 ; x14 = in[14]
     mov rcx, qword [rdi + 112]
-    mov qword [rsp + 200], rcx
+    mov qword [rsp + 392], rcx
 ; x15 = in[15]
     mov rcx, qword [rdi + 120]
 ; add subkey 0
 ; x0 += k0
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 144]
 ; x1 += k1
-    add r9, qword [rsp + 56]
+    add r9, qword [rsp + 152]
 ; x2 += k2
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 136]
 ; x3 += k3
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 152]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 160]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 56]
 ; x11 += k11
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x12 += k12
-    add rdx, qword [rsp + 80]
-; x13 += k13
-    mov rdi, qword [rsp + 192]
-    add rdi, qword [rsp + 32]
-    mov qword [rsp + 208], rdx
-; x14 += k14
-    mov rdx, qword [rsp + 200]
-    add rdx, qword [rsp + 40]
-; x15 += k15
-    add rcx, qword [rsp + 88]
-; x13 += t0
+    add rdx, qword [rsp + 72]
+; sk1 = k13
+    mov rdi, qword [rsp + 32]
+; sk1 += t0
+    add rdi, qword [rsp + 168]
+    mov qword [rsp + 0], rdx
+; x13 += sk1
+    mov rdx, qword [rsp + 192]
+    add rdx, rdi
+; sk2 = k14
+    mov rdi, qword [rsp + 40]
+; sk2 += t1
     add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
+    mov qword [rsp + 192], rdx
+; x14 += sk2
+    mov rdx, qword [rsp + 392]
+    add rdx, rdi
+; x15 += k15
+    add rcx, qword [rsp + 48]
 ; round 0
 ; x0 += x1
     add r8, r9
@@ -8807,14 +8929,16 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 400], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, qword [rsp + 192]
+    mov qword [rsp + 8], r9
 ; x13 <<<= 22
-    rol rdi, 22
+    mov r9, qword [rsp + 192]
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -8829,11 +8953,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -8853,11 +8977,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -8865,10 +8989,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -8898,31 +9022,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 3
 ; x0 += x15
     add r8, rcx
@@ -8937,11 +9061,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -8961,14 +9085,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -8976,45 +9100,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 1
 ; x0 += k1
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x1 += k2
-    add rax, qword [rsp + 104]
+    add rax, qword [rsp + 136]
 ; x2 += k3
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x3 += k4
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r14, qword [rsp + 160]
+    add r14, qword [rsp + 128]
 ; x9 += k10
-    add r15, qword [rsp + 64]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add r9, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x11 += k12
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 72]
 ; x12 += k13
     add rcx, qword [rsp + 32]
-; x13 += k14
-    add rdi, qword [rsp + 40]
-; x14 += k15
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 96]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 1
-    add rcx, 1
+; x13 += sk2
+    add r9, qword [rsp + 400]
+    mov qword [rsp + 0], rcx
+; sk3 = k15
+    mov rcx, qword [rsp + 48]
+; sk3 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk3
+    add rdx, rcx
+    mov qword [rsp + 408], rcx
+; x15 += kc[1]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 232]
 ; round 4
 ; x0 += x1
     add r8, rax
@@ -9047,19 +9170,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -9074,11 +9197,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -9092,11 +9215,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -9110,13 +9233,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 6
 ; x0 += x7
     add r8, r13
@@ -9137,11 +9260,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -9149,20 +9272,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -9182,11 +9305,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -9194,11 +9317,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -9211,9 +9334,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -9221,52 +9344,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 2
 ; x0 += k2
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 136]
 ; x1 += k3
-    add r9, qword [rsp + 112]
+    add rdi, qword [rsp + 80]
 ; x2 += k4
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x3 += k5
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 160]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 56]
 ; x9 += k11
-    add r15, qword [rsp + 72]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 72]
 ; x11 += k13
     add rsi, qword [rsp + 32]
 ; x12 += k14
     add rcx, qword [rsp + 40]
-; x13 += k15
-    add rdi, qword [rsp + 88]
-; x14 += k16
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 48]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 2
-    add rcx, 2
+; x13 += sk3
+    add r9, qword [rsp + 408]
+    mov qword [rsp + 0], rcx
+; sk4 = k16
+    mov rcx, qword [rsp + 160]
+; sk4 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk4
+    add rdx, rcx
+    mov qword [rsp + 416], rcx
+; x15 += kc[2]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 240]
 ; round 8
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -9297,14 +9419,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -9319,11 +9441,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -9343,11 +9465,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -9355,10 +9477,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -9388,31 +9510,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 11
 ; x0 += x15
     add r8, rcx
@@ -9427,11 +9549,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -9451,14 +9573,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -9466,45 +9588,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 3
 ; x0 += k3
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x1 += k4
-    add rax, qword [rsp + 120]
+    add rax, qword [rsp + 88]
 ; x2 += k5
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x3 += k6
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 160]
+    add r12, qword [rsp + 128]
 ; x7 += k10
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 56]
 ; x8 += k11
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x9 += k12
-    add r15, qword [rsp + 80]
+    add r15, qword [rsp + 72]
 ; x10 += k13
-    add r9, qword [rsp + 32]
+    add rdi, qword [rsp + 32]
 ; x11 += k14
     add rsi, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 88]
-; x13 += k16
-    add rdi, qword [rsp + 96]
-; x14 += k0
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 208], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 56]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 3
-    add rcx, 3
+    add rcx, qword [rsp + 48]
+; x13 += sk4
+    add r9, qword [rsp + 416]
+    mov qword [rsp + 0], rcx
+; sk5 = k0
+    mov rcx, qword [rsp + 144]
+; sk5 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk5
+    add rdx, rcx
+    mov qword [rsp + 424], rcx
+; x15 += kc[3]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 248]
 ; round 12
 ; x0 += x1
     add r8, rax
@@ -9537,19 +9658,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -9564,11 +9685,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -9582,11 +9703,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -9600,13 +9721,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 14
 ; x0 += x7
     add r8, r13
@@ -9627,11 +9748,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -9639,20 +9760,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -9672,11 +9793,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -9684,11 +9805,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -9701,9 +9822,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -9711,52 +9832,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 4
 ; x0 += k4
-    add r8, qword [rsp + 120]
+    add r8, qword [rsp + 88]
 ; x1 += k5
-    add r9, qword [rsp + 128]
+    add rdi, qword [rsp + 96]
 ; x2 += k6
-    add r10, qword [rsp + 136]
+    add r10, qword [rsp + 104]
 ; x3 += k7
-    add r11, qword [rsp + 144]
+    add r11, qword [rsp + 112]
 ; x4 += k8
-    add rbx, qword [rsp + 152]
+    add rbx, qword [rsp + 120]
 ; x5 += k9
-    add rbp, qword [rsp + 160]
+    add rbp, qword [rsp + 128]
 ; x6 += k10
-    add r12, qword [rsp + 64]
+    add r12, qword [rsp + 56]
 ; x7 += k11
-    add r13, qword [rsp + 72]
+    add r13, qword [rsp + 64]
 ; x8 += k12
-    add r14, qword [rsp + 80]
+    add r14, qword [rsp + 72]
 ; x9 += k13
     add r15, qword [rsp + 32]
 ; x10 += k14
     add rax, qword [rsp + 40]
 ; x11 += k15
-    add rsi, qword [rsp + 88]
+    add rsi, qword [rsp + 48]
 ; x12 += k16
-    add rcx, qword [rsp + 96]
-; x13 += k0
-    add rdi, qword [rsp + 48]
-; x14 += k1
-    add rdx, qword [rsp + 56]
-    mov qword [rsp + 208], rcx
-; x15 += k2
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 104]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 4
-    add rcx, 4
+    add rcx, qword [rsp + 160]
+; x13 += sk5
+    add r9, qword [rsp + 424]
+    mov qword [rsp + 0], rcx
+; sk6 = k1
+    mov rcx, qword [rsp + 152]
+; sk6 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk6
+    add rdx, rcx
+    mov qword [rsp + 432], rcx
+; x15 += kc[4]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 256]
 ; round 16
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -9787,14 +9907,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -9809,11 +9929,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -9833,11 +9953,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -9845,10 +9965,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -9878,31 +9998,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 19
 ; x0 += x15
     add r8, rcx
@@ -9917,11 +10037,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -9941,14 +10061,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -9956,45 +10076,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 5
 ; x0 += k5
-    add r8, qword [rsp + 128]
+    add r8, qword [rsp + 96]
 ; x1 += k6
-    add rax, qword [rsp + 136]
+    add rax, qword [rsp + 104]
 ; x2 += k7
-    add r10, qword [rsp + 144]
+    add r10, qword [rsp + 112]
 ; x3 += k8
-    add r11, qword [rsp + 152]
+    add r11, qword [rsp + 120]
 ; x4 += k9
-    add rbx, qword [rsp + 160]
+    add rbx, qword [rsp + 128]
 ; x5 += k10
-    add rbp, qword [rsp + 64]
+    add rbp, qword [rsp + 56]
 ; x6 += k11
-    add r12, qword [rsp + 72]
+    add r12, qword [rsp + 64]
 ; x7 += k12
-    add r13, qword [rsp + 80]
+    add r13, qword [rsp + 72]
 ; x8 += k13
     add r14, qword [rsp + 32]
 ; x9 += k14
     add r15, qword [rsp + 40]
 ; x10 += k15
-    add r9, qword [rsp + 88]
+    add rdi, qword [rsp + 48]
 ; x11 += k16
-    add rsi, qword [rsp + 96]
+    add rsi, qword [rsp + 160]
 ; x12 += k0
-    add rcx, qword [rsp + 48]
-; x13 += k1
-    add rdi, qword [rsp + 56]
-; x14 += k2
-    add rdx, qword [rsp + 104]
-    mov qword [rsp + 208], rcx
-; x15 += k3
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 112]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 5
-    add rcx, 5
+    add rcx, qword [rsp + 144]
+; x13 += sk6
+    add r9, qword [rsp + 432]
+    mov qword [rsp + 0], rcx
+; sk7 = k2
+    mov rcx, qword [rsp + 136]
+; sk7 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk7
+    add rdx, rcx
+    mov qword [rsp + 440], rcx
+; x15 += kc[5]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 264]
 ; round 20
 ; x0 += x1
     add r8, rax
@@ -10027,19 +10146,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -10054,11 +10173,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -10072,11 +10191,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -10090,13 +10209,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 22
 ; x0 += x7
     add r8, r13
@@ -10117,11 +10236,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -10129,20 +10248,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -10162,11 +10281,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -10174,11 +10293,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -10191,9 +10310,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -10201,52 +10320,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 6
 ; x0 += k6
-    add r8, qword [rsp + 136]
+    add r8, qword [rsp + 104]
 ; x1 += k7
-    add r9, qword [rsp + 144]
+    add rdi, qword [rsp + 112]
 ; x2 += k8
-    add r10, qword [rsp + 152]
+    add r10, qword [rsp + 120]
 ; x3 += k9
-    add r11, qword [rsp + 160]
+    add r11, qword [rsp + 128]
 ; x4 += k10
-    add rbx, qword [rsp + 64]
+    add rbx, qword [rsp + 56]
 ; x5 += k11
-    add rbp, qword [rsp + 72]
+    add rbp, qword [rsp + 64]
 ; x6 += k12
-    add r12, qword [rsp + 80]
+    add r12, qword [rsp + 72]
 ; x7 += k13
     add r13, qword [rsp + 32]
 ; x8 += k14
     add r14, qword [rsp + 40]
 ; x9 += k15
-    add r15, qword [rsp + 88]
+    add r15, qword [rsp + 48]
 ; x10 += k16
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 160]
 ; x11 += k0
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 144]
 ; x12 += k1
-    add rcx, qword [rsp + 56]
-; x13 += k2
-    add rdi, qword [rsp + 104]
-; x14 += k3
-    add rdx, qword [rsp + 112]
-    mov qword [rsp + 208], rcx
-; x15 += k4
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 120]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 6
-    add rcx, 6
+    add rcx, qword [rsp + 152]
+; x13 += sk7
+    add r9, qword [rsp + 440]
+    mov qword [rsp + 0], rcx
+; sk8 = k3
+    mov rcx, qword [rsp + 80]
+; sk8 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk8
+    add rdx, rcx
+    mov qword [rsp + 448], rcx
+; x15 += kc[6]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 272]
 ; round 24
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -10277,14 +10395,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -10299,11 +10417,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -10323,11 +10441,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -10335,10 +10453,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -10368,31 +10486,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 27
 ; x0 += x15
     add r8, rcx
@@ -10407,11 +10525,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -10431,14 +10549,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -10446,45 +10564,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 7
 ; x0 += k7
-    add r8, qword [rsp + 144]
+    add r8, qword [rsp + 112]
 ; x1 += k8
-    add rax, qword [rsp + 152]
+    add rax, qword [rsp + 120]
 ; x2 += k9
-    add r10, qword [rsp + 160]
+    add r10, qword [rsp + 128]
 ; x3 += k10
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x4 += k11
-    add rbx, qword [rsp + 72]
+    add rbx, qword [rsp + 64]
 ; x5 += k12
-    add rbp, qword [rsp + 80]
+    add rbp, qword [rsp + 72]
 ; x6 += k13
     add r12, qword [rsp + 32]
 ; x7 += k14
     add r13, qword [rsp + 40]
 ; x8 += k15
-    add r14, qword [rsp + 88]
+    add r14, qword [rsp + 48]
 ; x9 += k16
-    add r15, qword [rsp + 96]
+    add r15, qword [rsp + 160]
 ; x10 += k0
-    add r9, qword [rsp + 48]
+    add rdi, qword [rsp + 144]
 ; x11 += k1
-    add rsi, qword [rsp + 56]
+    add rsi, qword [rsp + 152]
 ; x12 += k2
-    add rcx, qword [rsp + 104]
-; x13 += k3
-    add rdi, qword [rsp + 112]
-; x14 += k4
-    add rdx, qword [rsp + 120]
-    mov qword [rsp + 208], rcx
-; x15 += k5
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 128]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 7
-    add rcx, 7
+    add rcx, qword [rsp + 136]
+; x13 += sk8
+    add r9, qword [rsp + 448]
+    mov qword [rsp + 0], rcx
+; sk9 = k4
+    mov rcx, qword [rsp + 88]
+; sk9 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk9
+    add rdx, rcx
+    mov qword [rsp + 456], rcx
+; x15 += kc[7]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 280]
 ; round 28
 ; x0 += x1
     add r8, rax
@@ -10517,19 +10634,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -10544,11 +10661,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -10562,11 +10679,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -10580,13 +10697,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 30
 ; x0 += x7
     add r8, r13
@@ -10607,11 +10724,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -10619,20 +10736,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -10652,11 +10769,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -10664,11 +10781,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -10681,9 +10798,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -10691,52 +10808,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 8
 ; x0 += k8
-    add r8, qword [rsp + 152]
+    add r8, qword [rsp + 120]
 ; x1 += k9
-    add r9, qword [rsp + 160]
+    add rdi, qword [rsp + 128]
 ; x2 += k10
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x3 += k11
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x4 += k12
-    add rbx, qword [rsp + 80]
+    add rbx, qword [rsp + 72]
 ; x5 += k13
     add rbp, qword [rsp + 32]
 ; x6 += k14
     add r12, qword [rsp + 40]
 ; x7 += k15
-    add r13, qword [rsp + 88]
+    add r13, qword [rsp + 48]
 ; x8 += k16
-    add r14, qword [rsp + 96]
+    add r14, qword [rsp + 160]
 ; x9 += k0
-    add r15, qword [rsp + 48]
+    add r15, qword [rsp + 144]
 ; x10 += k1
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x11 += k2
-    add rsi, qword [rsp + 104]
+    add rsi, qword [rsp + 136]
 ; x12 += k3
-    add rcx, qword [rsp + 112]
-; x13 += k4
-    add rdi, qword [rsp + 120]
-; x14 += k5
-    add rdx, qword [rsp + 128]
-    mov qword [rsp + 208], rcx
-; x15 += k6
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 136]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 8
-    add rcx, 8
+    add rcx, qword [rsp + 80]
+; x13 += sk9
+    add r9, qword [rsp + 456]
+    mov qword [rsp + 0], rcx
+; sk10 = k5
+    mov rcx, qword [rsp + 96]
+; sk10 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk10
+    add rdx, rcx
+    mov qword [rsp + 464], rcx
+; x15 += kc[8]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 288]
 ; round 32
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -10767,14 +10883,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -10789,11 +10905,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -10813,11 +10929,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -10825,10 +10941,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -10858,31 +10974,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 35
 ; x0 += x15
     add r8, rcx
@@ -10897,11 +11013,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -10921,14 +11037,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -10936,45 +11052,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 9
 ; x0 += k9
-    add r8, qword [rsp + 160]
+    add r8, qword [rsp + 128]
 ; x1 += k10
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 56]
 ; x2 += k11
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x3 += k12
-    add r11, qword [rsp + 80]
+    add r11, qword [rsp + 72]
 ; x4 += k13
     add rbx, qword [rsp + 32]
 ; x5 += k14
     add rbp, qword [rsp + 40]
 ; x6 += k15
-    add r12, qword [rsp + 88]
+    add r12, qword [rsp + 48]
 ; x7 += k16
-    add r13, qword [rsp + 96]
+    add r13, qword [rsp + 160]
 ; x8 += k0
-    add r14, qword [rsp + 48]
+    add r14, qword [rsp + 144]
 ; x9 += k1
-    add r15, qword [rsp + 56]
+    add r15, qword [rsp + 152]
 ; x10 += k2
-    add r9, qword [rsp + 104]
+    add rdi, qword [rsp + 136]
 ; x11 += k3
-    add rsi, qword [rsp + 112]
+    add rsi, qword [rsp + 80]
 ; x12 += k4
-    add rcx, qword [rsp + 120]
-; x13 += k5
-    add rdi, qword [rsp + 128]
-; x14 += k6
-    add rdx, qword [rsp + 136]
-    mov qword [rsp + 208], rcx
-; x15 += k7
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 144]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 9
-    add rcx, 9
+    add rcx, qword [rsp + 88]
+; x13 += sk10
+    add r9, qword [rsp + 464]
+    mov qword [rsp + 0], rcx
+; sk11 = k6
+    mov rcx, qword [rsp + 104]
+; sk11 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk11
+    add rdx, rcx
+    mov qword [rsp + 472], rcx
+; x15 += kc[9]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 296]
 ; round 36
 ; x0 += x1
     add r8, rax
@@ -11007,19 +11122,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -11034,11 +11149,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -11052,11 +11167,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -11070,13 +11185,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 38
 ; x0 += x7
     add r8, r13
@@ -11097,11 +11212,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -11109,20 +11224,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -11142,11 +11257,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -11154,11 +11269,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -11171,9 +11286,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -11181,52 +11296,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 10
 ; x0 += k10
-    add r8, qword [rsp + 64]
+    add r8, qword [rsp + 56]
 ; x1 += k11
-    add r9, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x2 += k12
-    add r10, qword [rsp + 80]
+    add r10, qword [rsp + 72]
 ; x3 += k13
     add r11, qword [rsp + 32]
 ; x4 += k14
     add rbx, qword [rsp + 40]
 ; x5 += k15
-    add rbp, qword [rsp + 88]
+    add rbp, qword [rsp + 48]
 ; x6 += k16
-    add r12, qword [rsp + 96]
+    add r12, qword [rsp + 160]
 ; x7 += k0
-    add r13, qword [rsp + 48]
+    add r13, qword [rsp + 144]
 ; x8 += k1
-    add r14, qword [rsp + 56]
+    add r14, qword [rsp + 152]
 ; x9 += k2
-    add r15, qword [rsp + 104]
+    add r15, qword [rsp + 136]
 ; x10 += k3
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x11 += k4
-    add rsi, qword [rsp + 120]
+    add rsi, qword [rsp + 88]
 ; x12 += k5
-    add rcx, qword [rsp + 128]
-; x13 += k6
-    add rdi, qword [rsp + 136]
-; x14 += k7
-    add rdx, qword [rsp + 144]
-    mov qword [rsp + 208], rcx
-; x15 += k8
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 152]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0xa
-    add rcx, 0xa
+    add rcx, qword [rsp + 96]
+; x13 += sk11
+    add r9, qword [rsp + 472]
+    mov qword [rsp + 0], rcx
+; sk12 = k7
+    mov rcx, qword [rsp + 112]
+; sk12 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk12
+    add rdx, rcx
+    mov qword [rsp + 480], rcx
+; x15 += kc[10]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 304]
 ; round 40
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -11257,14 +11371,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -11279,11 +11393,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -11303,11 +11417,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -11315,10 +11429,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -11348,31 +11462,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 43
 ; x0 += x15
     add r8, rcx
@@ -11387,11 +11501,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -11411,14 +11525,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -11426,45 +11540,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 11
 ; x0 += k11
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x1 += k12
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 72]
 ; x2 += k13
     add r10, qword [rsp + 32]
 ; x3 += k14
     add r11, qword [rsp + 40]
 ; x4 += k15
-    add rbx, qword [rsp + 88]
+    add rbx, qword [rsp + 48]
 ; x5 += k16
-    add rbp, qword [rsp + 96]
+    add rbp, qword [rsp + 160]
 ; x6 += k0
-    add r12, qword [rsp + 48]
+    add r12, qword [rsp + 144]
 ; x7 += k1
-    add r13, qword [rsp + 56]
+    add r13, qword [rsp + 152]
 ; x8 += k2
-    add r14, qword [rsp + 104]
+    add r14, qword [rsp + 136]
 ; x9 += k3
-    add r15, qword [rsp + 112]
+    add r15, qword [rsp + 80]
 ; x10 += k4
-    add r9, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x11 += k5
-    add rsi, qword [rsp + 128]
+    add rsi, qword [rsp + 96]
 ; x12 += k6
-    add rcx, qword [rsp + 136]
-; x13 += k7
-    add rdi, qword [rsp + 144]
-; x14 += k8
-    add rdx, qword [rsp + 152]
-    mov qword [rsp + 208], rcx
-; x15 += k9
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 160]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0xb
-    add rcx, 0xb
+    add rcx, qword [rsp + 104]
+; x13 += sk12
+    add r9, qword [rsp + 480]
+    mov qword [rsp + 0], rcx
+; sk13 = k8
+    mov rcx, qword [rsp + 120]
+; sk13 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk13
+    add rdx, rcx
+    mov qword [rsp + 488], rcx
+; x15 += kc[11]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 312]
 ; round 44
 ; x0 += x1
     add r8, rax
@@ -11497,19 +11610,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -11524,11 +11637,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -11542,11 +11655,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -11560,13 +11673,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 46
 ; x0 += x7
     add r8, r13
@@ -11587,11 +11700,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -11599,20 +11712,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -11632,11 +11745,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -11644,11 +11757,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -11661,9 +11774,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -11671,52 +11784,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 12
 ; x0 += k12
-    add r8, qword [rsp + 80]
+    add r8, qword [rsp + 72]
 ; x1 += k13
-    add r9, qword [rsp + 32]
+    add rdi, qword [rsp + 32]
 ; x2 += k14
     add r10, qword [rsp + 40]
 ; x3 += k15
-    add r11, qword [rsp + 88]
+    add r11, qword [rsp + 48]
 ; x4 += k16
-    add rbx, qword [rsp + 96]
+    add rbx, qword [rsp + 160]
 ; x5 += k0
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 144]
 ; x6 += k1
-    add r12, qword [rsp + 56]
+    add r12, qword [rsp + 152]
 ; x7 += k2
-    add r13, qword [rsp + 104]
+    add r13, qword [rsp + 136]
 ; x8 += k3
-    add r14, qword [rsp + 112]
+    add r14, qword [rsp + 80]
 ; x9 += k4
-    add r15, qword [rsp + 120]
+    add r15, qword [rsp + 88]
 ; x10 += k5
-    add rax, qword [rsp + 128]
+    add rax, qword [rsp + 96]
 ; x11 += k6
-    add rsi, qword [rsp + 136]
+    add rsi, qword [rsp + 104]
 ; x12 += k7
-    add rcx, qword [rsp + 144]
-; x13 += k8
-    add rdi, qword [rsp + 152]
-; x14 += k9
-    add rdx, qword [rsp + 160]
-    mov qword [rsp + 208], rcx
-; x15 += k10
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 64]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0xc
-    add rcx, 0xc
+    add rcx, qword [rsp + 112]
+; x13 += sk13
+    add r9, qword [rsp + 488]
+    mov qword [rsp + 0], rcx
+; sk14 = k9
+    mov rcx, qword [rsp + 128]
+; sk14 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk14
+    add rdx, rcx
+    mov qword [rsp + 496], rcx
+; x15 += kc[12]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 320]
 ; round 48
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -11747,14 +11859,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -11769,11 +11881,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -11793,11 +11905,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -11805,10 +11917,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -11838,31 +11950,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 51
 ; x0 += x15
     add r8, rcx
@@ -11877,11 +11989,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -11901,14 +12013,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -11920,41 +12032,40 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 += k14
     add rax, qword [rsp + 40]
 ; x2 += k15
-    add r10, qword [rsp + 88]
+    add r10, qword [rsp + 48]
 ; x3 += k16
-    add r11, qword [rsp + 96]
+    add r11, qword [rsp + 160]
 ; x4 += k0
-    add rbx, qword [rsp + 48]
+    add rbx, qword [rsp + 144]
 ; x5 += k1
-    add rbp, qword [rsp + 56]
+    add rbp, qword [rsp + 152]
 ; x6 += k2
-    add r12, qword [rsp + 104]
+    add r12, qword [rsp + 136]
 ; x7 += k3
-    add r13, qword [rsp + 112]
+    add r13, qword [rsp + 80]
 ; x8 += k4
-    add r14, qword [rsp + 120]
+    add r14, qword [rsp + 88]
 ; x9 += k5
-    add r15, qword [rsp + 128]
+    add r15, qword [rsp + 96]
 ; x10 += k6
-    add r9, qword [rsp + 136]
+    add rdi, qword [rsp + 104]
 ; x11 += k7
-    add rsi, qword [rsp + 144]
+    add rsi, qword [rsp + 112]
 ; x12 += k8
-    add rcx, qword [rsp + 152]
-; x13 += k9
-    add rdi, qword [rsp + 160]
-; x14 += k10
-    add rdx, qword [rsp + 64]
-    mov qword [rsp + 208], rcx
-; x15 += k11
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 72]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0xd
-    add rcx, 0xd
+    add rcx, qword [rsp + 120]
+; x13 += sk14
+    add r9, qword [rsp + 496]
+    mov qword [rsp + 0], rcx
+; sk15 = k10
+    mov rcx, qword [rsp + 56]
+; sk15 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk15
+    add rdx, rcx
+    mov qword [rsp + 504], rcx
+; x15 += kc[13]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 328]
 ; round 52
 ; x0 += x1
     add r8, rax
@@ -11987,19 +12098,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -12014,11 +12125,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -12032,11 +12143,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -12050,13 +12161,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 54
 ; x0 += x7
     add r8, r13
@@ -12077,11 +12188,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -12089,20 +12200,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -12122,11 +12233,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -12134,11 +12245,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -12151,9 +12262,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -12163,50 +12274,49 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x0 += k14
     add r8, qword [rsp + 40]
 ; x1 += k15
-    add r9, qword [rsp + 88]
+    add rdi, qword [rsp + 48]
 ; x2 += k16
-    add r10, qword [rsp + 96]
+    add r10, qword [rsp + 160]
 ; x3 += k0
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 144]
 ; x4 += k1
-    add rbx, qword [rsp + 56]
+    add rbx, qword [rsp + 152]
 ; x5 += k2
-    add rbp, qword [rsp + 104]
+    add rbp, qword [rsp + 136]
 ; x6 += k3
-    add r12, qword [rsp + 112]
+    add r12, qword [rsp + 80]
 ; x7 += k4
-    add r13, qword [rsp + 120]
+    add r13, qword [rsp + 88]
 ; x8 += k5
-    add r14, qword [rsp + 128]
+    add r14, qword [rsp + 96]
 ; x9 += k6
-    add r15, qword [rsp + 136]
+    add r15, qword [rsp + 104]
 ; x10 += k7
-    add rax, qword [rsp + 144]
+    add rax, qword [rsp + 112]
 ; x11 += k8
-    add rsi, qword [rsp + 152]
+    add rsi, qword [rsp + 120]
 ; x12 += k9
-    add rcx, qword [rsp + 160]
-; x13 += k10
-    add rdi, qword [rsp + 64]
-; x14 += k11
-    add rdx, qword [rsp + 72]
-    mov qword [rsp + 208], rcx
-; x15 += k12
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 80]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0xe
-    add rcx, 0xe
+    add rcx, qword [rsp + 128]
+; x13 += sk15
+    add r9, qword [rsp + 504]
+    mov qword [rsp + 0], rcx
+; sk16 = k11
+    mov rcx, qword [rsp + 64]
+; sk16 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk16
+    add rdx, rcx
+    mov qword [rsp + 512], rcx
+; x15 += kc[14]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 336]
 ; round 56
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -12237,14 +12347,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -12259,11 +12369,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -12283,11 +12393,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -12295,10 +12405,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -12328,31 +12438,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 59
 ; x0 += x15
     add r8, rcx
@@ -12367,11 +12477,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -12391,14 +12501,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -12406,45 +12516,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 15
 ; x0 += k15
-    add r8, qword [rsp + 88]
+    add r8, qword [rsp + 48]
 ; x1 += k16
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 160]
 ; x2 += k0
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 144]
 ; x3 += k1
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 152]
 ; x4 += k2
-    add rbx, qword [rsp + 104]
+    add rbx, qword [rsp + 136]
 ; x5 += k3
-    add rbp, qword [rsp + 112]
+    add rbp, qword [rsp + 80]
 ; x6 += k4
-    add r12, qword [rsp + 120]
+    add r12, qword [rsp + 88]
 ; x7 += k5
-    add r13, qword [rsp + 128]
+    add r13, qword [rsp + 96]
 ; x8 += k6
-    add r14, qword [rsp + 136]
+    add r14, qword [rsp + 104]
 ; x9 += k7
-    add r15, qword [rsp + 144]
+    add r15, qword [rsp + 112]
 ; x10 += k8
-    add r9, qword [rsp + 152]
+    add rdi, qword [rsp + 120]
 ; x11 += k9
-    add rsi, qword [rsp + 160]
+    add rsi, qword [rsp + 128]
 ; x12 += k10
-    add rcx, qword [rsp + 64]
-; x13 += k11
-    add rdi, qword [rsp + 72]
-; x14 += k12
-    add rdx, qword [rsp + 80]
-    mov qword [rsp + 208], rcx
-; x15 += k13
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 32]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0xf
-    add rcx, 0xf
+    add rcx, qword [rsp + 56]
+; x13 += sk16
+    add r9, qword [rsp + 512]
+    mov qword [rsp + 0], rcx
+; sk17 = k12
+    mov rcx, qword [rsp + 72]
+; sk17 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk17
+    add rdx, rcx
+    mov qword [rsp + 520], rcx
+; x15 += kc[15]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 344]
 ; round 60
 ; x0 += x1
     add r8, rax
@@ -12477,19 +12586,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -12504,11 +12613,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -12522,11 +12631,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -12540,13 +12649,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 62
 ; x0 += x7
     add r8, r13
@@ -12567,11 +12676,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -12579,20 +12688,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -12612,11 +12721,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -12624,11 +12733,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -12641,9 +12750,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -12651,52 +12760,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 16
 ; x0 += k16
-    add r8, qword [rsp + 96]
+    add r8, qword [rsp + 160]
 ; x1 += k0
-    add r9, qword [rsp + 48]
+    add rdi, qword [rsp + 144]
 ; x2 += k1
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 152]
 ; x3 += k2
-    add r11, qword [rsp + 104]
+    add r11, qword [rsp + 136]
 ; x4 += k3
-    add rbx, qword [rsp + 112]
+    add rbx, qword [rsp + 80]
 ; x5 += k4
-    add rbp, qword [rsp + 120]
+    add rbp, qword [rsp + 88]
 ; x6 += k5
-    add r12, qword [rsp + 128]
+    add r12, qword [rsp + 96]
 ; x7 += k6
-    add r13, qword [rsp + 136]
+    add r13, qword [rsp + 104]
 ; x8 += k7
-    add r14, qword [rsp + 144]
+    add r14, qword [rsp + 112]
 ; x9 += k8
-    add r15, qword [rsp + 152]
+    add r15, qword [rsp + 120]
 ; x10 += k9
-    add rax, qword [rsp + 160]
+    add rax, qword [rsp + 128]
 ; x11 += k10
-    add rsi, qword [rsp + 64]
+    add rsi, qword [rsp + 56]
 ; x12 += k11
-    add rcx, qword [rsp + 72]
-; x13 += k12
-    add rdi, qword [rsp + 80]
-; x14 += k13
-    add rdx, qword [rsp + 32]
-    mov qword [rsp + 208], rcx
-; x15 += k14
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 40]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0x10
-    add rcx, 0x10
+    add rcx, qword [rsp + 64]
+; x13 += sk17
+    add r9, qword [rsp + 520]
+    mov qword [rsp + 0], rcx
+; sk18 = k13
+    mov rcx, qword [rsp + 32]
+; sk18 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk18
+    add rdx, rcx
+    mov qword [rsp + 528], rcx
+; x15 += kc[16]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 352]
 ; round 64
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -12727,14 +12835,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -12749,11 +12857,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -12773,11 +12881,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -12785,10 +12893,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -12818,31 +12926,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 67
 ; x0 += x15
     add r8, rcx
@@ -12857,11 +12965,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -12881,14 +12989,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -12896,45 +13004,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 17
 ; x0 += k0
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 144]
 ; x1 += k1
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x2 += k2
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 136]
 ; x3 += k3
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 152]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 160]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add r9, qword [rsp + 64]
+    add rdi, qword [rsp + 56]
 ; x11 += k11
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x12 += k12
-    add rcx, qword [rsp + 80]
-; x13 += k13
-    add rdi, qword [rsp + 32]
-; x14 += k14
-    add rdx, qword [rsp + 40]
-    mov qword [rsp + 208], rcx
-; x15 += k15
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 88]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0x11
-    add rcx, 0x11
+    add rcx, qword [rsp + 72]
+; x13 += sk18
+    add r9, qword [rsp + 528]
+    mov qword [rsp + 0], rcx
+; sk19 = k14
+    mov rcx, qword [rsp + 40]
+; sk19 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk19
+    add rdx, rcx
+    mov qword [rsp + 536], rcx
+; x15 += kc[17]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 360]
 ; round 68
 ; x0 += x1
     add r8, rax
@@ -12967,19 +13074,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -12994,11 +13101,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -13012,11 +13119,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -13030,13 +13137,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 70
 ; x0 += x7
     add r8, r13
@@ -13057,11 +13164,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -13069,20 +13176,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -13102,11 +13209,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -13114,11 +13221,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -13131,9 +13238,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -13141,52 +13248,51 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 18
 ; x0 += k1
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x1 += k2
-    add r9, qword [rsp + 104]
+    add rdi, qword [rsp + 136]
 ; x2 += k3
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x3 += k4
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r14, qword [rsp + 160]
+    add r14, qword [rsp + 128]
 ; x9 += k10
-    add r15, qword [rsp + 64]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add rax, qword [rsp + 72]
+    add rax, qword [rsp + 64]
 ; x11 += k12
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 72]
 ; x12 += k13
     add rcx, qword [rsp + 32]
-; x13 += k14
-    add rdi, qword [rsp + 40]
-; x14 += k15
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 96]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0x12
-    add rcx, 0x12
+; x13 += sk19
+    add r9, qword [rsp + 536]
+    mov qword [rsp + 0], rcx
+; sk20 = k15
+    mov rcx, qword [rsp + 48]
+; sk20 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk20
+    add rdx, rcx
+    mov qword [rsp + 544], rcx
+; x15 += kc[18]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 368]
 ; round 72
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -13217,14 +13323,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -13239,11 +13345,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -13263,11 +13369,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -13275,10 +13381,10 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -13308,31 +13414,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 75
 ; x0 += x15
     add r8, rcx
@@ -13347,11 +13453,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -13371,14 +13477,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -13386,45 +13492,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 19
 ; x0 += k2
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 136]
 ; x1 += k3
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x2 += k4
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x3 += k5
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 160]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 56]
 ; x9 += k11
-    add r15, qword [rsp + 72]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add r9, qword [rsp + 80]
+    add rdi, qword [rsp + 72]
 ; x11 += k13
     add rsi, qword [rsp + 32]
 ; x12 += k14
     add rcx, qword [rsp + 40]
-; x13 += k15
-    add rdi, qword [rsp + 88]
-; x14 += k16
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 48]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0x13
-    add rcx, 0x13
+; x13 += sk20
+    add r9, qword [rsp + 544]
+    mov qword [rsp + 0], rcx
+; sk21 = k16
+    mov rcx, qword [rsp + 160]
+; sk21 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk21
+    add rdx, rcx
+    mov qword [rsp + 552], rcx
+; x15 += kc[19]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 376]
 ; round 76
 ; x0 += x1
     add r8, rax
@@ -13457,19 +13562,19 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -13484,11 +13589,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -13502,11 +13607,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -13520,13 +13625,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 78
 ; x0 += x7
     add r8, r13
@@ -13547,11 +13652,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -13559,20 +13664,20 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -13592,11 +13697,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -13604,11 +13709,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -13621,9 +13726,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -13631,109 +13736,107 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 20
 ; x0 += k3
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x1 += k4
-    add r9, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x2 += k5
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x3 += k6
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 160]
+    add r12, qword [rsp + 128]
 ; x7 += k10
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 56]
 ; x8 += k11
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x9 += k12
-    add r15, qword [rsp + 80]
+    add r15, qword [rsp + 72]
 ; x10 += k13
     add rax, qword [rsp + 32]
 ; x11 += k14
     add rsi, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 88]
-; x13 += k16
-    add rdi, qword [rsp + 96]
-; x14 += k0
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 208], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 56]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0x14
-    add rcx, 0x14
+    add rcx, qword [rsp + 48]
+; x13 += sk21
+    add r9, qword [rsp + 552]
+    mov qword [rsp + 192], r9
+; sk22 = k0
+    mov r9, qword [rsp + 144]
+; sk22 += t0
+    add r9, qword [rsp + 168]
+; x14 += sk22
+    add rdx, r9
+; x15 += kc[20]
+    mov r9, qword [rsp + 16]
+    add r9, qword [rsp + 384]
 ; store the block(s)
-; x15 += 0x14
-    mov qword [rsp + 232], rcx
+; x15 += kc[20]
+    mov qword [rsp + 16], r9
 ; out[0] = x0
-    mov rcx, qword [rsp + 8]
-    mov qword [rcx], r8
+    mov r9, qword [rsp + 224]
+    mov qword [r9], r8
 ; out[1] = x1
-    mov qword [rcx + 8], r9
+    mov qword [r9 + 8], rdi
 ; out[2] = x2
-    mov qword [rcx + 16], r10
+    mov qword [r9 + 16], r10
 ; out[3] = x3
-    mov qword [rcx + 24], r11
+    mov qword [r9 + 24], r11
 ; out[4] = x4
-    mov qword [rcx + 32], rbx
+    mov qword [r9 + 32], rbx
 ; out[5] = x5
-    mov qword [rcx + 40], rbp
+    mov qword [r9 + 40], rbp
 ; out[6] = x6
-    mov qword [rcx + 48], r12
+    mov qword [r9 + 48], r12
 ; out[7] = x7
-    mov qword [rcx + 56], r13
+    mov qword [r9 + 56], r13
 ; out[8] = x8
-    mov qword [rcx + 64], r14
+    mov qword [r9 + 64], r14
 ; out[9] = x9
-    mov qword [rcx + 72], r15
+    mov qword [r9 + 72], r15
 ; out[10] = x10
-    mov qword [rcx + 80], rax
+    mov qword [r9 + 80], rax
 ; out[11] = x11
-    mov qword [rcx + 88], rsi
+    mov qword [r9 + 88], rsi
 ; out[12] = x12
-    mov rax, qword [rsp + 208]
-    mov qword [rcx + 96], rax
+    mov qword [r9 + 96], rcx
 ; out[13] = x13
-    mov qword [rcx + 104], rdi
+    mov rax, qword [rsp + 192]
+    mov qword [r9 + 104], rax
 ; out[14] = x14
-    mov qword [rcx + 112], rdx
+    mov qword [r9 + 112], rdx
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rcx + 120], rax
+    mov rax, qword [rsp + 16]
+    mov qword [r9 + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 208]
     add rax, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 16]
-    add rdx, 0x80
-; out += 128
+    mov rcx, qword [rsp + 200]
     add rcx, 0x80
+; out += 128
+    add r9, 0x80
 ; n -= 1
-    mov rsi, qword [rsp + 0]
-    sub rsi, 1
-    mov qword [rsp + 16], rdx
-    mov qword [rsp + 0], rsi
-    mov qword [rsp + 8], rcx
-    mov qword [rsp + 24], rax
+    mov rdx, qword [rsp + 216]
+    sub rdx, 1
+    mov qword [rsp + 200], rcx
+    mov qword [rsp + 216], rdx
+    mov qword [rsp + 224], r9
+    mov qword [rsp + 208], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 568 bytes of stack slots
+    mov ecx, 71 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 568
     pop r15
     pop r14
     pop r13
@@ -13781,6 +13884,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks: ; groups of 4 block
     pop rbx
     jmp tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     endbr64
 .entry:
@@ -13788,22 +13892,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 .prolog_end:
     vmovdqu ymm12, [rel tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 128
     vmovdqu ymm13, [rel tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 128], 0x55555555
-    mov dword [rsp + 132], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 136], 0x55555555
-    mov dword [rsp + 140], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 144], 0x55555555
-    mov dword [rsp + 148], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 152], 0x55555555
-    mov dword [rsp + 156], 0x55555555 ; constant 0x5555555555555555
-    mov dword [rsp + 1024], 0x00000014
-    mov dword [rsp + 1028], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1032], 0x00000014
-    mov dword [rsp + 1036], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1040], 0x00000014
-    mov dword [rsp + 1044], 0x00000000 ; constant 0x0000000000000014
-    mov dword [rsp + 1048], 0x00000014
-    mov dword [rsp + 1052], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1024], 0x55555555
+    mov dword [rsp + 1028], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1032], 0x55555555
+    mov dword [rsp + 1036], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1040], 0x55555555
+    mov dword [rsp + 1044], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1048], 0x55555555
+    mov dword [rsp + 1052], 0x55555555 ; constant 0x5555555555555555
+    mov dword [rsp + 1184], 0x00000014
+    mov dword [rsp + 1188], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1192], 0x00000014
+    mov dword [rsp + 1196], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1200], 0x00000014
+    mov dword [rsp + 1204], 0x00000000 ; constant 0x0000000000000014
+    mov dword [rsp + 1208], 0x00000014
+    mov dword [rsp + 1212], 0x00000000 ; constant 0x0000000000000014
     mov dword [rsp + 1216], 0x00000013
     mov dword [rsp + 1220], 0x00000000 ; constant 0x0000000000000013
     mov dword [rsp + 1224], 0x00000013
@@ -13984,21 +14088,21 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     vpbroadcastq ymm10, qword [rdi + 80]
 ; k11 = key[11]
     vpbroadcastq ymm11, qword [rdi + 88]
-    vmovdqu [rsp + 0], ymm11
+    vmovdqu [rsp + 384], ymm11
 ; k12 = key[12]
     vpbroadcastq ymm11, qword [rdi + 96]
-    vmovdqu [rsp + 32], ymm11
+    vmovdqu [rsp + 416], ymm11
 ; k13 = key[13]
     vpbroadcastq ymm11, qword [rdi + 104]
-    vmovdqu [rsp + 64], ymm11
+    vmovdqu [rsp + 448], ymm11
 ; k14 = key[14]
     vpbroadcastq ymm11, qword [rdi + 112]
-    vmovdqu [rsp + 96], ymm11
+    vmovdqu [rsp + 480], ymm11
 ; k15 = key[15]
     vpbroadcastq ymm11, qword [rdi + 120]
-    vmovdqu [rsp + 160], ymm11
+    vmovdqu [rsp + 512], ymm11
 ; k16 = 0x5555555555555555
-    vmovdqu ymm11, [rsp + 128]
+    vmovdqu ymm11, [rsp + 1024]
 ; k16 ^= k0
     vpxor ymm11, ymm11, ymm0
 ; k16 ^= k1
@@ -14022,31 +14126,31 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; k16 ^= k10
     vpxor ymm11, ymm11, ymm10
 ; k16 ^= k11
-    vpxor ymm11, ymm11, [rsp + 0]
+    vpxor ymm11, ymm11, [rsp + 384]
 ; k16 ^= k12
-    vpxor ymm11, ymm11, [rsp + 32]
+    vpxor ymm11, ymm11, [rsp + 416]
 ; k16 ^= k13
-    vpxor ymm11, ymm11, [rsp + 64]
+    vpxor ymm11, ymm11, [rsp + 448]
 ; k16 ^= k14
-    vpxor ymm11, ymm11, [rsp + 96]
+    vpxor ymm11, ymm11, [rsp + 480]
 ; k16 ^= k15
-    vpxor ymm11, ymm11, [rsp + 160]
-    mov qword [rsp + 192], rdx
-    vmovdqu [rsp + 224], ymm0
-    vmovdqu [rsp + 256], ymm1
-    vmovdqu [rsp + 288], ymm10
-    vmovdqu [rsp + 320], ymm11
-    vmovdqu [rsp + 352], ymm2
-    vmovdqu [rsp + 384], ymm3
-    vmovdqu [rsp + 416], ymm4
-    vmovdqu [rsp + 448], ymm5
-    vmovdqu [rsp + 480], ymm6
-    vmovdqu [rsp + 512], ymm7
-    vmovdqu [rsp + 544], ymm8
-    vmovdqu [rsp + 576], ymm9
-    mov qword [rsp + 608], r8
-    mov qword [rsp + 640], rcx
-    mov qword [rsp + 672], rsi
+    vpxor ymm11, ymm11, [rsp + 512]
+    mov qword [rsp + 1056], rdx
+    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 832], ymm1
+    vmovdqu [rsp + 544], ymm10
+    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 576], ymm3
+    vmovdqu [rsp + 608], ymm4
+    vmovdqu [rsp + 640], ymm5
+    vmovdqu [rsp + 672], ymm6
+    vmovdqu [rsp + 704], ymm7
+    vmovdqu [rsp + 736], ymm8
+    vmovdqu [rsp + 768], ymm9
+    mov qword [rsp + 1088], r8
+    mov qword [rsp + 1120], rcx
+    mov qword [rsp + 1152], rsi
 ; for each block
     align 32
 .loop:
@@ -14087,85 +14191,85 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 = in[8]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm11, [rdx + ymm12 + 64], ymm14
-    vmovdqu [rsp + 704], ymm1
+    vmovdqu [rsp + 928], ymm1
 ; x9 = in[9]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm1, [rdx + ymm12 + 72], ymm14
-    vmovdqu [rsp + 736], ymm0
+    vmovdqu [rsp + 960], ymm0
 ; x10 = in[10]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm0, [rdx + ymm12 + 80], ymm14
-    vmovdqu [rsp + 768], ymm2
+    vmovdqu [rsp + 992], ymm2
 ; x11 = in[11]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm2, [rdx + ymm12 + 88], ymm14
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu [rsp + 128], ymm2
 ; x12 = in[12]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm2, [rdx + ymm12 + 96], ymm14
-    vmovdqu [rsp + 832], ymm2
+    vmovdqu [rsp + 32], ymm2
 ; x13 = in[13]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm2, [rdx + ymm12 + 104], ymm14
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu [rsp + 160], ymm2
 ; x14 = in[14]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm2, [rdx + ymm12 + 112], ymm14
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 64], ymm2
 ; x15 = in[15]
     vpcmpeqq ymm14, ymm14, ymm14
     vpgatherqq ymm2, [rdx + ymm12 + 120], ymm14
 ; subtract subkey 20
 ; x0 -= k3
-    vpsubq ymm3, ymm3, [rsp + 384]
+    vpsubq ymm3, ymm3, [rsp + 576]
 ; x1 -= k4
-    vpsubq ymm4, ymm4, [rsp + 416]
+    vpsubq ymm4, ymm4, [rsp + 608]
 ; x2 -= k5
-    vpsubq ymm5, ymm5, [rsp + 448]
+    vpsubq ymm5, ymm5, [rsp + 640]
 ; x3 -= k6
-    vpsubq ymm6, ymm6, [rsp + 480]
+    vpsubq ymm6, ymm6, [rsp + 672]
 ; x4 -= k7
-    vpsubq ymm7, ymm7, [rsp + 512]
+    vpsubq ymm7, ymm7, [rsp + 704]
 ; x5 -= k8
-    vpsubq ymm8, ymm8, [rsp + 544]
+    vpsubq ymm8, ymm8, [rsp + 736]
 ; x6 -= k9
-    vpsubq ymm9, ymm9, [rsp + 576]
+    vpsubq ymm9, ymm9, [rsp + 768]
 ; x7 -= k10
-    vpsubq ymm10, ymm10, [rsp + 288]
+    vpsubq ymm10, ymm10, [rsp + 544]
 ; x8 -= k11
-    vpsubq ymm11, ymm11, [rsp + 0]
+    vpsubq ymm11, ymm11, [rsp + 384]
 ; x9 -= k12
-    vpsubq ymm1, ymm1, [rsp + 32]
+    vpsubq ymm1, ymm1, [rsp + 416]
 ; x10 -= k13
-    vpsubq ymm0, ymm0, [rsp + 64]
-    vmovdqu [rsp + 928], ymm10
+    vpsubq ymm0, ymm0, [rsp + 448]
+    vmovdqu [rsp + 288], ymm10
 ; x11 -= k14
-    vmovdqu ymm10, [rsp + 800]
-    vpsubq ymm10, ymm10, [rsp + 96]
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu ymm10, [rsp + 128]
+    vpsubq ymm10, ymm10, [rsp + 480]
+    vmovdqu [rsp + 224], ymm6
 ; x12 -= k15
-    vmovdqu ymm6, [rsp + 832]
-    vpsubq ymm6, ymm6, [rsp + 160]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm6, [rsp + 32]
+    vpsubq ymm6, ymm6, [rsp + 512]
+    vmovdqu [rsp + 32], ymm6
 ; x13 -= k16
-    vmovdqu ymm6, [rsp + 864]
-    vpsubq ymm6, ymm6, [rsp + 320]
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu ymm6, [rsp + 160]
+    vpsubq ymm6, ymm6, [rsp + 864]
+    vmovdqu [rsp + 0], ymm0
 ; x14 -= k0
-    vmovdqu ymm0, [rsp + 896]
-    vpsubq ymm0, ymm0, [rsp + 224]
+    vmovdqu ymm0, [rsp + 64]
+    vpsubq ymm0, ymm0, [rsp + 800]
 ; x15 -= k1
-    vpsubq ymm2, ymm2, [rsp + 256]
+    vpsubq ymm2, ymm2, [rsp + 832]
 ; x13 -= t2
-    vpsubq ymm6, ymm6, [rsp + 768]
+    vpsubq ymm6, ymm6, [rsp + 992]
 ; x14 -= t0
-    vpsubq ymm0, ymm0, [rsp + 736]
+    vpsubq ymm0, ymm0, [rsp + 960]
 ; x15 -= 0x14
-    vpsubq ymm2, ymm2, [rsp + 1024]
+    vpsubq ymm2, ymm2, [rsp + 1184]
 ; inverse round 79
 ; x15 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu [rsp + 192], ymm8
 ; x15 >>>= 9
     vmovdqa ymm8, ymm2
     vpsllq ymm2, ymm2, 55
@@ -14210,9 +14314,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm0, ymm0, ymm4
 ; x5 ^= x8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 192]
     vpxor ymm8, ymm8, ymm11
-    vmovdqu [rsp + 1088], ymm1
+    vmovdqu [rsp + 256], ymm1
 ; x5 >>>= 31
     vmovdqa ymm1, ymm8
     vpsllq ymm8, ymm8, 33
@@ -14221,34 +14325,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x10
-    vmovdqu ymm1, [rsp + 960]
-    vpxor ymm1, ymm1, [rsp + 992]
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu ymm1, [rsp + 224]
+    vpxor ymm1, ymm1, [rsp + 0]
+    vmovdqu [rsp + 96], ymm11
 ; x3 >>>= 37
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 27
     vpsrlq ymm11, ymm11, 37
     vpor ymm1, ymm1, ymm11
 ; x10 -= x3
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x7 ^= x12
-    vmovdqu ymm11, [rsp + 928]
-    vpxor ymm11, ymm11, [rsp + 832]
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu ymm11, [rsp + 288]
+    vpxor ymm11, ymm11, [rsp + 32]
+    vmovdqu [rsp + 128], ymm10
 ; x7 >>>= 20
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 44
     vpsrlq ymm10, ymm10, 20
     vpor ymm11, ymm11, ymm10
 ; x12 -= x7
-    vmovdqu ymm10, [rsp + 832]
+    vmovdqu ymm10, [rsp + 32]
     vpsubq ymm10, ymm10, ymm11
 ; inverse round 78
 ; x7 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu [rsp + 160], ymm6
 ; x7 >>>= 31
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 33
@@ -14293,9 +14397,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm10, ymm10, ymm2
 ; x13 ^= x14
-    vmovdqu ymm6, [rsp + 864]
+    vmovdqu ymm6, [rsp + 160]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 320], ymm4
 ; x13 >>>= 42
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 22
@@ -14304,34 +14408,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm0, ymm0, ymm6
 ; x11 ^= x8
-    vmovdqu ymm4, [rsp + 800]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm4, [rsp + 128]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 192], ymm8
 ; x11 >>>= 44
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 20
     vpsrlq ymm8, ymm8, 44
     vpor ymm4, ymm4, ymm8
 ; x8 -= x11
-    vmovdqu ymm8, [rsp + 1120]
+    vmovdqu ymm8, [rsp + 96]
     vpsubq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 1120], ymm8
+    vmovdqu [rsp + 96], ymm8
 ; x9 ^= x10
-    vmovdqu ymm8, [rsp + 1088]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm0
+    vmovdqu ymm8, [rsp + 256]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 64], ymm0
 ; x9 >>>= 25
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm8, ymm8, ymm0
 ; x10 -= x9
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm0, [rsp + 0]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 77
 ; x9 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu [rsp + 32], ymm10
 ; x9 >>>= 16
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 48
@@ -14376,45 +14480,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm0, ymm0, ymm11
 ; x3 ^= x12
-    vpxor ymm1, ymm1, [rsp + 832]
+    vpxor ymm1, ymm1, [rsp + 32]
 ; x3 >>>= 53
     vmovdqa ymm10, ymm1
     vpsllq ymm1, ymm1, 11
     vpsrlq ymm10, ymm10, 53
     vpor ymm1, ymm1, ymm10
 ; x12 -= x3
-    vmovdqu ymm10, [rsp + 832]
+    vmovdqu ymm10, [rsp + 32]
     vpsubq ymm10, ymm10, ymm1
-    vmovdqu [rsp + 1184], ymm2
+    vmovdqu [rsp + 352], ymm2
 ; x5 ^= x14
-    vmovdqu ymm2, [rsp + 1056]
-    vpxor ymm2, ymm2, [rsp + 896]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm2, [rsp + 192]
+    vpxor ymm2, ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm6
 ; x5 >>>= 42
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 22
     vpsrlq ymm6, ymm6, 42
     vpor ymm2, ymm2, ymm6
 ; x14 -= x5
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm2
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x1 ^= x8
-    vmovdqu ymm6, [rsp + 1152]
-    vpxor ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu ymm6, [rsp + 320]
+    vpxor ymm6, ymm6, [rsp + 96]
+    vmovdqu [rsp + 32], ymm10
 ; x1 >>>= 41
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 23
     vpsrlq ymm10, ymm10, 41
     vpor ymm6, ymm6, ymm10
 ; x8 -= x1
-    vmovdqu ymm10, [rsp + 1120]
+    vmovdqu ymm10, [rsp + 96]
     vpsubq ymm10, ymm10, ymm6
 ; inverse round 76
 ; x1 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu [rsp + 128], ymm4
 ; x1 >>>= 41
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 23
@@ -14459,9 +14563,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm10, ymm10, ymm8
 ; x11 ^= x10
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1088], ymm8
+    vmovdqu [rsp + 256], ymm8
 ; x11 >>>= 47
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 17
@@ -14470,81 +14574,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm0, ymm0, ymm4
 ; x13 ^= x12
-    vmovdqu ymm8, [rsp + 864]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu ymm8, [rsp + 160]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 128], ymm4
 ; x13 >>>= 44
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 20
     vpsrlq ymm4, ymm4, 44
     vpor ymm8, ymm8, ymm4
 ; x12 -= x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 32]
     vpsubq ymm4, ymm4, ymm8
-    vmovdqu [rsp + 864], ymm8
+    vmovdqu [rsp + 160], ymm8
 ; x15 ^= x14
-    vmovdqu ymm8, [rsp + 1184]
-    vpxor ymm8, ymm8, [rsp + 896]
-    vmovdqu [rsp + 832], ymm4
+    vmovdqu ymm8, [rsp + 352]
+    vpxor ymm8, ymm8, [rsp + 64]
+    vmovdqu [rsp + 32], ymm4
 ; x15 >>>= 30
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 34
     vpsrlq ymm4, ymm4, 30
     vpor ymm8, ymm8, ymm4
 ; x14 -= x15
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm8
 ; subtract subkey 19
 ; x0 -= k2
-    vpsubq ymm3, ymm3, [rsp + 352]
+    vpsubq ymm3, ymm3, [rsp + 896]
 ; x1 -= k3
-    vpsubq ymm6, ymm6, [rsp + 384]
+    vpsubq ymm6, ymm6, [rsp + 576]
 ; x2 -= k4
-    vpsubq ymm5, ymm5, [rsp + 416]
+    vpsubq ymm5, ymm5, [rsp + 608]
 ; x3 -= k5
-    vpsubq ymm1, ymm1, [rsp + 448]
+    vpsubq ymm1, ymm1, [rsp + 640]
 ; x4 -= k6
-    vpsubq ymm7, ymm7, [rsp + 480]
+    vpsubq ymm7, ymm7, [rsp + 672]
 ; x5 -= k7
-    vpsubq ymm2, ymm2, [rsp + 512]
+    vpsubq ymm2, ymm2, [rsp + 704]
 ; x6 -= k8
-    vpsubq ymm9, ymm9, [rsp + 544]
+    vpsubq ymm9, ymm9, [rsp + 736]
 ; x7 -= k9
-    vpsubq ymm11, ymm11, [rsp + 576]
+    vpsubq ymm11, ymm11, [rsp + 768]
 ; x8 -= k10
-    vpsubq ymm10, ymm10, [rsp + 288]
-    vmovdqu [rsp + 928], ymm11
+    vpsubq ymm10, ymm10, [rsp + 544]
+    vmovdqu [rsp + 288], ymm11
 ; x9 -= k11
-    vmovdqu ymm11, [rsp + 1088]
-    vpsubq ymm11, ymm11, [rsp + 0]
+    vmovdqu ymm11, [rsp + 256]
+    vpsubq ymm11, ymm11, [rsp + 384]
 ; x10 -= k12
-    vpsubq ymm0, ymm0, [rsp + 32]
-    vmovdqu [rsp + 960], ymm1
+    vpsubq ymm0, ymm0, [rsp + 416]
+    vmovdqu [rsp + 224], ymm1
 ; x11 -= k13
-    vmovdqu ymm1, [rsp + 800]
-    vpsubq ymm1, ymm1, [rsp + 64]
-    vmovdqu [rsp + 992], ymm0
+    vmovdqu ymm1, [rsp + 128]
+    vpsubq ymm1, ymm1, [rsp + 448]
+    vmovdqu [rsp + 0], ymm0
 ; x12 -= k14
-    vmovdqu ymm0, [rsp + 832]
-    vpsubq ymm0, ymm0, [rsp + 96]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm0, [rsp + 32]
+    vpsubq ymm0, ymm0, [rsp + 480]
+    vmovdqu [rsp + 32], ymm0
 ; x13 -= k15
-    vmovdqu ymm0, [rsp + 864]
-    vpsubq ymm0, ymm0, [rsp + 160]
+    vmovdqu ymm0, [rsp + 160]
+    vpsubq ymm0, ymm0, [rsp + 512]
 ; x14 -= k16
-    vpsubq ymm4, ymm4, [rsp + 320]
+    vpsubq ymm4, ymm4, [rsp + 864]
 ; x15 -= k0
-    vpsubq ymm8, ymm8, [rsp + 224]
+    vpsubq ymm8, ymm8, [rsp + 800]
 ; x13 -= t1
-    vpsubq ymm0, ymm0, [rsp + 704]
+    vpsubq ymm0, ymm0, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm4, ymm4, [rsp + 768]
+    vpsubq ymm4, ymm4, [rsp + 992]
 ; x15 -= 0x13
     vpsubq ymm8, ymm8, [rsp + 1216]
 ; inverse round 75
 ; x15 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 1056], ymm2
+    vmovdqu [rsp + 192], ymm2
 ; x15 >>>= 5
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 59
@@ -14589,9 +14693,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm4, ymm4, ymm6
 ; x5 ^= x8
-    vmovdqu ymm2, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 192]
     vpxor ymm2, ymm2, ymm10
-    vmovdqu [rsp + 1088], ymm11
+    vmovdqu [rsp + 256], ymm11
 ; x5 >>>= 28
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 36
@@ -14600,34 +14704,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm10, ymm10, ymm2
 ; x3 ^= x10
-    vmovdqu ymm11, [rsp + 960]
-    vpxor ymm11, ymm11, [rsp + 992]
-    vmovdqu [rsp + 1120], ymm10
+    vmovdqu ymm11, [rsp + 224]
+    vpxor ymm11, ymm11, [rsp + 0]
+    vmovdqu [rsp + 96], ymm10
 ; x3 >>>= 16
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 48
     vpsrlq ymm10, ymm10, 16
     vpor ymm11, ymm11, ymm10
 ; x10 -= x3
-    vmovdqu ymm10, [rsp + 992]
+    vmovdqu ymm10, [rsp + 0]
     vpsubq ymm10, ymm10, ymm11
-    vmovdqu [rsp + 992], ymm10
+    vmovdqu [rsp + 0], ymm10
 ; x7 ^= x12
-    vmovdqu ymm10, [rsp + 928]
-    vpxor ymm10, ymm10, [rsp + 832]
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu ymm10, [rsp + 288]
+    vpxor ymm10, ymm10, [rsp + 32]
+    vmovdqu [rsp + 128], ymm1
 ; x7 >>>= 25
     vmovdqa ymm1, ymm10
     vpsllq ymm10, ymm10, 39
     vpsrlq ymm1, ymm1, 25
     vpor ymm10, ymm10, ymm1
 ; x12 -= x7
-    vmovdqu ymm1, [rsp + 832]
+    vmovdqu ymm1, [rsp + 32]
     vpsubq ymm1, ymm1, ymm10
 ; inverse round 74
 ; x7 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x7 >>>= 33
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 31
@@ -14672,45 +14776,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm1, ymm1, ymm8
 ; x13 ^= x14
-    vpxor ymm0, ymm0, [rsp + 896]
+    vpxor ymm0, ymm0, [rsp + 64]
 ; x13 >>>= 41
     vmovdqa ymm4, ymm0
     vpsllq ymm0, ymm0, 23
     vpsrlq ymm4, ymm4, 41
     vpor ymm0, ymm0, ymm4
 ; x14 -= x13
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 320], ymm6
 ; x11 ^= x8
-    vmovdqu ymm6, [rsp + 800]
-    vpxor ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu ymm6, [rsp + 128]
+    vpxor ymm6, ymm6, [rsp + 96]
+    vmovdqu [rsp + 64], ymm4
 ; x11 >>>= 59
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 5
     vpsrlq ymm4, ymm4, 59
     vpor ymm6, ymm6, ymm4
 ; x8 -= x11
-    vmovdqu ymm4, [rsp + 1120]
+    vmovdqu ymm4, [rsp + 96]
     vpsubq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 1120], ymm4
+    vmovdqu [rsp + 96], ymm4
 ; x9 ^= x10
-    vmovdqu ymm4, [rsp + 1088]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm2
+    vmovdqu ymm4, [rsp + 256]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 192], ymm2
 ; x9 >>>= 17
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 47
     vpsrlq ymm2, ymm2, 17
     vpor ymm4, ymm4, ymm2
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm4
 ; inverse round 73
 ; x9 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 960], ymm11
+    vmovdqu [rsp + 224], ymm11
 ; x9 >>>= 38
     vmovdqa ymm11, ymm4
     vpsllq ymm4, ymm4, 26
@@ -14755,9 +14859,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm2, ymm2, ymm10
 ; x3 ^= x12
-    vmovdqu ymm11, [rsp + 960]
+    vmovdqu ymm11, [rsp + 224]
     vpxor ymm11, ymm11, ymm1
-    vmovdqu [rsp + 1184], ymm8
+    vmovdqu [rsp + 352], ymm8
 ; x3 >>>= 18
     vmovdqa ymm8, ymm11
     vpsllq ymm11, ymm11, 46
@@ -14766,34 +14870,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm1, ymm1, ymm11
 ; x5 ^= x14
-    vmovdqu ymm8, [rsp + 1056]
-    vpxor ymm8, ymm8, [rsp + 896]
-    vmovdqu [rsp + 832], ymm1
+    vmovdqu ymm8, [rsp + 192]
+    vpxor ymm8, ymm8, [rsp + 64]
+    vmovdqu [rsp + 32], ymm1
 ; x5 >>>= 23
     vmovdqa ymm1, ymm8
     vpsllq ymm8, ymm8, 41
     vpsrlq ymm1, ymm1, 23
     vpor ymm8, ymm8, ymm1
 ; x14 -= x5
-    vmovdqu ymm1, [rsp + 896]
+    vmovdqu ymm1, [rsp + 64]
     vpsubq ymm1, ymm1, ymm8
-    vmovdqu [rsp + 896], ymm1
+    vmovdqu [rsp + 64], ymm1
 ; x1 ^= x8
-    vmovdqu ymm1, [rsp + 1152]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 864], ymm0
+    vmovdqu ymm1, [rsp + 320]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 160], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm1
     vpsllq ymm1, ymm1, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm1, ymm1, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm1
 ; inverse round 72
 ; x1 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu [rsp + 128], ymm6
 ; x1 >>>= 24
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 40
@@ -14838,9 +14942,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm4
 ; x11 ^= x10
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm6, [rsp + 128]
     vpxor ymm6, ymm6, ymm2
-    vmovdqu [rsp + 1088], ymm4
+    vmovdqu [rsp + 256], ymm4
 ; x11 >>>= 17
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 47
@@ -14849,81 +14953,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm2, ymm2, ymm6
 ; x13 ^= x12
-    vmovdqu ymm4, [rsp + 864]
-    vpxor ymm4, ymm4, [rsp + 832]
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu ymm4, [rsp + 160]
+    vpxor ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 128], ymm6
 ; x13 >>>= 22
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 42
     vpsrlq ymm6, ymm6, 22
     vpor ymm4, ymm4, ymm6
 ; x12 -= x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 32]
     vpsubq ymm6, ymm6, ymm4
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu [rsp + 160], ymm4
 ; x15 ^= x14
-    vmovdqu ymm4, [rsp + 1184]
-    vpxor ymm4, ymm4, [rsp + 896]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm4, [rsp + 352]
+    vpxor ymm4, ymm4, [rsp + 64]
+    vmovdqu [rsp + 32], ymm6
 ; x15 >>>= 37
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 27
     vpsrlq ymm6, ymm6, 37
     vpor ymm4, ymm4, ymm6
 ; x14 -= x15
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm4
 ; subtract subkey 18
 ; x0 -= k1
-    vpsubq ymm3, ymm3, [rsp + 256]
+    vpsubq ymm3, ymm3, [rsp + 832]
 ; x1 -= k2
-    vpsubq ymm1, ymm1, [rsp + 352]
+    vpsubq ymm1, ymm1, [rsp + 896]
 ; x2 -= k3
-    vpsubq ymm5, ymm5, [rsp + 384]
+    vpsubq ymm5, ymm5, [rsp + 576]
 ; x3 -= k4
-    vpsubq ymm11, ymm11, [rsp + 416]
+    vpsubq ymm11, ymm11, [rsp + 608]
 ; x4 -= k5
-    vpsubq ymm7, ymm7, [rsp + 448]
+    vpsubq ymm7, ymm7, [rsp + 640]
 ; x5 -= k6
-    vpsubq ymm8, ymm8, [rsp + 480]
+    vpsubq ymm8, ymm8, [rsp + 672]
 ; x6 -= k7
-    vpsubq ymm9, ymm9, [rsp + 512]
+    vpsubq ymm9, ymm9, [rsp + 704]
 ; x7 -= k8
-    vpsubq ymm10, ymm10, [rsp + 544]
+    vpsubq ymm10, ymm10, [rsp + 736]
 ; x8 -= k9
-    vpsubq ymm0, ymm0, [rsp + 576]
-    vmovdqu [rsp + 928], ymm10
+    vpsubq ymm0, ymm0, [rsp + 768]
+    vmovdqu [rsp + 288], ymm10
 ; x9 -= k10
-    vmovdqu ymm10, [rsp + 1088]
-    vpsubq ymm10, ymm10, [rsp + 288]
+    vmovdqu ymm10, [rsp + 256]
+    vpsubq ymm10, ymm10, [rsp + 544]
 ; x10 -= k11
-    vpsubq ymm2, ymm2, [rsp + 0]
-    vmovdqu [rsp + 992], ymm2
+    vpsubq ymm2, ymm2, [rsp + 384]
+    vmovdqu [rsp + 0], ymm2
 ; x11 -= k12
-    vmovdqu ymm2, [rsp + 800]
-    vpsubq ymm2, ymm2, [rsp + 32]
-    vmovdqu [rsp + 960], ymm11
+    vmovdqu ymm2, [rsp + 128]
+    vpsubq ymm2, ymm2, [rsp + 416]
+    vmovdqu [rsp + 224], ymm11
 ; x12 -= k13
-    vmovdqu ymm11, [rsp + 832]
-    vpsubq ymm11, ymm11, [rsp + 64]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm11, [rsp + 32]
+    vpsubq ymm11, ymm11, [rsp + 448]
+    vmovdqu [rsp + 32], ymm11
 ; x13 -= k14
-    vmovdqu ymm11, [rsp + 864]
-    vpsubq ymm11, ymm11, [rsp + 96]
+    vmovdqu ymm11, [rsp + 160]
+    vpsubq ymm11, ymm11, [rsp + 480]
 ; x14 -= k15
-    vpsubq ymm6, ymm6, [rsp + 160]
+    vpsubq ymm6, ymm6, [rsp + 512]
 ; x15 -= k16
-    vpsubq ymm4, ymm4, [rsp + 320]
+    vpsubq ymm4, ymm4, [rsp + 864]
 ; x13 -= t0
-    vpsubq ymm11, ymm11, [rsp + 736]
+    vpsubq ymm11, ymm11, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm6, ymm6, [rsp + 704]
+    vpsubq ymm6, ymm6, [rsp + 928]
 ; x15 -= 0x12
     vpsubq ymm4, ymm4, [rsp + 1248]
 ; inverse round 71
 ; x15 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu [rsp + 192], ymm8
 ; x15 >>>= 9
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 55
@@ -14968,9 +15072,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm6, ymm6, ymm1
 ; x5 ^= x8
-    vmovdqu ymm8, [rsp + 1056]
+    vmovdqu ymm8, [rsp + 192]
     vpxor ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1088], ymm10
+    vmovdqu [rsp + 256], ymm10
 ; x5 >>>= 31
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 33
@@ -14979,34 +15083,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm8
 ; x3 ^= x10
-    vmovdqu ymm10, [rsp + 960]
-    vpxor ymm10, ymm10, [rsp + 992]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm10, [rsp + 224]
+    vpxor ymm10, ymm10, [rsp + 0]
+    vmovdqu [rsp + 128], ymm2
 ; x3 >>>= 37
     vmovdqa ymm2, ymm10
     vpsllq ymm10, ymm10, 27
     vpsrlq ymm2, ymm2, 37
     vpor ymm10, ymm10, ymm2
 ; x10 -= x3
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm10
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu [rsp + 0], ymm2
 ; x7 ^= x12
-    vmovdqu ymm2, [rsp + 928]
-    vpxor ymm2, ymm2, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm2, [rsp + 288]
+    vpxor ymm2, ymm2, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm2, ymm2, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 70
 ; x7 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x7 >>>= 31
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 33
@@ -15051,45 +15155,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm4
 ; x13 ^= x14
-    vpxor ymm11, ymm11, [rsp + 896]
+    vpxor ymm11, ymm11, [rsp + 64]
 ; x13 >>>= 42
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 22
     vpsrlq ymm6, ymm6, 42
     vpor ymm11, ymm11, ymm6
 ; x14 -= x13
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm11
-    vmovdqu [rsp + 1152], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x11 ^= x8
-    vmovdqu ymm1, [rsp + 800]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm8
+    vmovdqu ymm1, [rsp + 128]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 192], ymm8
 ; x11 >>>= 44
     vmovdqa ymm8, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm8, ymm8, 44
     vpor ymm1, ymm1, ymm8
 ; x8 -= x11
-    vmovdqu ymm8, [rsp + 1120]
+    vmovdqu ymm8, [rsp + 96]
     vpsubq ymm8, ymm8, ymm1
-    vmovdqu [rsp + 1120], ymm8
+    vmovdqu [rsp + 96], ymm8
 ; x9 ^= x10
-    vmovdqu ymm8, [rsp + 1088]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu ymm8, [rsp + 256]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 64], ymm6
 ; x9 >>>= 25
     vmovdqa ymm6, ymm8
     vpsllq ymm8, ymm8, 39
     vpsrlq ymm6, ymm6, 25
     vpor ymm8, ymm8, ymm6
 ; x10 -= x9
-    vmovdqu ymm6, [rsp + 992]
+    vmovdqu ymm6, [rsp + 0]
     vpsubq ymm6, ymm6, ymm8
 ; inverse round 69
 ; x9 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 960], ymm10
+    vmovdqu [rsp + 224], ymm10
 ; x9 >>>= 16
     vmovdqa ymm10, ymm8
     vpsllq ymm8, ymm8, 48
@@ -15134,9 +15238,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm6, ymm6, ymm2
 ; x3 ^= x12
-    vmovdqu ymm10, [rsp + 960]
+    vmovdqu ymm10, [rsp + 224]
     vpxor ymm10, ymm10, ymm0
-    vmovdqu [rsp + 1184], ymm4
+    vmovdqu [rsp + 352], ymm4
 ; x3 >>>= 53
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 11
@@ -15145,34 +15249,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm10
 ; x5 ^= x14
-    vmovdqu ymm4, [rsp + 1056]
-    vpxor ymm4, ymm4, [rsp + 896]
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu ymm4, [rsp + 192]
+    vpxor ymm4, ymm4, [rsp + 64]
+    vmovdqu [rsp + 160], ymm11
 ; x5 >>>= 42
     vmovdqa ymm11, ymm4
     vpsllq ymm4, ymm4, 22
     vpsrlq ymm11, ymm11, 42
     vpor ymm4, ymm4, ymm11
 ; x14 -= x5
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm4
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu [rsp + 64], ymm11
 ; x1 ^= x8
-    vmovdqu ymm11, [rsp + 1152]
-    vpxor ymm11, ymm11, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm11, [rsp + 320]
+    vpxor ymm11, ymm11, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm11
     vpsllq ymm11, ymm11, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm11, ymm11, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm11
 ; inverse round 68
 ; x1 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 992], ymm6
+    vmovdqu [rsp + 0], ymm6
 ; x1 >>>= 41
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 23
@@ -15217,92 +15321,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm8
 ; x11 ^= x10
-    vpxor ymm1, ymm1, [rsp + 992]
+    vpxor ymm1, ymm1, [rsp + 0]
 ; x11 >>>= 47
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 17
     vpsrlq ymm6, ymm6, 47
     vpor ymm1, ymm1, ymm6
 ; x10 -= x11
-    vmovdqu ymm6, [rsp + 992]
+    vmovdqu ymm6, [rsp + 0]
     vpsubq ymm6, ymm6, ymm1
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu [rsp + 128], ymm1
 ; x13 ^= x12
-    vmovdqu ymm1, [rsp + 864]
-    vpxor ymm1, ymm1, [rsp + 832]
-    vmovdqu [rsp + 992], ymm6
+    vmovdqu ymm1, [rsp + 160]
+    vpxor ymm1, ymm1, [rsp + 32]
+    vmovdqu [rsp + 0], ymm6
 ; x13 >>>= 44
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm6, ymm6, 44
     vpor ymm1, ymm1, ymm6
 ; x12 -= x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 32]
     vpsubq ymm6, ymm6, ymm1
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu [rsp + 160], ymm1
 ; x15 ^= x14
-    vmovdqu ymm1, [rsp + 1184]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm1, [rsp + 352]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 32], ymm6
 ; x15 >>>= 30
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 34
     vpsrlq ymm6, ymm6, 30
     vpor ymm1, ymm1, ymm6
 ; x14 -= x15
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm1
 ; subtract subkey 17
 ; x0 -= k0
-    vpsubq ymm3, ymm3, [rsp + 224]
+    vpsubq ymm3, ymm3, [rsp + 800]
 ; x1 -= k1
-    vpsubq ymm11, ymm11, [rsp + 256]
+    vpsubq ymm11, ymm11, [rsp + 832]
 ; x2 -= k2
-    vpsubq ymm5, ymm5, [rsp + 352]
+    vpsubq ymm5, ymm5, [rsp + 896]
 ; x3 -= k3
-    vpsubq ymm10, ymm10, [rsp + 384]
+    vpsubq ymm10, ymm10, [rsp + 576]
 ; x4 -= k4
-    vpsubq ymm7, ymm7, [rsp + 416]
+    vpsubq ymm7, ymm7, [rsp + 608]
 ; x5 -= k5
-    vpsubq ymm4, ymm4, [rsp + 448]
+    vpsubq ymm4, ymm4, [rsp + 640]
 ; x6 -= k6
-    vpsubq ymm9, ymm9, [rsp + 480]
+    vpsubq ymm9, ymm9, [rsp + 672]
 ; x7 -= k7
-    vpsubq ymm2, ymm2, [rsp + 512]
+    vpsubq ymm2, ymm2, [rsp + 704]
 ; x8 -= k8
-    vpsubq ymm0, ymm0, [rsp + 544]
+    vpsubq ymm0, ymm0, [rsp + 736]
 ; x9 -= k9
-    vpsubq ymm8, ymm8, [rsp + 576]
-    vmovdqu [rsp + 928], ymm2
+    vpsubq ymm8, ymm8, [rsp + 768]
+    vmovdqu [rsp + 288], ymm2
 ; x10 -= k10
-    vmovdqu ymm2, [rsp + 992]
-    vpsubq ymm2, ymm2, [rsp + 288]
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu ymm2, [rsp + 0]
+    vpsubq ymm2, ymm2, [rsp + 544]
+    vmovdqu [rsp + 0], ymm2
 ; x11 -= k11
-    vmovdqu ymm2, [rsp + 800]
-    vpsubq ymm2, ymm2, [rsp + 0]
-    vmovdqu [rsp + 960], ymm10
+    vmovdqu ymm2, [rsp + 128]
+    vpsubq ymm2, ymm2, [rsp + 384]
+    vmovdqu [rsp + 224], ymm10
 ; x12 -= k12
-    vmovdqu ymm10, [rsp + 832]
-    vpsubq ymm10, ymm10, [rsp + 32]
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu ymm10, [rsp + 32]
+    vpsubq ymm10, ymm10, [rsp + 416]
+    vmovdqu [rsp + 32], ymm10
 ; x13 -= k13
-    vmovdqu ymm10, [rsp + 864]
-    vpsubq ymm10, ymm10, [rsp + 64]
+    vmovdqu ymm10, [rsp + 160]
+    vpsubq ymm10, ymm10, [rsp + 448]
 ; x14 -= k14
-    vpsubq ymm6, ymm6, [rsp + 96]
+    vpsubq ymm6, ymm6, [rsp + 480]
 ; x15 -= k15
-    vpsubq ymm1, ymm1, [rsp + 160]
+    vpsubq ymm1, ymm1, [rsp + 512]
 ; x13 -= t2
-    vpsubq ymm10, ymm10, [rsp + 768]
+    vpsubq ymm10, ymm10, [rsp + 992]
 ; x14 -= t0
-    vpsubq ymm6, ymm6, [rsp + 736]
+    vpsubq ymm6, ymm6, [rsp + 960]
 ; x15 -= 0x11
     vpsubq ymm1, ymm1, [rsp + 1280]
 ; inverse round 67
 ; x15 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu [rsp + 192], ymm4
 ; x15 >>>= 5
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 59
@@ -15347,9 +15451,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm6, ymm6, ymm11
 ; x5 ^= x8
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 192]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1088], ymm8
+    vmovdqu [rsp + 256], ymm8
 ; x5 >>>= 28
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 36
@@ -15358,34 +15462,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm4
 ; x3 ^= x10
-    vmovdqu ymm8, [rsp + 960]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm8, [rsp + 224]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 128], ymm2
 ; x3 >>>= 16
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 48
     vpsrlq ymm2, ymm2, 16
     vpor ymm8, ymm8, ymm2
 ; x10 -= x3
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm8
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu [rsp + 0], ymm2
 ; x7 ^= x12
-    vmovdqu ymm2, [rsp + 928]
-    vpxor ymm2, ymm2, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm2, [rsp + 288]
+    vpxor ymm2, ymm2, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm2, ymm2, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 66
 ; x7 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x7 >>>= 33
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 31
@@ -15430,45 +15534,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm1
 ; x13 ^= x14
-    vpxor ymm10, ymm10, [rsp + 896]
+    vpxor ymm10, ymm10, [rsp + 64]
 ; x13 >>>= 41
     vmovdqa ymm6, ymm10
     vpsllq ymm10, ymm10, 23
     vpsrlq ymm6, ymm6, 41
     vpor ymm10, ymm10, ymm6
 ; x14 -= x13
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm10
-    vmovdqu [rsp + 1152], ymm11
+    vmovdqu [rsp + 320], ymm11
 ; x11 ^= x8
-    vmovdqu ymm11, [rsp + 800]
-    vpxor ymm11, ymm11, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu ymm11, [rsp + 128]
+    vpxor ymm11, ymm11, [rsp + 96]
+    vmovdqu [rsp + 64], ymm6
 ; x11 >>>= 59
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 5
     vpsrlq ymm6, ymm6, 59
     vpor ymm11, ymm11, ymm6
 ; x8 -= x11
-    vmovdqu ymm6, [rsp + 1120]
+    vmovdqu ymm6, [rsp + 96]
     vpsubq ymm6, ymm6, ymm11
-    vmovdqu [rsp + 1120], ymm6
+    vmovdqu [rsp + 96], ymm6
 ; x9 ^= x10
-    vmovdqu ymm6, [rsp + 1088]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm6, [rsp + 256]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 192], ymm4
 ; x9 >>>= 17
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm4, ymm4, 17
     vpor ymm6, ymm6, ymm4
 ; x10 -= x9
-    vmovdqu ymm4, [rsp + 992]
+    vmovdqu ymm4, [rsp + 0]
     vpsubq ymm4, ymm4, ymm6
 ; inverse round 65
 ; x9 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x9 >>>= 38
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 26
@@ -15513,9 +15617,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm4, ymm4, ymm2
 ; x3 ^= x12
-    vmovdqu ymm8, [rsp + 960]
+    vmovdqu ymm8, [rsp + 224]
     vpxor ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1184], ymm1
+    vmovdqu [rsp + 352], ymm1
 ; x3 >>>= 18
     vmovdqa ymm1, ymm8
     vpsllq ymm8, ymm8, 46
@@ -15524,34 +15628,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm8
 ; x5 ^= x14
-    vmovdqu ymm1, [rsp + 1056]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu ymm1, [rsp + 192]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 160], ymm10
 ; x5 >>>= 23
     vmovdqa ymm10, ymm1
     vpsllq ymm1, ymm1, 41
     vpsrlq ymm10, ymm10, 23
     vpor ymm1, ymm1, ymm10
 ; x14 -= x5
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm1
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x1 ^= x8
-    vmovdqu ymm10, [rsp + 1152]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm10, [rsp + 320]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm10
     vpsllq ymm10, ymm10, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm10, ymm10, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm10
 ; inverse round 64
 ; x1 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 992], ymm4
+    vmovdqu [rsp + 0], ymm4
 ; x1 >>>= 24
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 40
@@ -15596,92 +15700,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm6
 ; x11 ^= x10
-    vpxor ymm11, ymm11, [rsp + 992]
+    vpxor ymm11, ymm11, [rsp + 0]
 ; x11 >>>= 17
     vmovdqa ymm4, ymm11
     vpsllq ymm11, ymm11, 47
     vpsrlq ymm4, ymm4, 17
     vpor ymm11, ymm11, ymm4
 ; x10 -= x11
-    vmovdqu ymm4, [rsp + 992]
+    vmovdqu ymm4, [rsp + 0]
     vpsubq ymm4, ymm4, ymm11
-    vmovdqu [rsp + 800], ymm11
+    vmovdqu [rsp + 128], ymm11
 ; x13 ^= x12
-    vmovdqu ymm11, [rsp + 864]
-    vpxor ymm11, ymm11, [rsp + 832]
-    vmovdqu [rsp + 992], ymm4
+    vmovdqu ymm11, [rsp + 160]
+    vpxor ymm11, ymm11, [rsp + 32]
+    vmovdqu [rsp + 0], ymm4
 ; x13 >>>= 22
     vmovdqa ymm4, ymm11
     vpsllq ymm11, ymm11, 42
     vpsrlq ymm4, ymm4, 22
     vpor ymm11, ymm11, ymm4
 ; x12 -= x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 32]
     vpsubq ymm4, ymm4, ymm11
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 160], ymm11
 ; x15 ^= x14
-    vmovdqu ymm11, [rsp + 1184]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 832], ymm4
+    vmovdqu ymm11, [rsp + 352]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 32], ymm4
 ; x15 >>>= 37
     vmovdqa ymm4, ymm11
     vpsllq ymm11, ymm11, 27
     vpsrlq ymm4, ymm4, 37
     vpor ymm11, ymm11, ymm4
 ; x14 -= x15
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm11
 ; subtract subkey 16
 ; x0 -= k16
-    vpsubq ymm3, ymm3, [rsp + 320]
+    vpsubq ymm3, ymm3, [rsp + 864]
 ; x1 -= k0
-    vpsubq ymm10, ymm10, [rsp + 224]
+    vpsubq ymm10, ymm10, [rsp + 800]
 ; x2 -= k1
-    vpsubq ymm5, ymm5, [rsp + 256]
+    vpsubq ymm5, ymm5, [rsp + 832]
 ; x3 -= k2
-    vpsubq ymm8, ymm8, [rsp + 352]
+    vpsubq ymm8, ymm8, [rsp + 896]
 ; x4 -= k3
-    vpsubq ymm7, ymm7, [rsp + 384]
+    vpsubq ymm7, ymm7, [rsp + 576]
 ; x5 -= k4
-    vpsubq ymm1, ymm1, [rsp + 416]
+    vpsubq ymm1, ymm1, [rsp + 608]
 ; x6 -= k5
-    vpsubq ymm9, ymm9, [rsp + 448]
+    vpsubq ymm9, ymm9, [rsp + 640]
 ; x7 -= k6
-    vpsubq ymm2, ymm2, [rsp + 480]
+    vpsubq ymm2, ymm2, [rsp + 672]
 ; x8 -= k7
-    vpsubq ymm0, ymm0, [rsp + 512]
+    vpsubq ymm0, ymm0, [rsp + 704]
 ; x9 -= k8
-    vpsubq ymm6, ymm6, [rsp + 544]
-    vmovdqu [rsp + 928], ymm2
+    vpsubq ymm6, ymm6, [rsp + 736]
+    vmovdqu [rsp + 288], ymm2
 ; x10 -= k9
-    vmovdqu ymm2, [rsp + 992]
-    vpsubq ymm2, ymm2, [rsp + 576]
-    vmovdqu [rsp + 960], ymm8
+    vmovdqu ymm2, [rsp + 0]
+    vpsubq ymm2, ymm2, [rsp + 768]
+    vmovdqu [rsp + 224], ymm8
 ; x11 -= k10
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 288]
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 544]
+    vmovdqu [rsp + 0], ymm2
 ; x12 -= k11
-    vmovdqu ymm2, [rsp + 832]
-    vpsubq ymm2, ymm2, [rsp + 0]
-    vmovdqu [rsp + 832], ymm2
+    vmovdqu ymm2, [rsp + 32]
+    vpsubq ymm2, ymm2, [rsp + 384]
+    vmovdqu [rsp + 32], ymm2
 ; x13 -= k12
-    vmovdqu ymm2, [rsp + 864]
-    vpsubq ymm2, ymm2, [rsp + 32]
+    vmovdqu ymm2, [rsp + 160]
+    vpsubq ymm2, ymm2, [rsp + 416]
 ; x14 -= k13
-    vpsubq ymm4, ymm4, [rsp + 64]
+    vpsubq ymm4, ymm4, [rsp + 448]
 ; x15 -= k14
-    vpsubq ymm11, ymm11, [rsp + 96]
+    vpsubq ymm11, ymm11, [rsp + 480]
 ; x13 -= t1
-    vpsubq ymm2, ymm2, [rsp + 704]
+    vpsubq ymm2, ymm2, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm4, ymm4, [rsp + 768]
+    vpsubq ymm4, ymm4, [rsp + 992]
 ; x15 -= 0x10
     vpsubq ymm11, ymm11, [rsp + 1312]
 ; inverse round 63
 ; x15 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu [rsp + 192], ymm1
 ; x15 >>>= 9
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 55
@@ -15726,9 +15830,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm4, ymm4, ymm10
 ; x5 ^= x8
-    vmovdqu ymm1, [rsp + 1056]
+    vmovdqu ymm1, [rsp + 192]
     vpxor ymm1, ymm1, ymm0
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 256], ymm6
 ; x5 >>>= 31
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 33
@@ -15737,34 +15841,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm1
 ; x3 ^= x10
-    vmovdqu ymm6, [rsp + 960]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm6, [rsp + 224]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm6, ymm6, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm6
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 62
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -15809,45 +15913,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm11
 ; x13 ^= x14
-    vpxor ymm2, ymm2, [rsp + 896]
+    vpxor ymm2, ymm2, [rsp + 64]
 ; x13 >>>= 42
     vmovdqa ymm4, ymm2
     vpsllq ymm2, ymm2, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm2, ymm2, ymm4
 ; x14 -= x13
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 1152], ymm10
+    vmovdqu [rsp + 320], ymm10
 ; x11 ^= x8
-    vmovdqu ymm10, [rsp + 800]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu ymm10, [rsp + 128]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 64], ymm4
 ; x11 >>>= 44
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 20
     vpsrlq ymm4, ymm4, 44
     vpor ymm10, ymm10, ymm4
 ; x8 -= x11
-    vmovdqu ymm4, [rsp + 1120]
+    vmovdqu ymm4, [rsp + 96]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1120], ymm4
+    vmovdqu [rsp + 96], ymm4
 ; x9 ^= x10
-    vmovdqu ymm4, [rsp + 1088]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu ymm4, [rsp + 256]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 192], ymm1
 ; x9 >>>= 25
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 39
     vpsrlq ymm1, ymm1, 25
     vpor ymm4, ymm4, ymm1
 ; x10 -= x9
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm1, [rsp + 0]
     vpsubq ymm1, ymm1, ymm4
 ; inverse round 61
 ; x9 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x9 >>>= 16
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 48
@@ -15892,9 +15996,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm1, ymm1, ymm8
 ; x3 ^= x12
-    vmovdqu ymm6, [rsp + 960]
+    vmovdqu ymm6, [rsp + 224]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1184], ymm11
+    vmovdqu [rsp + 352], ymm11
 ; x3 >>>= 53
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 11
@@ -15903,34 +16007,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm6
 ; x5 ^= x14
-    vmovdqu ymm11, [rsp + 1056]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu ymm11, [rsp + 192]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 160], ymm2
 ; x5 >>>= 42
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 22
     vpsrlq ymm2, ymm2, 42
     vpor ymm11, ymm11, ymm2
 ; x14 -= x5
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm11
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 64], ymm2
 ; x1 ^= x8
-    vmovdqu ymm2, [rsp + 1152]
-    vpxor ymm2, ymm2, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm2, [rsp + 320]
+    vpxor ymm2, ymm2, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm2, ymm2, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 60
 ; x1 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu [rsp + 128], ymm10
 ; x1 >>>= 41
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 23
@@ -15975,9 +16079,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm4
 ; x11 ^= x10
-    vmovdqu ymm10, [rsp + 800]
+    vmovdqu ymm10, [rsp + 128]
     vpxor ymm10, ymm10, ymm1
-    vmovdqu [rsp + 1088], ymm4
+    vmovdqu [rsp + 256], ymm4
 ; x11 >>>= 47
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 17
@@ -15986,81 +16090,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm1, ymm1, ymm10
 ; x13 ^= x12
-    vmovdqu ymm4, [rsp + 864]
-    vpxor ymm4, ymm4, [rsp + 832]
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu ymm4, [rsp + 160]
+    vpxor ymm4, ymm4, [rsp + 32]
+    vmovdqu [rsp + 128], ymm10
 ; x13 >>>= 44
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 20
     vpsrlq ymm10, ymm10, 44
     vpor ymm4, ymm4, ymm10
 ; x12 -= x13
-    vmovdqu ymm10, [rsp + 832]
+    vmovdqu ymm10, [rsp + 32]
     vpsubq ymm10, ymm10, ymm4
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu [rsp + 160], ymm4
 ; x15 ^= x14
-    vmovdqu ymm4, [rsp + 1184]
-    vpxor ymm4, ymm4, [rsp + 896]
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu ymm4, [rsp + 352]
+    vpxor ymm4, ymm4, [rsp + 64]
+    vmovdqu [rsp + 32], ymm10
 ; x15 >>>= 30
     vmovdqa ymm10, ymm4
     vpsllq ymm4, ymm4, 34
     vpsrlq ymm10, ymm10, 30
     vpor ymm4, ymm4, ymm10
 ; x14 -= x15
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm4
 ; subtract subkey 15
 ; x0 -= k15
-    vpsubq ymm3, ymm3, [rsp + 160]
+    vpsubq ymm3, ymm3, [rsp + 512]
 ; x1 -= k16
-    vpsubq ymm2, ymm2, [rsp + 320]
+    vpsubq ymm2, ymm2, [rsp + 864]
 ; x2 -= k0
-    vpsubq ymm5, ymm5, [rsp + 224]
+    vpsubq ymm5, ymm5, [rsp + 800]
 ; x3 -= k1
-    vpsubq ymm6, ymm6, [rsp + 256]
+    vpsubq ymm6, ymm6, [rsp + 832]
 ; x4 -= k2
-    vpsubq ymm7, ymm7, [rsp + 352]
+    vpsubq ymm7, ymm7, [rsp + 896]
 ; x5 -= k3
-    vpsubq ymm11, ymm11, [rsp + 384]
+    vpsubq ymm11, ymm11, [rsp + 576]
 ; x6 -= k4
-    vpsubq ymm9, ymm9, [rsp + 416]
+    vpsubq ymm9, ymm9, [rsp + 608]
 ; x7 -= k5
-    vpsubq ymm8, ymm8, [rsp + 448]
+    vpsubq ymm8, ymm8, [rsp + 640]
 ; x8 -= k6
-    vpsubq ymm0, ymm0, [rsp + 480]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm0, ymm0, [rsp + 672]
+    vmovdqu [rsp + 288], ymm8
 ; x9 -= k7
-    vmovdqu ymm8, [rsp + 1088]
-    vpsubq ymm8, ymm8, [rsp + 512]
+    vmovdqu ymm8, [rsp + 256]
+    vpsubq ymm8, ymm8, [rsp + 704]
 ; x10 -= k8
-    vpsubq ymm1, ymm1, [rsp + 544]
-    vmovdqu [rsp + 960], ymm6
-; x11 -= k9
-    vmovdqu ymm6, [rsp + 800]
-    vpsubq ymm6, ymm6, [rsp + 576]
-    vmovdqu [rsp + 992], ymm1
-; x12 -= k10
-    vmovdqu ymm1, [rsp + 832]
-    vpsubq ymm1, ymm1, [rsp + 288]
-    vmovdqu [rsp + 832], ymm1
-; x13 -= k11
-    vmovdqu ymm1, [rsp + 864]
-    vpsubq ymm1, ymm1, [rsp + 0]
-; x14 -= k12
-    vpsubq ymm10, ymm10, [rsp + 32]
-; x15 -= k13
-    vpsubq ymm4, ymm4, [rsp + 64]
-; x13 -= t0
     vpsubq ymm1, ymm1, [rsp + 736]
+    vmovdqu [rsp + 224], ymm6
+; x11 -= k9
+    vmovdqu ymm6, [rsp + 128]
+    vpsubq ymm6, ymm6, [rsp + 768]
+    vmovdqu [rsp + 0], ymm1
+; x12 -= k10
+    vmovdqu ymm1, [rsp + 32]
+    vpsubq ymm1, ymm1, [rsp + 544]
+    vmovdqu [rsp + 32], ymm1
+; x13 -= k11
+    vmovdqu ymm1, [rsp + 160]
+    vpsubq ymm1, ymm1, [rsp + 384]
+; x14 -= k12
+    vpsubq ymm10, ymm10, [rsp + 416]
+; x15 -= k13
+    vpsubq ymm4, ymm4, [rsp + 448]
+; x13 -= t0
+    vpsubq ymm1, ymm1, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm10, ymm10, [rsp + 704]
+    vpsubq ymm10, ymm10, [rsp + 928]
 ; x15 -= 0xf
     vpsubq ymm4, ymm4, [rsp + 1344]
 ; inverse round 59
 ; x15 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu [rsp + 192], ymm11
 ; x15 >>>= 5
     vmovdqa ymm11, ymm4
     vpsllq ymm4, ymm4, 59
@@ -16105,9 +16209,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm10, ymm10, ymm2
 ; x5 ^= x8
-    vmovdqu ymm11, [rsp + 1056]
+    vmovdqu ymm11, [rsp + 192]
     vpxor ymm11, ymm11, ymm0
-    vmovdqu [rsp + 1088], ymm8
+    vmovdqu [rsp + 256], ymm8
 ; x5 >>>= 28
     vmovdqa ymm8, ymm11
     vpsllq ymm11, ymm11, 36
@@ -16116,34 +16220,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm11
 ; x3 ^= x10
-    vmovdqu ymm8, [rsp + 960]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu ymm8, [rsp + 224]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 128], ymm6
 ; x3 >>>= 16
     vmovdqa ymm6, ymm8
     vpsllq ymm8, ymm8, 48
     vpsrlq ymm6, ymm6, 16
     vpor ymm8, ymm8, ymm6
 ; x10 -= x3
-    vmovdqu ymm6, [rsp + 992]
+    vmovdqu ymm6, [rsp + 0]
     vpsubq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 992], ymm6
+    vmovdqu [rsp + 0], ymm6
 ; x7 ^= x12
-    vmovdqu ymm6, [rsp + 928]
-    vpxor ymm6, ymm6, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm6, [rsp + 288]
+    vpxor ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm6
     vpsllq ymm6, ymm6, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm6, ymm6, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm6
 ; inverse round 58
 ; x7 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x7 >>>= 33
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 31
@@ -16188,45 +16292,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm4
 ; x13 ^= x14
-    vpxor ymm1, ymm1, [rsp + 896]
+    vpxor ymm1, ymm1, [rsp + 64]
 ; x13 >>>= 41
     vmovdqa ymm10, ymm1
     vpsllq ymm1, ymm1, 23
     vpsrlq ymm10, ymm10, 41
     vpor ymm1, ymm1, ymm10
 ; x14 -= x13
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm1
-    vmovdqu [rsp + 1152], ymm2
+    vmovdqu [rsp + 320], ymm2
 ; x11 ^= x8
-    vmovdqu ymm2, [rsp + 800]
-    vpxor ymm2, ymm2, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu ymm2, [rsp + 128]
+    vpxor ymm2, ymm2, [rsp + 96]
+    vmovdqu [rsp + 192], ymm11
 ; x11 >>>= 59
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 5
     vpsrlq ymm11, ymm11, 59
     vpor ymm2, ymm2, ymm11
 ; x8 -= x11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm11, [rsp + 96]
     vpsubq ymm11, ymm11, ymm2
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu [rsp + 96], ymm11
 ; x9 ^= x10
-    vmovdqu ymm11, [rsp + 1088]
-    vpxor ymm11, ymm11, [rsp + 992]
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu ymm11, [rsp + 256]
+    vpxor ymm11, ymm11, [rsp + 0]
+    vmovdqu [rsp + 64], ymm10
 ; x9 >>>= 17
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 47
     vpsrlq ymm10, ymm10, 17
     vpor ymm11, ymm11, ymm10
 ; x10 -= x9
-    vmovdqu ymm10, [rsp + 992]
+    vmovdqu ymm10, [rsp + 0]
     vpsubq ymm10, ymm10, ymm11
 ; inverse round 57
 ; x9 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x9 >>>= 38
     vmovdqa ymm8, ymm11
     vpsllq ymm11, ymm11, 26
@@ -16271,9 +16375,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm10, ymm10, ymm6
 ; x3 ^= x12
-    vmovdqu ymm8, [rsp + 960]
+    vmovdqu ymm8, [rsp + 224]
     vpxor ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1184], ymm4
+    vmovdqu [rsp + 352], ymm4
 ; x3 >>>= 18
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 46
@@ -16282,34 +16386,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm8
 ; x5 ^= x14
-    vmovdqu ymm4, [rsp + 1056]
-    vpxor ymm4, ymm4, [rsp + 896]
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu ymm4, [rsp + 192]
+    vpxor ymm4, ymm4, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
 ; x5 >>>= 23
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 41
     vpsrlq ymm1, ymm1, 23
     vpor ymm4, ymm4, ymm1
 ; x14 -= x5
-    vmovdqu ymm1, [rsp + 896]
+    vmovdqu ymm1, [rsp + 64]
     vpsubq ymm1, ymm1, ymm4
-    vmovdqu [rsp + 896], ymm1
+    vmovdqu [rsp + 64], ymm1
 ; x1 ^= x8
-    vmovdqu ymm1, [rsp + 1152]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm1, [rsp + 320]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm1
     vpsllq ymm1, ymm1, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm1, ymm1, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm1
 ; inverse round 56
 ; x1 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu [rsp + 128], ymm2
 ; x1 >>>= 24
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 40
@@ -16354,9 +16458,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm11
 ; x11 ^= x10
-    vmovdqu ymm2, [rsp + 800]
+    vmovdqu ymm2, [rsp + 128]
     vpxor ymm2, ymm2, ymm10
-    vmovdqu [rsp + 1088], ymm11
+    vmovdqu [rsp + 256], ymm11
 ; x11 >>>= 17
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 47
@@ -16365,81 +16469,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm10, ymm10, ymm2
 ; x13 ^= x12
-    vmovdqu ymm11, [rsp + 864]
-    vpxor ymm11, ymm11, [rsp + 832]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm11, [rsp + 160]
+    vpxor ymm11, ymm11, [rsp + 32]
+    vmovdqu [rsp + 128], ymm2
 ; x13 >>>= 22
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 42
     vpsrlq ymm2, ymm2, 22
     vpor ymm11, ymm11, ymm2
 ; x12 -= x13
-    vmovdqu ymm2, [rsp + 832]
+    vmovdqu ymm2, [rsp + 32]
     vpsubq ymm2, ymm2, ymm11
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 160], ymm11
 ; x15 ^= x14
-    vmovdqu ymm11, [rsp + 1184]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 832], ymm2
+    vmovdqu ymm11, [rsp + 352]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 32], ymm2
 ; x15 >>>= 37
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 27
     vpsrlq ymm2, ymm2, 37
     vpor ymm11, ymm11, ymm2
 ; x14 -= x15
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm11
 ; subtract subkey 14
 ; x0 -= k14
-    vpsubq ymm3, ymm3, [rsp + 96]
+    vpsubq ymm3, ymm3, [rsp + 480]
 ; x1 -= k15
-    vpsubq ymm1, ymm1, [rsp + 160]
+    vpsubq ymm1, ymm1, [rsp + 512]
 ; x2 -= k16
-    vpsubq ymm5, ymm5, [rsp + 320]
+    vpsubq ymm5, ymm5, [rsp + 864]
 ; x3 -= k0
-    vpsubq ymm8, ymm8, [rsp + 224]
+    vpsubq ymm8, ymm8, [rsp + 800]
 ; x4 -= k1
-    vpsubq ymm7, ymm7, [rsp + 256]
+    vpsubq ymm7, ymm7, [rsp + 832]
 ; x5 -= k2
-    vpsubq ymm4, ymm4, [rsp + 352]
+    vpsubq ymm4, ymm4, [rsp + 896]
 ; x6 -= k3
-    vpsubq ymm9, ymm9, [rsp + 384]
+    vpsubq ymm9, ymm9, [rsp + 576]
 ; x7 -= k4
-    vpsubq ymm6, ymm6, [rsp + 416]
+    vpsubq ymm6, ymm6, [rsp + 608]
 ; x8 -= k5
-    vpsubq ymm0, ymm0, [rsp + 448]
-    vmovdqu [rsp + 928], ymm6
+    vpsubq ymm0, ymm0, [rsp + 640]
+    vmovdqu [rsp + 288], ymm6
 ; x9 -= k6
-    vmovdqu ymm6, [rsp + 1088]
-    vpsubq ymm6, ymm6, [rsp + 480]
+    vmovdqu ymm6, [rsp + 256]
+    vpsubq ymm6, ymm6, [rsp + 672]
 ; x10 -= k7
-    vpsubq ymm10, ymm10, [rsp + 512]
-    vmovdqu [rsp + 960], ymm8
+    vpsubq ymm10, ymm10, [rsp + 704]
+    vmovdqu [rsp + 224], ymm8
 ; x11 -= k8
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 544]
-    vmovdqu [rsp + 992], ymm10
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 736]
+    vmovdqu [rsp + 0], ymm10
 ; x12 -= k9
-    vmovdqu ymm10, [rsp + 832]
-    vpsubq ymm10, ymm10, [rsp + 576]
-    vmovdqu [rsp + 832], ymm10
-; x13 -= k10
-    vmovdqu ymm10, [rsp + 864]
-    vpsubq ymm10, ymm10, [rsp + 288]
-; x14 -= k11
-    vpsubq ymm2, ymm2, [rsp + 0]
-; x15 -= k12
-    vpsubq ymm11, ymm11, [rsp + 32]
-; x13 -= t2
+    vmovdqu ymm10, [rsp + 32]
     vpsubq ymm10, ymm10, [rsp + 768]
+    vmovdqu [rsp + 32], ymm10
+; x13 -= k10
+    vmovdqu ymm10, [rsp + 160]
+    vpsubq ymm10, ymm10, [rsp + 544]
+; x14 -= k11
+    vpsubq ymm2, ymm2, [rsp + 384]
+; x15 -= k12
+    vpsubq ymm11, ymm11, [rsp + 416]
+; x13 -= t2
+    vpsubq ymm10, ymm10, [rsp + 992]
 ; x14 -= t0
-    vpsubq ymm2, ymm2, [rsp + 736]
+    vpsubq ymm2, ymm2, [rsp + 960]
 ; x15 -= 0xe
     vpsubq ymm11, ymm11, [rsp + 1376]
 ; inverse round 55
 ; x15 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu [rsp + 192], ymm4
 ; x15 >>>= 9
     vmovdqa ymm4, ymm11
     vpsllq ymm11, ymm11, 55
@@ -16484,9 +16588,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm2, ymm2, ymm1
 ; x5 ^= x8
-    vmovdqu ymm4, [rsp + 1056]
+    vmovdqu ymm4, [rsp + 192]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 256], ymm6
 ; x5 >>>= 31
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 33
@@ -16495,34 +16599,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm4
 ; x3 ^= x10
-    vmovdqu ymm6, [rsp + 960]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm6, [rsp + 224]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm6, ymm6, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm6
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 54
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 64], ymm2
 ; x7 >>>= 31
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 33
@@ -16567,45 +16671,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm11
 ; x13 ^= x14
-    vpxor ymm10, ymm10, [rsp + 896]
+    vpxor ymm10, ymm10, [rsp + 64]
 ; x13 >>>= 42
     vmovdqa ymm2, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm2, ymm2, 42
     vpor ymm10, ymm10, ymm2
 ; x14 -= x13
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm10
-    vmovdqu [rsp + 1152], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x11 ^= x8
-    vmovdqu ymm1, [rsp + 800]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm4
+    vmovdqu ymm1, [rsp + 128]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 192], ymm4
 ; x11 >>>= 44
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm4, ymm4, 44
     vpor ymm1, ymm1, ymm4
 ; x8 -= x11
-    vmovdqu ymm4, [rsp + 1120]
+    vmovdqu ymm4, [rsp + 96]
     vpsubq ymm4, ymm4, ymm1
-    vmovdqu [rsp + 1120], ymm4
+    vmovdqu [rsp + 96], ymm4
 ; x9 ^= x10
-    vmovdqu ymm4, [rsp + 1088]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu ymm4, [rsp + 256]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 64], ymm2
 ; x9 >>>= 25
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 39
     vpsrlq ymm2, ymm2, 25
     vpor ymm4, ymm4, ymm2
 ; x10 -= x9
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm4
 ; inverse round 53
 ; x9 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x9 >>>= 16
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 48
@@ -16650,9 +16754,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm2, ymm2, ymm8
 ; x3 ^= x12
-    vmovdqu ymm6, [rsp + 960]
+    vmovdqu ymm6, [rsp + 224]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1184], ymm11
+    vmovdqu [rsp + 352], ymm11
 ; x3 >>>= 53
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 11
@@ -16661,34 +16765,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm6
 ; x5 ^= x14
-    vmovdqu ymm11, [rsp + 1056]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu ymm11, [rsp + 192]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 160], ymm10
 ; x5 >>>= 42
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 22
     vpsrlq ymm10, ymm10, 42
     vpor ymm11, ymm11, ymm10
 ; x14 -= x5
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm11
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x1 ^= x8
-    vmovdqu ymm10, [rsp + 1152]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm10, [rsp + 320]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm10
     vpsllq ymm10, ymm10, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm10, ymm10, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm10
 ; inverse round 52
 ; x1 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu [rsp + 0], ymm2
 ; x1 >>>= 41
     vmovdqa ymm2, ymm10
     vpsllq ymm10, ymm10, 23
@@ -16733,92 +16837,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm4
 ; x11 ^= x10
-    vpxor ymm1, ymm1, [rsp + 992]
+    vpxor ymm1, ymm1, [rsp + 0]
 ; x11 >>>= 47
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 17
     vpsrlq ymm2, ymm2, 47
     vpor ymm1, ymm1, ymm2
 ; x10 -= x11
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm1
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu [rsp + 128], ymm1
 ; x13 ^= x12
-    vmovdqu ymm1, [rsp + 864]
-    vpxor ymm1, ymm1, [rsp + 832]
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu ymm1, [rsp + 160]
+    vpxor ymm1, ymm1, [rsp + 32]
+    vmovdqu [rsp + 0], ymm2
 ; x13 >>>= 44
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm2, ymm2, 44
     vpor ymm1, ymm1, ymm2
 ; x12 -= x13
-    vmovdqu ymm2, [rsp + 832]
+    vmovdqu ymm2, [rsp + 32]
     vpsubq ymm2, ymm2, ymm1
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu [rsp + 160], ymm1
 ; x15 ^= x14
-    vmovdqu ymm1, [rsp + 1184]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 832], ymm2
+    vmovdqu ymm1, [rsp + 352]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 32], ymm2
 ; x15 >>>= 30
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 34
     vpsrlq ymm2, ymm2, 30
     vpor ymm1, ymm1, ymm2
 ; x14 -= x15
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm1
 ; subtract subkey 13
 ; x0 -= k13
-    vpsubq ymm3, ymm3, [rsp + 64]
+    vpsubq ymm3, ymm3, [rsp + 448]
 ; x1 -= k14
-    vpsubq ymm10, ymm10, [rsp + 96]
+    vpsubq ymm10, ymm10, [rsp + 480]
 ; x2 -= k15
-    vpsubq ymm5, ymm5, [rsp + 160]
+    vpsubq ymm5, ymm5, [rsp + 512]
 ; x3 -= k16
-    vpsubq ymm6, ymm6, [rsp + 320]
+    vpsubq ymm6, ymm6, [rsp + 864]
 ; x4 -= k0
-    vpsubq ymm7, ymm7, [rsp + 224]
+    vpsubq ymm7, ymm7, [rsp + 800]
 ; x5 -= k1
-    vpsubq ymm11, ymm11, [rsp + 256]
+    vpsubq ymm11, ymm11, [rsp + 832]
 ; x6 -= k2
-    vpsubq ymm9, ymm9, [rsp + 352]
+    vpsubq ymm9, ymm9, [rsp + 896]
 ; x7 -= k3
-    vpsubq ymm8, ymm8, [rsp + 384]
+    vpsubq ymm8, ymm8, [rsp + 576]
 ; x8 -= k4
-    vpsubq ymm0, ymm0, [rsp + 416]
+    vpsubq ymm0, ymm0, [rsp + 608]
 ; x9 -= k5
-    vpsubq ymm4, ymm4, [rsp + 448]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm4, ymm4, [rsp + 640]
+    vmovdqu [rsp + 288], ymm8
 ; x10 -= k6
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 480]
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 672]
+    vmovdqu [rsp + 0], ymm8
 ; x11 -= k7
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 512]
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 704]
+    vmovdqu [rsp + 224], ymm6
 ; x12 -= k8
-    vmovdqu ymm6, [rsp + 832]
-    vpsubq ymm6, ymm6, [rsp + 544]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm6, [rsp + 32]
+    vpsubq ymm6, ymm6, [rsp + 736]
+    vmovdqu [rsp + 32], ymm6
 ; x13 -= k9
-    vmovdqu ymm6, [rsp + 864]
-    vpsubq ymm6, ymm6, [rsp + 576]
+    vmovdqu ymm6, [rsp + 160]
+    vpsubq ymm6, ymm6, [rsp + 768]
 ; x14 -= k10
-    vpsubq ymm2, ymm2, [rsp + 288]
+    vpsubq ymm2, ymm2, [rsp + 544]
 ; x15 -= k11
-    vpsubq ymm1, ymm1, [rsp + 0]
+    vpsubq ymm1, ymm1, [rsp + 384]
 ; x13 -= t1
-    vpsubq ymm6, ymm6, [rsp + 704]
+    vpsubq ymm6, ymm6, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm2, ymm2, [rsp + 768]
+    vpsubq ymm2, ymm2, [rsp + 992]
 ; x15 -= 0xd
     vpsubq ymm1, ymm1, [rsp + 1408]
 ; inverse round 51
 ; x15 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu [rsp + 192], ymm11
 ; x15 >>>= 5
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 59
@@ -16863,9 +16967,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm2, ymm2, ymm10
 ; x5 ^= x8
-    vmovdqu ymm11, [rsp + 1056]
+    vmovdqu ymm11, [rsp + 192]
     vpxor ymm11, ymm11, ymm0
-    vmovdqu [rsp + 1088], ymm4
+    vmovdqu [rsp + 256], ymm4
 ; x5 >>>= 28
     vmovdqa ymm4, ymm11
     vpsllq ymm11, ymm11, 36
@@ -16874,34 +16978,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm11
 ; x3 ^= x10
-    vmovdqu ymm4, [rsp + 960]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm4, [rsp + 224]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 16
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 48
     vpsrlq ymm8, ymm8, 16
     vpor ymm4, ymm4, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 50
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu [rsp + 160], ymm6
 ; x7 >>>= 33
     vmovdqa ymm6, ymm8
     vpsllq ymm8, ymm8, 31
@@ -16946,9 +17050,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm1
 ; x13 ^= x14
-    vmovdqu ymm6, [rsp + 864]
+    vmovdqu ymm6, [rsp + 160]
     vpxor ymm6, ymm6, ymm2
-    vmovdqu [rsp + 1152], ymm10
+    vmovdqu [rsp + 320], ymm10
 ; x13 >>>= 41
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 23
@@ -16957,34 +17061,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm2, ymm2, ymm6
 ; x11 ^= x8
-    vmovdqu ymm10, [rsp + 800]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu ymm10, [rsp + 128]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 64], ymm2
 ; x11 >>>= 59
     vmovdqa ymm2, ymm10
     vpsllq ymm10, ymm10, 5
     vpsrlq ymm2, ymm2, 59
     vpor ymm10, ymm10, ymm2
 ; x8 -= x11
-    vmovdqu ymm2, [rsp + 1120]
+    vmovdqu ymm2, [rsp + 96]
     vpsubq ymm2, ymm2, ymm10
-    vmovdqu [rsp + 1120], ymm2
+    vmovdqu [rsp + 96], ymm2
 ; x9 ^= x10
-    vmovdqu ymm2, [rsp + 1088]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu ymm2, [rsp + 256]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 192], ymm11
 ; x9 >>>= 17
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm2, ymm2, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm2
 ; inverse round 49
 ; x9 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x9 >>>= 38
     vmovdqa ymm4, ymm2
     vpsllq ymm2, ymm2, 26
@@ -17029,9 +17133,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm4, [rsp + 224]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1184], ymm1
+    vmovdqu [rsp + 352], ymm1
 ; x3 >>>= 18
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 46
@@ -17040,34 +17144,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm4
 ; x5 ^= x14
-    vmovdqu ymm1, [rsp + 1056]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm1, [rsp + 192]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 160], ymm6
 ; x5 >>>= 23
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 41
     vpsrlq ymm6, ymm6, 23
     vpor ymm1, ymm1, ymm6
 ; x14 -= x5
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm1
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x1 ^= x8
-    vmovdqu ymm6, [rsp + 1152]
-    vpxor ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm6, [rsp + 320]
+    vpxor ymm6, ymm6, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm6
     vpsllq ymm6, ymm6, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm6, ymm6, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm6
 ; inverse round 48
 ; x1 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 24
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 40
@@ -17112,92 +17216,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm2
 ; x11 ^= x10
-    vpxor ymm10, ymm10, [rsp + 992]
+    vpxor ymm10, ymm10, [rsp + 0]
 ; x11 >>>= 17
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm10, ymm10, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu [rsp + 128], ymm10
 ; x13 ^= x12
-    vmovdqu ymm10, [rsp + 864]
-    vpxor ymm10, ymm10, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm10, [rsp + 160]
+    vpxor ymm10, ymm10, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 22
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu [rsp + 160], ymm10
 ; x15 ^= x14
-    vmovdqu ymm10, [rsp + 1184]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm10, [rsp + 352]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 37
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 27
     vpsrlq ymm11, ymm11, 37
     vpor ymm10, ymm10, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm10
 ; subtract subkey 12
 ; x0 -= k12
-    vpsubq ymm3, ymm3, [rsp + 32]
+    vpsubq ymm3, ymm3, [rsp + 416]
 ; x1 -= k13
-    vpsubq ymm6, ymm6, [rsp + 64]
+    vpsubq ymm6, ymm6, [rsp + 448]
 ; x2 -= k14
-    vpsubq ymm5, ymm5, [rsp + 96]
+    vpsubq ymm5, ymm5, [rsp + 480]
 ; x3 -= k15
-    vpsubq ymm4, ymm4, [rsp + 160]
-; x4 -= k16
-    vpsubq ymm7, ymm7, [rsp + 320]
-; x5 -= k0
-    vpsubq ymm1, ymm1, [rsp + 224]
-; x6 -= k1
-    vpsubq ymm9, ymm9, [rsp + 256]
-; x7 -= k2
-    vpsubq ymm8, ymm8, [rsp + 352]
-; x8 -= k3
-    vpsubq ymm0, ymm0, [rsp + 384]
-; x9 -= k4
-    vpsubq ymm2, ymm2, [rsp + 416]
-    vmovdqu [rsp + 928], ymm8
-; x10 -= k5
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 448]
-    vmovdqu [rsp + 992], ymm8
-; x11 -= k6
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 480]
-    vmovdqu [rsp + 960], ymm4
-; x12 -= k7
-    vmovdqu ymm4, [rsp + 832]
     vpsubq ymm4, ymm4, [rsp + 512]
-    vmovdqu [rsp + 832], ymm4
+; x4 -= k16
+    vpsubq ymm7, ymm7, [rsp + 864]
+; x5 -= k0
+    vpsubq ymm1, ymm1, [rsp + 800]
+; x6 -= k1
+    vpsubq ymm9, ymm9, [rsp + 832]
+; x7 -= k2
+    vpsubq ymm8, ymm8, [rsp + 896]
+; x8 -= k3
+    vpsubq ymm0, ymm0, [rsp + 576]
+; x9 -= k4
+    vpsubq ymm2, ymm2, [rsp + 608]
+    vmovdqu [rsp + 288], ymm8
+; x10 -= k5
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 640]
+    vmovdqu [rsp + 0], ymm8
+; x11 -= k6
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 672]
+    vmovdqu [rsp + 224], ymm4
+; x12 -= k7
+    vmovdqu ymm4, [rsp + 32]
+    vpsubq ymm4, ymm4, [rsp + 704]
+    vmovdqu [rsp + 32], ymm4
 ; x13 -= k8
-    vmovdqu ymm4, [rsp + 864]
-    vpsubq ymm4, ymm4, [rsp + 544]
-; x14 -= k9
-    vpsubq ymm11, ymm11, [rsp + 576]
-; x15 -= k10
-    vpsubq ymm10, ymm10, [rsp + 288]
-; x13 -= t0
+    vmovdqu ymm4, [rsp + 160]
     vpsubq ymm4, ymm4, [rsp + 736]
+; x14 -= k9
+    vpsubq ymm11, ymm11, [rsp + 768]
+; x15 -= k10
+    vpsubq ymm10, ymm10, [rsp + 544]
+; x13 -= t0
+    vpsubq ymm4, ymm4, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm11, ymm11, [rsp + 704]
+    vpsubq ymm11, ymm11, [rsp + 928]
 ; x15 -= 0xc
     vpsubq ymm10, ymm10, [rsp + 1440]
 ; inverse round 47
 ; x15 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu [rsp + 192], ymm1
 ; x15 >>>= 9
     vmovdqa ymm1, ymm10
     vpsllq ymm10, ymm10, 55
@@ -17242,9 +17346,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm11, ymm11, ymm6
 ; x5 ^= x8
-    vmovdqu ymm1, [rsp + 1056]
+    vmovdqu ymm1, [rsp + 192]
     vpxor ymm1, ymm1, ymm0
-    vmovdqu [rsp + 1088], ymm2
+    vmovdqu [rsp + 256], ymm2
 ; x5 >>>= 31
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 33
@@ -17253,34 +17357,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm1
 ; x3 ^= x10
-    vmovdqu ymm2, [rsp + 960]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm2, [rsp + 224]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm2
     vpsllq ymm2, ymm2, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm2, ymm2, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 46
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu [rsp + 160], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -17325,9 +17429,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm10
 ; x13 ^= x14
-    vmovdqu ymm4, [rsp + 864]
+    vmovdqu ymm4, [rsp + 160]
     vpxor ymm4, ymm4, ymm11
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 320], ymm6
 ; x13 >>>= 42
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 22
@@ -17336,34 +17440,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm11, ymm11, ymm4
 ; x11 ^= x8
-    vmovdqu ymm6, [rsp + 800]
-    vpxor ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu ymm6, [rsp + 128]
+    vpxor ymm6, ymm6, [rsp + 96]
+    vmovdqu [rsp + 64], ymm11
 ; x11 >>>= 44
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 20
     vpsrlq ymm11, ymm11, 44
     vpor ymm6, ymm6, ymm11
 ; x8 -= x11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm11, [rsp + 96]
     vpsubq ymm11, ymm11, ymm6
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu [rsp + 96], ymm11
 ; x9 ^= x10
-    vmovdqu ymm11, [rsp + 1088]
-    vpxor ymm11, ymm11, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu ymm11, [rsp + 256]
+    vpxor ymm11, ymm11, [rsp + 0]
+    vmovdqu [rsp + 192], ymm1
 ; x9 >>>= 25
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 39
     vpsrlq ymm1, ymm1, 25
     vpor ymm11, ymm11, ymm1
 ; x10 -= x9
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm1, [rsp + 0]
     vpsubq ymm1, ymm1, ymm11
 ; inverse round 45
 ; x9 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu [rsp + 224], ymm2
 ; x9 >>>= 16
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 48
@@ -17408,9 +17512,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm1, ymm1, ymm8
 ; x3 ^= x12
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm2, [rsp + 224]
     vpxor ymm2, ymm2, ymm0
-    vmovdqu [rsp + 1184], ymm10
+    vmovdqu [rsp + 352], ymm10
 ; x3 >>>= 53
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 11
@@ -17419,34 +17523,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm2
 ; x5 ^= x14
-    vmovdqu ymm10, [rsp + 1056]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm10, [rsp + 192]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 160], ymm4
 ; x5 >>>= 42
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm10, ymm10, ymm4
 ; x14 -= x5
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 1152]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm4, [rsp + 320]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm4
     vpsllq ymm4, ymm4, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm4, ymm4, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm4
 ; inverse round 44
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu [rsp + 128], ymm6
 ; x1 >>>= 41
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 23
@@ -17491,9 +17595,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm11
 ; x11 ^= x10
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm6, [rsp + 128]
     vpxor ymm6, ymm6, ymm1
-    vmovdqu [rsp + 1088], ymm11
+    vmovdqu [rsp + 256], ymm11
 ; x11 >>>= 47
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 17
@@ -17502,81 +17606,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm1, ymm1, ymm6
 ; x13 ^= x12
-    vmovdqu ymm11, [rsp + 864]
-    vpxor ymm11, ymm11, [rsp + 832]
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpxor ymm11, ymm11, [rsp + 32]
+    vmovdqu [rsp + 128], ymm6
 ; x13 >>>= 44
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm6, ymm6, 44
     vpor ymm11, ymm11, ymm6
 ; x12 -= x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 32]
     vpsubq ymm6, ymm6, ymm11
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 160], ymm11
 ; x15 ^= x14
-    vmovdqu ymm11, [rsp + 1184]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm11, [rsp + 352]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 32], ymm6
 ; x15 >>>= 30
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 34
     vpsrlq ymm6, ymm6, 30
     vpor ymm11, ymm11, ymm6
 ; x14 -= x15
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm11
 ; subtract subkey 11
 ; x0 -= k11
-    vpsubq ymm3, ymm3, [rsp + 0]
+    vpsubq ymm3, ymm3, [rsp + 384]
 ; x1 -= k12
-    vpsubq ymm4, ymm4, [rsp + 32]
+    vpsubq ymm4, ymm4, [rsp + 416]
 ; x2 -= k13
-    vpsubq ymm5, ymm5, [rsp + 64]
+    vpsubq ymm5, ymm5, [rsp + 448]
 ; x3 -= k14
-    vpsubq ymm2, ymm2, [rsp + 96]
+    vpsubq ymm2, ymm2, [rsp + 480]
 ; x4 -= k15
-    vpsubq ymm7, ymm7, [rsp + 160]
+    vpsubq ymm7, ymm7, [rsp + 512]
 ; x5 -= k16
-    vpsubq ymm10, ymm10, [rsp + 320]
+    vpsubq ymm10, ymm10, [rsp + 864]
 ; x6 -= k0
-    vpsubq ymm9, ymm9, [rsp + 224]
+    vpsubq ymm9, ymm9, [rsp + 800]
 ; x7 -= k1
-    vpsubq ymm8, ymm8, [rsp + 256]
+    vpsubq ymm8, ymm8, [rsp + 832]
 ; x8 -= k2
-    vpsubq ymm0, ymm0, [rsp + 352]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm0, ymm0, [rsp + 896]
+    vmovdqu [rsp + 288], ymm8
 ; x9 -= k3
-    vmovdqu ymm8, [rsp + 1088]
-    vpsubq ymm8, ymm8, [rsp + 384]
+    vmovdqu ymm8, [rsp + 256]
+    vpsubq ymm8, ymm8, [rsp + 576]
 ; x10 -= k4
-    vpsubq ymm1, ymm1, [rsp + 416]
-    vmovdqu [rsp + 960], ymm2
+    vpsubq ymm1, ymm1, [rsp + 608]
+    vmovdqu [rsp + 224], ymm2
 ; x11 -= k5
-    vmovdqu ymm2, [rsp + 800]
-    vpsubq ymm2, ymm2, [rsp + 448]
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu ymm2, [rsp + 128]
+    vpsubq ymm2, ymm2, [rsp + 640]
+    vmovdqu [rsp + 0], ymm1
 ; x12 -= k6
-    vmovdqu ymm1, [rsp + 832]
-    vpsubq ymm1, ymm1, [rsp + 480]
-    vmovdqu [rsp + 832], ymm1
+    vmovdqu ymm1, [rsp + 32]
+    vpsubq ymm1, ymm1, [rsp + 672]
+    vmovdqu [rsp + 32], ymm1
 ; x13 -= k7
-    vmovdqu ymm1, [rsp + 864]
-    vpsubq ymm1, ymm1, [rsp + 512]
+    vmovdqu ymm1, [rsp + 160]
+    vpsubq ymm1, ymm1, [rsp + 704]
 ; x14 -= k8
-    vpsubq ymm6, ymm6, [rsp + 544]
-; x15 -= k9
-    vpsubq ymm11, ymm11, [rsp + 576]
-; x13 -= t2
-    vpsubq ymm1, ymm1, [rsp + 768]
-; x14 -= t0
     vpsubq ymm6, ymm6, [rsp + 736]
+; x15 -= k9
+    vpsubq ymm11, ymm11, [rsp + 768]
+; x13 -= t2
+    vpsubq ymm1, ymm1, [rsp + 992]
+; x14 -= t0
+    vpsubq ymm6, ymm6, [rsp + 960]
 ; x15 -= 0xb
     vpsubq ymm11, ymm11, [rsp + 1472]
 ; inverse round 43
 ; x15 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 1056], ymm10
+    vmovdqu [rsp + 192], ymm10
 ; x15 >>>= 5
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 59
@@ -17621,9 +17725,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm6, ymm6, ymm4
 ; x5 ^= x8
-    vmovdqu ymm10, [rsp + 1056]
+    vmovdqu ymm10, [rsp + 192]
     vpxor ymm10, ymm10, ymm0
-    vmovdqu [rsp + 1088], ymm8
+    vmovdqu [rsp + 256], ymm8
 ; x5 >>>= 28
     vmovdqa ymm8, ymm10
     vpsllq ymm10, ymm10, 36
@@ -17632,34 +17736,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm10
 ; x3 ^= x10
-    vmovdqu ymm8, [rsp + 960]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm8, [rsp + 224]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 128], ymm2
 ; x3 >>>= 16
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 48
     vpsrlq ymm2, ymm2, 16
     vpor ymm8, ymm8, ymm2
 ; x10 -= x3
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm8
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu [rsp + 0], ymm2
 ; x7 ^= x12
-    vmovdqu ymm2, [rsp + 928]
-    vpxor ymm2, ymm2, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm2, [rsp + 288]
+    vpxor ymm2, ymm2, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm2, ymm2, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 42
 ; x7 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x7 >>>= 33
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 31
@@ -17704,45 +17808,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm11
 ; x13 ^= x14
-    vpxor ymm1, ymm1, [rsp + 896]
+    vpxor ymm1, ymm1, [rsp + 64]
 ; x13 >>>= 41
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 23
     vpsrlq ymm6, ymm6, 41
     vpor ymm1, ymm1, ymm6
 ; x14 -= x13
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm1
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 320], ymm4
 ; x11 ^= x8
-    vmovdqu ymm4, [rsp + 800]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu ymm4, [rsp + 128]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 64], ymm6
 ; x11 >>>= 59
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 5
     vpsrlq ymm6, ymm6, 59
     vpor ymm4, ymm4, ymm6
 ; x8 -= x11
-    vmovdqu ymm6, [rsp + 1120]
+    vmovdqu ymm6, [rsp + 96]
     vpsubq ymm6, ymm6, ymm4
-    vmovdqu [rsp + 1120], ymm6
+    vmovdqu [rsp + 96], ymm6
 ; x9 ^= x10
-    vmovdqu ymm6, [rsp + 1088]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm10
+    vmovdqu ymm6, [rsp + 256]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 192], ymm10
 ; x9 >>>= 17
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm10, ymm10, 17
     vpor ymm6, ymm6, ymm10
 ; x10 -= x9
-    vmovdqu ymm10, [rsp + 992]
+    vmovdqu ymm10, [rsp + 0]
     vpsubq ymm10, ymm10, ymm6
 ; inverse round 41
 ; x9 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x9 >>>= 38
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 26
@@ -17787,9 +17891,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm10, ymm10, ymm2
 ; x3 ^= x12
-    vmovdqu ymm8, [rsp + 960]
+    vmovdqu ymm8, [rsp + 224]
     vpxor ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1184], ymm11
+    vmovdqu [rsp + 352], ymm11
 ; x3 >>>= 18
     vmovdqa ymm11, ymm8
     vpsllq ymm8, ymm8, 46
@@ -17798,34 +17902,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm8
 ; x5 ^= x14
-    vmovdqu ymm11, [rsp + 1056]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu ymm11, [rsp + 192]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
 ; x5 >>>= 23
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 41
     vpsrlq ymm1, ymm1, 23
     vpor ymm11, ymm11, ymm1
 ; x14 -= x5
-    vmovdqu ymm1, [rsp + 896]
+    vmovdqu ymm1, [rsp + 64]
     vpsubq ymm1, ymm1, ymm11
-    vmovdqu [rsp + 896], ymm1
+    vmovdqu [rsp + 64], ymm1
 ; x1 ^= x8
-    vmovdqu ymm1, [rsp + 1152]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm1, [rsp + 320]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm1
     vpsllq ymm1, ymm1, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm1, ymm1, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm1
 ; inverse round 40
 ; x1 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu [rsp + 128], ymm4
 ; x1 >>>= 24
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 40
@@ -17870,9 +17974,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm6
 ; x11 ^= x10
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 256], ymm6
 ; x11 >>>= 17
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 47
@@ -17881,81 +17985,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm10, ymm10, ymm4
 ; x13 ^= x12
-    vmovdqu ymm6, [rsp + 864]
-    vpxor ymm6, ymm6, [rsp + 832]
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu ymm6, [rsp + 160]
+    vpxor ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 128], ymm4
 ; x13 >>>= 22
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 42
     vpsrlq ymm4, ymm4, 22
     vpor ymm6, ymm6, ymm4
 ; x12 -= x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 32]
     vpsubq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu [rsp + 160], ymm6
 ; x15 ^= x14
-    vmovdqu ymm6, [rsp + 1184]
-    vpxor ymm6, ymm6, [rsp + 896]
-    vmovdqu [rsp + 832], ymm4
+    vmovdqu ymm6, [rsp + 352]
+    vpxor ymm6, ymm6, [rsp + 64]
+    vmovdqu [rsp + 32], ymm4
 ; x15 >>>= 37
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 27
     vpsrlq ymm4, ymm4, 37
     vpor ymm6, ymm6, ymm4
 ; x14 -= x15
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm6
 ; subtract subkey 10
 ; x0 -= k10
-    vpsubq ymm3, ymm3, [rsp + 288]
+    vpsubq ymm3, ymm3, [rsp + 544]
 ; x1 -= k11
-    vpsubq ymm1, ymm1, [rsp + 0]
+    vpsubq ymm1, ymm1, [rsp + 384]
 ; x2 -= k12
-    vpsubq ymm5, ymm5, [rsp + 32]
+    vpsubq ymm5, ymm5, [rsp + 416]
 ; x3 -= k13
-    vpsubq ymm8, ymm8, [rsp + 64]
+    vpsubq ymm8, ymm8, [rsp + 448]
 ; x4 -= k14
-    vpsubq ymm7, ymm7, [rsp + 96]
+    vpsubq ymm7, ymm7, [rsp + 480]
 ; x5 -= k15
-    vpsubq ymm11, ymm11, [rsp + 160]
+    vpsubq ymm11, ymm11, [rsp + 512]
 ; x6 -= k16
-    vpsubq ymm9, ymm9, [rsp + 320]
+    vpsubq ymm9, ymm9, [rsp + 864]
 ; x7 -= k0
-    vpsubq ymm2, ymm2, [rsp + 224]
+    vpsubq ymm2, ymm2, [rsp + 800]
 ; x8 -= k1
-    vpsubq ymm0, ymm0, [rsp + 256]
-    vmovdqu [rsp + 928], ymm2
+    vpsubq ymm0, ymm0, [rsp + 832]
+    vmovdqu [rsp + 288], ymm2
 ; x9 -= k2
-    vmovdqu ymm2, [rsp + 1088]
-    vpsubq ymm2, ymm2, [rsp + 352]
+    vmovdqu ymm2, [rsp + 256]
+    vpsubq ymm2, ymm2, [rsp + 896]
 ; x10 -= k3
-    vpsubq ymm10, ymm10, [rsp + 384]
-    vmovdqu [rsp + 960], ymm8
+    vpsubq ymm10, ymm10, [rsp + 576]
+    vmovdqu [rsp + 224], ymm8
 ; x11 -= k4
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 416]
-    vmovdqu [rsp + 992], ymm10
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 608]
+    vmovdqu [rsp + 0], ymm10
 ; x12 -= k5
-    vmovdqu ymm10, [rsp + 832]
-    vpsubq ymm10, ymm10, [rsp + 448]
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu ymm10, [rsp + 32]
+    vpsubq ymm10, ymm10, [rsp + 640]
+    vmovdqu [rsp + 32], ymm10
 ; x13 -= k6
-    vmovdqu ymm10, [rsp + 864]
-    vpsubq ymm10, ymm10, [rsp + 480]
+    vmovdqu ymm10, [rsp + 160]
+    vpsubq ymm10, ymm10, [rsp + 672]
 ; x14 -= k7
-    vpsubq ymm4, ymm4, [rsp + 512]
+    vpsubq ymm4, ymm4, [rsp + 704]
 ; x15 -= k8
-    vpsubq ymm6, ymm6, [rsp + 544]
+    vpsubq ymm6, ymm6, [rsp + 736]
 ; x13 -= t1
-    vpsubq ymm10, ymm10, [rsp + 704]
+    vpsubq ymm10, ymm10, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm4, ymm4, [rsp + 768]
+    vpsubq ymm4, ymm4, [rsp + 992]
 ; x15 -= 0xa
     vpsubq ymm6, ymm6, [rsp + 1504]
 ; inverse round 39
 ; x15 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu [rsp + 192], ymm11
 ; x15 >>>= 9
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 55
@@ -18000,9 +18104,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm4, ymm4, ymm1
 ; x5 ^= x8
-    vmovdqu ymm11, [rsp + 1056]
+    vmovdqu ymm11, [rsp + 192]
     vpxor ymm11, ymm11, ymm0
-    vmovdqu [rsp + 1088], ymm2
+    vmovdqu [rsp + 256], ymm2
 ; x5 >>>= 31
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 33
@@ -18011,34 +18115,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm11
 ; x3 ^= x10
-    vmovdqu ymm2, [rsp + 960]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm2, [rsp + 224]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm2
     vpsllq ymm2, ymm2, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm2, ymm2, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 38
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -18083,45 +18187,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm6
 ; x13 ^= x14
-    vpxor ymm10, ymm10, [rsp + 896]
+    vpxor ymm10, ymm10, [rsp + 64]
 ; x13 >>>= 42
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm10, ymm10, ymm4
 ; x14 -= x13
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1152], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x11 ^= x8
-    vmovdqu ymm1, [rsp + 800]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu ymm1, [rsp + 128]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 64], ymm4
 ; x11 >>>= 44
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm4, ymm4, 44
     vpor ymm1, ymm1, ymm4
 ; x8 -= x11
-    vmovdqu ymm4, [rsp + 1120]
+    vmovdqu ymm4, [rsp + 96]
     vpsubq ymm4, ymm4, ymm1
-    vmovdqu [rsp + 1120], ymm4
+    vmovdqu [rsp + 96], ymm4
 ; x9 ^= x10
-    vmovdqu ymm4, [rsp + 1088]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu ymm4, [rsp + 256]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 192], ymm11
 ; x9 >>>= 25
     vmovdqa ymm11, ymm4
     vpsllq ymm4, ymm4, 39
     vpsrlq ymm11, ymm11, 25
     vpor ymm4, ymm4, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm4
 ; inverse round 37
 ; x9 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu [rsp + 224], ymm2
 ; x9 >>>= 16
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 48
@@ -18166,9 +18270,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm2, [rsp + 224]
     vpxor ymm2, ymm2, ymm0
-    vmovdqu [rsp + 1184], ymm6
+    vmovdqu [rsp + 352], ymm6
 ; x3 >>>= 53
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 11
@@ -18177,34 +18281,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm2
 ; x5 ^= x14
-    vmovdqu ymm6, [rsp + 1056]
-    vpxor ymm6, ymm6, [rsp + 896]
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu ymm6, [rsp + 192]
+    vpxor ymm6, ymm6, [rsp + 64]
+    vmovdqu [rsp + 160], ymm10
 ; x5 >>>= 42
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 22
     vpsrlq ymm10, ymm10, 42
     vpor ymm6, ymm6, ymm10
 ; x14 -= x5
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm6
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x1 ^= x8
-    vmovdqu ymm10, [rsp + 1152]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm10, [rsp + 320]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm10
     vpsllq ymm10, ymm10, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm10, ymm10, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm10
 ; inverse round 36
 ; x1 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 41
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 23
@@ -18249,92 +18353,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm4
 ; x11 ^= x10
-    vpxor ymm1, ymm1, [rsp + 992]
+    vpxor ymm1, ymm1, [rsp + 0]
 ; x11 >>>= 47
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 17
     vpsrlq ymm11, ymm11, 47
     vpor ymm1, ymm1, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu [rsp + 128], ymm1
 ; x13 ^= x12
-    vmovdqu ymm1, [rsp + 864]
-    vpxor ymm1, ymm1, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm1, [rsp + 160]
+    vpxor ymm1, ymm1, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 44
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm11, ymm11, 44
     vpor ymm1, ymm1, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu [rsp + 160], ymm1
 ; x15 ^= x14
-    vmovdqu ymm1, [rsp + 1184]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm1, [rsp + 352]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 30
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 34
     vpsrlq ymm11, ymm11, 30
     vpor ymm1, ymm1, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm1
 ; subtract subkey 9
 ; x0 -= k9
-    vpsubq ymm3, ymm3, [rsp + 576]
+    vpsubq ymm3, ymm3, [rsp + 768]
 ; x1 -= k10
-    vpsubq ymm10, ymm10, [rsp + 288]
+    vpsubq ymm10, ymm10, [rsp + 544]
 ; x2 -= k11
-    vpsubq ymm5, ymm5, [rsp + 0]
+    vpsubq ymm5, ymm5, [rsp + 384]
 ; x3 -= k12
-    vpsubq ymm2, ymm2, [rsp + 32]
-; x4 -= k13
-    vpsubq ymm7, ymm7, [rsp + 64]
-; x5 -= k14
-    vpsubq ymm6, ymm6, [rsp + 96]
-; x6 -= k15
-    vpsubq ymm9, ymm9, [rsp + 160]
-; x7 -= k16
-    vpsubq ymm8, ymm8, [rsp + 320]
-; x8 -= k0
-    vpsubq ymm0, ymm0, [rsp + 224]
-; x9 -= k1
-    vpsubq ymm4, ymm4, [rsp + 256]
-    vmovdqu [rsp + 928], ymm8
-; x10 -= k2
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 352]
-    vmovdqu [rsp + 992], ymm8
-; x11 -= k3
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 384]
-    vmovdqu [rsp + 960], ymm2
-; x12 -= k4
-    vmovdqu ymm2, [rsp + 832]
     vpsubq ymm2, ymm2, [rsp + 416]
-    vmovdqu [rsp + 832], ymm2
+; x4 -= k13
+    vpsubq ymm7, ymm7, [rsp + 448]
+; x5 -= k14
+    vpsubq ymm6, ymm6, [rsp + 480]
+; x6 -= k15
+    vpsubq ymm9, ymm9, [rsp + 512]
+; x7 -= k16
+    vpsubq ymm8, ymm8, [rsp + 864]
+; x8 -= k0
+    vpsubq ymm0, ymm0, [rsp + 800]
+; x9 -= k1
+    vpsubq ymm4, ymm4, [rsp + 832]
+    vmovdqu [rsp + 288], ymm8
+; x10 -= k2
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 896]
+    vmovdqu [rsp + 0], ymm8
+; x11 -= k3
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 576]
+    vmovdqu [rsp + 224], ymm2
+; x12 -= k4
+    vmovdqu ymm2, [rsp + 32]
+    vpsubq ymm2, ymm2, [rsp + 608]
+    vmovdqu [rsp + 32], ymm2
 ; x13 -= k5
-    vmovdqu ymm2, [rsp + 864]
-    vpsubq ymm2, ymm2, [rsp + 448]
+    vmovdqu ymm2, [rsp + 160]
+    vpsubq ymm2, ymm2, [rsp + 640]
 ; x14 -= k6
-    vpsubq ymm11, ymm11, [rsp + 480]
+    vpsubq ymm11, ymm11, [rsp + 672]
 ; x15 -= k7
-    vpsubq ymm1, ymm1, [rsp + 512]
+    vpsubq ymm1, ymm1, [rsp + 704]
 ; x13 -= t0
-    vpsubq ymm2, ymm2, [rsp + 736]
+    vpsubq ymm2, ymm2, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm11, ymm11, [rsp + 704]
+    vpsubq ymm11, ymm11, [rsp + 928]
 ; x15 -= 9
     vpsubq ymm1, ymm1, [rsp + 1536]
 ; inverse round 35
 ; x15 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu [rsp + 192], ymm6
 ; x15 >>>= 5
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 59
@@ -18379,9 +18483,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm11, ymm11, ymm10
 ; x5 ^= x8
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 192]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1088], ymm4
+    vmovdqu [rsp + 256], ymm4
 ; x5 >>>= 28
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 36
@@ -18390,34 +18494,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm6
 ; x3 ^= x10
-    vmovdqu ymm4, [rsp + 960]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm4, [rsp + 224]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 16
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 48
     vpsrlq ymm8, ymm8, 16
     vpor ymm4, ymm4, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 34
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu [rsp + 160], ymm2
 ; x7 >>>= 33
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 31
@@ -18462,9 +18566,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm1
 ; x13 ^= x14
-    vmovdqu ymm2, [rsp + 864]
+    vmovdqu ymm2, [rsp + 160]
     vpxor ymm2, ymm2, ymm11
-    vmovdqu [rsp + 1152], ymm10
+    vmovdqu [rsp + 320], ymm10
 ; x13 >>>= 41
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 23
@@ -18473,34 +18577,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm11, ymm11, ymm2
 ; x11 ^= x8
-    vmovdqu ymm10, [rsp + 800]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm10, [rsp + 128]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 192], ymm6
 ; x11 >>>= 59
     vmovdqa ymm6, ymm10
     vpsllq ymm10, ymm10, 5
     vpsrlq ymm6, ymm6, 59
     vpor ymm10, ymm10, ymm6
 ; x8 -= x11
-    vmovdqu ymm6, [rsp + 1120]
+    vmovdqu ymm6, [rsp + 96]
     vpsubq ymm6, ymm6, ymm10
-    vmovdqu [rsp + 1120], ymm6
+    vmovdqu [rsp + 96], ymm6
 ; x9 ^= x10
-    vmovdqu ymm6, [rsp + 1088]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu ymm6, [rsp + 256]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 64], ymm11
 ; x9 >>>= 17
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm6, ymm6, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm6
 ; inverse round 33
 ; x9 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x9 >>>= 38
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 26
@@ -18545,9 +18649,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm4, [rsp + 224]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1184], ymm1
+    vmovdqu [rsp + 352], ymm1
 ; x3 >>>= 18
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 46
@@ -18556,34 +18660,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm4
 ; x5 ^= x14
-    vmovdqu ymm1, [rsp + 1056]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu ymm1, [rsp + 192]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 160], ymm2
 ; x5 >>>= 23
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 41
     vpsrlq ymm2, ymm2, 23
     vpor ymm1, ymm1, ymm2
 ; x14 -= x5
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm1
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 64], ymm2
 ; x1 ^= x8
-    vmovdqu ymm2, [rsp + 1152]
-    vpxor ymm2, ymm2, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm2, [rsp + 320]
+    vpxor ymm2, ymm2, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm2, ymm2, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 32
 ; x1 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 24
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 40
@@ -18628,92 +18732,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm6
 ; x11 ^= x10
-    vpxor ymm10, ymm10, [rsp + 992]
+    vpxor ymm10, ymm10, [rsp + 0]
 ; x11 >>>= 17
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm10, ymm10, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu [rsp + 128], ymm10
 ; x13 ^= x12
-    vmovdqu ymm10, [rsp + 864]
-    vpxor ymm10, ymm10, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm10, [rsp + 160]
+    vpxor ymm10, ymm10, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 22
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu [rsp + 160], ymm10
 ; x15 ^= x14
-    vmovdqu ymm10, [rsp + 1184]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm10, [rsp + 352]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 37
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 27
     vpsrlq ymm11, ymm11, 37
     vpor ymm10, ymm10, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm10
 ; subtract subkey 8
 ; x0 -= k8
-    vpsubq ymm3, ymm3, [rsp + 544]
+    vpsubq ymm3, ymm3, [rsp + 736]
 ; x1 -= k9
-    vpsubq ymm2, ymm2, [rsp + 576]
+    vpsubq ymm2, ymm2, [rsp + 768]
 ; x2 -= k10
-    vpsubq ymm5, ymm5, [rsp + 288]
+    vpsubq ymm5, ymm5, [rsp + 544]
 ; x3 -= k11
-    vpsubq ymm4, ymm4, [rsp + 0]
-; x4 -= k12
-    vpsubq ymm7, ymm7, [rsp + 32]
-; x5 -= k13
-    vpsubq ymm1, ymm1, [rsp + 64]
-; x6 -= k14
-    vpsubq ymm9, ymm9, [rsp + 96]
-; x7 -= k15
-    vpsubq ymm8, ymm8, [rsp + 160]
-; x8 -= k16
-    vpsubq ymm0, ymm0, [rsp + 320]
-; x9 -= k0
-    vpsubq ymm6, ymm6, [rsp + 224]
-    vmovdqu [rsp + 928], ymm8
-; x10 -= k1
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 256]
-    vmovdqu [rsp + 992], ymm8
-; x11 -= k2
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 352]
-    vmovdqu [rsp + 960], ymm4
-; x12 -= k3
-    vmovdqu ymm4, [rsp + 832]
     vpsubq ymm4, ymm4, [rsp + 384]
-    vmovdqu [rsp + 832], ymm4
+; x4 -= k12
+    vpsubq ymm7, ymm7, [rsp + 416]
+; x5 -= k13
+    vpsubq ymm1, ymm1, [rsp + 448]
+; x6 -= k14
+    vpsubq ymm9, ymm9, [rsp + 480]
+; x7 -= k15
+    vpsubq ymm8, ymm8, [rsp + 512]
+; x8 -= k16
+    vpsubq ymm0, ymm0, [rsp + 864]
+; x9 -= k0
+    vpsubq ymm6, ymm6, [rsp + 800]
+    vmovdqu [rsp + 288], ymm8
+; x10 -= k1
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 832]
+    vmovdqu [rsp + 0], ymm8
+; x11 -= k2
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 896]
+    vmovdqu [rsp + 224], ymm4
+; x12 -= k3
+    vmovdqu ymm4, [rsp + 32]
+    vpsubq ymm4, ymm4, [rsp + 576]
+    vmovdqu [rsp + 32], ymm4
 ; x13 -= k4
-    vmovdqu ymm4, [rsp + 864]
-    vpsubq ymm4, ymm4, [rsp + 416]
+    vmovdqu ymm4, [rsp + 160]
+    vpsubq ymm4, ymm4, [rsp + 608]
 ; x14 -= k5
-    vpsubq ymm11, ymm11, [rsp + 448]
+    vpsubq ymm11, ymm11, [rsp + 640]
 ; x15 -= k6
-    vpsubq ymm10, ymm10, [rsp + 480]
+    vpsubq ymm10, ymm10, [rsp + 672]
 ; x13 -= t2
-    vpsubq ymm4, ymm4, [rsp + 768]
+    vpsubq ymm4, ymm4, [rsp + 992]
 ; x14 -= t0
-    vpsubq ymm11, ymm11, [rsp + 736]
+    vpsubq ymm11, ymm11, [rsp + 960]
 ; x15 -= 8
     vpsubq ymm10, ymm10, [rsp + 1568]
 ; inverse round 31
 ; x15 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu [rsp + 192], ymm1
 ; x15 >>>= 9
     vmovdqa ymm1, ymm10
     vpsllq ymm10, ymm10, 55
@@ -18758,9 +18862,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm11, ymm11, ymm2
 ; x5 ^= x8
-    vmovdqu ymm1, [rsp + 1056]
+    vmovdqu ymm1, [rsp + 192]
     vpxor ymm1, ymm1, ymm0
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 256], ymm6
 ; x5 >>>= 31
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 33
@@ -18769,34 +18873,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm1
 ; x3 ^= x10
-    vmovdqu ymm6, [rsp + 960]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm6, [rsp + 224]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm6, ymm6, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm6
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 30
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu [rsp + 160], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -18841,9 +18945,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm10
 ; x13 ^= x14
-    vmovdqu ymm4, [rsp + 864]
+    vmovdqu ymm4, [rsp + 160]
     vpxor ymm4, ymm4, ymm11
-    vmovdqu [rsp + 1152], ymm2
+    vmovdqu [rsp + 320], ymm2
 ; x13 >>>= 42
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 22
@@ -18852,34 +18956,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm11, ymm11, ymm4
 ; x11 ^= x8
-    vmovdqu ymm2, [rsp + 800]
-    vpxor ymm2, ymm2, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu ymm2, [rsp + 128]
+    vpxor ymm2, ymm2, [rsp + 96]
+    vmovdqu [rsp + 64], ymm11
 ; x11 >>>= 44
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 20
     vpsrlq ymm11, ymm11, 44
     vpor ymm2, ymm2, ymm11
 ; x8 -= x11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm11, [rsp + 96]
     vpsubq ymm11, ymm11, ymm2
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu [rsp + 96], ymm11
 ; x9 ^= x10
-    vmovdqu ymm11, [rsp + 1088]
-    vpxor ymm11, ymm11, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu ymm11, [rsp + 256]
+    vpxor ymm11, ymm11, [rsp + 0]
+    vmovdqu [rsp + 192], ymm1
 ; x9 >>>= 25
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 39
     vpsrlq ymm1, ymm1, 25
     vpor ymm11, ymm11, ymm1
 ; x10 -= x9
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm1, [rsp + 0]
     vpsubq ymm1, ymm1, ymm11
 ; inverse round 29
 ; x9 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x9 >>>= 16
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 48
@@ -18924,9 +19028,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm1, ymm1, ymm8
 ; x3 ^= x12
-    vmovdqu ymm6, [rsp + 960]
+    vmovdqu ymm6, [rsp + 224]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1184], ymm10
+    vmovdqu [rsp + 352], ymm10
 ; x3 >>>= 53
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 11
@@ -18935,34 +19039,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm6
 ; x5 ^= x14
-    vmovdqu ymm10, [rsp + 1056]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm10, [rsp + 192]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 160], ymm4
 ; x5 >>>= 42
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm10, ymm10, ymm4
 ; x14 -= x5
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 1152]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm4, [rsp + 320]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm4
     vpsllq ymm4, ymm4, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm4, ymm4, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm4
 ; inverse round 28
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu [rsp + 128], ymm2
 ; x1 >>>= 41
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 23
@@ -19007,9 +19111,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm11
 ; x11 ^= x10
-    vmovdqu ymm2, [rsp + 800]
+    vmovdqu ymm2, [rsp + 128]
     vpxor ymm2, ymm2, ymm1
-    vmovdqu [rsp + 1088], ymm11
+    vmovdqu [rsp + 256], ymm11
 ; x11 >>>= 47
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 17
@@ -19018,81 +19122,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm1, ymm1, ymm2
 ; x13 ^= x12
-    vmovdqu ymm11, [rsp + 864]
-    vpxor ymm11, ymm11, [rsp + 832]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm11, [rsp + 160]
+    vpxor ymm11, ymm11, [rsp + 32]
+    vmovdqu [rsp + 128], ymm2
 ; x13 >>>= 44
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm2, ymm2, 44
     vpor ymm11, ymm11, ymm2
 ; x12 -= x13
-    vmovdqu ymm2, [rsp + 832]
+    vmovdqu ymm2, [rsp + 32]
     vpsubq ymm2, ymm2, ymm11
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 160], ymm11
 ; x15 ^= x14
-    vmovdqu ymm11, [rsp + 1184]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 832], ymm2
+    vmovdqu ymm11, [rsp + 352]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 32], ymm2
 ; x15 >>>= 30
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 34
     vpsrlq ymm2, ymm2, 30
     vpor ymm11, ymm11, ymm2
 ; x14 -= x15
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm11
 ; subtract subkey 7
 ; x0 -= k7
-    vpsubq ymm3, ymm3, [rsp + 512]
+    vpsubq ymm3, ymm3, [rsp + 704]
 ; x1 -= k8
-    vpsubq ymm4, ymm4, [rsp + 544]
+    vpsubq ymm4, ymm4, [rsp + 736]
 ; x2 -= k9
-    vpsubq ymm5, ymm5, [rsp + 576]
+    vpsubq ymm5, ymm5, [rsp + 768]
 ; x3 -= k10
-    vpsubq ymm6, ymm6, [rsp + 288]
+    vpsubq ymm6, ymm6, [rsp + 544]
 ; x4 -= k11
-    vpsubq ymm7, ymm7, [rsp + 0]
+    vpsubq ymm7, ymm7, [rsp + 384]
 ; x5 -= k12
-    vpsubq ymm10, ymm10, [rsp + 32]
+    vpsubq ymm10, ymm10, [rsp + 416]
 ; x6 -= k13
-    vpsubq ymm9, ymm9, [rsp + 64]
+    vpsubq ymm9, ymm9, [rsp + 448]
 ; x7 -= k14
-    vpsubq ymm8, ymm8, [rsp + 96]
+    vpsubq ymm8, ymm8, [rsp + 480]
 ; x8 -= k15
-    vpsubq ymm0, ymm0, [rsp + 160]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm0, ymm0, [rsp + 512]
+    vmovdqu [rsp + 288], ymm8
 ; x9 -= k16
-    vmovdqu ymm8, [rsp + 1088]
-    vpsubq ymm8, ymm8, [rsp + 320]
+    vmovdqu ymm8, [rsp + 256]
+    vpsubq ymm8, ymm8, [rsp + 864]
 ; x10 -= k0
-    vpsubq ymm1, ymm1, [rsp + 224]
-    vmovdqu [rsp + 960], ymm6
+    vpsubq ymm1, ymm1, [rsp + 800]
+    vmovdqu [rsp + 224], ymm6
 ; x11 -= k1
-    vmovdqu ymm6, [rsp + 800]
-    vpsubq ymm6, ymm6, [rsp + 256]
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu ymm6, [rsp + 128]
+    vpsubq ymm6, ymm6, [rsp + 832]
+    vmovdqu [rsp + 0], ymm1
 ; x12 -= k2
-    vmovdqu ymm1, [rsp + 832]
-    vpsubq ymm1, ymm1, [rsp + 352]
-    vmovdqu [rsp + 832], ymm1
+    vmovdqu ymm1, [rsp + 32]
+    vpsubq ymm1, ymm1, [rsp + 896]
+    vmovdqu [rsp + 32], ymm1
 ; x13 -= k3
-    vmovdqu ymm1, [rsp + 864]
-    vpsubq ymm1, ymm1, [rsp + 384]
+    vmovdqu ymm1, [rsp + 160]
+    vpsubq ymm1, ymm1, [rsp + 576]
 ; x14 -= k4
-    vpsubq ymm2, ymm2, [rsp + 416]
+    vpsubq ymm2, ymm2, [rsp + 608]
 ; x15 -= k5
-    vpsubq ymm11, ymm11, [rsp + 448]
+    vpsubq ymm11, ymm11, [rsp + 640]
 ; x13 -= t1
-    vpsubq ymm1, ymm1, [rsp + 704]
+    vpsubq ymm1, ymm1, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm2, ymm2, [rsp + 768]
+    vpsubq ymm2, ymm2, [rsp + 992]
 ; x15 -= 7
     vpsubq ymm11, ymm11, [rsp + 1600]
 ; inverse round 27
 ; x15 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 1056], ymm10
+    vmovdqu [rsp + 192], ymm10
 ; x15 >>>= 5
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 59
@@ -19137,9 +19241,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm2, ymm2, ymm4
 ; x5 ^= x8
-    vmovdqu ymm10, [rsp + 1056]
+    vmovdqu ymm10, [rsp + 192]
     vpxor ymm10, ymm10, ymm0
-    vmovdqu [rsp + 1088], ymm8
+    vmovdqu [rsp + 256], ymm8
 ; x5 >>>= 28
     vmovdqa ymm8, ymm10
     vpsllq ymm10, ymm10, 36
@@ -19148,34 +19252,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm10
 ; x3 ^= x10
-    vmovdqu ymm8, [rsp + 960]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu ymm8, [rsp + 224]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 128], ymm6
 ; x3 >>>= 16
     vmovdqa ymm6, ymm8
     vpsllq ymm8, ymm8, 48
     vpsrlq ymm6, ymm6, 16
     vpor ymm8, ymm8, ymm6
 ; x10 -= x3
-    vmovdqu ymm6, [rsp + 992]
+    vmovdqu ymm6, [rsp + 0]
     vpsubq ymm6, ymm6, ymm8
-    vmovdqu [rsp + 992], ymm6
+    vmovdqu [rsp + 0], ymm6
 ; x7 ^= x12
-    vmovdqu ymm6, [rsp + 928]
-    vpxor ymm6, ymm6, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm6, [rsp + 288]
+    vpxor ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm6
     vpsllq ymm6, ymm6, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm6, ymm6, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm6
 ; inverse round 26
 ; x7 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 64], ymm2
 ; x7 >>>= 33
     vmovdqa ymm2, ymm6
     vpsllq ymm6, ymm6, 31
@@ -19220,45 +19324,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm11
 ; x13 ^= x14
-    vpxor ymm1, ymm1, [rsp + 896]
+    vpxor ymm1, ymm1, [rsp + 64]
 ; x13 >>>= 41
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 23
     vpsrlq ymm2, ymm2, 41
     vpor ymm1, ymm1, ymm2
 ; x14 -= x13
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm1
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 320], ymm4
 ; x11 ^= x8
-    vmovdqu ymm4, [rsp + 800]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu ymm4, [rsp + 128]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 64], ymm2
 ; x11 >>>= 59
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 5
     vpsrlq ymm2, ymm2, 59
     vpor ymm4, ymm4, ymm2
 ; x8 -= x11
-    vmovdqu ymm2, [rsp + 1120]
+    vmovdqu ymm2, [rsp + 96]
     vpsubq ymm2, ymm2, ymm4
-    vmovdqu [rsp + 1120], ymm2
+    vmovdqu [rsp + 96], ymm2
 ; x9 ^= x10
-    vmovdqu ymm2, [rsp + 1088]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm10
+    vmovdqu ymm2, [rsp + 256]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 192], ymm10
 ; x9 >>>= 17
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 47
     vpsrlq ymm10, ymm10, 17
     vpor ymm2, ymm2, ymm10
 ; x10 -= x9
-    vmovdqu ymm10, [rsp + 992]
+    vmovdqu ymm10, [rsp + 0]
     vpsubq ymm10, ymm10, ymm2
 ; inverse round 25
 ; x9 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x9 >>>= 38
     vmovdqa ymm8, ymm2
     vpsllq ymm2, ymm2, 26
@@ -19303,9 +19407,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm10, ymm10, ymm6
 ; x3 ^= x12
-    vmovdqu ymm8, [rsp + 960]
+    vmovdqu ymm8, [rsp + 224]
     vpxor ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1184], ymm11
+    vmovdqu [rsp + 352], ymm11
 ; x3 >>>= 18
     vmovdqa ymm11, ymm8
     vpsllq ymm8, ymm8, 46
@@ -19314,34 +19418,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm8
 ; x5 ^= x14
-    vmovdqu ymm11, [rsp + 1056]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu ymm11, [rsp + 192]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
 ; x5 >>>= 23
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 41
     vpsrlq ymm1, ymm1, 23
     vpor ymm11, ymm11, ymm1
 ; x14 -= x5
-    vmovdqu ymm1, [rsp + 896]
+    vmovdqu ymm1, [rsp + 64]
     vpsubq ymm1, ymm1, ymm11
-    vmovdqu [rsp + 896], ymm1
+    vmovdqu [rsp + 64], ymm1
 ; x1 ^= x8
-    vmovdqu ymm1, [rsp + 1152]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm1, [rsp + 320]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm1
     vpsllq ymm1, ymm1, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm1, ymm1, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm1
 ; inverse round 24
 ; x1 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu [rsp + 128], ymm4
 ; x1 >>>= 24
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 40
@@ -19386,9 +19490,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm2
 ; x11 ^= x10
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1088], ymm2
+    vmovdqu [rsp + 256], ymm2
 ; x11 >>>= 17
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 47
@@ -19397,81 +19501,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm10, ymm10, ymm4
 ; x13 ^= x12
-    vmovdqu ymm2, [rsp + 864]
-    vpxor ymm2, ymm2, [rsp + 832]
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu ymm2, [rsp + 160]
+    vpxor ymm2, ymm2, [rsp + 32]
+    vmovdqu [rsp + 128], ymm4
 ; x13 >>>= 22
     vmovdqa ymm4, ymm2
     vpsllq ymm2, ymm2, 42
     vpsrlq ymm4, ymm4, 22
     vpor ymm2, ymm2, ymm4
 ; x12 -= x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 32]
     vpsubq ymm4, ymm4, ymm2
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu [rsp + 160], ymm2
 ; x15 ^= x14
-    vmovdqu ymm2, [rsp + 1184]
-    vpxor ymm2, ymm2, [rsp + 896]
-    vmovdqu [rsp + 832], ymm4
+    vmovdqu ymm2, [rsp + 352]
+    vpxor ymm2, ymm2, [rsp + 64]
+    vmovdqu [rsp + 32], ymm4
 ; x15 >>>= 37
     vmovdqa ymm4, ymm2
     vpsllq ymm2, ymm2, 27
     vpsrlq ymm4, ymm4, 37
     vpor ymm2, ymm2, ymm4
 ; x14 -= x15
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm2
 ; subtract subkey 6
 ; x0 -= k6
-    vpsubq ymm3, ymm3, [rsp + 480]
+    vpsubq ymm3, ymm3, [rsp + 672]
 ; x1 -= k7
-    vpsubq ymm1, ymm1, [rsp + 512]
+    vpsubq ymm1, ymm1, [rsp + 704]
 ; x2 -= k8
-    vpsubq ymm5, ymm5, [rsp + 544]
+    vpsubq ymm5, ymm5, [rsp + 736]
 ; x3 -= k9
-    vpsubq ymm8, ymm8, [rsp + 576]
+    vpsubq ymm8, ymm8, [rsp + 768]
 ; x4 -= k10
-    vpsubq ymm7, ymm7, [rsp + 288]
+    vpsubq ymm7, ymm7, [rsp + 544]
 ; x5 -= k11
-    vpsubq ymm11, ymm11, [rsp + 0]
+    vpsubq ymm11, ymm11, [rsp + 384]
 ; x6 -= k12
-    vpsubq ymm9, ymm9, [rsp + 32]
+    vpsubq ymm9, ymm9, [rsp + 416]
 ; x7 -= k13
-    vpsubq ymm6, ymm6, [rsp + 64]
+    vpsubq ymm6, ymm6, [rsp + 448]
 ; x8 -= k14
-    vpsubq ymm0, ymm0, [rsp + 96]
-    vmovdqu [rsp + 928], ymm6
+    vpsubq ymm0, ymm0, [rsp + 480]
+    vmovdqu [rsp + 288], ymm6
 ; x9 -= k15
-    vmovdqu ymm6, [rsp + 1088]
-    vpsubq ymm6, ymm6, [rsp + 160]
+    vmovdqu ymm6, [rsp + 256]
+    vpsubq ymm6, ymm6, [rsp + 512]
 ; x10 -= k16
-    vpsubq ymm10, ymm10, [rsp + 320]
-    vmovdqu [rsp + 960], ymm8
+    vpsubq ymm10, ymm10, [rsp + 864]
+    vmovdqu [rsp + 224], ymm8
 ; x11 -= k0
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 224]
-    vmovdqu [rsp + 992], ymm10
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 800]
+    vmovdqu [rsp + 0], ymm10
 ; x12 -= k1
-    vmovdqu ymm10, [rsp + 832]
-    vpsubq ymm10, ymm10, [rsp + 256]
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu ymm10, [rsp + 32]
+    vpsubq ymm10, ymm10, [rsp + 832]
+    vmovdqu [rsp + 32], ymm10
 ; x13 -= k2
-    vmovdqu ymm10, [rsp + 864]
-    vpsubq ymm10, ymm10, [rsp + 352]
+    vmovdqu ymm10, [rsp + 160]
+    vpsubq ymm10, ymm10, [rsp + 896]
 ; x14 -= k3
-    vpsubq ymm4, ymm4, [rsp + 384]
+    vpsubq ymm4, ymm4, [rsp + 576]
 ; x15 -= k4
-    vpsubq ymm2, ymm2, [rsp + 416]
+    vpsubq ymm2, ymm2, [rsp + 608]
 ; x13 -= t0
-    vpsubq ymm10, ymm10, [rsp + 736]
+    vpsubq ymm10, ymm10, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm4, ymm4, [rsp + 704]
+    vpsubq ymm4, ymm4, [rsp + 928]
 ; x15 -= 6
     vpsubq ymm2, ymm2, [rsp + 1632]
 ; inverse round 23
 ; x15 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu [rsp + 192], ymm11
 ; x15 >>>= 9
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 55
@@ -19516,9 +19620,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm4, ymm4, ymm1
 ; x5 ^= x8
-    vmovdqu ymm11, [rsp + 1056]
+    vmovdqu ymm11, [rsp + 192]
     vpxor ymm11, ymm11, ymm0
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 256], ymm6
 ; x5 >>>= 31
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 33
@@ -19527,34 +19631,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm11
 ; x3 ^= x10
-    vmovdqu ymm6, [rsp + 960]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm6, [rsp + 224]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm6, ymm6, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm6
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 22
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -19599,45 +19703,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm2
 ; x13 ^= x14
-    vpxor ymm10, ymm10, [rsp + 896]
+    vpxor ymm10, ymm10, [rsp + 64]
 ; x13 >>>= 42
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm10, ymm10, ymm4
 ; x14 -= x13
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1152], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x11 ^= x8
-    vmovdqu ymm1, [rsp + 800]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu ymm1, [rsp + 128]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 64], ymm4
 ; x11 >>>= 44
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm4, ymm4, 44
     vpor ymm1, ymm1, ymm4
 ; x8 -= x11
-    vmovdqu ymm4, [rsp + 1120]
+    vmovdqu ymm4, [rsp + 96]
     vpsubq ymm4, ymm4, ymm1
-    vmovdqu [rsp + 1120], ymm4
+    vmovdqu [rsp + 96], ymm4
 ; x9 ^= x10
-    vmovdqu ymm4, [rsp + 1088]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu ymm4, [rsp + 256]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 192], ymm11
 ; x9 >>>= 25
     vmovdqa ymm11, ymm4
     vpsllq ymm4, ymm4, 39
     vpsrlq ymm11, ymm11, 25
     vpor ymm4, ymm4, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm4
 ; inverse round 21
 ; x9 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu [rsp + 224], ymm6
 ; x9 >>>= 16
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 48
@@ -19682,9 +19786,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm6, [rsp + 960]
+    vmovdqu ymm6, [rsp + 224]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1184], ymm2
+    vmovdqu [rsp + 352], ymm2
 ; x3 >>>= 53
     vmovdqa ymm2, ymm6
     vpsllq ymm6, ymm6, 11
@@ -19693,34 +19797,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm6
 ; x5 ^= x14
-    vmovdqu ymm2, [rsp + 1056]
-    vpxor ymm2, ymm2, [rsp + 896]
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu ymm2, [rsp + 192]
+    vpxor ymm2, ymm2, [rsp + 64]
+    vmovdqu [rsp + 160], ymm10
 ; x5 >>>= 42
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 22
     vpsrlq ymm10, ymm10, 42
     vpor ymm2, ymm2, ymm10
 ; x14 -= x5
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm2
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x1 ^= x8
-    vmovdqu ymm10, [rsp + 1152]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm10, [rsp + 320]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm10
     vpsllq ymm10, ymm10, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm10, ymm10, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm10
 ; inverse round 20
 ; x1 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 41
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 23
@@ -19765,92 +19869,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm4
 ; x11 ^= x10
-    vpxor ymm1, ymm1, [rsp + 992]
+    vpxor ymm1, ymm1, [rsp + 0]
 ; x11 >>>= 47
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 17
     vpsrlq ymm11, ymm11, 47
     vpor ymm1, ymm1, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu [rsp + 128], ymm1
 ; x13 ^= x12
-    vmovdqu ymm1, [rsp + 864]
-    vpxor ymm1, ymm1, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm1, [rsp + 160]
+    vpxor ymm1, ymm1, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 44
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm11, ymm11, 44
     vpor ymm1, ymm1, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu [rsp + 160], ymm1
 ; x15 ^= x14
-    vmovdqu ymm1, [rsp + 1184]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm1, [rsp + 352]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 30
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 34
     vpsrlq ymm11, ymm11, 30
     vpor ymm1, ymm1, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm1
 ; subtract subkey 5
 ; x0 -= k5
-    vpsubq ymm3, ymm3, [rsp + 448]
+    vpsubq ymm3, ymm3, [rsp + 640]
 ; x1 -= k6
-    vpsubq ymm10, ymm10, [rsp + 480]
+    vpsubq ymm10, ymm10, [rsp + 672]
 ; x2 -= k7
-    vpsubq ymm5, ymm5, [rsp + 512]
+    vpsubq ymm5, ymm5, [rsp + 704]
 ; x3 -= k8
-    vpsubq ymm6, ymm6, [rsp + 544]
+    vpsubq ymm6, ymm6, [rsp + 736]
 ; x4 -= k9
-    vpsubq ymm7, ymm7, [rsp + 576]
+    vpsubq ymm7, ymm7, [rsp + 768]
 ; x5 -= k10
-    vpsubq ymm2, ymm2, [rsp + 288]
+    vpsubq ymm2, ymm2, [rsp + 544]
 ; x6 -= k11
-    vpsubq ymm9, ymm9, [rsp + 0]
+    vpsubq ymm9, ymm9, [rsp + 384]
 ; x7 -= k12
-    vpsubq ymm8, ymm8, [rsp + 32]
+    vpsubq ymm8, ymm8, [rsp + 416]
 ; x8 -= k13
-    vpsubq ymm0, ymm0, [rsp + 64]
+    vpsubq ymm0, ymm0, [rsp + 448]
 ; x9 -= k14
-    vpsubq ymm4, ymm4, [rsp + 96]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm4, ymm4, [rsp + 480]
+    vmovdqu [rsp + 288], ymm8
 ; x10 -= k15
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 160]
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 512]
+    vmovdqu [rsp + 0], ymm8
 ; x11 -= k16
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 320]
-    vmovdqu [rsp + 960], ymm6
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 864]
+    vmovdqu [rsp + 224], ymm6
 ; x12 -= k0
-    vmovdqu ymm6, [rsp + 832]
-    vpsubq ymm6, ymm6, [rsp + 224]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm6, [rsp + 32]
+    vpsubq ymm6, ymm6, [rsp + 800]
+    vmovdqu [rsp + 32], ymm6
 ; x13 -= k1
-    vmovdqu ymm6, [rsp + 864]
-    vpsubq ymm6, ymm6, [rsp + 256]
+    vmovdqu ymm6, [rsp + 160]
+    vpsubq ymm6, ymm6, [rsp + 832]
 ; x14 -= k2
-    vpsubq ymm11, ymm11, [rsp + 352]
+    vpsubq ymm11, ymm11, [rsp + 896]
 ; x15 -= k3
-    vpsubq ymm1, ymm1, [rsp + 384]
+    vpsubq ymm1, ymm1, [rsp + 576]
 ; x13 -= t2
-    vpsubq ymm6, ymm6, [rsp + 768]
+    vpsubq ymm6, ymm6, [rsp + 992]
 ; x14 -= t0
-    vpsubq ymm11, ymm11, [rsp + 736]
+    vpsubq ymm11, ymm11, [rsp + 960]
 ; x15 -= 5
     vpsubq ymm1, ymm1, [rsp + 1664]
 ; inverse round 19
 ; x15 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 1056], ymm2
+    vmovdqu [rsp + 192], ymm2
 ; x15 >>>= 5
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 59
@@ -19895,9 +19999,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm11, ymm11, ymm10
 ; x5 ^= x8
-    vmovdqu ymm2, [rsp + 1056]
+    vmovdqu ymm2, [rsp + 192]
     vpxor ymm2, ymm2, ymm0
-    vmovdqu [rsp + 1088], ymm4
+    vmovdqu [rsp + 256], ymm4
 ; x5 >>>= 28
     vmovdqa ymm4, ymm2
     vpsllq ymm2, ymm2, 36
@@ -19906,34 +20010,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm2
 ; x3 ^= x10
-    vmovdqu ymm4, [rsp + 960]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm4, [rsp + 224]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 16
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 48
     vpsrlq ymm8, ymm8, 16
     vpor ymm4, ymm4, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 18
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu [rsp + 160], ymm6
 ; x7 >>>= 33
     vmovdqa ymm6, ymm8
     vpsllq ymm8, ymm8, 31
@@ -19978,9 +20082,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm1
 ; x13 ^= x14
-    vmovdqu ymm6, [rsp + 864]
+    vmovdqu ymm6, [rsp + 160]
     vpxor ymm6, ymm6, ymm11
-    vmovdqu [rsp + 1152], ymm10
+    vmovdqu [rsp + 320], ymm10
 ; x13 >>>= 41
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 23
@@ -19989,34 +20093,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm11, ymm11, ymm6
 ; x11 ^= x8
-    vmovdqu ymm10, [rsp + 800]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm2
+    vmovdqu ymm10, [rsp + 128]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 192], ymm2
 ; x11 >>>= 59
     vmovdqa ymm2, ymm10
     vpsllq ymm10, ymm10, 5
     vpsrlq ymm2, ymm2, 59
     vpor ymm10, ymm10, ymm2
 ; x8 -= x11
-    vmovdqu ymm2, [rsp + 1120]
+    vmovdqu ymm2, [rsp + 96]
     vpsubq ymm2, ymm2, ymm10
-    vmovdqu [rsp + 1120], ymm2
+    vmovdqu [rsp + 96], ymm2
 ; x9 ^= x10
-    vmovdqu ymm2, [rsp + 1088]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu ymm2, [rsp + 256]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 64], ymm11
 ; x9 >>>= 17
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm2, ymm2, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm2
 ; inverse round 17
 ; x9 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x9 >>>= 38
     vmovdqa ymm4, ymm2
     vpsllq ymm2, ymm2, 26
@@ -20061,9 +20165,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm4, [rsp + 224]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1184], ymm1
+    vmovdqu [rsp + 352], ymm1
 ; x3 >>>= 18
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 46
@@ -20072,34 +20176,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm4
 ; x5 ^= x14
-    vmovdqu ymm1, [rsp + 1056]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu ymm1, [rsp + 192]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 160], ymm6
 ; x5 >>>= 23
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 41
     vpsrlq ymm6, ymm6, 23
     vpor ymm1, ymm1, ymm6
 ; x14 -= x5
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm1
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x1 ^= x8
-    vmovdqu ymm6, [rsp + 1152]
-    vpxor ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm6, [rsp + 320]
+    vpxor ymm6, ymm6, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm6
     vpsllq ymm6, ymm6, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm6, ymm6, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm6
 ; inverse round 16
 ; x1 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 24
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 40
@@ -20144,92 +20248,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm2
 ; x11 ^= x10
-    vpxor ymm10, ymm10, [rsp + 992]
+    vpxor ymm10, ymm10, [rsp + 0]
 ; x11 >>>= 17
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm10, ymm10, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu [rsp + 128], ymm10
 ; x13 ^= x12
-    vmovdqu ymm10, [rsp + 864]
-    vpxor ymm10, ymm10, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm10, [rsp + 160]
+    vpxor ymm10, ymm10, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 22
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu [rsp + 160], ymm10
 ; x15 ^= x14
-    vmovdqu ymm10, [rsp + 1184]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm10, [rsp + 352]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 37
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 27
     vpsrlq ymm11, ymm11, 37
     vpor ymm10, ymm10, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm10
 ; subtract subkey 4
 ; x0 -= k4
-    vpsubq ymm3, ymm3, [rsp + 416]
+    vpsubq ymm3, ymm3, [rsp + 608]
 ; x1 -= k5
-    vpsubq ymm6, ymm6, [rsp + 448]
+    vpsubq ymm6, ymm6, [rsp + 640]
 ; x2 -= k6
-    vpsubq ymm5, ymm5, [rsp + 480]
+    vpsubq ymm5, ymm5, [rsp + 672]
 ; x3 -= k7
-    vpsubq ymm4, ymm4, [rsp + 512]
-; x4 -= k8
-    vpsubq ymm7, ymm7, [rsp + 544]
-; x5 -= k9
-    vpsubq ymm1, ymm1, [rsp + 576]
-; x6 -= k10
-    vpsubq ymm9, ymm9, [rsp + 288]
-; x7 -= k11
-    vpsubq ymm8, ymm8, [rsp + 0]
-; x8 -= k12
-    vpsubq ymm0, ymm0, [rsp + 32]
-; x9 -= k13
-    vpsubq ymm2, ymm2, [rsp + 64]
-    vmovdqu [rsp + 928], ymm8
-; x10 -= k14
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 96]
-    vmovdqu [rsp + 992], ymm8
-; x11 -= k15
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 160]
-    vmovdqu [rsp + 960], ymm4
-; x12 -= k16
-    vmovdqu ymm4, [rsp + 832]
-    vpsubq ymm4, ymm4, [rsp + 320]
-    vmovdqu [rsp + 832], ymm4
-; x13 -= k0
-    vmovdqu ymm4, [rsp + 864]
-    vpsubq ymm4, ymm4, [rsp + 224]
-; x14 -= k1
-    vpsubq ymm11, ymm11, [rsp + 256]
-; x15 -= k2
-    vpsubq ymm10, ymm10, [rsp + 352]
-; x13 -= t1
     vpsubq ymm4, ymm4, [rsp + 704]
+; x4 -= k8
+    vpsubq ymm7, ymm7, [rsp + 736]
+; x5 -= k9
+    vpsubq ymm1, ymm1, [rsp + 768]
+; x6 -= k10
+    vpsubq ymm9, ymm9, [rsp + 544]
+; x7 -= k11
+    vpsubq ymm8, ymm8, [rsp + 384]
+; x8 -= k12
+    vpsubq ymm0, ymm0, [rsp + 416]
+; x9 -= k13
+    vpsubq ymm2, ymm2, [rsp + 448]
+    vmovdqu [rsp + 288], ymm8
+; x10 -= k14
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 480]
+    vmovdqu [rsp + 0], ymm8
+; x11 -= k15
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 512]
+    vmovdqu [rsp + 224], ymm4
+; x12 -= k16
+    vmovdqu ymm4, [rsp + 32]
+    vpsubq ymm4, ymm4, [rsp + 864]
+    vmovdqu [rsp + 32], ymm4
+; x13 -= k0
+    vmovdqu ymm4, [rsp + 160]
+    vpsubq ymm4, ymm4, [rsp + 800]
+; x14 -= k1
+    vpsubq ymm11, ymm11, [rsp + 832]
+; x15 -= k2
+    vpsubq ymm10, ymm10, [rsp + 896]
+; x13 -= t1
+    vpsubq ymm4, ymm4, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm11, ymm11, [rsp + 768]
+    vpsubq ymm11, ymm11, [rsp + 992]
 ; x15 -= 4
     vpsubq ymm10, ymm10, [rsp + 1696]
 ; inverse round 15
 ; x15 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu [rsp + 192], ymm1
 ; x15 >>>= 9
     vmovdqa ymm1, ymm10
     vpsllq ymm10, ymm10, 55
@@ -20274,9 +20378,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm11, ymm11, ymm6
 ; x5 ^= x8
-    vmovdqu ymm1, [rsp + 1056]
+    vmovdqu ymm1, [rsp + 192]
     vpxor ymm1, ymm1, ymm0
-    vmovdqu [rsp + 1088], ymm2
+    vmovdqu [rsp + 256], ymm2
 ; x5 >>>= 31
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 33
@@ -20285,34 +20389,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm1
 ; x3 ^= x10
-    vmovdqu ymm2, [rsp + 960]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm2, [rsp + 224]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm2
     vpsllq ymm2, ymm2, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm2, ymm2, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 14
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu [rsp + 160], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -20357,9 +20461,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm10
 ; x13 ^= x14
-    vmovdqu ymm4, [rsp + 864]
+    vmovdqu ymm4, [rsp + 160]
     vpxor ymm4, ymm4, ymm11
-    vmovdqu [rsp + 1152], ymm6
+    vmovdqu [rsp + 320], ymm6
 ; x13 >>>= 42
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 22
@@ -20368,34 +20472,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm11, ymm11, ymm4
 ; x11 ^= x8
-    vmovdqu ymm6, [rsp + 800]
-    vpxor ymm6, ymm6, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu ymm6, [rsp + 128]
+    vpxor ymm6, ymm6, [rsp + 96]
+    vmovdqu [rsp + 64], ymm11
 ; x11 >>>= 44
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 20
     vpsrlq ymm11, ymm11, 44
     vpor ymm6, ymm6, ymm11
 ; x8 -= x11
-    vmovdqu ymm11, [rsp + 1120]
+    vmovdqu ymm11, [rsp + 96]
     vpsubq ymm11, ymm11, ymm6
-    vmovdqu [rsp + 1120], ymm11
+    vmovdqu [rsp + 96], ymm11
 ; x9 ^= x10
-    vmovdqu ymm11, [rsp + 1088]
-    vpxor ymm11, ymm11, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm1
+    vmovdqu ymm11, [rsp + 256]
+    vpxor ymm11, ymm11, [rsp + 0]
+    vmovdqu [rsp + 192], ymm1
 ; x9 >>>= 25
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 39
     vpsrlq ymm1, ymm1, 25
     vpor ymm11, ymm11, ymm1
 ; x10 -= x9
-    vmovdqu ymm1, [rsp + 992]
+    vmovdqu ymm1, [rsp + 0]
     vpsubq ymm1, ymm1, ymm11
 ; inverse round 13
 ; x9 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu [rsp + 224], ymm2
 ; x9 >>>= 16
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 48
@@ -20440,9 +20544,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm1, ymm1, ymm8
 ; x3 ^= x12
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm2, [rsp + 224]
     vpxor ymm2, ymm2, ymm0
-    vmovdqu [rsp + 1184], ymm10
+    vmovdqu [rsp + 352], ymm10
 ; x3 >>>= 53
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 11
@@ -20451,34 +20555,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm2
 ; x5 ^= x14
-    vmovdqu ymm10, [rsp + 1056]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 864], ymm4
+    vmovdqu ymm10, [rsp + 192]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 160], ymm4
 ; x5 >>>= 42
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm10, ymm10, ymm4
 ; x14 -= x5
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x1 ^= x8
-    vmovdqu ymm4, [rsp + 1152]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm4, [rsp + 320]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm4
     vpsllq ymm4, ymm4, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm4, ymm4, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm4
 ; inverse round 12
 ; x1 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu [rsp + 128], ymm6
 ; x1 >>>= 41
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 23
@@ -20523,9 +20627,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm11
 ; x11 ^= x10
-    vmovdqu ymm6, [rsp + 800]
+    vmovdqu ymm6, [rsp + 128]
     vpxor ymm6, ymm6, ymm1
-    vmovdqu [rsp + 1088], ymm11
+    vmovdqu [rsp + 256], ymm11
 ; x11 >>>= 47
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 17
@@ -20534,81 +20638,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm1, ymm1, ymm6
 ; x13 ^= x12
-    vmovdqu ymm11, [rsp + 864]
-    vpxor ymm11, ymm11, [rsp + 832]
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu ymm11, [rsp + 160]
+    vpxor ymm11, ymm11, [rsp + 32]
+    vmovdqu [rsp + 128], ymm6
 ; x13 >>>= 44
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 20
     vpsrlq ymm6, ymm6, 44
     vpor ymm11, ymm11, ymm6
 ; x12 -= x13
-    vmovdqu ymm6, [rsp + 832]
+    vmovdqu ymm6, [rsp + 32]
     vpsubq ymm6, ymm6, ymm11
-    vmovdqu [rsp + 864], ymm11
+    vmovdqu [rsp + 160], ymm11
 ; x15 ^= x14
-    vmovdqu ymm11, [rsp + 1184]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm11, [rsp + 352]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 32], ymm6
 ; x15 >>>= 30
     vmovdqa ymm6, ymm11
     vpsllq ymm11, ymm11, 34
     vpsrlq ymm6, ymm6, 30
     vpor ymm11, ymm11, ymm6
 ; x14 -= x15
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm11
 ; subtract subkey 3
 ; x0 -= k3
-    vpsubq ymm3, ymm3, [rsp + 384]
+    vpsubq ymm3, ymm3, [rsp + 576]
 ; x1 -= k4
-    vpsubq ymm4, ymm4, [rsp + 416]
+    vpsubq ymm4, ymm4, [rsp + 608]
 ; x2 -= k5
-    vpsubq ymm5, ymm5, [rsp + 448]
+    vpsubq ymm5, ymm5, [rsp + 640]
 ; x3 -= k6
-    vpsubq ymm2, ymm2, [rsp + 480]
+    vpsubq ymm2, ymm2, [rsp + 672]
 ; x4 -= k7
-    vpsubq ymm7, ymm7, [rsp + 512]
+    vpsubq ymm7, ymm7, [rsp + 704]
 ; x5 -= k8
-    vpsubq ymm10, ymm10, [rsp + 544]
+    vpsubq ymm10, ymm10, [rsp + 736]
 ; x6 -= k9
-    vpsubq ymm9, ymm9, [rsp + 576]
+    vpsubq ymm9, ymm9, [rsp + 768]
 ; x7 -= k10
-    vpsubq ymm8, ymm8, [rsp + 288]
+    vpsubq ymm8, ymm8, [rsp + 544]
 ; x8 -= k11
-    vpsubq ymm0, ymm0, [rsp + 0]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm0, ymm0, [rsp + 384]
+    vmovdqu [rsp + 288], ymm8
 ; x9 -= k12
-    vmovdqu ymm8, [rsp + 1088]
-    vpsubq ymm8, ymm8, [rsp + 32]
+    vmovdqu ymm8, [rsp + 256]
+    vpsubq ymm8, ymm8, [rsp + 416]
 ; x10 -= k13
-    vpsubq ymm1, ymm1, [rsp + 64]
-    vmovdqu [rsp + 960], ymm2
+    vpsubq ymm1, ymm1, [rsp + 448]
+    vmovdqu [rsp + 224], ymm2
 ; x11 -= k14
-    vmovdqu ymm2, [rsp + 800]
-    vpsubq ymm2, ymm2, [rsp + 96]
-    vmovdqu [rsp + 992], ymm1
+    vmovdqu ymm2, [rsp + 128]
+    vpsubq ymm2, ymm2, [rsp + 480]
+    vmovdqu [rsp + 0], ymm1
 ; x12 -= k15
-    vmovdqu ymm1, [rsp + 832]
-    vpsubq ymm1, ymm1, [rsp + 160]
-    vmovdqu [rsp + 832], ymm1
+    vmovdqu ymm1, [rsp + 32]
+    vpsubq ymm1, ymm1, [rsp + 512]
+    vmovdqu [rsp + 32], ymm1
 ; x13 -= k16
-    vmovdqu ymm1, [rsp + 864]
-    vpsubq ymm1, ymm1, [rsp + 320]
+    vmovdqu ymm1, [rsp + 160]
+    vpsubq ymm1, ymm1, [rsp + 864]
 ; x14 -= k0
-    vpsubq ymm6, ymm6, [rsp + 224]
+    vpsubq ymm6, ymm6, [rsp + 800]
 ; x15 -= k1
-    vpsubq ymm11, ymm11, [rsp + 256]
+    vpsubq ymm11, ymm11, [rsp + 832]
 ; x13 -= t0
-    vpsubq ymm1, ymm1, [rsp + 736]
+    vpsubq ymm1, ymm1, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm6, ymm6, [rsp + 704]
+    vpsubq ymm6, ymm6, [rsp + 928]
 ; x15 -= 3
     vpsubq ymm11, ymm11, [rsp + 1728]
 ; inverse round 11
 ; x15 ^= x0
     vpxor ymm11, ymm11, ymm3
-    vmovdqu [rsp + 1056], ymm10
+    vmovdqu [rsp + 192], ymm10
 ; x15 >>>= 5
     vmovdqa ymm10, ymm11
     vpsllq ymm11, ymm11, 59
@@ -20653,9 +20757,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm6, ymm6, ymm4
 ; x5 ^= x8
-    vmovdqu ymm10, [rsp + 1056]
+    vmovdqu ymm10, [rsp + 192]
     vpxor ymm10, ymm10, ymm0
-    vmovdqu [rsp + 1088], ymm8
+    vmovdqu [rsp + 256], ymm8
 ; x5 >>>= 28
     vmovdqa ymm8, ymm10
     vpsllq ymm10, ymm10, 36
@@ -20664,34 +20768,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm10
 ; x3 ^= x10
-    vmovdqu ymm8, [rsp + 960]
-    vpxor ymm8, ymm8, [rsp + 992]
-    vmovdqu [rsp + 800], ymm2
+    vmovdqu ymm8, [rsp + 224]
+    vpxor ymm8, ymm8, [rsp + 0]
+    vmovdqu [rsp + 128], ymm2
 ; x3 >>>= 16
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 48
     vpsrlq ymm2, ymm2, 16
     vpor ymm8, ymm8, ymm2
 ; x10 -= x3
-    vmovdqu ymm2, [rsp + 992]
+    vmovdqu ymm2, [rsp + 0]
     vpsubq ymm2, ymm2, ymm8
-    vmovdqu [rsp + 992], ymm2
+    vmovdqu [rsp + 0], ymm2
 ; x7 ^= x12
-    vmovdqu ymm2, [rsp + 928]
-    vpxor ymm2, ymm2, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm2, [rsp + 288]
+    vpxor ymm2, ymm2, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm2, ymm2, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 10
 ; x7 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu [rsp + 64], ymm6
 ; x7 >>>= 33
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 31
@@ -20736,45 +20840,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm11
 ; x13 ^= x14
-    vpxor ymm1, ymm1, [rsp + 896]
+    vpxor ymm1, ymm1, [rsp + 64]
 ; x13 >>>= 41
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 23
     vpsrlq ymm6, ymm6, 41
     vpor ymm1, ymm1, ymm6
 ; x14 -= x13
-    vmovdqu ymm6, [rsp + 896]
+    vmovdqu ymm6, [rsp + 64]
     vpsubq ymm6, ymm6, ymm1
-    vmovdqu [rsp + 1152], ymm4
+    vmovdqu [rsp + 320], ymm4
 ; x11 ^= x8
-    vmovdqu ymm4, [rsp + 800]
-    vpxor ymm4, ymm4, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm6
+    vmovdqu ymm4, [rsp + 128]
+    vpxor ymm4, ymm4, [rsp + 96]
+    vmovdqu [rsp + 64], ymm6
 ; x11 >>>= 59
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 5
     vpsrlq ymm6, ymm6, 59
     vpor ymm4, ymm4, ymm6
 ; x8 -= x11
-    vmovdqu ymm6, [rsp + 1120]
+    vmovdqu ymm6, [rsp + 96]
     vpsubq ymm6, ymm6, ymm4
-    vmovdqu [rsp + 1120], ymm6
+    vmovdqu [rsp + 96], ymm6
 ; x9 ^= x10
-    vmovdqu ymm6, [rsp + 1088]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm10
+    vmovdqu ymm6, [rsp + 256]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 192], ymm10
 ; x9 >>>= 17
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm10, ymm10, 17
     vpor ymm6, ymm6, ymm10
 ; x10 -= x9
-    vmovdqu ymm10, [rsp + 992]
+    vmovdqu ymm10, [rsp + 0]
     vpsubq ymm10, ymm10, ymm6
 ; inverse round 9
 ; x9 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 960], ymm8
+    vmovdqu [rsp + 224], ymm8
 ; x9 >>>= 38
     vmovdqa ymm8, ymm6
     vpsllq ymm6, ymm6, 26
@@ -20819,9 +20923,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm10, ymm10, ymm2
 ; x3 ^= x12
-    vmovdqu ymm8, [rsp + 960]
+    vmovdqu ymm8, [rsp + 224]
     vpxor ymm8, ymm8, ymm0
-    vmovdqu [rsp + 1184], ymm11
+    vmovdqu [rsp + 352], ymm11
 ; x3 >>>= 18
     vmovdqa ymm11, ymm8
     vpsllq ymm8, ymm8, 46
@@ -20830,34 +20934,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm8
 ; x5 ^= x14
-    vmovdqu ymm11, [rsp + 1056]
-    vpxor ymm11, ymm11, [rsp + 896]
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu ymm11, [rsp + 192]
+    vpxor ymm11, ymm11, [rsp + 64]
+    vmovdqu [rsp + 160], ymm1
 ; x5 >>>= 23
     vmovdqa ymm1, ymm11
     vpsllq ymm11, ymm11, 41
     vpsrlq ymm1, ymm1, 23
     vpor ymm11, ymm11, ymm1
 ; x14 -= x5
-    vmovdqu ymm1, [rsp + 896]
+    vmovdqu ymm1, [rsp + 64]
     vpsubq ymm1, ymm1, ymm11
-    vmovdqu [rsp + 896], ymm1
+    vmovdqu [rsp + 64], ymm1
 ; x1 ^= x8
-    vmovdqu ymm1, [rsp + 1152]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm1, [rsp + 320]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm1
     vpsllq ymm1, ymm1, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm1, ymm1, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm1
 ; inverse round 8
 ; x1 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu [rsp + 128], ymm4
 ; x1 >>>= 24
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 40
@@ -20902,9 +21006,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm6
 ; x11 ^= x10
-    vmovdqu ymm4, [rsp + 800]
+    vmovdqu ymm4, [rsp + 128]
     vpxor ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1088], ymm6
+    vmovdqu [rsp + 256], ymm6
 ; x11 >>>= 17
     vmovdqa ymm6, ymm4
     vpsllq ymm4, ymm4, 47
@@ -20913,81 +21017,81 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x11
     vpsubq ymm10, ymm10, ymm4
 ; x13 ^= x12
-    vmovdqu ymm6, [rsp + 864]
-    vpxor ymm6, ymm6, [rsp + 832]
-    vmovdqu [rsp + 800], ymm4
+    vmovdqu ymm6, [rsp + 160]
+    vpxor ymm6, ymm6, [rsp + 32]
+    vmovdqu [rsp + 128], ymm4
 ; x13 >>>= 22
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 42
     vpsrlq ymm4, ymm4, 22
     vpor ymm6, ymm6, ymm4
 ; x12 -= x13
-    vmovdqu ymm4, [rsp + 832]
+    vmovdqu ymm4, [rsp + 32]
     vpsubq ymm4, ymm4, ymm6
-    vmovdqu [rsp + 864], ymm6
+    vmovdqu [rsp + 160], ymm6
 ; x15 ^= x14
-    vmovdqu ymm6, [rsp + 1184]
-    vpxor ymm6, ymm6, [rsp + 896]
-    vmovdqu [rsp + 832], ymm4
+    vmovdqu ymm6, [rsp + 352]
+    vpxor ymm6, ymm6, [rsp + 64]
+    vmovdqu [rsp + 32], ymm4
 ; x15 >>>= 37
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 27
     vpsrlq ymm4, ymm4, 37
     vpor ymm6, ymm6, ymm4
 ; x14 -= x15
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm6
 ; subtract subkey 2
 ; x0 -= k2
-    vpsubq ymm3, ymm3, [rsp + 352]
+    vpsubq ymm3, ymm3, [rsp + 896]
 ; x1 -= k3
-    vpsubq ymm1, ymm1, [rsp + 384]
+    vpsubq ymm1, ymm1, [rsp + 576]
 ; x2 -= k4
-    vpsubq ymm5, ymm5, [rsp + 416]
+    vpsubq ymm5, ymm5, [rsp + 608]
 ; x3 -= k5
-    vpsubq ymm8, ymm8, [rsp + 448]
+    vpsubq ymm8, ymm8, [rsp + 640]
 ; x4 -= k6
-    vpsubq ymm7, ymm7, [rsp + 480]
+    vpsubq ymm7, ymm7, [rsp + 672]
 ; x5 -= k7
-    vpsubq ymm11, ymm11, [rsp + 512]
+    vpsubq ymm11, ymm11, [rsp + 704]
 ; x6 -= k8
-    vpsubq ymm9, ymm9, [rsp + 544]
+    vpsubq ymm9, ymm9, [rsp + 736]
 ; x7 -= k9
-    vpsubq ymm2, ymm2, [rsp + 576]
+    vpsubq ymm2, ymm2, [rsp + 768]
 ; x8 -= k10
-    vpsubq ymm0, ymm0, [rsp + 288]
-    vmovdqu [rsp + 928], ymm2
+    vpsubq ymm0, ymm0, [rsp + 544]
+    vmovdqu [rsp + 288], ymm2
 ; x9 -= k11
-    vmovdqu ymm2, [rsp + 1088]
-    vpsubq ymm2, ymm2, [rsp + 0]
+    vmovdqu ymm2, [rsp + 256]
+    vpsubq ymm2, ymm2, [rsp + 384]
 ; x10 -= k12
-    vpsubq ymm10, ymm10, [rsp + 32]
-    vmovdqu [rsp + 960], ymm8
+    vpsubq ymm10, ymm10, [rsp + 416]
+    vmovdqu [rsp + 224], ymm8
 ; x11 -= k13
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 64]
-    vmovdqu [rsp + 992], ymm10
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 448]
+    vmovdqu [rsp + 0], ymm10
 ; x12 -= k14
-    vmovdqu ymm10, [rsp + 832]
-    vpsubq ymm10, ymm10, [rsp + 96]
-    vmovdqu [rsp + 832], ymm10
+    vmovdqu ymm10, [rsp + 32]
+    vpsubq ymm10, ymm10, [rsp + 480]
+    vmovdqu [rsp + 32], ymm10
 ; x13 -= k15
-    vmovdqu ymm10, [rsp + 864]
-    vpsubq ymm10, ymm10, [rsp + 160]
+    vmovdqu ymm10, [rsp + 160]
+    vpsubq ymm10, ymm10, [rsp + 512]
 ; x14 -= k16
-    vpsubq ymm4, ymm4, [rsp + 320]
+    vpsubq ymm4, ymm4, [rsp + 864]
 ; x15 -= k0
-    vpsubq ymm6, ymm6, [rsp + 224]
+    vpsubq ymm6, ymm6, [rsp + 800]
 ; x13 -= t2
-    vpsubq ymm10, ymm10, [rsp + 768]
+    vpsubq ymm10, ymm10, [rsp + 992]
 ; x14 -= t0
-    vpsubq ymm4, ymm4, [rsp + 736]
+    vpsubq ymm4, ymm4, [rsp + 960]
 ; x15 -= 2
     vpsubq ymm6, ymm6, [rsp + 1760]
 ; inverse round 7
 ; x15 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu [rsp + 192], ymm11
 ; x15 >>>= 9
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 55
@@ -21032,9 +21136,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm4, ymm4, ymm1
 ; x5 ^= x8
-    vmovdqu ymm11, [rsp + 1056]
+    vmovdqu ymm11, [rsp + 192]
     vpxor ymm11, ymm11, ymm0
-    vmovdqu [rsp + 1088], ymm2
+    vmovdqu [rsp + 256], ymm2
 ; x5 >>>= 31
     vmovdqa ymm2, ymm11
     vpsllq ymm11, ymm11, 33
@@ -21043,34 +21147,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm11
 ; x3 ^= x10
-    vmovdqu ymm2, [rsp + 960]
-    vpxor ymm2, ymm2, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm2, [rsp + 224]
+    vpxor ymm2, ymm2, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 37
     vmovdqa ymm8, ymm2
     vpsllq ymm2, ymm2, 27
     vpsrlq ymm8, ymm8, 37
     vpor ymm2, ymm2, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm2
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 20
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 44
     vpsrlq ymm0, ymm0, 20
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 6
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu [rsp + 64], ymm4
 ; x7 >>>= 31
     vmovdqa ymm4, ymm8
     vpsllq ymm8, ymm8, 33
@@ -21115,45 +21219,45 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm6
 ; x13 ^= x14
-    vpxor ymm10, ymm10, [rsp + 896]
+    vpxor ymm10, ymm10, [rsp + 64]
 ; x13 >>>= 42
     vmovdqa ymm4, ymm10
     vpsllq ymm10, ymm10, 22
     vpsrlq ymm4, ymm4, 42
     vpor ymm10, ymm10, ymm4
 ; x14 -= x13
-    vmovdqu ymm4, [rsp + 896]
+    vmovdqu ymm4, [rsp + 64]
     vpsubq ymm4, ymm4, ymm10
-    vmovdqu [rsp + 1152], ymm1
+    vmovdqu [rsp + 320], ymm1
 ; x11 ^= x8
-    vmovdqu ymm1, [rsp + 800]
-    vpxor ymm1, ymm1, [rsp + 1120]
-    vmovdqu [rsp + 896], ymm4
+    vmovdqu ymm1, [rsp + 128]
+    vpxor ymm1, ymm1, [rsp + 96]
+    vmovdqu [rsp + 64], ymm4
 ; x11 >>>= 44
     vmovdqa ymm4, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm4, ymm4, 44
     vpor ymm1, ymm1, ymm4
 ; x8 -= x11
-    vmovdqu ymm4, [rsp + 1120]
+    vmovdqu ymm4, [rsp + 96]
     vpsubq ymm4, ymm4, ymm1
-    vmovdqu [rsp + 1120], ymm4
+    vmovdqu [rsp + 96], ymm4
 ; x9 ^= x10
-    vmovdqu ymm4, [rsp + 1088]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 1056], ymm11
+    vmovdqu ymm4, [rsp + 256]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 192], ymm11
 ; x9 >>>= 25
     vmovdqa ymm11, ymm4
     vpsllq ymm4, ymm4, 39
     vpsrlq ymm11, ymm11, 25
     vpor ymm4, ymm4, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm4
 ; inverse round 5
 ; x9 ^= x0
     vpxor ymm4, ymm4, ymm3
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu [rsp + 224], ymm2
 ; x9 >>>= 16
     vmovdqa ymm2, ymm4
     vpsllq ymm4, ymm4, 48
@@ -21198,9 +21302,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm2, [rsp + 960]
+    vmovdqu ymm2, [rsp + 224]
     vpxor ymm2, ymm2, ymm0
-    vmovdqu [rsp + 1184], ymm6
+    vmovdqu [rsp + 352], ymm6
 ; x3 >>>= 53
     vmovdqa ymm6, ymm2
     vpsllq ymm2, ymm2, 11
@@ -21209,34 +21313,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm2
 ; x5 ^= x14
-    vmovdqu ymm6, [rsp + 1056]
-    vpxor ymm6, ymm6, [rsp + 896]
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu ymm6, [rsp + 192]
+    vpxor ymm6, ymm6, [rsp + 64]
+    vmovdqu [rsp + 160], ymm10
 ; x5 >>>= 42
     vmovdqa ymm10, ymm6
     vpsllq ymm6, ymm6, 22
     vpsrlq ymm10, ymm10, 42
     vpor ymm6, ymm6, ymm10
 ; x14 -= x5
-    vmovdqu ymm10, [rsp + 896]
+    vmovdqu ymm10, [rsp + 64]
     vpsubq ymm10, ymm10, ymm6
-    vmovdqu [rsp + 896], ymm10
+    vmovdqu [rsp + 64], ymm10
 ; x1 ^= x8
-    vmovdqu ymm10, [rsp + 1152]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm10, [rsp + 320]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 41
     vmovdqa ymm0, ymm10
     vpsllq ymm10, ymm10, 23
     vpsrlq ymm0, ymm0, 41
     vpor ymm10, ymm10, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm10
 ; inverse round 4
 ; x1 ^= x0
     vpxor ymm10, ymm10, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 41
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 23
@@ -21281,92 +21385,92 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm4
 ; x11 ^= x10
-    vpxor ymm1, ymm1, [rsp + 992]
+    vpxor ymm1, ymm1, [rsp + 0]
 ; x11 >>>= 47
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 17
     vpsrlq ymm11, ymm11, 47
     vpor ymm1, ymm1, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 800], ymm1
+    vmovdqu [rsp + 128], ymm1
 ; x13 ^= x12
-    vmovdqu ymm1, [rsp + 864]
-    vpxor ymm1, ymm1, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm1, [rsp + 160]
+    vpxor ymm1, ymm1, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 44
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 20
     vpsrlq ymm11, ymm11, 44
     vpor ymm1, ymm1, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm1
-    vmovdqu [rsp + 864], ymm1
+    vmovdqu [rsp + 160], ymm1
 ; x15 ^= x14
-    vmovdqu ymm1, [rsp + 1184]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm1, [rsp + 352]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 30
     vmovdqa ymm11, ymm1
     vpsllq ymm1, ymm1, 34
     vpsrlq ymm11, ymm11, 30
     vpor ymm1, ymm1, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm1
 ; subtract subkey 1
 ; x0 -= k1
-    vpsubq ymm3, ymm3, [rsp + 256]
+    vpsubq ymm3, ymm3, [rsp + 832]
 ; x1 -= k2
-    vpsubq ymm10, ymm10, [rsp + 352]
+    vpsubq ymm10, ymm10, [rsp + 896]
 ; x2 -= k3
-    vpsubq ymm5, ymm5, [rsp + 384]
+    vpsubq ymm5, ymm5, [rsp + 576]
 ; x3 -= k4
-    vpsubq ymm2, ymm2, [rsp + 416]
+    vpsubq ymm2, ymm2, [rsp + 608]
 ; x4 -= k5
-    vpsubq ymm7, ymm7, [rsp + 448]
+    vpsubq ymm7, ymm7, [rsp + 640]
 ; x5 -= k6
-    vpsubq ymm6, ymm6, [rsp + 480]
+    vpsubq ymm6, ymm6, [rsp + 672]
 ; x6 -= k7
-    vpsubq ymm9, ymm9, [rsp + 512]
+    vpsubq ymm9, ymm9, [rsp + 704]
 ; x7 -= k8
-    vpsubq ymm8, ymm8, [rsp + 544]
+    vpsubq ymm8, ymm8, [rsp + 736]
 ; x8 -= k9
-    vpsubq ymm0, ymm0, [rsp + 576]
+    vpsubq ymm0, ymm0, [rsp + 768]
 ; x9 -= k10
-    vpsubq ymm4, ymm4, [rsp + 288]
-    vmovdqu [rsp + 928], ymm8
+    vpsubq ymm4, ymm4, [rsp + 544]
+    vmovdqu [rsp + 288], ymm8
 ; x10 -= k11
-    vmovdqu ymm8, [rsp + 992]
-    vpsubq ymm8, ymm8, [rsp + 0]
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu ymm8, [rsp + 0]
+    vpsubq ymm8, ymm8, [rsp + 384]
+    vmovdqu [rsp + 0], ymm8
 ; x11 -= k12
-    vmovdqu ymm8, [rsp + 800]
-    vpsubq ymm8, ymm8, [rsp + 32]
-    vmovdqu [rsp + 960], ymm2
+    vmovdqu ymm8, [rsp + 128]
+    vpsubq ymm8, ymm8, [rsp + 416]
+    vmovdqu [rsp + 224], ymm2
 ; x12 -= k13
-    vmovdqu ymm2, [rsp + 832]
-    vpsubq ymm2, ymm2, [rsp + 64]
-    vmovdqu [rsp + 832], ymm2
+    vmovdqu ymm2, [rsp + 32]
+    vpsubq ymm2, ymm2, [rsp + 448]
+    vmovdqu [rsp + 32], ymm2
 ; x13 -= k14
-    vmovdqu ymm2, [rsp + 864]
-    vpsubq ymm2, ymm2, [rsp + 96]
+    vmovdqu ymm2, [rsp + 160]
+    vpsubq ymm2, ymm2, [rsp + 480]
 ; x14 -= k15
-    vpsubq ymm11, ymm11, [rsp + 160]
+    vpsubq ymm11, ymm11, [rsp + 512]
 ; x15 -= k16
-    vpsubq ymm1, ymm1, [rsp + 320]
+    vpsubq ymm1, ymm1, [rsp + 864]
 ; x13 -= t1
-    vpsubq ymm2, ymm2, [rsp + 704]
+    vpsubq ymm2, ymm2, [rsp + 928]
 ; x14 -= t2
-    vpsubq ymm11, ymm11, [rsp + 768]
+    vpsubq ymm11, ymm11, [rsp + 992]
 ; x15 -= 1
     vpsubq ymm1, ymm1, [rsp + 1792]
 ; inverse round 3
 ; x15 ^= x0
     vpxor ymm1, ymm1, ymm3
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu [rsp + 192], ymm6
 ; x15 >>>= 5
     vmovdqa ymm6, ymm1
     vpsllq ymm1, ymm1, 59
@@ -21411,9 +21515,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x1
     vpsubq ymm11, ymm11, ymm10
 ; x5 ^= x8
-    vmovdqu ymm6, [rsp + 1056]
+    vmovdqu ymm6, [rsp + 192]
     vpxor ymm6, ymm6, ymm0
-    vmovdqu [rsp + 1088], ymm4
+    vmovdqu [rsp + 256], ymm4
 ; x5 >>>= 28
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 36
@@ -21422,34 +21526,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x5
     vpsubq ymm0, ymm0, ymm6
 ; x3 ^= x10
-    vmovdqu ymm4, [rsp + 960]
-    vpxor ymm4, ymm4, [rsp + 992]
-    vmovdqu [rsp + 800], ymm8
+    vmovdqu ymm4, [rsp + 224]
+    vpxor ymm4, ymm4, [rsp + 0]
+    vmovdqu [rsp + 128], ymm8
 ; x3 >>>= 16
     vmovdqa ymm8, ymm4
     vpsllq ymm4, ymm4, 48
     vpsrlq ymm8, ymm8, 16
     vpor ymm4, ymm4, ymm8
 ; x10 -= x3
-    vmovdqu ymm8, [rsp + 992]
+    vmovdqu ymm8, [rsp + 0]
     vpsubq ymm8, ymm8, ymm4
-    vmovdqu [rsp + 992], ymm8
+    vmovdqu [rsp + 0], ymm8
 ; x7 ^= x12
-    vmovdqu ymm8, [rsp + 928]
-    vpxor ymm8, ymm8, [rsp + 832]
-    vmovdqu [rsp + 1120], ymm0
+    vmovdqu ymm8, [rsp + 288]
+    vpxor ymm8, ymm8, [rsp + 32]
+    vmovdqu [rsp + 96], ymm0
 ; x7 >>>= 25
     vmovdqa ymm0, ymm8
     vpsllq ymm8, ymm8, 39
     vpsrlq ymm0, ymm0, 25
     vpor ymm8, ymm8, ymm0
 ; x12 -= x7
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vpsubq ymm0, ymm0, ymm8
 ; inverse round 2
 ; x7 ^= x0
     vpxor ymm8, ymm8, ymm3
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu [rsp + 160], ymm2
 ; x7 >>>= 33
     vmovdqa ymm2, ymm8
     vpsllq ymm8, ymm8, 31
@@ -21494,9 +21598,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x15
     vpsubq ymm0, ymm0, ymm1
 ; x13 ^= x14
-    vmovdqu ymm2, [rsp + 864]
+    vmovdqu ymm2, [rsp + 160]
     vpxor ymm2, ymm2, ymm11
-    vmovdqu [rsp + 1152], ymm10
+    vmovdqu [rsp + 320], ymm10
 ; x13 >>>= 41
     vmovdqa ymm10, ymm2
     vpsllq ymm2, ymm2, 23
@@ -21505,34 +21609,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x14 -= x13
     vpsubq ymm11, ymm11, ymm2
 ; x11 ^= x8
-    vmovdqu ymm10, [rsp + 800]
-    vpxor ymm10, ymm10, [rsp + 1120]
-    vmovdqu [rsp + 1056], ymm6
+    vmovdqu ymm10, [rsp + 128]
+    vpxor ymm10, ymm10, [rsp + 96]
+    vmovdqu [rsp + 192], ymm6
 ; x11 >>>= 59
     vmovdqa ymm6, ymm10
     vpsllq ymm10, ymm10, 5
     vpsrlq ymm6, ymm6, 59
     vpor ymm10, ymm10, ymm6
 ; x8 -= x11
-    vmovdqu ymm6, [rsp + 1120]
+    vmovdqu ymm6, [rsp + 96]
     vpsubq ymm6, ymm6, ymm10
-    vmovdqu [rsp + 1120], ymm6
+    vmovdqu [rsp + 96], ymm6
 ; x9 ^= x10
-    vmovdqu ymm6, [rsp + 1088]
-    vpxor ymm6, ymm6, [rsp + 992]
-    vmovdqu [rsp + 896], ymm11
+    vmovdqu ymm6, [rsp + 256]
+    vpxor ymm6, ymm6, [rsp + 0]
+    vmovdqu [rsp + 64], ymm11
 ; x9 >>>= 17
     vmovdqa ymm11, ymm6
     vpsllq ymm6, ymm6, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm6, ymm6, ymm11
 ; x10 -= x9
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm6
 ; inverse round 1
 ; x9 ^= x0
     vpxor ymm6, ymm6, ymm3
-    vmovdqu [rsp + 960], ymm4
+    vmovdqu [rsp + 224], ymm4
 ; x9 >>>= 38
     vmovdqa ymm4, ymm6
     vpsllq ymm6, ymm6, 26
@@ -21577,9 +21681,9 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x10 -= x7
     vpsubq ymm11, ymm11, ymm8
 ; x3 ^= x12
-    vmovdqu ymm4, [rsp + 960]
+    vmovdqu ymm4, [rsp + 224]
     vpxor ymm4, ymm4, ymm0
-    vmovdqu [rsp + 1184], ymm1
+    vmovdqu [rsp + 352], ymm1
 ; x3 >>>= 18
     vmovdqa ymm1, ymm4
     vpsllq ymm4, ymm4, 46
@@ -21588,34 +21692,34 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x12 -= x3
     vpsubq ymm0, ymm0, ymm4
 ; x5 ^= x14
-    vmovdqu ymm1, [rsp + 1056]
-    vpxor ymm1, ymm1, [rsp + 896]
-    vmovdqu [rsp + 864], ymm2
+    vmovdqu ymm1, [rsp + 192]
+    vpxor ymm1, ymm1, [rsp + 64]
+    vmovdqu [rsp + 160], ymm2
 ; x5 >>>= 23
     vmovdqa ymm2, ymm1
     vpsllq ymm1, ymm1, 41
     vpsrlq ymm2, ymm2, 23
     vpor ymm1, ymm1, ymm2
 ; x14 -= x5
-    vmovdqu ymm2, [rsp + 896]
+    vmovdqu ymm2, [rsp + 64]
     vpsubq ymm2, ymm2, ymm1
-    vmovdqu [rsp + 896], ymm2
+    vmovdqu [rsp + 64], ymm2
 ; x1 ^= x8
-    vmovdqu ymm2, [rsp + 1152]
-    vpxor ymm2, ymm2, [rsp + 1120]
-    vmovdqu [rsp + 832], ymm0
+    vmovdqu ymm2, [rsp + 320]
+    vpxor ymm2, ymm2, [rsp + 96]
+    vmovdqu [rsp + 32], ymm0
 ; x1 >>>= 52
     vmovdqa ymm0, ymm2
     vpsllq ymm2, ymm2, 12
     vpsrlq ymm0, ymm0, 52
     vpor ymm2, ymm2, ymm0
 ; x8 -= x1
-    vmovdqu ymm0, [rsp + 1120]
+    vmovdqu ymm0, [rsp + 96]
     vpsubq ymm0, ymm0, ymm2
 ; inverse round 0
 ; x1 ^= x0
     vpxor ymm2, ymm2, ymm3
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu [rsp + 0], ymm11
 ; x1 >>>= 24
     vmovdqa ymm11, ymm2
     vpsllq ymm2, ymm2, 40
@@ -21660,86 +21764,86 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; x8 -= x9
     vpsubq ymm0, ymm0, ymm6
 ; x11 ^= x10
-    vpxor ymm10, ymm10, [rsp + 992]
+    vpxor ymm10, ymm10, [rsp + 0]
 ; x11 >>>= 17
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 47
     vpsrlq ymm11, ymm11, 17
     vpor ymm10, ymm10, ymm11
 ; x10 -= x11
-    vmovdqu ymm11, [rsp + 992]
+    vmovdqu ymm11, [rsp + 0]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 800], ymm10
+    vmovdqu [rsp + 128], ymm10
 ; x13 ^= x12
-    vmovdqu ymm10, [rsp + 864]
-    vpxor ymm10, ymm10, [rsp + 832]
-    vmovdqu [rsp + 992], ymm11
+    vmovdqu ymm10, [rsp + 160]
+    vpxor ymm10, ymm10, [rsp + 32]
+    vmovdqu [rsp + 0], ymm11
 ; x13 >>>= 22
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 42
     vpsrlq ymm11, ymm11, 22
     vpor ymm10, ymm10, ymm11
 ; x12 -= x13
-    vmovdqu ymm11, [rsp + 832]
+    vmovdqu ymm11, [rsp + 32]
     vpsubq ymm11, ymm11, ymm10
-    vmovdqu [rsp + 864], ymm10
+    vmovdqu [rsp + 160], ymm10
 ; x15 ^= x14
-    vmovdqu ymm10, [rsp + 1184]
-    vpxor ymm10, ymm10, [rsp + 896]
-    vmovdqu [rsp + 832], ymm11
+    vmovdqu ymm10, [rsp + 352]
+    vpxor ymm10, ymm10, [rsp + 64]
+    vmovdqu [rsp + 32], ymm11
 ; x15 >>>= 37
     vmovdqa ymm11, ymm10
     vpsllq ymm10, ymm10, 27
     vpsrlq ymm11, ymm11, 37
     vpor ymm10, ymm10, ymm11
 ; x14 -= x15
-    vmovdqu ymm11, [rsp + 896]
+    vmovdqu ymm11, [rsp + 64]
     vpsubq ymm11, ymm11, ymm10
 ; subtract subkey 0
 ; x0 -= k0
-    vpsubq ymm3, ymm3, [rsp + 224]
+    vpsubq ymm3, ymm3, [rsp + 800]
 ; x1 -= k1
-    vpsubq ymm2, ymm2, [rsp + 256]
+    vpsubq ymm2, ymm2, [rsp + 832]
 ; x2 -= k2
-    vpsubq ymm5, ymm5, [rsp + 352]
+    vpsubq ymm5, ymm5, [rsp + 896]
 ; x3 -= k3
-    vpsubq ymm4, ymm4, [rsp + 384]
+    vpsubq ymm4, ymm4, [rsp + 576]
 ; x4 -= k4
-    vpsubq ymm7, ymm7, [rsp + 416]
+    vpsubq ymm7, ymm7, [rsp + 608]
 ; x5 -= k5
-    vpsubq ymm1, ymm1, [rsp + 448]
+    vpsubq ymm1, ymm1, [rsp + 640]
 ; x6 -= k6
-    vpsubq ymm9, ymm9, [rsp + 480]
+    vpsubq ymm9, ymm9, [rsp + 672]
 ; x7 -= k7
-    vpsubq ymm8, ymm8, [rsp + 512]
+    vpsubq ymm8, ymm8, [rsp + 704]
 ; x8 -= k8
-    vpsubq ymm0, ymm0, [rsp + 544]
+    vpsubq ymm0, ymm0, [rsp + 736]
 ; x9 -= k9
-    vpsubq ymm6, ymm6, [rsp + 576]
-    vmovdqu [rsp + 1088], ymm6
+    vpsubq ymm6, ymm6, [rsp + 768]
+    vmovdqu [rsp + 256], ymm6
 ; x10 -= k10
-    vmovdqu ymm6, [rsp + 992]
-    vpsubq ymm6, ymm6, [rsp + 288]
-    vmovdqu [rsp + 992], ymm6
+    vmovdqu ymm6, [rsp + 0]
+    vpsubq ymm6, ymm6, [rsp + 544]
+    vmovdqu [rsp + 0], ymm6
 ; x11 -= k11
-    vmovdqu ymm6, [rsp + 800]
-    vpsubq ymm6, ymm6, [rsp + 0]
-    vmovdqu [rsp + 800], ymm6
+    vmovdqu ymm6, [rsp + 128]
+    vpsubq ymm6, ymm6, [rsp + 384]
+    vmovdqu [rsp + 128], ymm6
 ; x12 -= k12
-    vmovdqu ymm6, [rsp + 832]
-    vpsubq ymm6, ymm6, [rsp + 32]
-    vmovdqu [rsp + 832], ymm6
+    vmovdqu ymm6, [rsp + 32]
+    vpsubq ymm6, ymm6, [rsp + 416]
+    vmovdqu [rsp + 32], ymm6
 ; x13 -= k13
-    vmovdqu ymm6, [rsp + 864]
-    vpsubq ymm6, ymm6, [rsp + 64]
+    vmovdqu ymm6, [rsp + 160]
+    vpsubq ymm6, ymm6, [rsp + 448]
 ; x14 -= k14
-    vpsubq ymm11, ymm11, [rsp + 96]
+    vpsubq ymm11, ymm11, [rsp + 480]
 ; x15 -= k15
-    vpsubq ymm10, ymm10, [rsp + 160]
+    vpsubq ymm10, ymm10, [rsp + 512]
 ; x13 -= t0
-    vpsubq ymm6, ymm6, [rsp + 736]
+    vpsubq ymm6, ymm6, [rsp + 960]
 ; x14 -= t1
-    vpsubq ymm11, ymm11, [rsp + 704]
+    vpsubq ymm11, ymm11, [rsp + 928]
 ; store the block(s)
 ; out[0] = x0
     vmovq [rcx + 0], xmm3
@@ -21796,28 +21900,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
     vmovq [rcx + 320], xmm15
     vpextrq [rcx + 448], xmm15, 1
 ; out[9] = x9
-    vmovdqu ymm0, [rsp + 1088]
+    vmovdqu ymm0, [rsp + 256]
     vmovq [rcx + 72], xmm0
     vpextrq [rcx + 200], xmm0, 1
     vextracti128 xmm15, ymm0, 1
     vmovq [rcx + 328], xmm15
     vpextrq [rcx + 456], xmm15, 1
 ; out[10] = x10
-    vmovdqu ymm0, [rsp + 992]
+    vmovdqu ymm0, [rsp + 0]
     vmovq [rcx + 80], xmm0
     vpextrq [rcx + 208], xmm0, 1
     vextracti128 xmm15, ymm0, 1
     vmovq [rcx + 336], xmm15
     vpextrq [rcx + 464], xmm15, 1
 ; out[11] = x11
-    vmovdqu ymm0, [rsp + 800]
+    vmovdqu ymm0, [rsp + 128]
     vmovq [rcx + 88], xmm0
     vpextrq [rcx + 216], xmm0, 1
     vextracti128 xmm15, ymm0, 1
     vmovq [rcx + 344], xmm15
     vpextrq [rcx + 472], xmm15, 1
 ; out[12] = x12
-    vmovdqu ymm0, [rsp + 832]
+    vmovdqu ymm0, [rsp + 32]
     vmovq [rcx + 96], xmm0
     vpextrq [rcx + 224], xmm0, 1
     vextracti128 xmm15, ymm0, 1
@@ -21870,6 +21974,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt:
     mov r8d, 1 ; n = 1
     jmp tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     endbr64
 .entry:
@@ -21885,7 +21990,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 584
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -21911,22 +22016,22 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], r8
+    mov qword [rsp + 224], r8
 ; k10 = key[10]
     mov r8, qword [rdi + 80]
-    mov qword [rsp + 8], rcx
+    mov qword [rsp + 232], rcx
 ; k11 = key[11]
     mov rcx, qword [rdi + 88]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 208], rdx
 ; k12 = key[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 24], rsi
+    mov qword [rsp + 216], rsi
 ; k13 = key[13]
     mov rsi, qword [rdi + 104]
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 48], rsi
 ; k14 = key[14]
     mov rsi, qword [rdi + 112]
-    mov qword [rsp + 40], rsi
+    mov qword [rsp + 56], rsi
 ; k15 = key[15]
     mov rsi, qword [rdi + 120]
 ; k16 = 0x5555555555555555
@@ -21958,32 +22063,137 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; k16 ^= k12
     xor rdi, rdx
 ; k16 ^= k13
-    xor rdi, qword [rsp + 32]
+    xor rdi, qword [rsp + 48]
 ; k16 ^= k14
-    xor rdi, qword [rsp + 40]
+    xor rdi, qword [rsp + 56]
 ; k16 ^= k15
     xor rdi, rsi
-    mov qword [rsp + 48], rax
-    mov qword [rsp + 56], r9
-    mov qword [rsp + 64], r8
-    mov qword [rsp + 72], rcx
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rsi
-    mov qword [rsp + 96], rdi
-    mov qword [rsp + 104], r10
-    mov qword [rsp + 112], r11
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
-    mov qword [rsp + 160], r15
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 64], r10
+; kcs += 0x14
+    mov r10, r9
+    add r10, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 240], r10
+; kcs += 0x13
+    mov r10, rax
+    add r10, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 248], r10
+; kcs += 0x12
+    mov r10, rdi
+    add r10, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 256], r10
+; kcs += 0x11
+    mov r10, rsi
+    add r10, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 264], r10
+; kcs = k14
+    mov r10, qword [rsp + 56]
+; kcs += 0x10
+    add r10, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 272], r10
+; kcs = k13
+    mov r10, qword [rsp + 48]
+; kcs += 0xf
+    add r10, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 280], r10
+; kcs += 0xe
+    mov r10, rdx
+    add r10, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 288], r10
+; kcs += 0xd
+    mov r10, rcx
+    add r10, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 296], r10
+; kcs += 0xc
+    mov r10, r8
+    add r10, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 304], r10
+; kcs += 0xb
+    mov r10, r15
+    add r10, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], r10
+; kcs += 0xa
+    mov r10, r14
+    add r10, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 320], r10
+; kcs += 9
+    mov r10, r13
+    add r10, 9
+; kc[9] = kcs
+    mov qword [rsp + 328], r10
+; kcs += 8
+    mov r10, r12
+    add r10, 8
+; kc[8] = kcs
+    mov qword [rsp + 336], r10
+; kcs += 7
+    mov r10, rbp
+    add r10, 7
+; kc[7] = kcs
+    mov qword [rsp + 344], r10
+; kcs += 6
+    mov r10, rbx
+    add r10, 6
+; kc[6] = kcs
+    mov qword [rsp + 352], r10
+; kcs += 5
+    mov r10, r11
+    add r10, 5
+; kc[5] = kcs
+    mov qword [rsp + 360], r10
+; kcs = k2
+    mov r10, qword [rsp + 64]
+; kcs += 4
+    add r10, 4
+; kc[4] = kcs
+    mov qword [rsp + 368], r10
+; kcs += 3
+    mov r10, r9
+    add r10, 3
+; kc[3] = kcs
+    mov qword [rsp + 376], r10
+; kcs += 2
+    mov r10, rax
+    add r10, 2
+; kc[2] = kcs
+    mov qword [rsp + 384], r10
+; kcs += 1
+    mov r10, rdi
+    add r10, 1
+; kc[1] = kcs
+    mov qword [rsp + 392], r10
+    mov qword [rsp + 160], rax
+    mov qword [rsp + 168], r9
+    mov qword [rsp + 72], r8
+    mov qword [rsp + 80], rcx
+    mov qword [rsp + 88], rdx
+    mov qword [rsp + 152], rsi
+    mov qword [rsp + 176], rdi
+    mov qword [rsp + 96], r11
+    mov qword [rsp + 104], rbx
+    mov qword [rsp + 112], rbp
+    mov qword [rsp + 120], r12
+    mov qword [rsp + 128], r13
+    mov qword [rsp + 136], r14
+    mov qword [rsp + 144], r15
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 216]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -21991,7 +22201,7 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 208]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -22013,63 +22223,67 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     mov r15, qword [rdi + 72]
 ; x10 = in[10]
     mov rax, qword [rdi + 80]
-    mov qword [rsp + 168], rdx
+    mov qword [rsp + 192], rdx
 ; x11 = in[11]
     mov rdx, qword [rdi + 88]
-    mov qword [rsp + 176], rcx
+    mov qword [rsp + 184], rcx
 ; x12 = in[12]
     mov rcx, qword [rdi + 96]
-    mov qword [rsp + 184], rsi
+    mov qword [rsp + 200], rsi
 ; x13 = in[13]
     mov rsi, qword [rdi + 104]
-    mov qword [rsp + 192], rsi
+    mov qword [rsp + 16], rsi
 ; x14 = in[14]
     mov rsi, qword [rdi + 112]
-    mov qword [rsp + 200], rsi
+    mov qword [rsp + 400], rsi
 ; x15 = in[15]
     mov rsi, qword [rdi + 120]
 ; subtract subkey 20
 ; x0 -= k3
-    sub r8, qword [rsp + 112]
+    sub r8, qword [rsp + 96]
 ; x1 -= k4
-    sub r9, qword [rsp + 120]
+    sub r9, qword [rsp + 104]
 ; x2 -= k5
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 112]
 ; x3 -= k6
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 160]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 64]
+    sub r13, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 80]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 32]
+    sub rax, qword [rsp + 48]
 ; x11 -= k14
-    sub rdx, qword [rsp + 40]
+    sub rdx, qword [rsp + 56]
 ; x12 -= k15
-    sub rcx, qword [rsp + 88]
-; x13 -= k16
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x14 -= k0
-    mov rcx, qword [rsp + 200]
-    sub rcx, qword [rsp + 48]
-; x15 -= k1
-    sub rsi, qword [rsp + 56]
-; x13 -= t2
-    sub rdi, qword [rsp + 184]
-; x14 -= t0
-    sub rcx, qword [rsp + 176]
-; x15 -= 0x14
-    sub rsi, 0x14
+    sub rcx, qword [rsp + 152]
+; sk1 = k16
+    mov rdi, qword [rsp + 176]
+; sk1 += t2
+    add rdi, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk1
+    mov rcx, qword [rsp + 16]
+    sub rcx, rdi
+    mov qword [rsp + 408], rdi
+; sk2 = k0
+    mov rdi, qword [rsp + 160]
+; sk2 += t0
+    add rdi, qword [rsp + 184]
+    mov qword [rsp + 24], r13
+; x14 -= sk2
+    mov r13, qword [rsp + 400]
+    sub r13, rdi
+; x15 -= kc[20]
+    sub rsi, qword [rsp + 240]
 ; inverse round 79
 ; x15 ^= x0
     xor rsi, r8
@@ -22084,11 +22298,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -22096,11 +22310,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor r9, rcx
+    xor r9, r13
 ; x1 >>>= 23
     rol r9, 41
 ; x14 -= x1
-    sub rcx, r9
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -22114,20 +22328,21 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x10 -= x3
     sub rax, r11
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rax
+    rol rdi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rdi
 ; inverse round 78
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -22153,11 +22368,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x15
     sub rax, rsi
 ; x13 ^= x14
-    xor rdi, rcx
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub rcx, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -22165,12 +22380,12 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], r9
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov r9, qword [rsp + 216]
+    mov r9, qword [rsp + 8]
     sub r9, r15
 ; inverse round 77
 ; x9 ^= x0
@@ -22180,11 +22395,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -22198,11 +22413,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x15
     sub rbx, rsi
 ; x7 ^= x10
-    xor r13, r9
+    xor rdi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rdi, 60
 ; x10 -= x7
-    sub r9, r13
+    sub r9, rdi
 ; x3 ^= x12
     xor r11, rax
 ; x3 >>>= 53
@@ -22210,14 +22425,14 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x3
     sub rax, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rsi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
+    mov rsi, qword [rsp + 32]
     xor rsi, r14
 ; x1 >>>= 41
     rol rsi, 23
@@ -22243,11 +22458,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -22261,67 +22476,66 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x10 -= x11
     sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rax
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rax, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, rcx
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub rcx, rdi
+    sub r13, rcx
 ; subtract subkey 19
 ; x0 -= k2
-    sub r8, qword [rsp + 104]
+    sub r8, qword [rsp + 64]
 ; x1 -= k3
-    sub rsi, qword [rsp + 112]
+    sub rsi, qword [rsp + 96]
 ; x2 -= k4
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 104]
 ; x3 -= k5
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 160]
+    sub rdi, qword [rsp + 144]
 ; x8 -= k10
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub r9, qword [rsp + 80]
+    sub r9, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 40]
-    mov qword [rsp + 208], rax
-; x13 -= k15
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 88]
-; x14 -= k16
-    sub rcx, qword [rsp + 96]
-; x15 -= k0
-    sub rdi, qword [rsp + 48]
-; x13 -= t1
-    sub rax, qword [rsp + 168]
-; x14 -= t2
-    sub rcx, qword [rsp + 184]
-; x15 -= 0x13
-    sub rdi, 0x13
+    sub rax, qword [rsp + 56]
+    mov qword [rsp + 24], rdi
+; sk3 = k15
+    mov rdi, qword [rsp + 152]
+; sk3 += t1
+    add rdi, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk3
+    mov rax, qword [rsp + 16]
+    sub rax, rdi
+; x14 -= sk1
+    sub r13, qword [rsp + 408]
+; x15 -= kc[19]
+    sub rcx, qword [rsp + 248]
 ; inverse round 75
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -22341,11 +22555,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, rcx
+    xor rsi, r13
 ; x1 >>>= 47
     rol rsi, 17
 ; x14 -= x1
-    sub rcx, rsi
+    sub r13, rsi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -22358,21 +22572,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     rol r11, 48
 ; x10 -= x3
     sub r9, r11
+    mov qword [rsp + 416], rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], r9
+    rol rdi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov r9, qword [rsp + 208]
-    sub r9, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rdi
 ; inverse round 74
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rdi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -22392,17 +22608,17 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x1
     sub r12, rsi
 ; x15 ^= x12
-    xor rdi, r9
+    xor rcx, r9
 ; x15 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x12 -= x15
-    sub r9, rdi
+    sub r9, rcx
 ; x13 ^= x14
-    xor rax, rcx
+    xor rax, r13
 ; x13 >>>= 41
     rol rax, 23
 ; x14 -= x13
-    sub rcx, rax
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -22410,12 +22626,12 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rsi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
+    mov rsi, qword [rsp + 8]
     sub rsi, r15
 ; inverse round 73
 ; x9 ^= x0
@@ -22437,17 +22653,17 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rdi, rsi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rdi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rsi, rdi
 ; x3 ^= x12
     xor r11, r9
 ; x3 >>>= 18
@@ -22455,26 +22671,26 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x3
     sub r9, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 72
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -22488,11 +22704,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rdi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -22511,55 +22727,54 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     rol rax, 42
 ; x12 -= x13
     sub r9, rax
-    mov qword [rsp + 192], rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, rcx
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
     rol rax, 27
 ; x14 -= x15
-    sub rcx, rax
+    sub r13, rax
 ; subtract subkey 18
 ; x0 -= k1
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 168]
 ; x1 -= k2
-    sub rdi, qword [rsp + 104]
+    sub rcx, qword [rsp + 64]
 ; x2 -= k3
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 96]
 ; x3 -= k4
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 152]
+    sub rdi, qword [rsp + 136]
 ; x8 -= k9
-    sub r14, qword [rsp + 160]
+    sub r14, qword [rsp + 144]
 ; x9 -= k10
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 72]
 ; x10 -= k11
-    sub rsi, qword [rsp + 72]
+    sub rsi, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub r9, qword [rsp + 32]
-    mov qword [rsp + 208], r9
-; x13 -= k14
-    mov r9, qword [rsp + 192]
-    sub r9, qword [rsp + 40]
-; x14 -= k15
-    sub rcx, qword [rsp + 88]
-; x15 -= k16
-    sub rax, qword [rsp + 96]
-; x13 -= t0
-    sub r9, qword [rsp + 176]
-; x14 -= t1
-    sub rcx, qword [rsp + 168]
-; x15 -= 0x12
-    sub rax, 0x12
+    sub r9, qword [rsp + 48]
+    mov qword [rsp + 24], rdi
+; sk4 = k14
+    mov rdi, qword [rsp + 56]
+; sk4 += t0
+    add rdi, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk4
+    mov r9, qword [rsp + 16]
+    sub r9, rdi
+; x14 -= sk3
+    sub r13, qword [rsp + 416]
+; x15 -= kc[18]
+    sub rax, qword [rsp + 256]
 ; inverse round 71
 ; x15 ^= x0
     xor rax, r8
@@ -22586,11 +22801,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, rcx
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub rcx, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -22603,21 +22818,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
     rol r11, 27
 ; x10 -= x3
     sub rsi, r11
+    mov qword [rsp + 424], rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rdi, 44
+    mov qword [rsp + 8], rsi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rsi, qword [rsp + 0]
+    sub rsi, rdi
 ; inverse round 70
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -22631,11 +22848,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
     xor rax, rsi
 ; x15 >>>= 19
@@ -22643,11 +22860,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x15
     sub rsi, rax
 ; x13 ^= x14
-    xor r9, rcx
+    xor r9, r13
 ; x13 >>>= 42
     rol r9, 22
 ; x14 -= x13
-    sub rcx, r9
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -22655,13 +22872,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 69
 ; x9 ^= x0
     xor r15, r8
@@ -22688,11 +22905,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x15
     sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rdi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rdi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rdi
 ; x3 ^= x12
     xor r11, rsi
 ; x3 >>>= 53
@@ -22700,26 +22917,26 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x3
     sub rsi, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 200], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 68
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -22733,11 +22950,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -22745,73 +22962,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
     xor r9, rsi
 ; x13 >>>= 44
     rol r9, 20
 ; x12 -= x13
     sub rsi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    xor rax, qword [rsp + 200]
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
-    mov qword [rsp + 192], r9
+    rol r9, 34
 ; x14 -= x15
-    mov r9, qword [rsp + 200]
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 17
 ; x0 -= k0
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 160]
 ; x1 -= k1
-    sub rcx, qword [rsp + 56]
+    sub rax, qword [rsp + 168]
 ; x2 -= k2
-    sub r10, qword [rsp + 104]
+    sub r10, qword [rsp + 64]
 ; x3 -= k3
-    sub r11, qword [rsp + 112]
+    sub r11, qword [rsp + 96]
 ; x4 -= k4
-    sub rbx, qword [rsp + 120]
+    sub rbx, qword [rsp + 104]
 ; x5 -= k5
-    sub rbp, qword [rsp + 128]
+    sub rbp, qword [rsp + 112]
 ; x6 -= k6
-    sub r12, qword [rsp + 136]
+    sub r12, qword [rsp + 120]
 ; x7 -= k7
-    sub r13, qword [rsp + 144]
+    sub rdi, qword [rsp + 128]
 ; x8 -= k8
-    sub r14, qword [rsp + 152]
+    sub r14, qword [rsp + 136]
 ; x9 -= k9
-    sub r15, qword [rsp + 160]
+    sub r15, qword [rsp + 144]
 ; x10 -= k10
-    sub rdi, qword [rsp + 64]
+    sub rcx, qword [rsp + 72]
 ; x11 -= k11
-    sub rdx, qword [rsp + 72]
+    sub rdx, qword [rsp + 80]
 ; x12 -= k12
-    sub rsi, qword [rsp + 80]
-    mov qword [rsp + 208], rsi
-; x13 -= k13
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 32]
-; x14 -= k14
-    sub r9, qword [rsp + 40]
-; x15 -= k15
-    sub rax, qword [rsp + 88]
-; x13 -= t2
-    sub rsi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0x11
-    sub rax, 0x11
+    sub rsi, qword [rsp + 88]
+    mov qword [rsp + 0], rsi
+; sk5 = k13
+    mov rsi, qword [rsp + 48]
+; sk5 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 24], rdi
+; x13 -= sk5
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk4
+    sub r13, qword [rsp + 424]
+; x15 -= kc[17]
+    sub r9, qword [rsp + 264]
 ; inverse round 67
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -22819,11 +23035,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -22831,11 +23047,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -22843,26 +23059,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 432], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 66
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -22876,23 +23094,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -22900,13 +23118,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 65
 ; x9 ^= x0
     xor r15, r8
@@ -22915,11 +23133,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -22927,44 +23145,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 64
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -22978,11 +23196,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -22990,73 +23208,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 16
 ; x0 -= k16
-    sub r8, qword [rsp + 96]
+    sub r8, qword [rsp + 176]
 ; x1 -= k0
-    sub rax, qword [rsp + 48]
+    sub r9, qword [rsp + 160]
 ; x2 -= k1
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 168]
 ; x3 -= k2
-    sub r11, qword [rsp + 104]
+    sub r11, qword [rsp + 64]
 ; x4 -= k3
-    sub rbx, qword [rsp + 112]
+    sub rbx, qword [rsp + 96]
 ; x5 -= k4
-    sub rbp, qword [rsp + 120]
+    sub rbp, qword [rsp + 104]
 ; x6 -= k5
-    sub r12, qword [rsp + 128]
+    sub r12, qword [rsp + 112]
 ; x7 -= k6
-    sub r13, qword [rsp + 136]
+    sub rsi, qword [rsp + 120]
 ; x8 -= k7
-    sub r14, qword [rsp + 144]
+    sub r14, qword [rsp + 128]
 ; x9 -= k8
-    sub r15, qword [rsp + 152]
+    sub r15, qword [rsp + 136]
 ; x10 -= k9
-    sub rcx, qword [rsp + 160]
+    sub rax, qword [rsp + 144]
 ; x11 -= k10
-    sub rdx, qword [rsp + 64]
+    sub rdx, qword [rsp + 72]
 ; x12 -= k11
-    sub rdi, qword [rsp + 72]
-    mov qword [rsp + 208], rdi
-; x13 -= k12
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 80]
-; x14 -= k13
-    sub r9, qword [rsp + 32]
-; x15 -= k14
-    sub rsi, qword [rsp + 40]
-; x13 -= t1
-    sub rdi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0x10
-    sub rsi, 0x10
+    sub rcx, qword [rsp + 80]
+    mov qword [rsp + 24], rsi
+; sk6 = k12
+    mov rsi, qword [rsp + 88]
+; sk6 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rcx
+; x13 -= sk6
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk5
+    sub r13, qword [rsp + 432]
+; x15 -= kc[16]
+    sub rdi, qword [rsp + 272]
 ; inverse round 63
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -23064,11 +23281,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -23076,11 +23293,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -23088,26 +23305,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 440], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 62
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -23121,23 +23340,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -23145,13 +23364,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 61
 ; x9 ^= x0
     xor r15, r8
@@ -23160,11 +23379,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -23172,44 +23391,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 60
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -23223,11 +23442,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -23235,73 +23454,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 15
 ; x0 -= k15
-    sub r8, qword [rsp + 88]
+    sub r8, qword [rsp + 152]
 ; x1 -= k16
-    sub rsi, qword [rsp + 96]
+    sub rdi, qword [rsp + 176]
 ; x2 -= k0
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 160]
 ; x3 -= k1
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 168]
 ; x4 -= k2
-    sub rbx, qword [rsp + 104]
+    sub rbx, qword [rsp + 64]
 ; x5 -= k3
-    sub rbp, qword [rsp + 112]
+    sub rbp, qword [rsp + 96]
 ; x6 -= k4
-    sub r12, qword [rsp + 120]
+    sub r12, qword [rsp + 104]
 ; x7 -= k5
-    sub r13, qword [rsp + 128]
+    sub rsi, qword [rsp + 112]
 ; x8 -= k6
-    sub r14, qword [rsp + 136]
+    sub r14, qword [rsp + 120]
 ; x9 -= k7
-    sub r15, qword [rsp + 144]
+    sub r15, qword [rsp + 128]
 ; x10 -= k8
-    sub rax, qword [rsp + 152]
+    sub r9, qword [rsp + 136]
 ; x11 -= k9
-    sub rdx, qword [rsp + 160]
+    sub rdx, qword [rsp + 144]
 ; x12 -= k10
-    sub rcx, qword [rsp + 64]
-    mov qword [rsp + 208], rcx
-; x13 -= k11
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 72]
-; x14 -= k12
-    sub r9, qword [rsp + 80]
-; x15 -= k13
-    sub rdi, qword [rsp + 32]
-; x13 -= t0
-    sub rcx, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 0xf
-    sub rdi, 0xf
+    sub rax, qword [rsp + 72]
+    mov qword [rsp + 24], rsi
+; sk7 = k11
+    mov rsi, qword [rsp + 80]
+; sk7 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk7
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk6
+    sub r13, qword [rsp + 440]
+; x15 -= kc[15]
+    sub rcx, qword [rsp + 280]
 ; inverse round 59
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -23309,11 +23527,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -23321,11 +23539,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -23333,26 +23551,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 448], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 58
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -23366,23 +23586,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -23390,13 +23610,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 57
 ; x9 ^= x0
     xor r15, r8
@@ -23405,11 +23625,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -23417,44 +23637,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 56
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -23468,11 +23688,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -23480,73 +23700,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 14
 ; x0 -= k14
-    sub r8, qword [rsp + 40]
+    sub r8, qword [rsp + 56]
 ; x1 -= k15
-    sub rdi, qword [rsp + 88]
+    sub rcx, qword [rsp + 152]
 ; x2 -= k16
-    sub r10, qword [rsp + 96]
+    sub r10, qword [rsp + 176]
 ; x3 -= k0
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 160]
 ; x4 -= k1
-    sub rbx, qword [rsp + 56]
+    sub rbx, qword [rsp + 168]
 ; x5 -= k2
-    sub rbp, qword [rsp + 104]
+    sub rbp, qword [rsp + 64]
 ; x6 -= k3
-    sub r12, qword [rsp + 112]
+    sub r12, qword [rsp + 96]
 ; x7 -= k4
-    sub r13, qword [rsp + 120]
+    sub rsi, qword [rsp + 104]
 ; x8 -= k5
-    sub r14, qword [rsp + 128]
+    sub r14, qword [rsp + 112]
 ; x9 -= k6
-    sub r15, qword [rsp + 136]
+    sub r15, qword [rsp + 120]
 ; x10 -= k7
-    sub rsi, qword [rsp + 144]
+    sub rdi, qword [rsp + 128]
 ; x11 -= k8
-    sub rdx, qword [rsp + 152]
+    sub rdx, qword [rsp + 136]
 ; x12 -= k9
-    sub rax, qword [rsp + 160]
-    mov qword [rsp + 208], rax
-; x13 -= k10
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 64]
-; x14 -= k11
-    sub r9, qword [rsp + 72]
-; x15 -= k12
-    sub rcx, qword [rsp + 80]
-; x13 -= t2
-    sub rax, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0xe
-    sub rcx, 0xe
+    sub r9, qword [rsp + 144]
+    mov qword [rsp + 24], rsi
+; sk8 = k10
+    mov rsi, qword [rsp + 72]
+; sk8 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk8
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk7
+    sub r13, qword [rsp + 448]
+; x15 -= kc[14]
+    sub rax, qword [rsp + 288]
 ; inverse round 55
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -23554,11 +23773,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -23566,11 +23785,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -23578,26 +23797,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 456], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 54
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -23611,23 +23832,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -23635,13 +23856,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 53
 ; x9 ^= x0
     xor r15, r8
@@ -23650,11 +23871,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -23662,44 +23883,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 52
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -23713,11 +23934,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -23725,73 +23946,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 13
 ; x0 -= k13
-    sub r8, qword [rsp + 32]
+    sub r8, qword [rsp + 48]
 ; x1 -= k14
-    sub rcx, qword [rsp + 40]
+    sub rax, qword [rsp + 56]
 ; x2 -= k15
-    sub r10, qword [rsp + 88]
+    sub r10, qword [rsp + 152]
 ; x3 -= k16
-    sub r11, qword [rsp + 96]
+    sub r11, qword [rsp + 176]
 ; x4 -= k0
-    sub rbx, qword [rsp + 48]
+    sub rbx, qword [rsp + 160]
 ; x5 -= k1
-    sub rbp, qword [rsp + 56]
+    sub rbp, qword [rsp + 168]
 ; x6 -= k2
-    sub r12, qword [rsp + 104]
+    sub r12, qword [rsp + 64]
 ; x7 -= k3
-    sub r13, qword [rsp + 112]
+    sub rsi, qword [rsp + 96]
 ; x8 -= k4
-    sub r14, qword [rsp + 120]
+    sub r14, qword [rsp + 104]
 ; x9 -= k5
-    sub r15, qword [rsp + 128]
+    sub r15, qword [rsp + 112]
 ; x10 -= k6
-    sub rdi, qword [rsp + 136]
+    sub rcx, qword [rsp + 120]
 ; x11 -= k7
-    sub rdx, qword [rsp + 144]
+    sub rdx, qword [rsp + 128]
 ; x12 -= k8
-    sub rsi, qword [rsp + 152]
-    mov qword [rsp + 208], rsi
-; x13 -= k9
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 160]
-; x14 -= k10
-    sub r9, qword [rsp + 64]
-; x15 -= k11
-    sub rax, qword [rsp + 72]
-; x13 -= t1
-    sub rsi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0xd
-    sub rax, 0xd
+    sub rdi, qword [rsp + 136]
+    mov qword [rsp + 24], rsi
+; sk9 = k9
+    mov rsi, qword [rsp + 144]
+; sk9 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rdi
+; x13 -= sk9
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk8
+    sub r13, qword [rsp + 456]
+; x15 -= kc[13]
+    sub r9, qword [rsp + 296]
 ; inverse round 51
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -23799,11 +24019,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -23811,11 +24031,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -23823,26 +24043,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 464], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 50
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -23856,23 +24078,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -23880,13 +24102,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 49
 ; x9 ^= x0
     xor r15, r8
@@ -23895,11 +24117,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -23907,44 +24129,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 48
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -23958,11 +24180,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -23970,73 +24192,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 12
 ; x0 -= k12
-    sub r8, qword [rsp + 80]
+    sub r8, qword [rsp + 88]
 ; x1 -= k13
-    sub rax, qword [rsp + 32]
+    sub r9, qword [rsp + 48]
 ; x2 -= k14
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 56]
 ; x3 -= k15
-    sub r11, qword [rsp + 88]
+    sub r11, qword [rsp + 152]
 ; x4 -= k16
-    sub rbx, qword [rsp + 96]
+    sub rbx, qword [rsp + 176]
 ; x5 -= k0
-    sub rbp, qword [rsp + 48]
+    sub rbp, qword [rsp + 160]
 ; x6 -= k1
-    sub r12, qword [rsp + 56]
+    sub r12, qword [rsp + 168]
 ; x7 -= k2
-    sub r13, qword [rsp + 104]
-; x8 -= k3
-    sub r14, qword [rsp + 112]
-; x9 -= k4
-    sub r15, qword [rsp + 120]
-; x10 -= k5
-    sub rcx, qword [rsp + 128]
-; x11 -= k6
-    sub rdx, qword [rsp + 136]
-; x12 -= k7
-    sub rdi, qword [rsp + 144]
-    mov qword [rsp + 208], rdi
-; x13 -= k8
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 152]
-; x14 -= k9
-    sub r9, qword [rsp + 160]
-; x15 -= k10
     sub rsi, qword [rsp + 64]
-; x13 -= t0
-    sub rdi, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 0xc
-    sub rsi, 0xc
+; x8 -= k3
+    sub r14, qword [rsp + 96]
+; x9 -= k4
+    sub r15, qword [rsp + 104]
+; x10 -= k5
+    sub rax, qword [rsp + 112]
+; x11 -= k6
+    sub rdx, qword [rsp + 120]
+; x12 -= k7
+    sub rcx, qword [rsp + 128]
+    mov qword [rsp + 24], rsi
+; sk10 = k8
+    mov rsi, qword [rsp + 136]
+; sk10 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rcx
+; x13 -= sk10
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk9
+    sub r13, qword [rsp + 464]
+; x15 -= kc[12]
+    sub rdi, qword [rsp + 304]
 ; inverse round 47
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -24044,11 +24265,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -24056,11 +24277,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -24068,26 +24289,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 472], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 46
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -24101,23 +24324,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -24125,13 +24348,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 45
 ; x9 ^= x0
     xor r15, r8
@@ -24140,11 +24363,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -24152,44 +24375,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 44
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -24203,11 +24426,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -24215,73 +24438,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 11
 ; x0 -= k11
-    sub r8, qword [rsp + 72]
+    sub r8, qword [rsp + 80]
 ; x1 -= k12
-    sub rsi, qword [rsp + 80]
+    sub rdi, qword [rsp + 88]
 ; x2 -= k13
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 48]
 ; x3 -= k14
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 56]
 ; x4 -= k15
-    sub rbx, qword [rsp + 88]
+    sub rbx, qword [rsp + 152]
 ; x5 -= k16
-    sub rbp, qword [rsp + 96]
+    sub rbp, qword [rsp + 176]
 ; x6 -= k0
-    sub r12, qword [rsp + 48]
+    sub r12, qword [rsp + 160]
 ; x7 -= k1
-    sub r13, qword [rsp + 56]
+    sub rsi, qword [rsp + 168]
 ; x8 -= k2
-    sub r14, qword [rsp + 104]
+    sub r14, qword [rsp + 64]
 ; x9 -= k3
-    sub r15, qword [rsp + 112]
+    sub r15, qword [rsp + 96]
 ; x10 -= k4
-    sub rax, qword [rsp + 120]
+    sub r9, qword [rsp + 104]
 ; x11 -= k5
-    sub rdx, qword [rsp + 128]
+    sub rdx, qword [rsp + 112]
 ; x12 -= k6
-    sub rcx, qword [rsp + 136]
-    mov qword [rsp + 208], rcx
-; x13 -= k7
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 144]
-; x14 -= k8
-    sub r9, qword [rsp + 152]
-; x15 -= k9
-    sub rdi, qword [rsp + 160]
-; x13 -= t2
-    sub rcx, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0xb
-    sub rdi, 0xb
+    sub rax, qword [rsp + 120]
+    mov qword [rsp + 24], rsi
+; sk11 = k7
+    mov rsi, qword [rsp + 128]
+; sk11 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rax
+; x13 -= sk11
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk10
+    sub r13, qword [rsp + 472]
+; x15 -= kc[11]
+    sub rcx, qword [rsp + 312]
 ; inverse round 43
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -24289,11 +24511,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -24301,11 +24523,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -24313,26 +24535,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 480], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 42
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -24346,23 +24570,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -24370,13 +24594,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 41
 ; x9 ^= x0
     xor r15, r8
@@ -24385,11 +24609,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -24397,44 +24621,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 40
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -24448,11 +24672,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -24460,73 +24684,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 10
 ; x0 -= k10
-    sub r8, qword [rsp + 64]
+    sub r8, qword [rsp + 72]
 ; x1 -= k11
-    sub rdi, qword [rsp + 72]
+    sub rcx, qword [rsp + 80]
 ; x2 -= k12
-    sub r10, qword [rsp + 80]
+    sub r10, qword [rsp + 88]
 ; x3 -= k13
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 48]
 ; x4 -= k14
-    sub rbx, qword [rsp + 40]
+    sub rbx, qword [rsp + 56]
 ; x5 -= k15
-    sub rbp, qword [rsp + 88]
+    sub rbp, qword [rsp + 152]
 ; x6 -= k16
-    sub r12, qword [rsp + 96]
+    sub r12, qword [rsp + 176]
 ; x7 -= k0
-    sub r13, qword [rsp + 48]
+    sub rsi, qword [rsp + 160]
 ; x8 -= k1
-    sub r14, qword [rsp + 56]
+    sub r14, qword [rsp + 168]
 ; x9 -= k2
-    sub r15, qword [rsp + 104]
+    sub r15, qword [rsp + 64]
 ; x10 -= k3
-    sub rsi, qword [rsp + 112]
+    sub rdi, qword [rsp + 96]
 ; x11 -= k4
-    sub rdx, qword [rsp + 120]
+    sub rdx, qword [rsp + 104]
 ; x12 -= k5
-    sub rax, qword [rsp + 128]
-    mov qword [rsp + 208], rax
-; x13 -= k6
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 136]
-; x14 -= k7
-    sub r9, qword [rsp + 144]
-; x15 -= k8
-    sub rcx, qword [rsp + 152]
-; x13 -= t1
-    sub rax, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0xa
-    sub rcx, 0xa
+    sub r9, qword [rsp + 112]
+    mov qword [rsp + 24], rsi
+; sk12 = k6
+    mov rsi, qword [rsp + 120]
+; sk12 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], r9
+; x13 -= sk12
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk11
+    sub r13, qword [rsp + 480]
+; x15 -= kc[10]
+    sub rax, qword [rsp + 320]
 ; inverse round 39
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -24534,11 +24757,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -24546,11 +24769,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -24558,26 +24781,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 488], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 38
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -24591,23 +24816,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -24615,13 +24840,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 37
 ; x9 ^= x0
     xor r15, r8
@@ -24630,11 +24855,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -24642,44 +24867,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 36
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -24693,11 +24918,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -24705,73 +24930,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 9
 ; x0 -= k9
-    sub r8, qword [rsp + 160]
+    sub r8, qword [rsp + 144]
 ; x1 -= k10
-    sub rcx, qword [rsp + 64]
+    sub rax, qword [rsp + 72]
 ; x2 -= k11
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 80]
 ; x3 -= k12
-    sub r11, qword [rsp + 80]
+    sub r11, qword [rsp + 88]
 ; x4 -= k13
-    sub rbx, qword [rsp + 32]
+    sub rbx, qword [rsp + 48]
 ; x5 -= k14
-    sub rbp, qword [rsp + 40]
+    sub rbp, qword [rsp + 56]
 ; x6 -= k15
-    sub r12, qword [rsp + 88]
+    sub r12, qword [rsp + 152]
 ; x7 -= k16
-    sub r13, qword [rsp + 96]
-; x8 -= k0
-    sub r14, qword [rsp + 48]
-; x9 -= k1
-    sub r15, qword [rsp + 56]
-; x10 -= k2
-    sub rdi, qword [rsp + 104]
-; x11 -= k3
-    sub rdx, qword [rsp + 112]
-; x12 -= k4
-    sub rsi, qword [rsp + 120]
-    mov qword [rsp + 208], rsi
-; x13 -= k5
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 128]
-; x14 -= k6
-    sub r9, qword [rsp + 136]
-; x15 -= k7
-    sub rax, qword [rsp + 144]
-; x13 -= t0
     sub rsi, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 9
-    sub rax, 9
+; x8 -= k0
+    sub r14, qword [rsp + 160]
+; x9 -= k1
+    sub r15, qword [rsp + 168]
+; x10 -= k2
+    sub rcx, qword [rsp + 64]
+; x11 -= k3
+    sub rdx, qword [rsp + 96]
+; x12 -= k4
+    sub rdi, qword [rsp + 104]
+    mov qword [rsp + 24], rsi
+; sk13 = k5
+    mov rsi, qword [rsp + 112]
+; sk13 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rdi
+; x13 -= sk13
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk12
+    sub r13, qword [rsp + 488]
+; x15 -= kc[9]
+    sub r9, qword [rsp + 328]
 ; inverse round 35
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -24779,11 +25003,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -24791,11 +25015,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -24803,26 +25027,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 496], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 34
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -24836,23 +25062,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -24860,13 +25086,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 33
 ; x9 ^= x0
     xor r15, r8
@@ -24875,11 +25101,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -24887,44 +25113,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 32
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -24938,11 +25164,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -24950,73 +25176,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 8
 ; x0 -= k8
-    sub r8, qword [rsp + 152]
+    sub r8, qword [rsp + 136]
 ; x1 -= k9
-    sub rax, qword [rsp + 160]
+    sub r9, qword [rsp + 144]
 ; x2 -= k10
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 72]
 ; x3 -= k11
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 80]
 ; x4 -= k12
-    sub rbx, qword [rsp + 80]
+    sub rbx, qword [rsp + 88]
 ; x5 -= k13
-    sub rbp, qword [rsp + 32]
+    sub rbp, qword [rsp + 48]
 ; x6 -= k14
-    sub r12, qword [rsp + 40]
+    sub r12, qword [rsp + 56]
 ; x7 -= k15
-    sub r13, qword [rsp + 88]
+    sub rsi, qword [rsp + 152]
 ; x8 -= k16
-    sub r14, qword [rsp + 96]
+    sub r14, qword [rsp + 176]
 ; x9 -= k0
-    sub r15, qword [rsp + 48]
+    sub r15, qword [rsp + 160]
 ; x10 -= k1
-    sub rcx, qword [rsp + 56]
+    sub rax, qword [rsp + 168]
 ; x11 -= k2
-    sub rdx, qword [rsp + 104]
+    sub rdx, qword [rsp + 64]
 ; x12 -= k3
-    sub rdi, qword [rsp + 112]
-    mov qword [rsp + 208], rdi
-; x13 -= k4
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 120]
-; x14 -= k5
-    sub r9, qword [rsp + 128]
-; x15 -= k6
-    sub rsi, qword [rsp + 136]
-; x13 -= t2
-    sub rdi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 8
-    sub rsi, 8
+    sub rcx, qword [rsp + 96]
+    mov qword [rsp + 24], rsi
+; sk14 = k4
+    mov rsi, qword [rsp + 104]
+; sk14 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk14
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk13
+    sub r13, qword [rsp + 496]
+; x15 -= kc[8]
+    sub rdi, qword [rsp + 336]
 ; inverse round 31
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -25024,11 +25249,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -25036,11 +25261,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -25048,26 +25273,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 504], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 30
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -25081,23 +25308,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -25105,13 +25332,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 29
 ; x9 ^= x0
     xor r15, r8
@@ -25120,11 +25347,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -25132,44 +25359,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 28
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -25183,11 +25410,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -25195,73 +25422,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 7
 ; x0 -= k7
-    sub r8, qword [rsp + 144]
+    sub r8, qword [rsp + 128]
 ; x1 -= k8
-    sub rsi, qword [rsp + 152]
+    sub rdi, qword [rsp + 136]
 ; x2 -= k9
-    sub r10, qword [rsp + 160]
+    sub r10, qword [rsp + 144]
 ; x3 -= k10
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 72]
 ; x4 -= k11
-    sub rbx, qword [rsp + 72]
+    sub rbx, qword [rsp + 80]
 ; x5 -= k12
-    sub rbp, qword [rsp + 80]
+    sub rbp, qword [rsp + 88]
 ; x6 -= k13
-    sub r12, qword [rsp + 32]
+    sub r12, qword [rsp + 48]
 ; x7 -= k14
-    sub r13, qword [rsp + 40]
+    sub rsi, qword [rsp + 56]
 ; x8 -= k15
-    sub r14, qword [rsp + 88]
+    sub r14, qword [rsp + 152]
 ; x9 -= k16
-    sub r15, qword [rsp + 96]
+    sub r15, qword [rsp + 176]
 ; x10 -= k0
-    sub rax, qword [rsp + 48]
+    sub r9, qword [rsp + 160]
 ; x11 -= k1
-    sub rdx, qword [rsp + 56]
+    sub rdx, qword [rsp + 168]
 ; x12 -= k2
-    sub rcx, qword [rsp + 104]
-    mov qword [rsp + 208], rcx
-; x13 -= k3
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 112]
-; x14 -= k4
-    sub r9, qword [rsp + 120]
-; x15 -= k5
-    sub rdi, qword [rsp + 128]
-; x13 -= t1
-    sub rcx, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 7
-    sub rdi, 7
+    sub rax, qword [rsp + 64]
+    mov qword [rsp + 24], rsi
+; sk15 = k3
+    mov rsi, qword [rsp + 96]
+; sk15 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk15
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk14
+    sub r13, qword [rsp + 504]
+; x15 -= kc[7]
+    sub rcx, qword [rsp + 344]
 ; inverse round 27
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -25269,11 +25495,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -25281,11 +25507,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -25293,26 +25519,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 512], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 26
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -25326,23 +25554,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -25350,13 +25578,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 25
 ; x9 ^= x0
     xor r15, r8
@@ -25365,11 +25593,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -25377,44 +25605,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 24
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -25428,11 +25656,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -25440,73 +25668,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 6
 ; x0 -= k6
-    sub r8, qword [rsp + 136]
+    sub r8, qword [rsp + 120]
 ; x1 -= k7
-    sub rdi, qword [rsp + 144]
+    sub rcx, qword [rsp + 128]
 ; x2 -= k8
-    sub r10, qword [rsp + 152]
+    sub r10, qword [rsp + 136]
 ; x3 -= k9
-    sub r11, qword [rsp + 160]
+    sub r11, qword [rsp + 144]
 ; x4 -= k10
-    sub rbx, qword [rsp + 64]
+    sub rbx, qword [rsp + 72]
 ; x5 -= k11
-    sub rbp, qword [rsp + 72]
+    sub rbp, qword [rsp + 80]
 ; x6 -= k12
-    sub r12, qword [rsp + 80]
+    sub r12, qword [rsp + 88]
 ; x7 -= k13
-    sub r13, qword [rsp + 32]
+    sub rsi, qword [rsp + 48]
 ; x8 -= k14
-    sub r14, qword [rsp + 40]
+    sub r14, qword [rsp + 56]
 ; x9 -= k15
-    sub r15, qword [rsp + 88]
+    sub r15, qword [rsp + 152]
 ; x10 -= k16
-    sub rsi, qword [rsp + 96]
+    sub rdi, qword [rsp + 176]
 ; x11 -= k0
-    sub rdx, qword [rsp + 48]
+    sub rdx, qword [rsp + 160]
 ; x12 -= k1
-    sub rax, qword [rsp + 56]
-    mov qword [rsp + 208], rax
-; x13 -= k2
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 104]
-; x14 -= k3
-    sub r9, qword [rsp + 112]
-; x15 -= k4
-    sub rcx, qword [rsp + 120]
-; x13 -= t0
-    sub rax, qword [rsp + 176]
-; x14 -= t1
     sub r9, qword [rsp + 168]
-; x15 -= 6
-    sub rcx, 6
+    mov qword [rsp + 24], rsi
+; sk16 = k2
+    mov rsi, qword [rsp + 64]
+; sk16 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk16
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk15
+    sub r13, qword [rsp + 512]
+; x15 -= kc[6]
+    sub rax, qword [rsp + 352]
 ; inverse round 23
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -25514,11 +25741,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -25526,11 +25753,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -25538,26 +25765,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 520], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 22
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -25571,23 +25800,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -25595,13 +25824,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 21
 ; x9 ^= x0
     xor r15, r8
@@ -25610,11 +25839,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -25622,44 +25851,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 20
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -25673,11 +25902,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -25685,73 +25914,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 5
 ; x0 -= k5
-    sub r8, qword [rsp + 128]
+    sub r8, qword [rsp + 112]
 ; x1 -= k6
-    sub rcx, qword [rsp + 136]
+    sub rax, qword [rsp + 120]
 ; x2 -= k7
-    sub r10, qword [rsp + 144]
+    sub r10, qword [rsp + 128]
 ; x3 -= k8
-    sub r11, qword [rsp + 152]
+    sub r11, qword [rsp + 136]
 ; x4 -= k9
-    sub rbx, qword [rsp + 160]
+    sub rbx, qword [rsp + 144]
 ; x5 -= k10
-    sub rbp, qword [rsp + 64]
+    sub rbp, qword [rsp + 72]
 ; x6 -= k11
-    sub r12, qword [rsp + 72]
+    sub r12, qword [rsp + 80]
 ; x7 -= k12
-    sub r13, qword [rsp + 80]
+    sub rsi, qword [rsp + 88]
 ; x8 -= k13
-    sub r14, qword [rsp + 32]
+    sub r14, qword [rsp + 48]
 ; x9 -= k14
-    sub r15, qword [rsp + 40]
+    sub r15, qword [rsp + 56]
 ; x10 -= k15
-    sub rdi, qword [rsp + 88]
+    sub rcx, qword [rsp + 152]
 ; x11 -= k16
-    sub rdx, qword [rsp + 96]
+    sub rdx, qword [rsp + 176]
 ; x12 -= k0
-    sub rsi, qword [rsp + 48]
-    mov qword [rsp + 208], rsi
-; x13 -= k1
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 56]
-; x14 -= k2
-    sub r9, qword [rsp + 104]
-; x15 -= k3
-    sub rax, qword [rsp + 112]
-; x13 -= t2
-    sub rsi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 5
-    sub rax, 5
+    sub rdi, qword [rsp + 160]
+    mov qword [rsp + 24], rsi
+; sk17 = k1
+    mov rsi, qword [rsp + 168]
+; sk17 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rdi
+; x13 -= sk17
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk16
+    sub r13, qword [rsp + 520]
+; x15 -= kc[5]
+    sub r9, qword [rsp + 360]
 ; inverse round 19
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -25759,11 +25987,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -25771,11 +25999,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -25783,26 +26011,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 528], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 18
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -25816,23 +26046,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -25840,13 +26070,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 17
 ; x9 ^= x0
     xor r15, r8
@@ -25855,11 +26085,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -25867,44 +26097,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 16
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -25918,11 +26148,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -25930,73 +26160,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 4
 ; x0 -= k4
-    sub r8, qword [rsp + 120]
+    sub r8, qword [rsp + 104]
 ; x1 -= k5
-    sub rax, qword [rsp + 128]
+    sub r9, qword [rsp + 112]
 ; x2 -= k6
-    sub r10, qword [rsp + 136]
+    sub r10, qword [rsp + 120]
 ; x3 -= k7
-    sub r11, qword [rsp + 144]
+    sub r11, qword [rsp + 128]
 ; x4 -= k8
-    sub rbx, qword [rsp + 152]
+    sub rbx, qword [rsp + 136]
 ; x5 -= k9
-    sub rbp, qword [rsp + 160]
+    sub rbp, qword [rsp + 144]
 ; x6 -= k10
-    sub r12, qword [rsp + 64]
+    sub r12, qword [rsp + 72]
 ; x7 -= k11
-    sub r13, qword [rsp + 72]
+    sub rsi, qword [rsp + 80]
 ; x8 -= k12
-    sub r14, qword [rsp + 80]
+    sub r14, qword [rsp + 88]
 ; x9 -= k13
-    sub r15, qword [rsp + 32]
+    sub r15, qword [rsp + 48]
 ; x10 -= k14
-    sub rcx, qword [rsp + 40]
+    sub rax, qword [rsp + 56]
 ; x11 -= k15
-    sub rdx, qword [rsp + 88]
+    sub rdx, qword [rsp + 152]
 ; x12 -= k16
-    sub rdi, qword [rsp + 96]
-    mov qword [rsp + 208], rdi
-; x13 -= k0
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 48]
-; x14 -= k1
-    sub r9, qword [rsp + 56]
-; x15 -= k2
-    sub rsi, qword [rsp + 104]
-; x13 -= t1
-    sub rdi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 4
-    sub rsi, 4
+    sub rcx, qword [rsp + 176]
+    mov qword [rsp + 24], rsi
+; sk18 = k0
+    mov rsi, qword [rsp + 160]
+; sk18 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rcx
+; x13 -= sk18
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk17
+    sub r13, qword [rsp + 528]
+; x15 -= kc[4]
+    sub rdi, qword [rsp + 368]
 ; inverse round 15
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -26004,11 +26233,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -26016,11 +26245,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -26028,26 +26257,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 536], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 14
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -26061,23 +26292,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -26085,13 +26316,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 13
 ; x9 ^= x0
     xor r15, r8
@@ -26100,11 +26331,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -26112,44 +26343,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 12
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -26163,11 +26394,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -26175,73 +26406,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 3
 ; x0 -= k3
-    sub r8, qword [rsp + 112]
+    sub r8, qword [rsp + 96]
 ; x1 -= k4
-    sub rsi, qword [rsp + 120]
+    sub rdi, qword [rsp + 104]
 ; x2 -= k5
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 112]
 ; x3 -= k6
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 160]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 64]
+    sub rsi, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 80]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 32]
-; x11 -= k14
-    sub rdx, qword [rsp + 40]
-; x12 -= k15
-    sub rcx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x13 -= k16
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 96]
-; x14 -= k0
     sub r9, qword [rsp + 48]
-; x15 -= k1
-    sub rdi, qword [rsp + 56]
-; x13 -= t0
-    sub rcx, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 3
-    sub rdi, 3
+; x11 -= k14
+    sub rdx, qword [rsp + 56]
+; x12 -= k15
+    sub rax, qword [rsp + 152]
+    mov qword [rsp + 24], rsi
+; sk19 = k16
+    mov rsi, qword [rsp + 176]
+; sk19 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk19
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk18
+    sub r13, qword [rsp + 536]
+; x15 -= kc[3]
+    sub rcx, qword [rsp + 376]
 ; inverse round 11
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -26249,11 +26479,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -26261,11 +26491,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -26273,26 +26503,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 544], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 10
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -26306,23 +26538,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -26330,13 +26562,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 9
 ; x9 ^= x0
     xor r15, r8
@@ -26345,11 +26577,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -26357,44 +26589,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 8
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -26408,11 +26640,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -26420,73 +26652,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 2
 ; x0 -= k2
-    sub r8, qword [rsp + 104]
+    sub r8, qword [rsp + 64]
 ; x1 -= k3
-    sub rdi, qword [rsp + 112]
+    sub rcx, qword [rsp + 96]
 ; x2 -= k4
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 104]
 ; x3 -= k5
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 160]
+    sub rsi, qword [rsp + 144]
 ; x8 -= k10
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub rsi, qword [rsp + 80]
+    sub rdi, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 40]
-    mov qword [rsp + 208], rax
-; x13 -= k15
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 88]
-; x14 -= k16
-    sub r9, qword [rsp + 96]
-; x15 -= k0
-    sub rcx, qword [rsp + 48]
-; x13 -= t2
-    sub rax, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 2
-    sub rcx, 2
+    sub r9, qword [rsp + 56]
+    mov qword [rsp + 24], rsi
+; sk20 = k15
+    mov rsi, qword [rsp + 152]
+; sk20 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk20
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk19
+    sub r13, qword [rsp + 544]
+; x15 -= kc[2]
+    sub rax, qword [rsp + 384]
 ; inverse round 7
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -26494,11 +26725,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -26506,11 +26737,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -26518,26 +26749,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 552], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 6
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -26551,23 +26784,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -26575,13 +26808,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 5
 ; x9 ^= x0
     xor r15, r8
@@ -26590,11 +26823,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -26602,44 +26835,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 4
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -26653,11 +26886,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -26665,73 +26898,72 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 1
 ; x0 -= k1
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 168]
 ; x1 -= k2
-    sub rcx, qword [rsp + 104]
+    sub rax, qword [rsp + 64]
 ; x2 -= k3
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 96]
 ; x3 -= k4
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 152]
+    sub rsi, qword [rsp + 136]
 ; x8 -= k9
-    sub r14, qword [rsp + 160]
+    sub r14, qword [rsp + 144]
 ; x9 -= k10
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 72]
 ; x10 -= k11
-    sub rdi, qword [rsp + 72]
+    sub rcx, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub rsi, qword [rsp + 32]
-    mov qword [rsp + 208], rsi
-; x13 -= k14
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 40]
-; x14 -= k15
-    sub r9, qword [rsp + 88]
-; x15 -= k16
-    sub rax, qword [rsp + 96]
-; x13 -= t1
-    sub rsi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 1
-    sub rax, 1
+    sub rdi, qword [rsp + 48]
+    mov qword [rsp + 24], rsi
+; sk21 = k14
+    mov rsi, qword [rsp + 56]
+; sk21 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rdi
+; x13 -= sk21
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk20
+    sub r13, qword [rsp + 552]
+; x15 -= kc[1]
+    sub r9, qword [rsp + 392]
 ; inverse round 3
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -26739,11 +26971,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -26751,11 +26983,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -26763,26 +26995,28 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 560], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 2
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -26796,23 +27030,23 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -26820,13 +27054,13 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 1
 ; x9 ^= x0
     xor r15, r8
@@ -26835,11 +27069,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -26847,44 +27081,44 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 0
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -26898,11 +27132,11 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -26910,128 +27144,127 @@ tf1024_v12_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 0
 ; x0 -= k0
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 160]
 ; x1 -= k1
-    sub rax, qword [rsp + 56]
-; x2 -= k2
-    sub r10, qword [rsp + 104]
-; x3 -= k3
-    sub r11, qword [rsp + 112]
-; x4 -= k4
-    sub rbx, qword [rsp + 120]
-; x5 -= k5
-    sub rbp, qword [rsp + 128]
-; x6 -= k6
-    sub r12, qword [rsp + 136]
-; x7 -= k7
-    sub r13, qword [rsp + 144]
-; x8 -= k8
-    sub r14, qword [rsp + 152]
-; x9 -= k9
-    sub r15, qword [rsp + 160]
-; x10 -= k10
-    sub rcx, qword [rsp + 64]
-; x11 -= k11
-    sub rdx, qword [rsp + 72]
-; x12 -= k12
-    sub rdi, qword [rsp + 80]
-    mov qword [rsp + 208], rdi
-; x13 -= k13
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 32]
-; x14 -= k14
-    sub r9, qword [rsp + 40]
-; x15 -= k15
-    sub rsi, qword [rsp + 88]
-; x13 -= t0
-    sub rdi, qword [rsp + 176]
-; x14 -= t1
     sub r9, qword [rsp + 168]
+; x2 -= k2
+    sub r10, qword [rsp + 64]
+; x3 -= k3
+    sub r11, qword [rsp + 96]
+; x4 -= k4
+    sub rbx, qword [rsp + 104]
+; x5 -= k5
+    sub rbp, qword [rsp + 112]
+; x6 -= k6
+    sub r12, qword [rsp + 120]
+; x7 -= k7
+    sub rsi, qword [rsp + 128]
+; x8 -= k8
+    sub r14, qword [rsp + 136]
+; x9 -= k9
+    sub r15, qword [rsp + 144]
+; x10 -= k10
+    sub rax, qword [rsp + 72]
+; x11 -= k11
+    sub rdx, qword [rsp + 80]
+; x12 -= k12
+    sub rcx, qword [rsp + 88]
+    mov qword [rsp + 0], rcx
+; sk22 = k13
+    mov rcx, qword [rsp + 48]
+; sk22 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 568], rdx
+; x13 -= sk22
+    mov rdx, qword [rsp + 16]
+    sub rdx, rcx
+; x14 -= sk21
+    sub r13, qword [rsp + 560]
+; x15 -= k15
+    sub rdi, qword [rsp + 152]
 ; store the block(s)
-; x14 -= t1
-    mov qword [rsp + 232], rsi
 ; out[0] = x0
-    mov rsi, qword [rsp + 8]
-    mov qword [rsi], r8
+    mov rcx, qword [rsp + 232]
+    mov qword [rcx], r8
 ; out[1] = x1
-    mov qword [rsi + 8], rax
+    mov qword [rcx + 8], r9
 ; out[2] = x2
-    mov qword [rsi + 16], r10
+    mov qword [rcx + 16], r10
 ; out[3] = x3
-    mov qword [rsi + 24], r11
+    mov qword [rcx + 24], r11
 ; out[4] = x4
-    mov qword [rsi + 32], rbx
+    mov qword [rcx + 32], rbx
 ; out[5] = x5
-    mov qword [rsi + 40], rbp
+    mov qword [rcx + 40], rbp
 ; out[6] = x6
-    mov qword [rsi + 48], r12
+    mov qword [rcx + 48], r12
 ; out[7] = x7
-    mov qword [rsi + 56], r13
+    mov qword [rcx + 56], rsi
 ; out[8] = x8
-    mov qword [rsi + 64], r14
+    mov qword [rcx + 64], r14
 ; out[9] = x9
-    mov qword [rsi + 72], r15
+    mov qword [rcx + 72], r15
 ; out[10] = x10
-    mov qword [rsi + 80], rcx
+    mov qword [rcx + 80], rax
 ; out[11] = x11
-    mov qword [rsi + 88], rdx
+    mov rax, qword [rsp + 568]
+    mov qword [rcx + 88], rax
 ; out[12] = x12
-    mov rax, qword [rsp + 208]
-    mov qword [rsi + 96], rax
+    mov rax, qword [rsp + 0]
+    mov qword [rcx + 96], rax
 ; out[13] = x13
-    mov qword [rsi + 104], rdi
+    mov qword [rcx + 104], rdx
 ; out[14] = x14
-    mov qword [rsi + 112], r9
+    mov qword [rcx + 112], r13
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rsi + 120], rax
+    mov qword [rcx + 120], rdi
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 216]
     add rax, 0x10
 ; in += 128
-    mov rcx, qword [rsp + 16]
-    add rcx, 0x80
+    mov rdx, qword [rsp + 208]
+    add rdx, 0x80
 ; out += 128
-    add rsi, 0x80
+    add rcx, 0x80
 ; n -= 1
-    mov rdx, qword [rsp + 0]
-    sub rdx, 1
-    mov qword [rsp + 16], rcx
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rsi
-    mov qword [rsp + 24], rax
+    mov rsi, qword [rsp + 224]
+    sub rsi, 1
+    mov qword [rsp + 208], rdx
+    mov qword [rsp + 224], rsi
+    mov qword [rsp + 232], rcx
+    mov qword [rsp + 216], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 584 bytes of stack slots
+    mov ecx, 73 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 584
     pop r15
     pop r14
     pop r13

@@ -5,9 +5,9 @@
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx512, abi sysv, strategy belady, rotate rol, schedule description): assemble tf1024_v12_nasmx64_sysv_avx512_belady_fly_full.asm with nasm -f elf64
  * tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
- * tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 132, reloads 110, memory operands 400, moves 1, instructions 2634
+ * tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
  * tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
- * tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 132, reloads 110, memory operands 421, moves 1, instructions 2634
+ * tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
  */
 #ifndef TF1024_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H
 #define TF1024_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H

@@ -11,38 +11,48 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks: belady: registers 15, spills 132, reloads 110, memory operands 400, moves 1, instructions 2634
-;   tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks: belady: registers 15, spills 132, reloads 110, memory operands 421, moves 1, instructions 2634
+;   tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
+;   tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks (value: registers it occupies):
-;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
-;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: r14                   k9: r15                  k10: r8
-;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
-;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rsi
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9, rax               x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14                   x9: r15                  x10: r9, rax
-;      x11: rsi                  x12: r9, rax, rcx, rdx     x13: rcx, rdi             x14: rcx, rdx
-;      x15: rax, rcx
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
-;
-; Register map of tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
 ;       k7: r13                   k8: r14                   k9: r15                  k10: r8
 ;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
-;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx, rsi              t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14                   x9: r15                  x10: r9, rax, rcx, rdi, rsi
-;      x11: rdx                  x12: r9, rax, rcx, rdi, rsi     x13: r9, rax, rcx, rdi, rsi     x14: r9, rcx, rsi
-;      x15: rax, rcx, rdi, rsi
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;      k15: rsi                  k16: rdi                  kcs: rsi                  key: rdi
+;        n: r8, rdx              out: r9, rcx              sk1: rdi                  sk2: rdi
+;      sk3: rcx                  sk4: rcx                  sk5: rcx                  sk6: rcx
+;      sk7: rcx                  sk8: rcx                  sk9: rcx                 sk10: rcx
+;     sk11: rcx                 sk12: rcx                 sk13: rcx                 sk14: rcx
+;     sk15: rcx                 sk16: rcx                 sk17: rcx                 sk18: rcx
+;     sk19: rcx                 sk20: rcx                 sk21: rcx                 sk22: r9
+;       t0: rcx                   t1: rdx                   t2: rsi                tweak: rax, rsi
+;       x0: r8                    x1: r9, rax, rdi          x2: r10                   x3: r11
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13
+;       x8: r14                   x9: r15                  x10: rax, rdi             x11: rsi
+;      x12: rax, rcx, rdi, rdx     x13: r9, rax, rcx, rdx     x14: rcx, rdx             x15: r9, rax, rcx
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out sk2 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
+;   frame: 568 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;
+; Register map of tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks (value: registers it occupies):
+;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
+;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
+;       k7: r13                   k8: r14                   k9: r15                  k10: r8
+;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
+;      k15: rsi                  k16: rdi                  kcs: r10                  key: rdi
+;        n: r8, rsi              out: rcx                  sk1: rdi                  sk2: rdi
+;      sk3: rdi                  sk4: rdi                  sk5: rsi                  sk6: rsi
+;      sk7: rsi                  sk8: rsi                  sk9: rsi                 sk10: rsi
+;     sk11: rsi                 sk12: rsi                 sk13: rsi                 sk14: rsi
+;     sk15: rsi                 sk16: rsi                 sk17: rsi                 sk18: rsi
+;     sk19: rsi                 sk20: rsi                 sk21: rsi                 sk22: rcx
+;       t0: rcx                   t1: rdx                   t2: rsi                tweak: rax, rsi
+;       x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10                   x3: r11
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13, rdi, rsi
+;       x8: r14                   x9: r15                  x10: r9, rax, rcx, rdi, rsi     x11: rax, rdx
+;      x12: r9, rax, rcx, rdi, rsi     x13: r9, rax, rcx, rdi, rdx, rsi     x14: r13, rsi             x15: r9, rax, rcx, rdi, rsi
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out sk1 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x1 x7 x10 x11 x12 x13 x14 x15
+;   frame: 584 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
 bits 64
 default rel
@@ -59,6 +69,7 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt:
     mov r8d, 1 ; n = 1
     jmp tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     endbr64
 .entry:
@@ -74,7 +85,7 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 568
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -100,16 +111,16 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], r8
+    mov qword [rsp + 216], r8
 ; k10 = key[10]
     mov r8, qword [rdi + 80]
-    mov qword [rsp + 8], rcx
+    mov qword [rsp + 224], rcx
 ; k11 = key[11]
     mov rcx, qword [rdi + 88]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 200], rdx
 ; k12 = key[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 24], rsi
+    mov qword [rsp + 208], rsi
 ; k13 = key[13]
     mov rsi, qword [rdi + 104]
     mov qword [rsp + 32], rsi
@@ -152,27 +163,132 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
     xor rdi, rsi
-    mov qword [rsp + 48], rax
-    mov qword [rsp + 56], r9
-    mov qword [rsp + 64], r8
-    mov qword [rsp + 72], rcx
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rsi
-    mov qword [rsp + 96], rdi
-    mov qword [rsp + 104], r10
-    mov qword [rsp + 112], r11
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
-    mov qword [rsp + 160], r15
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 48], rsi
+; kcs += 1
+    mov rsi, rdi
+    add rsi, 1
+; kc[1] = kcs
+    mov qword [rsp + 232], rsi
+; kcs += 2
+    mov rsi, rax
+    add rsi, 2
+; kc[2] = kcs
+    mov qword [rsp + 240], rsi
+; kcs += 3
+    mov rsi, r9
+    add rsi, 3
+; kc[3] = kcs
+    mov qword [rsp + 248], rsi
+; kcs += 4
+    mov rsi, r10
+    add rsi, 4
+; kc[4] = kcs
+    mov qword [rsp + 256], rsi
+; kcs += 5
+    mov rsi, r11
+    add rsi, 5
+; kc[5] = kcs
+    mov qword [rsp + 264], rsi
+; kcs += 6
+    mov rsi, rbx
+    add rsi, 6
+; kc[6] = kcs
+    mov qword [rsp + 272], rsi
+; kcs += 7
+    mov rsi, rbp
+    add rsi, 7
+; kc[7] = kcs
+    mov qword [rsp + 280], rsi
+; kcs += 8
+    mov rsi, r12
+    add rsi, 8
+; kc[8] = kcs
+    mov qword [rsp + 288], rsi
+; kcs += 9
+    mov rsi, r13
+    add rsi, 9
+; kc[9] = kcs
+    mov qword [rsp + 296], rsi
+; kcs += 0xa
+    mov rsi, r14
+    add rsi, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 304], rsi
+; kcs += 0xb
+    mov rsi, r15
+    add rsi, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], rsi
+; kcs += 0xc
+    mov rsi, r8
+    add rsi, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 320], rsi
+; kcs += 0xd
+    mov rsi, rcx
+    add rsi, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 328], rsi
+; kcs += 0xe
+    mov rsi, rdx
+    add rsi, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 336], rsi
+; kcs = k13
+    mov rsi, qword [rsp + 32]
+; kcs += 0xf
+    add rsi, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 344], rsi
+; kcs = k14
+    mov rsi, qword [rsp + 40]
+; kcs += 0x10
+    add rsi, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 352], rsi
+; kcs = k15
+    mov rsi, qword [rsp + 48]
+; kcs += 0x11
+    add rsi, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 360], rsi
+; kcs += 0x12
+    mov rsi, rdi
+    add rsi, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 368], rsi
+; kcs += 0x13
+    mov rsi, rax
+    add rsi, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 376], rsi
+; kcs += 0x14
+    mov rsi, r9
+    add rsi, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 384], rsi
+    mov qword [rsp + 144], rax
+    mov qword [rsp + 152], r9
+    mov qword [rsp + 56], r8
+    mov qword [rsp + 64], rcx
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 160], rdi
+    mov qword [rsp + 136], r10
+    mov qword [rsp + 80], r11
+    mov qword [rsp + 88], rbx
+    mov qword [rsp + 96], rbp
+    mov qword [rsp + 104], r12
+    mov qword [rsp + 112], r13
+    mov qword [rsp + 120], r14
+    mov qword [rsp + 128], r15
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 208]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -180,7 +296,7 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 200]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -202,61 +318,66 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     mov r15, qword [rdi + 72]
 ; x10 = in[10]
     mov rax, qword [rdi + 80]
-    mov qword [rsp + 168], rsi
+    mov qword [rsp + 176], rsi
 ; x11 = in[11]
     mov rsi, qword [rdi + 88]
-    mov qword [rsp + 176], rdx
+    mov qword [rsp + 184], rdx
 ; x12 = in[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 184], rcx
+    mov qword [rsp + 168], rcx
 ; x13 = in[13]
     mov rcx, qword [rdi + 104]
     mov qword [rsp + 192], rcx
 ; x14 = in[14]
     mov rcx, qword [rdi + 112]
-    mov qword [rsp + 200], rcx
+    mov qword [rsp + 392], rcx
 ; x15 = in[15]
     mov rcx, qword [rdi + 120]
 ; add subkey 0
 ; x0 += k0
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 144]
 ; x1 += k1
-    add r9, qword [rsp + 56]
+    add r9, qword [rsp + 152]
 ; x2 += k2
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 136]
 ; x3 += k3
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 152]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 160]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 56]
 ; x11 += k11
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x12 += k12
-    add rdx, qword [rsp + 80]
-; x13 += k13
-    mov rdi, qword [rsp + 192]
-    add rdi, qword [rsp + 32]
-    mov qword [rsp + 208], rdx
-; x14 += k14
-    mov rdx, qword [rsp + 200]
-    add rdx, qword [rsp + 40]
-; x15 += k15
-    add rcx, qword [rsp + 88]
-; x13 += t0
+    add rdx, qword [rsp + 72]
+; sk1 = k13
+    mov rdi, qword [rsp + 32]
+; sk1 += t0
+    add rdi, qword [rsp + 168]
+    mov qword [rsp + 0], rdx
+; x13 += sk1
+    mov rdx, qword [rsp + 192]
+    add rdx, rdi
+; sk2 = k14
+    mov rdi, qword [rsp + 40]
+; sk2 += t1
     add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
+    mov qword [rsp + 192], rdx
+; x14 += sk2
+    mov rdx, qword [rsp + 392]
+    add rdx, rdi
+; x15 += k15
+    add rcx, qword [rsp + 48]
 ; round 0
 ; x0 += x1
     add r8, r9
@@ -294,14 +415,16 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 400], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, qword [rsp + 192]
+    mov qword [rsp + 8], r9
 ; x13 <<<= 22
-    rol rdi, 22
+    mov r9, qword [rsp + 192]
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -316,11 +439,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -340,11 +463,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -352,10 +475,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -385,31 +508,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 3
 ; x0 += x15
     add r8, rcx
@@ -424,11 +547,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -448,14 +571,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -463,45 +586,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 1
 ; x0 += k1
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x1 += k2
-    add rax, qword [rsp + 104]
+    add rax, qword [rsp + 136]
 ; x2 += k3
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x3 += k4
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r14, qword [rsp + 160]
+    add r14, qword [rsp + 128]
 ; x9 += k10
-    add r15, qword [rsp + 64]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add r9, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x11 += k12
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 72]
 ; x12 += k13
     add rcx, qword [rsp + 32]
-; x13 += k14
-    add rdi, qword [rsp + 40]
-; x14 += k15
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 96]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 1
-    add rcx, 1
+; x13 += sk2
+    add r9, qword [rsp + 400]
+    mov qword [rsp + 0], rcx
+; sk3 = k15
+    mov rcx, qword [rsp + 48]
+; sk3 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk3
+    add rdx, rcx
+    mov qword [rsp + 408], rcx
+; x15 += kc[1]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 232]
 ; round 4
 ; x0 += x1
     add r8, rax
@@ -534,19 +656,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -561,11 +683,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -579,11 +701,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -597,13 +719,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 6
 ; x0 += x7
     add r8, r13
@@ -624,11 +746,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -636,20 +758,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -669,11 +791,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -681,11 +803,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -698,9 +820,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -708,52 +830,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 2
 ; x0 += k2
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 136]
 ; x1 += k3
-    add r9, qword [rsp + 112]
+    add rdi, qword [rsp + 80]
 ; x2 += k4
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x3 += k5
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 160]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 56]
 ; x9 += k11
-    add r15, qword [rsp + 72]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 72]
 ; x11 += k13
     add rsi, qword [rsp + 32]
 ; x12 += k14
     add rcx, qword [rsp + 40]
-; x13 += k15
-    add rdi, qword [rsp + 88]
-; x14 += k16
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 48]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 2
-    add rcx, 2
+; x13 += sk3
+    add r9, qword [rsp + 408]
+    mov qword [rsp + 0], rcx
+; sk4 = k16
+    mov rcx, qword [rsp + 160]
+; sk4 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk4
+    add rdx, rcx
+    mov qword [rsp + 416], rcx
+; x15 += kc[2]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 240]
 ; round 8
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -784,14 +905,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -806,11 +927,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -830,11 +951,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -842,10 +963,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -875,31 +996,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 11
 ; x0 += x15
     add r8, rcx
@@ -914,11 +1035,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -938,14 +1059,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -953,45 +1074,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 3
 ; x0 += k3
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x1 += k4
-    add rax, qword [rsp + 120]
+    add rax, qword [rsp + 88]
 ; x2 += k5
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x3 += k6
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 160]
+    add r12, qword [rsp + 128]
 ; x7 += k10
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 56]
 ; x8 += k11
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x9 += k12
-    add r15, qword [rsp + 80]
+    add r15, qword [rsp + 72]
 ; x10 += k13
-    add r9, qword [rsp + 32]
+    add rdi, qword [rsp + 32]
 ; x11 += k14
     add rsi, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 88]
-; x13 += k16
-    add rdi, qword [rsp + 96]
-; x14 += k0
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 208], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 56]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 3
-    add rcx, 3
+    add rcx, qword [rsp + 48]
+; x13 += sk4
+    add r9, qword [rsp + 416]
+    mov qword [rsp + 0], rcx
+; sk5 = k0
+    mov rcx, qword [rsp + 144]
+; sk5 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk5
+    add rdx, rcx
+    mov qword [rsp + 424], rcx
+; x15 += kc[3]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 248]
 ; round 12
 ; x0 += x1
     add r8, rax
@@ -1024,19 +1144,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -1051,11 +1171,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -1069,11 +1189,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -1087,13 +1207,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 14
 ; x0 += x7
     add r8, r13
@@ -1114,11 +1234,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -1126,20 +1246,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -1159,11 +1279,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -1171,11 +1291,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -1188,9 +1308,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -1198,52 +1318,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 4
 ; x0 += k4
-    add r8, qword [rsp + 120]
+    add r8, qword [rsp + 88]
 ; x1 += k5
-    add r9, qword [rsp + 128]
+    add rdi, qword [rsp + 96]
 ; x2 += k6
-    add r10, qword [rsp + 136]
+    add r10, qword [rsp + 104]
 ; x3 += k7
-    add r11, qword [rsp + 144]
+    add r11, qword [rsp + 112]
 ; x4 += k8
-    add rbx, qword [rsp + 152]
+    add rbx, qword [rsp + 120]
 ; x5 += k9
-    add rbp, qword [rsp + 160]
+    add rbp, qword [rsp + 128]
 ; x6 += k10
-    add r12, qword [rsp + 64]
+    add r12, qword [rsp + 56]
 ; x7 += k11
-    add r13, qword [rsp + 72]
+    add r13, qword [rsp + 64]
 ; x8 += k12
-    add r14, qword [rsp + 80]
+    add r14, qword [rsp + 72]
 ; x9 += k13
     add r15, qword [rsp + 32]
 ; x10 += k14
     add rax, qword [rsp + 40]
 ; x11 += k15
-    add rsi, qword [rsp + 88]
+    add rsi, qword [rsp + 48]
 ; x12 += k16
-    add rcx, qword [rsp + 96]
-; x13 += k0
-    add rdi, qword [rsp + 48]
-; x14 += k1
-    add rdx, qword [rsp + 56]
-    mov qword [rsp + 208], rcx
-; x15 += k2
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 104]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 4
-    add rcx, 4
+    add rcx, qword [rsp + 160]
+; x13 += sk5
+    add r9, qword [rsp + 424]
+    mov qword [rsp + 0], rcx
+; sk6 = k1
+    mov rcx, qword [rsp + 152]
+; sk6 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk6
+    add rdx, rcx
+    mov qword [rsp + 432], rcx
+; x15 += kc[4]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 256]
 ; round 16
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -1274,14 +1393,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -1296,11 +1415,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -1320,11 +1439,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -1332,10 +1451,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -1365,31 +1484,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 19
 ; x0 += x15
     add r8, rcx
@@ -1404,11 +1523,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -1428,14 +1547,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -1443,45 +1562,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 5
 ; x0 += k5
-    add r8, qword [rsp + 128]
+    add r8, qword [rsp + 96]
 ; x1 += k6
-    add rax, qword [rsp + 136]
+    add rax, qword [rsp + 104]
 ; x2 += k7
-    add r10, qword [rsp + 144]
+    add r10, qword [rsp + 112]
 ; x3 += k8
-    add r11, qword [rsp + 152]
+    add r11, qword [rsp + 120]
 ; x4 += k9
-    add rbx, qword [rsp + 160]
+    add rbx, qword [rsp + 128]
 ; x5 += k10
-    add rbp, qword [rsp + 64]
+    add rbp, qword [rsp + 56]
 ; x6 += k11
-    add r12, qword [rsp + 72]
+    add r12, qword [rsp + 64]
 ; x7 += k12
-    add r13, qword [rsp + 80]
+    add r13, qword [rsp + 72]
 ; x8 += k13
     add r14, qword [rsp + 32]
 ; x9 += k14
     add r15, qword [rsp + 40]
 ; x10 += k15
-    add r9, qword [rsp + 88]
+    add rdi, qword [rsp + 48]
 ; x11 += k16
-    add rsi, qword [rsp + 96]
+    add rsi, qword [rsp + 160]
 ; x12 += k0
-    add rcx, qword [rsp + 48]
-; x13 += k1
-    add rdi, qword [rsp + 56]
-; x14 += k2
-    add rdx, qword [rsp + 104]
-    mov qword [rsp + 208], rcx
-; x15 += k3
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 112]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 5
-    add rcx, 5
+    add rcx, qword [rsp + 144]
+; x13 += sk6
+    add r9, qword [rsp + 432]
+    mov qword [rsp + 0], rcx
+; sk7 = k2
+    mov rcx, qword [rsp + 136]
+; sk7 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk7
+    add rdx, rcx
+    mov qword [rsp + 440], rcx
+; x15 += kc[5]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 264]
 ; round 20
 ; x0 += x1
     add r8, rax
@@ -1514,19 +1632,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -1541,11 +1659,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -1559,11 +1677,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -1577,13 +1695,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 22
 ; x0 += x7
     add r8, r13
@@ -1604,11 +1722,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -1616,20 +1734,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -1649,11 +1767,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -1661,11 +1779,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -1678,9 +1796,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -1688,52 +1806,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 6
 ; x0 += k6
-    add r8, qword [rsp + 136]
+    add r8, qword [rsp + 104]
 ; x1 += k7
-    add r9, qword [rsp + 144]
+    add rdi, qword [rsp + 112]
 ; x2 += k8
-    add r10, qword [rsp + 152]
+    add r10, qword [rsp + 120]
 ; x3 += k9
-    add r11, qword [rsp + 160]
+    add r11, qword [rsp + 128]
 ; x4 += k10
-    add rbx, qword [rsp + 64]
+    add rbx, qword [rsp + 56]
 ; x5 += k11
-    add rbp, qword [rsp + 72]
+    add rbp, qword [rsp + 64]
 ; x6 += k12
-    add r12, qword [rsp + 80]
+    add r12, qword [rsp + 72]
 ; x7 += k13
     add r13, qword [rsp + 32]
 ; x8 += k14
     add r14, qword [rsp + 40]
 ; x9 += k15
-    add r15, qword [rsp + 88]
+    add r15, qword [rsp + 48]
 ; x10 += k16
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 160]
 ; x11 += k0
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 144]
 ; x12 += k1
-    add rcx, qword [rsp + 56]
-; x13 += k2
-    add rdi, qword [rsp + 104]
-; x14 += k3
-    add rdx, qword [rsp + 112]
-    mov qword [rsp + 208], rcx
-; x15 += k4
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 120]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 6
-    add rcx, 6
+    add rcx, qword [rsp + 152]
+; x13 += sk7
+    add r9, qword [rsp + 440]
+    mov qword [rsp + 0], rcx
+; sk8 = k3
+    mov rcx, qword [rsp + 80]
+; sk8 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk8
+    add rdx, rcx
+    mov qword [rsp + 448], rcx
+; x15 += kc[6]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 272]
 ; round 24
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -1764,14 +1881,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -1786,11 +1903,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -1810,11 +1927,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -1822,10 +1939,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -1855,31 +1972,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 27
 ; x0 += x15
     add r8, rcx
@@ -1894,11 +2011,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -1918,14 +2035,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -1933,45 +2050,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 7
 ; x0 += k7
-    add r8, qword [rsp + 144]
+    add r8, qword [rsp + 112]
 ; x1 += k8
-    add rax, qword [rsp + 152]
+    add rax, qword [rsp + 120]
 ; x2 += k9
-    add r10, qword [rsp + 160]
+    add r10, qword [rsp + 128]
 ; x3 += k10
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x4 += k11
-    add rbx, qword [rsp + 72]
+    add rbx, qword [rsp + 64]
 ; x5 += k12
-    add rbp, qword [rsp + 80]
+    add rbp, qword [rsp + 72]
 ; x6 += k13
     add r12, qword [rsp + 32]
 ; x7 += k14
     add r13, qword [rsp + 40]
 ; x8 += k15
-    add r14, qword [rsp + 88]
+    add r14, qword [rsp + 48]
 ; x9 += k16
-    add r15, qword [rsp + 96]
+    add r15, qword [rsp + 160]
 ; x10 += k0
-    add r9, qword [rsp + 48]
+    add rdi, qword [rsp + 144]
 ; x11 += k1
-    add rsi, qword [rsp + 56]
+    add rsi, qword [rsp + 152]
 ; x12 += k2
-    add rcx, qword [rsp + 104]
-; x13 += k3
-    add rdi, qword [rsp + 112]
-; x14 += k4
-    add rdx, qword [rsp + 120]
-    mov qword [rsp + 208], rcx
-; x15 += k5
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 128]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 7
-    add rcx, 7
+    add rcx, qword [rsp + 136]
+; x13 += sk8
+    add r9, qword [rsp + 448]
+    mov qword [rsp + 0], rcx
+; sk9 = k4
+    mov rcx, qword [rsp + 88]
+; sk9 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk9
+    add rdx, rcx
+    mov qword [rsp + 456], rcx
+; x15 += kc[7]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 280]
 ; round 28
 ; x0 += x1
     add r8, rax
@@ -2004,19 +2120,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -2031,11 +2147,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -2049,11 +2165,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -2067,13 +2183,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 30
 ; x0 += x7
     add r8, r13
@@ -2094,11 +2210,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -2106,20 +2222,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -2139,11 +2255,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -2151,11 +2267,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -2168,9 +2284,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -2178,52 +2294,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 8
 ; x0 += k8
-    add r8, qword [rsp + 152]
+    add r8, qword [rsp + 120]
 ; x1 += k9
-    add r9, qword [rsp + 160]
+    add rdi, qword [rsp + 128]
 ; x2 += k10
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x3 += k11
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x4 += k12
-    add rbx, qword [rsp + 80]
+    add rbx, qword [rsp + 72]
 ; x5 += k13
     add rbp, qword [rsp + 32]
 ; x6 += k14
     add r12, qword [rsp + 40]
 ; x7 += k15
-    add r13, qword [rsp + 88]
+    add r13, qword [rsp + 48]
 ; x8 += k16
-    add r14, qword [rsp + 96]
+    add r14, qword [rsp + 160]
 ; x9 += k0
-    add r15, qword [rsp + 48]
+    add r15, qword [rsp + 144]
 ; x10 += k1
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x11 += k2
-    add rsi, qword [rsp + 104]
+    add rsi, qword [rsp + 136]
 ; x12 += k3
-    add rcx, qword [rsp + 112]
-; x13 += k4
-    add rdi, qword [rsp + 120]
-; x14 += k5
-    add rdx, qword [rsp + 128]
-    mov qword [rsp + 208], rcx
-; x15 += k6
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 136]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 8
-    add rcx, 8
+    add rcx, qword [rsp + 80]
+; x13 += sk9
+    add r9, qword [rsp + 456]
+    mov qword [rsp + 0], rcx
+; sk10 = k5
+    mov rcx, qword [rsp + 96]
+; sk10 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk10
+    add rdx, rcx
+    mov qword [rsp + 464], rcx
+; x15 += kc[8]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 288]
 ; round 32
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -2254,14 +2369,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -2276,11 +2391,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -2300,11 +2415,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -2312,10 +2427,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -2345,31 +2460,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 35
 ; x0 += x15
     add r8, rcx
@@ -2384,11 +2499,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -2408,14 +2523,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -2423,45 +2538,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 9
 ; x0 += k9
-    add r8, qword [rsp + 160]
+    add r8, qword [rsp + 128]
 ; x1 += k10
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 56]
 ; x2 += k11
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x3 += k12
-    add r11, qword [rsp + 80]
+    add r11, qword [rsp + 72]
 ; x4 += k13
     add rbx, qword [rsp + 32]
 ; x5 += k14
     add rbp, qword [rsp + 40]
 ; x6 += k15
-    add r12, qword [rsp + 88]
+    add r12, qword [rsp + 48]
 ; x7 += k16
-    add r13, qword [rsp + 96]
+    add r13, qword [rsp + 160]
 ; x8 += k0
-    add r14, qword [rsp + 48]
+    add r14, qword [rsp + 144]
 ; x9 += k1
-    add r15, qword [rsp + 56]
+    add r15, qword [rsp + 152]
 ; x10 += k2
-    add r9, qword [rsp + 104]
+    add rdi, qword [rsp + 136]
 ; x11 += k3
-    add rsi, qword [rsp + 112]
+    add rsi, qword [rsp + 80]
 ; x12 += k4
-    add rcx, qword [rsp + 120]
-; x13 += k5
-    add rdi, qword [rsp + 128]
-; x14 += k6
-    add rdx, qword [rsp + 136]
-    mov qword [rsp + 208], rcx
-; x15 += k7
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 144]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 9
-    add rcx, 9
+    add rcx, qword [rsp + 88]
+; x13 += sk10
+    add r9, qword [rsp + 464]
+    mov qword [rsp + 0], rcx
+; sk11 = k6
+    mov rcx, qword [rsp + 104]
+; sk11 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk11
+    add rdx, rcx
+    mov qword [rsp + 472], rcx
+; x15 += kc[9]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 296]
 ; round 36
 ; x0 += x1
     add r8, rax
@@ -2494,19 +2608,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -2521,11 +2635,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -2539,11 +2653,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -2557,13 +2671,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 38
 ; x0 += x7
     add r8, r13
@@ -2584,11 +2698,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -2596,20 +2710,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -2629,11 +2743,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -2641,11 +2755,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -2658,9 +2772,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -2668,52 +2782,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 10
 ; x0 += k10
-    add r8, qword [rsp + 64]
+    add r8, qword [rsp + 56]
 ; x1 += k11
-    add r9, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x2 += k12
-    add r10, qword [rsp + 80]
+    add r10, qword [rsp + 72]
 ; x3 += k13
     add r11, qword [rsp + 32]
 ; x4 += k14
     add rbx, qword [rsp + 40]
 ; x5 += k15
-    add rbp, qword [rsp + 88]
+    add rbp, qword [rsp + 48]
 ; x6 += k16
-    add r12, qword [rsp + 96]
+    add r12, qword [rsp + 160]
 ; x7 += k0
-    add r13, qword [rsp + 48]
+    add r13, qword [rsp + 144]
 ; x8 += k1
-    add r14, qword [rsp + 56]
+    add r14, qword [rsp + 152]
 ; x9 += k2
-    add r15, qword [rsp + 104]
+    add r15, qword [rsp + 136]
 ; x10 += k3
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x11 += k4
-    add rsi, qword [rsp + 120]
+    add rsi, qword [rsp + 88]
 ; x12 += k5
-    add rcx, qword [rsp + 128]
-; x13 += k6
-    add rdi, qword [rsp + 136]
-; x14 += k7
-    add rdx, qword [rsp + 144]
-    mov qword [rsp + 208], rcx
-; x15 += k8
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 152]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0xa
-    add rcx, 0xa
+    add rcx, qword [rsp + 96]
+; x13 += sk11
+    add r9, qword [rsp + 472]
+    mov qword [rsp + 0], rcx
+; sk12 = k7
+    mov rcx, qword [rsp + 112]
+; sk12 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk12
+    add rdx, rcx
+    mov qword [rsp + 480], rcx
+; x15 += kc[10]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 304]
 ; round 40
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -2744,14 +2857,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -2766,11 +2879,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -2790,11 +2903,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -2802,10 +2915,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -2835,31 +2948,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 43
 ; x0 += x15
     add r8, rcx
@@ -2874,11 +2987,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -2898,14 +3011,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -2913,45 +3026,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 11
 ; x0 += k11
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x1 += k12
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 72]
 ; x2 += k13
     add r10, qword [rsp + 32]
 ; x3 += k14
     add r11, qword [rsp + 40]
 ; x4 += k15
-    add rbx, qword [rsp + 88]
+    add rbx, qword [rsp + 48]
 ; x5 += k16
-    add rbp, qword [rsp + 96]
+    add rbp, qword [rsp + 160]
 ; x6 += k0
-    add r12, qword [rsp + 48]
+    add r12, qword [rsp + 144]
 ; x7 += k1
-    add r13, qword [rsp + 56]
+    add r13, qword [rsp + 152]
 ; x8 += k2
-    add r14, qword [rsp + 104]
+    add r14, qword [rsp + 136]
 ; x9 += k3
-    add r15, qword [rsp + 112]
+    add r15, qword [rsp + 80]
 ; x10 += k4
-    add r9, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x11 += k5
-    add rsi, qword [rsp + 128]
+    add rsi, qword [rsp + 96]
 ; x12 += k6
-    add rcx, qword [rsp + 136]
-; x13 += k7
-    add rdi, qword [rsp + 144]
-; x14 += k8
-    add rdx, qword [rsp + 152]
-    mov qword [rsp + 208], rcx
-; x15 += k9
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 160]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0xb
-    add rcx, 0xb
+    add rcx, qword [rsp + 104]
+; x13 += sk12
+    add r9, qword [rsp + 480]
+    mov qword [rsp + 0], rcx
+; sk13 = k8
+    mov rcx, qword [rsp + 120]
+; sk13 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk13
+    add rdx, rcx
+    mov qword [rsp + 488], rcx
+; x15 += kc[11]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 312]
 ; round 44
 ; x0 += x1
     add r8, rax
@@ -2984,19 +3096,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -3011,11 +3123,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -3029,11 +3141,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -3047,13 +3159,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 46
 ; x0 += x7
     add r8, r13
@@ -3074,11 +3186,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -3086,20 +3198,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -3119,11 +3231,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -3131,11 +3243,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -3148,9 +3260,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -3158,52 +3270,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 12
 ; x0 += k12
-    add r8, qword [rsp + 80]
+    add r8, qword [rsp + 72]
 ; x1 += k13
-    add r9, qword [rsp + 32]
+    add rdi, qword [rsp + 32]
 ; x2 += k14
     add r10, qword [rsp + 40]
 ; x3 += k15
-    add r11, qword [rsp + 88]
+    add r11, qword [rsp + 48]
 ; x4 += k16
-    add rbx, qword [rsp + 96]
+    add rbx, qword [rsp + 160]
 ; x5 += k0
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 144]
 ; x6 += k1
-    add r12, qword [rsp + 56]
+    add r12, qword [rsp + 152]
 ; x7 += k2
-    add r13, qword [rsp + 104]
+    add r13, qword [rsp + 136]
 ; x8 += k3
-    add r14, qword [rsp + 112]
+    add r14, qword [rsp + 80]
 ; x9 += k4
-    add r15, qword [rsp + 120]
+    add r15, qword [rsp + 88]
 ; x10 += k5
-    add rax, qword [rsp + 128]
+    add rax, qword [rsp + 96]
 ; x11 += k6
-    add rsi, qword [rsp + 136]
+    add rsi, qword [rsp + 104]
 ; x12 += k7
-    add rcx, qword [rsp + 144]
-; x13 += k8
-    add rdi, qword [rsp + 152]
-; x14 += k9
-    add rdx, qword [rsp + 160]
-    mov qword [rsp + 208], rcx
-; x15 += k10
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 64]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0xc
-    add rcx, 0xc
+    add rcx, qword [rsp + 112]
+; x13 += sk13
+    add r9, qword [rsp + 488]
+    mov qword [rsp + 0], rcx
+; sk14 = k9
+    mov rcx, qword [rsp + 128]
+; sk14 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk14
+    add rdx, rcx
+    mov qword [rsp + 496], rcx
+; x15 += kc[12]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 320]
 ; round 48
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -3234,14 +3345,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -3256,11 +3367,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -3280,11 +3391,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -3292,10 +3403,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -3325,31 +3436,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 51
 ; x0 += x15
     add r8, rcx
@@ -3364,11 +3475,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -3388,14 +3499,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -3407,41 +3518,40 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 += k14
     add rax, qword [rsp + 40]
 ; x2 += k15
-    add r10, qword [rsp + 88]
+    add r10, qword [rsp + 48]
 ; x3 += k16
-    add r11, qword [rsp + 96]
+    add r11, qword [rsp + 160]
 ; x4 += k0
-    add rbx, qword [rsp + 48]
+    add rbx, qword [rsp + 144]
 ; x5 += k1
-    add rbp, qword [rsp + 56]
+    add rbp, qword [rsp + 152]
 ; x6 += k2
-    add r12, qword [rsp + 104]
+    add r12, qword [rsp + 136]
 ; x7 += k3
-    add r13, qword [rsp + 112]
+    add r13, qword [rsp + 80]
 ; x8 += k4
-    add r14, qword [rsp + 120]
+    add r14, qword [rsp + 88]
 ; x9 += k5
-    add r15, qword [rsp + 128]
+    add r15, qword [rsp + 96]
 ; x10 += k6
-    add r9, qword [rsp + 136]
+    add rdi, qword [rsp + 104]
 ; x11 += k7
-    add rsi, qword [rsp + 144]
+    add rsi, qword [rsp + 112]
 ; x12 += k8
-    add rcx, qword [rsp + 152]
-; x13 += k9
-    add rdi, qword [rsp + 160]
-; x14 += k10
-    add rdx, qword [rsp + 64]
-    mov qword [rsp + 208], rcx
-; x15 += k11
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 72]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0xd
-    add rcx, 0xd
+    add rcx, qword [rsp + 120]
+; x13 += sk14
+    add r9, qword [rsp + 496]
+    mov qword [rsp + 0], rcx
+; sk15 = k10
+    mov rcx, qword [rsp + 56]
+; sk15 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk15
+    add rdx, rcx
+    mov qword [rsp + 504], rcx
+; x15 += kc[13]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 328]
 ; round 52
 ; x0 += x1
     add r8, rax
@@ -3474,19 +3584,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -3501,11 +3611,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -3519,11 +3629,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -3537,13 +3647,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 54
 ; x0 += x7
     add r8, r13
@@ -3564,11 +3674,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -3576,20 +3686,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -3609,11 +3719,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -3621,11 +3731,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -3638,9 +3748,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -3650,50 +3760,49 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x0 += k14
     add r8, qword [rsp + 40]
 ; x1 += k15
-    add r9, qword [rsp + 88]
+    add rdi, qword [rsp + 48]
 ; x2 += k16
-    add r10, qword [rsp + 96]
+    add r10, qword [rsp + 160]
 ; x3 += k0
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 144]
 ; x4 += k1
-    add rbx, qword [rsp + 56]
+    add rbx, qword [rsp + 152]
 ; x5 += k2
-    add rbp, qword [rsp + 104]
+    add rbp, qword [rsp + 136]
 ; x6 += k3
-    add r12, qword [rsp + 112]
+    add r12, qword [rsp + 80]
 ; x7 += k4
-    add r13, qword [rsp + 120]
+    add r13, qword [rsp + 88]
 ; x8 += k5
-    add r14, qword [rsp + 128]
+    add r14, qword [rsp + 96]
 ; x9 += k6
-    add r15, qword [rsp + 136]
+    add r15, qword [rsp + 104]
 ; x10 += k7
-    add rax, qword [rsp + 144]
+    add rax, qword [rsp + 112]
 ; x11 += k8
-    add rsi, qword [rsp + 152]
+    add rsi, qword [rsp + 120]
 ; x12 += k9
-    add rcx, qword [rsp + 160]
-; x13 += k10
-    add rdi, qword [rsp + 64]
-; x14 += k11
-    add rdx, qword [rsp + 72]
-    mov qword [rsp + 208], rcx
-; x15 += k12
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 80]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0xe
-    add rcx, 0xe
+    add rcx, qword [rsp + 128]
+; x13 += sk15
+    add r9, qword [rsp + 504]
+    mov qword [rsp + 0], rcx
+; sk16 = k11
+    mov rcx, qword [rsp + 64]
+; sk16 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk16
+    add rdx, rcx
+    mov qword [rsp + 512], rcx
+; x15 += kc[14]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 336]
 ; round 56
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -3724,14 +3833,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -3746,11 +3855,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -3770,11 +3879,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -3782,10 +3891,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -3815,31 +3924,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 59
 ; x0 += x15
     add r8, rcx
@@ -3854,11 +3963,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -3878,14 +3987,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -3893,45 +4002,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 15
 ; x0 += k15
-    add r8, qword [rsp + 88]
+    add r8, qword [rsp + 48]
 ; x1 += k16
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 160]
 ; x2 += k0
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 144]
 ; x3 += k1
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 152]
 ; x4 += k2
-    add rbx, qword [rsp + 104]
+    add rbx, qword [rsp + 136]
 ; x5 += k3
-    add rbp, qword [rsp + 112]
+    add rbp, qword [rsp + 80]
 ; x6 += k4
-    add r12, qword [rsp + 120]
+    add r12, qword [rsp + 88]
 ; x7 += k5
-    add r13, qword [rsp + 128]
+    add r13, qword [rsp + 96]
 ; x8 += k6
-    add r14, qword [rsp + 136]
+    add r14, qword [rsp + 104]
 ; x9 += k7
-    add r15, qword [rsp + 144]
+    add r15, qword [rsp + 112]
 ; x10 += k8
-    add r9, qword [rsp + 152]
+    add rdi, qword [rsp + 120]
 ; x11 += k9
-    add rsi, qword [rsp + 160]
+    add rsi, qword [rsp + 128]
 ; x12 += k10
-    add rcx, qword [rsp + 64]
-; x13 += k11
-    add rdi, qword [rsp + 72]
-; x14 += k12
-    add rdx, qword [rsp + 80]
-    mov qword [rsp + 208], rcx
-; x15 += k13
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 32]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0xf
-    add rcx, 0xf
+    add rcx, qword [rsp + 56]
+; x13 += sk16
+    add r9, qword [rsp + 512]
+    mov qword [rsp + 0], rcx
+; sk17 = k12
+    mov rcx, qword [rsp + 72]
+; sk17 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk17
+    add rdx, rcx
+    mov qword [rsp + 520], rcx
+; x15 += kc[15]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 344]
 ; round 60
 ; x0 += x1
     add r8, rax
@@ -3964,19 +4072,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -3991,11 +4099,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -4009,11 +4117,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -4027,13 +4135,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 62
 ; x0 += x7
     add r8, r13
@@ -4054,11 +4162,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -4066,20 +4174,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -4099,11 +4207,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -4111,11 +4219,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -4128,9 +4236,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -4138,52 +4246,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 16
 ; x0 += k16
-    add r8, qword [rsp + 96]
+    add r8, qword [rsp + 160]
 ; x1 += k0
-    add r9, qword [rsp + 48]
+    add rdi, qword [rsp + 144]
 ; x2 += k1
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 152]
 ; x3 += k2
-    add r11, qword [rsp + 104]
+    add r11, qword [rsp + 136]
 ; x4 += k3
-    add rbx, qword [rsp + 112]
+    add rbx, qword [rsp + 80]
 ; x5 += k4
-    add rbp, qword [rsp + 120]
+    add rbp, qword [rsp + 88]
 ; x6 += k5
-    add r12, qword [rsp + 128]
+    add r12, qword [rsp + 96]
 ; x7 += k6
-    add r13, qword [rsp + 136]
+    add r13, qword [rsp + 104]
 ; x8 += k7
-    add r14, qword [rsp + 144]
+    add r14, qword [rsp + 112]
 ; x9 += k8
-    add r15, qword [rsp + 152]
+    add r15, qword [rsp + 120]
 ; x10 += k9
-    add rax, qword [rsp + 160]
+    add rax, qword [rsp + 128]
 ; x11 += k10
-    add rsi, qword [rsp + 64]
+    add rsi, qword [rsp + 56]
 ; x12 += k11
-    add rcx, qword [rsp + 72]
-; x13 += k12
-    add rdi, qword [rsp + 80]
-; x14 += k13
-    add rdx, qword [rsp + 32]
-    mov qword [rsp + 208], rcx
-; x15 += k14
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 40]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0x10
-    add rcx, 0x10
+    add rcx, qword [rsp + 64]
+; x13 += sk17
+    add r9, qword [rsp + 520]
+    mov qword [rsp + 0], rcx
+; sk18 = k13
+    mov rcx, qword [rsp + 32]
+; sk18 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk18
+    add rdx, rcx
+    mov qword [rsp + 528], rcx
+; x15 += kc[16]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 352]
 ; round 64
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -4214,14 +4321,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -4236,11 +4343,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -4260,11 +4367,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -4272,10 +4379,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -4305,31 +4412,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 67
 ; x0 += x15
     add r8, rcx
@@ -4344,11 +4451,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -4368,14 +4475,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -4383,45 +4490,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 17
 ; x0 += k0
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 144]
 ; x1 += k1
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x2 += k2
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 136]
 ; x3 += k3
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 152]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 160]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add r9, qword [rsp + 64]
+    add rdi, qword [rsp + 56]
 ; x11 += k11
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x12 += k12
-    add rcx, qword [rsp + 80]
-; x13 += k13
-    add rdi, qword [rsp + 32]
-; x14 += k14
-    add rdx, qword [rsp + 40]
-    mov qword [rsp + 208], rcx
-; x15 += k15
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 88]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0x11
-    add rcx, 0x11
+    add rcx, qword [rsp + 72]
+; x13 += sk18
+    add r9, qword [rsp + 528]
+    mov qword [rsp + 0], rcx
+; sk19 = k14
+    mov rcx, qword [rsp + 40]
+; sk19 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk19
+    add rdx, rcx
+    mov qword [rsp + 536], rcx
+; x15 += kc[17]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 360]
 ; round 68
 ; x0 += x1
     add r8, rax
@@ -4454,19 +4560,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -4481,11 +4587,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -4499,11 +4605,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -4517,13 +4623,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 70
 ; x0 += x7
     add r8, r13
@@ -4544,11 +4650,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -4556,20 +4662,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -4589,11 +4695,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -4601,11 +4707,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -4618,9 +4724,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -4628,52 +4734,51 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 18
 ; x0 += k1
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x1 += k2
-    add r9, qword [rsp + 104]
+    add rdi, qword [rsp + 136]
 ; x2 += k3
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x3 += k4
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r14, qword [rsp + 160]
+    add r14, qword [rsp + 128]
 ; x9 += k10
-    add r15, qword [rsp + 64]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add rax, qword [rsp + 72]
+    add rax, qword [rsp + 64]
 ; x11 += k12
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 72]
 ; x12 += k13
     add rcx, qword [rsp + 32]
-; x13 += k14
-    add rdi, qword [rsp + 40]
-; x14 += k15
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 96]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0x12
-    add rcx, 0x12
+; x13 += sk19
+    add r9, qword [rsp + 536]
+    mov qword [rsp + 0], rcx
+; sk20 = k15
+    mov rcx, qword [rsp + 48]
+; sk20 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk20
+    add rdx, rcx
+    mov qword [rsp + 544], rcx
+; x15 += kc[18]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 368]
 ; round 72
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -4704,14 +4809,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -4726,11 +4831,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -4750,11 +4855,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -4762,10 +4867,10 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -4795,31 +4900,31 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 75
 ; x0 += x15
     add r8, rcx
@@ -4834,11 +4939,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -4858,14 +4963,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -4873,45 +4978,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 19
 ; x0 += k2
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 136]
 ; x1 += k3
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x2 += k4
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x3 += k5
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 160]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 56]
 ; x9 += k11
-    add r15, qword [rsp + 72]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add r9, qword [rsp + 80]
+    add rdi, qword [rsp + 72]
 ; x11 += k13
     add rsi, qword [rsp + 32]
 ; x12 += k14
     add rcx, qword [rsp + 40]
-; x13 += k15
-    add rdi, qword [rsp + 88]
-; x14 += k16
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 48]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0x13
-    add rcx, 0x13
+; x13 += sk20
+    add r9, qword [rsp + 544]
+    mov qword [rsp + 0], rcx
+; sk21 = k16
+    mov rcx, qword [rsp + 160]
+; sk21 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk21
+    add rdx, rcx
+    mov qword [rsp + 552], rcx
+; x15 += kc[19]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 376]
 ; round 76
 ; x0 += x1
     add r8, rax
@@ -4944,19 +5048,19 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -4971,11 +5075,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -4989,11 +5093,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -5007,13 +5111,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 78
 ; x0 += x7
     add r8, r13
@@ -5034,11 +5138,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -5046,20 +5150,20 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -5079,11 +5183,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -5091,11 +5195,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -5108,9 +5212,9 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -5118,109 +5222,107 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 20
 ; x0 += k3
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x1 += k4
-    add r9, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x2 += k5
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x3 += k6
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 160]
+    add r12, qword [rsp + 128]
 ; x7 += k10
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 56]
 ; x8 += k11
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x9 += k12
-    add r15, qword [rsp + 80]
+    add r15, qword [rsp + 72]
 ; x10 += k13
     add rax, qword [rsp + 32]
 ; x11 += k14
     add rsi, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 88]
-; x13 += k16
-    add rdi, qword [rsp + 96]
-; x14 += k0
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 208], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 56]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0x14
-    add rcx, 0x14
+    add rcx, qword [rsp + 48]
+; x13 += sk21
+    add r9, qword [rsp + 552]
+    mov qword [rsp + 192], r9
+; sk22 = k0
+    mov r9, qword [rsp + 144]
+; sk22 += t0
+    add r9, qword [rsp + 168]
+; x14 += sk22
+    add rdx, r9
+; x15 += kc[20]
+    mov r9, qword [rsp + 16]
+    add r9, qword [rsp + 384]
 ; store the block(s)
-; x15 += 0x14
-    mov qword [rsp + 232], rcx
+; x15 += kc[20]
+    mov qword [rsp + 16], r9
 ; out[0] = x0
-    mov rcx, qword [rsp + 8]
-    mov qword [rcx], r8
+    mov r9, qword [rsp + 224]
+    mov qword [r9], r8
 ; out[1] = x1
-    mov qword [rcx + 8], r9
+    mov qword [r9 + 8], rdi
 ; out[2] = x2
-    mov qword [rcx + 16], r10
+    mov qword [r9 + 16], r10
 ; out[3] = x3
-    mov qword [rcx + 24], r11
+    mov qword [r9 + 24], r11
 ; out[4] = x4
-    mov qword [rcx + 32], rbx
+    mov qword [r9 + 32], rbx
 ; out[5] = x5
-    mov qword [rcx + 40], rbp
+    mov qword [r9 + 40], rbp
 ; out[6] = x6
-    mov qword [rcx + 48], r12
+    mov qword [r9 + 48], r12
 ; out[7] = x7
-    mov qword [rcx + 56], r13
+    mov qword [r9 + 56], r13
 ; out[8] = x8
-    mov qword [rcx + 64], r14
+    mov qword [r9 + 64], r14
 ; out[9] = x9
-    mov qword [rcx + 72], r15
+    mov qword [r9 + 72], r15
 ; out[10] = x10
-    mov qword [rcx + 80], rax
+    mov qword [r9 + 80], rax
 ; out[11] = x11
-    mov qword [rcx + 88], rsi
+    mov qword [r9 + 88], rsi
 ; out[12] = x12
-    mov rax, qword [rsp + 208]
-    mov qword [rcx + 96], rax
+    mov qword [r9 + 96], rcx
 ; out[13] = x13
-    mov qword [rcx + 104], rdi
+    mov rax, qword [rsp + 192]
+    mov qword [r9 + 104], rax
 ; out[14] = x14
-    mov qword [rcx + 112], rdx
+    mov qword [r9 + 112], rdx
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rcx + 120], rax
+    mov rax, qword [rsp + 16]
+    mov qword [r9 + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 208]
     add rax, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 16]
-    add rdx, 0x80
-; out += 128
+    mov rcx, qword [rsp + 200]
     add rcx, 0x80
+; out += 128
+    add r9, 0x80
 ; n -= 1
-    mov rsi, qword [rsp + 0]
-    sub rsi, 1
-    mov qword [rsp + 16], rdx
-    mov qword [rsp + 0], rsi
-    mov qword [rsp + 8], rcx
-    mov qword [rsp + 24], rax
+    mov rdx, qword [rsp + 216]
+    sub rdx, 1
+    mov qword [rsp + 200], rcx
+    mov qword [rsp + 216], rdx
+    mov qword [rsp + 224], r9
+    mov qword [rsp + 208], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 568 bytes of stack slots
+    mov ecx, 71 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 568
     pop r15
     pop r14
     pop r13
@@ -5236,6 +5338,7 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt:
     mov r8d, 1 ; n = 1
     jmp tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     endbr64
 .entry:
@@ -5251,7 +5354,7 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 584
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -5277,22 +5380,22 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], r8
+    mov qword [rsp + 224], r8
 ; k10 = key[10]
     mov r8, qword [rdi + 80]
-    mov qword [rsp + 8], rcx
+    mov qword [rsp + 232], rcx
 ; k11 = key[11]
     mov rcx, qword [rdi + 88]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 208], rdx
 ; k12 = key[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 24], rsi
+    mov qword [rsp + 216], rsi
 ; k13 = key[13]
     mov rsi, qword [rdi + 104]
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 48], rsi
 ; k14 = key[14]
     mov rsi, qword [rdi + 112]
-    mov qword [rsp + 40], rsi
+    mov qword [rsp + 56], rsi
 ; k15 = key[15]
     mov rsi, qword [rdi + 120]
 ; k16 = 0x5555555555555555
@@ -5324,32 +5427,137 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; k16 ^= k12
     xor rdi, rdx
 ; k16 ^= k13
-    xor rdi, qword [rsp + 32]
+    xor rdi, qword [rsp + 48]
 ; k16 ^= k14
-    xor rdi, qword [rsp + 40]
+    xor rdi, qword [rsp + 56]
 ; k16 ^= k15
     xor rdi, rsi
-    mov qword [rsp + 48], rax
-    mov qword [rsp + 56], r9
-    mov qword [rsp + 64], r8
-    mov qword [rsp + 72], rcx
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rsi
-    mov qword [rsp + 96], rdi
-    mov qword [rsp + 104], r10
-    mov qword [rsp + 112], r11
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
-    mov qword [rsp + 160], r15
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 64], r10
+; kcs += 0x14
+    mov r10, r9
+    add r10, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 240], r10
+; kcs += 0x13
+    mov r10, rax
+    add r10, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 248], r10
+; kcs += 0x12
+    mov r10, rdi
+    add r10, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 256], r10
+; kcs += 0x11
+    mov r10, rsi
+    add r10, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 264], r10
+; kcs = k14
+    mov r10, qword [rsp + 56]
+; kcs += 0x10
+    add r10, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 272], r10
+; kcs = k13
+    mov r10, qword [rsp + 48]
+; kcs += 0xf
+    add r10, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 280], r10
+; kcs += 0xe
+    mov r10, rdx
+    add r10, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 288], r10
+; kcs += 0xd
+    mov r10, rcx
+    add r10, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 296], r10
+; kcs += 0xc
+    mov r10, r8
+    add r10, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 304], r10
+; kcs += 0xb
+    mov r10, r15
+    add r10, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], r10
+; kcs += 0xa
+    mov r10, r14
+    add r10, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 320], r10
+; kcs += 9
+    mov r10, r13
+    add r10, 9
+; kc[9] = kcs
+    mov qword [rsp + 328], r10
+; kcs += 8
+    mov r10, r12
+    add r10, 8
+; kc[8] = kcs
+    mov qword [rsp + 336], r10
+; kcs += 7
+    mov r10, rbp
+    add r10, 7
+; kc[7] = kcs
+    mov qword [rsp + 344], r10
+; kcs += 6
+    mov r10, rbx
+    add r10, 6
+; kc[6] = kcs
+    mov qword [rsp + 352], r10
+; kcs += 5
+    mov r10, r11
+    add r10, 5
+; kc[5] = kcs
+    mov qword [rsp + 360], r10
+; kcs = k2
+    mov r10, qword [rsp + 64]
+; kcs += 4
+    add r10, 4
+; kc[4] = kcs
+    mov qword [rsp + 368], r10
+; kcs += 3
+    mov r10, r9
+    add r10, 3
+; kc[3] = kcs
+    mov qword [rsp + 376], r10
+; kcs += 2
+    mov r10, rax
+    add r10, 2
+; kc[2] = kcs
+    mov qword [rsp + 384], r10
+; kcs += 1
+    mov r10, rdi
+    add r10, 1
+; kc[1] = kcs
+    mov qword [rsp + 392], r10
+    mov qword [rsp + 160], rax
+    mov qword [rsp + 168], r9
+    mov qword [rsp + 72], r8
+    mov qword [rsp + 80], rcx
+    mov qword [rsp + 88], rdx
+    mov qword [rsp + 152], rsi
+    mov qword [rsp + 176], rdi
+    mov qword [rsp + 96], r11
+    mov qword [rsp + 104], rbx
+    mov qword [rsp + 112], rbp
+    mov qword [rsp + 120], r12
+    mov qword [rsp + 128], r13
+    mov qword [rsp + 136], r14
+    mov qword [rsp + 144], r15
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 216]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -5357,7 +5565,7 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 208]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -5379,63 +5587,67 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     mov r15, qword [rdi + 72]
 ; x10 = in[10]
     mov rax, qword [rdi + 80]
-    mov qword [rsp + 168], rdx
+    mov qword [rsp + 192], rdx
 ; x11 = in[11]
     mov rdx, qword [rdi + 88]
-    mov qword [rsp + 176], rcx
+    mov qword [rsp + 184], rcx
 ; x12 = in[12]
     mov rcx, qword [rdi + 96]
-    mov qword [rsp + 184], rsi
+    mov qword [rsp + 200], rsi
 ; x13 = in[13]
     mov rsi, qword [rdi + 104]
-    mov qword [rsp + 192], rsi
+    mov qword [rsp + 16], rsi
 ; x14 = in[14]
     mov rsi, qword [rdi + 112]
-    mov qword [rsp + 200], rsi
+    mov qword [rsp + 400], rsi
 ; x15 = in[15]
     mov rsi, qword [rdi + 120]
 ; subtract subkey 20
 ; x0 -= k3
-    sub r8, qword [rsp + 112]
+    sub r8, qword [rsp + 96]
 ; x1 -= k4
-    sub r9, qword [rsp + 120]
+    sub r9, qword [rsp + 104]
 ; x2 -= k5
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 112]
 ; x3 -= k6
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 160]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 64]
+    sub r13, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 80]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 32]
+    sub rax, qword [rsp + 48]
 ; x11 -= k14
-    sub rdx, qword [rsp + 40]
+    sub rdx, qword [rsp + 56]
 ; x12 -= k15
-    sub rcx, qword [rsp + 88]
-; x13 -= k16
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x14 -= k0
-    mov rcx, qword [rsp + 200]
-    sub rcx, qword [rsp + 48]
-; x15 -= k1
-    sub rsi, qword [rsp + 56]
-; x13 -= t2
-    sub rdi, qword [rsp + 184]
-; x14 -= t0
-    sub rcx, qword [rsp + 176]
-; x15 -= 0x14
-    sub rsi, 0x14
+    sub rcx, qword [rsp + 152]
+; sk1 = k16
+    mov rdi, qword [rsp + 176]
+; sk1 += t2
+    add rdi, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk1
+    mov rcx, qword [rsp + 16]
+    sub rcx, rdi
+    mov qword [rsp + 408], rdi
+; sk2 = k0
+    mov rdi, qword [rsp + 160]
+; sk2 += t0
+    add rdi, qword [rsp + 184]
+    mov qword [rsp + 24], r13
+; x14 -= sk2
+    mov r13, qword [rsp + 400]
+    sub r13, rdi
+; x15 -= kc[20]
+    sub rsi, qword [rsp + 240]
 ; inverse round 79
 ; x15 ^= x0
     xor rsi, r8
@@ -5450,11 +5662,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -5462,11 +5674,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor r9, rcx
+    xor r9, r13
 ; x1 >>>= 23
     rol r9, 41
 ; x14 -= x1
-    sub rcx, r9
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -5480,20 +5692,21 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x10 -= x3
     sub rax, r11
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rax
+    rol rdi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rdi
 ; inverse round 78
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -5519,11 +5732,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x12 -= x15
     sub rax, rsi
 ; x13 ^= x14
-    xor rdi, rcx
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub rcx, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -5531,12 +5744,12 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], r9
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov r9, qword [rsp + 216]
+    mov r9, qword [rsp + 8]
     sub r9, r15
 ; inverse round 77
 ; x9 ^= x0
@@ -5546,11 +5759,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -5564,11 +5777,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x15
     sub rbx, rsi
 ; x7 ^= x10
-    xor r13, r9
+    xor rdi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rdi, 60
 ; x10 -= x7
-    sub r9, r13
+    sub r9, rdi
 ; x3 ^= x12
     xor r11, rax
 ; x3 >>>= 53
@@ -5576,14 +5789,14 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x12 -= x3
     sub rax, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rsi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
+    mov rsi, qword [rsp + 32]
     xor rsi, r14
 ; x1 >>>= 41
     rol rsi, 23
@@ -5609,11 +5822,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -5627,67 +5840,66 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rax
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rax, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, rcx
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub rcx, rdi
+    sub r13, rcx
 ; subtract subkey 19
 ; x0 -= k2
-    sub r8, qword [rsp + 104]
+    sub r8, qword [rsp + 64]
 ; x1 -= k3
-    sub rsi, qword [rsp + 112]
+    sub rsi, qword [rsp + 96]
 ; x2 -= k4
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 104]
 ; x3 -= k5
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 160]
+    sub rdi, qword [rsp + 144]
 ; x8 -= k10
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub r9, qword [rsp + 80]
+    sub r9, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 40]
-    mov qword [rsp + 208], rax
-; x13 -= k15
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 88]
-; x14 -= k16
-    sub rcx, qword [rsp + 96]
-; x15 -= k0
-    sub rdi, qword [rsp + 48]
-; x13 -= t1
-    sub rax, qword [rsp + 168]
-; x14 -= t2
-    sub rcx, qword [rsp + 184]
-; x15 -= 0x13
-    sub rdi, 0x13
+    sub rax, qword [rsp + 56]
+    mov qword [rsp + 24], rdi
+; sk3 = k15
+    mov rdi, qword [rsp + 152]
+; sk3 += t1
+    add rdi, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk3
+    mov rax, qword [rsp + 16]
+    sub rax, rdi
+; x14 -= sk1
+    sub r13, qword [rsp + 408]
+; x15 -= kc[19]
+    sub rcx, qword [rsp + 248]
 ; inverse round 75
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -5707,11 +5919,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, rcx
+    xor rsi, r13
 ; x1 >>>= 47
     rol rsi, 17
 ; x14 -= x1
-    sub rcx, rsi
+    sub r13, rsi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -5724,21 +5936,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     rol r11, 48
 ; x10 -= x3
     sub r9, r11
+    mov qword [rsp + 416], rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], r9
+    rol rdi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov r9, qword [rsp + 208]
-    sub r9, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rdi
 ; inverse round 74
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rdi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -5758,17 +5972,17 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, rsi
 ; x15 ^= x12
-    xor rdi, r9
+    xor rcx, r9
 ; x15 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x12 -= x15
-    sub r9, rdi
+    sub r9, rcx
 ; x13 ^= x14
-    xor rax, rcx
+    xor rax, r13
 ; x13 >>>= 41
     rol rax, 23
 ; x14 -= x13
-    sub rcx, rax
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -5776,12 +5990,12 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rsi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
+    mov rsi, qword [rsp + 8]
     sub rsi, r15
 ; inverse round 73
 ; x9 ^= x0
@@ -5803,17 +6017,17 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rdi, rsi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rdi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rsi, rdi
 ; x3 ^= x12
     xor r11, r9
 ; x3 >>>= 18
@@ -5821,26 +6035,26 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x12 -= x3
     sub r9, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 72
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -5854,11 +6068,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rdi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -5877,55 +6091,54 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     rol rax, 42
 ; x12 -= x13
     sub r9, rax
-    mov qword [rsp + 192], rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, rcx
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
     rol rax, 27
 ; x14 -= x15
-    sub rcx, rax
+    sub r13, rax
 ; subtract subkey 18
 ; x0 -= k1
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 168]
 ; x1 -= k2
-    sub rdi, qword [rsp + 104]
+    sub rcx, qword [rsp + 64]
 ; x2 -= k3
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 96]
 ; x3 -= k4
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 152]
+    sub rdi, qword [rsp + 136]
 ; x8 -= k9
-    sub r14, qword [rsp + 160]
+    sub r14, qword [rsp + 144]
 ; x9 -= k10
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 72]
 ; x10 -= k11
-    sub rsi, qword [rsp + 72]
+    sub rsi, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub r9, qword [rsp + 32]
-    mov qword [rsp + 208], r9
-; x13 -= k14
-    mov r9, qword [rsp + 192]
-    sub r9, qword [rsp + 40]
-; x14 -= k15
-    sub rcx, qword [rsp + 88]
-; x15 -= k16
-    sub rax, qword [rsp + 96]
-; x13 -= t0
-    sub r9, qword [rsp + 176]
-; x14 -= t1
-    sub rcx, qword [rsp + 168]
-; x15 -= 0x12
-    sub rax, 0x12
+    sub r9, qword [rsp + 48]
+    mov qword [rsp + 24], rdi
+; sk4 = k14
+    mov rdi, qword [rsp + 56]
+; sk4 += t0
+    add rdi, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk4
+    mov r9, qword [rsp + 16]
+    sub r9, rdi
+; x14 -= sk3
+    sub r13, qword [rsp + 416]
+; x15 -= kc[18]
+    sub rax, qword [rsp + 256]
 ; inverse round 71
 ; x15 ^= x0
     xor rax, r8
@@ -5952,11 +6165,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, rcx
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub rcx, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -5969,21 +6182,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
     rol r11, 27
 ; x10 -= x3
     sub rsi, r11
+    mov qword [rsp + 424], rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rdi, 44
+    mov qword [rsp + 8], rsi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rsi, qword [rsp + 0]
+    sub rsi, rdi
 ; inverse round 70
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -5997,11 +6212,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
     xor rax, rsi
 ; x15 >>>= 19
@@ -6009,11 +6224,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x12 -= x15
     sub rsi, rax
 ; x13 ^= x14
-    xor r9, rcx
+    xor r9, r13
 ; x13 >>>= 42
     rol r9, 22
 ; x14 -= x13
-    sub rcx, r9
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -6021,13 +6236,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 69
 ; x9 ^= x0
     xor r15, r8
@@ -6054,11 +6269,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x15
     sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rdi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rdi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rdi
 ; x3 ^= x12
     xor r11, rsi
 ; x3 >>>= 53
@@ -6066,26 +6281,26 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x12 -= x3
     sub rsi, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 200], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 68
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -6099,11 +6314,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -6111,73 +6326,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
     xor r9, rsi
 ; x13 >>>= 44
     rol r9, 20
 ; x12 -= x13
     sub rsi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    xor rax, qword [rsp + 200]
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
-    mov qword [rsp + 192], r9
+    rol r9, 34
 ; x14 -= x15
-    mov r9, qword [rsp + 200]
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 17
 ; x0 -= k0
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 160]
 ; x1 -= k1
-    sub rcx, qword [rsp + 56]
+    sub rax, qword [rsp + 168]
 ; x2 -= k2
-    sub r10, qword [rsp + 104]
+    sub r10, qword [rsp + 64]
 ; x3 -= k3
-    sub r11, qword [rsp + 112]
+    sub r11, qword [rsp + 96]
 ; x4 -= k4
-    sub rbx, qword [rsp + 120]
+    sub rbx, qword [rsp + 104]
 ; x5 -= k5
-    sub rbp, qword [rsp + 128]
+    sub rbp, qword [rsp + 112]
 ; x6 -= k6
-    sub r12, qword [rsp + 136]
+    sub r12, qword [rsp + 120]
 ; x7 -= k7
-    sub r13, qword [rsp + 144]
+    sub rdi, qword [rsp + 128]
 ; x8 -= k8
-    sub r14, qword [rsp + 152]
+    sub r14, qword [rsp + 136]
 ; x9 -= k9
-    sub r15, qword [rsp + 160]
+    sub r15, qword [rsp + 144]
 ; x10 -= k10
-    sub rdi, qword [rsp + 64]
+    sub rcx, qword [rsp + 72]
 ; x11 -= k11
-    sub rdx, qword [rsp + 72]
+    sub rdx, qword [rsp + 80]
 ; x12 -= k12
-    sub rsi, qword [rsp + 80]
-    mov qword [rsp + 208], rsi
-; x13 -= k13
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 32]
-; x14 -= k14
-    sub r9, qword [rsp + 40]
-; x15 -= k15
-    sub rax, qword [rsp + 88]
-; x13 -= t2
-    sub rsi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0x11
-    sub rax, 0x11
+    sub rsi, qword [rsp + 88]
+    mov qword [rsp + 0], rsi
+; sk5 = k13
+    mov rsi, qword [rsp + 48]
+; sk5 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 24], rdi
+; x13 -= sk5
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk4
+    sub r13, qword [rsp + 424]
+; x15 -= kc[17]
+    sub r9, qword [rsp + 264]
 ; inverse round 67
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -6185,11 +6399,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -6197,11 +6411,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -6209,26 +6423,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 432], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 66
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -6242,23 +6458,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -6266,13 +6482,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 65
 ; x9 ^= x0
     xor r15, r8
@@ -6281,11 +6497,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -6293,44 +6509,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 64
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -6344,11 +6560,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -6356,73 +6572,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 16
 ; x0 -= k16
-    sub r8, qword [rsp + 96]
+    sub r8, qword [rsp + 176]
 ; x1 -= k0
-    sub rax, qword [rsp + 48]
+    sub r9, qword [rsp + 160]
 ; x2 -= k1
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 168]
 ; x3 -= k2
-    sub r11, qword [rsp + 104]
+    sub r11, qword [rsp + 64]
 ; x4 -= k3
-    sub rbx, qword [rsp + 112]
+    sub rbx, qword [rsp + 96]
 ; x5 -= k4
-    sub rbp, qword [rsp + 120]
+    sub rbp, qword [rsp + 104]
 ; x6 -= k5
-    sub r12, qword [rsp + 128]
+    sub r12, qword [rsp + 112]
 ; x7 -= k6
-    sub r13, qword [rsp + 136]
+    sub rsi, qword [rsp + 120]
 ; x8 -= k7
-    sub r14, qword [rsp + 144]
+    sub r14, qword [rsp + 128]
 ; x9 -= k8
-    sub r15, qword [rsp + 152]
+    sub r15, qword [rsp + 136]
 ; x10 -= k9
-    sub rcx, qword [rsp + 160]
+    sub rax, qword [rsp + 144]
 ; x11 -= k10
-    sub rdx, qword [rsp + 64]
+    sub rdx, qword [rsp + 72]
 ; x12 -= k11
-    sub rdi, qword [rsp + 72]
-    mov qword [rsp + 208], rdi
-; x13 -= k12
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 80]
-; x14 -= k13
-    sub r9, qword [rsp + 32]
-; x15 -= k14
-    sub rsi, qword [rsp + 40]
-; x13 -= t1
-    sub rdi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0x10
-    sub rsi, 0x10
+    sub rcx, qword [rsp + 80]
+    mov qword [rsp + 24], rsi
+; sk6 = k12
+    mov rsi, qword [rsp + 88]
+; sk6 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rcx
+; x13 -= sk6
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk5
+    sub r13, qword [rsp + 432]
+; x15 -= kc[16]
+    sub rdi, qword [rsp + 272]
 ; inverse round 63
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -6430,11 +6645,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -6442,11 +6657,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -6454,26 +6669,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 440], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 62
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -6487,23 +6704,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -6511,13 +6728,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 61
 ; x9 ^= x0
     xor r15, r8
@@ -6526,11 +6743,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -6538,44 +6755,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 60
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -6589,11 +6806,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -6601,73 +6818,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 15
 ; x0 -= k15
-    sub r8, qword [rsp + 88]
+    sub r8, qword [rsp + 152]
 ; x1 -= k16
-    sub rsi, qword [rsp + 96]
+    sub rdi, qword [rsp + 176]
 ; x2 -= k0
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 160]
 ; x3 -= k1
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 168]
 ; x4 -= k2
-    sub rbx, qword [rsp + 104]
+    sub rbx, qword [rsp + 64]
 ; x5 -= k3
-    sub rbp, qword [rsp + 112]
+    sub rbp, qword [rsp + 96]
 ; x6 -= k4
-    sub r12, qword [rsp + 120]
+    sub r12, qword [rsp + 104]
 ; x7 -= k5
-    sub r13, qword [rsp + 128]
+    sub rsi, qword [rsp + 112]
 ; x8 -= k6
-    sub r14, qword [rsp + 136]
+    sub r14, qword [rsp + 120]
 ; x9 -= k7
-    sub r15, qword [rsp + 144]
+    sub r15, qword [rsp + 128]
 ; x10 -= k8
-    sub rax, qword [rsp + 152]
+    sub r9, qword [rsp + 136]
 ; x11 -= k9
-    sub rdx, qword [rsp + 160]
+    sub rdx, qword [rsp + 144]
 ; x12 -= k10
-    sub rcx, qword [rsp + 64]
-    mov qword [rsp + 208], rcx
-; x13 -= k11
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 72]
-; x14 -= k12
-    sub r9, qword [rsp + 80]
-; x15 -= k13
-    sub rdi, qword [rsp + 32]
-; x13 -= t0
-    sub rcx, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 0xf
-    sub rdi, 0xf
+    sub rax, qword [rsp + 72]
+    mov qword [rsp + 24], rsi
+; sk7 = k11
+    mov rsi, qword [rsp + 80]
+; sk7 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk7
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk6
+    sub r13, qword [rsp + 440]
+; x15 -= kc[15]
+    sub rcx, qword [rsp + 280]
 ; inverse round 59
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -6675,11 +6891,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -6687,11 +6903,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -6699,26 +6915,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 448], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 58
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -6732,23 +6950,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -6756,13 +6974,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 57
 ; x9 ^= x0
     xor r15, r8
@@ -6771,11 +6989,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -6783,44 +7001,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 56
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -6834,11 +7052,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -6846,73 +7064,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 14
 ; x0 -= k14
-    sub r8, qword [rsp + 40]
+    sub r8, qword [rsp + 56]
 ; x1 -= k15
-    sub rdi, qword [rsp + 88]
+    sub rcx, qword [rsp + 152]
 ; x2 -= k16
-    sub r10, qword [rsp + 96]
+    sub r10, qword [rsp + 176]
 ; x3 -= k0
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 160]
 ; x4 -= k1
-    sub rbx, qword [rsp + 56]
+    sub rbx, qword [rsp + 168]
 ; x5 -= k2
-    sub rbp, qword [rsp + 104]
+    sub rbp, qword [rsp + 64]
 ; x6 -= k3
-    sub r12, qword [rsp + 112]
+    sub r12, qword [rsp + 96]
 ; x7 -= k4
-    sub r13, qword [rsp + 120]
+    sub rsi, qword [rsp + 104]
 ; x8 -= k5
-    sub r14, qword [rsp + 128]
+    sub r14, qword [rsp + 112]
 ; x9 -= k6
-    sub r15, qword [rsp + 136]
+    sub r15, qword [rsp + 120]
 ; x10 -= k7
-    sub rsi, qword [rsp + 144]
+    sub rdi, qword [rsp + 128]
 ; x11 -= k8
-    sub rdx, qword [rsp + 152]
+    sub rdx, qword [rsp + 136]
 ; x12 -= k9
-    sub rax, qword [rsp + 160]
-    mov qword [rsp + 208], rax
-; x13 -= k10
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 64]
-; x14 -= k11
-    sub r9, qword [rsp + 72]
-; x15 -= k12
-    sub rcx, qword [rsp + 80]
-; x13 -= t2
-    sub rax, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0xe
-    sub rcx, 0xe
+    sub r9, qword [rsp + 144]
+    mov qword [rsp + 24], rsi
+; sk8 = k10
+    mov rsi, qword [rsp + 72]
+; sk8 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk8
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk7
+    sub r13, qword [rsp + 448]
+; x15 -= kc[14]
+    sub rax, qword [rsp + 288]
 ; inverse round 55
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -6920,11 +7137,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -6932,11 +7149,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -6944,26 +7161,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 456], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 54
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -6977,23 +7196,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -7001,13 +7220,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 53
 ; x9 ^= x0
     xor r15, r8
@@ -7016,11 +7235,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -7028,44 +7247,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 52
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -7079,11 +7298,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -7091,73 +7310,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 13
 ; x0 -= k13
-    sub r8, qword [rsp + 32]
+    sub r8, qword [rsp + 48]
 ; x1 -= k14
-    sub rcx, qword [rsp + 40]
+    sub rax, qword [rsp + 56]
 ; x2 -= k15
-    sub r10, qword [rsp + 88]
+    sub r10, qword [rsp + 152]
 ; x3 -= k16
-    sub r11, qword [rsp + 96]
+    sub r11, qword [rsp + 176]
 ; x4 -= k0
-    sub rbx, qword [rsp + 48]
+    sub rbx, qword [rsp + 160]
 ; x5 -= k1
-    sub rbp, qword [rsp + 56]
+    sub rbp, qword [rsp + 168]
 ; x6 -= k2
-    sub r12, qword [rsp + 104]
+    sub r12, qword [rsp + 64]
 ; x7 -= k3
-    sub r13, qword [rsp + 112]
+    sub rsi, qword [rsp + 96]
 ; x8 -= k4
-    sub r14, qword [rsp + 120]
+    sub r14, qword [rsp + 104]
 ; x9 -= k5
-    sub r15, qword [rsp + 128]
+    sub r15, qword [rsp + 112]
 ; x10 -= k6
-    sub rdi, qword [rsp + 136]
+    sub rcx, qword [rsp + 120]
 ; x11 -= k7
-    sub rdx, qword [rsp + 144]
+    sub rdx, qword [rsp + 128]
 ; x12 -= k8
-    sub rsi, qword [rsp + 152]
-    mov qword [rsp + 208], rsi
-; x13 -= k9
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 160]
-; x14 -= k10
-    sub r9, qword [rsp + 64]
-; x15 -= k11
-    sub rax, qword [rsp + 72]
-; x13 -= t1
-    sub rsi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0xd
-    sub rax, 0xd
+    sub rdi, qword [rsp + 136]
+    mov qword [rsp + 24], rsi
+; sk9 = k9
+    mov rsi, qword [rsp + 144]
+; sk9 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rdi
+; x13 -= sk9
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk8
+    sub r13, qword [rsp + 456]
+; x15 -= kc[13]
+    sub r9, qword [rsp + 296]
 ; inverse round 51
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -7165,11 +7383,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -7177,11 +7395,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -7189,26 +7407,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 464], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 50
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -7222,23 +7442,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -7246,13 +7466,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 49
 ; x9 ^= x0
     xor r15, r8
@@ -7261,11 +7481,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -7273,44 +7493,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 48
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -7324,11 +7544,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -7336,73 +7556,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 12
 ; x0 -= k12
-    sub r8, qword [rsp + 80]
+    sub r8, qword [rsp + 88]
 ; x1 -= k13
-    sub rax, qword [rsp + 32]
+    sub r9, qword [rsp + 48]
 ; x2 -= k14
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 56]
 ; x3 -= k15
-    sub r11, qword [rsp + 88]
+    sub r11, qword [rsp + 152]
 ; x4 -= k16
-    sub rbx, qword [rsp + 96]
+    sub rbx, qword [rsp + 176]
 ; x5 -= k0
-    sub rbp, qword [rsp + 48]
+    sub rbp, qword [rsp + 160]
 ; x6 -= k1
-    sub r12, qword [rsp + 56]
+    sub r12, qword [rsp + 168]
 ; x7 -= k2
-    sub r13, qword [rsp + 104]
-; x8 -= k3
-    sub r14, qword [rsp + 112]
-; x9 -= k4
-    sub r15, qword [rsp + 120]
-; x10 -= k5
-    sub rcx, qword [rsp + 128]
-; x11 -= k6
-    sub rdx, qword [rsp + 136]
-; x12 -= k7
-    sub rdi, qword [rsp + 144]
-    mov qword [rsp + 208], rdi
-; x13 -= k8
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 152]
-; x14 -= k9
-    sub r9, qword [rsp + 160]
-; x15 -= k10
     sub rsi, qword [rsp + 64]
-; x13 -= t0
-    sub rdi, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 0xc
-    sub rsi, 0xc
+; x8 -= k3
+    sub r14, qword [rsp + 96]
+; x9 -= k4
+    sub r15, qword [rsp + 104]
+; x10 -= k5
+    sub rax, qword [rsp + 112]
+; x11 -= k6
+    sub rdx, qword [rsp + 120]
+; x12 -= k7
+    sub rcx, qword [rsp + 128]
+    mov qword [rsp + 24], rsi
+; sk10 = k8
+    mov rsi, qword [rsp + 136]
+; sk10 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rcx
+; x13 -= sk10
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk9
+    sub r13, qword [rsp + 464]
+; x15 -= kc[12]
+    sub rdi, qword [rsp + 304]
 ; inverse round 47
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -7410,11 +7629,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -7422,11 +7641,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -7434,26 +7653,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 472], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 46
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -7467,23 +7688,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -7491,13 +7712,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 45
 ; x9 ^= x0
     xor r15, r8
@@ -7506,11 +7727,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -7518,44 +7739,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 44
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -7569,11 +7790,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -7581,73 +7802,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 11
 ; x0 -= k11
-    sub r8, qword [rsp + 72]
+    sub r8, qword [rsp + 80]
 ; x1 -= k12
-    sub rsi, qword [rsp + 80]
+    sub rdi, qword [rsp + 88]
 ; x2 -= k13
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 48]
 ; x3 -= k14
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 56]
 ; x4 -= k15
-    sub rbx, qword [rsp + 88]
+    sub rbx, qword [rsp + 152]
 ; x5 -= k16
-    sub rbp, qword [rsp + 96]
+    sub rbp, qword [rsp + 176]
 ; x6 -= k0
-    sub r12, qword [rsp + 48]
+    sub r12, qword [rsp + 160]
 ; x7 -= k1
-    sub r13, qword [rsp + 56]
+    sub rsi, qword [rsp + 168]
 ; x8 -= k2
-    sub r14, qword [rsp + 104]
+    sub r14, qword [rsp + 64]
 ; x9 -= k3
-    sub r15, qword [rsp + 112]
+    sub r15, qword [rsp + 96]
 ; x10 -= k4
-    sub rax, qword [rsp + 120]
+    sub r9, qword [rsp + 104]
 ; x11 -= k5
-    sub rdx, qword [rsp + 128]
+    sub rdx, qword [rsp + 112]
 ; x12 -= k6
-    sub rcx, qword [rsp + 136]
-    mov qword [rsp + 208], rcx
-; x13 -= k7
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 144]
-; x14 -= k8
-    sub r9, qword [rsp + 152]
-; x15 -= k9
-    sub rdi, qword [rsp + 160]
-; x13 -= t2
-    sub rcx, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0xb
-    sub rdi, 0xb
+    sub rax, qword [rsp + 120]
+    mov qword [rsp + 24], rsi
+; sk11 = k7
+    mov rsi, qword [rsp + 128]
+; sk11 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rax
+; x13 -= sk11
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk10
+    sub r13, qword [rsp + 472]
+; x15 -= kc[11]
+    sub rcx, qword [rsp + 312]
 ; inverse round 43
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -7655,11 +7875,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -7667,11 +7887,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -7679,26 +7899,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 480], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 42
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -7712,23 +7934,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -7736,13 +7958,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 41
 ; x9 ^= x0
     xor r15, r8
@@ -7751,11 +7973,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -7763,44 +7985,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 40
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -7814,11 +8036,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -7826,73 +8048,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 10
 ; x0 -= k10
-    sub r8, qword [rsp + 64]
+    sub r8, qword [rsp + 72]
 ; x1 -= k11
-    sub rdi, qword [rsp + 72]
+    sub rcx, qword [rsp + 80]
 ; x2 -= k12
-    sub r10, qword [rsp + 80]
+    sub r10, qword [rsp + 88]
 ; x3 -= k13
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 48]
 ; x4 -= k14
-    sub rbx, qword [rsp + 40]
+    sub rbx, qword [rsp + 56]
 ; x5 -= k15
-    sub rbp, qword [rsp + 88]
+    sub rbp, qword [rsp + 152]
 ; x6 -= k16
-    sub r12, qword [rsp + 96]
+    sub r12, qword [rsp + 176]
 ; x7 -= k0
-    sub r13, qword [rsp + 48]
+    sub rsi, qword [rsp + 160]
 ; x8 -= k1
-    sub r14, qword [rsp + 56]
+    sub r14, qword [rsp + 168]
 ; x9 -= k2
-    sub r15, qword [rsp + 104]
+    sub r15, qword [rsp + 64]
 ; x10 -= k3
-    sub rsi, qword [rsp + 112]
+    sub rdi, qword [rsp + 96]
 ; x11 -= k4
-    sub rdx, qword [rsp + 120]
+    sub rdx, qword [rsp + 104]
 ; x12 -= k5
-    sub rax, qword [rsp + 128]
-    mov qword [rsp + 208], rax
-; x13 -= k6
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 136]
-; x14 -= k7
-    sub r9, qword [rsp + 144]
-; x15 -= k8
-    sub rcx, qword [rsp + 152]
-; x13 -= t1
-    sub rax, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0xa
-    sub rcx, 0xa
+    sub r9, qword [rsp + 112]
+    mov qword [rsp + 24], rsi
+; sk12 = k6
+    mov rsi, qword [rsp + 120]
+; sk12 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], r9
+; x13 -= sk12
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk11
+    sub r13, qword [rsp + 480]
+; x15 -= kc[10]
+    sub rax, qword [rsp + 320]
 ; inverse round 39
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -7900,11 +8121,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -7912,11 +8133,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -7924,26 +8145,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 488], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 38
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -7957,23 +8180,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -7981,13 +8204,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 37
 ; x9 ^= x0
     xor r15, r8
@@ -7996,11 +8219,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -8008,44 +8231,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 36
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -8059,11 +8282,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -8071,73 +8294,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 9
 ; x0 -= k9
-    sub r8, qword [rsp + 160]
+    sub r8, qword [rsp + 144]
 ; x1 -= k10
-    sub rcx, qword [rsp + 64]
+    sub rax, qword [rsp + 72]
 ; x2 -= k11
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 80]
 ; x3 -= k12
-    sub r11, qword [rsp + 80]
+    sub r11, qword [rsp + 88]
 ; x4 -= k13
-    sub rbx, qword [rsp + 32]
+    sub rbx, qword [rsp + 48]
 ; x5 -= k14
-    sub rbp, qword [rsp + 40]
+    sub rbp, qword [rsp + 56]
 ; x6 -= k15
-    sub r12, qword [rsp + 88]
+    sub r12, qword [rsp + 152]
 ; x7 -= k16
-    sub r13, qword [rsp + 96]
-; x8 -= k0
-    sub r14, qword [rsp + 48]
-; x9 -= k1
-    sub r15, qword [rsp + 56]
-; x10 -= k2
-    sub rdi, qword [rsp + 104]
-; x11 -= k3
-    sub rdx, qword [rsp + 112]
-; x12 -= k4
-    sub rsi, qword [rsp + 120]
-    mov qword [rsp + 208], rsi
-; x13 -= k5
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 128]
-; x14 -= k6
-    sub r9, qword [rsp + 136]
-; x15 -= k7
-    sub rax, qword [rsp + 144]
-; x13 -= t0
     sub rsi, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 9
-    sub rax, 9
+; x8 -= k0
+    sub r14, qword [rsp + 160]
+; x9 -= k1
+    sub r15, qword [rsp + 168]
+; x10 -= k2
+    sub rcx, qword [rsp + 64]
+; x11 -= k3
+    sub rdx, qword [rsp + 96]
+; x12 -= k4
+    sub rdi, qword [rsp + 104]
+    mov qword [rsp + 24], rsi
+; sk13 = k5
+    mov rsi, qword [rsp + 112]
+; sk13 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rdi
+; x13 -= sk13
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk12
+    sub r13, qword [rsp + 488]
+; x15 -= kc[9]
+    sub r9, qword [rsp + 328]
 ; inverse round 35
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -8145,11 +8367,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -8157,11 +8379,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -8169,26 +8391,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 496], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 34
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -8202,23 +8426,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -8226,13 +8450,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 33
 ; x9 ^= x0
     xor r15, r8
@@ -8241,11 +8465,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -8253,44 +8477,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 32
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -8304,11 +8528,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -8316,73 +8540,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 8
 ; x0 -= k8
-    sub r8, qword [rsp + 152]
+    sub r8, qword [rsp + 136]
 ; x1 -= k9
-    sub rax, qword [rsp + 160]
+    sub r9, qword [rsp + 144]
 ; x2 -= k10
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 72]
 ; x3 -= k11
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 80]
 ; x4 -= k12
-    sub rbx, qword [rsp + 80]
+    sub rbx, qword [rsp + 88]
 ; x5 -= k13
-    sub rbp, qword [rsp + 32]
+    sub rbp, qword [rsp + 48]
 ; x6 -= k14
-    sub r12, qword [rsp + 40]
+    sub r12, qword [rsp + 56]
 ; x7 -= k15
-    sub r13, qword [rsp + 88]
+    sub rsi, qword [rsp + 152]
 ; x8 -= k16
-    sub r14, qword [rsp + 96]
+    sub r14, qword [rsp + 176]
 ; x9 -= k0
-    sub r15, qword [rsp + 48]
+    sub r15, qword [rsp + 160]
 ; x10 -= k1
-    sub rcx, qword [rsp + 56]
+    sub rax, qword [rsp + 168]
 ; x11 -= k2
-    sub rdx, qword [rsp + 104]
+    sub rdx, qword [rsp + 64]
 ; x12 -= k3
-    sub rdi, qword [rsp + 112]
-    mov qword [rsp + 208], rdi
-; x13 -= k4
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 120]
-; x14 -= k5
-    sub r9, qword [rsp + 128]
-; x15 -= k6
-    sub rsi, qword [rsp + 136]
-; x13 -= t2
-    sub rdi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 8
-    sub rsi, 8
+    sub rcx, qword [rsp + 96]
+    mov qword [rsp + 24], rsi
+; sk14 = k4
+    mov rsi, qword [rsp + 104]
+; sk14 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk14
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk13
+    sub r13, qword [rsp + 496]
+; x15 -= kc[8]
+    sub rdi, qword [rsp + 336]
 ; inverse round 31
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -8390,11 +8613,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -8402,11 +8625,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -8414,26 +8637,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 504], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 30
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -8447,23 +8672,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -8471,13 +8696,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 29
 ; x9 ^= x0
     xor r15, r8
@@ -8486,11 +8711,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -8498,44 +8723,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 28
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -8549,11 +8774,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -8561,73 +8786,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 7
 ; x0 -= k7
-    sub r8, qword [rsp + 144]
+    sub r8, qword [rsp + 128]
 ; x1 -= k8
-    sub rsi, qword [rsp + 152]
+    sub rdi, qword [rsp + 136]
 ; x2 -= k9
-    sub r10, qword [rsp + 160]
+    sub r10, qword [rsp + 144]
 ; x3 -= k10
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 72]
 ; x4 -= k11
-    sub rbx, qword [rsp + 72]
+    sub rbx, qword [rsp + 80]
 ; x5 -= k12
-    sub rbp, qword [rsp + 80]
+    sub rbp, qword [rsp + 88]
 ; x6 -= k13
-    sub r12, qword [rsp + 32]
+    sub r12, qword [rsp + 48]
 ; x7 -= k14
-    sub r13, qword [rsp + 40]
+    sub rsi, qword [rsp + 56]
 ; x8 -= k15
-    sub r14, qword [rsp + 88]
+    sub r14, qword [rsp + 152]
 ; x9 -= k16
-    sub r15, qword [rsp + 96]
+    sub r15, qword [rsp + 176]
 ; x10 -= k0
-    sub rax, qword [rsp + 48]
+    sub r9, qword [rsp + 160]
 ; x11 -= k1
-    sub rdx, qword [rsp + 56]
+    sub rdx, qword [rsp + 168]
 ; x12 -= k2
-    sub rcx, qword [rsp + 104]
-    mov qword [rsp + 208], rcx
-; x13 -= k3
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 112]
-; x14 -= k4
-    sub r9, qword [rsp + 120]
-; x15 -= k5
-    sub rdi, qword [rsp + 128]
-; x13 -= t1
-    sub rcx, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 7
-    sub rdi, 7
+    sub rax, qword [rsp + 64]
+    mov qword [rsp + 24], rsi
+; sk15 = k3
+    mov rsi, qword [rsp + 96]
+; sk15 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk15
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk14
+    sub r13, qword [rsp + 504]
+; x15 -= kc[7]
+    sub rcx, qword [rsp + 344]
 ; inverse round 27
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -8635,11 +8859,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -8647,11 +8871,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -8659,26 +8883,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 512], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 26
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -8692,23 +8918,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -8716,13 +8942,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 25
 ; x9 ^= x0
     xor r15, r8
@@ -8731,11 +8957,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -8743,44 +8969,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 24
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -8794,11 +9020,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -8806,73 +9032,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 6
 ; x0 -= k6
-    sub r8, qword [rsp + 136]
+    sub r8, qword [rsp + 120]
 ; x1 -= k7
-    sub rdi, qword [rsp + 144]
+    sub rcx, qword [rsp + 128]
 ; x2 -= k8
-    sub r10, qword [rsp + 152]
+    sub r10, qword [rsp + 136]
 ; x3 -= k9
-    sub r11, qword [rsp + 160]
+    sub r11, qword [rsp + 144]
 ; x4 -= k10
-    sub rbx, qword [rsp + 64]
+    sub rbx, qword [rsp + 72]
 ; x5 -= k11
-    sub rbp, qword [rsp + 72]
+    sub rbp, qword [rsp + 80]
 ; x6 -= k12
-    sub r12, qword [rsp + 80]
+    sub r12, qword [rsp + 88]
 ; x7 -= k13
-    sub r13, qword [rsp + 32]
+    sub rsi, qword [rsp + 48]
 ; x8 -= k14
-    sub r14, qword [rsp + 40]
+    sub r14, qword [rsp + 56]
 ; x9 -= k15
-    sub r15, qword [rsp + 88]
+    sub r15, qword [rsp + 152]
 ; x10 -= k16
-    sub rsi, qword [rsp + 96]
+    sub rdi, qword [rsp + 176]
 ; x11 -= k0
-    sub rdx, qword [rsp + 48]
+    sub rdx, qword [rsp + 160]
 ; x12 -= k1
-    sub rax, qword [rsp + 56]
-    mov qword [rsp + 208], rax
-; x13 -= k2
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 104]
-; x14 -= k3
-    sub r9, qword [rsp + 112]
-; x15 -= k4
-    sub rcx, qword [rsp + 120]
-; x13 -= t0
-    sub rax, qword [rsp + 176]
-; x14 -= t1
     sub r9, qword [rsp + 168]
-; x15 -= 6
-    sub rcx, 6
+    mov qword [rsp + 24], rsi
+; sk16 = k2
+    mov rsi, qword [rsp + 64]
+; sk16 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk16
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk15
+    sub r13, qword [rsp + 512]
+; x15 -= kc[6]
+    sub rax, qword [rsp + 352]
 ; inverse round 23
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -8880,11 +9105,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -8892,11 +9117,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -8904,26 +9129,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 520], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 22
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -8937,23 +9164,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -8961,13 +9188,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 21
 ; x9 ^= x0
     xor r15, r8
@@ -8976,11 +9203,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -8988,44 +9215,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 20
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -9039,11 +9266,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -9051,73 +9278,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 5
 ; x0 -= k5
-    sub r8, qword [rsp + 128]
+    sub r8, qword [rsp + 112]
 ; x1 -= k6
-    sub rcx, qword [rsp + 136]
+    sub rax, qword [rsp + 120]
 ; x2 -= k7
-    sub r10, qword [rsp + 144]
+    sub r10, qword [rsp + 128]
 ; x3 -= k8
-    sub r11, qword [rsp + 152]
+    sub r11, qword [rsp + 136]
 ; x4 -= k9
-    sub rbx, qword [rsp + 160]
+    sub rbx, qword [rsp + 144]
 ; x5 -= k10
-    sub rbp, qword [rsp + 64]
+    sub rbp, qword [rsp + 72]
 ; x6 -= k11
-    sub r12, qword [rsp + 72]
+    sub r12, qword [rsp + 80]
 ; x7 -= k12
-    sub r13, qword [rsp + 80]
+    sub rsi, qword [rsp + 88]
 ; x8 -= k13
-    sub r14, qword [rsp + 32]
+    sub r14, qword [rsp + 48]
 ; x9 -= k14
-    sub r15, qword [rsp + 40]
+    sub r15, qword [rsp + 56]
 ; x10 -= k15
-    sub rdi, qword [rsp + 88]
+    sub rcx, qword [rsp + 152]
 ; x11 -= k16
-    sub rdx, qword [rsp + 96]
+    sub rdx, qword [rsp + 176]
 ; x12 -= k0
-    sub rsi, qword [rsp + 48]
-    mov qword [rsp + 208], rsi
-; x13 -= k1
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 56]
-; x14 -= k2
-    sub r9, qword [rsp + 104]
-; x15 -= k3
-    sub rax, qword [rsp + 112]
-; x13 -= t2
-    sub rsi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 5
-    sub rax, 5
+    sub rdi, qword [rsp + 160]
+    mov qword [rsp + 24], rsi
+; sk17 = k1
+    mov rsi, qword [rsp + 168]
+; sk17 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rdi
+; x13 -= sk17
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk16
+    sub r13, qword [rsp + 520]
+; x15 -= kc[5]
+    sub r9, qword [rsp + 360]
 ; inverse round 19
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -9125,11 +9351,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -9137,11 +9363,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -9149,26 +9375,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 528], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 18
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -9182,23 +9410,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -9206,13 +9434,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 17
 ; x9 ^= x0
     xor r15, r8
@@ -9221,11 +9449,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -9233,44 +9461,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 16
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -9284,11 +9512,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -9296,73 +9524,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 4
 ; x0 -= k4
-    sub r8, qword [rsp + 120]
+    sub r8, qword [rsp + 104]
 ; x1 -= k5
-    sub rax, qword [rsp + 128]
+    sub r9, qword [rsp + 112]
 ; x2 -= k6
-    sub r10, qword [rsp + 136]
+    sub r10, qword [rsp + 120]
 ; x3 -= k7
-    sub r11, qword [rsp + 144]
+    sub r11, qword [rsp + 128]
 ; x4 -= k8
-    sub rbx, qword [rsp + 152]
+    sub rbx, qword [rsp + 136]
 ; x5 -= k9
-    sub rbp, qword [rsp + 160]
+    sub rbp, qword [rsp + 144]
 ; x6 -= k10
-    sub r12, qword [rsp + 64]
+    sub r12, qword [rsp + 72]
 ; x7 -= k11
-    sub r13, qword [rsp + 72]
+    sub rsi, qword [rsp + 80]
 ; x8 -= k12
-    sub r14, qword [rsp + 80]
+    sub r14, qword [rsp + 88]
 ; x9 -= k13
-    sub r15, qword [rsp + 32]
+    sub r15, qword [rsp + 48]
 ; x10 -= k14
-    sub rcx, qword [rsp + 40]
+    sub rax, qword [rsp + 56]
 ; x11 -= k15
-    sub rdx, qword [rsp + 88]
+    sub rdx, qword [rsp + 152]
 ; x12 -= k16
-    sub rdi, qword [rsp + 96]
-    mov qword [rsp + 208], rdi
-; x13 -= k0
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 48]
-; x14 -= k1
-    sub r9, qword [rsp + 56]
-; x15 -= k2
-    sub rsi, qword [rsp + 104]
-; x13 -= t1
-    sub rdi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 4
-    sub rsi, 4
+    sub rcx, qword [rsp + 176]
+    mov qword [rsp + 24], rsi
+; sk18 = k0
+    mov rsi, qword [rsp + 160]
+; sk18 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rcx
+; x13 -= sk18
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk17
+    sub r13, qword [rsp + 528]
+; x15 -= kc[4]
+    sub rdi, qword [rsp + 368]
 ; inverse round 15
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -9370,11 +9597,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -9382,11 +9609,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -9394,26 +9621,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 536], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 14
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -9427,23 +9656,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -9451,13 +9680,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 13
 ; x9 ^= x0
     xor r15, r8
@@ -9466,11 +9695,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -9478,44 +9707,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 12
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -9529,11 +9758,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -9541,73 +9770,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 3
 ; x0 -= k3
-    sub r8, qword [rsp + 112]
+    sub r8, qword [rsp + 96]
 ; x1 -= k4
-    sub rsi, qword [rsp + 120]
+    sub rdi, qword [rsp + 104]
 ; x2 -= k5
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 112]
 ; x3 -= k6
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 160]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 64]
+    sub rsi, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 80]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 32]
-; x11 -= k14
-    sub rdx, qword [rsp + 40]
-; x12 -= k15
-    sub rcx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x13 -= k16
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 96]
-; x14 -= k0
     sub r9, qword [rsp + 48]
-; x15 -= k1
-    sub rdi, qword [rsp + 56]
-; x13 -= t0
-    sub rcx, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 3
-    sub rdi, 3
+; x11 -= k14
+    sub rdx, qword [rsp + 56]
+; x12 -= k15
+    sub rax, qword [rsp + 152]
+    mov qword [rsp + 24], rsi
+; sk19 = k16
+    mov rsi, qword [rsp + 176]
+; sk19 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk19
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk18
+    sub r13, qword [rsp + 536]
+; x15 -= kc[3]
+    sub rcx, qword [rsp + 376]
 ; inverse round 11
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -9615,11 +9843,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -9627,11 +9855,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -9639,26 +9867,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 544], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 10
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -9672,23 +9902,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -9696,13 +9926,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 9
 ; x9 ^= x0
     xor r15, r8
@@ -9711,11 +9941,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -9723,44 +9953,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 8
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -9774,11 +10004,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -9786,73 +10016,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 2
 ; x0 -= k2
-    sub r8, qword [rsp + 104]
+    sub r8, qword [rsp + 64]
 ; x1 -= k3
-    sub rdi, qword [rsp + 112]
+    sub rcx, qword [rsp + 96]
 ; x2 -= k4
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 104]
 ; x3 -= k5
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 160]
+    sub rsi, qword [rsp + 144]
 ; x8 -= k10
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub rsi, qword [rsp + 80]
+    sub rdi, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 40]
-    mov qword [rsp + 208], rax
-; x13 -= k15
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 88]
-; x14 -= k16
-    sub r9, qword [rsp + 96]
-; x15 -= k0
-    sub rcx, qword [rsp + 48]
-; x13 -= t2
-    sub rax, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 2
-    sub rcx, 2
+    sub r9, qword [rsp + 56]
+    mov qword [rsp + 24], rsi
+; sk20 = k15
+    mov rsi, qword [rsp + 152]
+; sk20 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk20
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk19
+    sub r13, qword [rsp + 544]
+; x15 -= kc[2]
+    sub rax, qword [rsp + 384]
 ; inverse round 7
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -9860,11 +10089,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -9872,11 +10101,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -9884,26 +10113,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 552], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 6
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -9917,23 +10148,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -9941,13 +10172,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 5
 ; x9 ^= x0
     xor r15, r8
@@ -9956,11 +10187,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -9968,44 +10199,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 4
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -10019,11 +10250,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -10031,73 +10262,72 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 1
 ; x0 -= k1
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 168]
 ; x1 -= k2
-    sub rcx, qword [rsp + 104]
+    sub rax, qword [rsp + 64]
 ; x2 -= k3
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 96]
 ; x3 -= k4
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 152]
+    sub rsi, qword [rsp + 136]
 ; x8 -= k9
-    sub r14, qword [rsp + 160]
+    sub r14, qword [rsp + 144]
 ; x9 -= k10
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 72]
 ; x10 -= k11
-    sub rdi, qword [rsp + 72]
+    sub rcx, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub rsi, qword [rsp + 32]
-    mov qword [rsp + 208], rsi
-; x13 -= k14
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 40]
-; x14 -= k15
-    sub r9, qword [rsp + 88]
-; x15 -= k16
-    sub rax, qword [rsp + 96]
-; x13 -= t1
-    sub rsi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 1
-    sub rax, 1
+    sub rdi, qword [rsp + 48]
+    mov qword [rsp + 24], rsi
+; sk21 = k14
+    mov rsi, qword [rsp + 56]
+; sk21 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rdi
+; x13 -= sk21
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk20
+    sub r13, qword [rsp + 552]
+; x15 -= kc[1]
+    sub r9, qword [rsp + 392]
 ; inverse round 3
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -10105,11 +10335,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -10117,11 +10347,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -10129,26 +10359,28 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 560], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 2
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -10162,23 +10394,23 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -10186,13 +10418,13 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 1
 ; x9 ^= x0
     xor r15, r8
@@ -10201,11 +10433,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -10213,44 +10445,44 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 0
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -10264,11 +10496,11 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -10276,128 +10508,127 @@ tf1024_v12_nasmx64_sysv_belady_fly_full_decrypt_blocks:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 0
 ; x0 -= k0
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 160]
 ; x1 -= k1
-    sub rax, qword [rsp + 56]
-; x2 -= k2
-    sub r10, qword [rsp + 104]
-; x3 -= k3
-    sub r11, qword [rsp + 112]
-; x4 -= k4
-    sub rbx, qword [rsp + 120]
-; x5 -= k5
-    sub rbp, qword [rsp + 128]
-; x6 -= k6
-    sub r12, qword [rsp + 136]
-; x7 -= k7
-    sub r13, qword [rsp + 144]
-; x8 -= k8
-    sub r14, qword [rsp + 152]
-; x9 -= k9
-    sub r15, qword [rsp + 160]
-; x10 -= k10
-    sub rcx, qword [rsp + 64]
-; x11 -= k11
-    sub rdx, qword [rsp + 72]
-; x12 -= k12
-    sub rdi, qword [rsp + 80]
-    mov qword [rsp + 208], rdi
-; x13 -= k13
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 32]
-; x14 -= k14
-    sub r9, qword [rsp + 40]
-; x15 -= k15
-    sub rsi, qword [rsp + 88]
-; x13 -= t0
-    sub rdi, qword [rsp + 176]
-; x14 -= t1
     sub r9, qword [rsp + 168]
+; x2 -= k2
+    sub r10, qword [rsp + 64]
+; x3 -= k3
+    sub r11, qword [rsp + 96]
+; x4 -= k4
+    sub rbx, qword [rsp + 104]
+; x5 -= k5
+    sub rbp, qword [rsp + 112]
+; x6 -= k6
+    sub r12, qword [rsp + 120]
+; x7 -= k7
+    sub rsi, qword [rsp + 128]
+; x8 -= k8
+    sub r14, qword [rsp + 136]
+; x9 -= k9
+    sub r15, qword [rsp + 144]
+; x10 -= k10
+    sub rax, qword [rsp + 72]
+; x11 -= k11
+    sub rdx, qword [rsp + 80]
+; x12 -= k12
+    sub rcx, qword [rsp + 88]
+    mov qword [rsp + 0], rcx
+; sk22 = k13
+    mov rcx, qword [rsp + 48]
+; sk22 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 568], rdx
+; x13 -= sk22
+    mov rdx, qword [rsp + 16]
+    sub rdx, rcx
+; x14 -= sk21
+    sub r13, qword [rsp + 560]
+; x15 -= k15
+    sub rdi, qword [rsp + 152]
 ; store the block(s)
-; x14 -= t1
-    mov qword [rsp + 232], rsi
 ; out[0] = x0
-    mov rsi, qword [rsp + 8]
-    mov qword [rsi], r8
+    mov rcx, qword [rsp + 232]
+    mov qword [rcx], r8
 ; out[1] = x1
-    mov qword [rsi + 8], rax
+    mov qword [rcx + 8], r9
 ; out[2] = x2
-    mov qword [rsi + 16], r10
+    mov qword [rcx + 16], r10
 ; out[3] = x3
-    mov qword [rsi + 24], r11
+    mov qword [rcx + 24], r11
 ; out[4] = x4
-    mov qword [rsi + 32], rbx
+    mov qword [rcx + 32], rbx
 ; out[5] = x5
-    mov qword [rsi + 40], rbp
+    mov qword [rcx + 40], rbp
 ; out[6] = x6
-    mov qword [rsi + 48], r12
+    mov qword [rcx + 48], r12
 ; out[7] = x7
-    mov qword [rsi + 56], r13
+    mov qword [rcx + 56], rsi
 ; out[8] = x8
-    mov qword [rsi + 64], r14
+    mov qword [rcx + 64], r14
 ; out[9] = x9
-    mov qword [rsi + 72], r15
+    mov qword [rcx + 72], r15
 ; out[10] = x10
-    mov qword [rsi + 80], rcx
+    mov qword [rcx + 80], rax
 ; out[11] = x11
-    mov qword [rsi + 88], rdx
+    mov rax, qword [rsp + 568]
+    mov qword [rcx + 88], rax
 ; out[12] = x12
-    mov rax, qword [rsp + 208]
-    mov qword [rsi + 96], rax
+    mov rax, qword [rsp + 0]
+    mov qword [rcx + 96], rax
 ; out[13] = x13
-    mov qword [rsi + 104], rdi
+    mov qword [rcx + 104], rdx
 ; out[14] = x14
-    mov qword [rsi + 112], r9
+    mov qword [rcx + 112], r13
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rsi + 120], rax
+    mov qword [rcx + 120], rdi
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 216]
     add rax, 0x10
 ; in += 128
-    mov rcx, qword [rsp + 16]
-    add rcx, 0x80
+    mov rdx, qword [rsp + 208]
+    add rdx, 0x80
 ; out += 128
-    add rsi, 0x80
+    add rcx, 0x80
 ; n -= 1
-    mov rdx, qword [rsp + 0]
-    sub rdx, 1
-    mov qword [rsp + 16], rcx
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rsi
-    mov qword [rsp + 24], rax
+    mov rsi, qword [rsp + 224]
+    sub rsi, 1
+    mov qword [rsp + 208], rdx
+    mov qword [rsp + 224], rsi
+    mov qword [rsp + 232], rcx
+    mov qword [rsp + 216], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 584 bytes of stack slots
+    mov ecx, 73 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 584
     pop r15
     pop r14
     pop r13

@@ -12,9 +12,9 @@
 ;
 ; Allocation report (per function):
 ;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
-;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 132, reloads 110, memory operands 400, moves 1, instructions 2634
+;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 15, spills 153, reloads 111, memory operands 364, moves 18, instructions 2698
 ;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 24, spills 21, reloads 0, memory operands 336, moves 1, instructions 2413
-;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 132, reloads 110, memory operands 421, moves 1, instructions 2634
+;   tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 172, reloads 130, memory operands 383, moves 18, instructions 2736
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
@@ -32,19 +32,24 @@
 ;   frame: 2696 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar (value: registers it occupies):
-;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
+;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
 ;       k7: r13                   k8: r14                   k9: r15                  k10: r8
 ;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
-;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rsi
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9, rax               x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14                   x9: r15                  x10: r9, rax
-;      x11: rsi                  x12: r9, rax, rcx, rdx     x13: rcx, rdi             x14: rcx, rdx
-;      x15: rax, rcx
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;      k15: rsi                  k16: rdi                  kcs: rsi                  key: rdi
+;        n: r8, rdx              out: r9, rcx              sk1: rdi                  sk2: rdi
+;      sk3: rcx                  sk4: rcx                  sk5: rcx                  sk6: rcx
+;      sk7: rcx                  sk8: rcx                  sk9: rcx                 sk10: rcx
+;     sk11: rcx                 sk12: rcx                 sk13: rcx                 sk14: rcx
+;     sk15: rcx                 sk16: rcx                 sk17: rcx                 sk18: rcx
+;     sk19: rcx                 sk20: rcx                 sk21: rcx                 sk22: r9
+;       t0: rcx                   t1: rdx                   t2: rsi                tweak: rax, rsi
+;       x0: r8                    x1: r9, rax, rdi          x2: r10                   x3: r11
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13
+;       x8: r14                   x9: r15                  x10: rax, rdi             x11: rsi
+;      x12: rax, rcx, rdi, rdx     x13: r9, rax, rcx, rdx     x14: rcx, rdx             x15: r9, rax, rcx
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out sk2 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
+;   frame: 568 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
@@ -62,19 +67,24 @@
 ;   frame: 2696 bytes of stack slots; callee-saved registers pushed: none
 ;
 ; Register map of tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar (value: registers it occupies):
-;       in: rcx, rdi, rdx         k0: rax                   k1: r9                    k2: r10
+;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
 ;       k7: r13                   k8: r14                   k9: r15                  k10: r8
 ;      k11: rcx                  k12: rdx                  k13: rsi                  k14: rsi
-;      k15: rsi                  k16: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx, rsi              t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14                   x9: r15                  x10: r9, rax, rcx, rdi, rsi
-;      x11: rdx                  x12: r9, rax, rcx, rdi, rsi     x13: r9, rax, rcx, rdi, rsi     x14: r9, rcx, rsi
-;      x15: rax, rcx, rdi, rsi
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out t0 t1 t2 tweak x1 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
+;      k15: rsi                  k16: rdi                  kcs: r10                  key: rdi
+;        n: r8, rsi              out: rcx                  sk1: rdi                  sk2: rdi
+;      sk3: rdi                  sk4: rdi                  sk5: rsi                  sk6: rsi
+;      sk7: rsi                  sk8: rsi                  sk9: rsi                 sk10: rsi
+;     sk11: rsi                 sk12: rsi                 sk13: rsi                 sk14: rsi
+;     sk15: rsi                 sk16: rsi                 sk17: rsi                 sk18: rsi
+;     sk19: rsi                 sk20: rsi                 sk21: rsi                 sk22: rcx
+;       t0: rcx                   t1: rdx                   t2: rsi                tweak: rax, rsi
+;       x0: r8                    x1: r9, rax, rcx, rdi, rsi      x2: r10                   x3: r11
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13, rdi, rsi
+;       x8: r14                   x9: r15                  x10: r9, rax, rcx, rdi, rsi     x11: rax, rdx
+;      x12: r9, rax, rcx, rdi, rsi     x13: r9, rax, rcx, rdi, rdx, rsi     x14: r13, rsi             x15: r9, rax, rcx, rdi, rsi
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 n out sk1 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x1 x7 x10 x11 x12 x13 x14 x15
+;   frame: 584 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
 bits 64
 default rel
@@ -123,6 +133,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 blo
     pop rbx
     jmp tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     endbr64
 .entry:
@@ -130,22 +141,22 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 .prolog_end:
     vmovdqu64 zmm31, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 128
     vmovdqu64 zmm30, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 0], 0xa9fc1a22
-    mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 8], 0xa9fc1a22
-    mov dword [rsp + 12], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 16], 0xa9fc1a22
-    mov dword [rsp + 20], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 24], 0xa9fc1a22
-    mov dword [rsp + 28], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 32], 0xa9fc1a22
-    mov dword [rsp + 36], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 40], 0xa9fc1a22
-    mov dword [rsp + 44], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 48], 0xa9fc1a22
-    mov dword [rsp + 52], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 56], 0xa9fc1a22
-    mov dword [rsp + 60], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1088], 0xa9fc1a22
+    mov dword [rsp + 1092], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1096], 0xa9fc1a22
+    mov dword [rsp + 1100], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1104], 0xa9fc1a22
+    mov dword [rsp + 1108], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1112], 0xa9fc1a22
+    mov dword [rsp + 1116], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1120], 0xa9fc1a22
+    mov dword [rsp + 1124], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1128], 0xa9fc1a22
+    mov dword [rsp + 1132], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1136], 0xa9fc1a22
+    mov dword [rsp + 1140], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1144], 0xa9fc1a22
+    mov dword [rsp + 1148], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 1408], 0x00000001
     mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000001
     mov dword [rsp + 1416], 0x00000001
@@ -503,7 +514,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; k15 = key[15]
     vpbroadcastq zmm15, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
-    vpbroadcastq zmm16, qword [rsp + 0]
+    vpbroadcastq zmm16, qword [rsp + 1088]
 ; k16 ^= k0
     vpxorq zmm16, zmm16, zmm0
 ; k16 ^= k1
@@ -536,24 +547,24 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm16, zmm16, zmm14
 ; k16 ^= k15
     vpxorq zmm16, zmm16, zmm15
-    mov qword [rsp + 64], rdx
-    vmovdqu64 [rsp + 128], zmm0
-    vmovdqu64 [rsp + 192], zmm1
-    vmovdqu64 [rsp + 256], zmm10
-    vmovdqu64 [rsp + 320], zmm11
-    vmovdqu64 [rsp + 384], zmm12
-    vmovdqu64 [rsp + 448], zmm13
-    vmovdqu64 [rsp + 512], zmm14
-    vmovdqu64 [rsp + 576], zmm15
-    vmovdqu64 [rsp + 640], zmm16
-    vmovdqu64 [rsp + 704], zmm2
-    vmovdqu64 [rsp + 768], zmm3
-    vmovdqu64 [rsp + 832], zmm4
-    vmovdqu64 [rsp + 896], zmm5
-    vmovdqu64 [rsp + 960], zmm6
-    vmovdqu64 [rsp + 1024], zmm7
-    vmovdqu64 [rsp + 1088], zmm8
-    vmovdqu64 [rsp + 1152], zmm9
+    mov qword [rsp + 1152], rdx
+    vmovdqu64 [rsp + 832], zmm0
+    vmovdqu64 [rsp + 896], zmm1
+    vmovdqu64 [rsp + 0], zmm10
+    vmovdqu64 [rsp + 64], zmm11
+    vmovdqu64 [rsp + 128], zmm12
+    vmovdqu64 [rsp + 192], zmm13
+    vmovdqu64 [rsp + 256], zmm14
+    vmovdqu64 [rsp + 320], zmm15
+    vmovdqu64 [rsp + 960], zmm16
+    vmovdqu64 [rsp + 1024], zmm2
+    vmovdqu64 [rsp + 384], zmm3
+    vmovdqu64 [rsp + 448], zmm4
+    vmovdqu64 [rsp + 512], zmm5
+    vmovdqu64 [rsp + 576], zmm6
+    vmovdqu64 [rsp + 640], zmm7
+    vmovdqu64 [rsp + 704], zmm8
+    vmovdqu64 [rsp + 768], zmm9
     mov qword [rsp + 1216], r8
     mov qword [rsp + 1280], rcx
     mov qword [rsp + 1344], rsi
@@ -620,37 +631,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpgatherqq zmm18{k1}, [rdx + zmm31 + 120]
 ; add subkey 0
 ; x0 += k0
-    vpaddq zmm3, zmm3, [rsp + 128]
+    vpaddq zmm3, zmm3, [rsp + 832]
 ; x1 += k1
-    vpaddq zmm4, zmm4, [rsp + 192]
+    vpaddq zmm4, zmm4, [rsp + 896]
 ; x2 += k2
-    vpaddq zmm5, zmm5, [rsp + 704]
+    vpaddq zmm5, zmm5, [rsp + 1024]
 ; x3 += k3
-    vpaddq zmm6, zmm6, [rsp + 768]
+    vpaddq zmm6, zmm6, [rsp + 384]
 ; x4 += k4
-    vpaddq zmm7, zmm7, [rsp + 832]
+    vpaddq zmm7, zmm7, [rsp + 448]
 ; x5 += k5
-    vpaddq zmm8, zmm8, [rsp + 896]
+    vpaddq zmm8, zmm8, [rsp + 512]
 ; x6 += k6
-    vpaddq zmm9, zmm9, [rsp + 960]
+    vpaddq zmm9, zmm9, [rsp + 576]
 ; x7 += k7
-    vpaddq zmm10, zmm10, [rsp + 1024]
+    vpaddq zmm10, zmm10, [rsp + 640]
 ; x8 += k8
-    vpaddq zmm11, zmm11, [rsp + 1088]
+    vpaddq zmm11, zmm11, [rsp + 704]
 ; x9 += k9
-    vpaddq zmm12, zmm12, [rsp + 1152]
+    vpaddq zmm12, zmm12, [rsp + 768]
 ; x10 += k10
-    vpaddq zmm13, zmm13, [rsp + 256]
+    vpaddq zmm13, zmm13, [rsp + 0]
 ; x11 += k11
-    vpaddq zmm14, zmm14, [rsp + 320]
+    vpaddq zmm14, zmm14, [rsp + 64]
 ; x12 += k12
-    vpaddq zmm15, zmm15, [rsp + 384]
+    vpaddq zmm15, zmm15, [rsp + 128]
 ; x13 += k13
-    vpaddq zmm16, zmm16, [rsp + 448]
+    vpaddq zmm16, zmm16, [rsp + 192]
 ; x14 += k14
-    vpaddq zmm17, zmm17, [rsp + 512]
+    vpaddq zmm17, zmm17, [rsp + 256]
 ; x15 += k15
-    vpaddq zmm18, zmm18, [rsp + 576]
+    vpaddq zmm18, zmm18, [rsp + 320]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -853,37 +864,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 1
 ; x0 += k1
-    vpaddq zmm3, zmm3, [rsp + 192]
+    vpaddq zmm3, zmm3, [rsp + 896]
 ; x1 += k2
-    vpaddq zmm4, zmm4, [rsp + 704]
+    vpaddq zmm4, zmm4, [rsp + 1024]
 ; x2 += k3
-    vpaddq zmm5, zmm5, [rsp + 768]
+    vpaddq zmm5, zmm5, [rsp + 384]
 ; x3 += k4
-    vpaddq zmm6, zmm6, [rsp + 832]
+    vpaddq zmm6, zmm6, [rsp + 448]
 ; x4 += k5
-    vpaddq zmm7, zmm7, [rsp + 896]
+    vpaddq zmm7, zmm7, [rsp + 512]
 ; x5 += k6
-    vpaddq zmm8, zmm8, [rsp + 960]
+    vpaddq zmm8, zmm8, [rsp + 576]
 ; x6 += k7
-    vpaddq zmm9, zmm9, [rsp + 1024]
+    vpaddq zmm9, zmm9, [rsp + 640]
 ; x7 += k8
-    vpaddq zmm10, zmm10, [rsp + 1088]
+    vpaddq zmm10, zmm10, [rsp + 704]
 ; x8 += k9
-    vpaddq zmm11, zmm11, [rsp + 1152]
+    vpaddq zmm11, zmm11, [rsp + 768]
 ; x9 += k10
-    vpaddq zmm12, zmm12, [rsp + 256]
+    vpaddq zmm12, zmm12, [rsp + 0]
 ; x10 += k11
-    vpaddq zmm13, zmm13, [rsp + 320]
+    vpaddq zmm13, zmm13, [rsp + 64]
 ; x11 += k12
-    vpaddq zmm14, zmm14, [rsp + 384]
+    vpaddq zmm14, zmm14, [rsp + 128]
 ; x12 += k13
-    vpaddq zmm15, zmm15, [rsp + 448]
+    vpaddq zmm15, zmm15, [rsp + 192]
 ; x13 += k14
-    vpaddq zmm16, zmm16, [rsp + 512]
+    vpaddq zmm16, zmm16, [rsp + 256]
 ; x14 += k15
-    vpaddq zmm17, zmm17, [rsp + 576]
+    vpaddq zmm17, zmm17, [rsp + 320]
 ; x15 += k16
-    vpaddq zmm18, zmm18, [rsp + 640]
+    vpaddq zmm18, zmm18, [rsp + 960]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -1088,37 +1099,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 2
 ; x0 += k2
-    vpaddq zmm3, zmm3, [rsp + 704]
+    vpaddq zmm3, zmm3, [rsp + 1024]
 ; x1 += k3
-    vpaddq zmm4, zmm4, [rsp + 768]
+    vpaddq zmm4, zmm4, [rsp + 384]
 ; x2 += k4
-    vpaddq zmm5, zmm5, [rsp + 832]
+    vpaddq zmm5, zmm5, [rsp + 448]
 ; x3 += k5
-    vpaddq zmm6, zmm6, [rsp + 896]
+    vpaddq zmm6, zmm6, [rsp + 512]
 ; x4 += k6
-    vpaddq zmm7, zmm7, [rsp + 960]
+    vpaddq zmm7, zmm7, [rsp + 576]
 ; x5 += k7
-    vpaddq zmm8, zmm8, [rsp + 1024]
+    vpaddq zmm8, zmm8, [rsp + 640]
 ; x6 += k8
-    vpaddq zmm9, zmm9, [rsp + 1088]
+    vpaddq zmm9, zmm9, [rsp + 704]
 ; x7 += k9
-    vpaddq zmm10, zmm10, [rsp + 1152]
+    vpaddq zmm10, zmm10, [rsp + 768]
 ; x8 += k10
-    vpaddq zmm11, zmm11, [rsp + 256]
+    vpaddq zmm11, zmm11, [rsp + 0]
 ; x9 += k11
-    vpaddq zmm12, zmm12, [rsp + 320]
+    vpaddq zmm12, zmm12, [rsp + 64]
 ; x10 += k12
-    vpaddq zmm13, zmm13, [rsp + 384]
+    vpaddq zmm13, zmm13, [rsp + 128]
 ; x11 += k13
-    vpaddq zmm14, zmm14, [rsp + 448]
+    vpaddq zmm14, zmm14, [rsp + 192]
 ; x12 += k14
-    vpaddq zmm15, zmm15, [rsp + 512]
+    vpaddq zmm15, zmm15, [rsp + 256]
 ; x13 += k15
-    vpaddq zmm16, zmm16, [rsp + 576]
+    vpaddq zmm16, zmm16, [rsp + 320]
 ; x14 += k16
-    vpaddq zmm17, zmm17, [rsp + 640]
+    vpaddq zmm17, zmm17, [rsp + 960]
 ; x15 += k0
-    vpaddq zmm18, zmm18, [rsp + 128]
+    vpaddq zmm18, zmm18, [rsp + 832]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -1323,37 +1334,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 3
 ; x0 += k3
-    vpaddq zmm3, zmm3, [rsp + 768]
+    vpaddq zmm3, zmm3, [rsp + 384]
 ; x1 += k4
-    vpaddq zmm4, zmm4, [rsp + 832]
+    vpaddq zmm4, zmm4, [rsp + 448]
 ; x2 += k5
-    vpaddq zmm5, zmm5, [rsp + 896]
+    vpaddq zmm5, zmm5, [rsp + 512]
 ; x3 += k6
-    vpaddq zmm6, zmm6, [rsp + 960]
+    vpaddq zmm6, zmm6, [rsp + 576]
 ; x4 += k7
-    vpaddq zmm7, zmm7, [rsp + 1024]
+    vpaddq zmm7, zmm7, [rsp + 640]
 ; x5 += k8
-    vpaddq zmm8, zmm8, [rsp + 1088]
+    vpaddq zmm8, zmm8, [rsp + 704]
 ; x6 += k9
-    vpaddq zmm9, zmm9, [rsp + 1152]
+    vpaddq zmm9, zmm9, [rsp + 768]
 ; x7 += k10
-    vpaddq zmm10, zmm10, [rsp + 256]
+    vpaddq zmm10, zmm10, [rsp + 0]
 ; x8 += k11
-    vpaddq zmm11, zmm11, [rsp + 320]
+    vpaddq zmm11, zmm11, [rsp + 64]
 ; x9 += k12
-    vpaddq zmm12, zmm12, [rsp + 384]
+    vpaddq zmm12, zmm12, [rsp + 128]
 ; x10 += k13
-    vpaddq zmm13, zmm13, [rsp + 448]
+    vpaddq zmm13, zmm13, [rsp + 192]
 ; x11 += k14
-    vpaddq zmm14, zmm14, [rsp + 512]
+    vpaddq zmm14, zmm14, [rsp + 256]
 ; x12 += k15
-    vpaddq zmm15, zmm15, [rsp + 576]
+    vpaddq zmm15, zmm15, [rsp + 320]
 ; x13 += k16
-    vpaddq zmm16, zmm16, [rsp + 640]
+    vpaddq zmm16, zmm16, [rsp + 960]
 ; x14 += k0
-    vpaddq zmm17, zmm17, [rsp + 128]
+    vpaddq zmm17, zmm17, [rsp + 832]
 ; x15 += k1
-    vpaddq zmm18, zmm18, [rsp + 192]
+    vpaddq zmm18, zmm18, [rsp + 896]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -1558,37 +1569,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 4
 ; x0 += k4
-    vpaddq zmm3, zmm3, [rsp + 832]
+    vpaddq zmm3, zmm3, [rsp + 448]
 ; x1 += k5
-    vpaddq zmm4, zmm4, [rsp + 896]
+    vpaddq zmm4, zmm4, [rsp + 512]
 ; x2 += k6
-    vpaddq zmm5, zmm5, [rsp + 960]
+    vpaddq zmm5, zmm5, [rsp + 576]
 ; x3 += k7
-    vpaddq zmm6, zmm6, [rsp + 1024]
+    vpaddq zmm6, zmm6, [rsp + 640]
 ; x4 += k8
-    vpaddq zmm7, zmm7, [rsp + 1088]
+    vpaddq zmm7, zmm7, [rsp + 704]
 ; x5 += k9
-    vpaddq zmm8, zmm8, [rsp + 1152]
+    vpaddq zmm8, zmm8, [rsp + 768]
 ; x6 += k10
-    vpaddq zmm9, zmm9, [rsp + 256]
+    vpaddq zmm9, zmm9, [rsp + 0]
 ; x7 += k11
-    vpaddq zmm10, zmm10, [rsp + 320]
+    vpaddq zmm10, zmm10, [rsp + 64]
 ; x8 += k12
-    vpaddq zmm11, zmm11, [rsp + 384]
+    vpaddq zmm11, zmm11, [rsp + 128]
 ; x9 += k13
-    vpaddq zmm12, zmm12, [rsp + 448]
+    vpaddq zmm12, zmm12, [rsp + 192]
 ; x10 += k14
-    vpaddq zmm13, zmm13, [rsp + 512]
+    vpaddq zmm13, zmm13, [rsp + 256]
 ; x11 += k15
-    vpaddq zmm14, zmm14, [rsp + 576]
+    vpaddq zmm14, zmm14, [rsp + 320]
 ; x12 += k16
-    vpaddq zmm15, zmm15, [rsp + 640]
+    vpaddq zmm15, zmm15, [rsp + 960]
 ; x13 += k0
-    vpaddq zmm16, zmm16, [rsp + 128]
+    vpaddq zmm16, zmm16, [rsp + 832]
 ; x14 += k1
-    vpaddq zmm17, zmm17, [rsp + 192]
+    vpaddq zmm17, zmm17, [rsp + 896]
 ; x15 += k2
-    vpaddq zmm18, zmm18, [rsp + 704]
+    vpaddq zmm18, zmm18, [rsp + 1024]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -1793,37 +1804,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 5
 ; x0 += k5
-    vpaddq zmm3, zmm3, [rsp + 896]
+    vpaddq zmm3, zmm3, [rsp + 512]
 ; x1 += k6
-    vpaddq zmm4, zmm4, [rsp + 960]
+    vpaddq zmm4, zmm4, [rsp + 576]
 ; x2 += k7
-    vpaddq zmm5, zmm5, [rsp + 1024]
+    vpaddq zmm5, zmm5, [rsp + 640]
 ; x3 += k8
-    vpaddq zmm6, zmm6, [rsp + 1088]
+    vpaddq zmm6, zmm6, [rsp + 704]
 ; x4 += k9
-    vpaddq zmm7, zmm7, [rsp + 1152]
+    vpaddq zmm7, zmm7, [rsp + 768]
 ; x5 += k10
-    vpaddq zmm8, zmm8, [rsp + 256]
+    vpaddq zmm8, zmm8, [rsp + 0]
 ; x6 += k11
-    vpaddq zmm9, zmm9, [rsp + 320]
+    vpaddq zmm9, zmm9, [rsp + 64]
 ; x7 += k12
-    vpaddq zmm10, zmm10, [rsp + 384]
+    vpaddq zmm10, zmm10, [rsp + 128]
 ; x8 += k13
-    vpaddq zmm11, zmm11, [rsp + 448]
+    vpaddq zmm11, zmm11, [rsp + 192]
 ; x9 += k14
-    vpaddq zmm12, zmm12, [rsp + 512]
+    vpaddq zmm12, zmm12, [rsp + 256]
 ; x10 += k15
-    vpaddq zmm13, zmm13, [rsp + 576]
+    vpaddq zmm13, zmm13, [rsp + 320]
 ; x11 += k16
-    vpaddq zmm14, zmm14, [rsp + 640]
+    vpaddq zmm14, zmm14, [rsp + 960]
 ; x12 += k0
-    vpaddq zmm15, zmm15, [rsp + 128]
+    vpaddq zmm15, zmm15, [rsp + 832]
 ; x13 += k1
-    vpaddq zmm16, zmm16, [rsp + 192]
+    vpaddq zmm16, zmm16, [rsp + 896]
 ; x14 += k2
-    vpaddq zmm17, zmm17, [rsp + 704]
+    vpaddq zmm17, zmm17, [rsp + 1024]
 ; x15 += k3
-    vpaddq zmm18, zmm18, [rsp + 768]
+    vpaddq zmm18, zmm18, [rsp + 384]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -2028,37 +2039,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 6
 ; x0 += k6
-    vpaddq zmm3, zmm3, [rsp + 960]
+    vpaddq zmm3, zmm3, [rsp + 576]
 ; x1 += k7
-    vpaddq zmm4, zmm4, [rsp + 1024]
+    vpaddq zmm4, zmm4, [rsp + 640]
 ; x2 += k8
-    vpaddq zmm5, zmm5, [rsp + 1088]
+    vpaddq zmm5, zmm5, [rsp + 704]
 ; x3 += k9
-    vpaddq zmm6, zmm6, [rsp + 1152]
+    vpaddq zmm6, zmm6, [rsp + 768]
 ; x4 += k10
-    vpaddq zmm7, zmm7, [rsp + 256]
+    vpaddq zmm7, zmm7, [rsp + 0]
 ; x5 += k11
-    vpaddq zmm8, zmm8, [rsp + 320]
+    vpaddq zmm8, zmm8, [rsp + 64]
 ; x6 += k12
-    vpaddq zmm9, zmm9, [rsp + 384]
+    vpaddq zmm9, zmm9, [rsp + 128]
 ; x7 += k13
-    vpaddq zmm10, zmm10, [rsp + 448]
+    vpaddq zmm10, zmm10, [rsp + 192]
 ; x8 += k14
-    vpaddq zmm11, zmm11, [rsp + 512]
+    vpaddq zmm11, zmm11, [rsp + 256]
 ; x9 += k15
-    vpaddq zmm12, zmm12, [rsp + 576]
+    vpaddq zmm12, zmm12, [rsp + 320]
 ; x10 += k16
-    vpaddq zmm13, zmm13, [rsp + 640]
+    vpaddq zmm13, zmm13, [rsp + 960]
 ; x11 += k0
-    vpaddq zmm14, zmm14, [rsp + 128]
+    vpaddq zmm14, zmm14, [rsp + 832]
 ; x12 += k1
-    vpaddq zmm15, zmm15, [rsp + 192]
+    vpaddq zmm15, zmm15, [rsp + 896]
 ; x13 += k2
-    vpaddq zmm16, zmm16, [rsp + 704]
+    vpaddq zmm16, zmm16, [rsp + 1024]
 ; x14 += k3
-    vpaddq zmm17, zmm17, [rsp + 768]
+    vpaddq zmm17, zmm17, [rsp + 384]
 ; x15 += k4
-    vpaddq zmm18, zmm18, [rsp + 832]
+    vpaddq zmm18, zmm18, [rsp + 448]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -2263,37 +2274,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 7
 ; x0 += k7
-    vpaddq zmm3, zmm3, [rsp + 1024]
+    vpaddq zmm3, zmm3, [rsp + 640]
 ; x1 += k8
-    vpaddq zmm4, zmm4, [rsp + 1088]
+    vpaddq zmm4, zmm4, [rsp + 704]
 ; x2 += k9
-    vpaddq zmm5, zmm5, [rsp + 1152]
+    vpaddq zmm5, zmm5, [rsp + 768]
 ; x3 += k10
-    vpaddq zmm6, zmm6, [rsp + 256]
+    vpaddq zmm6, zmm6, [rsp + 0]
 ; x4 += k11
-    vpaddq zmm7, zmm7, [rsp + 320]
+    vpaddq zmm7, zmm7, [rsp + 64]
 ; x5 += k12
-    vpaddq zmm8, zmm8, [rsp + 384]
+    vpaddq zmm8, zmm8, [rsp + 128]
 ; x6 += k13
-    vpaddq zmm9, zmm9, [rsp + 448]
+    vpaddq zmm9, zmm9, [rsp + 192]
 ; x7 += k14
-    vpaddq zmm10, zmm10, [rsp + 512]
+    vpaddq zmm10, zmm10, [rsp + 256]
 ; x8 += k15
-    vpaddq zmm11, zmm11, [rsp + 576]
+    vpaddq zmm11, zmm11, [rsp + 320]
 ; x9 += k16
-    vpaddq zmm12, zmm12, [rsp + 640]
+    vpaddq zmm12, zmm12, [rsp + 960]
 ; x10 += k0
-    vpaddq zmm13, zmm13, [rsp + 128]
+    vpaddq zmm13, zmm13, [rsp + 832]
 ; x11 += k1
-    vpaddq zmm14, zmm14, [rsp + 192]
+    vpaddq zmm14, zmm14, [rsp + 896]
 ; x12 += k2
-    vpaddq zmm15, zmm15, [rsp + 704]
+    vpaddq zmm15, zmm15, [rsp + 1024]
 ; x13 += k3
-    vpaddq zmm16, zmm16, [rsp + 768]
+    vpaddq zmm16, zmm16, [rsp + 384]
 ; x14 += k4
-    vpaddq zmm17, zmm17, [rsp + 832]
+    vpaddq zmm17, zmm17, [rsp + 448]
 ; x15 += k5
-    vpaddq zmm18, zmm18, [rsp + 896]
+    vpaddq zmm18, zmm18, [rsp + 512]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -2498,37 +2509,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 8
 ; x0 += k8
-    vpaddq zmm3, zmm3, [rsp + 1088]
+    vpaddq zmm3, zmm3, [rsp + 704]
 ; x1 += k9
-    vpaddq zmm4, zmm4, [rsp + 1152]
+    vpaddq zmm4, zmm4, [rsp + 768]
 ; x2 += k10
-    vpaddq zmm5, zmm5, [rsp + 256]
+    vpaddq zmm5, zmm5, [rsp + 0]
 ; x3 += k11
-    vpaddq zmm6, zmm6, [rsp + 320]
+    vpaddq zmm6, zmm6, [rsp + 64]
 ; x4 += k12
-    vpaddq zmm7, zmm7, [rsp + 384]
+    vpaddq zmm7, zmm7, [rsp + 128]
 ; x5 += k13
-    vpaddq zmm8, zmm8, [rsp + 448]
+    vpaddq zmm8, zmm8, [rsp + 192]
 ; x6 += k14
-    vpaddq zmm9, zmm9, [rsp + 512]
+    vpaddq zmm9, zmm9, [rsp + 256]
 ; x7 += k15
-    vpaddq zmm10, zmm10, [rsp + 576]
+    vpaddq zmm10, zmm10, [rsp + 320]
 ; x8 += k16
-    vpaddq zmm11, zmm11, [rsp + 640]
+    vpaddq zmm11, zmm11, [rsp + 960]
 ; x9 += k0
-    vpaddq zmm12, zmm12, [rsp + 128]
+    vpaddq zmm12, zmm12, [rsp + 832]
 ; x10 += k1
-    vpaddq zmm13, zmm13, [rsp + 192]
+    vpaddq zmm13, zmm13, [rsp + 896]
 ; x11 += k2
-    vpaddq zmm14, zmm14, [rsp + 704]
+    vpaddq zmm14, zmm14, [rsp + 1024]
 ; x12 += k3
-    vpaddq zmm15, zmm15, [rsp + 768]
+    vpaddq zmm15, zmm15, [rsp + 384]
 ; x13 += k4
-    vpaddq zmm16, zmm16, [rsp + 832]
+    vpaddq zmm16, zmm16, [rsp + 448]
 ; x14 += k5
-    vpaddq zmm17, zmm17, [rsp + 896]
+    vpaddq zmm17, zmm17, [rsp + 512]
 ; x15 += k6
-    vpaddq zmm18, zmm18, [rsp + 960]
+    vpaddq zmm18, zmm18, [rsp + 576]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -2733,37 +2744,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 9
 ; x0 += k9
-    vpaddq zmm3, zmm3, [rsp + 1152]
+    vpaddq zmm3, zmm3, [rsp + 768]
 ; x1 += k10
-    vpaddq zmm4, zmm4, [rsp + 256]
+    vpaddq zmm4, zmm4, [rsp + 0]
 ; x2 += k11
-    vpaddq zmm5, zmm5, [rsp + 320]
+    vpaddq zmm5, zmm5, [rsp + 64]
 ; x3 += k12
-    vpaddq zmm6, zmm6, [rsp + 384]
+    vpaddq zmm6, zmm6, [rsp + 128]
 ; x4 += k13
-    vpaddq zmm7, zmm7, [rsp + 448]
+    vpaddq zmm7, zmm7, [rsp + 192]
 ; x5 += k14
-    vpaddq zmm8, zmm8, [rsp + 512]
+    vpaddq zmm8, zmm8, [rsp + 256]
 ; x6 += k15
-    vpaddq zmm9, zmm9, [rsp + 576]
+    vpaddq zmm9, zmm9, [rsp + 320]
 ; x7 += k16
-    vpaddq zmm10, zmm10, [rsp + 640]
+    vpaddq zmm10, zmm10, [rsp + 960]
 ; x8 += k0
-    vpaddq zmm11, zmm11, [rsp + 128]
+    vpaddq zmm11, zmm11, [rsp + 832]
 ; x9 += k1
-    vpaddq zmm12, zmm12, [rsp + 192]
+    vpaddq zmm12, zmm12, [rsp + 896]
 ; x10 += k2
-    vpaddq zmm13, zmm13, [rsp + 704]
+    vpaddq zmm13, zmm13, [rsp + 1024]
 ; x11 += k3
-    vpaddq zmm14, zmm14, [rsp + 768]
+    vpaddq zmm14, zmm14, [rsp + 384]
 ; x12 += k4
-    vpaddq zmm15, zmm15, [rsp + 832]
+    vpaddq zmm15, zmm15, [rsp + 448]
 ; x13 += k5
-    vpaddq zmm16, zmm16, [rsp + 896]
+    vpaddq zmm16, zmm16, [rsp + 512]
 ; x14 += k6
-    vpaddq zmm17, zmm17, [rsp + 960]
+    vpaddq zmm17, zmm17, [rsp + 576]
 ; x15 += k7
-    vpaddq zmm18, zmm18, [rsp + 1024]
+    vpaddq zmm18, zmm18, [rsp + 640]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -2968,37 +2979,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 10
 ; x0 += k10
-    vpaddq zmm3, zmm3, [rsp + 256]
+    vpaddq zmm3, zmm3, [rsp + 0]
 ; x1 += k11
-    vpaddq zmm4, zmm4, [rsp + 320]
+    vpaddq zmm4, zmm4, [rsp + 64]
 ; x2 += k12
-    vpaddq zmm5, zmm5, [rsp + 384]
+    vpaddq zmm5, zmm5, [rsp + 128]
 ; x3 += k13
-    vpaddq zmm6, zmm6, [rsp + 448]
+    vpaddq zmm6, zmm6, [rsp + 192]
 ; x4 += k14
-    vpaddq zmm7, zmm7, [rsp + 512]
+    vpaddq zmm7, zmm7, [rsp + 256]
 ; x5 += k15
-    vpaddq zmm8, zmm8, [rsp + 576]
+    vpaddq zmm8, zmm8, [rsp + 320]
 ; x6 += k16
-    vpaddq zmm9, zmm9, [rsp + 640]
+    vpaddq zmm9, zmm9, [rsp + 960]
 ; x7 += k0
-    vpaddq zmm10, zmm10, [rsp + 128]
+    vpaddq zmm10, zmm10, [rsp + 832]
 ; x8 += k1
-    vpaddq zmm11, zmm11, [rsp + 192]
+    vpaddq zmm11, zmm11, [rsp + 896]
 ; x9 += k2
-    vpaddq zmm12, zmm12, [rsp + 704]
+    vpaddq zmm12, zmm12, [rsp + 1024]
 ; x10 += k3
-    vpaddq zmm13, zmm13, [rsp + 768]
+    vpaddq zmm13, zmm13, [rsp + 384]
 ; x11 += k4
-    vpaddq zmm14, zmm14, [rsp + 832]
+    vpaddq zmm14, zmm14, [rsp + 448]
 ; x12 += k5
-    vpaddq zmm15, zmm15, [rsp + 896]
+    vpaddq zmm15, zmm15, [rsp + 512]
 ; x13 += k6
-    vpaddq zmm16, zmm16, [rsp + 960]
+    vpaddq zmm16, zmm16, [rsp + 576]
 ; x14 += k7
-    vpaddq zmm17, zmm17, [rsp + 1024]
+    vpaddq zmm17, zmm17, [rsp + 640]
 ; x15 += k8
-    vpaddq zmm18, zmm18, [rsp + 1088]
+    vpaddq zmm18, zmm18, [rsp + 704]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -3203,37 +3214,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 11
 ; x0 += k11
-    vpaddq zmm3, zmm3, [rsp + 320]
+    vpaddq zmm3, zmm3, [rsp + 64]
 ; x1 += k12
-    vpaddq zmm4, zmm4, [rsp + 384]
+    vpaddq zmm4, zmm4, [rsp + 128]
 ; x2 += k13
-    vpaddq zmm5, zmm5, [rsp + 448]
+    vpaddq zmm5, zmm5, [rsp + 192]
 ; x3 += k14
-    vpaddq zmm6, zmm6, [rsp + 512]
+    vpaddq zmm6, zmm6, [rsp + 256]
 ; x4 += k15
-    vpaddq zmm7, zmm7, [rsp + 576]
+    vpaddq zmm7, zmm7, [rsp + 320]
 ; x5 += k16
-    vpaddq zmm8, zmm8, [rsp + 640]
+    vpaddq zmm8, zmm8, [rsp + 960]
 ; x6 += k0
-    vpaddq zmm9, zmm9, [rsp + 128]
+    vpaddq zmm9, zmm9, [rsp + 832]
 ; x7 += k1
-    vpaddq zmm10, zmm10, [rsp + 192]
+    vpaddq zmm10, zmm10, [rsp + 896]
 ; x8 += k2
-    vpaddq zmm11, zmm11, [rsp + 704]
+    vpaddq zmm11, zmm11, [rsp + 1024]
 ; x9 += k3
-    vpaddq zmm12, zmm12, [rsp + 768]
+    vpaddq zmm12, zmm12, [rsp + 384]
 ; x10 += k4
-    vpaddq zmm13, zmm13, [rsp + 832]
+    vpaddq zmm13, zmm13, [rsp + 448]
 ; x11 += k5
-    vpaddq zmm14, zmm14, [rsp + 896]
+    vpaddq zmm14, zmm14, [rsp + 512]
 ; x12 += k6
-    vpaddq zmm15, zmm15, [rsp + 960]
+    vpaddq zmm15, zmm15, [rsp + 576]
 ; x13 += k7
-    vpaddq zmm16, zmm16, [rsp + 1024]
+    vpaddq zmm16, zmm16, [rsp + 640]
 ; x14 += k8
-    vpaddq zmm17, zmm17, [rsp + 1088]
+    vpaddq zmm17, zmm17, [rsp + 704]
 ; x15 += k9
-    vpaddq zmm18, zmm18, [rsp + 1152]
+    vpaddq zmm18, zmm18, [rsp + 768]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -3438,37 +3449,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 12
 ; x0 += k12
-    vpaddq zmm3, zmm3, [rsp + 384]
+    vpaddq zmm3, zmm3, [rsp + 128]
 ; x1 += k13
-    vpaddq zmm4, zmm4, [rsp + 448]
+    vpaddq zmm4, zmm4, [rsp + 192]
 ; x2 += k14
-    vpaddq zmm5, zmm5, [rsp + 512]
+    vpaddq zmm5, zmm5, [rsp + 256]
 ; x3 += k15
-    vpaddq zmm6, zmm6, [rsp + 576]
+    vpaddq zmm6, zmm6, [rsp + 320]
 ; x4 += k16
-    vpaddq zmm7, zmm7, [rsp + 640]
+    vpaddq zmm7, zmm7, [rsp + 960]
 ; x5 += k0
-    vpaddq zmm8, zmm8, [rsp + 128]
+    vpaddq zmm8, zmm8, [rsp + 832]
 ; x6 += k1
-    vpaddq zmm9, zmm9, [rsp + 192]
+    vpaddq zmm9, zmm9, [rsp + 896]
 ; x7 += k2
-    vpaddq zmm10, zmm10, [rsp + 704]
+    vpaddq zmm10, zmm10, [rsp + 1024]
 ; x8 += k3
-    vpaddq zmm11, zmm11, [rsp + 768]
+    vpaddq zmm11, zmm11, [rsp + 384]
 ; x9 += k4
-    vpaddq zmm12, zmm12, [rsp + 832]
+    vpaddq zmm12, zmm12, [rsp + 448]
 ; x10 += k5
-    vpaddq zmm13, zmm13, [rsp + 896]
+    vpaddq zmm13, zmm13, [rsp + 512]
 ; x11 += k6
-    vpaddq zmm14, zmm14, [rsp + 960]
+    vpaddq zmm14, zmm14, [rsp + 576]
 ; x12 += k7
-    vpaddq zmm15, zmm15, [rsp + 1024]
+    vpaddq zmm15, zmm15, [rsp + 640]
 ; x13 += k8
-    vpaddq zmm16, zmm16, [rsp + 1088]
+    vpaddq zmm16, zmm16, [rsp + 704]
 ; x14 += k9
-    vpaddq zmm17, zmm17, [rsp + 1152]
+    vpaddq zmm17, zmm17, [rsp + 768]
 ; x15 += k10
-    vpaddq zmm18, zmm18, [rsp + 256]
+    vpaddq zmm18, zmm18, [rsp + 0]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -3673,37 +3684,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 13
 ; x0 += k13
-    vpaddq zmm3, zmm3, [rsp + 448]
+    vpaddq zmm3, zmm3, [rsp + 192]
 ; x1 += k14
-    vpaddq zmm4, zmm4, [rsp + 512]
+    vpaddq zmm4, zmm4, [rsp + 256]
 ; x2 += k15
-    vpaddq zmm5, zmm5, [rsp + 576]
+    vpaddq zmm5, zmm5, [rsp + 320]
 ; x3 += k16
-    vpaddq zmm6, zmm6, [rsp + 640]
+    vpaddq zmm6, zmm6, [rsp + 960]
 ; x4 += k0
-    vpaddq zmm7, zmm7, [rsp + 128]
+    vpaddq zmm7, zmm7, [rsp + 832]
 ; x5 += k1
-    vpaddq zmm8, zmm8, [rsp + 192]
+    vpaddq zmm8, zmm8, [rsp + 896]
 ; x6 += k2
-    vpaddq zmm9, zmm9, [rsp + 704]
+    vpaddq zmm9, zmm9, [rsp + 1024]
 ; x7 += k3
-    vpaddq zmm10, zmm10, [rsp + 768]
+    vpaddq zmm10, zmm10, [rsp + 384]
 ; x8 += k4
-    vpaddq zmm11, zmm11, [rsp + 832]
+    vpaddq zmm11, zmm11, [rsp + 448]
 ; x9 += k5
-    vpaddq zmm12, zmm12, [rsp + 896]
+    vpaddq zmm12, zmm12, [rsp + 512]
 ; x10 += k6
-    vpaddq zmm13, zmm13, [rsp + 960]
+    vpaddq zmm13, zmm13, [rsp + 576]
 ; x11 += k7
-    vpaddq zmm14, zmm14, [rsp + 1024]
+    vpaddq zmm14, zmm14, [rsp + 640]
 ; x12 += k8
-    vpaddq zmm15, zmm15, [rsp + 1088]
+    vpaddq zmm15, zmm15, [rsp + 704]
 ; x13 += k9
-    vpaddq zmm16, zmm16, [rsp + 1152]
+    vpaddq zmm16, zmm16, [rsp + 768]
 ; x14 += k10
-    vpaddq zmm17, zmm17, [rsp + 256]
+    vpaddq zmm17, zmm17, [rsp + 0]
 ; x15 += k11
-    vpaddq zmm18, zmm18, [rsp + 320]
+    vpaddq zmm18, zmm18, [rsp + 64]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -3908,37 +3919,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 14
 ; x0 += k14
-    vpaddq zmm3, zmm3, [rsp + 512]
+    vpaddq zmm3, zmm3, [rsp + 256]
 ; x1 += k15
-    vpaddq zmm4, zmm4, [rsp + 576]
+    vpaddq zmm4, zmm4, [rsp + 320]
 ; x2 += k16
-    vpaddq zmm5, zmm5, [rsp + 640]
+    vpaddq zmm5, zmm5, [rsp + 960]
 ; x3 += k0
-    vpaddq zmm6, zmm6, [rsp + 128]
+    vpaddq zmm6, zmm6, [rsp + 832]
 ; x4 += k1
-    vpaddq zmm7, zmm7, [rsp + 192]
+    vpaddq zmm7, zmm7, [rsp + 896]
 ; x5 += k2
-    vpaddq zmm8, zmm8, [rsp + 704]
+    vpaddq zmm8, zmm8, [rsp + 1024]
 ; x6 += k3
-    vpaddq zmm9, zmm9, [rsp + 768]
+    vpaddq zmm9, zmm9, [rsp + 384]
 ; x7 += k4
-    vpaddq zmm10, zmm10, [rsp + 832]
+    vpaddq zmm10, zmm10, [rsp + 448]
 ; x8 += k5
-    vpaddq zmm11, zmm11, [rsp + 896]
+    vpaddq zmm11, zmm11, [rsp + 512]
 ; x9 += k6
-    vpaddq zmm12, zmm12, [rsp + 960]
+    vpaddq zmm12, zmm12, [rsp + 576]
 ; x10 += k7
-    vpaddq zmm13, zmm13, [rsp + 1024]
+    vpaddq zmm13, zmm13, [rsp + 640]
 ; x11 += k8
-    vpaddq zmm14, zmm14, [rsp + 1088]
+    vpaddq zmm14, zmm14, [rsp + 704]
 ; x12 += k9
-    vpaddq zmm15, zmm15, [rsp + 1152]
+    vpaddq zmm15, zmm15, [rsp + 768]
 ; x13 += k10
-    vpaddq zmm16, zmm16, [rsp + 256]
+    vpaddq zmm16, zmm16, [rsp + 0]
 ; x14 += k11
-    vpaddq zmm17, zmm17, [rsp + 320]
+    vpaddq zmm17, zmm17, [rsp + 64]
 ; x15 += k12
-    vpaddq zmm18, zmm18, [rsp + 384]
+    vpaddq zmm18, zmm18, [rsp + 128]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -4143,37 +4154,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 15
 ; x0 += k15
-    vpaddq zmm3, zmm3, [rsp + 576]
+    vpaddq zmm3, zmm3, [rsp + 320]
 ; x1 += k16
-    vpaddq zmm4, zmm4, [rsp + 640]
+    vpaddq zmm4, zmm4, [rsp + 960]
 ; x2 += k0
-    vpaddq zmm5, zmm5, [rsp + 128]
+    vpaddq zmm5, zmm5, [rsp + 832]
 ; x3 += k1
-    vpaddq zmm6, zmm6, [rsp + 192]
+    vpaddq zmm6, zmm6, [rsp + 896]
 ; x4 += k2
-    vpaddq zmm7, zmm7, [rsp + 704]
+    vpaddq zmm7, zmm7, [rsp + 1024]
 ; x5 += k3
-    vpaddq zmm8, zmm8, [rsp + 768]
+    vpaddq zmm8, zmm8, [rsp + 384]
 ; x6 += k4
-    vpaddq zmm9, zmm9, [rsp + 832]
+    vpaddq zmm9, zmm9, [rsp + 448]
 ; x7 += k5
-    vpaddq zmm10, zmm10, [rsp + 896]
+    vpaddq zmm10, zmm10, [rsp + 512]
 ; x8 += k6
-    vpaddq zmm11, zmm11, [rsp + 960]
+    vpaddq zmm11, zmm11, [rsp + 576]
 ; x9 += k7
-    vpaddq zmm12, zmm12, [rsp + 1024]
+    vpaddq zmm12, zmm12, [rsp + 640]
 ; x10 += k8
-    vpaddq zmm13, zmm13, [rsp + 1088]
+    vpaddq zmm13, zmm13, [rsp + 704]
 ; x11 += k9
-    vpaddq zmm14, zmm14, [rsp + 1152]
+    vpaddq zmm14, zmm14, [rsp + 768]
 ; x12 += k10
-    vpaddq zmm15, zmm15, [rsp + 256]
+    vpaddq zmm15, zmm15, [rsp + 0]
 ; x13 += k11
-    vpaddq zmm16, zmm16, [rsp + 320]
+    vpaddq zmm16, zmm16, [rsp + 64]
 ; x14 += k12
-    vpaddq zmm17, zmm17, [rsp + 384]
+    vpaddq zmm17, zmm17, [rsp + 128]
 ; x15 += k13
-    vpaddq zmm18, zmm18, [rsp + 448]
+    vpaddq zmm18, zmm18, [rsp + 192]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -4378,37 +4389,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 16
 ; x0 += k16
-    vpaddq zmm3, zmm3, [rsp + 640]
+    vpaddq zmm3, zmm3, [rsp + 960]
 ; x1 += k0
-    vpaddq zmm4, zmm4, [rsp + 128]
+    vpaddq zmm4, zmm4, [rsp + 832]
 ; x2 += k1
-    vpaddq zmm5, zmm5, [rsp + 192]
+    vpaddq zmm5, zmm5, [rsp + 896]
 ; x3 += k2
-    vpaddq zmm6, zmm6, [rsp + 704]
+    vpaddq zmm6, zmm6, [rsp + 1024]
 ; x4 += k3
-    vpaddq zmm7, zmm7, [rsp + 768]
+    vpaddq zmm7, zmm7, [rsp + 384]
 ; x5 += k4
-    vpaddq zmm8, zmm8, [rsp + 832]
+    vpaddq zmm8, zmm8, [rsp + 448]
 ; x6 += k5
-    vpaddq zmm9, zmm9, [rsp + 896]
+    vpaddq zmm9, zmm9, [rsp + 512]
 ; x7 += k6
-    vpaddq zmm10, zmm10, [rsp + 960]
+    vpaddq zmm10, zmm10, [rsp + 576]
 ; x8 += k7
-    vpaddq zmm11, zmm11, [rsp + 1024]
+    vpaddq zmm11, zmm11, [rsp + 640]
 ; x9 += k8
-    vpaddq zmm12, zmm12, [rsp + 1088]
+    vpaddq zmm12, zmm12, [rsp + 704]
 ; x10 += k9
-    vpaddq zmm13, zmm13, [rsp + 1152]
+    vpaddq zmm13, zmm13, [rsp + 768]
 ; x11 += k10
-    vpaddq zmm14, zmm14, [rsp + 256]
+    vpaddq zmm14, zmm14, [rsp + 0]
 ; x12 += k11
-    vpaddq zmm15, zmm15, [rsp + 320]
+    vpaddq zmm15, zmm15, [rsp + 64]
 ; x13 += k12
-    vpaddq zmm16, zmm16, [rsp + 384]
+    vpaddq zmm16, zmm16, [rsp + 128]
 ; x14 += k13
-    vpaddq zmm17, zmm17, [rsp + 448]
+    vpaddq zmm17, zmm17, [rsp + 192]
 ; x15 += k14
-    vpaddq zmm18, zmm18, [rsp + 512]
+    vpaddq zmm18, zmm18, [rsp + 256]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -4613,37 +4624,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 17
 ; x0 += k0
-    vpaddq zmm3, zmm3, [rsp + 128]
+    vpaddq zmm3, zmm3, [rsp + 832]
 ; x1 += k1
-    vpaddq zmm4, zmm4, [rsp + 192]
+    vpaddq zmm4, zmm4, [rsp + 896]
 ; x2 += k2
-    vpaddq zmm5, zmm5, [rsp + 704]
+    vpaddq zmm5, zmm5, [rsp + 1024]
 ; x3 += k3
-    vpaddq zmm6, zmm6, [rsp + 768]
+    vpaddq zmm6, zmm6, [rsp + 384]
 ; x4 += k4
-    vpaddq zmm7, zmm7, [rsp + 832]
+    vpaddq zmm7, zmm7, [rsp + 448]
 ; x5 += k5
-    vpaddq zmm8, zmm8, [rsp + 896]
+    vpaddq zmm8, zmm8, [rsp + 512]
 ; x6 += k6
-    vpaddq zmm9, zmm9, [rsp + 960]
+    vpaddq zmm9, zmm9, [rsp + 576]
 ; x7 += k7
-    vpaddq zmm10, zmm10, [rsp + 1024]
+    vpaddq zmm10, zmm10, [rsp + 640]
 ; x8 += k8
-    vpaddq zmm11, zmm11, [rsp + 1088]
+    vpaddq zmm11, zmm11, [rsp + 704]
 ; x9 += k9
-    vpaddq zmm12, zmm12, [rsp + 1152]
+    vpaddq zmm12, zmm12, [rsp + 768]
 ; x10 += k10
-    vpaddq zmm13, zmm13, [rsp + 256]
+    vpaddq zmm13, zmm13, [rsp + 0]
 ; x11 += k11
-    vpaddq zmm14, zmm14, [rsp + 320]
+    vpaddq zmm14, zmm14, [rsp + 64]
 ; x12 += k12
-    vpaddq zmm15, zmm15, [rsp + 384]
+    vpaddq zmm15, zmm15, [rsp + 128]
 ; x13 += k13
-    vpaddq zmm16, zmm16, [rsp + 448]
+    vpaddq zmm16, zmm16, [rsp + 192]
 ; x14 += k14
-    vpaddq zmm17, zmm17, [rsp + 512]
+    vpaddq zmm17, zmm17, [rsp + 256]
 ; x15 += k15
-    vpaddq zmm18, zmm18, [rsp + 576]
+    vpaddq zmm18, zmm18, [rsp + 320]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -4848,37 +4859,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 18
 ; x0 += k1
-    vpaddq zmm3, zmm3, [rsp + 192]
+    vpaddq zmm3, zmm3, [rsp + 896]
 ; x1 += k2
-    vpaddq zmm4, zmm4, [rsp + 704]
+    vpaddq zmm4, zmm4, [rsp + 1024]
 ; x2 += k3
-    vpaddq zmm5, zmm5, [rsp + 768]
+    vpaddq zmm5, zmm5, [rsp + 384]
 ; x3 += k4
-    vpaddq zmm6, zmm6, [rsp + 832]
+    vpaddq zmm6, zmm6, [rsp + 448]
 ; x4 += k5
-    vpaddq zmm7, zmm7, [rsp + 896]
+    vpaddq zmm7, zmm7, [rsp + 512]
 ; x5 += k6
-    vpaddq zmm8, zmm8, [rsp + 960]
+    vpaddq zmm8, zmm8, [rsp + 576]
 ; x6 += k7
-    vpaddq zmm9, zmm9, [rsp + 1024]
+    vpaddq zmm9, zmm9, [rsp + 640]
 ; x7 += k8
-    vpaddq zmm10, zmm10, [rsp + 1088]
+    vpaddq zmm10, zmm10, [rsp + 704]
 ; x8 += k9
-    vpaddq zmm11, zmm11, [rsp + 1152]
+    vpaddq zmm11, zmm11, [rsp + 768]
 ; x9 += k10
-    vpaddq zmm12, zmm12, [rsp + 256]
+    vpaddq zmm12, zmm12, [rsp + 0]
 ; x10 += k11
-    vpaddq zmm13, zmm13, [rsp + 320]
+    vpaddq zmm13, zmm13, [rsp + 64]
 ; x11 += k12
-    vpaddq zmm14, zmm14, [rsp + 384]
+    vpaddq zmm14, zmm14, [rsp + 128]
 ; x12 += k13
-    vpaddq zmm15, zmm15, [rsp + 448]
+    vpaddq zmm15, zmm15, [rsp + 192]
 ; x13 += k14
-    vpaddq zmm16, zmm16, [rsp + 512]
+    vpaddq zmm16, zmm16, [rsp + 256]
 ; x14 += k15
-    vpaddq zmm17, zmm17, [rsp + 576]
+    vpaddq zmm17, zmm17, [rsp + 320]
 ; x15 += k16
-    vpaddq zmm18, zmm18, [rsp + 640]
+    vpaddq zmm18, zmm18, [rsp + 960]
 ; x13 += t0
     vpaddq zmm16, zmm16, zmm0
 ; x14 += t1
@@ -5083,37 +5094,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 19
 ; x0 += k2
-    vpaddq zmm3, zmm3, [rsp + 704]
+    vpaddq zmm3, zmm3, [rsp + 1024]
 ; x1 += k3
-    vpaddq zmm4, zmm4, [rsp + 768]
+    vpaddq zmm4, zmm4, [rsp + 384]
 ; x2 += k4
-    vpaddq zmm5, zmm5, [rsp + 832]
+    vpaddq zmm5, zmm5, [rsp + 448]
 ; x3 += k5
-    vpaddq zmm6, zmm6, [rsp + 896]
+    vpaddq zmm6, zmm6, [rsp + 512]
 ; x4 += k6
-    vpaddq zmm7, zmm7, [rsp + 960]
+    vpaddq zmm7, zmm7, [rsp + 576]
 ; x5 += k7
-    vpaddq zmm8, zmm8, [rsp + 1024]
+    vpaddq zmm8, zmm8, [rsp + 640]
 ; x6 += k8
-    vpaddq zmm9, zmm9, [rsp + 1088]
+    vpaddq zmm9, zmm9, [rsp + 704]
 ; x7 += k9
-    vpaddq zmm10, zmm10, [rsp + 1152]
+    vpaddq zmm10, zmm10, [rsp + 768]
 ; x8 += k10
-    vpaddq zmm11, zmm11, [rsp + 256]
+    vpaddq zmm11, zmm11, [rsp + 0]
 ; x9 += k11
-    vpaddq zmm12, zmm12, [rsp + 320]
+    vpaddq zmm12, zmm12, [rsp + 64]
 ; x10 += k12
-    vpaddq zmm13, zmm13, [rsp + 384]
+    vpaddq zmm13, zmm13, [rsp + 128]
 ; x11 += k13
-    vpaddq zmm14, zmm14, [rsp + 448]
+    vpaddq zmm14, zmm14, [rsp + 192]
 ; x12 += k14
-    vpaddq zmm15, zmm15, [rsp + 512]
+    vpaddq zmm15, zmm15, [rsp + 256]
 ; x13 += k15
-    vpaddq zmm16, zmm16, [rsp + 576]
+    vpaddq zmm16, zmm16, [rsp + 320]
 ; x14 += k16
-    vpaddq zmm17, zmm17, [rsp + 640]
+    vpaddq zmm17, zmm17, [rsp + 960]
 ; x15 += k0
-    vpaddq zmm18, zmm18, [rsp + 128]
+    vpaddq zmm18, zmm18, [rsp + 832]
 ; x13 += t1
     vpaddq zmm16, zmm16, zmm1
 ; x14 += t2
@@ -5318,37 +5329,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     vpxorq zmm10, zmm10, zmm15
 ; add subkey 20
 ; x0 += k3
-    vpaddq zmm3, zmm3, [rsp + 768]
+    vpaddq zmm3, zmm3, [rsp + 384]
 ; x1 += k4
-    vpaddq zmm4, zmm4, [rsp + 832]
+    vpaddq zmm4, zmm4, [rsp + 448]
 ; x2 += k5
-    vpaddq zmm5, zmm5, [rsp + 896]
+    vpaddq zmm5, zmm5, [rsp + 512]
 ; x3 += k6
-    vpaddq zmm6, zmm6, [rsp + 960]
+    vpaddq zmm6, zmm6, [rsp + 576]
 ; x4 += k7
-    vpaddq zmm7, zmm7, [rsp + 1024]
+    vpaddq zmm7, zmm7, [rsp + 640]
 ; x5 += k8
-    vpaddq zmm8, zmm8, [rsp + 1088]
+    vpaddq zmm8, zmm8, [rsp + 704]
 ; x6 += k9
-    vpaddq zmm9, zmm9, [rsp + 1152]
+    vpaddq zmm9, zmm9, [rsp + 768]
 ; x7 += k10
-    vpaddq zmm10, zmm10, [rsp + 256]
+    vpaddq zmm10, zmm10, [rsp + 0]
 ; x8 += k11
-    vpaddq zmm11, zmm11, [rsp + 320]
+    vpaddq zmm11, zmm11, [rsp + 64]
 ; x9 += k12
-    vpaddq zmm12, zmm12, [rsp + 384]
+    vpaddq zmm12, zmm12, [rsp + 128]
 ; x10 += k13
-    vpaddq zmm13, zmm13, [rsp + 448]
+    vpaddq zmm13, zmm13, [rsp + 192]
 ; x11 += k14
-    vpaddq zmm14, zmm14, [rsp + 512]
+    vpaddq zmm14, zmm14, [rsp + 256]
 ; x12 += k15
-    vpaddq zmm15, zmm15, [rsp + 576]
+    vpaddq zmm15, zmm15, [rsp + 320]
 ; x13 += k16
-    vpaddq zmm16, zmm16, [rsp + 640]
+    vpaddq zmm16, zmm16, [rsp + 960]
 ; x14 += k0
-    vpaddq zmm17, zmm17, [rsp + 128]
+    vpaddq zmm17, zmm17, [rsp + 832]
 ; x15 += k1
-    vpaddq zmm18, zmm18, [rsp + 192]
+    vpaddq zmm18, zmm18, [rsp + 896]
 ; x13 += t2
     vpaddq zmm16, zmm16, zmm2
 ; x14 += t0
@@ -5433,6 +5444,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt:
     mov r8d, 1 ; n = 1
     jmp tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     endbr64
 .entry:
@@ -5448,7 +5460,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 568
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -5474,16 +5486,16 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], r8
+    mov qword [rsp + 216], r8
 ; k10 = key[10]
     mov r8, qword [rdi + 80]
-    mov qword [rsp + 8], rcx
+    mov qword [rsp + 224], rcx
 ; k11 = key[11]
     mov rcx, qword [rdi + 88]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 200], rdx
 ; k12 = key[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 24], rsi
+    mov qword [rsp + 208], rsi
 ; k13 = key[13]
     mov rsi, qword [rdi + 104]
     mov qword [rsp + 32], rsi
@@ -5526,27 +5538,132 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, qword [rsp + 40]
 ; k16 ^= k15
     xor rdi, rsi
-    mov qword [rsp + 48], rax
-    mov qword [rsp + 56], r9
-    mov qword [rsp + 64], r8
-    mov qword [rsp + 72], rcx
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rsi
-    mov qword [rsp + 96], rdi
-    mov qword [rsp + 104], r10
-    mov qword [rsp + 112], r11
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
-    mov qword [rsp + 160], r15
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 48], rsi
+; kcs += 1
+    mov rsi, rdi
+    add rsi, 1
+; kc[1] = kcs
+    mov qword [rsp + 232], rsi
+; kcs += 2
+    mov rsi, rax
+    add rsi, 2
+; kc[2] = kcs
+    mov qword [rsp + 240], rsi
+; kcs += 3
+    mov rsi, r9
+    add rsi, 3
+; kc[3] = kcs
+    mov qword [rsp + 248], rsi
+; kcs += 4
+    mov rsi, r10
+    add rsi, 4
+; kc[4] = kcs
+    mov qword [rsp + 256], rsi
+; kcs += 5
+    mov rsi, r11
+    add rsi, 5
+; kc[5] = kcs
+    mov qword [rsp + 264], rsi
+; kcs += 6
+    mov rsi, rbx
+    add rsi, 6
+; kc[6] = kcs
+    mov qword [rsp + 272], rsi
+; kcs += 7
+    mov rsi, rbp
+    add rsi, 7
+; kc[7] = kcs
+    mov qword [rsp + 280], rsi
+; kcs += 8
+    mov rsi, r12
+    add rsi, 8
+; kc[8] = kcs
+    mov qword [rsp + 288], rsi
+; kcs += 9
+    mov rsi, r13
+    add rsi, 9
+; kc[9] = kcs
+    mov qword [rsp + 296], rsi
+; kcs += 0xa
+    mov rsi, r14
+    add rsi, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 304], rsi
+; kcs += 0xb
+    mov rsi, r15
+    add rsi, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], rsi
+; kcs += 0xc
+    mov rsi, r8
+    add rsi, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 320], rsi
+; kcs += 0xd
+    mov rsi, rcx
+    add rsi, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 328], rsi
+; kcs += 0xe
+    mov rsi, rdx
+    add rsi, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 336], rsi
+; kcs = k13
+    mov rsi, qword [rsp + 32]
+; kcs += 0xf
+    add rsi, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 344], rsi
+; kcs = k14
+    mov rsi, qword [rsp + 40]
+; kcs += 0x10
+    add rsi, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 352], rsi
+; kcs = k15
+    mov rsi, qword [rsp + 48]
+; kcs += 0x11
+    add rsi, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 360], rsi
+; kcs += 0x12
+    mov rsi, rdi
+    add rsi, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 368], rsi
+; kcs += 0x13
+    mov rsi, rax
+    add rsi, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 376], rsi
+; kcs += 0x14
+    mov rsi, r9
+    add rsi, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 384], rsi
+    mov qword [rsp + 144], rax
+    mov qword [rsp + 152], r9
+    mov qword [rsp + 56], r8
+    mov qword [rsp + 64], rcx
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 160], rdi
+    mov qword [rsp + 136], r10
+    mov qword [rsp + 80], r11
+    mov qword [rsp + 88], rbx
+    mov qword [rsp + 96], rbp
+    mov qword [rsp + 104], r12
+    mov qword [rsp + 112], r13
+    mov qword [rsp + 120], r14
+    mov qword [rsp + 128], r15
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 208]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -5554,7 +5671,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 200]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -5576,61 +5693,66 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     mov r15, qword [rdi + 72]
 ; x10 = in[10]
     mov rax, qword [rdi + 80]
-    mov qword [rsp + 168], rsi
+    mov qword [rsp + 176], rsi
 ; x11 = in[11]
     mov rsi, qword [rdi + 88]
-    mov qword [rsp + 176], rdx
+    mov qword [rsp + 184], rdx
 ; x12 = in[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 184], rcx
+    mov qword [rsp + 168], rcx
 ; x13 = in[13]
     mov rcx, qword [rdi + 104]
     mov qword [rsp + 192], rcx
 ; x14 = in[14]
     mov rcx, qword [rdi + 112]
-    mov qword [rsp + 200], rcx
+    mov qword [rsp + 392], rcx
 ; x15 = in[15]
     mov rcx, qword [rdi + 120]
 ; add subkey 0
 ; x0 += k0
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 144]
 ; x1 += k1
-    add r9, qword [rsp + 56]
+    add r9, qword [rsp + 152]
 ; x2 += k2
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 136]
 ; x3 += k3
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 152]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 160]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 56]
 ; x11 += k11
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x12 += k12
-    add rdx, qword [rsp + 80]
-; x13 += k13
-    mov rdi, qword [rsp + 192]
-    add rdi, qword [rsp + 32]
-    mov qword [rsp + 208], rdx
-; x14 += k14
-    mov rdx, qword [rsp + 200]
-    add rdx, qword [rsp + 40]
-; x15 += k15
-    add rcx, qword [rsp + 88]
-; x13 += t0
+    add rdx, qword [rsp + 72]
+; sk1 = k13
+    mov rdi, qword [rsp + 32]
+; sk1 += t0
+    add rdi, qword [rsp + 168]
+    mov qword [rsp + 0], rdx
+; x13 += sk1
+    mov rdx, qword [rsp + 192]
+    add rdx, rdi
+; sk2 = k14
+    mov rdi, qword [rsp + 40]
+; sk2 += t1
     add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
+    mov qword [rsp + 192], rdx
+; x14 += sk2
+    mov rdx, qword [rsp + 392]
+    add rdx, rdi
+; x15 += k15
+    add rcx, qword [rsp + 48]
 ; round 0
 ; x0 += x1
     add r8, r9
@@ -5668,14 +5790,16 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 400], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, qword [rsp + 192]
+    mov qword [rsp + 8], r9
 ; x13 <<<= 22
-    rol rdi, 22
+    mov r9, qword [rsp + 192]
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -5690,11 +5814,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -5714,11 +5838,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -5726,10 +5850,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -5759,31 +5883,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 3
 ; x0 += x15
     add r8, rcx
@@ -5798,11 +5922,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -5822,14 +5946,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -5837,45 +5961,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 1
 ; x0 += k1
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x1 += k2
-    add rax, qword [rsp + 104]
+    add rax, qword [rsp + 136]
 ; x2 += k3
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x3 += k4
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r14, qword [rsp + 160]
+    add r14, qword [rsp + 128]
 ; x9 += k10
-    add r15, qword [rsp + 64]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add r9, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x11 += k12
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 72]
 ; x12 += k13
     add rcx, qword [rsp + 32]
-; x13 += k14
-    add rdi, qword [rsp + 40]
-; x14 += k15
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 96]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 1
-    add rcx, 1
+; x13 += sk2
+    add r9, qword [rsp + 400]
+    mov qword [rsp + 0], rcx
+; sk3 = k15
+    mov rcx, qword [rsp + 48]
+; sk3 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk3
+    add rdx, rcx
+    mov qword [rsp + 408], rcx
+; x15 += kc[1]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 232]
 ; round 4
 ; x0 += x1
     add r8, rax
@@ -5908,19 +6031,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -5935,11 +6058,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -5953,11 +6076,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -5971,13 +6094,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 6
 ; x0 += x7
     add r8, r13
@@ -5998,11 +6121,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -6010,20 +6133,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -6043,11 +6166,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -6055,11 +6178,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -6072,9 +6195,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -6082,52 +6205,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 2
 ; x0 += k2
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 136]
 ; x1 += k3
-    add r9, qword [rsp + 112]
+    add rdi, qword [rsp + 80]
 ; x2 += k4
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x3 += k5
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 160]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 56]
 ; x9 += k11
-    add r15, qword [rsp + 72]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 72]
 ; x11 += k13
     add rsi, qword [rsp + 32]
 ; x12 += k14
     add rcx, qword [rsp + 40]
-; x13 += k15
-    add rdi, qword [rsp + 88]
-; x14 += k16
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 48]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 2
-    add rcx, 2
+; x13 += sk3
+    add r9, qword [rsp + 408]
+    mov qword [rsp + 0], rcx
+; sk4 = k16
+    mov rcx, qword [rsp + 160]
+; sk4 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk4
+    add rdx, rcx
+    mov qword [rsp + 416], rcx
+; x15 += kc[2]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 240]
 ; round 8
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -6158,14 +6280,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -6180,11 +6302,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -6204,11 +6326,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -6216,10 +6338,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -6249,31 +6371,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 11
 ; x0 += x15
     add r8, rcx
@@ -6288,11 +6410,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -6312,14 +6434,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -6327,45 +6449,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 3
 ; x0 += k3
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x1 += k4
-    add rax, qword [rsp + 120]
+    add rax, qword [rsp + 88]
 ; x2 += k5
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x3 += k6
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 160]
+    add r12, qword [rsp + 128]
 ; x7 += k10
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 56]
 ; x8 += k11
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x9 += k12
-    add r15, qword [rsp + 80]
+    add r15, qword [rsp + 72]
 ; x10 += k13
-    add r9, qword [rsp + 32]
+    add rdi, qword [rsp + 32]
 ; x11 += k14
     add rsi, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 88]
-; x13 += k16
-    add rdi, qword [rsp + 96]
-; x14 += k0
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 208], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 56]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 3
-    add rcx, 3
+    add rcx, qword [rsp + 48]
+; x13 += sk4
+    add r9, qword [rsp + 416]
+    mov qword [rsp + 0], rcx
+; sk5 = k0
+    mov rcx, qword [rsp + 144]
+; sk5 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk5
+    add rdx, rcx
+    mov qword [rsp + 424], rcx
+; x15 += kc[3]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 248]
 ; round 12
 ; x0 += x1
     add r8, rax
@@ -6398,19 +6519,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -6425,11 +6546,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -6443,11 +6564,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -6461,13 +6582,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 14
 ; x0 += x7
     add r8, r13
@@ -6488,11 +6609,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -6500,20 +6621,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -6533,11 +6654,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -6545,11 +6666,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -6562,9 +6683,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -6572,52 +6693,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 4
 ; x0 += k4
-    add r8, qword [rsp + 120]
+    add r8, qword [rsp + 88]
 ; x1 += k5
-    add r9, qword [rsp + 128]
+    add rdi, qword [rsp + 96]
 ; x2 += k6
-    add r10, qword [rsp + 136]
+    add r10, qword [rsp + 104]
 ; x3 += k7
-    add r11, qword [rsp + 144]
+    add r11, qword [rsp + 112]
 ; x4 += k8
-    add rbx, qword [rsp + 152]
+    add rbx, qword [rsp + 120]
 ; x5 += k9
-    add rbp, qword [rsp + 160]
+    add rbp, qword [rsp + 128]
 ; x6 += k10
-    add r12, qword [rsp + 64]
+    add r12, qword [rsp + 56]
 ; x7 += k11
-    add r13, qword [rsp + 72]
+    add r13, qword [rsp + 64]
 ; x8 += k12
-    add r14, qword [rsp + 80]
+    add r14, qword [rsp + 72]
 ; x9 += k13
     add r15, qword [rsp + 32]
 ; x10 += k14
     add rax, qword [rsp + 40]
 ; x11 += k15
-    add rsi, qword [rsp + 88]
+    add rsi, qword [rsp + 48]
 ; x12 += k16
-    add rcx, qword [rsp + 96]
-; x13 += k0
-    add rdi, qword [rsp + 48]
-; x14 += k1
-    add rdx, qword [rsp + 56]
-    mov qword [rsp + 208], rcx
-; x15 += k2
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 104]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 4
-    add rcx, 4
+    add rcx, qword [rsp + 160]
+; x13 += sk5
+    add r9, qword [rsp + 424]
+    mov qword [rsp + 0], rcx
+; sk6 = k1
+    mov rcx, qword [rsp + 152]
+; sk6 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk6
+    add rdx, rcx
+    mov qword [rsp + 432], rcx
+; x15 += kc[4]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 256]
 ; round 16
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -6648,14 +6768,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -6670,11 +6790,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -6694,11 +6814,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -6706,10 +6826,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -6739,31 +6859,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 19
 ; x0 += x15
     add r8, rcx
@@ -6778,11 +6898,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -6802,14 +6922,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -6817,45 +6937,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 5
 ; x0 += k5
-    add r8, qword [rsp + 128]
+    add r8, qword [rsp + 96]
 ; x1 += k6
-    add rax, qword [rsp + 136]
+    add rax, qword [rsp + 104]
 ; x2 += k7
-    add r10, qword [rsp + 144]
+    add r10, qword [rsp + 112]
 ; x3 += k8
-    add r11, qword [rsp + 152]
+    add r11, qword [rsp + 120]
 ; x4 += k9
-    add rbx, qword [rsp + 160]
+    add rbx, qword [rsp + 128]
 ; x5 += k10
-    add rbp, qword [rsp + 64]
+    add rbp, qword [rsp + 56]
 ; x6 += k11
-    add r12, qword [rsp + 72]
+    add r12, qword [rsp + 64]
 ; x7 += k12
-    add r13, qword [rsp + 80]
+    add r13, qword [rsp + 72]
 ; x8 += k13
     add r14, qword [rsp + 32]
 ; x9 += k14
     add r15, qword [rsp + 40]
 ; x10 += k15
-    add r9, qword [rsp + 88]
+    add rdi, qword [rsp + 48]
 ; x11 += k16
-    add rsi, qword [rsp + 96]
+    add rsi, qword [rsp + 160]
 ; x12 += k0
-    add rcx, qword [rsp + 48]
-; x13 += k1
-    add rdi, qword [rsp + 56]
-; x14 += k2
-    add rdx, qword [rsp + 104]
-    mov qword [rsp + 208], rcx
-; x15 += k3
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 112]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 5
-    add rcx, 5
+    add rcx, qword [rsp + 144]
+; x13 += sk6
+    add r9, qword [rsp + 432]
+    mov qword [rsp + 0], rcx
+; sk7 = k2
+    mov rcx, qword [rsp + 136]
+; sk7 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk7
+    add rdx, rcx
+    mov qword [rsp + 440], rcx
+; x15 += kc[5]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 264]
 ; round 20
 ; x0 += x1
     add r8, rax
@@ -6888,19 +7007,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -6915,11 +7034,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -6933,11 +7052,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -6951,13 +7070,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 22
 ; x0 += x7
     add r8, r13
@@ -6978,11 +7097,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -6990,20 +7109,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -7023,11 +7142,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -7035,11 +7154,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -7052,9 +7171,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -7062,52 +7181,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 6
 ; x0 += k6
-    add r8, qword [rsp + 136]
+    add r8, qword [rsp + 104]
 ; x1 += k7
-    add r9, qword [rsp + 144]
+    add rdi, qword [rsp + 112]
 ; x2 += k8
-    add r10, qword [rsp + 152]
+    add r10, qword [rsp + 120]
 ; x3 += k9
-    add r11, qword [rsp + 160]
+    add r11, qword [rsp + 128]
 ; x4 += k10
-    add rbx, qword [rsp + 64]
+    add rbx, qword [rsp + 56]
 ; x5 += k11
-    add rbp, qword [rsp + 72]
+    add rbp, qword [rsp + 64]
 ; x6 += k12
-    add r12, qword [rsp + 80]
+    add r12, qword [rsp + 72]
 ; x7 += k13
     add r13, qword [rsp + 32]
 ; x8 += k14
     add r14, qword [rsp + 40]
 ; x9 += k15
-    add r15, qword [rsp + 88]
+    add r15, qword [rsp + 48]
 ; x10 += k16
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 160]
 ; x11 += k0
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 144]
 ; x12 += k1
-    add rcx, qword [rsp + 56]
-; x13 += k2
-    add rdi, qword [rsp + 104]
-; x14 += k3
-    add rdx, qword [rsp + 112]
-    mov qword [rsp + 208], rcx
-; x15 += k4
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 120]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 6
-    add rcx, 6
+    add rcx, qword [rsp + 152]
+; x13 += sk7
+    add r9, qword [rsp + 440]
+    mov qword [rsp + 0], rcx
+; sk8 = k3
+    mov rcx, qword [rsp + 80]
+; sk8 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk8
+    add rdx, rcx
+    mov qword [rsp + 448], rcx
+; x15 += kc[6]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 272]
 ; round 24
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -7138,14 +7256,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -7160,11 +7278,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -7184,11 +7302,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -7196,10 +7314,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -7229,31 +7347,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 27
 ; x0 += x15
     add r8, rcx
@@ -7268,11 +7386,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -7292,14 +7410,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -7307,45 +7425,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 7
 ; x0 += k7
-    add r8, qword [rsp + 144]
+    add r8, qword [rsp + 112]
 ; x1 += k8
-    add rax, qword [rsp + 152]
+    add rax, qword [rsp + 120]
 ; x2 += k9
-    add r10, qword [rsp + 160]
+    add r10, qword [rsp + 128]
 ; x3 += k10
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x4 += k11
-    add rbx, qword [rsp + 72]
+    add rbx, qword [rsp + 64]
 ; x5 += k12
-    add rbp, qword [rsp + 80]
+    add rbp, qword [rsp + 72]
 ; x6 += k13
     add r12, qword [rsp + 32]
 ; x7 += k14
     add r13, qword [rsp + 40]
 ; x8 += k15
-    add r14, qword [rsp + 88]
+    add r14, qword [rsp + 48]
 ; x9 += k16
-    add r15, qword [rsp + 96]
+    add r15, qword [rsp + 160]
 ; x10 += k0
-    add r9, qword [rsp + 48]
+    add rdi, qword [rsp + 144]
 ; x11 += k1
-    add rsi, qword [rsp + 56]
+    add rsi, qword [rsp + 152]
 ; x12 += k2
-    add rcx, qword [rsp + 104]
-; x13 += k3
-    add rdi, qword [rsp + 112]
-; x14 += k4
-    add rdx, qword [rsp + 120]
-    mov qword [rsp + 208], rcx
-; x15 += k5
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 128]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 7
-    add rcx, 7
+    add rcx, qword [rsp + 136]
+; x13 += sk8
+    add r9, qword [rsp + 448]
+    mov qword [rsp + 0], rcx
+; sk9 = k4
+    mov rcx, qword [rsp + 88]
+; sk9 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk9
+    add rdx, rcx
+    mov qword [rsp + 456], rcx
+; x15 += kc[7]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 280]
 ; round 28
 ; x0 += x1
     add r8, rax
@@ -7378,19 +7495,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -7405,11 +7522,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -7423,11 +7540,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -7441,13 +7558,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 30
 ; x0 += x7
     add r8, r13
@@ -7468,11 +7585,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -7480,20 +7597,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -7513,11 +7630,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -7525,11 +7642,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -7542,9 +7659,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -7552,52 +7669,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 8
 ; x0 += k8
-    add r8, qword [rsp + 152]
+    add r8, qword [rsp + 120]
 ; x1 += k9
-    add r9, qword [rsp + 160]
+    add rdi, qword [rsp + 128]
 ; x2 += k10
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x3 += k11
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x4 += k12
-    add rbx, qword [rsp + 80]
+    add rbx, qword [rsp + 72]
 ; x5 += k13
     add rbp, qword [rsp + 32]
 ; x6 += k14
     add r12, qword [rsp + 40]
 ; x7 += k15
-    add r13, qword [rsp + 88]
+    add r13, qword [rsp + 48]
 ; x8 += k16
-    add r14, qword [rsp + 96]
+    add r14, qword [rsp + 160]
 ; x9 += k0
-    add r15, qword [rsp + 48]
+    add r15, qword [rsp + 144]
 ; x10 += k1
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x11 += k2
-    add rsi, qword [rsp + 104]
+    add rsi, qword [rsp + 136]
 ; x12 += k3
-    add rcx, qword [rsp + 112]
-; x13 += k4
-    add rdi, qword [rsp + 120]
-; x14 += k5
-    add rdx, qword [rsp + 128]
-    mov qword [rsp + 208], rcx
-; x15 += k6
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 136]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 8
-    add rcx, 8
+    add rcx, qword [rsp + 80]
+; x13 += sk9
+    add r9, qword [rsp + 456]
+    mov qword [rsp + 0], rcx
+; sk10 = k5
+    mov rcx, qword [rsp + 96]
+; sk10 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk10
+    add rdx, rcx
+    mov qword [rsp + 464], rcx
+; x15 += kc[8]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 288]
 ; round 32
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -7628,14 +7744,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -7650,11 +7766,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -7674,11 +7790,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -7686,10 +7802,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -7719,31 +7835,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 35
 ; x0 += x15
     add r8, rcx
@@ -7758,11 +7874,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -7782,14 +7898,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -7797,45 +7913,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 9
 ; x0 += k9
-    add r8, qword [rsp + 160]
+    add r8, qword [rsp + 128]
 ; x1 += k10
-    add rax, qword [rsp + 64]
+    add rax, qword [rsp + 56]
 ; x2 += k11
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x3 += k12
-    add r11, qword [rsp + 80]
+    add r11, qword [rsp + 72]
 ; x4 += k13
     add rbx, qword [rsp + 32]
 ; x5 += k14
     add rbp, qword [rsp + 40]
 ; x6 += k15
-    add r12, qword [rsp + 88]
+    add r12, qword [rsp + 48]
 ; x7 += k16
-    add r13, qword [rsp + 96]
+    add r13, qword [rsp + 160]
 ; x8 += k0
-    add r14, qword [rsp + 48]
+    add r14, qword [rsp + 144]
 ; x9 += k1
-    add r15, qword [rsp + 56]
+    add r15, qword [rsp + 152]
 ; x10 += k2
-    add r9, qword [rsp + 104]
+    add rdi, qword [rsp + 136]
 ; x11 += k3
-    add rsi, qword [rsp + 112]
+    add rsi, qword [rsp + 80]
 ; x12 += k4
-    add rcx, qword [rsp + 120]
-; x13 += k5
-    add rdi, qword [rsp + 128]
-; x14 += k6
-    add rdx, qword [rsp + 136]
-    mov qword [rsp + 208], rcx
-; x15 += k7
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 144]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 9
-    add rcx, 9
+    add rcx, qword [rsp + 88]
+; x13 += sk10
+    add r9, qword [rsp + 464]
+    mov qword [rsp + 0], rcx
+; sk11 = k6
+    mov rcx, qword [rsp + 104]
+; sk11 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk11
+    add rdx, rcx
+    mov qword [rsp + 472], rcx
+; x15 += kc[9]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 296]
 ; round 36
 ; x0 += x1
     add r8, rax
@@ -7868,19 +7983,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -7895,11 +8010,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -7913,11 +8028,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -7931,13 +8046,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 38
 ; x0 += x7
     add r8, r13
@@ -7958,11 +8073,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -7970,20 +8085,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -8003,11 +8118,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -8015,11 +8130,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -8032,9 +8147,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -8042,52 +8157,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 10
 ; x0 += k10
-    add r8, qword [rsp + 64]
+    add r8, qword [rsp + 56]
 ; x1 += k11
-    add r9, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x2 += k12
-    add r10, qword [rsp + 80]
+    add r10, qword [rsp + 72]
 ; x3 += k13
     add r11, qword [rsp + 32]
 ; x4 += k14
     add rbx, qword [rsp + 40]
 ; x5 += k15
-    add rbp, qword [rsp + 88]
+    add rbp, qword [rsp + 48]
 ; x6 += k16
-    add r12, qword [rsp + 96]
+    add r12, qword [rsp + 160]
 ; x7 += k0
-    add r13, qword [rsp + 48]
+    add r13, qword [rsp + 144]
 ; x8 += k1
-    add r14, qword [rsp + 56]
+    add r14, qword [rsp + 152]
 ; x9 += k2
-    add r15, qword [rsp + 104]
+    add r15, qword [rsp + 136]
 ; x10 += k3
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x11 += k4
-    add rsi, qword [rsp + 120]
+    add rsi, qword [rsp + 88]
 ; x12 += k5
-    add rcx, qword [rsp + 128]
-; x13 += k6
-    add rdi, qword [rsp + 136]
-; x14 += k7
-    add rdx, qword [rsp + 144]
-    mov qword [rsp + 208], rcx
-; x15 += k8
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 152]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0xa
-    add rcx, 0xa
+    add rcx, qword [rsp + 96]
+; x13 += sk11
+    add r9, qword [rsp + 472]
+    mov qword [rsp + 0], rcx
+; sk12 = k7
+    mov rcx, qword [rsp + 112]
+; sk12 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk12
+    add rdx, rcx
+    mov qword [rsp + 480], rcx
+; x15 += kc[10]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 304]
 ; round 40
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -8118,14 +8232,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -8140,11 +8254,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -8164,11 +8278,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -8176,10 +8290,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -8209,31 +8323,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 43
 ; x0 += x15
     add r8, rcx
@@ -8248,11 +8362,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -8272,14 +8386,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -8287,45 +8401,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 11
 ; x0 += k11
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x1 += k12
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 72]
 ; x2 += k13
     add r10, qword [rsp + 32]
 ; x3 += k14
     add r11, qword [rsp + 40]
 ; x4 += k15
-    add rbx, qword [rsp + 88]
+    add rbx, qword [rsp + 48]
 ; x5 += k16
-    add rbp, qword [rsp + 96]
+    add rbp, qword [rsp + 160]
 ; x6 += k0
-    add r12, qword [rsp + 48]
+    add r12, qword [rsp + 144]
 ; x7 += k1
-    add r13, qword [rsp + 56]
+    add r13, qword [rsp + 152]
 ; x8 += k2
-    add r14, qword [rsp + 104]
+    add r14, qword [rsp + 136]
 ; x9 += k3
-    add r15, qword [rsp + 112]
+    add r15, qword [rsp + 80]
 ; x10 += k4
-    add r9, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x11 += k5
-    add rsi, qword [rsp + 128]
+    add rsi, qword [rsp + 96]
 ; x12 += k6
-    add rcx, qword [rsp + 136]
-; x13 += k7
-    add rdi, qword [rsp + 144]
-; x14 += k8
-    add rdx, qword [rsp + 152]
-    mov qword [rsp + 208], rcx
-; x15 += k9
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 160]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0xb
-    add rcx, 0xb
+    add rcx, qword [rsp + 104]
+; x13 += sk12
+    add r9, qword [rsp + 480]
+    mov qword [rsp + 0], rcx
+; sk13 = k8
+    mov rcx, qword [rsp + 120]
+; sk13 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk13
+    add rdx, rcx
+    mov qword [rsp + 488], rcx
+; x15 += kc[11]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 312]
 ; round 44
 ; x0 += x1
     add r8, rax
@@ -8358,19 +8471,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -8385,11 +8498,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -8403,11 +8516,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -8421,13 +8534,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 46
 ; x0 += x7
     add r8, r13
@@ -8448,11 +8561,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -8460,20 +8573,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -8493,11 +8606,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -8505,11 +8618,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -8522,9 +8635,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -8532,52 +8645,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 12
 ; x0 += k12
-    add r8, qword [rsp + 80]
+    add r8, qword [rsp + 72]
 ; x1 += k13
-    add r9, qword [rsp + 32]
+    add rdi, qword [rsp + 32]
 ; x2 += k14
     add r10, qword [rsp + 40]
 ; x3 += k15
-    add r11, qword [rsp + 88]
+    add r11, qword [rsp + 48]
 ; x4 += k16
-    add rbx, qword [rsp + 96]
+    add rbx, qword [rsp + 160]
 ; x5 += k0
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 144]
 ; x6 += k1
-    add r12, qword [rsp + 56]
+    add r12, qword [rsp + 152]
 ; x7 += k2
-    add r13, qword [rsp + 104]
+    add r13, qword [rsp + 136]
 ; x8 += k3
-    add r14, qword [rsp + 112]
+    add r14, qword [rsp + 80]
 ; x9 += k4
-    add r15, qword [rsp + 120]
+    add r15, qword [rsp + 88]
 ; x10 += k5
-    add rax, qword [rsp + 128]
+    add rax, qword [rsp + 96]
 ; x11 += k6
-    add rsi, qword [rsp + 136]
+    add rsi, qword [rsp + 104]
 ; x12 += k7
-    add rcx, qword [rsp + 144]
-; x13 += k8
-    add rdi, qword [rsp + 152]
-; x14 += k9
-    add rdx, qword [rsp + 160]
-    mov qword [rsp + 208], rcx
-; x15 += k10
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 64]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0xc
-    add rcx, 0xc
+    add rcx, qword [rsp + 112]
+; x13 += sk13
+    add r9, qword [rsp + 488]
+    mov qword [rsp + 0], rcx
+; sk14 = k9
+    mov rcx, qword [rsp + 128]
+; sk14 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk14
+    add rdx, rcx
+    mov qword [rsp + 496], rcx
+; x15 += kc[12]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 320]
 ; round 48
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -8608,14 +8720,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -8630,11 +8742,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -8654,11 +8766,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -8666,10 +8778,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -8699,31 +8811,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 51
 ; x0 += x15
     add r8, rcx
@@ -8738,11 +8850,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -8762,14 +8874,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -8781,41 +8893,40 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 += k14
     add rax, qword [rsp + 40]
 ; x2 += k15
-    add r10, qword [rsp + 88]
+    add r10, qword [rsp + 48]
 ; x3 += k16
-    add r11, qword [rsp + 96]
+    add r11, qword [rsp + 160]
 ; x4 += k0
-    add rbx, qword [rsp + 48]
+    add rbx, qword [rsp + 144]
 ; x5 += k1
-    add rbp, qword [rsp + 56]
+    add rbp, qword [rsp + 152]
 ; x6 += k2
-    add r12, qword [rsp + 104]
+    add r12, qword [rsp + 136]
 ; x7 += k3
-    add r13, qword [rsp + 112]
+    add r13, qword [rsp + 80]
 ; x8 += k4
-    add r14, qword [rsp + 120]
+    add r14, qword [rsp + 88]
 ; x9 += k5
-    add r15, qword [rsp + 128]
+    add r15, qword [rsp + 96]
 ; x10 += k6
-    add r9, qword [rsp + 136]
+    add rdi, qword [rsp + 104]
 ; x11 += k7
-    add rsi, qword [rsp + 144]
+    add rsi, qword [rsp + 112]
 ; x12 += k8
-    add rcx, qword [rsp + 152]
-; x13 += k9
-    add rdi, qword [rsp + 160]
-; x14 += k10
-    add rdx, qword [rsp + 64]
-    mov qword [rsp + 208], rcx
-; x15 += k11
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 72]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0xd
-    add rcx, 0xd
+    add rcx, qword [rsp + 120]
+; x13 += sk14
+    add r9, qword [rsp + 496]
+    mov qword [rsp + 0], rcx
+; sk15 = k10
+    mov rcx, qword [rsp + 56]
+; sk15 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk15
+    add rdx, rcx
+    mov qword [rsp + 504], rcx
+; x15 += kc[13]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 328]
 ; round 52
 ; x0 += x1
     add r8, rax
@@ -8848,19 +8959,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -8875,11 +8986,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -8893,11 +9004,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -8911,13 +9022,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 54
 ; x0 += x7
     add r8, r13
@@ -8938,11 +9049,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -8950,20 +9061,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -8983,11 +9094,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -8995,11 +9106,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -9012,9 +9123,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -9024,50 +9135,49 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x0 += k14
     add r8, qword [rsp + 40]
 ; x1 += k15
-    add r9, qword [rsp + 88]
+    add rdi, qword [rsp + 48]
 ; x2 += k16
-    add r10, qword [rsp + 96]
+    add r10, qword [rsp + 160]
 ; x3 += k0
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 144]
 ; x4 += k1
-    add rbx, qword [rsp + 56]
+    add rbx, qword [rsp + 152]
 ; x5 += k2
-    add rbp, qword [rsp + 104]
+    add rbp, qword [rsp + 136]
 ; x6 += k3
-    add r12, qword [rsp + 112]
+    add r12, qword [rsp + 80]
 ; x7 += k4
-    add r13, qword [rsp + 120]
+    add r13, qword [rsp + 88]
 ; x8 += k5
-    add r14, qword [rsp + 128]
+    add r14, qword [rsp + 96]
 ; x9 += k6
-    add r15, qword [rsp + 136]
+    add r15, qword [rsp + 104]
 ; x10 += k7
-    add rax, qword [rsp + 144]
+    add rax, qword [rsp + 112]
 ; x11 += k8
-    add rsi, qword [rsp + 152]
+    add rsi, qword [rsp + 120]
 ; x12 += k9
-    add rcx, qword [rsp + 160]
-; x13 += k10
-    add rdi, qword [rsp + 64]
-; x14 += k11
-    add rdx, qword [rsp + 72]
-    mov qword [rsp + 208], rcx
-; x15 += k12
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 80]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0xe
-    add rcx, 0xe
+    add rcx, qword [rsp + 128]
+; x13 += sk15
+    add r9, qword [rsp + 504]
+    mov qword [rsp + 0], rcx
+; sk16 = k11
+    mov rcx, qword [rsp + 64]
+; sk16 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk16
+    add rdx, rcx
+    mov qword [rsp + 512], rcx
+; x15 += kc[14]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 336]
 ; round 56
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -9098,14 +9208,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -9120,11 +9230,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -9144,11 +9254,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -9156,10 +9266,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -9189,31 +9299,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 59
 ; x0 += x15
     add r8, rcx
@@ -9228,11 +9338,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -9252,14 +9362,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -9267,45 +9377,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 15
 ; x0 += k15
-    add r8, qword [rsp + 88]
+    add r8, qword [rsp + 48]
 ; x1 += k16
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 160]
 ; x2 += k0
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 144]
 ; x3 += k1
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 152]
 ; x4 += k2
-    add rbx, qword [rsp + 104]
+    add rbx, qword [rsp + 136]
 ; x5 += k3
-    add rbp, qword [rsp + 112]
+    add rbp, qword [rsp + 80]
 ; x6 += k4
-    add r12, qword [rsp + 120]
+    add r12, qword [rsp + 88]
 ; x7 += k5
-    add r13, qword [rsp + 128]
+    add r13, qword [rsp + 96]
 ; x8 += k6
-    add r14, qword [rsp + 136]
+    add r14, qword [rsp + 104]
 ; x9 += k7
-    add r15, qword [rsp + 144]
+    add r15, qword [rsp + 112]
 ; x10 += k8
-    add r9, qword [rsp + 152]
+    add rdi, qword [rsp + 120]
 ; x11 += k9
-    add rsi, qword [rsp + 160]
+    add rsi, qword [rsp + 128]
 ; x12 += k10
-    add rcx, qword [rsp + 64]
-; x13 += k11
-    add rdi, qword [rsp + 72]
-; x14 += k12
-    add rdx, qword [rsp + 80]
-    mov qword [rsp + 208], rcx
-; x15 += k13
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 32]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0xf
-    add rcx, 0xf
+    add rcx, qword [rsp + 56]
+; x13 += sk16
+    add r9, qword [rsp + 512]
+    mov qword [rsp + 0], rcx
+; sk17 = k12
+    mov rcx, qword [rsp + 72]
+; sk17 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk17
+    add rdx, rcx
+    mov qword [rsp + 520], rcx
+; x15 += kc[15]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 344]
 ; round 60
 ; x0 += x1
     add r8, rax
@@ -9338,19 +9447,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -9365,11 +9474,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -9383,11 +9492,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -9401,13 +9510,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 62
 ; x0 += x7
     add r8, r13
@@ -9428,11 +9537,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -9440,20 +9549,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -9473,11 +9582,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -9485,11 +9594,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -9502,9 +9611,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -9512,52 +9621,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 16
 ; x0 += k16
-    add r8, qword [rsp + 96]
+    add r8, qword [rsp + 160]
 ; x1 += k0
-    add r9, qword [rsp + 48]
+    add rdi, qword [rsp + 144]
 ; x2 += k1
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 152]
 ; x3 += k2
-    add r11, qword [rsp + 104]
+    add r11, qword [rsp + 136]
 ; x4 += k3
-    add rbx, qword [rsp + 112]
+    add rbx, qword [rsp + 80]
 ; x5 += k4
-    add rbp, qword [rsp + 120]
+    add rbp, qword [rsp + 88]
 ; x6 += k5
-    add r12, qword [rsp + 128]
+    add r12, qword [rsp + 96]
 ; x7 += k6
-    add r13, qword [rsp + 136]
+    add r13, qword [rsp + 104]
 ; x8 += k7
-    add r14, qword [rsp + 144]
+    add r14, qword [rsp + 112]
 ; x9 += k8
-    add r15, qword [rsp + 152]
+    add r15, qword [rsp + 120]
 ; x10 += k9
-    add rax, qword [rsp + 160]
+    add rax, qword [rsp + 128]
 ; x11 += k10
-    add rsi, qword [rsp + 64]
+    add rsi, qword [rsp + 56]
 ; x12 += k11
-    add rcx, qword [rsp + 72]
-; x13 += k12
-    add rdi, qword [rsp + 80]
-; x14 += k13
-    add rdx, qword [rsp + 32]
-    mov qword [rsp + 208], rcx
-; x15 += k14
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 40]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0x10
-    add rcx, 0x10
+    add rcx, qword [rsp + 64]
+; x13 += sk17
+    add r9, qword [rsp + 520]
+    mov qword [rsp + 0], rcx
+; sk18 = k13
+    mov rcx, qword [rsp + 32]
+; sk18 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk18
+    add rdx, rcx
+    mov qword [rsp + 528], rcx
+; x15 += kc[16]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 352]
 ; round 64
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -9588,14 +9696,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -9610,11 +9718,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -9634,11 +9742,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -9646,10 +9754,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -9679,31 +9787,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 67
 ; x0 += x15
     add r8, rcx
@@ -9718,11 +9826,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -9742,14 +9850,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -9757,45 +9865,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 17
 ; x0 += k0
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 144]
 ; x1 += k1
-    add rax, qword [rsp + 56]
+    add rax, qword [rsp + 152]
 ; x2 += k2
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 136]
 ; x3 += k3
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 152]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 160]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add r9, qword [rsp + 64]
+    add rdi, qword [rsp + 56]
 ; x11 += k11
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x12 += k12
-    add rcx, qword [rsp + 80]
-; x13 += k13
-    add rdi, qword [rsp + 32]
-; x14 += k14
-    add rdx, qword [rsp + 40]
-    mov qword [rsp + 208], rcx
-; x15 += k15
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 88]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0x11
-    add rcx, 0x11
+    add rcx, qword [rsp + 72]
+; x13 += sk18
+    add r9, qword [rsp + 528]
+    mov qword [rsp + 0], rcx
+; sk19 = k14
+    mov rcx, qword [rsp + 40]
+; sk19 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk19
+    add rdx, rcx
+    mov qword [rsp + 536], rcx
+; x15 += kc[17]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 360]
 ; round 68
 ; x0 += x1
     add r8, rax
@@ -9828,19 +9935,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -9855,11 +9962,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -9873,11 +9980,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -9891,13 +9998,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 70
 ; x0 += x7
     add r8, r13
@@ -9918,11 +10025,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -9930,20 +10037,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -9963,11 +10070,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -9975,11 +10082,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -9992,9 +10099,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -10002,52 +10109,51 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 18
 ; x0 += k1
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 152]
 ; x1 += k2
-    add r9, qword [rsp + 104]
+    add rdi, qword [rsp + 136]
 ; x2 += k3
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 80]
 ; x3 += k4
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r14, qword [rsp + 160]
+    add r14, qword [rsp + 128]
 ; x9 += k10
-    add r15, qword [rsp + 64]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add rax, qword [rsp + 72]
+    add rax, qword [rsp + 64]
 ; x11 += k12
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 72]
 ; x12 += k13
     add rcx, qword [rsp + 32]
-; x13 += k14
-    add rdi, qword [rsp + 40]
-; x14 += k15
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 96]
-; x13 += t0
-    add rdi, qword [rsp + 184]
-; x14 += t1
-    add rdx, qword [rsp + 176]
-; x15 += 0x12
-    add rcx, 0x12
+; x13 += sk19
+    add r9, qword [rsp + 536]
+    mov qword [rsp + 0], rcx
+; sk20 = k15
+    mov rcx, qword [rsp + 48]
+; sk20 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk20
+    add rdx, rcx
+    mov qword [rsp + 544], rcx
+; x15 += kc[18]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 368]
 ; round 72
 ; x0 += x1
-    add r8, r9
+    add r8, rdi
 ; x1 <<<= 24
-    rol r9, 24
+    rol rdi, 24
 ; x1 ^= x0
-    xor r9, r8
+    xor rdi, r8
 ; x2 += x3
     add r10, r11
 ; x3 <<<= 13
@@ -10078,14 +10184,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol rsi, 17
 ; x11 ^= x10
     xor rsi, rax
-    mov qword [rsp + 216], r9
+    mov qword [rsp + 8], rdi
 ; x12 += x13
-    mov r9, qword [rsp + 208]
-    add r9, rdi
+    mov rdi, qword [rsp + 0]
+    add rdi, r9
 ; x13 <<<= 22
-    rol rdi, 22
+    rol r9, 22
 ; x13 ^= x12
-    xor rdi, r9
+    xor r9, rdi
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -10100,11 +10206,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 19
-    rol rdi, 19
+    rol r9, 19
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 10
@@ -10124,11 +10230,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 18
     rol r11, 18
 ; x3 ^= x12
-    xor r11, r9
+    xor r11, rdi
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
@@ -10136,10 +10242,10 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], rax
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rax
 ; x1 <<<= 52
-    mov rax, qword [rsp + 216]
+    mov rax, qword [rsp + 8]
     rol rax, 52
 ; x1 ^= x8
     xor rax, r14
@@ -10169,31 +10275,31 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x1 ^= x6
     xor rax, r12
 ; x12 += x15
-    add r9, rcx
+    add rdi, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r9
+    xor rcx, rdi
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 41
-    rol rdi, 41
+    rol r9, 41
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 59
     rol rsi, 59
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], r9
+    mov qword [rsp + 0], rdi
 ; x10 += x9
-    mov r9, qword [rsp + 224]
-    add r9, r15
+    mov rdi, qword [rsp + 24]
+    add rdi, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r9
+    xor r15, rdi
 ; round 75
 ; x0 += x15
     add r8, rcx
@@ -10208,11 +10314,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 48
-    rol rdi, 48
+    rol r9, 48
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -10232,14 +10338,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x8
     xor rbp, r14
 ; x10 += x3
-    add r9, r11
+    add rdi, r11
 ; x3 <<<= 16
     rol r11, 16
 ; x3 ^= x10
-    xor r11, r9
-    mov qword [rsp + 232], rcx
+    xor r11, rdi
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -10247,45 +10353,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 19
 ; x0 += k2
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 136]
 ; x1 += k3
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 80]
 ; x2 += k4
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 88]
 ; x3 += k5
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 160]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r14, qword [rsp + 64]
+    add r14, qword [rsp + 56]
 ; x9 += k11
-    add r15, qword [rsp + 72]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add r9, qword [rsp + 80]
+    add rdi, qword [rsp + 72]
 ; x11 += k13
     add rsi, qword [rsp + 32]
 ; x12 += k14
     add rcx, qword [rsp + 40]
-; x13 += k15
-    add rdi, qword [rsp + 88]
-; x14 += k16
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 48]
-; x13 += t1
-    add rdi, qword [rsp + 176]
-; x14 += t2
-    add rdx, qword [rsp + 168]
-; x15 += 0x13
-    add rcx, 0x13
+; x13 += sk20
+    add r9, qword [rsp + 544]
+    mov qword [rsp + 0], rcx
+; sk21 = k16
+    mov rcx, qword [rsp + 160]
+; sk21 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk21
+    add rdx, rcx
+    mov qword [rsp + 552], rcx
+; x15 += kc[19]
+    mov rcx, qword [rsp + 16]
+    add rcx, qword [rsp + 376]
 ; round 76
 ; x0 += x1
     add r8, rax
@@ -10318,19 +10423,19 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x8
     xor r15, r14
 ; x10 += x11
-    add r9, rsi
+    add rdi, rsi
 ; x11 <<<= 47
     rol rsi, 47
 ; x11 ^= x10
-    xor rsi, r9
-    mov qword [rsp + 216], rax
+    xor rsi, rdi
+    mov qword [rsp + 8], rax
 ; x12 += x13
-    mov rax, qword [rsp + 208]
-    add rax, rdi
+    mov rax, qword [rsp + 0]
+    add rax, r9
 ; x13 <<<= 44
-    rol rdi, 44
+    rol r9, 44
 ; x13 ^= x12
-    xor rdi, rax
+    xor r9, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -10345,11 +10450,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x0
     xor r15, r8
 ; x2 += x13
-    add r10, rdi
+    add r10, r9
 ; x13 <<<= 34
-    rol rdi, 34
+    rol r9, 34
 ; x13 ^= x2
-    xor rdi, r10
+    xor r9, r10
 ; x6 += x11
     add r12, rsi
 ; x11 <<<= 56
@@ -10363,11 +10468,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r9, r13
+    add rdi, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r9
+    xor r13, rdi
 ; x12 += x3
     add rax, r11
 ; x3 <<<= 53
@@ -10381,13 +10486,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x5 ^= x14
     xor rbp, rdx
 ; x8 += x1
-    add r14, qword [rsp + 216]
-    mov qword [rsp + 224], r9
+    add r14, qword [rsp + 8]
+    mov qword [rsp + 24], rdi
 ; x1 <<<= 41
-    mov r9, qword [rsp + 216]
-    rol r9, 41
+    mov rdi, qword [rsp + 8]
+    rol rdi, 41
 ; x1 ^= x8
-    xor r9, r14
+    xor rdi, r14
 ; round 78
 ; x0 += x7
     add r8, r13
@@ -10408,11 +10513,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x3 ^= x4
     xor r11, rbx
 ; x6 += x1
-    add r12, r9
+    add r12, rdi
 ; x1 <<<= 46
-    rol r9, 46
+    rol rdi, 46
 ; x1 ^= x6
-    xor r9, r12
+    xor rdi, r12
 ; x12 += x15
     add rax, rcx
 ; x15 <<<= 19
@@ -10420,20 +10525,20 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, rdi
+    add rdx, r9
 ; x13 <<<= 42
-    rol rdi, 42
+    rol r9, 42
 ; x13 ^= x14
-    xor rdi, rdx
+    xor r9, rdx
 ; x8 += x11
     add r14, rsi
 ; x11 <<<= 44
     rol rsi, 44
 ; x11 ^= x8
     xor rsi, r14
-    mov qword [rsp + 208], rax
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    mov rax, qword [rsp + 224]
+    mov rax, qword [rsp + 24]
     add rax, r15
 ; x9 <<<= 25
     rol r15, 25
@@ -10453,11 +10558,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x11 ^= x2
     xor rsi, r10
 ; x6 += x13
-    add r12, rdi
+    add r12, r9
 ; x13 <<<= 35
-    rol rdi, 35
+    rol r9, 35
 ; x13 ^= x6
-    xor rdi, r12
+    xor r9, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 52
@@ -10465,11 +10570,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; x9 ^= x4
     xor r15, rbx
 ; x14 += x1
-    add rdx, r9
+    add rdx, rdi
 ; x1 <<<= 23
-    rol r9, 23
+    rol rdi, 23
 ; x1 ^= x14
-    xor r9, rdx
+    xor rdi, rdx
 ; x8 += x5
     add r14, rbp
 ; x5 <<<= 31
@@ -10482,9 +10587,9 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     rol r11, 37
 ; x3 ^= x10
     xor r11, rax
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 16], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 208]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -10492,109 +10597,107 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r13, rcx
 ; add subkey 20
 ; x0 += k3
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 80]
 ; x1 += k4
-    add r9, qword [rsp + 120]
+    add rdi, qword [rsp + 88]
 ; x2 += k5
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 96]
 ; x3 += k6
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 160]
+    add r12, qword [rsp + 128]
 ; x7 += k10
-    add r13, qword [rsp + 64]
+    add r13, qword [rsp + 56]
 ; x8 += k11
-    add r14, qword [rsp + 72]
+    add r14, qword [rsp + 64]
 ; x9 += k12
-    add r15, qword [rsp + 80]
+    add r15, qword [rsp + 72]
 ; x10 += k13
     add rax, qword [rsp + 32]
 ; x11 += k14
     add rsi, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 88]
-; x13 += k16
-    add rdi, qword [rsp + 96]
-; x14 += k0
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 208], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 232]
-    add rcx, qword [rsp + 56]
-; x13 += t2
-    add rdi, qword [rsp + 168]
-; x14 += t0
-    add rdx, qword [rsp + 184]
-; x15 += 0x14
-    add rcx, 0x14
+    add rcx, qword [rsp + 48]
+; x13 += sk21
+    add r9, qword [rsp + 552]
+    mov qword [rsp + 192], r9
+; sk22 = k0
+    mov r9, qword [rsp + 144]
+; sk22 += t0
+    add r9, qword [rsp + 168]
+; x14 += sk22
+    add rdx, r9
+; x15 += kc[20]
+    mov r9, qword [rsp + 16]
+    add r9, qword [rsp + 384]
 ; store the block(s)
-; x15 += 0x14
-    mov qword [rsp + 232], rcx
+; x15 += kc[20]
+    mov qword [rsp + 16], r9
 ; out[0] = x0
-    mov rcx, qword [rsp + 8]
-    mov qword [rcx], r8
+    mov r9, qword [rsp + 224]
+    mov qword [r9], r8
 ; out[1] = x1
-    mov qword [rcx + 8], r9
+    mov qword [r9 + 8], rdi
 ; out[2] = x2
-    mov qword [rcx + 16], r10
+    mov qword [r9 + 16], r10
 ; out[3] = x3
-    mov qword [rcx + 24], r11
+    mov qword [r9 + 24], r11
 ; out[4] = x4
-    mov qword [rcx + 32], rbx
+    mov qword [r9 + 32], rbx
 ; out[5] = x5
-    mov qword [rcx + 40], rbp
+    mov qword [r9 + 40], rbp
 ; out[6] = x6
-    mov qword [rcx + 48], r12
+    mov qword [r9 + 48], r12
 ; out[7] = x7
-    mov qword [rcx + 56], r13
+    mov qword [r9 + 56], r13
 ; out[8] = x8
-    mov qword [rcx + 64], r14
+    mov qword [r9 + 64], r14
 ; out[9] = x9
-    mov qword [rcx + 72], r15
+    mov qword [r9 + 72], r15
 ; out[10] = x10
-    mov qword [rcx + 80], rax
+    mov qword [r9 + 80], rax
 ; out[11] = x11
-    mov qword [rcx + 88], rsi
+    mov qword [r9 + 88], rsi
 ; out[12] = x12
-    mov rax, qword [rsp + 208]
-    mov qword [rcx + 96], rax
+    mov qword [r9 + 96], rcx
 ; out[13] = x13
-    mov qword [rcx + 104], rdi
+    mov rax, qword [rsp + 192]
+    mov qword [r9 + 104], rax
 ; out[14] = x14
-    mov qword [rcx + 112], rdx
+    mov qword [r9 + 112], rdx
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rcx + 120], rax
+    mov rax, qword [rsp + 16]
+    mov qword [r9 + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 208]
     add rax, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 16]
-    add rdx, 0x80
-; out += 128
+    mov rcx, qword [rsp + 200]
     add rcx, 0x80
+; out += 128
+    add r9, 0x80
 ; n -= 1
-    mov rsi, qword [rsp + 0]
-    sub rsi, 1
-    mov qword [rsp + 16], rdx
-    mov qword [rsp + 0], rsi
-    mov qword [rsp + 8], rcx
-    mov qword [rsp + 24], rax
+    mov rdx, qword [rsp + 216]
+    sub rdx, 1
+    mov qword [rsp + 200], rcx
+    mov qword [rsp + 216], rdx
+    mov qword [rsp + 224], r9
+    mov qword [rsp + 208], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 568 bytes of stack slots
+    mov ecx, 71 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 568
     pop r15
     pop r14
     pop r13
@@ -10642,6 +10745,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 blo
     pop rbx
     jmp tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     endbr64
 .entry:
@@ -10649,22 +10753,22 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 .prolog_end:
     vmovdqu64 zmm31, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_block] ; lane b reads block b: offsets b * 128
     vmovdqu64 zmm30, [rel tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_lane_tweak] ; tweak of lane b: offsets b * 16
-    mov dword [rsp + 0], 0xa9fc1a22
-    mov dword [rsp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 8], 0xa9fc1a22
-    mov dword [rsp + 12], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 16], 0xa9fc1a22
-    mov dword [rsp + 20], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 24], 0xa9fc1a22
-    mov dword [rsp + 28], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 32], 0xa9fc1a22
-    mov dword [rsp + 36], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 40], 0xa9fc1a22
-    mov dword [rsp + 44], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 48], 0xa9fc1a22
-    mov dword [rsp + 52], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [rsp + 56], 0xa9fc1a22
-    mov dword [rsp + 60], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1088], 0xa9fc1a22
+    mov dword [rsp + 1092], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1096], 0xa9fc1a22
+    mov dword [rsp + 1100], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1104], 0xa9fc1a22
+    mov dword [rsp + 1108], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1112], 0xa9fc1a22
+    mov dword [rsp + 1116], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1120], 0xa9fc1a22
+    mov dword [rsp + 1124], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1128], 0xa9fc1a22
+    mov dword [rsp + 1132], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1136], 0xa9fc1a22
+    mov dword [rsp + 1140], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [rsp + 1144], 0xa9fc1a22
+    mov dword [rsp + 1148], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
     mov dword [rsp + 1408], 0x00000014
     mov dword [rsp + 1412], 0x00000000 ; constant 0x0000000000000014
     mov dword [rsp + 1416], 0x00000014
@@ -11022,7 +11126,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; k15 = key[15]
     vpbroadcastq zmm15, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
-    vpbroadcastq zmm16, qword [rsp + 0]
+    vpbroadcastq zmm16, qword [rsp + 1088]
 ; k16 ^= k0
     vpxorq zmm16, zmm16, zmm0
 ; k16 ^= k1
@@ -11055,24 +11159,24 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpxorq zmm16, zmm16, zmm14
 ; k16 ^= k15
     vpxorq zmm16, zmm16, zmm15
-    mov qword [rsp + 64], rdx
-    vmovdqu64 [rsp + 128], zmm0
-    vmovdqu64 [rsp + 192], zmm1
-    vmovdqu64 [rsp + 256], zmm10
-    vmovdqu64 [rsp + 320], zmm11
-    vmovdqu64 [rsp + 384], zmm12
-    vmovdqu64 [rsp + 448], zmm13
-    vmovdqu64 [rsp + 512], zmm14
-    vmovdqu64 [rsp + 576], zmm15
-    vmovdqu64 [rsp + 640], zmm16
-    vmovdqu64 [rsp + 704], zmm2
-    vmovdqu64 [rsp + 768], zmm3
-    vmovdqu64 [rsp + 832], zmm4
-    vmovdqu64 [rsp + 896], zmm5
-    vmovdqu64 [rsp + 960], zmm6
-    vmovdqu64 [rsp + 1024], zmm7
-    vmovdqu64 [rsp + 1088], zmm8
-    vmovdqu64 [rsp + 1152], zmm9
+    mov qword [rsp + 1152], rdx
+    vmovdqu64 [rsp + 832], zmm0
+    vmovdqu64 [rsp + 896], zmm1
+    vmovdqu64 [rsp + 0], zmm10
+    vmovdqu64 [rsp + 64], zmm11
+    vmovdqu64 [rsp + 128], zmm12
+    vmovdqu64 [rsp + 192], zmm13
+    vmovdqu64 [rsp + 256], zmm14
+    vmovdqu64 [rsp + 320], zmm15
+    vmovdqu64 [rsp + 960], zmm16
+    vmovdqu64 [rsp + 1024], zmm2
+    vmovdqu64 [rsp + 384], zmm3
+    vmovdqu64 [rsp + 448], zmm4
+    vmovdqu64 [rsp + 512], zmm5
+    vmovdqu64 [rsp + 576], zmm6
+    vmovdqu64 [rsp + 640], zmm7
+    vmovdqu64 [rsp + 704], zmm8
+    vmovdqu64 [rsp + 768], zmm9
     mov qword [rsp + 1216], r8
     mov qword [rsp + 1280], rcx
     mov qword [rsp + 1344], rsi
@@ -11139,37 +11243,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpgatherqq zmm18{k1}, [rdx + zmm31 + 120]
 ; subtract subkey 20
 ; x0 -= k3
-    vpsubq zmm3, zmm3, [rsp + 768]
+    vpsubq zmm3, zmm3, [rsp + 384]
 ; x1 -= k4
-    vpsubq zmm4, zmm4, [rsp + 832]
+    vpsubq zmm4, zmm4, [rsp + 448]
 ; x2 -= k5
-    vpsubq zmm5, zmm5, [rsp + 896]
+    vpsubq zmm5, zmm5, [rsp + 512]
 ; x3 -= k6
-    vpsubq zmm6, zmm6, [rsp + 960]
+    vpsubq zmm6, zmm6, [rsp + 576]
 ; x4 -= k7
-    vpsubq zmm7, zmm7, [rsp + 1024]
+    vpsubq zmm7, zmm7, [rsp + 640]
 ; x5 -= k8
-    vpsubq zmm8, zmm8, [rsp + 1088]
+    vpsubq zmm8, zmm8, [rsp + 704]
 ; x6 -= k9
-    vpsubq zmm9, zmm9, [rsp + 1152]
+    vpsubq zmm9, zmm9, [rsp + 768]
 ; x7 -= k10
-    vpsubq zmm10, zmm10, [rsp + 256]
+    vpsubq zmm10, zmm10, [rsp + 0]
 ; x8 -= k11
-    vpsubq zmm11, zmm11, [rsp + 320]
+    vpsubq zmm11, zmm11, [rsp + 64]
 ; x9 -= k12
-    vpsubq zmm12, zmm12, [rsp + 384]
+    vpsubq zmm12, zmm12, [rsp + 128]
 ; x10 -= k13
-    vpsubq zmm13, zmm13, [rsp + 448]
+    vpsubq zmm13, zmm13, [rsp + 192]
 ; x11 -= k14
-    vpsubq zmm14, zmm14, [rsp + 512]
+    vpsubq zmm14, zmm14, [rsp + 256]
 ; x12 -= k15
-    vpsubq zmm15, zmm15, [rsp + 576]
+    vpsubq zmm15, zmm15, [rsp + 320]
 ; x13 -= k16
-    vpsubq zmm16, zmm16, [rsp + 640]
+    vpsubq zmm16, zmm16, [rsp + 960]
 ; x14 -= k0
-    vpsubq zmm17, zmm17, [rsp + 128]
+    vpsubq zmm17, zmm17, [rsp + 832]
 ; x15 -= k1
-    vpsubq zmm18, zmm18, [rsp + 192]
+    vpsubq zmm18, zmm18, [rsp + 896]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -11374,37 +11478,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 19
 ; x0 -= k2
-    vpsubq zmm3, zmm3, [rsp + 704]
+    vpsubq zmm3, zmm3, [rsp + 1024]
 ; x1 -= k3
-    vpsubq zmm4, zmm4, [rsp + 768]
+    vpsubq zmm4, zmm4, [rsp + 384]
 ; x2 -= k4
-    vpsubq zmm5, zmm5, [rsp + 832]
+    vpsubq zmm5, zmm5, [rsp + 448]
 ; x3 -= k5
-    vpsubq zmm6, zmm6, [rsp + 896]
+    vpsubq zmm6, zmm6, [rsp + 512]
 ; x4 -= k6
-    vpsubq zmm7, zmm7, [rsp + 960]
+    vpsubq zmm7, zmm7, [rsp + 576]
 ; x5 -= k7
-    vpsubq zmm8, zmm8, [rsp + 1024]
+    vpsubq zmm8, zmm8, [rsp + 640]
 ; x6 -= k8
-    vpsubq zmm9, zmm9, [rsp + 1088]
+    vpsubq zmm9, zmm9, [rsp + 704]
 ; x7 -= k9
-    vpsubq zmm10, zmm10, [rsp + 1152]
+    vpsubq zmm10, zmm10, [rsp + 768]
 ; x8 -= k10
-    vpsubq zmm11, zmm11, [rsp + 256]
+    vpsubq zmm11, zmm11, [rsp + 0]
 ; x9 -= k11
-    vpsubq zmm12, zmm12, [rsp + 320]
+    vpsubq zmm12, zmm12, [rsp + 64]
 ; x10 -= k12
-    vpsubq zmm13, zmm13, [rsp + 384]
+    vpsubq zmm13, zmm13, [rsp + 128]
 ; x11 -= k13
-    vpsubq zmm14, zmm14, [rsp + 448]
+    vpsubq zmm14, zmm14, [rsp + 192]
 ; x12 -= k14
-    vpsubq zmm15, zmm15, [rsp + 512]
+    vpsubq zmm15, zmm15, [rsp + 256]
 ; x13 -= k15
-    vpsubq zmm16, zmm16, [rsp + 576]
+    vpsubq zmm16, zmm16, [rsp + 320]
 ; x14 -= k16
-    vpsubq zmm17, zmm17, [rsp + 640]
+    vpsubq zmm17, zmm17, [rsp + 960]
 ; x15 -= k0
-    vpsubq zmm18, zmm18, [rsp + 128]
+    vpsubq zmm18, zmm18, [rsp + 832]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -11609,37 +11713,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 18
 ; x0 -= k1
-    vpsubq zmm3, zmm3, [rsp + 192]
+    vpsubq zmm3, zmm3, [rsp + 896]
 ; x1 -= k2
-    vpsubq zmm4, zmm4, [rsp + 704]
+    vpsubq zmm4, zmm4, [rsp + 1024]
 ; x2 -= k3
-    vpsubq zmm5, zmm5, [rsp + 768]
+    vpsubq zmm5, zmm5, [rsp + 384]
 ; x3 -= k4
-    vpsubq zmm6, zmm6, [rsp + 832]
+    vpsubq zmm6, zmm6, [rsp + 448]
 ; x4 -= k5
-    vpsubq zmm7, zmm7, [rsp + 896]
+    vpsubq zmm7, zmm7, [rsp + 512]
 ; x5 -= k6
-    vpsubq zmm8, zmm8, [rsp + 960]
+    vpsubq zmm8, zmm8, [rsp + 576]
 ; x6 -= k7
-    vpsubq zmm9, zmm9, [rsp + 1024]
+    vpsubq zmm9, zmm9, [rsp + 640]
 ; x7 -= k8
-    vpsubq zmm10, zmm10, [rsp + 1088]
+    vpsubq zmm10, zmm10, [rsp + 704]
 ; x8 -= k9
-    vpsubq zmm11, zmm11, [rsp + 1152]
+    vpsubq zmm11, zmm11, [rsp + 768]
 ; x9 -= k10
-    vpsubq zmm12, zmm12, [rsp + 256]
+    vpsubq zmm12, zmm12, [rsp + 0]
 ; x10 -= k11
-    vpsubq zmm13, zmm13, [rsp + 320]
+    vpsubq zmm13, zmm13, [rsp + 64]
 ; x11 -= k12
-    vpsubq zmm14, zmm14, [rsp + 384]
+    vpsubq zmm14, zmm14, [rsp + 128]
 ; x12 -= k13
-    vpsubq zmm15, zmm15, [rsp + 448]
+    vpsubq zmm15, zmm15, [rsp + 192]
 ; x13 -= k14
-    vpsubq zmm16, zmm16, [rsp + 512]
+    vpsubq zmm16, zmm16, [rsp + 256]
 ; x14 -= k15
-    vpsubq zmm17, zmm17, [rsp + 576]
+    vpsubq zmm17, zmm17, [rsp + 320]
 ; x15 -= k16
-    vpsubq zmm18, zmm18, [rsp + 640]
+    vpsubq zmm18, zmm18, [rsp + 960]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -11844,37 +11948,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 17
 ; x0 -= k0
-    vpsubq zmm3, zmm3, [rsp + 128]
+    vpsubq zmm3, zmm3, [rsp + 832]
 ; x1 -= k1
-    vpsubq zmm4, zmm4, [rsp + 192]
+    vpsubq zmm4, zmm4, [rsp + 896]
 ; x2 -= k2
-    vpsubq zmm5, zmm5, [rsp + 704]
+    vpsubq zmm5, zmm5, [rsp + 1024]
 ; x3 -= k3
-    vpsubq zmm6, zmm6, [rsp + 768]
+    vpsubq zmm6, zmm6, [rsp + 384]
 ; x4 -= k4
-    vpsubq zmm7, zmm7, [rsp + 832]
+    vpsubq zmm7, zmm7, [rsp + 448]
 ; x5 -= k5
-    vpsubq zmm8, zmm8, [rsp + 896]
+    vpsubq zmm8, zmm8, [rsp + 512]
 ; x6 -= k6
-    vpsubq zmm9, zmm9, [rsp + 960]
+    vpsubq zmm9, zmm9, [rsp + 576]
 ; x7 -= k7
-    vpsubq zmm10, zmm10, [rsp + 1024]
+    vpsubq zmm10, zmm10, [rsp + 640]
 ; x8 -= k8
-    vpsubq zmm11, zmm11, [rsp + 1088]
+    vpsubq zmm11, zmm11, [rsp + 704]
 ; x9 -= k9
-    vpsubq zmm12, zmm12, [rsp + 1152]
+    vpsubq zmm12, zmm12, [rsp + 768]
 ; x10 -= k10
-    vpsubq zmm13, zmm13, [rsp + 256]
+    vpsubq zmm13, zmm13, [rsp + 0]
 ; x11 -= k11
-    vpsubq zmm14, zmm14, [rsp + 320]
+    vpsubq zmm14, zmm14, [rsp + 64]
 ; x12 -= k12
-    vpsubq zmm15, zmm15, [rsp + 384]
+    vpsubq zmm15, zmm15, [rsp + 128]
 ; x13 -= k13
-    vpsubq zmm16, zmm16, [rsp + 448]
+    vpsubq zmm16, zmm16, [rsp + 192]
 ; x14 -= k14
-    vpsubq zmm17, zmm17, [rsp + 512]
+    vpsubq zmm17, zmm17, [rsp + 256]
 ; x15 -= k15
-    vpsubq zmm18, zmm18, [rsp + 576]
+    vpsubq zmm18, zmm18, [rsp + 320]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -12079,37 +12183,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 16
 ; x0 -= k16
-    vpsubq zmm3, zmm3, [rsp + 640]
+    vpsubq zmm3, zmm3, [rsp + 960]
 ; x1 -= k0
-    vpsubq zmm4, zmm4, [rsp + 128]
+    vpsubq zmm4, zmm4, [rsp + 832]
 ; x2 -= k1
-    vpsubq zmm5, zmm5, [rsp + 192]
+    vpsubq zmm5, zmm5, [rsp + 896]
 ; x3 -= k2
-    vpsubq zmm6, zmm6, [rsp + 704]
+    vpsubq zmm6, zmm6, [rsp + 1024]
 ; x4 -= k3
-    vpsubq zmm7, zmm7, [rsp + 768]
+    vpsubq zmm7, zmm7, [rsp + 384]
 ; x5 -= k4
-    vpsubq zmm8, zmm8, [rsp + 832]
+    vpsubq zmm8, zmm8, [rsp + 448]
 ; x6 -= k5
-    vpsubq zmm9, zmm9, [rsp + 896]
+    vpsubq zmm9, zmm9, [rsp + 512]
 ; x7 -= k6
-    vpsubq zmm10, zmm10, [rsp + 960]
+    vpsubq zmm10, zmm10, [rsp + 576]
 ; x8 -= k7
-    vpsubq zmm11, zmm11, [rsp + 1024]
+    vpsubq zmm11, zmm11, [rsp + 640]
 ; x9 -= k8
-    vpsubq zmm12, zmm12, [rsp + 1088]
+    vpsubq zmm12, zmm12, [rsp + 704]
 ; x10 -= k9
-    vpsubq zmm13, zmm13, [rsp + 1152]
+    vpsubq zmm13, zmm13, [rsp + 768]
 ; x11 -= k10
-    vpsubq zmm14, zmm14, [rsp + 256]
+    vpsubq zmm14, zmm14, [rsp + 0]
 ; x12 -= k11
-    vpsubq zmm15, zmm15, [rsp + 320]
+    vpsubq zmm15, zmm15, [rsp + 64]
 ; x13 -= k12
-    vpsubq zmm16, zmm16, [rsp + 384]
+    vpsubq zmm16, zmm16, [rsp + 128]
 ; x14 -= k13
-    vpsubq zmm17, zmm17, [rsp + 448]
+    vpsubq zmm17, zmm17, [rsp + 192]
 ; x15 -= k14
-    vpsubq zmm18, zmm18, [rsp + 512]
+    vpsubq zmm18, zmm18, [rsp + 256]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -12314,37 +12418,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 15
 ; x0 -= k15
-    vpsubq zmm3, zmm3, [rsp + 576]
+    vpsubq zmm3, zmm3, [rsp + 320]
 ; x1 -= k16
-    vpsubq zmm4, zmm4, [rsp + 640]
+    vpsubq zmm4, zmm4, [rsp + 960]
 ; x2 -= k0
-    vpsubq zmm5, zmm5, [rsp + 128]
+    vpsubq zmm5, zmm5, [rsp + 832]
 ; x3 -= k1
-    vpsubq zmm6, zmm6, [rsp + 192]
+    vpsubq zmm6, zmm6, [rsp + 896]
 ; x4 -= k2
-    vpsubq zmm7, zmm7, [rsp + 704]
+    vpsubq zmm7, zmm7, [rsp + 1024]
 ; x5 -= k3
-    vpsubq zmm8, zmm8, [rsp + 768]
+    vpsubq zmm8, zmm8, [rsp + 384]
 ; x6 -= k4
-    vpsubq zmm9, zmm9, [rsp + 832]
+    vpsubq zmm9, zmm9, [rsp + 448]
 ; x7 -= k5
-    vpsubq zmm10, zmm10, [rsp + 896]
+    vpsubq zmm10, zmm10, [rsp + 512]
 ; x8 -= k6
-    vpsubq zmm11, zmm11, [rsp + 960]
+    vpsubq zmm11, zmm11, [rsp + 576]
 ; x9 -= k7
-    vpsubq zmm12, zmm12, [rsp + 1024]
+    vpsubq zmm12, zmm12, [rsp + 640]
 ; x10 -= k8
-    vpsubq zmm13, zmm13, [rsp + 1088]
+    vpsubq zmm13, zmm13, [rsp + 704]
 ; x11 -= k9
-    vpsubq zmm14, zmm14, [rsp + 1152]
+    vpsubq zmm14, zmm14, [rsp + 768]
 ; x12 -= k10
-    vpsubq zmm15, zmm15, [rsp + 256]
+    vpsubq zmm15, zmm15, [rsp + 0]
 ; x13 -= k11
-    vpsubq zmm16, zmm16, [rsp + 320]
+    vpsubq zmm16, zmm16, [rsp + 64]
 ; x14 -= k12
-    vpsubq zmm17, zmm17, [rsp + 384]
+    vpsubq zmm17, zmm17, [rsp + 128]
 ; x15 -= k13
-    vpsubq zmm18, zmm18, [rsp + 448]
+    vpsubq zmm18, zmm18, [rsp + 192]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -12549,37 +12653,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 14
 ; x0 -= k14
-    vpsubq zmm3, zmm3, [rsp + 512]
+    vpsubq zmm3, zmm3, [rsp + 256]
 ; x1 -= k15
-    vpsubq zmm4, zmm4, [rsp + 576]
+    vpsubq zmm4, zmm4, [rsp + 320]
 ; x2 -= k16
-    vpsubq zmm5, zmm5, [rsp + 640]
+    vpsubq zmm5, zmm5, [rsp + 960]
 ; x3 -= k0
-    vpsubq zmm6, zmm6, [rsp + 128]
+    vpsubq zmm6, zmm6, [rsp + 832]
 ; x4 -= k1
-    vpsubq zmm7, zmm7, [rsp + 192]
+    vpsubq zmm7, zmm7, [rsp + 896]
 ; x5 -= k2
-    vpsubq zmm8, zmm8, [rsp + 704]
+    vpsubq zmm8, zmm8, [rsp + 1024]
 ; x6 -= k3
-    vpsubq zmm9, zmm9, [rsp + 768]
+    vpsubq zmm9, zmm9, [rsp + 384]
 ; x7 -= k4
-    vpsubq zmm10, zmm10, [rsp + 832]
+    vpsubq zmm10, zmm10, [rsp + 448]
 ; x8 -= k5
-    vpsubq zmm11, zmm11, [rsp + 896]
+    vpsubq zmm11, zmm11, [rsp + 512]
 ; x9 -= k6
-    vpsubq zmm12, zmm12, [rsp + 960]
+    vpsubq zmm12, zmm12, [rsp + 576]
 ; x10 -= k7
-    vpsubq zmm13, zmm13, [rsp + 1024]
+    vpsubq zmm13, zmm13, [rsp + 640]
 ; x11 -= k8
-    vpsubq zmm14, zmm14, [rsp + 1088]
+    vpsubq zmm14, zmm14, [rsp + 704]
 ; x12 -= k9
-    vpsubq zmm15, zmm15, [rsp + 1152]
+    vpsubq zmm15, zmm15, [rsp + 768]
 ; x13 -= k10
-    vpsubq zmm16, zmm16, [rsp + 256]
+    vpsubq zmm16, zmm16, [rsp + 0]
 ; x14 -= k11
-    vpsubq zmm17, zmm17, [rsp + 320]
+    vpsubq zmm17, zmm17, [rsp + 64]
 ; x15 -= k12
-    vpsubq zmm18, zmm18, [rsp + 384]
+    vpsubq zmm18, zmm18, [rsp + 128]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -12784,37 +12888,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 13
 ; x0 -= k13
-    vpsubq zmm3, zmm3, [rsp + 448]
+    vpsubq zmm3, zmm3, [rsp + 192]
 ; x1 -= k14
-    vpsubq zmm4, zmm4, [rsp + 512]
+    vpsubq zmm4, zmm4, [rsp + 256]
 ; x2 -= k15
-    vpsubq zmm5, zmm5, [rsp + 576]
+    vpsubq zmm5, zmm5, [rsp + 320]
 ; x3 -= k16
-    vpsubq zmm6, zmm6, [rsp + 640]
+    vpsubq zmm6, zmm6, [rsp + 960]
 ; x4 -= k0
-    vpsubq zmm7, zmm7, [rsp + 128]
+    vpsubq zmm7, zmm7, [rsp + 832]
 ; x5 -= k1
-    vpsubq zmm8, zmm8, [rsp + 192]
+    vpsubq zmm8, zmm8, [rsp + 896]
 ; x6 -= k2
-    vpsubq zmm9, zmm9, [rsp + 704]
+    vpsubq zmm9, zmm9, [rsp + 1024]
 ; x7 -= k3
-    vpsubq zmm10, zmm10, [rsp + 768]
+    vpsubq zmm10, zmm10, [rsp + 384]
 ; x8 -= k4
-    vpsubq zmm11, zmm11, [rsp + 832]
+    vpsubq zmm11, zmm11, [rsp + 448]
 ; x9 -= k5
-    vpsubq zmm12, zmm12, [rsp + 896]
+    vpsubq zmm12, zmm12, [rsp + 512]
 ; x10 -= k6
-    vpsubq zmm13, zmm13, [rsp + 960]
+    vpsubq zmm13, zmm13, [rsp + 576]
 ; x11 -= k7
-    vpsubq zmm14, zmm14, [rsp + 1024]
+    vpsubq zmm14, zmm14, [rsp + 640]
 ; x12 -= k8
-    vpsubq zmm15, zmm15, [rsp + 1088]
+    vpsubq zmm15, zmm15, [rsp + 704]
 ; x13 -= k9
-    vpsubq zmm16, zmm16, [rsp + 1152]
+    vpsubq zmm16, zmm16, [rsp + 768]
 ; x14 -= k10
-    vpsubq zmm17, zmm17, [rsp + 256]
+    vpsubq zmm17, zmm17, [rsp + 0]
 ; x15 -= k11
-    vpsubq zmm18, zmm18, [rsp + 320]
+    vpsubq zmm18, zmm18, [rsp + 64]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -13019,37 +13123,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 12
 ; x0 -= k12
-    vpsubq zmm3, zmm3, [rsp + 384]
+    vpsubq zmm3, zmm3, [rsp + 128]
 ; x1 -= k13
-    vpsubq zmm4, zmm4, [rsp + 448]
+    vpsubq zmm4, zmm4, [rsp + 192]
 ; x2 -= k14
-    vpsubq zmm5, zmm5, [rsp + 512]
+    vpsubq zmm5, zmm5, [rsp + 256]
 ; x3 -= k15
-    vpsubq zmm6, zmm6, [rsp + 576]
+    vpsubq zmm6, zmm6, [rsp + 320]
 ; x4 -= k16
-    vpsubq zmm7, zmm7, [rsp + 640]
+    vpsubq zmm7, zmm7, [rsp + 960]
 ; x5 -= k0
-    vpsubq zmm8, zmm8, [rsp + 128]
+    vpsubq zmm8, zmm8, [rsp + 832]
 ; x6 -= k1
-    vpsubq zmm9, zmm9, [rsp + 192]
+    vpsubq zmm9, zmm9, [rsp + 896]
 ; x7 -= k2
-    vpsubq zmm10, zmm10, [rsp + 704]
+    vpsubq zmm10, zmm10, [rsp + 1024]
 ; x8 -= k3
-    vpsubq zmm11, zmm11, [rsp + 768]
+    vpsubq zmm11, zmm11, [rsp + 384]
 ; x9 -= k4
-    vpsubq zmm12, zmm12, [rsp + 832]
+    vpsubq zmm12, zmm12, [rsp + 448]
 ; x10 -= k5
-    vpsubq zmm13, zmm13, [rsp + 896]
+    vpsubq zmm13, zmm13, [rsp + 512]
 ; x11 -= k6
-    vpsubq zmm14, zmm14, [rsp + 960]
+    vpsubq zmm14, zmm14, [rsp + 576]
 ; x12 -= k7
-    vpsubq zmm15, zmm15, [rsp + 1024]
+    vpsubq zmm15, zmm15, [rsp + 640]
 ; x13 -= k8
-    vpsubq zmm16, zmm16, [rsp + 1088]
+    vpsubq zmm16, zmm16, [rsp + 704]
 ; x14 -= k9
-    vpsubq zmm17, zmm17, [rsp + 1152]
+    vpsubq zmm17, zmm17, [rsp + 768]
 ; x15 -= k10
-    vpsubq zmm18, zmm18, [rsp + 256]
+    vpsubq zmm18, zmm18, [rsp + 0]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -13254,37 +13358,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 11
 ; x0 -= k11
-    vpsubq zmm3, zmm3, [rsp + 320]
+    vpsubq zmm3, zmm3, [rsp + 64]
 ; x1 -= k12
-    vpsubq zmm4, zmm4, [rsp + 384]
+    vpsubq zmm4, zmm4, [rsp + 128]
 ; x2 -= k13
-    vpsubq zmm5, zmm5, [rsp + 448]
+    vpsubq zmm5, zmm5, [rsp + 192]
 ; x3 -= k14
-    vpsubq zmm6, zmm6, [rsp + 512]
+    vpsubq zmm6, zmm6, [rsp + 256]
 ; x4 -= k15
-    vpsubq zmm7, zmm7, [rsp + 576]
+    vpsubq zmm7, zmm7, [rsp + 320]
 ; x5 -= k16
-    vpsubq zmm8, zmm8, [rsp + 640]
+    vpsubq zmm8, zmm8, [rsp + 960]
 ; x6 -= k0
-    vpsubq zmm9, zmm9, [rsp + 128]
+    vpsubq zmm9, zmm9, [rsp + 832]
 ; x7 -= k1
-    vpsubq zmm10, zmm10, [rsp + 192]
+    vpsubq zmm10, zmm10, [rsp + 896]
 ; x8 -= k2
-    vpsubq zmm11, zmm11, [rsp + 704]
+    vpsubq zmm11, zmm11, [rsp + 1024]
 ; x9 -= k3
-    vpsubq zmm12, zmm12, [rsp + 768]
+    vpsubq zmm12, zmm12, [rsp + 384]
 ; x10 -= k4
-    vpsubq zmm13, zmm13, [rsp + 832]
+    vpsubq zmm13, zmm13, [rsp + 448]
 ; x11 -= k5
-    vpsubq zmm14, zmm14, [rsp + 896]
+    vpsubq zmm14, zmm14, [rsp + 512]
 ; x12 -= k6
-    vpsubq zmm15, zmm15, [rsp + 960]
+    vpsubq zmm15, zmm15, [rsp + 576]
 ; x13 -= k7
-    vpsubq zmm16, zmm16, [rsp + 1024]
+    vpsubq zmm16, zmm16, [rsp + 640]
 ; x14 -= k8
-    vpsubq zmm17, zmm17, [rsp + 1088]
+    vpsubq zmm17, zmm17, [rsp + 704]
 ; x15 -= k9
-    vpsubq zmm18, zmm18, [rsp + 1152]
+    vpsubq zmm18, zmm18, [rsp + 768]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -13489,37 +13593,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 10
 ; x0 -= k10
-    vpsubq zmm3, zmm3, [rsp + 256]
+    vpsubq zmm3, zmm3, [rsp + 0]
 ; x1 -= k11
-    vpsubq zmm4, zmm4, [rsp + 320]
+    vpsubq zmm4, zmm4, [rsp + 64]
 ; x2 -= k12
-    vpsubq zmm5, zmm5, [rsp + 384]
+    vpsubq zmm5, zmm5, [rsp + 128]
 ; x3 -= k13
-    vpsubq zmm6, zmm6, [rsp + 448]
+    vpsubq zmm6, zmm6, [rsp + 192]
 ; x4 -= k14
-    vpsubq zmm7, zmm7, [rsp + 512]
+    vpsubq zmm7, zmm7, [rsp + 256]
 ; x5 -= k15
-    vpsubq zmm8, zmm8, [rsp + 576]
+    vpsubq zmm8, zmm8, [rsp + 320]
 ; x6 -= k16
-    vpsubq zmm9, zmm9, [rsp + 640]
+    vpsubq zmm9, zmm9, [rsp + 960]
 ; x7 -= k0
-    vpsubq zmm10, zmm10, [rsp + 128]
+    vpsubq zmm10, zmm10, [rsp + 832]
 ; x8 -= k1
-    vpsubq zmm11, zmm11, [rsp + 192]
+    vpsubq zmm11, zmm11, [rsp + 896]
 ; x9 -= k2
-    vpsubq zmm12, zmm12, [rsp + 704]
+    vpsubq zmm12, zmm12, [rsp + 1024]
 ; x10 -= k3
-    vpsubq zmm13, zmm13, [rsp + 768]
+    vpsubq zmm13, zmm13, [rsp + 384]
 ; x11 -= k4
-    vpsubq zmm14, zmm14, [rsp + 832]
+    vpsubq zmm14, zmm14, [rsp + 448]
 ; x12 -= k5
-    vpsubq zmm15, zmm15, [rsp + 896]
+    vpsubq zmm15, zmm15, [rsp + 512]
 ; x13 -= k6
-    vpsubq zmm16, zmm16, [rsp + 960]
+    vpsubq zmm16, zmm16, [rsp + 576]
 ; x14 -= k7
-    vpsubq zmm17, zmm17, [rsp + 1024]
+    vpsubq zmm17, zmm17, [rsp + 640]
 ; x15 -= k8
-    vpsubq zmm18, zmm18, [rsp + 1088]
+    vpsubq zmm18, zmm18, [rsp + 704]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -13724,37 +13828,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 9
 ; x0 -= k9
-    vpsubq zmm3, zmm3, [rsp + 1152]
+    vpsubq zmm3, zmm3, [rsp + 768]
 ; x1 -= k10
-    vpsubq zmm4, zmm4, [rsp + 256]
+    vpsubq zmm4, zmm4, [rsp + 0]
 ; x2 -= k11
-    vpsubq zmm5, zmm5, [rsp + 320]
+    vpsubq zmm5, zmm5, [rsp + 64]
 ; x3 -= k12
-    vpsubq zmm6, zmm6, [rsp + 384]
+    vpsubq zmm6, zmm6, [rsp + 128]
 ; x4 -= k13
-    vpsubq zmm7, zmm7, [rsp + 448]
+    vpsubq zmm7, zmm7, [rsp + 192]
 ; x5 -= k14
-    vpsubq zmm8, zmm8, [rsp + 512]
+    vpsubq zmm8, zmm8, [rsp + 256]
 ; x6 -= k15
-    vpsubq zmm9, zmm9, [rsp + 576]
+    vpsubq zmm9, zmm9, [rsp + 320]
 ; x7 -= k16
-    vpsubq zmm10, zmm10, [rsp + 640]
+    vpsubq zmm10, zmm10, [rsp + 960]
 ; x8 -= k0
-    vpsubq zmm11, zmm11, [rsp + 128]
+    vpsubq zmm11, zmm11, [rsp + 832]
 ; x9 -= k1
-    vpsubq zmm12, zmm12, [rsp + 192]
+    vpsubq zmm12, zmm12, [rsp + 896]
 ; x10 -= k2
-    vpsubq zmm13, zmm13, [rsp + 704]
+    vpsubq zmm13, zmm13, [rsp + 1024]
 ; x11 -= k3
-    vpsubq zmm14, zmm14, [rsp + 768]
+    vpsubq zmm14, zmm14, [rsp + 384]
 ; x12 -= k4
-    vpsubq zmm15, zmm15, [rsp + 832]
+    vpsubq zmm15, zmm15, [rsp + 448]
 ; x13 -= k5
-    vpsubq zmm16, zmm16, [rsp + 896]
+    vpsubq zmm16, zmm16, [rsp + 512]
 ; x14 -= k6
-    vpsubq zmm17, zmm17, [rsp + 960]
+    vpsubq zmm17, zmm17, [rsp + 576]
 ; x15 -= k7
-    vpsubq zmm18, zmm18, [rsp + 1024]
+    vpsubq zmm18, zmm18, [rsp + 640]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -13959,37 +14063,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 8
 ; x0 -= k8
-    vpsubq zmm3, zmm3, [rsp + 1088]
+    vpsubq zmm3, zmm3, [rsp + 704]
 ; x1 -= k9
-    vpsubq zmm4, zmm4, [rsp + 1152]
+    vpsubq zmm4, zmm4, [rsp + 768]
 ; x2 -= k10
-    vpsubq zmm5, zmm5, [rsp + 256]
+    vpsubq zmm5, zmm5, [rsp + 0]
 ; x3 -= k11
-    vpsubq zmm6, zmm6, [rsp + 320]
+    vpsubq zmm6, zmm6, [rsp + 64]
 ; x4 -= k12
-    vpsubq zmm7, zmm7, [rsp + 384]
+    vpsubq zmm7, zmm7, [rsp + 128]
 ; x5 -= k13
-    vpsubq zmm8, zmm8, [rsp + 448]
+    vpsubq zmm8, zmm8, [rsp + 192]
 ; x6 -= k14
-    vpsubq zmm9, zmm9, [rsp + 512]
+    vpsubq zmm9, zmm9, [rsp + 256]
 ; x7 -= k15
-    vpsubq zmm10, zmm10, [rsp + 576]
+    vpsubq zmm10, zmm10, [rsp + 320]
 ; x8 -= k16
-    vpsubq zmm11, zmm11, [rsp + 640]
+    vpsubq zmm11, zmm11, [rsp + 960]
 ; x9 -= k0
-    vpsubq zmm12, zmm12, [rsp + 128]
+    vpsubq zmm12, zmm12, [rsp + 832]
 ; x10 -= k1
-    vpsubq zmm13, zmm13, [rsp + 192]
+    vpsubq zmm13, zmm13, [rsp + 896]
 ; x11 -= k2
-    vpsubq zmm14, zmm14, [rsp + 704]
+    vpsubq zmm14, zmm14, [rsp + 1024]
 ; x12 -= k3
-    vpsubq zmm15, zmm15, [rsp + 768]
+    vpsubq zmm15, zmm15, [rsp + 384]
 ; x13 -= k4
-    vpsubq zmm16, zmm16, [rsp + 832]
+    vpsubq zmm16, zmm16, [rsp + 448]
 ; x14 -= k5
-    vpsubq zmm17, zmm17, [rsp + 896]
+    vpsubq zmm17, zmm17, [rsp + 512]
 ; x15 -= k6
-    vpsubq zmm18, zmm18, [rsp + 960]
+    vpsubq zmm18, zmm18, [rsp + 576]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -14194,37 +14298,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 7
 ; x0 -= k7
-    vpsubq zmm3, zmm3, [rsp + 1024]
+    vpsubq zmm3, zmm3, [rsp + 640]
 ; x1 -= k8
-    vpsubq zmm4, zmm4, [rsp + 1088]
+    vpsubq zmm4, zmm4, [rsp + 704]
 ; x2 -= k9
-    vpsubq zmm5, zmm5, [rsp + 1152]
+    vpsubq zmm5, zmm5, [rsp + 768]
 ; x3 -= k10
-    vpsubq zmm6, zmm6, [rsp + 256]
+    vpsubq zmm6, zmm6, [rsp + 0]
 ; x4 -= k11
-    vpsubq zmm7, zmm7, [rsp + 320]
+    vpsubq zmm7, zmm7, [rsp + 64]
 ; x5 -= k12
-    vpsubq zmm8, zmm8, [rsp + 384]
+    vpsubq zmm8, zmm8, [rsp + 128]
 ; x6 -= k13
-    vpsubq zmm9, zmm9, [rsp + 448]
+    vpsubq zmm9, zmm9, [rsp + 192]
 ; x7 -= k14
-    vpsubq zmm10, zmm10, [rsp + 512]
+    vpsubq zmm10, zmm10, [rsp + 256]
 ; x8 -= k15
-    vpsubq zmm11, zmm11, [rsp + 576]
+    vpsubq zmm11, zmm11, [rsp + 320]
 ; x9 -= k16
-    vpsubq zmm12, zmm12, [rsp + 640]
+    vpsubq zmm12, zmm12, [rsp + 960]
 ; x10 -= k0
-    vpsubq zmm13, zmm13, [rsp + 128]
+    vpsubq zmm13, zmm13, [rsp + 832]
 ; x11 -= k1
-    vpsubq zmm14, zmm14, [rsp + 192]
+    vpsubq zmm14, zmm14, [rsp + 896]
 ; x12 -= k2
-    vpsubq zmm15, zmm15, [rsp + 704]
+    vpsubq zmm15, zmm15, [rsp + 1024]
 ; x13 -= k3
-    vpsubq zmm16, zmm16, [rsp + 768]
+    vpsubq zmm16, zmm16, [rsp + 384]
 ; x14 -= k4
-    vpsubq zmm17, zmm17, [rsp + 832]
+    vpsubq zmm17, zmm17, [rsp + 448]
 ; x15 -= k5
-    vpsubq zmm18, zmm18, [rsp + 896]
+    vpsubq zmm18, zmm18, [rsp + 512]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -14429,37 +14533,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 6
 ; x0 -= k6
-    vpsubq zmm3, zmm3, [rsp + 960]
+    vpsubq zmm3, zmm3, [rsp + 576]
 ; x1 -= k7
-    vpsubq zmm4, zmm4, [rsp + 1024]
+    vpsubq zmm4, zmm4, [rsp + 640]
 ; x2 -= k8
-    vpsubq zmm5, zmm5, [rsp + 1088]
+    vpsubq zmm5, zmm5, [rsp + 704]
 ; x3 -= k9
-    vpsubq zmm6, zmm6, [rsp + 1152]
+    vpsubq zmm6, zmm6, [rsp + 768]
 ; x4 -= k10
-    vpsubq zmm7, zmm7, [rsp + 256]
+    vpsubq zmm7, zmm7, [rsp + 0]
 ; x5 -= k11
-    vpsubq zmm8, zmm8, [rsp + 320]
+    vpsubq zmm8, zmm8, [rsp + 64]
 ; x6 -= k12
-    vpsubq zmm9, zmm9, [rsp + 384]
+    vpsubq zmm9, zmm9, [rsp + 128]
 ; x7 -= k13
-    vpsubq zmm10, zmm10, [rsp + 448]
+    vpsubq zmm10, zmm10, [rsp + 192]
 ; x8 -= k14
-    vpsubq zmm11, zmm11, [rsp + 512]
+    vpsubq zmm11, zmm11, [rsp + 256]
 ; x9 -= k15
-    vpsubq zmm12, zmm12, [rsp + 576]
+    vpsubq zmm12, zmm12, [rsp + 320]
 ; x10 -= k16
-    vpsubq zmm13, zmm13, [rsp + 640]
+    vpsubq zmm13, zmm13, [rsp + 960]
 ; x11 -= k0
-    vpsubq zmm14, zmm14, [rsp + 128]
+    vpsubq zmm14, zmm14, [rsp + 832]
 ; x12 -= k1
-    vpsubq zmm15, zmm15, [rsp + 192]
+    vpsubq zmm15, zmm15, [rsp + 896]
 ; x13 -= k2
-    vpsubq zmm16, zmm16, [rsp + 704]
+    vpsubq zmm16, zmm16, [rsp + 1024]
 ; x14 -= k3
-    vpsubq zmm17, zmm17, [rsp + 768]
+    vpsubq zmm17, zmm17, [rsp + 384]
 ; x15 -= k4
-    vpsubq zmm18, zmm18, [rsp + 832]
+    vpsubq zmm18, zmm18, [rsp + 448]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -14664,37 +14768,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 5
 ; x0 -= k5
-    vpsubq zmm3, zmm3, [rsp + 896]
+    vpsubq zmm3, zmm3, [rsp + 512]
 ; x1 -= k6
-    vpsubq zmm4, zmm4, [rsp + 960]
+    vpsubq zmm4, zmm4, [rsp + 576]
 ; x2 -= k7
-    vpsubq zmm5, zmm5, [rsp + 1024]
+    vpsubq zmm5, zmm5, [rsp + 640]
 ; x3 -= k8
-    vpsubq zmm6, zmm6, [rsp + 1088]
+    vpsubq zmm6, zmm6, [rsp + 704]
 ; x4 -= k9
-    vpsubq zmm7, zmm7, [rsp + 1152]
+    vpsubq zmm7, zmm7, [rsp + 768]
 ; x5 -= k10
-    vpsubq zmm8, zmm8, [rsp + 256]
+    vpsubq zmm8, zmm8, [rsp + 0]
 ; x6 -= k11
-    vpsubq zmm9, zmm9, [rsp + 320]
+    vpsubq zmm9, zmm9, [rsp + 64]
 ; x7 -= k12
-    vpsubq zmm10, zmm10, [rsp + 384]
+    vpsubq zmm10, zmm10, [rsp + 128]
 ; x8 -= k13
-    vpsubq zmm11, zmm11, [rsp + 448]
+    vpsubq zmm11, zmm11, [rsp + 192]
 ; x9 -= k14
-    vpsubq zmm12, zmm12, [rsp + 512]
+    vpsubq zmm12, zmm12, [rsp + 256]
 ; x10 -= k15
-    vpsubq zmm13, zmm13, [rsp + 576]
+    vpsubq zmm13, zmm13, [rsp + 320]
 ; x11 -= k16
-    vpsubq zmm14, zmm14, [rsp + 640]
+    vpsubq zmm14, zmm14, [rsp + 960]
 ; x12 -= k0
-    vpsubq zmm15, zmm15, [rsp + 128]
+    vpsubq zmm15, zmm15, [rsp + 832]
 ; x13 -= k1
-    vpsubq zmm16, zmm16, [rsp + 192]
+    vpsubq zmm16, zmm16, [rsp + 896]
 ; x14 -= k2
-    vpsubq zmm17, zmm17, [rsp + 704]
+    vpsubq zmm17, zmm17, [rsp + 1024]
 ; x15 -= k3
-    vpsubq zmm18, zmm18, [rsp + 768]
+    vpsubq zmm18, zmm18, [rsp + 384]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -14899,37 +15003,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 4
 ; x0 -= k4
-    vpsubq zmm3, zmm3, [rsp + 832]
+    vpsubq zmm3, zmm3, [rsp + 448]
 ; x1 -= k5
-    vpsubq zmm4, zmm4, [rsp + 896]
+    vpsubq zmm4, zmm4, [rsp + 512]
 ; x2 -= k6
-    vpsubq zmm5, zmm5, [rsp + 960]
+    vpsubq zmm5, zmm5, [rsp + 576]
 ; x3 -= k7
-    vpsubq zmm6, zmm6, [rsp + 1024]
+    vpsubq zmm6, zmm6, [rsp + 640]
 ; x4 -= k8
-    vpsubq zmm7, zmm7, [rsp + 1088]
+    vpsubq zmm7, zmm7, [rsp + 704]
 ; x5 -= k9
-    vpsubq zmm8, zmm8, [rsp + 1152]
+    vpsubq zmm8, zmm8, [rsp + 768]
 ; x6 -= k10
-    vpsubq zmm9, zmm9, [rsp + 256]
+    vpsubq zmm9, zmm9, [rsp + 0]
 ; x7 -= k11
-    vpsubq zmm10, zmm10, [rsp + 320]
+    vpsubq zmm10, zmm10, [rsp + 64]
 ; x8 -= k12
-    vpsubq zmm11, zmm11, [rsp + 384]
+    vpsubq zmm11, zmm11, [rsp + 128]
 ; x9 -= k13
-    vpsubq zmm12, zmm12, [rsp + 448]
+    vpsubq zmm12, zmm12, [rsp + 192]
 ; x10 -= k14
-    vpsubq zmm13, zmm13, [rsp + 512]
+    vpsubq zmm13, zmm13, [rsp + 256]
 ; x11 -= k15
-    vpsubq zmm14, zmm14, [rsp + 576]
+    vpsubq zmm14, zmm14, [rsp + 320]
 ; x12 -= k16
-    vpsubq zmm15, zmm15, [rsp + 640]
+    vpsubq zmm15, zmm15, [rsp + 960]
 ; x13 -= k0
-    vpsubq zmm16, zmm16, [rsp + 128]
+    vpsubq zmm16, zmm16, [rsp + 832]
 ; x14 -= k1
-    vpsubq zmm17, zmm17, [rsp + 192]
+    vpsubq zmm17, zmm17, [rsp + 896]
 ; x15 -= k2
-    vpsubq zmm18, zmm18, [rsp + 704]
+    vpsubq zmm18, zmm18, [rsp + 1024]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -15134,37 +15238,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 3
 ; x0 -= k3
-    vpsubq zmm3, zmm3, [rsp + 768]
+    vpsubq zmm3, zmm3, [rsp + 384]
 ; x1 -= k4
-    vpsubq zmm4, zmm4, [rsp + 832]
+    vpsubq zmm4, zmm4, [rsp + 448]
 ; x2 -= k5
-    vpsubq zmm5, zmm5, [rsp + 896]
+    vpsubq zmm5, zmm5, [rsp + 512]
 ; x3 -= k6
-    vpsubq zmm6, zmm6, [rsp + 960]
+    vpsubq zmm6, zmm6, [rsp + 576]
 ; x4 -= k7
-    vpsubq zmm7, zmm7, [rsp + 1024]
+    vpsubq zmm7, zmm7, [rsp + 640]
 ; x5 -= k8
-    vpsubq zmm8, zmm8, [rsp + 1088]
+    vpsubq zmm8, zmm8, [rsp + 704]
 ; x6 -= k9
-    vpsubq zmm9, zmm9, [rsp + 1152]
+    vpsubq zmm9, zmm9, [rsp + 768]
 ; x7 -= k10
-    vpsubq zmm10, zmm10, [rsp + 256]
+    vpsubq zmm10, zmm10, [rsp + 0]
 ; x8 -= k11
-    vpsubq zmm11, zmm11, [rsp + 320]
+    vpsubq zmm11, zmm11, [rsp + 64]
 ; x9 -= k12
-    vpsubq zmm12, zmm12, [rsp + 384]
+    vpsubq zmm12, zmm12, [rsp + 128]
 ; x10 -= k13
-    vpsubq zmm13, zmm13, [rsp + 448]
+    vpsubq zmm13, zmm13, [rsp + 192]
 ; x11 -= k14
-    vpsubq zmm14, zmm14, [rsp + 512]
+    vpsubq zmm14, zmm14, [rsp + 256]
 ; x12 -= k15
-    vpsubq zmm15, zmm15, [rsp + 576]
+    vpsubq zmm15, zmm15, [rsp + 320]
 ; x13 -= k16
-    vpsubq zmm16, zmm16, [rsp + 640]
+    vpsubq zmm16, zmm16, [rsp + 960]
 ; x14 -= k0
-    vpsubq zmm17, zmm17, [rsp + 128]
+    vpsubq zmm17, zmm17, [rsp + 832]
 ; x15 -= k1
-    vpsubq zmm18, zmm18, [rsp + 192]
+    vpsubq zmm18, zmm18, [rsp + 896]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -15369,37 +15473,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 2
 ; x0 -= k2
-    vpsubq zmm3, zmm3, [rsp + 704]
+    vpsubq zmm3, zmm3, [rsp + 1024]
 ; x1 -= k3
-    vpsubq zmm4, zmm4, [rsp + 768]
+    vpsubq zmm4, zmm4, [rsp + 384]
 ; x2 -= k4
-    vpsubq zmm5, zmm5, [rsp + 832]
+    vpsubq zmm5, zmm5, [rsp + 448]
 ; x3 -= k5
-    vpsubq zmm6, zmm6, [rsp + 896]
+    vpsubq zmm6, zmm6, [rsp + 512]
 ; x4 -= k6
-    vpsubq zmm7, zmm7, [rsp + 960]
+    vpsubq zmm7, zmm7, [rsp + 576]
 ; x5 -= k7
-    vpsubq zmm8, zmm8, [rsp + 1024]
+    vpsubq zmm8, zmm8, [rsp + 640]
 ; x6 -= k8
-    vpsubq zmm9, zmm9, [rsp + 1088]
+    vpsubq zmm9, zmm9, [rsp + 704]
 ; x7 -= k9
-    vpsubq zmm10, zmm10, [rsp + 1152]
+    vpsubq zmm10, zmm10, [rsp + 768]
 ; x8 -= k10
-    vpsubq zmm11, zmm11, [rsp + 256]
+    vpsubq zmm11, zmm11, [rsp + 0]
 ; x9 -= k11
-    vpsubq zmm12, zmm12, [rsp + 320]
+    vpsubq zmm12, zmm12, [rsp + 64]
 ; x10 -= k12
-    vpsubq zmm13, zmm13, [rsp + 384]
+    vpsubq zmm13, zmm13, [rsp + 128]
 ; x11 -= k13
-    vpsubq zmm14, zmm14, [rsp + 448]
+    vpsubq zmm14, zmm14, [rsp + 192]
 ; x12 -= k14
-    vpsubq zmm15, zmm15, [rsp + 512]
+    vpsubq zmm15, zmm15, [rsp + 256]
 ; x13 -= k15
-    vpsubq zmm16, zmm16, [rsp + 576]
+    vpsubq zmm16, zmm16, [rsp + 320]
 ; x14 -= k16
-    vpsubq zmm17, zmm17, [rsp + 640]
+    vpsubq zmm17, zmm17, [rsp + 960]
 ; x15 -= k0
-    vpsubq zmm18, zmm18, [rsp + 128]
+    vpsubq zmm18, zmm18, [rsp + 832]
 ; x13 -= t2
     vpsubq zmm16, zmm16, zmm2
 ; x14 -= t0
@@ -15604,37 +15708,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 1
 ; x0 -= k1
-    vpsubq zmm3, zmm3, [rsp + 192]
+    vpsubq zmm3, zmm3, [rsp + 896]
 ; x1 -= k2
-    vpsubq zmm4, zmm4, [rsp + 704]
+    vpsubq zmm4, zmm4, [rsp + 1024]
 ; x2 -= k3
-    vpsubq zmm5, zmm5, [rsp + 768]
+    vpsubq zmm5, zmm5, [rsp + 384]
 ; x3 -= k4
-    vpsubq zmm6, zmm6, [rsp + 832]
+    vpsubq zmm6, zmm6, [rsp + 448]
 ; x4 -= k5
-    vpsubq zmm7, zmm7, [rsp + 896]
+    vpsubq zmm7, zmm7, [rsp + 512]
 ; x5 -= k6
-    vpsubq zmm8, zmm8, [rsp + 960]
+    vpsubq zmm8, zmm8, [rsp + 576]
 ; x6 -= k7
-    vpsubq zmm9, zmm9, [rsp + 1024]
+    vpsubq zmm9, zmm9, [rsp + 640]
 ; x7 -= k8
-    vpsubq zmm10, zmm10, [rsp + 1088]
+    vpsubq zmm10, zmm10, [rsp + 704]
 ; x8 -= k9
-    vpsubq zmm11, zmm11, [rsp + 1152]
+    vpsubq zmm11, zmm11, [rsp + 768]
 ; x9 -= k10
-    vpsubq zmm12, zmm12, [rsp + 256]
+    vpsubq zmm12, zmm12, [rsp + 0]
 ; x10 -= k11
-    vpsubq zmm13, zmm13, [rsp + 320]
+    vpsubq zmm13, zmm13, [rsp + 64]
 ; x11 -= k12
-    vpsubq zmm14, zmm14, [rsp + 384]
+    vpsubq zmm14, zmm14, [rsp + 128]
 ; x12 -= k13
-    vpsubq zmm15, zmm15, [rsp + 448]
+    vpsubq zmm15, zmm15, [rsp + 192]
 ; x13 -= k14
-    vpsubq zmm16, zmm16, [rsp + 512]
+    vpsubq zmm16, zmm16, [rsp + 256]
 ; x14 -= k15
-    vpsubq zmm17, zmm17, [rsp + 576]
+    vpsubq zmm17, zmm17, [rsp + 320]
 ; x15 -= k16
-    vpsubq zmm18, zmm18, [rsp + 640]
+    vpsubq zmm18, zmm18, [rsp + 960]
 ; x13 -= t1
     vpsubq zmm16, zmm16, zmm1
 ; x14 -= t2
@@ -15839,37 +15943,37 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     vpsubq zmm17, zmm17, zmm18
 ; subtract subkey 0
 ; x0 -= k0
-    vpsubq zmm3, zmm3, [rsp + 128]
+    vpsubq zmm3, zmm3, [rsp + 832]
 ; x1 -= k1
-    vpsubq zmm4, zmm4, [rsp + 192]
+    vpsubq zmm4, zmm4, [rsp + 896]
 ; x2 -= k2
-    vpsubq zmm5, zmm5, [rsp + 704]
+    vpsubq zmm5, zmm5, [rsp + 1024]
 ; x3 -= k3
-    vpsubq zmm6, zmm6, [rsp + 768]
+    vpsubq zmm6, zmm6, [rsp + 384]
 ; x4 -= k4
-    vpsubq zmm7, zmm7, [rsp + 832]
+    vpsubq zmm7, zmm7, [rsp + 448]
 ; x5 -= k5
-    vpsubq zmm8, zmm8, [rsp + 896]
+    vpsubq zmm8, zmm8, [rsp + 512]
 ; x6 -= k6
-    vpsubq zmm9, zmm9, [rsp + 960]
+    vpsubq zmm9, zmm9, [rsp + 576]
 ; x7 -= k7
-    vpsubq zmm10, zmm10, [rsp + 1024]
+    vpsubq zmm10, zmm10, [rsp + 640]
 ; x8 -= k8
-    vpsubq zmm11, zmm11, [rsp + 1088]
+    vpsubq zmm11, zmm11, [rsp + 704]
 ; x9 -= k9
-    vpsubq zmm12, zmm12, [rsp + 1152]
+    vpsubq zmm12, zmm12, [rsp + 768]
 ; x10 -= k10
-    vpsubq zmm13, zmm13, [rsp + 256]
+    vpsubq zmm13, zmm13, [rsp + 0]
 ; x11 -= k11
-    vpsubq zmm14, zmm14, [rsp + 320]
+    vpsubq zmm14, zmm14, [rsp + 64]
 ; x12 -= k12
-    vpsubq zmm15, zmm15, [rsp + 384]
+    vpsubq zmm15, zmm15, [rsp + 128]
 ; x13 -= k13
-    vpsubq zmm16, zmm16, [rsp + 448]
+    vpsubq zmm16, zmm16, [rsp + 192]
 ; x14 -= k14
-    vpsubq zmm17, zmm17, [rsp + 512]
+    vpsubq zmm17, zmm17, [rsp + 256]
 ; x15 -= k15
-    vpsubq zmm18, zmm18, [rsp + 576]
+    vpsubq zmm18, zmm18, [rsp + 320]
 ; x13 -= t0
     vpsubq zmm16, zmm16, zmm0
 ; x14 -= t1
@@ -15952,6 +16056,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt:
     mov r8d, 1 ; n = 1
     jmp tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     endbr64
 .entry:
@@ -15967,7 +16072,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 584
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -15993,22 +16098,22 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov r14, qword [rdi + 64]
 ; k9 = key[9]
     mov r15, qword [rdi + 72]
-    mov qword [rsp + 0], r8
+    mov qword [rsp + 224], r8
 ; k10 = key[10]
     mov r8, qword [rdi + 80]
-    mov qword [rsp + 8], rcx
+    mov qword [rsp + 232], rcx
 ; k11 = key[11]
     mov rcx, qword [rdi + 88]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 208], rdx
 ; k12 = key[12]
     mov rdx, qword [rdi + 96]
-    mov qword [rsp + 24], rsi
+    mov qword [rsp + 216], rsi
 ; k13 = key[13]
     mov rsi, qword [rdi + 104]
-    mov qword [rsp + 32], rsi
+    mov qword [rsp + 48], rsi
 ; k14 = key[14]
     mov rsi, qword [rdi + 112]
-    mov qword [rsp + 40], rsi
+    mov qword [rsp + 56], rsi
 ; k15 = key[15]
     mov rsi, qword [rdi + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
@@ -16040,32 +16145,137 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; k16 ^= k12
     xor rdi, rdx
 ; k16 ^= k13
-    xor rdi, qword [rsp + 32]
+    xor rdi, qword [rsp + 48]
 ; k16 ^= k14
-    xor rdi, qword [rsp + 40]
+    xor rdi, qword [rsp + 56]
 ; k16 ^= k15
     xor rdi, rsi
-    mov qword [rsp + 48], rax
-    mov qword [rsp + 56], r9
-    mov qword [rsp + 64], r8
-    mov qword [rsp + 72], rcx
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rsi
-    mov qword [rsp + 96], rdi
-    mov qword [rsp + 104], r10
-    mov qword [rsp + 112], r11
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
-    mov qword [rsp + 160], r15
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 64], r10
+; kcs += 0x14
+    mov r10, r9
+    add r10, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 240], r10
+; kcs += 0x13
+    mov r10, rax
+    add r10, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 248], r10
+; kcs += 0x12
+    mov r10, rdi
+    add r10, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 256], r10
+; kcs += 0x11
+    mov r10, rsi
+    add r10, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 264], r10
+; kcs = k14
+    mov r10, qword [rsp + 56]
+; kcs += 0x10
+    add r10, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 272], r10
+; kcs = k13
+    mov r10, qword [rsp + 48]
+; kcs += 0xf
+    add r10, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 280], r10
+; kcs += 0xe
+    mov r10, rdx
+    add r10, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 288], r10
+; kcs += 0xd
+    mov r10, rcx
+    add r10, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 296], r10
+; kcs += 0xc
+    mov r10, r8
+    add r10, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 304], r10
+; kcs += 0xb
+    mov r10, r15
+    add r10, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], r10
+; kcs += 0xa
+    mov r10, r14
+    add r10, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 320], r10
+; kcs += 9
+    mov r10, r13
+    add r10, 9
+; kc[9] = kcs
+    mov qword [rsp + 328], r10
+; kcs += 8
+    mov r10, r12
+    add r10, 8
+; kc[8] = kcs
+    mov qword [rsp + 336], r10
+; kcs += 7
+    mov r10, rbp
+    add r10, 7
+; kc[7] = kcs
+    mov qword [rsp + 344], r10
+; kcs += 6
+    mov r10, rbx
+    add r10, 6
+; kc[6] = kcs
+    mov qword [rsp + 352], r10
+; kcs += 5
+    mov r10, r11
+    add r10, 5
+; kc[5] = kcs
+    mov qword [rsp + 360], r10
+; kcs = k2
+    mov r10, qword [rsp + 64]
+; kcs += 4
+    add r10, 4
+; kc[4] = kcs
+    mov qword [rsp + 368], r10
+; kcs += 3
+    mov r10, r9
+    add r10, 3
+; kc[3] = kcs
+    mov qword [rsp + 376], r10
+; kcs += 2
+    mov r10, rax
+    add r10, 2
+; kc[2] = kcs
+    mov qword [rsp + 384], r10
+; kcs += 1
+    mov r10, rdi
+    add r10, 1
+; kc[1] = kcs
+    mov qword [rsp + 392], r10
+    mov qword [rsp + 160], rax
+    mov qword [rsp + 168], r9
+    mov qword [rsp + 72], r8
+    mov qword [rsp + 80], rcx
+    mov qword [rsp + 88], rdx
+    mov qword [rsp + 152], rsi
+    mov qword [rsp + 176], rdi
+    mov qword [rsp + 96], r11
+    mov qword [rsp + 104], rbx
+    mov qword [rsp + 112], rbp
+    mov qword [rsp + 120], r12
+    mov qword [rsp + 128], r13
+    mov qword [rsp + 136], r14
+    mov qword [rsp + 144], r15
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 216]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -16073,7 +16283,7 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 16]
+    mov rdi, qword [rsp + 208]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -16095,63 +16305,67 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov r15, qword [rdi + 72]
 ; x10 = in[10]
     mov rax, qword [rdi + 80]
-    mov qword [rsp + 168], rdx
+    mov qword [rsp + 192], rdx
 ; x11 = in[11]
     mov rdx, qword [rdi + 88]
-    mov qword [rsp + 176], rcx
+    mov qword [rsp + 184], rcx
 ; x12 = in[12]
     mov rcx, qword [rdi + 96]
-    mov qword [rsp + 184], rsi
+    mov qword [rsp + 200], rsi
 ; x13 = in[13]
     mov rsi, qword [rdi + 104]
-    mov qword [rsp + 192], rsi
+    mov qword [rsp + 16], rsi
 ; x14 = in[14]
     mov rsi, qword [rdi + 112]
-    mov qword [rsp + 200], rsi
+    mov qword [rsp + 400], rsi
 ; x15 = in[15]
     mov rsi, qword [rdi + 120]
 ; subtract subkey 20
 ; x0 -= k3
-    sub r8, qword [rsp + 112]
+    sub r8, qword [rsp + 96]
 ; x1 -= k4
-    sub r9, qword [rsp + 120]
+    sub r9, qword [rsp + 104]
 ; x2 -= k5
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 112]
 ; x3 -= k6
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 160]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 64]
+    sub r13, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 80]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 32]
+    sub rax, qword [rsp + 48]
 ; x11 -= k14
-    sub rdx, qword [rsp + 40]
+    sub rdx, qword [rsp + 56]
 ; x12 -= k15
-    sub rcx, qword [rsp + 88]
-; x13 -= k16
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 96]
-    mov qword [rsp + 208], rcx
-; x14 -= k0
-    mov rcx, qword [rsp + 200]
-    sub rcx, qword [rsp + 48]
-; x15 -= k1
-    sub rsi, qword [rsp + 56]
-; x13 -= t2
-    sub rdi, qword [rsp + 184]
-; x14 -= t0
-    sub rcx, qword [rsp + 176]
-; x15 -= 0x14
-    sub rsi, 0x14
+    sub rcx, qword [rsp + 152]
+; sk1 = k16
+    mov rdi, qword [rsp + 176]
+; sk1 += t2
+    add rdi, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk1
+    mov rcx, qword [rsp + 16]
+    sub rcx, rdi
+    mov qword [rsp + 408], rdi
+; sk2 = k0
+    mov rdi, qword [rsp + 160]
+; sk2 += t0
+    add rdi, qword [rsp + 184]
+    mov qword [rsp + 24], r13
+; x14 -= sk2
+    mov r13, qword [rsp + 400]
+    sub r13, rdi
+; x15 -= kc[20]
+    sub rsi, qword [rsp + 240]
 ; inverse round 79
 ; x15 ^= x0
     xor rsi, r8
@@ -16166,11 +16380,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -16178,11 +16392,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor r9, rcx
+    xor r9, r13
 ; x1 >>>= 23
     rol r9, 41
 ; x14 -= x1
-    sub rcx, r9
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -16196,20 +16410,21 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x10 -= x3
     sub rax, r11
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rax
+    rol rdi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rdi
 ; inverse round 78
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -16235,11 +16450,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x15
     sub rax, rsi
 ; x13 ^= x14
-    xor rdi, rcx
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub rcx, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -16247,12 +16462,12 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], r9
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov r9, qword [rsp + 216]
+    mov r9, qword [rsp + 8]
     sub r9, r15
 ; inverse round 77
 ; x9 ^= x0
@@ -16262,11 +16477,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -16280,11 +16495,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x15
     sub rbx, rsi
 ; x7 ^= x10
-    xor r13, r9
+    xor rdi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rdi, 60
 ; x10 -= x7
-    sub r9, r13
+    sub r9, rdi
 ; x3 ^= x12
     xor r11, rax
 ; x3 >>>= 53
@@ -16292,14 +16507,14 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x3
     sub rax, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rsi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
+    mov rsi, qword [rsp + 32]
     xor rsi, r14
 ; x1 >>>= 41
     rol rsi, 23
@@ -16325,11 +16540,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -16343,67 +16558,66 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x10 -= x11
     sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rax
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rax, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, rcx
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub rcx, rdi
+    sub r13, rcx
 ; subtract subkey 19
 ; x0 -= k2
-    sub r8, qword [rsp + 104]
+    sub r8, qword [rsp + 64]
 ; x1 -= k3
-    sub rsi, qword [rsp + 112]
+    sub rsi, qword [rsp + 96]
 ; x2 -= k4
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 104]
 ; x3 -= k5
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 160]
+    sub rdi, qword [rsp + 144]
 ; x8 -= k10
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub r9, qword [rsp + 80]
+    sub r9, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 40]
-    mov qword [rsp + 208], rax
-; x13 -= k15
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 88]
-; x14 -= k16
-    sub rcx, qword [rsp + 96]
-; x15 -= k0
-    sub rdi, qword [rsp + 48]
-; x13 -= t1
-    sub rax, qword [rsp + 168]
-; x14 -= t2
-    sub rcx, qword [rsp + 184]
-; x15 -= 0x13
-    sub rdi, 0x13
+    sub rax, qword [rsp + 56]
+    mov qword [rsp + 24], rdi
+; sk3 = k15
+    mov rdi, qword [rsp + 152]
+; sk3 += t1
+    add rdi, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk3
+    mov rax, qword [rsp + 16]
+    sub rax, rdi
+; x14 -= sk1
+    sub r13, qword [rsp + 408]
+; x15 -= kc[19]
+    sub rcx, qword [rsp + 248]
 ; inverse round 75
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -16423,11 +16637,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, rcx
+    xor rsi, r13
 ; x1 >>>= 47
     rol rsi, 17
 ; x14 -= x1
-    sub rcx, rsi
+    sub r13, rsi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -16440,21 +16654,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     rol r11, 48
 ; x10 -= x3
     sub r9, r11
+    mov qword [rsp + 416], rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], r9
+    rol rdi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov r9, qword [rsp + 208]
-    sub r9, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rdi
 ; inverse round 74
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rdi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -16474,17 +16690,17 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x1
     sub r12, rsi
 ; x15 ^= x12
-    xor rdi, r9
+    xor rcx, r9
 ; x15 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x12 -= x15
-    sub r9, rdi
+    sub r9, rcx
 ; x13 ^= x14
-    xor rax, rcx
+    xor rax, r13
 ; x13 >>>= 41
     rol rax, 23
 ; x14 -= x13
-    sub rcx, rax
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -16492,12 +16708,12 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rsi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
+    mov rsi, qword [rsp + 8]
     sub rsi, r15
 ; inverse round 73
 ; x9 ^= x0
@@ -16519,17 +16735,17 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rdi, rsi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rdi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rsi, rdi
 ; x3 ^= x12
     xor r11, r9
 ; x3 >>>= 18
@@ -16537,26 +16753,26 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x3
     sub r9, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 72
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -16570,11 +16786,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rdi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -16593,55 +16809,54 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     rol rax, 42
 ; x12 -= x13
     sub r9, rax
-    mov qword [rsp + 192], rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, rcx
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
     rol rax, 27
 ; x14 -= x15
-    sub rcx, rax
+    sub r13, rax
 ; subtract subkey 18
 ; x0 -= k1
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 168]
 ; x1 -= k2
-    sub rdi, qword [rsp + 104]
+    sub rcx, qword [rsp + 64]
 ; x2 -= k3
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 96]
 ; x3 -= k4
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 152]
+    sub rdi, qword [rsp + 136]
 ; x8 -= k9
-    sub r14, qword [rsp + 160]
+    sub r14, qword [rsp + 144]
 ; x9 -= k10
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 72]
 ; x10 -= k11
-    sub rsi, qword [rsp + 72]
+    sub rsi, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub r9, qword [rsp + 32]
-    mov qword [rsp + 208], r9
-; x13 -= k14
-    mov r9, qword [rsp + 192]
-    sub r9, qword [rsp + 40]
-; x14 -= k15
-    sub rcx, qword [rsp + 88]
-; x15 -= k16
-    sub rax, qword [rsp + 96]
-; x13 -= t0
-    sub r9, qword [rsp + 176]
-; x14 -= t1
-    sub rcx, qword [rsp + 168]
-; x15 -= 0x12
-    sub rax, 0x12
+    sub r9, qword [rsp + 48]
+    mov qword [rsp + 24], rdi
+; sk4 = k14
+    mov rdi, qword [rsp + 56]
+; sk4 += t0
+    add rdi, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk4
+    mov r9, qword [rsp + 16]
+    sub r9, rdi
+; x14 -= sk3
+    sub r13, qword [rsp + 416]
+; x15 -= kc[18]
+    sub rax, qword [rsp + 256]
 ; inverse round 71
 ; x15 ^= x0
     xor rax, r8
@@ -16668,11 +16883,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, rcx
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub rcx, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -16685,21 +16900,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     rol r11, 27
 ; x10 -= x3
     sub rsi, r11
+    mov qword [rsp + 424], rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rdi, qword [rsp + 24]
+    xor rdi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rdi, 44
+    mov qword [rsp + 8], rsi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rsi, qword [rsp + 0]
+    sub rsi, rdi
 ; inverse round 70
 ; x7 ^= x0
-    xor r13, r8
+    xor rdi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rdi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -16713,11 +16930,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
     xor rax, rsi
 ; x15 >>>= 19
@@ -16725,11 +16942,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x15
     sub rsi, rax
 ; x13 ^= x14
-    xor r9, rcx
+    xor r9, r13
 ; x13 >>>= 42
     rol r9, 22
 ; x14 -= x13
-    sub rcx, r9
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -16737,13 +16954,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 69
 ; x9 ^= x0
     xor r15, r8
@@ -16770,11 +16987,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x15
     sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rdi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rdi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rdi
 ; x3 ^= x12
     xor r11, rsi
 ; x3 >>>= 53
@@ -16782,26 +16999,26 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x12 -= x3
     sub rsi, r11
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
-    mov qword [rsp + 200], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 68
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -16815,11 +17032,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rdi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rdi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rdi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -16827,73 +17044,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
     xor r9, rsi
 ; x13 >>>= 44
     rol r9, 20
 ; x12 -= x13
     sub rsi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    xor rax, qword [rsp + 200]
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
-    mov qword [rsp + 192], r9
+    rol r9, 34
 ; x14 -= x15
-    mov r9, qword [rsp + 200]
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 17
 ; x0 -= k0
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 160]
 ; x1 -= k1
-    sub rcx, qword [rsp + 56]
+    sub rax, qword [rsp + 168]
 ; x2 -= k2
-    sub r10, qword [rsp + 104]
+    sub r10, qword [rsp + 64]
 ; x3 -= k3
-    sub r11, qword [rsp + 112]
+    sub r11, qword [rsp + 96]
 ; x4 -= k4
-    sub rbx, qword [rsp + 120]
+    sub rbx, qword [rsp + 104]
 ; x5 -= k5
-    sub rbp, qword [rsp + 128]
+    sub rbp, qword [rsp + 112]
 ; x6 -= k6
-    sub r12, qword [rsp + 136]
+    sub r12, qword [rsp + 120]
 ; x7 -= k7
-    sub r13, qword [rsp + 144]
+    sub rdi, qword [rsp + 128]
 ; x8 -= k8
-    sub r14, qword [rsp + 152]
+    sub r14, qword [rsp + 136]
 ; x9 -= k9
-    sub r15, qword [rsp + 160]
+    sub r15, qword [rsp + 144]
 ; x10 -= k10
-    sub rdi, qword [rsp + 64]
+    sub rcx, qword [rsp + 72]
 ; x11 -= k11
-    sub rdx, qword [rsp + 72]
+    sub rdx, qword [rsp + 80]
 ; x12 -= k12
-    sub rsi, qword [rsp + 80]
-    mov qword [rsp + 208], rsi
-; x13 -= k13
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 32]
-; x14 -= k14
-    sub r9, qword [rsp + 40]
-; x15 -= k15
-    sub rax, qword [rsp + 88]
-; x13 -= t2
-    sub rsi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0x11
-    sub rax, 0x11
+    sub rsi, qword [rsp + 88]
+    mov qword [rsp + 0], rsi
+; sk5 = k13
+    mov rsi, qword [rsp + 48]
+; sk5 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 24], rdi
+; x13 -= sk5
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk4
+    sub r13, qword [rsp + 424]
+; x15 -= kc[17]
+    sub r9, qword [rsp + 264]
 ; inverse round 67
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -16901,11 +17117,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -16913,11 +17129,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -16925,26 +17141,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 432], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 66
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -16958,23 +17176,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -16982,13 +17200,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 65
 ; x9 ^= x0
     xor r15, r8
@@ -16997,11 +17215,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -17009,44 +17227,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 64
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -17060,11 +17278,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -17072,73 +17290,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 16
 ; x0 -= k16
-    sub r8, qword [rsp + 96]
+    sub r8, qword [rsp + 176]
 ; x1 -= k0
-    sub rax, qword [rsp + 48]
+    sub r9, qword [rsp + 160]
 ; x2 -= k1
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 168]
 ; x3 -= k2
-    sub r11, qword [rsp + 104]
+    sub r11, qword [rsp + 64]
 ; x4 -= k3
-    sub rbx, qword [rsp + 112]
+    sub rbx, qword [rsp + 96]
 ; x5 -= k4
-    sub rbp, qword [rsp + 120]
+    sub rbp, qword [rsp + 104]
 ; x6 -= k5
-    sub r12, qword [rsp + 128]
+    sub r12, qword [rsp + 112]
 ; x7 -= k6
-    sub r13, qword [rsp + 136]
+    sub rsi, qword [rsp + 120]
 ; x8 -= k7
-    sub r14, qword [rsp + 144]
+    sub r14, qword [rsp + 128]
 ; x9 -= k8
-    sub r15, qword [rsp + 152]
+    sub r15, qword [rsp + 136]
 ; x10 -= k9
-    sub rcx, qword [rsp + 160]
+    sub rax, qword [rsp + 144]
 ; x11 -= k10
-    sub rdx, qword [rsp + 64]
+    sub rdx, qword [rsp + 72]
 ; x12 -= k11
-    sub rdi, qword [rsp + 72]
-    mov qword [rsp + 208], rdi
-; x13 -= k12
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 80]
-; x14 -= k13
-    sub r9, qword [rsp + 32]
-; x15 -= k14
-    sub rsi, qword [rsp + 40]
-; x13 -= t1
-    sub rdi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0x10
-    sub rsi, 0x10
+    sub rcx, qword [rsp + 80]
+    mov qword [rsp + 24], rsi
+; sk6 = k12
+    mov rsi, qword [rsp + 88]
+; sk6 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rcx
+; x13 -= sk6
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk5
+    sub r13, qword [rsp + 432]
+; x15 -= kc[16]
+    sub rdi, qword [rsp + 272]
 ; inverse round 63
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -17146,11 +17363,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -17158,11 +17375,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -17170,26 +17387,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 440], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 62
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -17203,23 +17422,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -17227,13 +17446,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 61
 ; x9 ^= x0
     xor r15, r8
@@ -17242,11 +17461,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -17254,44 +17473,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 60
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -17305,11 +17524,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -17317,73 +17536,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 15
 ; x0 -= k15
-    sub r8, qword [rsp + 88]
+    sub r8, qword [rsp + 152]
 ; x1 -= k16
-    sub rsi, qword [rsp + 96]
+    sub rdi, qword [rsp + 176]
 ; x2 -= k0
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 160]
 ; x3 -= k1
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 168]
 ; x4 -= k2
-    sub rbx, qword [rsp + 104]
+    sub rbx, qword [rsp + 64]
 ; x5 -= k3
-    sub rbp, qword [rsp + 112]
+    sub rbp, qword [rsp + 96]
 ; x6 -= k4
-    sub r12, qword [rsp + 120]
+    sub r12, qword [rsp + 104]
 ; x7 -= k5
-    sub r13, qword [rsp + 128]
+    sub rsi, qword [rsp + 112]
 ; x8 -= k6
-    sub r14, qword [rsp + 136]
+    sub r14, qword [rsp + 120]
 ; x9 -= k7
-    sub r15, qword [rsp + 144]
+    sub r15, qword [rsp + 128]
 ; x10 -= k8
-    sub rax, qword [rsp + 152]
+    sub r9, qword [rsp + 136]
 ; x11 -= k9
-    sub rdx, qword [rsp + 160]
+    sub rdx, qword [rsp + 144]
 ; x12 -= k10
-    sub rcx, qword [rsp + 64]
-    mov qword [rsp + 208], rcx
-; x13 -= k11
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 72]
-; x14 -= k12
-    sub r9, qword [rsp + 80]
-; x15 -= k13
-    sub rdi, qword [rsp + 32]
-; x13 -= t0
-    sub rcx, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 0xf
-    sub rdi, 0xf
+    sub rax, qword [rsp + 72]
+    mov qword [rsp + 24], rsi
+; sk7 = k11
+    mov rsi, qword [rsp + 80]
+; sk7 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk7
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk6
+    sub r13, qword [rsp + 440]
+; x15 -= kc[15]
+    sub rcx, qword [rsp + 280]
 ; inverse round 59
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -17391,11 +17609,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -17403,11 +17621,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -17415,26 +17633,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 448], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 58
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -17448,23 +17668,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -17472,13 +17692,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 57
 ; x9 ^= x0
     xor r15, r8
@@ -17487,11 +17707,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -17499,44 +17719,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 56
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -17550,11 +17770,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -17562,73 +17782,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 14
 ; x0 -= k14
-    sub r8, qword [rsp + 40]
+    sub r8, qword [rsp + 56]
 ; x1 -= k15
-    sub rdi, qword [rsp + 88]
+    sub rcx, qword [rsp + 152]
 ; x2 -= k16
-    sub r10, qword [rsp + 96]
+    sub r10, qword [rsp + 176]
 ; x3 -= k0
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 160]
 ; x4 -= k1
-    sub rbx, qword [rsp + 56]
+    sub rbx, qword [rsp + 168]
 ; x5 -= k2
-    sub rbp, qword [rsp + 104]
+    sub rbp, qword [rsp + 64]
 ; x6 -= k3
-    sub r12, qword [rsp + 112]
+    sub r12, qword [rsp + 96]
 ; x7 -= k4
-    sub r13, qword [rsp + 120]
+    sub rsi, qword [rsp + 104]
 ; x8 -= k5
-    sub r14, qword [rsp + 128]
+    sub r14, qword [rsp + 112]
 ; x9 -= k6
-    sub r15, qword [rsp + 136]
+    sub r15, qword [rsp + 120]
 ; x10 -= k7
-    sub rsi, qword [rsp + 144]
+    sub rdi, qword [rsp + 128]
 ; x11 -= k8
-    sub rdx, qword [rsp + 152]
+    sub rdx, qword [rsp + 136]
 ; x12 -= k9
-    sub rax, qword [rsp + 160]
-    mov qword [rsp + 208], rax
-; x13 -= k10
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 64]
-; x14 -= k11
-    sub r9, qword [rsp + 72]
-; x15 -= k12
-    sub rcx, qword [rsp + 80]
-; x13 -= t2
-    sub rax, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0xe
-    sub rcx, 0xe
+    sub r9, qword [rsp + 144]
+    mov qword [rsp + 24], rsi
+; sk8 = k10
+    mov rsi, qword [rsp + 72]
+; sk8 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk8
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk7
+    sub r13, qword [rsp + 448]
+; x15 -= kc[14]
+    sub rax, qword [rsp + 288]
 ; inverse round 55
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -17636,11 +17855,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -17648,11 +17867,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -17660,26 +17879,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 456], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 54
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -17693,23 +17914,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -17717,13 +17938,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 53
 ; x9 ^= x0
     xor r15, r8
@@ -17732,11 +17953,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -17744,44 +17965,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 52
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -17795,11 +18016,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -17807,73 +18028,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 13
 ; x0 -= k13
-    sub r8, qword [rsp + 32]
+    sub r8, qword [rsp + 48]
 ; x1 -= k14
-    sub rcx, qword [rsp + 40]
+    sub rax, qword [rsp + 56]
 ; x2 -= k15
-    sub r10, qword [rsp + 88]
+    sub r10, qword [rsp + 152]
 ; x3 -= k16
-    sub r11, qword [rsp + 96]
+    sub r11, qword [rsp + 176]
 ; x4 -= k0
-    sub rbx, qword [rsp + 48]
+    sub rbx, qword [rsp + 160]
 ; x5 -= k1
-    sub rbp, qword [rsp + 56]
+    sub rbp, qword [rsp + 168]
 ; x6 -= k2
-    sub r12, qword [rsp + 104]
+    sub r12, qword [rsp + 64]
 ; x7 -= k3
-    sub r13, qword [rsp + 112]
+    sub rsi, qword [rsp + 96]
 ; x8 -= k4
-    sub r14, qword [rsp + 120]
+    sub r14, qword [rsp + 104]
 ; x9 -= k5
-    sub r15, qword [rsp + 128]
+    sub r15, qword [rsp + 112]
 ; x10 -= k6
-    sub rdi, qword [rsp + 136]
+    sub rcx, qword [rsp + 120]
 ; x11 -= k7
-    sub rdx, qword [rsp + 144]
+    sub rdx, qword [rsp + 128]
 ; x12 -= k8
-    sub rsi, qword [rsp + 152]
-    mov qword [rsp + 208], rsi
-; x13 -= k9
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 160]
-; x14 -= k10
-    sub r9, qword [rsp + 64]
-; x15 -= k11
-    sub rax, qword [rsp + 72]
-; x13 -= t1
-    sub rsi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0xd
-    sub rax, 0xd
+    sub rdi, qword [rsp + 136]
+    mov qword [rsp + 24], rsi
+; sk9 = k9
+    mov rsi, qword [rsp + 144]
+; sk9 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rdi
+; x13 -= sk9
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk8
+    sub r13, qword [rsp + 456]
+; x15 -= kc[13]
+    sub r9, qword [rsp + 296]
 ; inverse round 51
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -17881,11 +18101,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -17893,11 +18113,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -17905,26 +18125,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 464], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 50
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -17938,23 +18160,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -17962,13 +18184,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 49
 ; x9 ^= x0
     xor r15, r8
@@ -17977,11 +18199,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -17989,44 +18211,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 48
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -18040,11 +18262,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -18052,73 +18274,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 12
 ; x0 -= k12
-    sub r8, qword [rsp + 80]
+    sub r8, qword [rsp + 88]
 ; x1 -= k13
-    sub rax, qword [rsp + 32]
+    sub r9, qword [rsp + 48]
 ; x2 -= k14
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 56]
 ; x3 -= k15
-    sub r11, qword [rsp + 88]
+    sub r11, qword [rsp + 152]
 ; x4 -= k16
-    sub rbx, qword [rsp + 96]
+    sub rbx, qword [rsp + 176]
 ; x5 -= k0
-    sub rbp, qword [rsp + 48]
+    sub rbp, qword [rsp + 160]
 ; x6 -= k1
-    sub r12, qword [rsp + 56]
+    sub r12, qword [rsp + 168]
 ; x7 -= k2
-    sub r13, qword [rsp + 104]
-; x8 -= k3
-    sub r14, qword [rsp + 112]
-; x9 -= k4
-    sub r15, qword [rsp + 120]
-; x10 -= k5
-    sub rcx, qword [rsp + 128]
-; x11 -= k6
-    sub rdx, qword [rsp + 136]
-; x12 -= k7
-    sub rdi, qword [rsp + 144]
-    mov qword [rsp + 208], rdi
-; x13 -= k8
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 152]
-; x14 -= k9
-    sub r9, qword [rsp + 160]
-; x15 -= k10
     sub rsi, qword [rsp + 64]
-; x13 -= t0
-    sub rdi, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 0xc
-    sub rsi, 0xc
+; x8 -= k3
+    sub r14, qword [rsp + 96]
+; x9 -= k4
+    sub r15, qword [rsp + 104]
+; x10 -= k5
+    sub rax, qword [rsp + 112]
+; x11 -= k6
+    sub rdx, qword [rsp + 120]
+; x12 -= k7
+    sub rcx, qword [rsp + 128]
+    mov qword [rsp + 24], rsi
+; sk10 = k8
+    mov rsi, qword [rsp + 136]
+; sk10 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rcx
+; x13 -= sk10
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk9
+    sub r13, qword [rsp + 464]
+; x15 -= kc[12]
+    sub rdi, qword [rsp + 304]
 ; inverse round 47
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -18126,11 +18347,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -18138,11 +18359,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -18150,26 +18371,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 472], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 46
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -18183,23 +18406,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -18207,13 +18430,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 45
 ; x9 ^= x0
     xor r15, r8
@@ -18222,11 +18445,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -18234,44 +18457,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 44
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -18285,11 +18508,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -18297,73 +18520,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 11
 ; x0 -= k11
-    sub r8, qword [rsp + 72]
+    sub r8, qword [rsp + 80]
 ; x1 -= k12
-    sub rsi, qword [rsp + 80]
+    sub rdi, qword [rsp + 88]
 ; x2 -= k13
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 48]
 ; x3 -= k14
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 56]
 ; x4 -= k15
-    sub rbx, qword [rsp + 88]
+    sub rbx, qword [rsp + 152]
 ; x5 -= k16
-    sub rbp, qword [rsp + 96]
+    sub rbp, qword [rsp + 176]
 ; x6 -= k0
-    sub r12, qword [rsp + 48]
+    sub r12, qword [rsp + 160]
 ; x7 -= k1
-    sub r13, qword [rsp + 56]
+    sub rsi, qword [rsp + 168]
 ; x8 -= k2
-    sub r14, qword [rsp + 104]
+    sub r14, qword [rsp + 64]
 ; x9 -= k3
-    sub r15, qword [rsp + 112]
+    sub r15, qword [rsp + 96]
 ; x10 -= k4
-    sub rax, qword [rsp + 120]
+    sub r9, qword [rsp + 104]
 ; x11 -= k5
-    sub rdx, qword [rsp + 128]
+    sub rdx, qword [rsp + 112]
 ; x12 -= k6
-    sub rcx, qword [rsp + 136]
-    mov qword [rsp + 208], rcx
-; x13 -= k7
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 144]
-; x14 -= k8
-    sub r9, qword [rsp + 152]
-; x15 -= k9
-    sub rdi, qword [rsp + 160]
-; x13 -= t2
-    sub rcx, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 0xb
-    sub rdi, 0xb
+    sub rax, qword [rsp + 120]
+    mov qword [rsp + 24], rsi
+; sk11 = k7
+    mov rsi, qword [rsp + 128]
+; sk11 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rax
+; x13 -= sk11
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk10
+    sub r13, qword [rsp + 472]
+; x15 -= kc[11]
+    sub rcx, qword [rsp + 312]
 ; inverse round 43
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -18371,11 +18593,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -18383,11 +18605,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -18395,26 +18617,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 480], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 42
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -18428,23 +18652,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -18452,13 +18676,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 41
 ; x9 ^= x0
     xor r15, r8
@@ -18467,11 +18691,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -18479,44 +18703,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 40
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -18530,11 +18754,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -18542,73 +18766,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 10
 ; x0 -= k10
-    sub r8, qword [rsp + 64]
+    sub r8, qword [rsp + 72]
 ; x1 -= k11
-    sub rdi, qword [rsp + 72]
+    sub rcx, qword [rsp + 80]
 ; x2 -= k12
-    sub r10, qword [rsp + 80]
+    sub r10, qword [rsp + 88]
 ; x3 -= k13
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 48]
 ; x4 -= k14
-    sub rbx, qword [rsp + 40]
+    sub rbx, qword [rsp + 56]
 ; x5 -= k15
-    sub rbp, qword [rsp + 88]
+    sub rbp, qword [rsp + 152]
 ; x6 -= k16
-    sub r12, qword [rsp + 96]
+    sub r12, qword [rsp + 176]
 ; x7 -= k0
-    sub r13, qword [rsp + 48]
+    sub rsi, qword [rsp + 160]
 ; x8 -= k1
-    sub r14, qword [rsp + 56]
+    sub r14, qword [rsp + 168]
 ; x9 -= k2
-    sub r15, qword [rsp + 104]
+    sub r15, qword [rsp + 64]
 ; x10 -= k3
-    sub rsi, qword [rsp + 112]
+    sub rdi, qword [rsp + 96]
 ; x11 -= k4
-    sub rdx, qword [rsp + 120]
+    sub rdx, qword [rsp + 104]
 ; x12 -= k5
-    sub rax, qword [rsp + 128]
-    mov qword [rsp + 208], rax
-; x13 -= k6
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 136]
-; x14 -= k7
-    sub r9, qword [rsp + 144]
-; x15 -= k8
-    sub rcx, qword [rsp + 152]
-; x13 -= t1
-    sub rax, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 0xa
-    sub rcx, 0xa
+    sub r9, qword [rsp + 112]
+    mov qword [rsp + 24], rsi
+; sk12 = k6
+    mov rsi, qword [rsp + 120]
+; sk12 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], r9
+; x13 -= sk12
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk11
+    sub r13, qword [rsp + 480]
+; x15 -= kc[10]
+    sub rax, qword [rsp + 320]
 ; inverse round 39
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -18616,11 +18839,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -18628,11 +18851,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -18640,26 +18863,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 488], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 38
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -18673,23 +18898,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -18697,13 +18922,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 37
 ; x9 ^= x0
     xor r15, r8
@@ -18712,11 +18937,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -18724,44 +18949,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 36
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -18775,11 +19000,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -18787,73 +19012,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 9
 ; x0 -= k9
-    sub r8, qword [rsp + 160]
+    sub r8, qword [rsp + 144]
 ; x1 -= k10
-    sub rcx, qword [rsp + 64]
+    sub rax, qword [rsp + 72]
 ; x2 -= k11
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 80]
 ; x3 -= k12
-    sub r11, qword [rsp + 80]
+    sub r11, qword [rsp + 88]
 ; x4 -= k13
-    sub rbx, qword [rsp + 32]
+    sub rbx, qword [rsp + 48]
 ; x5 -= k14
-    sub rbp, qword [rsp + 40]
+    sub rbp, qword [rsp + 56]
 ; x6 -= k15
-    sub r12, qword [rsp + 88]
+    sub r12, qword [rsp + 152]
 ; x7 -= k16
-    sub r13, qword [rsp + 96]
-; x8 -= k0
-    sub r14, qword [rsp + 48]
-; x9 -= k1
-    sub r15, qword [rsp + 56]
-; x10 -= k2
-    sub rdi, qword [rsp + 104]
-; x11 -= k3
-    sub rdx, qword [rsp + 112]
-; x12 -= k4
-    sub rsi, qword [rsp + 120]
-    mov qword [rsp + 208], rsi
-; x13 -= k5
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 128]
-; x14 -= k6
-    sub r9, qword [rsp + 136]
-; x15 -= k7
-    sub rax, qword [rsp + 144]
-; x13 -= t0
     sub rsi, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 9
-    sub rax, 9
+; x8 -= k0
+    sub r14, qword [rsp + 160]
+; x9 -= k1
+    sub r15, qword [rsp + 168]
+; x10 -= k2
+    sub rcx, qword [rsp + 64]
+; x11 -= k3
+    sub rdx, qword [rsp + 96]
+; x12 -= k4
+    sub rdi, qword [rsp + 104]
+    mov qword [rsp + 24], rsi
+; sk13 = k5
+    mov rsi, qword [rsp + 112]
+; sk13 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rdi
+; x13 -= sk13
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk12
+    sub r13, qword [rsp + 488]
+; x15 -= kc[9]
+    sub r9, qword [rsp + 328]
 ; inverse round 35
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -18861,11 +19085,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -18873,11 +19097,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -18885,26 +19109,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 496], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 34
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -18918,23 +19144,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -18942,13 +19168,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 33
 ; x9 ^= x0
     xor r15, r8
@@ -18957,11 +19183,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -18969,44 +19195,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 32
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -19020,11 +19246,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -19032,73 +19258,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 8
 ; x0 -= k8
-    sub r8, qword [rsp + 152]
+    sub r8, qword [rsp + 136]
 ; x1 -= k9
-    sub rax, qword [rsp + 160]
+    sub r9, qword [rsp + 144]
 ; x2 -= k10
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 72]
 ; x3 -= k11
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 80]
 ; x4 -= k12
-    sub rbx, qword [rsp + 80]
+    sub rbx, qword [rsp + 88]
 ; x5 -= k13
-    sub rbp, qword [rsp + 32]
+    sub rbp, qword [rsp + 48]
 ; x6 -= k14
-    sub r12, qword [rsp + 40]
+    sub r12, qword [rsp + 56]
 ; x7 -= k15
-    sub r13, qword [rsp + 88]
+    sub rsi, qword [rsp + 152]
 ; x8 -= k16
-    sub r14, qword [rsp + 96]
+    sub r14, qword [rsp + 176]
 ; x9 -= k0
-    sub r15, qword [rsp + 48]
+    sub r15, qword [rsp + 160]
 ; x10 -= k1
-    sub rcx, qword [rsp + 56]
+    sub rax, qword [rsp + 168]
 ; x11 -= k2
-    sub rdx, qword [rsp + 104]
+    sub rdx, qword [rsp + 64]
 ; x12 -= k3
-    sub rdi, qword [rsp + 112]
-    mov qword [rsp + 208], rdi
-; x13 -= k4
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 120]
-; x14 -= k5
-    sub r9, qword [rsp + 128]
-; x15 -= k6
-    sub rsi, qword [rsp + 136]
-; x13 -= t2
-    sub rdi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 8
-    sub rsi, 8
+    sub rcx, qword [rsp + 96]
+    mov qword [rsp + 24], rsi
+; sk14 = k4
+    mov rsi, qword [rsp + 104]
+; sk14 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk14
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk13
+    sub r13, qword [rsp + 496]
+; x15 -= kc[8]
+    sub rdi, qword [rsp + 336]
 ; inverse round 31
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -19106,11 +19331,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -19118,11 +19343,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -19130,26 +19355,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 504], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 30
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -19163,23 +19390,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -19187,13 +19414,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 29
 ; x9 ^= x0
     xor r15, r8
@@ -19202,11 +19429,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -19214,44 +19441,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 28
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -19265,11 +19492,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -19277,73 +19504,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 7
 ; x0 -= k7
-    sub r8, qword [rsp + 144]
+    sub r8, qword [rsp + 128]
 ; x1 -= k8
-    sub rsi, qword [rsp + 152]
+    sub rdi, qword [rsp + 136]
 ; x2 -= k9
-    sub r10, qword [rsp + 160]
+    sub r10, qword [rsp + 144]
 ; x3 -= k10
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 72]
 ; x4 -= k11
-    sub rbx, qword [rsp + 72]
+    sub rbx, qword [rsp + 80]
 ; x5 -= k12
-    sub rbp, qword [rsp + 80]
+    sub rbp, qword [rsp + 88]
 ; x6 -= k13
-    sub r12, qword [rsp + 32]
+    sub r12, qword [rsp + 48]
 ; x7 -= k14
-    sub r13, qword [rsp + 40]
+    sub rsi, qword [rsp + 56]
 ; x8 -= k15
-    sub r14, qword [rsp + 88]
+    sub r14, qword [rsp + 152]
 ; x9 -= k16
-    sub r15, qword [rsp + 96]
+    sub r15, qword [rsp + 176]
 ; x10 -= k0
-    sub rax, qword [rsp + 48]
+    sub r9, qword [rsp + 160]
 ; x11 -= k1
-    sub rdx, qword [rsp + 56]
+    sub rdx, qword [rsp + 168]
 ; x12 -= k2
-    sub rcx, qword [rsp + 104]
-    mov qword [rsp + 208], rcx
-; x13 -= k3
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 112]
-; x14 -= k4
-    sub r9, qword [rsp + 120]
-; x15 -= k5
-    sub rdi, qword [rsp + 128]
-; x13 -= t1
-    sub rcx, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 7
-    sub rdi, 7
+    sub rax, qword [rsp + 64]
+    mov qword [rsp + 24], rsi
+; sk15 = k3
+    mov rsi, qword [rsp + 96]
+; sk15 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk15
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk14
+    sub r13, qword [rsp + 504]
+; x15 -= kc[7]
+    sub rcx, qword [rsp + 344]
 ; inverse round 27
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -19351,11 +19577,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -19363,11 +19589,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -19375,26 +19601,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 512], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 26
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -19408,23 +19636,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -19432,13 +19660,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 25
 ; x9 ^= x0
     xor r15, r8
@@ -19447,11 +19675,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -19459,44 +19687,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 24
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -19510,11 +19738,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -19522,73 +19750,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 6
 ; x0 -= k6
-    sub r8, qword [rsp + 136]
+    sub r8, qword [rsp + 120]
 ; x1 -= k7
-    sub rdi, qword [rsp + 144]
+    sub rcx, qword [rsp + 128]
 ; x2 -= k8
-    sub r10, qword [rsp + 152]
+    sub r10, qword [rsp + 136]
 ; x3 -= k9
-    sub r11, qword [rsp + 160]
+    sub r11, qword [rsp + 144]
 ; x4 -= k10
-    sub rbx, qword [rsp + 64]
+    sub rbx, qword [rsp + 72]
 ; x5 -= k11
-    sub rbp, qword [rsp + 72]
+    sub rbp, qword [rsp + 80]
 ; x6 -= k12
-    sub r12, qword [rsp + 80]
+    sub r12, qword [rsp + 88]
 ; x7 -= k13
-    sub r13, qword [rsp + 32]
+    sub rsi, qword [rsp + 48]
 ; x8 -= k14
-    sub r14, qword [rsp + 40]
+    sub r14, qword [rsp + 56]
 ; x9 -= k15
-    sub r15, qword [rsp + 88]
+    sub r15, qword [rsp + 152]
 ; x10 -= k16
-    sub rsi, qword [rsp + 96]
+    sub rdi, qword [rsp + 176]
 ; x11 -= k0
-    sub rdx, qword [rsp + 48]
+    sub rdx, qword [rsp + 160]
 ; x12 -= k1
-    sub rax, qword [rsp + 56]
-    mov qword [rsp + 208], rax
-; x13 -= k2
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 104]
-; x14 -= k3
-    sub r9, qword [rsp + 112]
-; x15 -= k4
-    sub rcx, qword [rsp + 120]
-; x13 -= t0
-    sub rax, qword [rsp + 176]
-; x14 -= t1
     sub r9, qword [rsp + 168]
-; x15 -= 6
-    sub rcx, 6
+    mov qword [rsp + 24], rsi
+; sk16 = k2
+    mov rsi, qword [rsp + 64]
+; sk16 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk16
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk15
+    sub r13, qword [rsp + 512]
+; x15 -= kc[6]
+    sub rax, qword [rsp + 352]
 ; inverse round 23
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -19596,11 +19823,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -19608,11 +19835,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -19620,26 +19847,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 520], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 22
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -19653,23 +19882,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -19677,13 +19906,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 21
 ; x9 ^= x0
     xor r15, r8
@@ -19692,11 +19921,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -19704,44 +19933,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 20
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -19755,11 +19984,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -19767,73 +19996,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 5
 ; x0 -= k5
-    sub r8, qword [rsp + 128]
+    sub r8, qword [rsp + 112]
 ; x1 -= k6
-    sub rcx, qword [rsp + 136]
+    sub rax, qword [rsp + 120]
 ; x2 -= k7
-    sub r10, qword [rsp + 144]
+    sub r10, qword [rsp + 128]
 ; x3 -= k8
-    sub r11, qword [rsp + 152]
+    sub r11, qword [rsp + 136]
 ; x4 -= k9
-    sub rbx, qword [rsp + 160]
+    sub rbx, qword [rsp + 144]
 ; x5 -= k10
-    sub rbp, qword [rsp + 64]
+    sub rbp, qword [rsp + 72]
 ; x6 -= k11
-    sub r12, qword [rsp + 72]
+    sub r12, qword [rsp + 80]
 ; x7 -= k12
-    sub r13, qword [rsp + 80]
+    sub rsi, qword [rsp + 88]
 ; x8 -= k13
-    sub r14, qword [rsp + 32]
+    sub r14, qword [rsp + 48]
 ; x9 -= k14
-    sub r15, qword [rsp + 40]
+    sub r15, qword [rsp + 56]
 ; x10 -= k15
-    sub rdi, qword [rsp + 88]
+    sub rcx, qword [rsp + 152]
 ; x11 -= k16
-    sub rdx, qword [rsp + 96]
+    sub rdx, qword [rsp + 176]
 ; x12 -= k0
-    sub rsi, qword [rsp + 48]
-    mov qword [rsp + 208], rsi
-; x13 -= k1
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 56]
-; x14 -= k2
-    sub r9, qword [rsp + 104]
-; x15 -= k3
-    sub rax, qword [rsp + 112]
-; x13 -= t2
-    sub rsi, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 5
-    sub rax, 5
+    sub rdi, qword [rsp + 160]
+    mov qword [rsp + 24], rsi
+; sk17 = k1
+    mov rsi, qword [rsp + 168]
+; sk17 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], rdi
+; x13 -= sk17
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk16
+    sub r13, qword [rsp + 520]
+; x15 -= kc[5]
+    sub r9, qword [rsp + 360]
 ; inverse round 19
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -19841,11 +20069,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -19853,11 +20081,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -19865,26 +20093,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 528], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 18
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -19898,23 +20128,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -19922,13 +20152,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 17
 ; x9 ^= x0
     xor r15, r8
@@ -19937,11 +20167,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -19949,44 +20179,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 16
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -20000,11 +20230,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -20012,73 +20242,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 4
 ; x0 -= k4
-    sub r8, qword [rsp + 120]
+    sub r8, qword [rsp + 104]
 ; x1 -= k5
-    sub rax, qword [rsp + 128]
+    sub r9, qword [rsp + 112]
 ; x2 -= k6
-    sub r10, qword [rsp + 136]
+    sub r10, qword [rsp + 120]
 ; x3 -= k7
-    sub r11, qword [rsp + 144]
+    sub r11, qword [rsp + 128]
 ; x4 -= k8
-    sub rbx, qword [rsp + 152]
+    sub rbx, qword [rsp + 136]
 ; x5 -= k9
-    sub rbp, qword [rsp + 160]
+    sub rbp, qword [rsp + 144]
 ; x6 -= k10
-    sub r12, qword [rsp + 64]
+    sub r12, qword [rsp + 72]
 ; x7 -= k11
-    sub r13, qword [rsp + 72]
+    sub rsi, qword [rsp + 80]
 ; x8 -= k12
-    sub r14, qword [rsp + 80]
+    sub r14, qword [rsp + 88]
 ; x9 -= k13
-    sub r15, qword [rsp + 32]
+    sub r15, qword [rsp + 48]
 ; x10 -= k14
-    sub rcx, qword [rsp + 40]
+    sub rax, qword [rsp + 56]
 ; x11 -= k15
-    sub rdx, qword [rsp + 88]
+    sub rdx, qword [rsp + 152]
 ; x12 -= k16
-    sub rdi, qword [rsp + 96]
-    mov qword [rsp + 208], rdi
-; x13 -= k0
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 48]
-; x14 -= k1
-    sub r9, qword [rsp + 56]
-; x15 -= k2
-    sub rsi, qword [rsp + 104]
-; x13 -= t1
-    sub rdi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 4
-    sub rsi, 4
+    sub rcx, qword [rsp + 176]
+    mov qword [rsp + 24], rsi
+; sk18 = k0
+    mov rsi, qword [rsp + 160]
+; sk18 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rcx
+; x13 -= sk18
+    mov rcx, qword [rsp + 16]
+    sub rcx, rsi
+; x14 -= sk17
+    sub r13, qword [rsp + 528]
+; x15 -= kc[4]
+    sub rdi, qword [rsp + 368]
 ; inverse round 15
 ; x15 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x15 >>>= 9
-    rol rsi, 55
+    rol rdi, 55
 ; x0 -= x15
-    sub r8, rsi
+    sub r8, rdi
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -20086,11 +20315,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol rdi, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, rdi
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -20098,11 +20327,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x1 >>>= 23
-    rol rax, 41
+    rol r9, 41
 ; x14 -= x1
-    sub r9, rax
+    sub r13, r9
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -20110,26 +20339,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rcx, r11
+    sub rax, r11
+    mov qword [rsp + 536], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rcx
+    rol rsi, 44
+    mov qword [rsp + 8], rax
 ; x12 -= x7
-    mov rcx, qword [rsp + 208]
-    sub rcx, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rsi
 ; inverse round 14
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -20143,23 +20374,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x1 >>>= 46
-    rol rax, 18
+    rol r9, 18
 ; x6 -= x1
-    sub r12, rax
+    sub r12, r9
 ; x15 ^= x12
-    xor rsi, rcx
+    xor rdi, rax
 ; x15 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x12 -= x15
-    sub rcx, rsi
+    sub rax, rdi
 ; x13 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x13 >>>= 42
-    rol rdi, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub r9, rdi
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -20167,13 +20398,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rax
+    mov qword [rsp + 32], r9
 ; x10 -= x9
-    mov rax, qword [rsp + 216]
-    sub rax, r15
+    mov r9, qword [rsp + 8]
+    sub r9, r15
 ; inverse round 13
 ; x9 ^= x0
     xor r15, r8
@@ -20182,11 +20413,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rdi, r10
+    xor rcx, r10
 ; x13 >>>= 34
-    rol rdi, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub r10, rdi
+    sub r10, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -20194,44 +20425,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rsi, rbx
+    xor rdi, rbx
 ; x15 >>>= 51
-    rol rsi, 13
+    rol rdi, 13
 ; x4 -= x15
-    sub rbx, rsi
+    sub rbx, rdi
 ; x7 ^= x10
-    xor r13, rax
+    xor rsi, r9
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rax, r13
+    sub r9, rsi
 ; x3 ^= x12
-    xor r11, rcx
+    xor r11, rax
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rcx, r11
+    sub rax, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rsi
+    sub r13, rbp
+    mov qword [rsp + 40], rdi
 ; x1 ^= x8
-    mov rsi, qword [rsp + 224]
-    xor rsi, r14
+    mov rdi, qword [rsp + 32]
+    xor rdi, r14
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x8 -= x1
-    sub r14, rsi
+    sub r14, rdi
 ; inverse round 12
 ; x1 ^= x0
-    xor rsi, r8
+    xor rdi, r8
 ; x1 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x0 -= x1
-    sub r8, rsi
+    sub r8, rdi
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -20245,11 +20476,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -20257,73 +20488,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rax, rdx
+    sub r9, rdx
 ; x13 ^= x12
-    xor rdi, rcx
+    xor rcx, rax
 ; x13 >>>= 44
-    rol rdi, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rcx, rdi
-    mov qword [rsp + 192], rdi
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    mov rdi, qword [rsp + 232]
-    xor rdi, r9
+    mov rcx, qword [rsp + 40]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol rdi, 34
+    rol rcx, 34
 ; x14 -= x15
-    sub r9, rdi
+    sub r13, rcx
 ; subtract subkey 3
 ; x0 -= k3
-    sub r8, qword [rsp + 112]
+    sub r8, qword [rsp + 96]
 ; x1 -= k4
-    sub rsi, qword [rsp + 120]
+    sub rdi, qword [rsp + 104]
 ; x2 -= k5
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 112]
 ; x3 -= k6
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 160]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 64]
+    sub rsi, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 80]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 32]
-; x11 -= k14
-    sub rdx, qword [rsp + 40]
-; x12 -= k15
-    sub rcx, qword [rsp + 88]
-    mov qword [rsp + 208], rcx
-; x13 -= k16
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 96]
-; x14 -= k0
     sub r9, qword [rsp + 48]
-; x15 -= k1
-    sub rdi, qword [rsp + 56]
-; x13 -= t0
-    sub rcx, qword [rsp + 176]
-; x14 -= t1
-    sub r9, qword [rsp + 168]
-; x15 -= 3
-    sub rdi, 3
+; x11 -= k14
+    sub rdx, qword [rsp + 56]
+; x12 -= k15
+    sub rax, qword [rsp + 152]
+    mov qword [rsp + 24], rsi
+; sk19 = k16
+    mov rsi, qword [rsp + 176]
+; sk19 += t0
+    add rsi, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk19
+    mov rax, qword [rsp + 16]
+    sub rax, rsi
+; x14 -= sk18
+    sub r13, qword [rsp + 536]
+; x15 -= kc[3]
+    sub rcx, qword [rsp + 376]
 ; inverse round 11
 ; x15 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x15 >>>= 5
-    rol rdi, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r8, rdi
+    sub r8, rcx
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -20331,11 +20561,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol rax, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, rax
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -20343,11 +20573,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x1 >>>= 47
-    rol rsi, 17
+    rol rdi, 17
 ; x14 -= x1
-    sub r9, rsi
+    sub r13, rdi
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -20355,26 +20585,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rax, r11
+    sub r9, r11
+    mov qword [rsp + 544], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rax
+    rol rsi, 39
+    mov qword [rsp + 8], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 208]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rsi
 ; inverse round 10
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -20388,23 +20620,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x1 >>>= 13
-    rol rsi, 51
+    rol rdi, 51
 ; x6 -= x1
-    sub r12, rsi
+    sub r12, rdi
 ; x15 ^= x12
-    xor rdi, rax
-; x15 >>>= 34
-    rol rdi, 30
-; x12 -= x15
-    sub rax, rdi
-; x13 ^= x14
     xor rcx, r9
-; x13 >>>= 41
-    rol rcx, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rcx, 30
+; x12 -= x15
     sub r9, rcx
+; x13 ^= x14
+    xor rax, r13
+; x13 >>>= 41
+    rol rax, 23
+; x14 -= x13
+    sub r13, rax
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -20412,13 +20644,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rsi
+    mov qword [rsp + 32], rdi
 ; x10 -= x9
-    mov rsi, qword [rsp + 216]
-    sub rsi, r15
+    mov rdi, qword [rsp + 8]
+    sub rdi, r15
 ; inverse round 9
 ; x9 ^= x0
     xor r15, r8
@@ -20427,11 +20659,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rcx, r10
+    xor rax, r10
 ; x13 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x2 -= x13
-    sub r10, rcx
+    sub r10, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -20439,44 +20671,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rdi, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol rdi, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, rdi
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, rsi
+    xor rsi, rdi
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rsi, r13
+    sub rdi, rsi
 ; x3 ^= x12
-    xor r11, rax
+    xor r11, r9
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rax, r11
+    sub r9, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rdi
+    sub r13, rbp
+    mov qword [rsp + 40], rcx
 ; x1 ^= x8
-    mov rdi, qword [rsp + 224]
-    xor rdi, r14
+    mov rcx, qword [rsp + 32]
+    xor rcx, r14
 ; x1 >>>= 52
-    rol rdi, 12
+    rol rcx, 12
 ; x8 -= x1
-    sub r14, rdi
+    sub r14, rcx
 ; inverse round 8
 ; x1 ^= x0
-    xor rdi, r8
+    xor rcx, r8
 ; x1 >>>= 24
-    rol rdi, 40
+    rol rcx, 40
 ; x0 -= x1
-    sub r8, rdi
+    sub r8, rcx
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -20490,11 +20722,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -20502,73 +20734,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rsi
+    xor rdx, rdi
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rsi, rdx
+    sub rdi, rdx
 ; x13 ^= x12
-    xor rcx, rax
+    xor rax, r9
 ; x13 >>>= 22
-    rol rcx, 42
+    rol rax, 42
 ; x12 -= x13
-    sub rax, rcx
-    mov qword [rsp + 192], rcx
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r9
+    mov rax, qword [rsp + 40]
+    xor rax, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol rax, 27
 ; x14 -= x15
-    sub r9, rcx
+    sub r13, rax
 ; subtract subkey 2
 ; x0 -= k2
-    sub r8, qword [rsp + 104]
+    sub r8, qword [rsp + 64]
 ; x1 -= k3
-    sub rdi, qword [rsp + 112]
+    sub rcx, qword [rsp + 96]
 ; x2 -= k4
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 104]
 ; x3 -= k5
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 160]
+    sub rsi, qword [rsp + 144]
 ; x8 -= k10
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub rsi, qword [rsp + 80]
+    sub rdi, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 40]
-    mov qword [rsp + 208], rax
-; x13 -= k15
-    mov rax, qword [rsp + 192]
-    sub rax, qword [rsp + 88]
-; x14 -= k16
-    sub r9, qword [rsp + 96]
-; x15 -= k0
-    sub rcx, qword [rsp + 48]
-; x13 -= t2
-    sub rax, qword [rsp + 184]
-; x14 -= t0
-    sub r9, qword [rsp + 176]
-; x15 -= 2
-    sub rcx, 2
+    sub r9, qword [rsp + 56]
+    mov qword [rsp + 24], rsi
+; sk20 = k15
+    mov rsi, qword [rsp + 152]
+; sk20 += t2
+    add rsi, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk20
+    mov r9, qword [rsp + 16]
+    sub r9, rsi
+; x14 -= sk19
+    sub r13, qword [rsp + 544]
+; x15 -= kc[2]
+    sub rax, qword [rsp + 384]
 ; inverse round 7
 ; x15 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x15 >>>= 9
-    rol rcx, 55
+    rol rax, 55
 ; x0 -= x15
-    sub r8, rcx
+    sub r8, rax
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 48
@@ -20576,11 +20807,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 35
-    rol rax, 29
+    rol r9, 29
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -20588,11 +20819,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rdi, r9
+    xor rcx, r13
 ; x1 >>>= 23
-    rol rdi, 41
+    rol rcx, 41
 ; x14 -= x1
-    sub r9, rdi
+    sub r13, rcx
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -20600,26 +20831,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 37
     rol r11, 27
 ; x10 -= x3
-    sub rsi, r11
+    sub rdi, r11
+    mov qword [rsp + 552], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 216], rsi
+    rol rsi, 44
+    mov qword [rsp + 8], rdi
 ; x12 -= x7
-    mov rsi, qword [rsp + 208]
-    sub rsi, r13
+    mov rdi, qword [rsp + 0]
+    sub rdi, rsi
 ; inverse round 6
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 44
@@ -20633,23 +20866,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rdi, r12
+    xor rcx, r12
 ; x1 >>>= 46
-    rol rdi, 18
+    rol rcx, 18
 ; x6 -= x1
-    sub r12, rdi
+    sub r12, rcx
 ; x15 ^= x12
-    xor rcx, rsi
+    xor rax, rdi
 ; x15 >>>= 19
-    rol rcx, 45
+    rol rax, 45
 ; x12 -= x15
-    sub rsi, rcx
+    sub rdi, rax
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 42
-    rol rax, 22
+    rol r9, 22
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -20657,13 +20890,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 224], rdi
+    mov qword [rsp + 32], rcx
 ; x10 -= x9
-    mov rdi, qword [rsp + 216]
-    sub rdi, r15
+    mov rcx, qword [rsp + 8]
+    sub rcx, r15
 ; inverse round 5
 ; x9 ^= x0
     xor r15, r8
@@ -20672,11 +20905,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rax, r10
+    xor r9, r10
 ; x13 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x2 -= x13
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -20684,44 +20917,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor rax, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol rax, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, rdi
+    xor rsi, rcx
 ; x7 >>>= 4
-    rol r13, 60
+    rol rsi, 60
 ; x10 -= x7
-    sub rdi, r13
+    sub rcx, rsi
 ; x3 ^= x12
-    xor r11, rsi
+    xor r11, rdi
 ; x3 >>>= 53
     rol r11, 11
 ; x12 -= x3
-    sub rsi, r11
+    sub rdi, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rcx
+    sub r13, rbp
+    mov qword [rsp + 40], rax
 ; x1 ^= x8
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov rax, qword [rsp + 32]
+    xor rax, r14
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x8 -= x1
-    sub r14, rcx
+    sub r14, rax
 ; inverse round 4
 ; x1 ^= x0
-    xor rcx, r8
+    xor rax, r8
 ; x1 >>>= 41
-    rol rcx, 23
+    rol rax, 23
 ; x0 -= x1
-    sub r8, rcx
+    sub r8, rax
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 9
@@ -20735,11 +20968,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rsi, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 12
@@ -20747,73 +20980,72 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rdi
+    xor rdx, rcx
 ; x11 >>>= 47
     rol rdx, 17
 ; x10 -= x11
-    sub rdi, rdx
+    sub rcx, rdx
 ; x13 ^= x12
-    xor rax, rsi
+    xor r9, rdi
 ; x13 >>>= 44
-    rol rax, 20
+    rol r9, 20
 ; x12 -= x13
-    sub rsi, rax
-    mov qword [rsp + 192], rax
+    sub rdi, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r9
+    mov r9, qword [rsp + 40]
+    xor r9, r13
 ; x15 >>>= 30
-    rol rax, 34
+    rol r9, 34
 ; x14 -= x15
-    sub r9, rax
+    sub r13, r9
 ; subtract subkey 1
 ; x0 -= k1
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 168]
 ; x1 -= k2
-    sub rcx, qword [rsp + 104]
+    sub rax, qword [rsp + 64]
 ; x2 -= k3
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 96]
 ; x3 -= k4
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 152]
+    sub rsi, qword [rsp + 136]
 ; x8 -= k9
-    sub r14, qword [rsp + 160]
+    sub r14, qword [rsp + 144]
 ; x9 -= k10
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 72]
 ; x10 -= k11
-    sub rdi, qword [rsp + 72]
+    sub rcx, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub rsi, qword [rsp + 32]
-    mov qword [rsp + 208], rsi
-; x13 -= k14
-    mov rsi, qword [rsp + 192]
-    sub rsi, qword [rsp + 40]
-; x14 -= k15
-    sub r9, qword [rsp + 88]
-; x15 -= k16
-    sub rax, qword [rsp + 96]
-; x13 -= t1
-    sub rsi, qword [rsp + 168]
-; x14 -= t2
-    sub r9, qword [rsp + 184]
-; x15 -= 1
-    sub rax, 1
+    sub rdi, qword [rsp + 48]
+    mov qword [rsp + 24], rsi
+; sk21 = k14
+    mov rsi, qword [rsp + 56]
+; sk21 += t1
+    add rsi, qword [rsp + 192]
+    mov qword [rsp + 0], rdi
+; x13 -= sk21
+    mov rdi, qword [rsp + 16]
+    sub rdi, rsi
+; x14 -= sk20
+    sub r13, qword [rsp + 552]
+; x15 -= kc[1]
+    sub r9, qword [rsp + 392]
 ; inverse round 3
 ; x15 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x15 >>>= 5
-    rol rax, 59
+    rol r9, 59
 ; x0 -= x15
-    sub r8, rax
+    sub r8, r9
 ; x11 ^= x2
     xor rdx, r10
 ; x11 >>>= 20
@@ -20821,11 +21053,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x2 -= x11
     sub r10, rdx
 ; x13 ^= x6
-    xor rsi, r12
+    xor rdi, r12
 ; x13 >>>= 48
-    rol rsi, 16
+    rol rdi, 16
 ; x6 -= x13
-    sub r12, rsi
+    sub r12, rdi
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -20833,11 +21065,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor rcx, r9
+    xor rax, r13
 ; x1 >>>= 47
-    rol rcx, 17
+    rol rax, 17
 ; x14 -= x1
-    sub r9, rcx
+    sub r13, rax
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 28
@@ -20845,26 +21077,28 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x5
     sub r14, rbp
 ; x3 ^= x10
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 16
     rol r11, 48
 ; x10 -= x3
-    sub rdi, r11
+    sub rcx, r11
+    mov qword [rsp + 560], rsi
 ; x7 ^= x12
-    xor r13, qword [rsp + 208]
+    mov rsi, qword [rsp + 24]
+    xor rsi, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 216], rdi
+    rol rsi, 39
+    mov qword [rsp + 8], rcx
 ; x12 -= x7
-    mov rdi, qword [rsp + 208]
-    sub rdi, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rsi
 ; inverse round 2
 ; x7 ^= x0
-    xor r13, r8
+    xor rsi, r8
 ; x7 >>>= 33
-    rol r13, 31
+    rol rsi, 31
 ; x0 -= x7
-    sub r8, r13
+    sub r8, rsi
 ; x5 ^= x2
     xor rbp, r10
 ; x5 >>>= 4
@@ -20878,23 +21112,23 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x3
     sub rbx, r11
 ; x1 ^= x6
-    xor rcx, r12
+    xor rax, r12
 ; x1 >>>= 13
-    rol rcx, 51
+    rol rax, 51
 ; x6 -= x1
-    sub r12, rcx
+    sub r12, rax
 ; x15 ^= x12
-    xor rax, rdi
+    xor r9, rcx
 ; x15 >>>= 34
-    rol rax, 30
+    rol r9, 30
 ; x12 -= x15
-    sub rdi, rax
+    sub rcx, r9
 ; x13 ^= x14
-    xor rsi, r9
+    xor rdi, r13
 ; x13 >>>= 41
-    rol rsi, 23
+    rol rdi, 23
 ; x14 -= x13
-    sub r9, rsi
+    sub r13, rdi
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 59
@@ -20902,13 +21136,13 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 216]
+    xor r15, qword [rsp + 8]
 ; x9 >>>= 17
     rol r15, 47
-    mov qword [rsp + 224], rcx
+    mov qword [rsp + 32], rax
 ; x10 -= x9
-    mov rcx, qword [rsp + 216]
-    sub rcx, r15
+    mov rax, qword [rsp + 8]
+    sub rax, r15
 ; inverse round 1
 ; x9 ^= x0
     xor r15, r8
@@ -20917,11 +21151,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x0 -= x9
     sub r8, r15
 ; x13 ^= x2
-    xor rsi, r10
+    xor rdi, r10
 ; x13 >>>= 19
-    rol rsi, 45
+    rol rdi, 45
 ; x2 -= x13
-    sub r10, rsi
+    sub r10, rdi
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -20929,44 +21163,44 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 55
-    rol rax, 9
+    rol r9, 9
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, rcx
+    xor rsi, rax
 ; x7 >>>= 49
-    rol r13, 15
+    rol rsi, 15
 ; x10 -= x7
-    sub rcx, r13
+    sub rax, rsi
 ; x3 ^= x12
-    xor r11, rdi
+    xor r11, rcx
 ; x3 >>>= 18
     rol r11, 46
 ; x12 -= x3
-    sub rdi, r11
+    sub rcx, r11
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
-    mov qword [rsp + 232], rax
+    sub r13, rbp
+    mov qword [rsp + 40], r9
 ; x1 ^= x8
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 32]
+    xor r9, r14
 ; x1 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x8 -= x1
-    sub r14, rax
+    sub r14, r9
 ; inverse round 0
 ; x1 ^= x0
-    xor rax, r8
+    xor r9, r8
 ; x1 >>>= 24
-    rol rax, 40
+    rol r9, 40
 ; x0 -= x1
-    sub r8, rax
+    sub r8, r9
 ; x3 ^= x2
     xor r11, r10
 ; x3 >>>= 13
@@ -20980,11 +21214,11 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rsi, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rsi, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rsi
 ; x9 ^= x8
     xor r15, r14
 ; x9 >>>= 8
@@ -20992,128 +21226,127 @@ tf1024_v13_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; x8 -= x9
     sub r14, r15
 ; x11 ^= x10
-    xor rdx, rcx
+    xor rdx, rax
 ; x11 >>>= 17
     rol rdx, 47
 ; x10 -= x11
-    sub rcx, rdx
+    sub rax, rdx
 ; x13 ^= x12
-    xor rsi, rdi
+    xor rdi, rcx
 ; x13 >>>= 22
-    rol rsi, 42
+    rol rdi, 42
 ; x12 -= x13
-    sub rdi, rsi
-    mov qword [rsp + 192], rsi
+    sub rcx, rdi
+    mov qword [rsp + 16], rdi
 ; x15 ^= x14
-    mov rsi, qword [rsp + 232]
-    xor rsi, r9
+    mov rdi, qword [rsp + 40]
+    xor rdi, r13
 ; x15 >>>= 37
-    rol rsi, 27
+    rol rdi, 27
 ; x14 -= x15
-    sub r9, rsi
+    sub r13, rdi
 ; subtract subkey 0
 ; x0 -= k0
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 160]
 ; x1 -= k1
-    sub rax, qword [rsp + 56]
-; x2 -= k2
-    sub r10, qword [rsp + 104]
-; x3 -= k3
-    sub r11, qword [rsp + 112]
-; x4 -= k4
-    sub rbx, qword [rsp + 120]
-; x5 -= k5
-    sub rbp, qword [rsp + 128]
-; x6 -= k6
-    sub r12, qword [rsp + 136]
-; x7 -= k7
-    sub r13, qword [rsp + 144]
-; x8 -= k8
-    sub r14, qword [rsp + 152]
-; x9 -= k9
-    sub r15, qword [rsp + 160]
-; x10 -= k10
-    sub rcx, qword [rsp + 64]
-; x11 -= k11
-    sub rdx, qword [rsp + 72]
-; x12 -= k12
-    sub rdi, qword [rsp + 80]
-    mov qword [rsp + 208], rdi
-; x13 -= k13
-    mov rdi, qword [rsp + 192]
-    sub rdi, qword [rsp + 32]
-; x14 -= k14
-    sub r9, qword [rsp + 40]
-; x15 -= k15
-    sub rsi, qword [rsp + 88]
-; x13 -= t0
-    sub rdi, qword [rsp + 176]
-; x14 -= t1
     sub r9, qword [rsp + 168]
+; x2 -= k2
+    sub r10, qword [rsp + 64]
+; x3 -= k3
+    sub r11, qword [rsp + 96]
+; x4 -= k4
+    sub rbx, qword [rsp + 104]
+; x5 -= k5
+    sub rbp, qword [rsp + 112]
+; x6 -= k6
+    sub r12, qword [rsp + 120]
+; x7 -= k7
+    sub rsi, qword [rsp + 128]
+; x8 -= k8
+    sub r14, qword [rsp + 136]
+; x9 -= k9
+    sub r15, qword [rsp + 144]
+; x10 -= k10
+    sub rax, qword [rsp + 72]
+; x11 -= k11
+    sub rdx, qword [rsp + 80]
+; x12 -= k12
+    sub rcx, qword [rsp + 88]
+    mov qword [rsp + 0], rcx
+; sk22 = k13
+    mov rcx, qword [rsp + 48]
+; sk22 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 568], rdx
+; x13 -= sk22
+    mov rdx, qword [rsp + 16]
+    sub rdx, rcx
+; x14 -= sk21
+    sub r13, qword [rsp + 560]
+; x15 -= k15
+    sub rdi, qword [rsp + 152]
 ; store the block(s)
-; x14 -= t1
-    mov qword [rsp + 232], rsi
 ; out[0] = x0
-    mov rsi, qword [rsp + 8]
-    mov qword [rsi], r8
+    mov rcx, qword [rsp + 232]
+    mov qword [rcx], r8
 ; out[1] = x1
-    mov qword [rsi + 8], rax
+    mov qword [rcx + 8], r9
 ; out[2] = x2
-    mov qword [rsi + 16], r10
+    mov qword [rcx + 16], r10
 ; out[3] = x3
-    mov qword [rsi + 24], r11
+    mov qword [rcx + 24], r11
 ; out[4] = x4
-    mov qword [rsi + 32], rbx
+    mov qword [rcx + 32], rbx
 ; out[5] = x5
-    mov qword [rsi + 40], rbp
+    mov qword [rcx + 40], rbp
 ; out[6] = x6
-    mov qword [rsi + 48], r12
+    mov qword [rcx + 48], r12
 ; out[7] = x7
-    mov qword [rsi + 56], r13
+    mov qword [rcx + 56], rsi
 ; out[8] = x8
-    mov qword [rsi + 64], r14
+    mov qword [rcx + 64], r14
 ; out[9] = x9
-    mov qword [rsi + 72], r15
+    mov qword [rcx + 72], r15
 ; out[10] = x10
-    mov qword [rsi + 80], rcx
+    mov qword [rcx + 80], rax
 ; out[11] = x11
-    mov qword [rsi + 88], rdx
+    mov rax, qword [rsp + 568]
+    mov qword [rcx + 88], rax
 ; out[12] = x12
-    mov rax, qword [rsp + 208]
-    mov qword [rsi + 96], rax
+    mov rax, qword [rsp + 0]
+    mov qword [rcx + 96], rax
 ; out[13] = x13
-    mov qword [rsi + 104], rdi
+    mov qword [rcx + 104], rdx
 ; out[14] = x14
-    mov qword [rsi + 112], r9
+    mov qword [rcx + 112], r13
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rsi + 120], rax
+    mov qword [rcx + 120], rdi
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 24]
+    mov rax, qword [rsp + 216]
     add rax, 0x10
 ; in += 128
-    mov rcx, qword [rsp + 16]
-    add rcx, 0x80
+    mov rdx, qword [rsp + 208]
+    add rdx, 0x80
 ; out += 128
-    add rsi, 0x80
+    add rcx, 0x80
 ; n -= 1
-    mov rdx, qword [rsp + 0]
-    sub rdx, 1
-    mov qword [rsp + 16], rcx
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rsi
-    mov qword [rsp + 24], rax
+    mov rsi, qword [rsp + 224]
+    sub rsi, 1
+    mov qword [rsp + 208], rdx
+    mov qword [rsp + 224], rsi
+    mov qword [rsp + 232], rcx
+    mov qword [rsp + 216], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 584 bytes of stack slots
+    mov ecx, 73 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 584
     pop r15
     pop r14
     pop r13

@@ -11,38 +11,48 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 15, spills 131, reloads 110, memory operands 399, moves 1, instructions 2633
-;   tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 15, spills 131, reloads 110, memory operands 424, moves 1, instructions 2633
+;   tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 15, spills 152, reloads 111, memory operands 344, moves 18, instructions 2697
+;   tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 15, spills 171, reloads 130, memory operands 384, moves 18, instructions 2735
 ;
 ; Register map of tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks (value: registers it occupies):
-;       in: r8, r9, rdx           k0: rax                   k1: r10                   k2: r11
+;       in: r8, r9, rcx           k0: rax                   k1: r10                   k2: r11
 ;       k3: rsi                   k4: rdi                   k5: rbx                   k6: rbp
 ;       k7: r12                   k8: r13                   k9: r14                  k10: r15
 ;      k11: r9                   k12: r8                   k13: rdx                  k14: rdx
-;      k15: rdx                  k16: rcx                  key: rcx                    n: r8
-;      out: r9, rcx               t0: rcx                   t1: rdx                   t2: r8
-;    tweak: rax, rdx              x0: r10                   x1: r11                   x2: rsi
-;       x3: rdi                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14, r15, rax         x9: r15, rax             x10: r14, rax
-;      x11: r8                   x12: r14, r15, rax, rcx, rdx     x13: r9, rcx              x14: rcx, rdx
-;      x15: rax, rcx
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 out t0 t1 t2 tweak x8 x9 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13 r14 r15
+;      k15: rdx                  k16: rcx                  kcs: rdx                  key: rcx
+;        n: rdx                  out: r14, r9              sk1: r9                   sk2: r9
+;      sk3: rcx                  sk4: rcx                  sk5: rcx                  sk6: rcx
+;      sk7: rcx                  sk8: rcx                  sk9: rcx                 sk10: rcx
+;     sk11: rcx                 sk12: rcx                 sk13: rcx                 sk14: rcx
+;     sk15: rcx                 sk16: rcx                 sk17: rcx                 sk18: rcx
+;     sk19: rcx                 sk20: rcx                 sk21: rcx                 sk22: r14
+;       t0: rcx                   t1: rdx                   t2: r8                 tweak: rax, rdx
+;       x0: r10                   x1: r11                   x2: rsi                   x3: rdi
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13
+;       x8: r14, r9, rax          x9: r15                  x10: r9, rax              x11: r8
+;      x12: r9, rax, rcx, rdx     x13: r14, rax, rcx, rdx     x14: rcx, rdx             x15: r14, rax, rcx
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 out sk2 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x8 x10 x12 x13 x14 x15
+;   frame: 552 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13 r14 r15
 ;
 ; Register map of tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: r8, r9, rdx           k0: rax                   k1: r10                   k2: r11
 ;       k3: rsi                   k4: rdi                   k5: rbx                   k6: rbp
 ;       k7: r12                   k8: r13                   k9: r14                  k10: r15
 ;      k11: r9                   k12: r8                   k13: rdx                  k14: rdx
-;      k15: rdx                  k16: rcx                  key: rcx                    n: r8
-;      out: r9, rcx               t0: rcx                   t1: rdx                   t2: r8
-;    tweak: rax, rdx              x0: r10                   x1: r11                   x2: rsi
-;       x3: rdi                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13                   x8: r14, r8, r9, rax, rcx      x9: r15, r8, r9, rax, rcx     x10: r14, rax
-;      x11: rdx                  x12: r15, r8, r9, rax, rcx     x13: r15, r8, r9, rax, rcx     x14: r15, r8, r9, rax, rcx
-;      x15: r8, r9, rax, rcx
-;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 out t0 t1 t2 tweak x8 x9 x10 x12 x13 x14 x15
-;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13 r14 r15
+;      k15: rdx                  k16: rcx                  kcs: r11                  key: rcx
+;        n: r8                   out: r9, rax              sk1: r9                   sk2: r9
+;      sk3: rax                  sk4: rax                  sk5: rax                  sk6: rcx
+;      sk7: rcx                  sk8: rcx                  sk9: rcx                 sk10: rcx
+;     sk11: rcx                 sk12: rcx                 sk13: rcx                 sk14: rcx
+;     sk15: rcx                 sk16: rcx                 sk17: rcx                 sk18: rcx
+;     sk19: rcx                 sk20: rcx                 sk21: rcx                 sk22: rax
+;       t0: rcx                   t1: rdx                   t2: r8                 tweak: rax, rcx, rdx
+;       x0: r10                   x1: r11                   x2: rsi                   x3: rdi
+;       x4: rbx                   x5: rbp                   x6: r12                   x7: r13, r9, rax, rcx
+;       x8: r14, r15, r8, r9, rax, rcx      x9: r15, r8, r9, rax, rcx     x10: r14, rax             x11: rcx, rdx
+;      x12: r15, r8, r9, rax, rcx     x13: r15, r8, r9, rax, rcx, rdx     x14: r13, r8              x15: r15, r8, r9, rax, rcx
+;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 out sk1 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 tweak x7 x8 x9 x10 x11 x12 x13 x14 x15
+;   frame: 584 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13 r14 r15
 
 bits 64
 default rel
@@ -63,6 +73,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt:
     ret
 .end:
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .entry:
     push rbx
@@ -81,10 +92,10 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 552
 .prolog_end:
 ; if n == 0 return
-    cmp qword [rsp + 352], 0
+    cmp qword [rsp + 656], 0
     jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
@@ -109,19 +120,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     mov r14, qword [rcx + 72]
 ; k10 = key[10]
     mov r15, qword [rcx + 80]
-    mov qword [rsp + 0], r9
+    mov qword [rsp + 216], r9
 ; k11 = key[11]
     mov r9, qword [rcx + 88]
-    mov qword [rsp + 8], r8
+    mov qword [rsp + 200], r8
 ; k12 = key[12]
     mov r8, qword [rcx + 96]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 208], rdx
 ; k13 = key[13]
     mov rdx, qword [rcx + 104]
-    mov qword [rsp + 24], rdx
+    mov qword [rsp + 32], rdx
 ; k14 = key[14]
     mov rdx, qword [rcx + 112]
-    mov qword [rsp + 32], rdx
+    mov qword [rsp + 40], rdx
 ; k15 = key[15]
     mov rdx, qword [rcx + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
@@ -153,32 +164,137 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; k16 ^= k12
     xor rcx, r8
 ; k16 ^= k13
-    xor rcx, qword [rsp + 24]
-; k16 ^= k14
     xor rcx, qword [rsp + 32]
+; k16 ^= k14
+    xor rcx, qword [rsp + 40]
 ; k16 ^= k15
     xor rcx, rdx
-    mov qword [rsp + 40], rax
-    mov qword [rsp + 48], r10
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 48], rdx
+; kcs += 1
+    mov rdx, rcx
+    add rdx, 1
+; kc[1] = kcs
+    mov qword [rsp + 224], rdx
+; kcs += 2
+    mov rdx, rax
+    add rdx, 2
+; kc[2] = kcs
+    mov qword [rsp + 232], rdx
+; kcs += 3
+    mov rdx, r10
+    add rdx, 3
+; kc[3] = kcs
+    mov qword [rsp + 240], rdx
+; kcs += 4
+    mov rdx, r11
+    add rdx, 4
+; kc[4] = kcs
+    mov qword [rsp + 248], rdx
+; kcs += 5
+    mov rdx, rsi
+    add rdx, 5
+; kc[5] = kcs
+    mov qword [rsp + 256], rdx
+; kcs += 6
+    mov rdx, rdi
+    add rdx, 6
+; kc[6] = kcs
+    mov qword [rsp + 264], rdx
+; kcs += 7
+    mov rdx, rbx
+    add rdx, 7
+; kc[7] = kcs
+    mov qword [rsp + 272], rdx
+; kcs += 8
+    mov rdx, rbp
+    add rdx, 8
+; kc[8] = kcs
+    mov qword [rsp + 280], rdx
+; kcs += 9
+    mov rdx, r12
+    add rdx, 9
+; kc[9] = kcs
+    mov qword [rsp + 288], rdx
+; kcs += 0xa
+    mov rdx, r13
+    add rdx, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 296], rdx
+; kcs += 0xb
+    mov rdx, r14
+    add rdx, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 304], rdx
+; kcs += 0xc
+    mov rdx, r15
+    add rdx, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 312], rdx
+; kcs += 0xd
+    mov rdx, r9
+    add rdx, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 320], rdx
+; kcs += 0xe
+    mov rdx, r8
+    add rdx, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 328], rdx
+; kcs = k13
+    mov rdx, qword [rsp + 32]
+; kcs += 0xf
+    add rdx, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 336], rdx
+; kcs = k14
+    mov rdx, qword [rsp + 40]
+; kcs += 0x10
+    add rdx, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 344], rdx
+; kcs = k15
+    mov rdx, qword [rsp + 48]
+; kcs += 0x11
+    add rdx, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 352], rdx
+; kcs += 0x12
+    mov rdx, rcx
+    add rdx, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 360], rdx
+; kcs += 0x13
+    mov rdx, rax
+    add rdx, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 368], rdx
+; kcs += 0x14
+    mov rdx, r10
+    add rdx, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 376], rdx
+    mov qword [rsp + 144], rax
+    mov qword [rsp + 152], r10
     mov qword [rsp + 56], r15
     mov qword [rsp + 64], r9
     mov qword [rsp + 72], r8
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rcx
-    mov qword [rsp + 96], r11
-    mov qword [rsp + 104], rsi
-    mov qword [rsp + 112], rdi
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
+    mov qword [rsp + 160], rcx
+    mov qword [rsp + 136], r11
+    mov qword [rsp + 80], rsi
+    mov qword [rsp + 88], rdi
+    mov qword [rsp + 96], rbx
+    mov qword [rsp + 104], rbp
+    mov qword [rsp + 112], r12
+    mov qword [rsp + 120], r13
+    mov qword [rsp + 128], r14
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 208]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -186,7 +302,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     mov r8, rcx
     xor r8, rdx
 ; x0 = in[0]
-    mov r9, qword [rsp + 8]
+    mov r9, qword [rsp + 200]
     mov r10, qword [r9]
 ; x1 = in[1]
     mov r11, qword [r9 + 8]
@@ -208,61 +324,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     mov r15, qword [r9 + 72]
 ; x10 = in[10]
     mov rax, qword [r9 + 80]
-    mov qword [rsp + 160], r8
+    mov qword [rsp + 176], r8
 ; x11 = in[11]
     mov r8, qword [r9 + 88]
-    mov qword [rsp + 168], rdx
+    mov qword [rsp + 184], rdx
 ; x12 = in[12]
     mov rdx, qword [r9 + 96]
-    mov qword [rsp + 176], rcx
+    mov qword [rsp + 168], rcx
 ; x13 = in[13]
     mov rcx, qword [r9 + 104]
-    mov qword [rsp + 184], rcx
+    mov qword [rsp + 192], rcx
 ; x14 = in[14]
     mov rcx, qword [r9 + 112]
-    mov qword [rsp + 192], rcx
+    mov qword [rsp + 384], rcx
 ; x15 = in[15]
     mov rcx, qword [r9 + 120]
 ; add subkey 0
 ; x0 += k0
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 144]
 ; x1 += k1
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 152]
 ; x2 += k2
-    add rsi, qword [rsp + 96]
+    add rsi, qword [rsp + 136]
 ; x3 += k3
-    add rdi, qword [rsp + 104]
+    add rdi, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 112]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 120]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 128]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 136]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add r14, qword [rsp + 144]
+    add r14, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 152]
+    add r15, qword [rsp + 128]
 ; x10 += k10
     add rax, qword [rsp + 56]
 ; x11 += k11
     add r8, qword [rsp + 64]
 ; x12 += k12
     add rdx, qword [rsp + 72]
-; x13 += k13
-    mov r9, qword [rsp + 184]
-    add r9, qword [rsp + 24]
-    mov qword [rsp + 200], rdx
-; x14 += k14
+; sk1 = k13
+    mov r9, qword [rsp + 32]
+; sk1 += t0
+    add r9, qword [rsp + 168]
+    mov qword [rsp + 0], rdx
+; x13 += sk1
     mov rdx, qword [rsp + 192]
-    add rdx, qword [rsp + 32]
+    add rdx, r9
+; sk2 = k14
+    mov r9, qword [rsp + 40]
+; sk2 += t1
+    add r9, qword [rsp + 184]
+    mov qword [rsp + 192], rdx
+; x14 += sk2
+    mov rdx, qword [rsp + 384]
+    add rdx, r9
 ; x15 += k15
-    add rcx, qword [rsp + 80]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
+    add rcx, qword [rsp + 48]
 ; round 0
 ; x0 += x1
     add r10, r11
@@ -300,14 +421,16 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol r8, 17
 ; x11 ^= x10
     xor r8, rax
-    mov qword [rsp + 208], r14
+    mov qword [rsp + 392], r9
 ; x12 += x13
-    mov r14, qword [rsp + 200]
-    add r14, r9
+    mov r9, qword [rsp + 0]
+    add r9, qword [rsp + 192]
+    mov qword [rsp + 16], r14
 ; x13 <<<= 22
-    rol r9, 22
+    mov r14, qword [rsp + 192]
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r14
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -322,11 +445,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -346,20 +469,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x10
     xor r13, rax
 ; x12 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r14
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 216], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -391,31 +514,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r14, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r14
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
-    mov qword [rsp + 200], r14
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    mov r14, qword [rsp + 216]
-    add r14, r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 3
 ; x0 += x15
     add r10, rcx
@@ -430,11 +553,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -454,14 +577,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -469,45 +592,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 1
 ; x0 += k1
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 152]
 ; x1 += k2
-    add r11, qword [rsp + 96]
+    add r11, qword [rsp + 136]
 ; x2 += k3
-    add rsi, qword [rsp + 104]
+    add rsi, qword [rsp + 80]
 ; x3 += k4
-    add rdi, qword [rsp + 112]
+    add rdi, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add rax, qword [rsp + 152]
+    add rax, qword [rsp + 128]
 ; x9 += k10
     add r15, qword [rsp + 56]
 ; x10 += k11
-    add r14, qword [rsp + 64]
+    add r9, qword [rsp + 64]
 ; x11 += k12
     add r8, qword [rsp + 72]
 ; x12 += k13
-    add rcx, qword [rsp + 24]
-; x13 += k14
-    add r9, qword [rsp + 32]
-; x14 += k15
-    add rdx, qword [rsp + 80]
-    mov qword [rsp + 200], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 88]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 1
-    add rcx, 1
+    add rcx, qword [rsp + 32]
+; x13 += sk2
+    add r14, qword [rsp + 392]
+    mov qword [rsp + 0], rcx
+; sk3 = k15
+    mov rcx, qword [rsp + 48]
+; sk3 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk3
+    add rdx, rcx
+    mov qword [rsp + 400], rcx
+; x15 += kc[1]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 224]
 ; round 4
 ; x0 += x1
     add r10, r11
@@ -540,19 +662,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -567,11 +689,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -585,11 +707,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -602,14 +724,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 6
 ; x0 += x7
     add r10, r13
@@ -642,25 +764,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 7
 ; x0 += x15
     add r10, rcx
@@ -675,17 +797,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -693,20 +815,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -714,45 +836,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 2
 ; x0 += k2
-    add r10, qword [rsp + 96]
+    add r10, qword [rsp + 136]
 ; x1 += k3
-    add r11, qword [rsp + 104]
+    add r11, qword [rsp + 80]
 ; x2 += k4
-    add rsi, qword [rsp + 112]
+    add rsi, qword [rsp + 88]
 ; x3 += k5
-    add rdi, qword [rsp + 120]
+    add rdi, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 128]
 ; x8 += k10
-    add r15, qword [rsp + 56]
+    add r9, qword [rsp + 56]
 ; x9 += k11
-    add rax, qword [rsp + 64]
+    add r15, qword [rsp + 64]
 ; x10 += k12
-    add r14, qword [rsp + 72]
+    add rax, qword [rsp + 72]
 ; x11 += k13
-    add r8, qword [rsp + 24]
+    add r8, qword [rsp + 32]
 ; x12 += k14
-    add rcx, qword [rsp + 32]
-; x13 += k15
-    add r9, qword [rsp + 80]
-; x14 += k16
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 200], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 224]
     add rcx, qword [rsp + 40]
-; x13 += t2
-    add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 2
-    add rcx, 2
+; x13 += sk3
+    add r14, qword [rsp + 400]
+    mov qword [rsp + 0], rcx
+; sk4 = k16
+    mov rcx, qword [rsp + 160]
+; sk4 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk4
+    add rdx, rcx
+    mov qword [rsp + 408], rcx
+; x15 += kc[2]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 232]
 ; round 8
 ; x0 += x1
     add r10, r11
@@ -779,25 +900,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -806,17 +927,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 9
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -830,26 +951,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -881,31 +1002,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 11
 ; x0 += x15
     add r10, rcx
@@ -920,11 +1041,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -944,14 +1065,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -959,19 +1080,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 3
 ; x0 += k3
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 80]
 ; x1 += k4
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 88]
 ; x2 += k5
-    add rsi, qword [rsp + 120]
+    add rsi, qword [rsp + 96]
 ; x3 += k6
-    add rdi, qword [rsp + 128]
+    add rdi, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 128]
 ; x7 += k10
     add r13, qword [rsp + 56]
 ; x8 += k11
@@ -979,25 +1100,24 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 += k12
     add r15, qword [rsp + 72]
 ; x10 += k13
-    add r14, qword [rsp + 24]
+    add r9, qword [rsp + 32]
 ; x11 += k14
-    add r8, qword [rsp + 32]
+    add r8, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 80]
-; x13 += k16
-    add r9, qword [rsp + 88]
-; x14 += k0
-    add rdx, qword [rsp + 40]
-    mov qword [rsp + 200], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 224]
     add rcx, qword [rsp + 48]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
-; x15 += 3
-    add rcx, 3
+; x13 += sk4
+    add r14, qword [rsp + 408]
+    mov qword [rsp + 0], rcx
+; sk5 = k0
+    mov rcx, qword [rsp + 144]
+; sk5 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk5
+    add rdx, rcx
+    mov qword [rsp + 416], rcx
+; x15 += kc[3]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 240]
 ; round 12
 ; x0 += x1
     add r10, r11
@@ -1030,19 +1150,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -1057,11 +1177,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -1075,11 +1195,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -1092,14 +1212,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 14
 ; x0 += x7
     add r10, r13
@@ -1132,25 +1252,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 15
 ; x0 += x15
     add r10, rcx
@@ -1165,17 +1285,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -1183,20 +1303,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -1204,45 +1324,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 4
 ; x0 += k4
-    add r10, qword [rsp + 112]
+    add r10, qword [rsp + 88]
 ; x1 += k5
-    add r11, qword [rsp + 120]
+    add r11, qword [rsp + 96]
 ; x2 += k6
-    add rsi, qword [rsp + 128]
+    add rsi, qword [rsp + 104]
 ; x3 += k7
-    add rdi, qword [rsp + 136]
+    add rdi, qword [rsp + 112]
 ; x4 += k8
-    add rbx, qword [rsp + 144]
+    add rbx, qword [rsp + 120]
 ; x5 += k9
-    add rbp, qword [rsp + 152]
+    add rbp, qword [rsp + 128]
 ; x6 += k10
     add r12, qword [rsp + 56]
 ; x7 += k11
     add r13, qword [rsp + 64]
 ; x8 += k12
-    add r15, qword [rsp + 72]
+    add r9, qword [rsp + 72]
 ; x9 += k13
-    add rax, qword [rsp + 24]
+    add r15, qword [rsp + 32]
 ; x10 += k14
-    add r14, qword [rsp + 32]
+    add rax, qword [rsp + 40]
 ; x11 += k15
-    add r8, qword [rsp + 80]
+    add r8, qword [rsp + 48]
 ; x12 += k16
-    add rcx, qword [rsp + 88]
-; x13 += k0
-    add r9, qword [rsp + 40]
-; x14 += k1
-    add rdx, qword [rsp + 48]
-    mov qword [rsp + 200], rcx
-; x15 += k2
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 96]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 4
-    add rcx, 4
+    add rcx, qword [rsp + 160]
+; x13 += sk5
+    add r14, qword [rsp + 416]
+    mov qword [rsp + 0], rcx
+; sk6 = k1
+    mov rcx, qword [rsp + 152]
+; sk6 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk6
+    add rdx, rcx
+    mov qword [rsp + 424], rcx
+; x15 += kc[4]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 248]
 ; round 16
 ; x0 += x1
     add r10, r11
@@ -1269,25 +1388,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -1296,17 +1415,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 17
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -1320,26 +1439,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -1371,31 +1490,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 19
 ; x0 += x15
     add r10, rcx
@@ -1410,11 +1529,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -1434,14 +1553,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -1449,15 +1568,15 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 5
 ; x0 += k5
-    add r10, qword [rsp + 120]
+    add r10, qword [rsp + 96]
 ; x1 += k6
-    add r11, qword [rsp + 128]
+    add r11, qword [rsp + 104]
 ; x2 += k7
-    add rsi, qword [rsp + 136]
+    add rsi, qword [rsp + 112]
 ; x3 += k8
-    add rdi, qword [rsp + 144]
+    add rdi, qword [rsp + 120]
 ; x4 += k9
-    add rbx, qword [rsp + 152]
+    add rbx, qword [rsp + 128]
 ; x5 += k10
     add rbp, qword [rsp + 56]
 ; x6 += k11
@@ -1465,29 +1584,28 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 += k12
     add r13, qword [rsp + 72]
 ; x8 += k13
-    add rax, qword [rsp + 24]
+    add rax, qword [rsp + 32]
 ; x9 += k14
-    add r15, qword [rsp + 32]
+    add r15, qword [rsp + 40]
 ; x10 += k15
-    add r14, qword [rsp + 80]
-; x11 += k16
-    add r8, qword [rsp + 88]
-; x12 += k0
-    add rcx, qword [rsp + 40]
-; x13 += k1
     add r9, qword [rsp + 48]
-; x14 += k2
-    add rdx, qword [rsp + 96]
-    mov qword [rsp + 200], rcx
-; x15 += k3
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 104]
-; x13 += t2
-    add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 5
-    add rcx, 5
+; x11 += k16
+    add r8, qword [rsp + 160]
+; x12 += k0
+    add rcx, qword [rsp + 144]
+; x13 += sk6
+    add r14, qword [rsp + 424]
+    mov qword [rsp + 0], rcx
+; sk7 = k2
+    mov rcx, qword [rsp + 136]
+; sk7 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk7
+    add rdx, rcx
+    mov qword [rsp + 432], rcx
+; x15 += kc[5]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 256]
 ; round 20
 ; x0 += x1
     add r10, r11
@@ -1520,19 +1638,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -1547,11 +1665,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -1565,11 +1683,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -1582,14 +1700,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 22
 ; x0 += x7
     add r10, r13
@@ -1622,25 +1740,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 23
 ; x0 += x15
     add r10, rcx
@@ -1655,17 +1773,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -1673,20 +1791,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -1694,13 +1812,13 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 6
 ; x0 += k6
-    add r10, qword [rsp + 128]
+    add r10, qword [rsp + 104]
 ; x1 += k7
-    add r11, qword [rsp + 136]
+    add r11, qword [rsp + 112]
 ; x2 += k8
-    add rsi, qword [rsp + 144]
+    add rsi, qword [rsp + 120]
 ; x3 += k9
-    add rdi, qword [rsp + 152]
+    add rdi, qword [rsp + 128]
 ; x4 += k10
     add rbx, qword [rsp + 56]
 ; x5 += k11
@@ -1708,31 +1826,30 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x6 += k12
     add r12, qword [rsp + 72]
 ; x7 += k13
-    add r13, qword [rsp + 24]
+    add r13, qword [rsp + 32]
 ; x8 += k14
-    add r15, qword [rsp + 32]
+    add r9, qword [rsp + 40]
 ; x9 += k15
-    add rax, qword [rsp + 80]
+    add r15, qword [rsp + 48]
 ; x10 += k16
-    add r14, qword [rsp + 88]
+    add rax, qword [rsp + 160]
 ; x11 += k0
-    add r8, qword [rsp + 40]
+    add r8, qword [rsp + 144]
 ; x12 += k1
-    add rcx, qword [rsp + 48]
-; x13 += k2
-    add r9, qword [rsp + 96]
-; x14 += k3
-    add rdx, qword [rsp + 104]
-    mov qword [rsp + 200], rcx
-; x15 += k4
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 112]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
-; x15 += 6
-    add rcx, 6
+    add rcx, qword [rsp + 152]
+; x13 += sk7
+    add r14, qword [rsp + 432]
+    mov qword [rsp + 0], rcx
+; sk8 = k3
+    mov rcx, qword [rsp + 80]
+; sk8 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk8
+    add rdx, rcx
+    mov qword [rsp + 440], rcx
+; x15 += kc[6]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 264]
 ; round 24
 ; x0 += x1
     add r10, r11
@@ -1759,25 +1876,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -1786,17 +1903,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 25
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -1810,26 +1927,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -1861,31 +1978,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 27
 ; x0 += x15
     add r10, rcx
@@ -1900,11 +2017,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -1924,14 +2041,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -1939,11 +2056,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 7
 ; x0 += k7
-    add r10, qword [rsp + 136]
+    add r10, qword [rsp + 112]
 ; x1 += k8
-    add r11, qword [rsp + 144]
+    add r11, qword [rsp + 120]
 ; x2 += k9
-    add rsi, qword [rsp + 152]
+    add rsi, qword [rsp + 128]
 ; x3 += k10
     add rdi, qword [rsp + 56]
 ; x4 += k11
@@ -1951,33 +2068,32 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 += k12
     add rbp, qword [rsp + 72]
 ; x6 += k13
-    add r12, qword [rsp + 24]
+    add r12, qword [rsp + 32]
 ; x7 += k14
-    add r13, qword [rsp + 32]
+    add r13, qword [rsp + 40]
 ; x8 += k15
-    add rax, qword [rsp + 80]
+    add rax, qword [rsp + 48]
 ; x9 += k16
-    add r15, qword [rsp + 88]
+    add r15, qword [rsp + 160]
 ; x10 += k0
-    add r14, qword [rsp + 40]
+    add r9, qword [rsp + 144]
 ; x11 += k1
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 152]
 ; x12 += k2
-    add rcx, qword [rsp + 96]
-; x13 += k3
-    add r9, qword [rsp + 104]
-; x14 += k4
-    add rdx, qword [rsp + 112]
-    mov qword [rsp + 200], rcx
-; x15 += k5
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 120]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 7
-    add rcx, 7
+    add rcx, qword [rsp + 136]
+; x13 += sk8
+    add r14, qword [rsp + 440]
+    mov qword [rsp + 0], rcx
+; sk9 = k4
+    mov rcx, qword [rsp + 88]
+; sk9 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk9
+    add rdx, rcx
+    mov qword [rsp + 448], rcx
+; x15 += kc[7]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 272]
 ; round 28
 ; x0 += x1
     add r10, r11
@@ -2010,19 +2126,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -2037,11 +2153,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -2055,11 +2171,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -2072,14 +2188,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 30
 ; x0 += x7
     add r10, r13
@@ -2112,25 +2228,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 31
 ; x0 += x15
     add r10, rcx
@@ -2145,17 +2261,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -2163,20 +2279,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -2184,9 +2300,9 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 8
 ; x0 += k8
-    add r10, qword [rsp + 144]
+    add r10, qword [rsp + 120]
 ; x1 += k9
-    add r11, qword [rsp + 152]
+    add r11, qword [rsp + 128]
 ; x2 += k10
     add rsi, qword [rsp + 56]
 ; x3 += k11
@@ -2194,35 +2310,34 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x4 += k12
     add rbx, qword [rsp + 72]
 ; x5 += k13
-    add rbp, qword [rsp + 24]
+    add rbp, qword [rsp + 32]
 ; x6 += k14
-    add r12, qword [rsp + 32]
+    add r12, qword [rsp + 40]
 ; x7 += k15
-    add r13, qword [rsp + 80]
+    add r13, qword [rsp + 48]
 ; x8 += k16
-    add r15, qword [rsp + 88]
-; x9 += k0
-    add rax, qword [rsp + 40]
-; x10 += k1
-    add r14, qword [rsp + 48]
-; x11 += k2
-    add r8, qword [rsp + 96]
-; x12 += k3
-    add rcx, qword [rsp + 104]
-; x13 += k4
-    add r9, qword [rsp + 112]
-; x14 += k5
-    add rdx, qword [rsp + 120]
-    mov qword [rsp + 200], rcx
-; x15 += k6
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 128]
-; x13 += t2
     add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 8
-    add rcx, 8
+; x9 += k0
+    add r15, qword [rsp + 144]
+; x10 += k1
+    add rax, qword [rsp + 152]
+; x11 += k2
+    add r8, qword [rsp + 136]
+; x12 += k3
+    add rcx, qword [rsp + 80]
+; x13 += sk9
+    add r14, qword [rsp + 448]
+    mov qword [rsp + 0], rcx
+; sk10 = k5
+    mov rcx, qword [rsp + 96]
+; sk10 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk10
+    add rdx, rcx
+    mov qword [rsp + 456], rcx
+; x15 += kc[8]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 280]
 ; round 32
 ; x0 += x1
     add r10, r11
@@ -2249,25 +2364,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -2276,17 +2391,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 33
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -2300,26 +2415,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -2351,31 +2466,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 35
 ; x0 += x15
     add r10, rcx
@@ -2390,11 +2505,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -2414,14 +2529,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -2429,7 +2544,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 9
 ; x0 += k9
-    add r10, qword [rsp + 152]
+    add r10, qword [rsp + 128]
 ; x1 += k10
     add r11, qword [rsp + 56]
 ; x2 += k11
@@ -2437,37 +2552,36 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x3 += k12
     add rdi, qword [rsp + 72]
 ; x4 += k13
-    add rbx, qword [rsp + 24]
+    add rbx, qword [rsp + 32]
 ; x5 += k14
-    add rbp, qword [rsp + 32]
+    add rbp, qword [rsp + 40]
 ; x6 += k15
-    add r12, qword [rsp + 80]
+    add r12, qword [rsp + 48]
 ; x7 += k16
-    add r13, qword [rsp + 88]
+    add r13, qword [rsp + 160]
 ; x8 += k0
-    add rax, qword [rsp + 40]
+    add rax, qword [rsp + 144]
 ; x9 += k1
-    add r15, qword [rsp + 48]
+    add r15, qword [rsp + 152]
 ; x10 += k2
-    add r14, qword [rsp + 96]
+    add r9, qword [rsp + 136]
 ; x11 += k3
-    add r8, qword [rsp + 104]
+    add r8, qword [rsp + 80]
 ; x12 += k4
-    add rcx, qword [rsp + 112]
-; x13 += k5
-    add r9, qword [rsp + 120]
-; x14 += k6
-    add rdx, qword [rsp + 128]
-    mov qword [rsp + 200], rcx
-; x15 += k7
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 136]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
-; x15 += 9
-    add rcx, 9
+    add rcx, qword [rsp + 88]
+; x13 += sk10
+    add r14, qword [rsp + 456]
+    mov qword [rsp + 0], rcx
+; sk11 = k6
+    mov rcx, qword [rsp + 104]
+; sk11 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk11
+    add rdx, rcx
+    mov qword [rsp + 464], rcx
+; x15 += kc[9]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 288]
 ; round 36
 ; x0 += x1
     add r10, r11
@@ -2500,19 +2614,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -2527,11 +2641,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -2545,11 +2659,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -2562,14 +2676,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 38
 ; x0 += x7
     add r10, r13
@@ -2602,25 +2716,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 39
 ; x0 += x15
     add r10, rcx
@@ -2635,17 +2749,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -2653,20 +2767,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -2680,39 +2794,38 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x2 += k12
     add rsi, qword [rsp + 72]
 ; x3 += k13
-    add rdi, qword [rsp + 24]
+    add rdi, qword [rsp + 32]
 ; x4 += k14
-    add rbx, qword [rsp + 32]
+    add rbx, qword [rsp + 40]
 ; x5 += k15
-    add rbp, qword [rsp + 80]
+    add rbp, qword [rsp + 48]
 ; x6 += k16
-    add r12, qword [rsp + 88]
+    add r12, qword [rsp + 160]
 ; x7 += k0
-    add r13, qword [rsp + 40]
+    add r13, qword [rsp + 144]
 ; x8 += k1
-    add r15, qword [rsp + 48]
+    add r9, qword [rsp + 152]
 ; x9 += k2
-    add rax, qword [rsp + 96]
+    add r15, qword [rsp + 136]
 ; x10 += k3
-    add r14, qword [rsp + 104]
+    add rax, qword [rsp + 80]
 ; x11 += k4
-    add r8, qword [rsp + 112]
+    add r8, qword [rsp + 88]
 ; x12 += k5
-    add rcx, qword [rsp + 120]
-; x13 += k6
-    add r9, qword [rsp + 128]
-; x14 += k7
-    add rdx, qword [rsp + 136]
-    mov qword [rsp + 200], rcx
-; x15 += k8
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 144]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 0xa
-    add rcx, 0xa
+    add rcx, qword [rsp + 96]
+; x13 += sk11
+    add r14, qword [rsp + 464]
+    mov qword [rsp + 0], rcx
+; sk12 = k7
+    mov rcx, qword [rsp + 112]
+; sk12 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk12
+    add rdx, rcx
+    mov qword [rsp + 472], rcx
+; x15 += kc[10]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 296]
 ; round 40
 ; x0 += x1
     add r10, r11
@@ -2739,25 +2852,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -2766,17 +2879,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 41
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -2790,26 +2903,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -2841,31 +2954,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 43
 ; x0 += x15
     add r10, rcx
@@ -2880,11 +2993,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -2904,14 +3017,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -2923,41 +3036,40 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 += k12
     add r11, qword [rsp + 72]
 ; x2 += k13
-    add rsi, qword [rsp + 24]
+    add rsi, qword [rsp + 32]
 ; x3 += k14
-    add rdi, qword [rsp + 32]
+    add rdi, qword [rsp + 40]
 ; x4 += k15
-    add rbx, qword [rsp + 80]
+    add rbx, qword [rsp + 48]
 ; x5 += k16
-    add rbp, qword [rsp + 88]
+    add rbp, qword [rsp + 160]
 ; x6 += k0
-    add r12, qword [rsp + 40]
+    add r12, qword [rsp + 144]
 ; x7 += k1
-    add r13, qword [rsp + 48]
+    add r13, qword [rsp + 152]
 ; x8 += k2
-    add rax, qword [rsp + 96]
+    add rax, qword [rsp + 136]
 ; x9 += k3
-    add r15, qword [rsp + 104]
+    add r15, qword [rsp + 80]
 ; x10 += k4
-    add r14, qword [rsp + 112]
+    add r9, qword [rsp + 88]
 ; x11 += k5
-    add r8, qword [rsp + 120]
+    add r8, qword [rsp + 96]
 ; x12 += k6
-    add rcx, qword [rsp + 128]
-; x13 += k7
-    add r9, qword [rsp + 136]
-; x14 += k8
-    add rdx, qword [rsp + 144]
-    mov qword [rsp + 200], rcx
-; x15 += k9
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 152]
-; x13 += t2
-    add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 0xb
-    add rcx, 0xb
+    add rcx, qword [rsp + 104]
+; x13 += sk12
+    add r14, qword [rsp + 472]
+    mov qword [rsp + 0], rcx
+; sk13 = k8
+    mov rcx, qword [rsp + 120]
+; sk13 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk13
+    add rdx, rcx
+    mov qword [rsp + 480], rcx
+; x15 += kc[11]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 304]
 ; round 44
 ; x0 += x1
     add r10, r11
@@ -2990,19 +3102,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -3017,11 +3129,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -3035,11 +3147,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -3052,14 +3164,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 46
 ; x0 += x7
     add r10, r13
@@ -3092,25 +3204,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 47
 ; x0 += x15
     add r10, rcx
@@ -3125,17 +3237,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -3143,20 +3255,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -3166,43 +3278,42 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x0 += k12
     add r10, qword [rsp + 72]
 ; x1 += k13
-    add r11, qword [rsp + 24]
+    add r11, qword [rsp + 32]
 ; x2 += k14
-    add rsi, qword [rsp + 32]
+    add rsi, qword [rsp + 40]
 ; x3 += k15
-    add rdi, qword [rsp + 80]
+    add rdi, qword [rsp + 48]
 ; x4 += k16
-    add rbx, qword [rsp + 88]
+    add rbx, qword [rsp + 160]
 ; x5 += k0
-    add rbp, qword [rsp + 40]
+    add rbp, qword [rsp + 144]
 ; x6 += k1
-    add r12, qword [rsp + 48]
+    add r12, qword [rsp + 152]
 ; x7 += k2
-    add r13, qword [rsp + 96]
+    add r13, qword [rsp + 136]
 ; x8 += k3
-    add r15, qword [rsp + 104]
+    add r9, qword [rsp + 80]
 ; x9 += k4
-    add rax, qword [rsp + 112]
+    add r15, qword [rsp + 88]
 ; x10 += k5
-    add r14, qword [rsp + 120]
+    add rax, qword [rsp + 96]
 ; x11 += k6
-    add r8, qword [rsp + 128]
+    add r8, qword [rsp + 104]
 ; x12 += k7
-    add rcx, qword [rsp + 136]
-; x13 += k8
-    add r9, qword [rsp + 144]
-; x14 += k9
-    add rdx, qword [rsp + 152]
-    mov qword [rsp + 200], rcx
-; x15 += k10
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 56]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
-; x15 += 0xc
-    add rcx, 0xc
+    add rcx, qword [rsp + 112]
+; x13 += sk13
+    add r14, qword [rsp + 480]
+    mov qword [rsp + 0], rcx
+; sk14 = k9
+    mov rcx, qword [rsp + 128]
+; sk14 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk14
+    add rdx, rcx
+    mov qword [rsp + 488], rcx
+; x15 += kc[12]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 312]
 ; round 48
 ; x0 += x1
     add r10, r11
@@ -3229,25 +3340,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -3256,17 +3367,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 49
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -3280,26 +3391,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -3331,31 +3442,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 51
 ; x0 += x15
     add r10, rcx
@@ -3370,11 +3481,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -3394,14 +3505,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -3409,45 +3520,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 13
 ; x0 += k13
-    add r10, qword [rsp + 24]
+    add r10, qword [rsp + 32]
 ; x1 += k14
-    add r11, qword [rsp + 32]
+    add r11, qword [rsp + 40]
 ; x2 += k15
-    add rsi, qword [rsp + 80]
+    add rsi, qword [rsp + 48]
 ; x3 += k16
-    add rdi, qword [rsp + 88]
+    add rdi, qword [rsp + 160]
 ; x4 += k0
-    add rbx, qword [rsp + 40]
+    add rbx, qword [rsp + 144]
 ; x5 += k1
-    add rbp, qword [rsp + 48]
+    add rbp, qword [rsp + 152]
 ; x6 += k2
-    add r12, qword [rsp + 96]
+    add r12, qword [rsp + 136]
 ; x7 += k3
-    add r13, qword [rsp + 104]
+    add r13, qword [rsp + 80]
 ; x8 += k4
-    add rax, qword [rsp + 112]
+    add rax, qword [rsp + 88]
 ; x9 += k5
-    add r15, qword [rsp + 120]
+    add r15, qword [rsp + 96]
 ; x10 += k6
-    add r14, qword [rsp + 128]
+    add r9, qword [rsp + 104]
 ; x11 += k7
-    add r8, qword [rsp + 136]
+    add r8, qword [rsp + 112]
 ; x12 += k8
-    add rcx, qword [rsp + 144]
-; x13 += k9
-    add r9, qword [rsp + 152]
-; x14 += k10
-    add rdx, qword [rsp + 56]
-    mov qword [rsp + 200], rcx
-; x15 += k11
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 64]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 0xd
-    add rcx, 0xd
+    add rcx, qword [rsp + 120]
+; x13 += sk14
+    add r14, qword [rsp + 488]
+    mov qword [rsp + 0], rcx
+; sk15 = k10
+    mov rcx, qword [rsp + 56]
+; sk15 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk15
+    add rdx, rcx
+    mov qword [rsp + 496], rcx
+; x15 += kc[13]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 320]
 ; round 52
 ; x0 += x1
     add r10, r11
@@ -3480,19 +3590,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -3507,11 +3617,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -3525,11 +3635,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -3542,14 +3652,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 54
 ; x0 += x7
     add r10, r13
@@ -3582,25 +3692,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 55
 ; x0 += x15
     add r10, rcx
@@ -3615,17 +3725,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -3633,20 +3743,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -3654,45 +3764,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 14
 ; x0 += k14
-    add r10, qword [rsp + 32]
+    add r10, qword [rsp + 40]
 ; x1 += k15
-    add r11, qword [rsp + 80]
+    add r11, qword [rsp + 48]
 ; x2 += k16
-    add rsi, qword [rsp + 88]
+    add rsi, qword [rsp + 160]
 ; x3 += k0
-    add rdi, qword [rsp + 40]
+    add rdi, qword [rsp + 144]
 ; x4 += k1
-    add rbx, qword [rsp + 48]
+    add rbx, qword [rsp + 152]
 ; x5 += k2
-    add rbp, qword [rsp + 96]
+    add rbp, qword [rsp + 136]
 ; x6 += k3
-    add r12, qword [rsp + 104]
+    add r12, qword [rsp + 80]
 ; x7 += k4
-    add r13, qword [rsp + 112]
+    add r13, qword [rsp + 88]
 ; x8 += k5
-    add r15, qword [rsp + 120]
+    add r9, qword [rsp + 96]
 ; x9 += k6
-    add rax, qword [rsp + 128]
+    add r15, qword [rsp + 104]
 ; x10 += k7
-    add r14, qword [rsp + 136]
+    add rax, qword [rsp + 112]
 ; x11 += k8
-    add r8, qword [rsp + 144]
+    add r8, qword [rsp + 120]
 ; x12 += k9
-    add rcx, qword [rsp + 152]
-; x13 += k10
-    add r9, qword [rsp + 56]
-; x14 += k11
-    add rdx, qword [rsp + 64]
-    mov qword [rsp + 200], rcx
-; x15 += k12
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 72]
-; x13 += t2
-    add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 0xe
-    add rcx, 0xe
+    add rcx, qword [rsp + 128]
+; x13 += sk15
+    add r14, qword [rsp + 496]
+    mov qword [rsp + 0], rcx
+; sk16 = k11
+    mov rcx, qword [rsp + 64]
+; sk16 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk16
+    add rdx, rcx
+    mov qword [rsp + 504], rcx
+; x15 += kc[14]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 328]
 ; round 56
 ; x0 += x1
     add r10, r11
@@ -3719,25 +3828,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -3746,17 +3855,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 57
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -3770,26 +3879,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -3821,31 +3930,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 59
 ; x0 += x15
     add r10, rcx
@@ -3860,11 +3969,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -3884,14 +3993,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -3899,45 +4008,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 15
 ; x0 += k15
-    add r10, qword [rsp + 80]
+    add r10, qword [rsp + 48]
 ; x1 += k16
-    add r11, qword [rsp + 88]
+    add r11, qword [rsp + 160]
 ; x2 += k0
-    add rsi, qword [rsp + 40]
+    add rsi, qword [rsp + 144]
 ; x3 += k1
-    add rdi, qword [rsp + 48]
+    add rdi, qword [rsp + 152]
 ; x4 += k2
-    add rbx, qword [rsp + 96]
+    add rbx, qword [rsp + 136]
 ; x5 += k3
-    add rbp, qword [rsp + 104]
+    add rbp, qword [rsp + 80]
 ; x6 += k4
-    add r12, qword [rsp + 112]
+    add r12, qword [rsp + 88]
 ; x7 += k5
-    add r13, qword [rsp + 120]
+    add r13, qword [rsp + 96]
 ; x8 += k6
-    add rax, qword [rsp + 128]
+    add rax, qword [rsp + 104]
 ; x9 += k7
-    add r15, qword [rsp + 136]
+    add r15, qword [rsp + 112]
 ; x10 += k8
-    add r14, qword [rsp + 144]
+    add r9, qword [rsp + 120]
 ; x11 += k9
-    add r8, qword [rsp + 152]
+    add r8, qword [rsp + 128]
 ; x12 += k10
     add rcx, qword [rsp + 56]
-; x13 += k11
-    add r9, qword [rsp + 64]
-; x14 += k12
-    add rdx, qword [rsp + 72]
-    mov qword [rsp + 200], rcx
-; x15 += k13
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 24]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
-; x15 += 0xf
-    add rcx, 0xf
+; x13 += sk16
+    add r14, qword [rsp + 504]
+    mov qword [rsp + 0], rcx
+; sk17 = k12
+    mov rcx, qword [rsp + 72]
+; sk17 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk17
+    add rdx, rcx
+    mov qword [rsp + 512], rcx
+; x15 += kc[15]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 336]
 ; round 60
 ; x0 += x1
     add r10, r11
@@ -3970,19 +4078,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -3997,11 +4105,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -4015,11 +4123,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -4032,14 +4140,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 62
 ; x0 += x7
     add r10, r13
@@ -4072,25 +4180,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 63
 ; x0 += x15
     add r10, rcx
@@ -4105,17 +4213,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -4123,20 +4231,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -4144,45 +4252,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 16
 ; x0 += k16
-    add r10, qword [rsp + 88]
+    add r10, qword [rsp + 160]
 ; x1 += k0
-    add r11, qword [rsp + 40]
+    add r11, qword [rsp + 144]
 ; x2 += k1
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 152]
 ; x3 += k2
-    add rdi, qword [rsp + 96]
+    add rdi, qword [rsp + 136]
 ; x4 += k3
-    add rbx, qword [rsp + 104]
+    add rbx, qword [rsp + 80]
 ; x5 += k4
-    add rbp, qword [rsp + 112]
+    add rbp, qword [rsp + 88]
 ; x6 += k5
-    add r12, qword [rsp + 120]
+    add r12, qword [rsp + 96]
 ; x7 += k6
-    add r13, qword [rsp + 128]
+    add r13, qword [rsp + 104]
 ; x8 += k7
-    add r15, qword [rsp + 136]
+    add r9, qword [rsp + 112]
 ; x9 += k8
-    add rax, qword [rsp + 144]
+    add r15, qword [rsp + 120]
 ; x10 += k9
-    add r14, qword [rsp + 152]
+    add rax, qword [rsp + 128]
 ; x11 += k10
     add r8, qword [rsp + 56]
 ; x12 += k11
     add rcx, qword [rsp + 64]
-; x13 += k12
-    add r9, qword [rsp + 72]
-; x14 += k13
-    add rdx, qword [rsp + 24]
-    mov qword [rsp + 200], rcx
-; x15 += k14
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 32]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 0x10
-    add rcx, 0x10
+; x13 += sk17
+    add r14, qword [rsp + 512]
+    mov qword [rsp + 0], rcx
+; sk18 = k13
+    mov rcx, qword [rsp + 32]
+; sk18 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk18
+    add rdx, rcx
+    mov qword [rsp + 520], rcx
+; x15 += kc[16]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 344]
 ; round 64
 ; x0 += x1
     add r10, r11
@@ -4209,25 +4316,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -4236,17 +4343,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 65
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -4260,26 +4367,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -4311,31 +4418,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 67
 ; x0 += x15
     add r10, rcx
@@ -4350,11 +4457,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -4374,14 +4481,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -4389,45 +4496,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 17
 ; x0 += k0
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 144]
 ; x1 += k1
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 152]
 ; x2 += k2
-    add rsi, qword [rsp + 96]
+    add rsi, qword [rsp + 136]
 ; x3 += k3
-    add rdi, qword [rsp + 104]
+    add rdi, qword [rsp + 80]
 ; x4 += k4
-    add rbx, qword [rsp + 112]
+    add rbx, qword [rsp + 88]
 ; x5 += k5
-    add rbp, qword [rsp + 120]
+    add rbp, qword [rsp + 96]
 ; x6 += k6
-    add r12, qword [rsp + 128]
+    add r12, qword [rsp + 104]
 ; x7 += k7
-    add r13, qword [rsp + 136]
+    add r13, qword [rsp + 112]
 ; x8 += k8
-    add rax, qword [rsp + 144]
+    add rax, qword [rsp + 120]
 ; x9 += k9
-    add r15, qword [rsp + 152]
+    add r15, qword [rsp + 128]
 ; x10 += k10
-    add r14, qword [rsp + 56]
+    add r9, qword [rsp + 56]
 ; x11 += k11
     add r8, qword [rsp + 64]
 ; x12 += k12
     add rcx, qword [rsp + 72]
-; x13 += k13
-    add r9, qword [rsp + 24]
-; x14 += k14
-    add rdx, qword [rsp + 32]
-    mov qword [rsp + 200], rcx
-; x15 += k15
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 80]
-; x13 += t2
-    add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 0x11
-    add rcx, 0x11
+; x13 += sk18
+    add r14, qword [rsp + 520]
+    mov qword [rsp + 0], rcx
+; sk19 = k14
+    mov rcx, qword [rsp + 40]
+; sk19 += t0
+    add rcx, qword [rsp + 168]
+; x14 += sk19
+    add rdx, rcx
+    mov qword [rsp + 528], rcx
+; x15 += kc[17]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 352]
 ; round 68
 ; x0 += x1
     add r10, r11
@@ -4460,19 +4566,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -4487,11 +4593,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -4505,11 +4611,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -4522,14 +4628,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 70
 ; x0 += x7
     add r10, r13
@@ -4562,25 +4668,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 71
 ; x0 += x15
     add r10, rcx
@@ -4595,17 +4701,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -4613,20 +4719,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -4634,45 +4740,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 18
 ; x0 += k1
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 152]
 ; x1 += k2
-    add r11, qword [rsp + 96]
+    add r11, qword [rsp + 136]
 ; x2 += k3
-    add rsi, qword [rsp + 104]
+    add rsi, qword [rsp + 80]
 ; x3 += k4
-    add rdi, qword [rsp + 112]
+    add rdi, qword [rsp + 88]
 ; x4 += k5
-    add rbx, qword [rsp + 120]
+    add rbx, qword [rsp + 96]
 ; x5 += k6
-    add rbp, qword [rsp + 128]
+    add rbp, qword [rsp + 104]
 ; x6 += k7
-    add r12, qword [rsp + 136]
+    add r12, qword [rsp + 112]
 ; x7 += k8
-    add r13, qword [rsp + 144]
+    add r13, qword [rsp + 120]
 ; x8 += k9
-    add r15, qword [rsp + 152]
+    add r9, qword [rsp + 128]
 ; x9 += k10
-    add rax, qword [rsp + 56]
+    add r15, qword [rsp + 56]
 ; x10 += k11
-    add r14, qword [rsp + 64]
+    add rax, qword [rsp + 64]
 ; x11 += k12
     add r8, qword [rsp + 72]
 ; x12 += k13
-    add rcx, qword [rsp + 24]
-; x13 += k14
-    add r9, qword [rsp + 32]
-; x14 += k15
-    add rdx, qword [rsp + 80]
-    mov qword [rsp + 200], rcx
-; x15 += k16
-    mov rcx, qword [rsp + 224]
-    add rcx, qword [rsp + 88]
-; x13 += t0
-    add r9, qword [rsp + 176]
-; x14 += t1
-    add rdx, qword [rsp + 168]
-; x15 += 0x12
-    add rcx, 0x12
+    add rcx, qword [rsp + 32]
+; x13 += sk19
+    add r14, qword [rsp + 528]
+    mov qword [rsp + 0], rcx
+; sk20 = k15
+    mov rcx, qword [rsp + 48]
+; sk20 += t1
+    add rcx, qword [rsp + 184]
+; x14 += sk20
+    add rdx, rcx
+    mov qword [rsp + 536], rcx
+; x15 += kc[18]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 360]
 ; round 72
 ; x0 += x1
     add r10, r11
@@ -4699,25 +4804,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x7 ^= x6
     xor r13, r12
 ; x8 += x9
-    add r15, rax
+    add r9, r15
 ; x9 <<<= 8
-    rol rax, 8
+    rol r15, 8
 ; x9 ^= x8
-    xor rax, r15
+    xor r15, r9
 ; x10 += x11
-    add r14, r8
+    add rax, r8
 ; x11 <<<= 17
     rol r8, 17
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], r15
+    xor r8, rax
+    mov qword [rsp + 16], r9
 ; x12 += x13
-    mov r15, qword [rsp + 200]
-    add r15, r9
+    mov r9, qword [rsp + 0]
+    add r9, r14
 ; x13 <<<= 22
-    rol r9, 22
+    rol r14, 22
 ; x13 ^= x12
-    xor r9, r15
+    xor r14, r9
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 37
@@ -4726,17 +4831,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rdx
 ; round 73
 ; x0 += x9
-    add r10, rax
+    add r10, r15
 ; x9 <<<= 38
-    rol rax, 38
+    rol r15, 38
 ; x9 ^= x0
-    xor rax, r10
+    xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 19
-    rol r9, 19
+    rol r14, 19
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 10
@@ -4750,26 +4855,26 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add rax, r13
 ; x7 <<<= 49
     rol r13, 49
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, rax
 ; x12 += x3
-    add r15, rdi
+    add r9, rdi
 ; x3 <<<= 18
     rol rdi, 18
 ; x3 ^= x12
-    xor rdi, r15
+    xor rdi, r9
 ; x14 += x5
     add rdx, rbp
 ; x5 <<<= 23
     rol rbp, 23
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 24], rax
 ; x8 += x1
-    mov rax, qword [rsp + 208]
+    mov rax, qword [rsp + 16]
     add rax, r11
 ; x1 <<<= 52
     rol r11, 52
@@ -4801,31 +4906,31 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     xor r11, r12
 ; x12 += x15
-    add r15, rcx
+    add r9, rcx
 ; x15 <<<= 34
     rol rcx, 34
 ; x15 ^= x12
-    xor rcx, r15
+    xor rcx, r9
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 41
-    rol r9, 41
+    rol r14, 41
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
     add rax, r8
 ; x11 <<<= 59
     rol r8, 59
 ; x11 ^= x8
     xor r8, rax
+    mov qword [rsp + 0], r9
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], r15
+    mov r9, qword [rsp + 24]
+    add r9, r15
 ; x9 <<<= 17
-    mov r15, qword [rsp + 232]
     rol r15, 17
 ; x9 ^= x10
-    xor r15, r14
+    xor r15, r9
 ; round 75
 ; x0 += x15
     add r10, rcx
@@ -4840,11 +4945,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 48
-    rol r9, 48
+    rol r14, 48
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
     add rbx, r15
 ; x9 <<<= 41
@@ -4864,14 +4969,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x5 ^= x8
     xor rbp, rax
 ; x10 += x3
-    add r14, rdi
+    add r9, rdi
 ; x3 <<<= 16
     rol rdi, 16
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, r9
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 25
     rol r13, 25
@@ -4879,45 +4984,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 19
 ; x0 += k2
-    add r10, qword [rsp + 96]
+    add r10, qword [rsp + 136]
 ; x1 += k3
-    add r11, qword [rsp + 104]
+    add r11, qword [rsp + 80]
 ; x2 += k4
-    add rsi, qword [rsp + 112]
+    add rsi, qword [rsp + 88]
 ; x3 += k5
-    add rdi, qword [rsp + 120]
+    add rdi, qword [rsp + 96]
 ; x4 += k6
-    add rbx, qword [rsp + 128]
+    add rbx, qword [rsp + 104]
 ; x5 += k7
-    add rbp, qword [rsp + 136]
+    add rbp, qword [rsp + 112]
 ; x6 += k8
-    add r12, qword [rsp + 144]
+    add r12, qword [rsp + 120]
 ; x7 += k9
-    add r13, qword [rsp + 152]
+    add r13, qword [rsp + 128]
 ; x8 += k10
     add rax, qword [rsp + 56]
 ; x9 += k11
     add r15, qword [rsp + 64]
 ; x10 += k12
-    add r14, qword [rsp + 72]
+    add r9, qword [rsp + 72]
 ; x11 += k13
-    add r8, qword [rsp + 24]
+    add r8, qword [rsp + 32]
 ; x12 += k14
-    add rcx, qword [rsp + 32]
-; x13 += k15
-    add r9, qword [rsp + 80]
-; x14 += k16
-    add rdx, qword [rsp + 88]
-    mov qword [rsp + 200], rcx
-; x15 += k0
-    mov rcx, qword [rsp + 224]
     add rcx, qword [rsp + 40]
-; x13 += t1
-    add r9, qword [rsp + 168]
-; x14 += t2
-    add rdx, qword [rsp + 160]
-; x15 += 0x13
-    add rcx, 0x13
+; x13 += sk20
+    add r14, qword [rsp + 536]
+    mov qword [rsp + 0], rcx
+; sk21 = k16
+    mov rcx, qword [rsp + 160]
+; sk21 += t2
+    add rcx, qword [rsp + 176]
+; x14 += sk21
+    add rdx, rcx
+    mov qword [rsp + 544], rcx
+; x15 += kc[19]
+    mov rcx, qword [rsp + 8]
+    add rcx, qword [rsp + 368]
 ; round 76
 ; x0 += x1
     add r10, r11
@@ -4950,19 +5054,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x8
     xor r15, rax
 ; x10 += x11
-    add r14, r8
+    add r9, r8
 ; x11 <<<= 47
     rol r8, 47
 ; x11 ^= x10
-    xor r8, r14
-    mov qword [rsp + 208], rax
+    xor r8, r9
+    mov qword [rsp + 16], rax
 ; x12 += x13
-    mov rax, qword [rsp + 200]
-    add rax, r9
+    mov rax, qword [rsp + 0]
+    add rax, r14
 ; x13 <<<= 44
-    rol r9, 44
+    rol r14, 44
 ; x13 ^= x12
-    xor r9, rax
+    xor r14, rax
 ; x14 += x15
     add rdx, rcx
 ; x15 <<<= 30
@@ -4977,11 +5081,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x9 ^= x0
     xor r15, r10
 ; x2 += x13
-    add rsi, r9
+    add rsi, r14
 ; x13 <<<= 34
-    rol r9, 34
+    rol r14, 34
 ; x13 ^= x2
-    xor r9, rsi
+    xor r14, rsi
 ; x6 += x11
     add r12, r8
 ; x11 <<<= 56
@@ -4995,11 +5099,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     xor rcx, rbx
 ; x10 += x7
-    add r14, r13
+    add r9, r13
 ; x7 <<<= 4
     rol r13, 4
 ; x7 ^= x10
-    xor r13, r14
+    xor r13, r9
 ; x12 += x3
     add rax, rdi
 ; x3 <<<= 53
@@ -5012,14 +5116,14 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     rol rbp, 42
 ; x5 ^= x14
     xor rbp, rdx
-    mov qword [rsp + 232], r15
+    mov qword [rsp + 24], r9
 ; x8 += x1
-    mov r15, qword [rsp + 208]
-    add r15, r11
+    mov r9, qword [rsp + 16]
+    add r9, r11
 ; x1 <<<= 41
     rol r11, 41
 ; x1 ^= x8
-    xor r11, r15
+    xor r11, r9
 ; round 78
 ; x0 += x7
     add r10, r13
@@ -5052,25 +5156,25 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x15 ^= x12
     xor rcx, rax
 ; x14 += x13
-    add rdx, r9
+    add rdx, r14
 ; x13 <<<= 42
-    rol r9, 42
+    rol r14, 42
 ; x13 ^= x14
-    xor r9, rdx
+    xor r14, rdx
 ; x8 += x11
-    add r15, r8
+    add r9, r8
 ; x11 <<<= 44
     rol r8, 44
 ; x11 ^= x8
-    xor r8, r15
+    xor r8, r9
+    mov qword [rsp + 0], rax
 ; x10 += x9
-    add r14, qword [rsp + 232]
-    mov qword [rsp + 200], rax
+    mov rax, qword [rsp + 24]
+    add rax, r15
 ; x9 <<<= 25
-    mov rax, qword [rsp + 232]
-    rol rax, 25
+    rol r15, 25
 ; x9 ^= x10
-    xor rax, r14
+    xor r15, rax
 ; round 79
 ; x0 += x15
     add r10, rcx
@@ -5085,17 +5189,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     xor r8, rsi
 ; x6 += x13
-    add r12, r9
+    add r12, r14
 ; x13 <<<= 35
-    rol r9, 35
+    rol r14, 35
 ; x13 ^= x6
-    xor r9, r12
+    xor r14, r12
 ; x4 += x9
-    add rbx, rax
+    add rbx, r15
 ; x9 <<<= 52
-    rol rax, 52
+    rol r15, 52
 ; x9 ^= x4
-    xor rax, rbx
+    xor r15, rbx
 ; x14 += x1
     add rdx, r11
 ; x1 <<<= 23
@@ -5103,20 +5207,20 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; x1 ^= x14
     xor r11, rdx
 ; x8 += x5
-    add r15, rbp
+    add r9, rbp
 ; x5 <<<= 31
     rol rbp, 31
 ; x5 ^= x8
-    xor rbp, r15
+    xor rbp, r9
 ; x10 += x3
-    add r14, rdi
+    add rax, rdi
 ; x3 <<<= 37
     rol rdi, 37
 ; x3 ^= x10
-    xor rdi, r14
-    mov qword [rsp + 224], rcx
+    xor rdi, rax
+    mov qword [rsp + 8], rcx
 ; x12 += x7
-    mov rcx, qword [rsp + 200]
+    mov rcx, qword [rsp + 0]
     add rcx, r13
 ; x7 <<<= 20
     rol r13, 20
@@ -5124,109 +5228,107 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor r13, rcx
 ; add subkey 20
 ; x0 += k3
-    add r10, qword [rsp + 104]
+    add r10, qword [rsp + 80]
 ; x1 += k4
-    add r11, qword [rsp + 112]
+    add r11, qword [rsp + 88]
 ; x2 += k5
-    add rsi, qword [rsp + 120]
+    add rsi, qword [rsp + 96]
 ; x3 += k6
-    add rdi, qword [rsp + 128]
+    add rdi, qword [rsp + 104]
 ; x4 += k7
-    add rbx, qword [rsp + 136]
+    add rbx, qword [rsp + 112]
 ; x5 += k8
-    add rbp, qword [rsp + 144]
+    add rbp, qword [rsp + 120]
 ; x6 += k9
-    add r12, qword [rsp + 152]
+    add r12, qword [rsp + 128]
 ; x7 += k10
     add r13, qword [rsp + 56]
 ; x8 += k11
-    add r15, qword [rsp + 64]
+    add r9, qword [rsp + 64]
 ; x9 += k12
-    add rax, qword [rsp + 72]
+    add r15, qword [rsp + 72]
 ; x10 += k13
-    add r14, qword [rsp + 24]
+    add rax, qword [rsp + 32]
 ; x11 += k14
-    add r8, qword [rsp + 32]
+    add r8, qword [rsp + 40]
 ; x12 += k15
-    add rcx, qword [rsp + 80]
-; x13 += k16
-    add r9, qword [rsp + 88]
-; x14 += k0
-    add rdx, qword [rsp + 40]
-    mov qword [rsp + 200], rcx
-; x15 += k1
-    mov rcx, qword [rsp + 224]
     add rcx, qword [rsp + 48]
-; x13 += t2
-    add r9, qword [rsp + 160]
-; x14 += t0
-    add rdx, qword [rsp + 176]
-; x15 += 0x14
-    add rcx, 0x14
+; x13 += sk21
+    add r14, qword [rsp + 544]
+    mov qword [rsp + 192], r14
+; sk22 = k0
+    mov r14, qword [rsp + 144]
+; sk22 += t0
+    add r14, qword [rsp + 168]
+; x14 += sk22
+    add rdx, r14
+; x15 += kc[20]
+    mov r14, qword [rsp + 8]
+    add r14, qword [rsp + 376]
 ; store the block(s)
-; x15 += 0x14
-    mov qword [rsp + 224], rcx
+; x15 += kc[20]
+    mov qword [rsp + 8], r14
 ; out[0] = x0
-    mov rcx, qword [rsp + 0]
-    mov qword [rcx], r10
+    mov r14, qword [rsp + 216]
+    mov qword [r14], r10
 ; out[1] = x1
-    mov qword [rcx + 8], r11
+    mov qword [r14 + 8], r11
 ; out[2] = x2
-    mov qword [rcx + 16], rsi
+    mov qword [r14 + 16], rsi
 ; out[3] = x3
-    mov qword [rcx + 24], rdi
+    mov qword [r14 + 24], rdi
 ; out[4] = x4
-    mov qword [rcx + 32], rbx
+    mov qword [r14 + 32], rbx
 ; out[5] = x5
-    mov qword [rcx + 40], rbp
+    mov qword [r14 + 40], rbp
 ; out[6] = x6
-    mov qword [rcx + 48], r12
+    mov qword [r14 + 48], r12
 ; out[7] = x7
-    mov qword [rcx + 56], r13
+    mov qword [r14 + 56], r13
 ; out[8] = x8
-    mov qword [rcx + 64], r15
+    mov qword [r14 + 64], r9
 ; out[9] = x9
-    mov qword [rcx + 72], rax
+    mov qword [r14 + 72], r15
 ; out[10] = x10
-    mov qword [rcx + 80], r14
+    mov qword [r14 + 80], rax
 ; out[11] = x11
-    mov qword [rcx + 88], r8
+    mov qword [r14 + 88], r8
 ; out[12] = x12
-    mov rax, qword [rsp + 200]
-    mov qword [rcx + 96], rax
+    mov qword [r14 + 96], rcx
 ; out[13] = x13
-    mov qword [rcx + 104], r9
+    mov rax, qword [rsp + 192]
+    mov qword [r14 + 104], rax
 ; out[14] = x14
-    mov qword [rcx + 112], rdx
+    mov qword [r14 + 112], rdx
 ; out[15] = x15
-    mov rax, qword [rsp + 224]
-    mov qword [rcx + 120], rax
+    mov rax, qword [rsp + 8]
+    mov qword [r14 + 120], rax
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 208]
     add rax, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 8]
-    add rdx, 0x80
-; out += 128
+    mov rcx, qword [rsp + 200]
     add rcx, 0x80
+; out += 128
+    add r14, 0x80
 ; n -= 1
-    mov r8, qword [rsp + 352]
-    sub r8, 1
-    mov qword [rsp + 8], rdx
-    mov qword [rsp + 352], r8
-    mov qword [rsp + 0], rcx
-    mov qword [rsp + 16], rax
+    mov rdx, qword [rsp + 656]
+    sub rdx, 1
+    mov qword [rsp + 200], rcx
+    mov qword [rsp + 656], rdx
+    mov qword [rsp + 216], r14
+    mov qword [rsp + 208], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 552 bytes of stack slots
+    mov ecx, 69 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 552
     pop r15
     pop r14
     pop r13
@@ -5248,6 +5350,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt:
     ret
 .end:
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .entry:
     push rbx
@@ -5266,10 +5369,10 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_r14:
     push r15
 .pushed_r15:
-    sub rsp, 248
+    sub rsp, 584
 .prolog_end:
 ; if n == 0 return
-    cmp qword [rsp + 352], 0
+    cmp qword [rsp + 688], 0
     jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
@@ -5294,19 +5397,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
     mov r14, qword [rcx + 72]
 ; k10 = key[10]
     mov r15, qword [rcx + 80]
-    mov qword [rsp + 0], r9
+    mov qword [rsp + 224], r9
 ; k11 = key[11]
     mov r9, qword [rcx + 88]
-    mov qword [rsp + 8], r8
+    mov qword [rsp + 208], r8
 ; k12 = key[12]
     mov r8, qword [rcx + 96]
-    mov qword [rsp + 16], rdx
+    mov qword [rsp + 216], rdx
 ; k13 = key[13]
     mov rdx, qword [rcx + 104]
-    mov qword [rsp + 24], rdx
+    mov qword [rsp + 48], rdx
 ; k14 = key[14]
     mov rdx, qword [rcx + 112]
-    mov qword [rsp + 32], rdx
+    mov qword [rsp + 56], rdx
 ; k15 = key[15]
     mov rdx, qword [rcx + 120]
 ; k16 = 0x1bd11bdaa9fc1a22
@@ -5338,32 +5441,137 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; k16 ^= k12
     xor rcx, r8
 ; k16 ^= k13
-    xor rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 48]
 ; k16 ^= k14
-    xor rcx, qword [rsp + 32]
+    xor rcx, qword [rsp + 56]
 ; k16 ^= k15
     xor rcx, rdx
-    mov qword [rsp + 40], rax
-    mov qword [rsp + 48], r10
-    mov qword [rsp + 56], r15
-    mov qword [rsp + 64], r9
-    mov qword [rsp + 72], r8
-    mov qword [rsp + 80], rdx
-    mov qword [rsp + 88], rcx
-    mov qword [rsp + 96], r11
-    mov qword [rsp + 104], rsi
-    mov qword [rsp + 112], rdi
-    mov qword [rsp + 120], rbx
-    mov qword [rsp + 128], rbp
-    mov qword [rsp + 136], r12
-    mov qword [rsp + 144], r13
-    mov qword [rsp + 152], r14
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    mov qword [rsp + 64], r11
+; kcs += 0x14
+    mov r11, r10
+    add r11, 0x14
+; kc[20] = kcs
+    mov qword [rsp + 240], r11
+; kcs += 0x13
+    mov r11, rax
+    add r11, 0x13
+; kc[19] = kcs
+    mov qword [rsp + 248], r11
+; kcs += 0x12
+    mov r11, rcx
+    add r11, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 256], r11
+; kcs += 0x11
+    mov r11, rdx
+    add r11, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 264], r11
+; kcs = k14
+    mov r11, qword [rsp + 56]
+; kcs += 0x10
+    add r11, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 272], r11
+; kcs = k13
+    mov r11, qword [rsp + 48]
+; kcs += 0xf
+    add r11, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 280], r11
+; kcs += 0xe
+    mov r11, r8
+    add r11, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 288], r11
+; kcs += 0xd
+    mov r11, r9
+    add r11, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 296], r11
+; kcs += 0xc
+    mov r11, r15
+    add r11, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 304], r11
+; kcs += 0xb
+    mov r11, r14
+    add r11, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 312], r11
+; kcs += 0xa
+    mov r11, r13
+    add r11, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 320], r11
+; kcs += 9
+    mov r11, r12
+    add r11, 9
+; kc[9] = kcs
+    mov qword [rsp + 328], r11
+; kcs += 8
+    mov r11, rbp
+    add r11, 8
+; kc[8] = kcs
+    mov qword [rsp + 336], r11
+; kcs += 7
+    mov r11, rbx
+    add r11, 7
+; kc[7] = kcs
+    mov qword [rsp + 344], r11
+; kcs += 6
+    mov r11, rdi
+    add r11, 6
+; kc[6] = kcs
+    mov qword [rsp + 352], r11
+; kcs += 5
+    mov r11, rsi
+    add r11, 5
+; kc[5] = kcs
+    mov qword [rsp + 360], r11
+; kcs = k2
+    mov r11, qword [rsp + 64]
+; kcs += 4
+    add r11, 4
+; kc[4] = kcs
+    mov qword [rsp + 368], r11
+; kcs += 3
+    mov r11, r10
+    add r11, 3
+; kc[3] = kcs
+    mov qword [rsp + 376], r11
+; kcs += 2
+    mov r11, rax
+    add r11, 2
+; kc[2] = kcs
+    mov qword [rsp + 384], r11
+; kcs += 1
+    mov r11, rcx
+    add r11, 1
+; kc[1] = kcs
+    mov qword [rsp + 392], r11
+    mov qword [rsp + 160], rax
+    mov qword [rsp + 168], r10
+    mov qword [rsp + 72], r15
+    mov qword [rsp + 80], r9
+    mov qword [rsp + 88], r8
+    mov qword [rsp + 152], rdx
+    mov qword [rsp + 176], rcx
+    mov qword [rsp + 96], rsi
+    mov qword [rsp + 104], rdi
+    mov qword [rsp + 112], rbx
+    mov qword [rsp + 120], rbp
+    mov qword [rsp + 128], r12
+    mov qword [rsp + 136], r13
+    mov qword [rsp + 144], r14
 ; for each block
     align 32
 .loop:
 ; block 0: tweak t2 = t0 ^ t1
 ; t0 = tweak[0]
-    mov rax, qword [rsp + 16]
+    mov rax, qword [rsp + 216]
     mov rcx, qword [rax]
 ; t1 = tweak[1]
     mov rdx, qword [rax + 8]
@@ -5371,7 +5579,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
     mov r8, rcx
     xor r8, rdx
 ; x0 = in[0]
-    mov r9, qword [rsp + 8]
+    mov r9, qword [rsp + 208]
     mov r10, qword [r9]
 ; x1 = in[1]
     mov r11, qword [r9 + 8]
@@ -5393,63 +5601,67 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
     mov r15, qword [r9 + 72]
 ; x10 = in[10]
     mov rax, qword [r9 + 80]
-    mov qword [rsp + 160], rdx
+    mov qword [rsp + 192], rdx
 ; x11 = in[11]
     mov rdx, qword [r9 + 88]
-    mov qword [rsp + 168], rcx
+    mov qword [rsp + 184], rcx
 ; x12 = in[12]
     mov rcx, qword [r9 + 96]
-    mov qword [rsp + 176], r8
+    mov qword [rsp + 200], r8
 ; x13 = in[13]
     mov r8, qword [r9 + 104]
-    mov qword [rsp + 184], r8
+    mov qword [rsp + 16], r8
 ; x14 = in[14]
     mov r8, qword [r9 + 112]
-    mov qword [rsp + 192], r8
+    mov qword [rsp + 400], r8
 ; x15 = in[15]
     mov r8, qword [r9 + 120]
 ; subtract subkey 20
 ; x0 -= k3
-    sub r10, qword [rsp + 104]
+    sub r10, qword [rsp + 96]
 ; x1 -= k4
-    sub r11, qword [rsp + 112]
+    sub r11, qword [rsp + 104]
 ; x2 -= k5
-    sub rsi, qword [rsp + 120]
+    sub rsi, qword [rsp + 112]
 ; x3 -= k6
-    sub rdi, qword [rsp + 128]
+    sub rdi, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 56]
+    sub r13, qword [rsp + 72]
 ; x8 -= k11
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 80]
 ; x9 -= k12
-    sub r15, qword [rsp + 72]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub rax, qword [rsp + 24]
+    sub rax, qword [rsp + 48]
 ; x11 -= k14
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 56]
 ; x12 -= k15
-    sub rcx, qword [rsp + 80]
-; x13 -= k16
-    mov r9, qword [rsp + 184]
-    sub r9, qword [rsp + 88]
-    mov qword [rsp + 200], rcx
-; x14 -= k0
-    mov rcx, qword [rsp + 192]
-    sub rcx, qword [rsp + 40]
-; x15 -= k1
-    sub r8, qword [rsp + 48]
-; x13 -= t2
-    sub r9, qword [rsp + 176]
-; x14 -= t0
-    sub rcx, qword [rsp + 168]
-; x15 -= 0x14
-    sub r8, 0x14
+    sub rcx, qword [rsp + 152]
+; sk1 = k16
+    mov r9, qword [rsp + 176]
+; sk1 += t2
+    add r9, qword [rsp + 200]
+    mov qword [rsp + 0], rcx
+; x13 -= sk1
+    mov rcx, qword [rsp + 16]
+    sub rcx, r9
+    mov qword [rsp + 408], r9
+; sk2 = k0
+    mov r9, qword [rsp + 160]
+; sk2 += t0
+    add r9, qword [rsp + 184]
+    mov qword [rsp + 24], r13
+; x14 -= sk2
+    mov r13, qword [rsp + 400]
+    sub r13, r9
+; x15 -= kc[20]
+    sub r8, qword [rsp + 240]
 ; inverse round 79
 ; x15 ^= x0
     xor r8, r10
@@ -5464,11 +5676,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r9, r12
+    xor rcx, r12
 ; x13 >>>= 35
-    rol r9, 29
+    rol rcx, 29
 ; x6 -= x13
-    sub r12, r9
+    sub r12, rcx
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 52
@@ -5476,11 +5688,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor r11, rcx
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub rcx, r11
+    sub r13, r11
 ; x5 ^= x8
     xor rbp, r14
 ; x5 >>>= 31
@@ -5494,20 +5706,21 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x3
     sub rax, rdi
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov r9, qword [rsp + 24]
+    xor r9, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 208], rax
+    rol r9, 44
+    mov qword [rsp + 232], rax
 ; x12 -= x7
-    mov rax, qword [rsp + 200]
-    sub rax, r13
+    mov rax, qword [rsp + 0]
+    sub rax, r9
 ; inverse round 78
 ; x7 ^= x0
-    xor r13, r10
+    xor r9, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol r9, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, r9
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -5533,11 +5746,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x12 -= x15
     sub rax, r8
 ; x13 ^= x14
-    xor r9, rcx
+    xor rcx, r13
 ; x13 >>>= 42
-    rol r9, 22
+    rol rcx, 22
 ; x14 -= x13
-    sub rcx, r9
+    sub r13, rcx
 ; x11 ^= x8
     xor rdx, r14
 ; x11 >>>= 44
@@ -5545,12 +5758,12 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x8 -= x11
     sub r14, rdx
 ; x9 ^= x10
-    xor r15, qword [rsp + 208]
+    xor r15, qword [rsp + 232]
 ; x9 >>>= 25
     rol r15, 39
-    mov qword [rsp + 216], r14
+    mov qword [rsp + 8], r14
 ; x10 -= x9
-    mov r14, qword [rsp + 208]
+    mov r14, qword [rsp + 232]
     sub r14, r15
 ; inverse round 77
 ; x9 ^= x0
@@ -5560,11 +5773,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x0 -= x9
     sub r10, r15
 ; x13 ^= x2
-    xor r9, rsi
+    xor rcx, rsi
 ; x13 >>>= 34
-    rol r9, 30
+    rol rcx, 30
 ; x2 -= x13
-    sub rsi, r9
+    sub rsi, rcx
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -5578,11 +5791,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x15
     sub rbx, r8
 ; x7 ^= x10
-    xor r13, r14
+    xor r9, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol r9, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, r9
 ; x3 ^= x12
     xor rdi, rax
 ; x3 >>>= 53
@@ -5590,19 +5803,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x12 -= x3
     sub rax, rdi
 ; x5 ^= x14
-    xor rbp, rcx
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rcx, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 192], rcx
+    mov qword [rsp + 32], r8
 ; x8 -= x1
-    mov rcx, qword [rsp + 216]
-    sub rcx, r11
+    mov r8, qword [rsp + 8]
+    sub r8, r11
 ; inverse round 76
 ; x1 ^= x0
     xor r11, r10
@@ -5623,17 +5836,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor r9, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol r9, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, r9
 ; x9 ^= x8
-    xor r15, rcx
+    xor r15, r8
 ; x9 >>>= 12
     rol r15, 52
 ; x8 -= x9
-    sub rcx, r15
+    sub r8, r15
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -5641,67 +5854,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r9, rax
+    xor rcx, rax
 ; x13 >>>= 44
-    rol r9, 20
+    rol rcx, 20
 ; x12 -= x13
-    sub rax, r9
+    sub rax, rcx
+    mov qword [rsp + 16], rcx
 ; x15 ^= x14
-    xor r8, qword [rsp + 192]
+    mov rcx, qword [rsp + 32]
+    xor rcx, r13
 ; x15 >>>= 30
-    rol r8, 34
-    mov qword [rsp + 184], r9
+    rol rcx, 34
 ; x14 -= x15
-    mov r9, qword [rsp + 192]
-    sub r9, r8
+    sub r13, rcx
 ; subtract subkey 19
 ; x0 -= k2
-    sub r10, qword [rsp + 96]
+    sub r10, qword [rsp + 64]
 ; x1 -= k3
-    sub r11, qword [rsp + 104]
+    sub r11, qword [rsp + 96]
 ; x2 -= k4
-    sub rsi, qword [rsp + 112]
+    sub rsi, qword [rsp + 104]
 ; x3 -= k5
-    sub rdi, qword [rsp + 120]
+    sub rdi, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 152]
+    sub r9, qword [rsp + 144]
 ; x8 -= k10
-    sub rcx, qword [rsp + 56]
+    sub r8, qword [rsp + 72]
 ; x9 -= k11
-    sub r15, qword [rsp + 64]
+    sub r15, qword [rsp + 80]
 ; x10 -= k12
-    sub r14, qword [rsp + 72]
+    sub r14, qword [rsp + 88]
 ; x11 -= k13
-    sub rdx, qword [rsp + 24]
+    sub rdx, qword [rsp + 48]
 ; x12 -= k14
-    sub rax, qword [rsp + 32]
-    mov qword [rsp + 200], rax
-; x13 -= k15
-    mov rax, qword [rsp + 184]
-    sub rax, qword [rsp + 80]
-; x14 -= k16
-    sub r9, qword [rsp + 88]
-; x15 -= k0
-    sub r8, qword [rsp + 40]
-; x13 -= t1
-    sub rax, qword [rsp + 160]
-; x14 -= t2
-    sub r9, qword [rsp + 176]
-; x15 -= 0x13
-    sub r8, 0x13
+    sub rax, qword [rsp + 56]
+    mov qword [rsp + 0], rax
+; sk3 = k15
+    mov rax, qword [rsp + 152]
+; sk3 += t1
+    add rax, qword [rsp + 192]
+    mov qword [rsp + 24], r9
+; x13 -= sk3
+    mov r9, qword [rsp + 16]
+    sub r9, rax
+; x14 -= sk1
+    sub r13, qword [rsp + 408]
+; x15 -= kc[19]
+    sub rcx, qword [rsp + 248]
 ; inverse round 75
 ; x15 ^= x0
-    xor r8, r10
+    xor rcx, r10
 ; x15 >>>= 5
-    rol r8, 59
+    rol rcx, 59
 ; x0 -= x15
-    sub r10, r8
+    sub r10, rcx
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -5709,11 +5921,11 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 48
-    rol rax, 16
+    rol r9, 16
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
     xor r15, rbx
 ; x9 >>>= 41
@@ -5721,38 +5933,40 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x9
     sub rbx, r15
 ; x1 ^= x14
-    xor r11, r9
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r9, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rcx
+    xor rbp, r8
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rcx, rbp
+    sub r8, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 416], rax
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rax, qword [rsp + 24]
+    xor rax, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r15
+    rol rax, 39
+    mov qword [rsp + 40], r15
 ; x12 -= x7
-    mov r15, qword [rsp + 200]
-    sub r15, r13
+    mov r15, qword [rsp + 0]
+    sub r15, rax
 ; inverse round 74
 ; x7 ^= x0
-    xor r13, r10
+    xor rax, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rax, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rax
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -5772,44 +5986,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, r15
+    xor rcx, r15
 ; x15 >>>= 34
-    rol r8, 30
+    rol rcx, 30
 ; x12 -= x15
-    sub r15, r8
+    sub r15, rcx
 ; x13 ^= x14
-    xor rax, r9
+    xor r9, r13
 ; x13 >>>= 41
-    rol rax, 23
+    rol r9, 23
 ; x14 -= x13
-    sub r9, rax
+    sub r13, r9
 ; x11 ^= x8
-    xor rdx, rcx
+    xor rdx, r8
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rcx, rdx
-    mov qword [rsp + 216], rcx
+    sub r8, rdx
+    mov qword [rsp + 8], r8
 ; x9 ^= x10
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov r8, qword [rsp + 40]
+    xor r8, r14
 ; x9 >>>= 17
-    rol rcx, 47
+    rol r8, 47
 ; x10 -= x9
-    sub r14, rcx
+    sub r14, r8
 ; inverse round 73
 ; x9 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x9 >>>= 38
-    rol rcx, 26
+    rol r8, 26
 ; x0 -= x9
-    sub r10, rcx
+    sub r10, r8
 ; x13 ^= x2
-    xor rax, rsi
+    xor r9, rsi
 ; x13 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x2 -= x13
-    sub rsi, rax
+    sub rsi, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -5817,17 +6031,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor rcx, rbx
 ; x15 >>>= 55
-    rol r8, 9
+    rol rcx, 9
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, rcx
 ; x7 ^= x10
-    xor r13, r14
+    xor rax, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rax, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rax
 ; x3 ^= x12
     xor rdi, r15
 ; x3 >>>= 18
@@ -5835,19 +6049,19 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x12 -= x3
     sub r15, rdi
 ; x5 ^= x14
-    xor rbp, r9
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r9, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 192], r9
+    mov qword [rsp + 32], rcx
 ; x8 -= x1
-    mov r9, qword [rsp + 216]
-    sub r9, r11
+    mov rcx, qword [rsp + 8]
+    sub rcx, r11
 ; inverse round 72
 ; x1 ^= x0
     xor r11, r10
@@ -5868,17 +6082,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rax, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rax, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rax
 ; x9 ^= x8
-    xor rcx, r9
+    xor r8, rcx
 ; x9 >>>= 8
-    rol rcx, 56
+    rol r8, 56
 ; x8 -= x9
-    sub r9, rcx
+    sub rcx, r8
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -5886,67 +6100,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rax, r15
+    xor r9, r15
 ; x13 >>>= 22
-    rol rax, 42
+    rol r9, 42
 ; x12 -= x13
-    sub r15, rax
+    sub r15, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    xor r8, qword [rsp + 192]
+    mov r9, qword [rsp + 32]
+    xor r9, r13
 ; x15 >>>= 37
-    rol r8, 27
-    mov qword [rsp + 184], rax
+    rol r9, 27
 ; x14 -= x15
-    mov rax, qword [rsp + 192]
-    sub rax, r8
+    sub r13, r9
 ; subtract subkey 18
 ; x0 -= k1
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 168]
 ; x1 -= k2
-    sub r11, qword [rsp + 96]
+    sub r11, qword [rsp + 64]
 ; x2 -= k3
-    sub rsi, qword [rsp + 104]
+    sub rsi, qword [rsp + 96]
 ; x3 -= k4
-    sub rdi, qword [rsp + 112]
+    sub rdi, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 120]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 128]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 136]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 144]
+    sub rax, qword [rsp + 136]
 ; x8 -= k9
-    sub r9, qword [rsp + 152]
+    sub rcx, qword [rsp + 144]
 ; x9 -= k10
-    sub rcx, qword [rsp + 56]
+    sub r8, qword [rsp + 72]
 ; x10 -= k11
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 72]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub r15, qword [rsp + 24]
-    mov qword [rsp + 200], r15
-; x13 -= k14
-    mov r15, qword [rsp + 184]
-    sub r15, qword [rsp + 32]
-; x14 -= k15
-    sub rax, qword [rsp + 80]
-; x15 -= k16
-    sub r8, qword [rsp + 88]
-; x13 -= t0
-    sub r15, qword [rsp + 168]
-; x14 -= t1
-    sub rax, qword [rsp + 160]
-; x15 -= 0x12
-    sub r8, 0x12
+    sub r15, qword [rsp + 48]
+    mov qword [rsp + 24], rax
+; sk4 = k14
+    mov rax, qword [rsp + 56]
+; sk4 += t0
+    add rax, qword [rsp + 184]
+    mov qword [rsp + 0], r15
+; x13 -= sk4
+    mov r15, qword [rsp + 16]
+    sub r15, rax
+; x14 -= sk3
+    sub r13, qword [rsp + 416]
+; x15 -= kc[18]
+    sub r9, qword [rsp + 256]
 ; inverse round 71
 ; x15 ^= x0
-    xor r8, r10
+    xor r9, r10
 ; x15 >>>= 9
-    rol r8, 55
+    rol r9, 55
 ; x0 -= x15
-    sub r10, r8
+    sub r10, r9
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -5960,44 +6173,46 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x13
     sub r12, r15
 ; x9 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x9 >>>= 52
-    rol rcx, 12
+    rol r8, 12
 ; x4 -= x9
-    sub rbx, rcx
+    sub rbx, r8
 ; x1 ^= x14
-    xor r11, rax
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub rax, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r9
+    xor rbp, rcx
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r9, rbp
+    sub rcx, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 424], rax
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rax, qword [rsp + 24]
+    xor rax, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rcx
+    rol rax, 44
+    mov qword [rsp + 40], r8
 ; x12 -= x7
-    mov rcx, qword [rsp + 200]
-    sub rcx, r13
+    mov r8, qword [rsp + 0]
+    sub r8, rax
 ; inverse round 70
 ; x7 ^= x0
-    xor r13, r10
+    xor rax, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rax, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rax
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -6017,38 +6232,38 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, rcx
+    xor r9, r8
 ; x15 >>>= 19
-    rol r8, 45
+    rol r9, 45
 ; x12 -= x15
-    sub rcx, r8
+    sub r8, r9
 ; x13 ^= x14
-    xor r15, rax
+    xor r15, r13
 ; x13 >>>= 42
     rol r15, 22
 ; x14 -= x13
-    sub rax, r15
+    sub r13, r15
 ; x11 ^= x8
-    xor rdx, r9
+    xor rdx, rcx
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r9, rdx
-    mov qword [rsp + 216], r9
+    sub rcx, rdx
+    mov qword [rsp + 8], rcx
 ; x9 ^= x10
-    mov r9, qword [rsp + 224]
-    xor r9, r14
+    mov rcx, qword [rsp + 40]
+    xor rcx, r14
 ; x9 >>>= 25
-    rol r9, 39
+    rol rcx, 39
 ; x10 -= x9
-    sub r14, r9
+    sub r14, rcx
 ; inverse round 69
 ; x9 ^= x0
-    xor r9, r10
+    xor rcx, r10
 ; x9 >>>= 16
-    rol r9, 48
+    rol rcx, 48
 ; x0 -= x9
-    sub r10, r9
+    sub r10, rcx
 ; x13 ^= x2
     xor r15, rsi
 ; x13 >>>= 34
@@ -6062,37 +6277,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor r9, rbx
 ; x15 >>>= 51
-    rol r8, 13
+    rol r9, 13
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, r14
+    xor rax, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rax, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rax
 ; x3 ^= x12
-    xor rdi, rcx
+    xor rdi, r8
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rcx, rdi
+    sub r8, rdi
 ; x5 ^= x14
-    xor rbp, rax
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub rax, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 192], rax
+    mov qword [rsp + 32], r9
 ; x8 -= x1
-    mov rax, qword [rsp + 216]
-    sub rax, r11
+    mov r9, qword [rsp + 8]
+    sub r9, r11
 ; inverse round 68
 ; x1 ^= x0
     xor r11, r10
@@ -6113,17 +6328,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rax, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rax, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rax
 ; x9 ^= x8
-    xor r9, rax
+    xor rcx, r9
 ; x9 >>>= 12
-    rol r9, 52
+    rol rcx, 52
 ; x8 -= x9
-    sub rax, r9
+    sub r9, rcx
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -6131,67 +6346,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r15, rcx
+    xor r15, r8
 ; x13 >>>= 44
     rol r15, 20
 ; x12 -= x13
-    sub rcx, r15
+    sub r8, r15
+    mov qword [rsp + 16], r15
 ; x15 ^= x14
-    xor r8, qword [rsp + 192]
+    mov r15, qword [rsp + 32]
+    xor r15, r13
 ; x15 >>>= 30
-    rol r8, 34
-    mov qword [rsp + 184], r15
+    rol r15, 34
 ; x14 -= x15
-    mov r15, qword [rsp + 192]
-    sub r15, r8
+    sub r13, r15
 ; subtract subkey 17
 ; x0 -= k0
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 160]
 ; x1 -= k1
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 168]
 ; x2 -= k2
-    sub rsi, qword [rsp + 96]
+    sub rsi, qword [rsp + 64]
 ; x3 -= k3
-    sub rdi, qword [rsp + 104]
+    sub rdi, qword [rsp + 96]
 ; x4 -= k4
-    sub rbx, qword [rsp + 112]
+    sub rbx, qword [rsp + 104]
 ; x5 -= k5
-    sub rbp, qword [rsp + 120]
+    sub rbp, qword [rsp + 112]
 ; x6 -= k6
-    sub r12, qword [rsp + 128]
+    sub r12, qword [rsp + 120]
 ; x7 -= k7
-    sub r13, qword [rsp + 136]
+    sub rax, qword [rsp + 128]
 ; x8 -= k8
-    sub rax, qword [rsp + 144]
+    sub r9, qword [rsp + 136]
 ; x9 -= k9
-    sub r9, qword [rsp + 152]
+    sub rcx, qword [rsp + 144]
 ; x10 -= k10
-    sub r14, qword [rsp + 56]
+    sub r14, qword [rsp + 72]
 ; x11 -= k11
-    sub rdx, qword [rsp + 64]
+    sub rdx, qword [rsp + 80]
 ; x12 -= k12
-    sub rcx, qword [rsp + 72]
-    mov qword [rsp + 200], rcx
-; x13 -= k13
-    mov rcx, qword [rsp + 184]
-    sub rcx, qword [rsp + 24]
-; x14 -= k14
-    sub r15, qword [rsp + 32]
-; x15 -= k15
-    sub r8, qword [rsp + 80]
-; x13 -= t2
-    sub rcx, qword [rsp + 176]
-; x14 -= t0
-    sub r15, qword [rsp + 168]
-; x15 -= 0x11
-    sub r8, 0x11
+    sub r8, qword [rsp + 88]
+    mov qword [rsp + 24], rax
+; sk5 = k13
+    mov rax, qword [rsp + 48]
+; sk5 += t2
+    add rax, qword [rsp + 200]
+    mov qword [rsp + 0], r8
+; x13 -= sk5
+    mov r8, qword [rsp + 16]
+    sub r8, rax
+; x14 -= sk4
+    sub r13, qword [rsp + 424]
+; x15 -= kc[17]
+    sub r15, qword [rsp + 264]
 ; inverse round 67
 ; x15 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x15 >>>= 5
-    rol r8, 59
+    rol r15, 59
 ; x0 -= x15
-    sub r10, r8
+    sub r10, r15
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -6199,50 +6413,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor r8, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol r8, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, r8
 ; x9 ^= x4
-    xor r9, rbx
+    xor rcx, rbx
 ; x9 >>>= 41
-    rol r9, 23
+    rol rcx, 23
 ; x4 -= x9
-    sub rbx, r9
+    sub rbx, rcx
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rax
+    xor rbp, r9
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rax, rbp
+    sub r9, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 432], rax
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rax, qword [rsp + 24]
+    xor rax, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r9
+    rol rax, 39
+    mov qword [rsp + 40], rcx
 ; x12 -= x7
-    mov r9, qword [rsp + 200]
-    sub r9, r13
+    mov rcx, qword [rsp + 0]
+    sub rcx, rax
 ; inverse round 66
 ; x7 ^= x0
-    xor r13, r10
+    xor rax, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rax, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rax
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -6262,44 +6478,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, r9
+    xor r15, rcx
 ; x15 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x12 -= x15
-    sub r9, r8
+    sub rcx, r15
 ; x13 ^= x14
-    xor rcx, r15
+    xor r8, r13
 ; x13 >>>= 41
-    rol rcx, 23
+    rol r8, 23
 ; x14 -= x13
-    sub r15, rcx
+    sub r13, r8
 ; x11 ^= x8
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rax, rdx
-    mov qword [rsp + 216], rax
+    sub r9, rdx
+    mov qword [rsp + 8], r9
 ; x9 ^= x10
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 40]
+    xor r9, r14
 ; x9 >>>= 17
-    rol rax, 47
+    rol r9, 47
 ; x10 -= x9
-    sub r14, rax
+    sub r14, r9
 ; inverse round 65
 ; x9 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x9 >>>= 38
-    rol rax, 26
+    rol r9, 26
 ; x0 -= x9
-    sub r10, rax
+    sub r10, r9
 ; x13 ^= x2
-    xor rcx, rsi
+    xor r8, rsi
 ; x13 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x2 -= x13
-    sub rsi, rcx
+    sub rsi, r8
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -6307,37 +6523,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x15 >>>= 55
-    rol r8, 9
+    rol r15, 9
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, r15
 ; x7 ^= x10
-    xor r13, r14
+    xor rax, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rax, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rax
 ; x3 ^= x12
-    xor rdi, r9
+    xor rdi, rcx
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r9, rdi
+    sub rcx, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r8
+    mov qword [rsp + 32], r15
 ; x8 -= x1
-    mov r8, qword [rsp + 216]
-    sub r8, r11
+    mov r15, qword [rsp + 8]
+    sub r15, r11
 ; inverse round 64
 ; x1 ^= x0
     xor r11, r10
@@ -6358,17 +6574,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rax, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rax, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rax
 ; x9 ^= x8
-    xor rax, r8
+    xor r9, r15
 ; x9 >>>= 8
-    rol rax, 56
+    rol r9, 56
 ; x8 -= x9
-    sub r8, rax
+    sub r15, r9
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -6376,67 +6592,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rcx, r9
+    xor r8, rcx
 ; x13 >>>= 22
-    rol rcx, 42
+    rol r8, 42
 ; x12 -= x13
-    sub r9, rcx
-    mov qword [rsp + 184], rcx
+    sub rcx, r8
+    mov qword [rsp + 16], r8
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r15
+    mov r8, qword [rsp + 32]
+    xor r8, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol r8, 27
 ; x14 -= x15
-    sub r15, rcx
+    sub r13, r8
 ; subtract subkey 16
 ; x0 -= k16
-    sub r10, qword [rsp + 88]
+    sub r10, qword [rsp + 176]
 ; x1 -= k0
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 160]
 ; x2 -= k1
-    sub rsi, qword [rsp + 48]
+    sub rsi, qword [rsp + 168]
 ; x3 -= k2
-    sub rdi, qword [rsp + 96]
+    sub rdi, qword [rsp + 64]
 ; x4 -= k3
-    sub rbx, qword [rsp + 104]
+    sub rbx, qword [rsp + 96]
 ; x5 -= k4
-    sub rbp, qword [rsp + 112]
+    sub rbp, qword [rsp + 104]
 ; x6 -= k5
-    sub r12, qword [rsp + 120]
+    sub r12, qword [rsp + 112]
 ; x7 -= k6
-    sub r13, qword [rsp + 128]
+    sub rax, qword [rsp + 120]
 ; x8 -= k7
-    sub r8, qword [rsp + 136]
+    sub r15, qword [rsp + 128]
 ; x9 -= k8
-    sub rax, qword [rsp + 144]
+    sub r9, qword [rsp + 136]
 ; x10 -= k9
-    sub r14, qword [rsp + 152]
+    sub r14, qword [rsp + 144]
 ; x11 -= k10
-    sub rdx, qword [rsp + 56]
+    sub rdx, qword [rsp + 72]
 ; x12 -= k11
-    sub r9, qword [rsp + 64]
-    mov qword [rsp + 200], r9
-; x13 -= k12
-    mov r9, qword [rsp + 184]
-    sub r9, qword [rsp + 72]
-; x14 -= k13
-    sub r15, qword [rsp + 24]
-; x15 -= k14
-    sub rcx, qword [rsp + 32]
-; x13 -= t1
-    sub r9, qword [rsp + 160]
-; x14 -= t2
-    sub r15, qword [rsp + 176]
-; x15 -= 0x10
-    sub rcx, 0x10
+    sub rcx, qword [rsp + 80]
+    mov qword [rsp + 0], rcx
+; sk6 = k12
+    mov rcx, qword [rsp + 88]
+; sk6 += t1
+    add rcx, qword [rsp + 192]
+    mov qword [rsp + 24], rax
+; x13 -= sk6
+    mov rax, qword [rsp + 16]
+    sub rax, rcx
+; x14 -= sk5
+    sub r13, qword [rsp + 432]
+; x15 -= kc[16]
+    sub r8, qword [rsp + 272]
 ; inverse round 63
 ; x15 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x15 >>>= 9
-    rol rcx, 55
+    rol r8, 55
 ; x0 -= x15
-    sub r10, rcx
+    sub r10, r8
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -6444,50 +6659,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r9, r12
+    xor rax, r12
 ; x13 >>>= 35
-    rol r9, 29
+    rol rax, 29
 ; x6 -= x13
-    sub r12, r9
+    sub r12, rax
 ; x9 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x9 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x4 -= x9
-    sub rbx, rax
+    sub rbx, r9
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r8
+    xor rbp, r15
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r8, rbp
+    sub r15, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 440], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rax
+    rol rcx, 44
+    mov qword [rsp + 40], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 200]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rcx
 ; inverse round 62
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -6507,44 +6724,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rcx, rax
+    xor r8, r9
 ; x15 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x12 -= x15
-    sub rax, rcx
+    sub r9, r8
 ; x13 ^= x14
-    xor r9, r15
+    xor rax, r13
 ; x13 >>>= 42
-    rol r9, 22
+    rol rax, 22
 ; x14 -= x13
-    sub r15, r9
+    sub r13, rax
 ; x11 ^= x8
-    xor rdx, r8
+    xor rdx, r15
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r8, rdx
-    mov qword [rsp + 216], r8
+    sub r15, rdx
+    mov qword [rsp + 8], r15
 ; x9 ^= x10
-    mov r8, qword [rsp + 224]
-    xor r8, r14
+    mov r15, qword [rsp + 40]
+    xor r15, r14
 ; x9 >>>= 25
-    rol r8, 39
+    rol r15, 39
 ; x10 -= x9
-    sub r14, r8
+    sub r14, r15
 ; inverse round 61
 ; x9 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x9 >>>= 16
-    rol r8, 48
+    rol r15, 48
 ; x0 -= x9
-    sub r10, r8
+    sub r10, r15
 ; x13 ^= x2
-    xor r9, rsi
+    xor rax, rsi
 ; x13 >>>= 34
-    rol r9, 30
+    rol rax, 30
 ; x2 -= x13
-    sub rsi, r9
+    sub rsi, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -6552,37 +6769,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol r8, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, r8
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rax
+    xor rdi, r9
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rax, rdi
+    sub r9, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 32], r8
 ; x8 -= x1
-    mov rcx, qword [rsp + 216]
-    sub rcx, r11
+    mov r8, qword [rsp + 8]
+    sub r8, r11
 ; inverse round 60
 ; x1 ^= x0
     xor r11, r10
@@ -6603,17 +6820,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r8, rcx
+    xor r15, r8
 ; x9 >>>= 12
-    rol r8, 52
+    rol r15, 52
 ; x8 -= x9
-    sub rcx, r8
+    sub r8, r15
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -6621,67 +6838,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r9, rax
+    xor rax, r9
 ; x13 >>>= 44
-    rol r9, 20
+    rol rax, 20
 ; x12 -= x13
-    sub rax, r9
-    mov qword [rsp + 184], r9
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov r9, qword [rsp + 232]
-    xor r9, r15
+    mov rax, qword [rsp + 32]
+    xor rax, r13
 ; x15 >>>= 30
-    rol r9, 34
+    rol rax, 34
 ; x14 -= x15
-    sub r15, r9
+    sub r13, rax
 ; subtract subkey 15
 ; x0 -= k15
-    sub r10, qword [rsp + 80]
+    sub r10, qword [rsp + 152]
 ; x1 -= k16
-    sub r11, qword [rsp + 88]
+    sub r11, qword [rsp + 176]
 ; x2 -= k0
-    sub rsi, qword [rsp + 40]
+    sub rsi, qword [rsp + 160]
 ; x3 -= k1
-    sub rdi, qword [rsp + 48]
+    sub rdi, qword [rsp + 168]
 ; x4 -= k2
-    sub rbx, qword [rsp + 96]
+    sub rbx, qword [rsp + 64]
 ; x5 -= k3
-    sub rbp, qword [rsp + 104]
+    sub rbp, qword [rsp + 96]
 ; x6 -= k4
-    sub r12, qword [rsp + 112]
+    sub r12, qword [rsp + 104]
 ; x7 -= k5
-    sub r13, qword [rsp + 120]
+    sub rcx, qword [rsp + 112]
 ; x8 -= k6
-    sub rcx, qword [rsp + 128]
+    sub r8, qword [rsp + 120]
 ; x9 -= k7
-    sub r8, qword [rsp + 136]
+    sub r15, qword [rsp + 128]
 ; x10 -= k8
-    sub r14, qword [rsp + 144]
+    sub r14, qword [rsp + 136]
 ; x11 -= k9
-    sub rdx, qword [rsp + 152]
+    sub rdx, qword [rsp + 144]
 ; x12 -= k10
-    sub rax, qword [rsp + 56]
-    mov qword [rsp + 200], rax
-; x13 -= k11
-    mov rax, qword [rsp + 184]
-    sub rax, qword [rsp + 64]
-; x14 -= k12
-    sub r15, qword [rsp + 72]
-; x15 -= k13
-    sub r9, qword [rsp + 24]
-; x13 -= t0
-    sub rax, qword [rsp + 168]
-; x14 -= t1
-    sub r15, qword [rsp + 160]
-; x15 -= 0xf
-    sub r9, 0xf
+    sub r9, qword [rsp + 72]
+    mov qword [rsp + 24], rcx
+; sk7 = k11
+    mov rcx, qword [rsp + 80]
+; sk7 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk7
+    mov r9, qword [rsp + 16]
+    sub r9, rcx
+; x14 -= sk6
+    sub r13, qword [rsp + 440]
+; x15 -= kc[15]
+    sub rax, qword [rsp + 280]
 ; inverse round 59
 ; x15 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x15 >>>= 5
-    rol r9, 59
+    rol rax, 59
 ; x0 -= x15
-    sub r10, r9
+    sub r10, rax
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -6689,50 +6905,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 48
-    rol rax, 16
+    rol r9, 16
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x9 >>>= 41
-    rol r8, 23
+    rol r15, 23
 ; x4 -= x9
-    sub rbx, r8
+    sub rbx, r15
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rcx
+    xor rbp, r8
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rcx, rbp
+    sub r8, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 448], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r8
+    rol rcx, 39
+    mov qword [rsp + 40], r15
 ; x12 -= x7
-    mov r8, qword [rsp + 200]
-    sub r8, r13
+    mov r15, qword [rsp + 0]
+    sub r15, rcx
 ; inverse round 58
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -6752,44 +6970,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r9, r8
-; x15 >>>= 34
-    rol r9, 30
-; x12 -= x15
-    sub r8, r9
-; x13 ^= x14
     xor rax, r15
-; x13 >>>= 41
-    rol rax, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
     sub r15, rax
+; x13 ^= x14
+    xor r9, r13
+; x13 >>>= 41
+    rol r9, 23
+; x14 -= x13
+    sub r13, r9
 ; x11 ^= x8
-    xor rdx, rcx
+    xor rdx, r8
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rcx, rdx
-    mov qword [rsp + 216], rcx
+    sub r8, rdx
+    mov qword [rsp + 8], r8
 ; x9 ^= x10
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov r8, qword [rsp + 40]
+    xor r8, r14
 ; x9 >>>= 17
-    rol rcx, 47
+    rol r8, 47
 ; x10 -= x9
-    sub r14, rcx
+    sub r14, r8
 ; inverse round 57
 ; x9 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x9 >>>= 38
-    rol rcx, 26
+    rol r8, 26
 ; x0 -= x9
-    sub r10, rcx
+    sub r10, r8
 ; x13 ^= x2
-    xor rax, rsi
+    xor r9, rsi
 ; x13 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x2 -= x13
-    sub rsi, rax
+    sub rsi, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -6797,37 +7015,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x15 >>>= 55
-    rol r9, 9
+    rol rax, 9
 ; x4 -= x15
-    sub rbx, r9
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r8
+    xor rdi, r15
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r8, rdi
+    sub r15, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r9
+    mov qword [rsp + 32], rax
 ; x8 -= x1
-    mov r9, qword [rsp + 216]
-    sub r9, r11
+    mov rax, qword [rsp + 8]
+    sub rax, r11
 ; inverse round 56
 ; x1 ^= x0
     xor r11, r10
@@ -6848,17 +7066,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rcx, r9
+    xor r8, rax
 ; x9 >>>= 8
-    rol rcx, 56
+    rol r8, 56
 ; x8 -= x9
-    sub r9, rcx
+    sub rax, r8
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -6866,67 +7084,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rax, r8
+    xor r9, r15
 ; x13 >>>= 22
-    rol rax, 42
+    rol r9, 42
 ; x12 -= x13
-    sub r8, rax
-    mov qword [rsp + 184], rax
+    sub r15, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r15
+    mov r9, qword [rsp + 32]
+    xor r9, r13
 ; x15 >>>= 37
-    rol rax, 27
+    rol r9, 27
 ; x14 -= x15
-    sub r15, rax
+    sub r13, r9
 ; subtract subkey 14
 ; x0 -= k14
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 56]
 ; x1 -= k15
-    sub r11, qword [rsp + 80]
+    sub r11, qword [rsp + 152]
 ; x2 -= k16
-    sub rsi, qword [rsp + 88]
+    sub rsi, qword [rsp + 176]
 ; x3 -= k0
-    sub rdi, qword [rsp + 40]
+    sub rdi, qword [rsp + 160]
 ; x4 -= k1
-    sub rbx, qword [rsp + 48]
+    sub rbx, qword [rsp + 168]
 ; x5 -= k2
-    sub rbp, qword [rsp + 96]
+    sub rbp, qword [rsp + 64]
 ; x6 -= k3
-    sub r12, qword [rsp + 104]
+    sub r12, qword [rsp + 96]
 ; x7 -= k4
-    sub r13, qword [rsp + 112]
+    sub rcx, qword [rsp + 104]
 ; x8 -= k5
-    sub r9, qword [rsp + 120]
+    sub rax, qword [rsp + 112]
 ; x9 -= k6
-    sub rcx, qword [rsp + 128]
+    sub r8, qword [rsp + 120]
 ; x10 -= k7
-    sub r14, qword [rsp + 136]
+    sub r14, qword [rsp + 128]
 ; x11 -= k8
-    sub rdx, qword [rsp + 144]
+    sub rdx, qword [rsp + 136]
 ; x12 -= k9
-    sub r8, qword [rsp + 152]
-    mov qword [rsp + 200], r8
-; x13 -= k10
-    mov r8, qword [rsp + 184]
-    sub r8, qword [rsp + 56]
-; x14 -= k11
-    sub r15, qword [rsp + 64]
-; x15 -= k12
-    sub rax, qword [rsp + 72]
-; x13 -= t2
-    sub r8, qword [rsp + 176]
-; x14 -= t0
-    sub r15, qword [rsp + 168]
-; x15 -= 0xe
-    sub rax, 0xe
+    sub r15, qword [rsp + 144]
+    mov qword [rsp + 24], rcx
+; sk8 = k10
+    mov rcx, qword [rsp + 72]
+; sk8 += t2
+    add rcx, qword [rsp + 200]
+    mov qword [rsp + 0], r15
+; x13 -= sk8
+    mov r15, qword [rsp + 16]
+    sub r15, rcx
+; x14 -= sk7
+    sub r13, qword [rsp + 448]
+; x15 -= kc[14]
+    sub r9, qword [rsp + 288]
 ; inverse round 55
 ; x15 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x15 >>>= 9
-    rol rax, 55
+    rol r9, 55
 ; x0 -= x15
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -6934,50 +7151,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r8, r12
+    xor r15, r12
 ; x13 >>>= 35
-    rol r8, 29
+    rol r15, 29
 ; x6 -= x13
-    sub r12, r8
+    sub r12, r15
 ; x9 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x9 >>>= 52
-    rol rcx, 12
+    rol r8, 12
 ; x4 -= x9
-    sub rbx, rcx
+    sub rbx, r8
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r9
+    xor rbp, rax
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r9, rbp
+    sub rax, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 456], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rcx
+    rol rcx, 44
+    mov qword [rsp + 40], r8
 ; x12 -= x7
-    mov rcx, qword [rsp + 200]
-    sub rcx, r13
+    mov r8, qword [rsp + 0]
+    sub r8, rcx
 ; inverse round 54
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -6997,44 +7216,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rax, rcx
+    xor r9, r8
 ; x15 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x12 -= x15
-    sub rcx, rax
+    sub r8, r9
 ; x13 ^= x14
-    xor r8, r15
+    xor r15, r13
 ; x13 >>>= 42
-    rol r8, 22
+    rol r15, 22
 ; x14 -= x13
-    sub r15, r8
+    sub r13, r15
 ; x11 ^= x8
-    xor rdx, r9
+    xor rdx, rax
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r9, rdx
-    mov qword [rsp + 216], r9
+    sub rax, rdx
+    mov qword [rsp + 8], rax
 ; x9 ^= x10
-    mov r9, qword [rsp + 224]
-    xor r9, r14
+    mov rax, qword [rsp + 40]
+    xor rax, r14
 ; x9 >>>= 25
-    rol r9, 39
+    rol rax, 39
 ; x10 -= x9
-    sub r14, r9
+    sub r14, rax
 ; inverse round 53
 ; x9 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x9 >>>= 16
-    rol r9, 48
+    rol rax, 48
 ; x0 -= x9
-    sub r10, r9
+    sub r10, rax
 ; x13 ^= x2
-    xor r8, rsi
+    xor r15, rsi
 ; x13 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x2 -= x13
-    sub rsi, r8
+    sub rsi, r15
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -7042,37 +7261,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 51
-    rol rax, 13
+    rol r9, 13
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rcx
+    xor rdi, r8
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rcx, rdi
+    sub r8, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 32], r9
 ; x8 -= x1
-    mov rax, qword [rsp + 216]
-    sub rax, r11
+    mov r9, qword [rsp + 8]
+    sub r9, r11
 ; inverse round 52
 ; x1 ^= x0
     xor r11, r10
@@ -7093,17 +7312,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r9, rax
+    xor rax, r9
 ; x9 >>>= 12
-    rol r9, 52
+    rol rax, 52
 ; x8 -= x9
-    sub rax, r9
+    sub r9, rax
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -7111,67 +7330,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r8, rcx
+    xor r15, r8
 ; x13 >>>= 44
-    rol r8, 20
+    rol r15, 20
 ; x12 -= x13
-    sub rcx, r8
-    mov qword [rsp + 184], r8
+    sub r8, r15
+    mov qword [rsp + 16], r15
 ; x15 ^= x14
-    mov r8, qword [rsp + 232]
-    xor r8, r15
+    mov r15, qword [rsp + 32]
+    xor r15, r13
 ; x15 >>>= 30
-    rol r8, 34
+    rol r15, 34
 ; x14 -= x15
-    sub r15, r8
+    sub r13, r15
 ; subtract subkey 13
 ; x0 -= k13
-    sub r10, qword [rsp + 24]
+    sub r10, qword [rsp + 48]
 ; x1 -= k14
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 56]
 ; x2 -= k15
-    sub rsi, qword [rsp + 80]
+    sub rsi, qword [rsp + 152]
 ; x3 -= k16
-    sub rdi, qword [rsp + 88]
+    sub rdi, qword [rsp + 176]
 ; x4 -= k0
-    sub rbx, qword [rsp + 40]
+    sub rbx, qword [rsp + 160]
 ; x5 -= k1
-    sub rbp, qword [rsp + 48]
+    sub rbp, qword [rsp + 168]
 ; x6 -= k2
-    sub r12, qword [rsp + 96]
+    sub r12, qword [rsp + 64]
 ; x7 -= k3
-    sub r13, qword [rsp + 104]
+    sub rcx, qword [rsp + 96]
 ; x8 -= k4
-    sub rax, qword [rsp + 112]
+    sub r9, qword [rsp + 104]
 ; x9 -= k5
-    sub r9, qword [rsp + 120]
+    sub rax, qword [rsp + 112]
 ; x10 -= k6
-    sub r14, qword [rsp + 128]
+    sub r14, qword [rsp + 120]
 ; x11 -= k7
-    sub rdx, qword [rsp + 136]
+    sub rdx, qword [rsp + 128]
 ; x12 -= k8
-    sub rcx, qword [rsp + 144]
-    mov qword [rsp + 200], rcx
-; x13 -= k9
-    mov rcx, qword [rsp + 184]
-    sub rcx, qword [rsp + 152]
-; x14 -= k10
-    sub r15, qword [rsp + 56]
-; x15 -= k11
-    sub r8, qword [rsp + 64]
-; x13 -= t1
-    sub rcx, qword [rsp + 160]
-; x14 -= t2
-    sub r15, qword [rsp + 176]
-; x15 -= 0xd
-    sub r8, 0xd
+    sub r8, qword [rsp + 136]
+    mov qword [rsp + 24], rcx
+; sk9 = k9
+    mov rcx, qword [rsp + 144]
+; sk9 += t1
+    add rcx, qword [rsp + 192]
+    mov qword [rsp + 0], r8
+; x13 -= sk9
+    mov r8, qword [rsp + 16]
+    sub r8, rcx
+; x14 -= sk8
+    sub r13, qword [rsp + 456]
+; x15 -= kc[13]
+    sub r15, qword [rsp + 296]
 ; inverse round 51
 ; x15 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x15 >>>= 5
-    rol r8, 59
+    rol r15, 59
 ; x0 -= x15
-    sub r10, r8
+    sub r10, r15
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -7179,50 +7397,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor r8, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol r8, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, r8
 ; x9 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x9 >>>= 41
-    rol r9, 23
+    rol rax, 23
 ; x4 -= x9
-    sub rbx, r9
+    sub rbx, rax
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rax
+    xor rbp, r9
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rax, rbp
+    sub r9, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 464], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r9
+    rol rcx, 39
+    mov qword [rsp + 40], rax
 ; x12 -= x7
-    mov r9, qword [rsp + 200]
-    sub r9, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rcx
 ; inverse round 50
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -7242,44 +7462,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, r9
+    xor r15, rax
 ; x15 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x12 -= x15
-    sub r9, r8
+    sub rax, r15
 ; x13 ^= x14
-    xor rcx, r15
+    xor r8, r13
 ; x13 >>>= 41
-    rol rcx, 23
+    rol r8, 23
 ; x14 -= x13
-    sub r15, rcx
+    sub r13, r8
 ; x11 ^= x8
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rax, rdx
-    mov qword [rsp + 216], rax
+    sub r9, rdx
+    mov qword [rsp + 8], r9
 ; x9 ^= x10
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 40]
+    xor r9, r14
 ; x9 >>>= 17
-    rol rax, 47
+    rol r9, 47
 ; x10 -= x9
-    sub r14, rax
+    sub r14, r9
 ; inverse round 49
 ; x9 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x9 >>>= 38
-    rol rax, 26
+    rol r9, 26
 ; x0 -= x9
-    sub r10, rax
+    sub r10, r9
 ; x13 ^= x2
-    xor rcx, rsi
+    xor r8, rsi
 ; x13 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x2 -= x13
-    sub rsi, rcx
+    sub rsi, r8
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -7287,37 +7507,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x15 >>>= 55
-    rol r8, 9
+    rol r15, 9
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, r15
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r9
+    xor rdi, rax
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r9, rdi
+    sub rax, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r8
+    mov qword [rsp + 32], r15
 ; x8 -= x1
-    mov r8, qword [rsp + 216]
-    sub r8, r11
+    mov r15, qword [rsp + 8]
+    sub r15, r11
 ; inverse round 48
 ; x1 ^= x0
     xor r11, r10
@@ -7338,17 +7558,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rax, r8
+    xor r9, r15
 ; x9 >>>= 8
-    rol rax, 56
+    rol r9, 56
 ; x8 -= x9
-    sub r8, rax
+    sub r15, r9
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -7356,67 +7576,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rcx, r9
+    xor r8, rax
 ; x13 >>>= 22
-    rol rcx, 42
+    rol r8, 42
 ; x12 -= x13
-    sub r9, rcx
-    mov qword [rsp + 184], rcx
+    sub rax, r8
+    mov qword [rsp + 16], r8
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r15
+    mov r8, qword [rsp + 32]
+    xor r8, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol r8, 27
 ; x14 -= x15
-    sub r15, rcx
+    sub r13, r8
 ; subtract subkey 12
 ; x0 -= k12
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 88]
 ; x1 -= k13
-    sub r11, qword [rsp + 24]
+    sub r11, qword [rsp + 48]
 ; x2 -= k14
-    sub rsi, qword [rsp + 32]
+    sub rsi, qword [rsp + 56]
 ; x3 -= k15
-    sub rdi, qword [rsp + 80]
+    sub rdi, qword [rsp + 152]
 ; x4 -= k16
-    sub rbx, qword [rsp + 88]
+    sub rbx, qword [rsp + 176]
 ; x5 -= k0
-    sub rbp, qword [rsp + 40]
+    sub rbp, qword [rsp + 160]
 ; x6 -= k1
-    sub r12, qword [rsp + 48]
+    sub r12, qword [rsp + 168]
 ; x7 -= k2
-    sub r13, qword [rsp + 96]
+    sub rcx, qword [rsp + 64]
 ; x8 -= k3
-    sub r8, qword [rsp + 104]
+    sub r15, qword [rsp + 96]
 ; x9 -= k4
-    sub rax, qword [rsp + 112]
+    sub r9, qword [rsp + 104]
 ; x10 -= k5
-    sub r14, qword [rsp + 120]
+    sub r14, qword [rsp + 112]
 ; x11 -= k6
-    sub rdx, qword [rsp + 128]
+    sub rdx, qword [rsp + 120]
 ; x12 -= k7
-    sub r9, qword [rsp + 136]
-    mov qword [rsp + 200], r9
-; x13 -= k8
-    mov r9, qword [rsp + 184]
-    sub r9, qword [rsp + 144]
-; x14 -= k9
-    sub r15, qword [rsp + 152]
-; x15 -= k10
-    sub rcx, qword [rsp + 56]
-; x13 -= t0
-    sub r9, qword [rsp + 168]
-; x14 -= t1
-    sub r15, qword [rsp + 160]
-; x15 -= 0xc
-    sub rcx, 0xc
+    sub rax, qword [rsp + 128]
+    mov qword [rsp + 24], rcx
+; sk10 = k8
+    mov rcx, qword [rsp + 136]
+; sk10 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 0], rax
+; x13 -= sk10
+    mov rax, qword [rsp + 16]
+    sub rax, rcx
+; x14 -= sk9
+    sub r13, qword [rsp + 464]
+; x15 -= kc[12]
+    sub r8, qword [rsp + 304]
 ; inverse round 47
 ; x15 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x15 >>>= 9
-    rol rcx, 55
+    rol r8, 55
 ; x0 -= x15
-    sub r10, rcx
+    sub r10, r8
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -7424,50 +7643,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r9, r12
+    xor rax, r12
 ; x13 >>>= 35
-    rol r9, 29
+    rol rax, 29
 ; x6 -= x13
-    sub r12, r9
+    sub r12, rax
 ; x9 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x9 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x4 -= x9
-    sub rbx, rax
+    sub rbx, r9
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r8
+    xor rbp, r15
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r8, rbp
+    sub r15, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 472], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rax
+    rol rcx, 44
+    mov qword [rsp + 40], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 200]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rcx
 ; inverse round 46
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -7487,44 +7708,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rcx, rax
+    xor r8, r9
 ; x15 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x12 -= x15
-    sub rax, rcx
+    sub r9, r8
 ; x13 ^= x14
-    xor r9, r15
+    xor rax, r13
 ; x13 >>>= 42
-    rol r9, 22
+    rol rax, 22
 ; x14 -= x13
-    sub r15, r9
+    sub r13, rax
 ; x11 ^= x8
-    xor rdx, r8
+    xor rdx, r15
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r8, rdx
-    mov qword [rsp + 216], r8
+    sub r15, rdx
+    mov qword [rsp + 8], r15
 ; x9 ^= x10
-    mov r8, qword [rsp + 224]
-    xor r8, r14
+    mov r15, qword [rsp + 40]
+    xor r15, r14
 ; x9 >>>= 25
-    rol r8, 39
+    rol r15, 39
 ; x10 -= x9
-    sub r14, r8
+    sub r14, r15
 ; inverse round 45
 ; x9 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x9 >>>= 16
-    rol r8, 48
+    rol r15, 48
 ; x0 -= x9
-    sub r10, r8
+    sub r10, r15
 ; x13 ^= x2
-    xor r9, rsi
+    xor rax, rsi
 ; x13 >>>= 34
-    rol r9, 30
+    rol rax, 30
 ; x2 -= x13
-    sub rsi, r9
+    sub rsi, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -7532,37 +7753,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol r8, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, r8
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rax
+    xor rdi, r9
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rax, rdi
+    sub r9, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 32], r8
 ; x8 -= x1
-    mov rcx, qword [rsp + 216]
-    sub rcx, r11
+    mov r8, qword [rsp + 8]
+    sub r8, r11
 ; inverse round 44
 ; x1 ^= x0
     xor r11, r10
@@ -7583,17 +7804,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r8, rcx
+    xor r15, r8
 ; x9 >>>= 12
-    rol r8, 52
+    rol r15, 52
 ; x8 -= x9
-    sub rcx, r8
+    sub r8, r15
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -7601,67 +7822,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r9, rax
+    xor rax, r9
 ; x13 >>>= 44
-    rol r9, 20
+    rol rax, 20
 ; x12 -= x13
-    sub rax, r9
-    mov qword [rsp + 184], r9
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov r9, qword [rsp + 232]
-    xor r9, r15
+    mov rax, qword [rsp + 32]
+    xor rax, r13
 ; x15 >>>= 30
-    rol r9, 34
+    rol rax, 34
 ; x14 -= x15
-    sub r15, r9
+    sub r13, rax
 ; subtract subkey 11
 ; x0 -= k11
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 80]
 ; x1 -= k12
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 88]
 ; x2 -= k13
-    sub rsi, qword [rsp + 24]
+    sub rsi, qword [rsp + 48]
 ; x3 -= k14
-    sub rdi, qword [rsp + 32]
+    sub rdi, qword [rsp + 56]
 ; x4 -= k15
-    sub rbx, qword [rsp + 80]
+    sub rbx, qword [rsp + 152]
 ; x5 -= k16
-    sub rbp, qword [rsp + 88]
+    sub rbp, qword [rsp + 176]
 ; x6 -= k0
-    sub r12, qword [rsp + 40]
+    sub r12, qword [rsp + 160]
 ; x7 -= k1
-    sub r13, qword [rsp + 48]
+    sub rcx, qword [rsp + 168]
 ; x8 -= k2
-    sub rcx, qword [rsp + 96]
+    sub r8, qword [rsp + 64]
 ; x9 -= k3
-    sub r8, qword [rsp + 104]
+    sub r15, qword [rsp + 96]
 ; x10 -= k4
-    sub r14, qword [rsp + 112]
+    sub r14, qword [rsp + 104]
 ; x11 -= k5
-    sub rdx, qword [rsp + 120]
+    sub rdx, qword [rsp + 112]
 ; x12 -= k6
-    sub rax, qword [rsp + 128]
-    mov qword [rsp + 200], rax
-; x13 -= k7
-    mov rax, qword [rsp + 184]
-    sub rax, qword [rsp + 136]
-; x14 -= k8
-    sub r15, qword [rsp + 144]
-; x15 -= k9
-    sub r9, qword [rsp + 152]
-; x13 -= t2
-    sub rax, qword [rsp + 176]
-; x14 -= t0
-    sub r15, qword [rsp + 168]
-; x15 -= 0xb
-    sub r9, 0xb
+    sub r9, qword [rsp + 120]
+    mov qword [rsp + 24], rcx
+; sk11 = k7
+    mov rcx, qword [rsp + 128]
+; sk11 += t2
+    add rcx, qword [rsp + 200]
+    mov qword [rsp + 0], r9
+; x13 -= sk11
+    mov r9, qword [rsp + 16]
+    sub r9, rcx
+; x14 -= sk10
+    sub r13, qword [rsp + 472]
+; x15 -= kc[11]
+    sub rax, qword [rsp + 312]
 ; inverse round 43
 ; x15 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x15 >>>= 5
-    rol r9, 59
+    rol rax, 59
 ; x0 -= x15
-    sub r10, r9
+    sub r10, rax
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -7669,50 +7889,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 48
-    rol rax, 16
+    rol r9, 16
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x9 >>>= 41
-    rol r8, 23
+    rol r15, 23
 ; x4 -= x9
-    sub rbx, r8
+    sub rbx, r15
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rcx
+    xor rbp, r8
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rcx, rbp
+    sub r8, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 480], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r8
+    rol rcx, 39
+    mov qword [rsp + 40], r15
 ; x12 -= x7
-    mov r8, qword [rsp + 200]
-    sub r8, r13
+    mov r15, qword [rsp + 0]
+    sub r15, rcx
 ; inverse round 42
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -7732,44 +7954,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r9, r8
-; x15 >>>= 34
-    rol r9, 30
-; x12 -= x15
-    sub r8, r9
-; x13 ^= x14
     xor rax, r15
-; x13 >>>= 41
-    rol rax, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
     sub r15, rax
+; x13 ^= x14
+    xor r9, r13
+; x13 >>>= 41
+    rol r9, 23
+; x14 -= x13
+    sub r13, r9
 ; x11 ^= x8
-    xor rdx, rcx
+    xor rdx, r8
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rcx, rdx
-    mov qword [rsp + 216], rcx
+    sub r8, rdx
+    mov qword [rsp + 8], r8
 ; x9 ^= x10
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov r8, qword [rsp + 40]
+    xor r8, r14
 ; x9 >>>= 17
-    rol rcx, 47
+    rol r8, 47
 ; x10 -= x9
-    sub r14, rcx
+    sub r14, r8
 ; inverse round 41
 ; x9 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x9 >>>= 38
-    rol rcx, 26
+    rol r8, 26
 ; x0 -= x9
-    sub r10, rcx
+    sub r10, r8
 ; x13 ^= x2
-    xor rax, rsi
+    xor r9, rsi
 ; x13 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x2 -= x13
-    sub rsi, rax
+    sub rsi, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -7777,37 +7999,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x15 >>>= 55
-    rol r9, 9
+    rol rax, 9
 ; x4 -= x15
-    sub rbx, r9
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r8
+    xor rdi, r15
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r8, rdi
+    sub r15, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r9
+    mov qword [rsp + 32], rax
 ; x8 -= x1
-    mov r9, qword [rsp + 216]
-    sub r9, r11
+    mov rax, qword [rsp + 8]
+    sub rax, r11
 ; inverse round 40
 ; x1 ^= x0
     xor r11, r10
@@ -7828,17 +8050,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rcx, r9
+    xor r8, rax
 ; x9 >>>= 8
-    rol rcx, 56
+    rol r8, 56
 ; x8 -= x9
-    sub r9, rcx
+    sub rax, r8
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -7846,67 +8068,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rax, r8
+    xor r9, r15
 ; x13 >>>= 22
-    rol rax, 42
+    rol r9, 42
 ; x12 -= x13
-    sub r8, rax
-    mov qword [rsp + 184], rax
+    sub r15, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r15
+    mov r9, qword [rsp + 32]
+    xor r9, r13
 ; x15 >>>= 37
-    rol rax, 27
+    rol r9, 27
 ; x14 -= x15
-    sub r15, rax
+    sub r13, r9
 ; subtract subkey 10
 ; x0 -= k10
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 72]
 ; x1 -= k11
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 80]
 ; x2 -= k12
-    sub rsi, qword [rsp + 72]
+    sub rsi, qword [rsp + 88]
 ; x3 -= k13
-    sub rdi, qword [rsp + 24]
+    sub rdi, qword [rsp + 48]
 ; x4 -= k14
-    sub rbx, qword [rsp + 32]
+    sub rbx, qword [rsp + 56]
 ; x5 -= k15
-    sub rbp, qword [rsp + 80]
+    sub rbp, qword [rsp + 152]
 ; x6 -= k16
-    sub r12, qword [rsp + 88]
+    sub r12, qword [rsp + 176]
 ; x7 -= k0
-    sub r13, qword [rsp + 40]
+    sub rcx, qword [rsp + 160]
 ; x8 -= k1
-    sub r9, qword [rsp + 48]
+    sub rax, qword [rsp + 168]
 ; x9 -= k2
-    sub rcx, qword [rsp + 96]
+    sub r8, qword [rsp + 64]
 ; x10 -= k3
-    sub r14, qword [rsp + 104]
+    sub r14, qword [rsp + 96]
 ; x11 -= k4
-    sub rdx, qword [rsp + 112]
+    sub rdx, qword [rsp + 104]
 ; x12 -= k5
-    sub r8, qword [rsp + 120]
-    mov qword [rsp + 200], r8
-; x13 -= k6
-    mov r8, qword [rsp + 184]
-    sub r8, qword [rsp + 128]
-; x14 -= k7
-    sub r15, qword [rsp + 136]
-; x15 -= k8
-    sub rax, qword [rsp + 144]
-; x13 -= t1
-    sub r8, qword [rsp + 160]
-; x14 -= t2
-    sub r15, qword [rsp + 176]
-; x15 -= 0xa
-    sub rax, 0xa
+    sub r15, qword [rsp + 112]
+    mov qword [rsp + 24], rcx
+; sk12 = k6
+    mov rcx, qword [rsp + 120]
+; sk12 += t1
+    add rcx, qword [rsp + 192]
+    mov qword [rsp + 0], r15
+; x13 -= sk12
+    mov r15, qword [rsp + 16]
+    sub r15, rcx
+; x14 -= sk11
+    sub r13, qword [rsp + 480]
+; x15 -= kc[10]
+    sub r9, qword [rsp + 320]
 ; inverse round 39
 ; x15 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x15 >>>= 9
-    rol rax, 55
+    rol r9, 55
 ; x0 -= x15
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -7914,50 +8135,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r8, r12
+    xor r15, r12
 ; x13 >>>= 35
-    rol r8, 29
+    rol r15, 29
 ; x6 -= x13
-    sub r12, r8
+    sub r12, r15
 ; x9 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x9 >>>= 52
-    rol rcx, 12
+    rol r8, 12
 ; x4 -= x9
-    sub rbx, rcx
+    sub rbx, r8
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r9
+    xor rbp, rax
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r9, rbp
+    sub rax, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 488], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rcx
+    rol rcx, 44
+    mov qword [rsp + 40], r8
 ; x12 -= x7
-    mov rcx, qword [rsp + 200]
-    sub rcx, r13
+    mov r8, qword [rsp + 0]
+    sub r8, rcx
 ; inverse round 38
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -7977,44 +8200,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rax, rcx
+    xor r9, r8
 ; x15 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x12 -= x15
-    sub rcx, rax
+    sub r8, r9
 ; x13 ^= x14
-    xor r8, r15
+    xor r15, r13
 ; x13 >>>= 42
-    rol r8, 22
+    rol r15, 22
 ; x14 -= x13
-    sub r15, r8
+    sub r13, r15
 ; x11 ^= x8
-    xor rdx, r9
+    xor rdx, rax
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r9, rdx
-    mov qword [rsp + 216], r9
+    sub rax, rdx
+    mov qword [rsp + 8], rax
 ; x9 ^= x10
-    mov r9, qword [rsp + 224]
-    xor r9, r14
+    mov rax, qword [rsp + 40]
+    xor rax, r14
 ; x9 >>>= 25
-    rol r9, 39
+    rol rax, 39
 ; x10 -= x9
-    sub r14, r9
+    sub r14, rax
 ; inverse round 37
 ; x9 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x9 >>>= 16
-    rol r9, 48
+    rol rax, 48
 ; x0 -= x9
-    sub r10, r9
+    sub r10, rax
 ; x13 ^= x2
-    xor r8, rsi
+    xor r15, rsi
 ; x13 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x2 -= x13
-    sub rsi, r8
+    sub rsi, r15
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -8022,37 +8245,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 51
-    rol rax, 13
+    rol r9, 13
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rcx
+    xor rdi, r8
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rcx, rdi
+    sub r8, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 32], r9
 ; x8 -= x1
-    mov rax, qword [rsp + 216]
-    sub rax, r11
+    mov r9, qword [rsp + 8]
+    sub r9, r11
 ; inverse round 36
 ; x1 ^= x0
     xor r11, r10
@@ -8073,17 +8296,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r9, rax
+    xor rax, r9
 ; x9 >>>= 12
-    rol r9, 52
+    rol rax, 52
 ; x8 -= x9
-    sub rax, r9
+    sub r9, rax
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -8091,67 +8314,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r8, rcx
+    xor r15, r8
 ; x13 >>>= 44
-    rol r8, 20
+    rol r15, 20
 ; x12 -= x13
-    sub rcx, r8
-    mov qword [rsp + 184], r8
+    sub r8, r15
+    mov qword [rsp + 16], r15
 ; x15 ^= x14
-    mov r8, qword [rsp + 232]
-    xor r8, r15
+    mov r15, qword [rsp + 32]
+    xor r15, r13
 ; x15 >>>= 30
-    rol r8, 34
+    rol r15, 34
 ; x14 -= x15
-    sub r15, r8
+    sub r13, r15
 ; subtract subkey 9
 ; x0 -= k9
-    sub r10, qword [rsp + 152]
+    sub r10, qword [rsp + 144]
 ; x1 -= k10
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 72]
 ; x2 -= k11
-    sub rsi, qword [rsp + 64]
+    sub rsi, qword [rsp + 80]
 ; x3 -= k12
-    sub rdi, qword [rsp + 72]
+    sub rdi, qword [rsp + 88]
 ; x4 -= k13
-    sub rbx, qword [rsp + 24]
+    sub rbx, qword [rsp + 48]
 ; x5 -= k14
-    sub rbp, qword [rsp + 32]
+    sub rbp, qword [rsp + 56]
 ; x6 -= k15
-    sub r12, qword [rsp + 80]
+    sub r12, qword [rsp + 152]
 ; x7 -= k16
-    sub r13, qword [rsp + 88]
+    sub rcx, qword [rsp + 176]
 ; x8 -= k0
-    sub rax, qword [rsp + 40]
+    sub r9, qword [rsp + 160]
 ; x9 -= k1
-    sub r9, qword [rsp + 48]
+    sub rax, qword [rsp + 168]
 ; x10 -= k2
-    sub r14, qword [rsp + 96]
+    sub r14, qword [rsp + 64]
 ; x11 -= k3
-    sub rdx, qword [rsp + 104]
+    sub rdx, qword [rsp + 96]
 ; x12 -= k4
-    sub rcx, qword [rsp + 112]
-    mov qword [rsp + 200], rcx
-; x13 -= k5
-    mov rcx, qword [rsp + 184]
-    sub rcx, qword [rsp + 120]
-; x14 -= k6
-    sub r15, qword [rsp + 128]
-; x15 -= k7
-    sub r8, qword [rsp + 136]
-; x13 -= t0
-    sub rcx, qword [rsp + 168]
-; x14 -= t1
-    sub r15, qword [rsp + 160]
-; x15 -= 9
-    sub r8, 9
+    sub r8, qword [rsp + 104]
+    mov qword [rsp + 24], rcx
+; sk13 = k5
+    mov rcx, qword [rsp + 112]
+; sk13 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 0], r8
+; x13 -= sk13
+    mov r8, qword [rsp + 16]
+    sub r8, rcx
+; x14 -= sk12
+    sub r13, qword [rsp + 488]
+; x15 -= kc[9]
+    sub r15, qword [rsp + 328]
 ; inverse round 35
 ; x15 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x15 >>>= 5
-    rol r8, 59
+    rol r15, 59
 ; x0 -= x15
-    sub r10, r8
+    sub r10, r15
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -8159,50 +8381,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor r8, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol r8, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, r8
 ; x9 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x9 >>>= 41
-    rol r9, 23
+    rol rax, 23
 ; x4 -= x9
-    sub rbx, r9
+    sub rbx, rax
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rax
+    xor rbp, r9
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rax, rbp
+    sub r9, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 496], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r9
+    rol rcx, 39
+    mov qword [rsp + 40], rax
 ; x12 -= x7
-    mov r9, qword [rsp + 200]
-    sub r9, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rcx
 ; inverse round 34
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -8222,44 +8446,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, r9
+    xor r15, rax
 ; x15 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x12 -= x15
-    sub r9, r8
+    sub rax, r15
 ; x13 ^= x14
-    xor rcx, r15
+    xor r8, r13
 ; x13 >>>= 41
-    rol rcx, 23
+    rol r8, 23
 ; x14 -= x13
-    sub r15, rcx
+    sub r13, r8
 ; x11 ^= x8
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rax, rdx
-    mov qword [rsp + 216], rax
+    sub r9, rdx
+    mov qword [rsp + 8], r9
 ; x9 ^= x10
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 40]
+    xor r9, r14
 ; x9 >>>= 17
-    rol rax, 47
+    rol r9, 47
 ; x10 -= x9
-    sub r14, rax
+    sub r14, r9
 ; inverse round 33
 ; x9 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x9 >>>= 38
-    rol rax, 26
+    rol r9, 26
 ; x0 -= x9
-    sub r10, rax
+    sub r10, r9
 ; x13 ^= x2
-    xor rcx, rsi
+    xor r8, rsi
 ; x13 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x2 -= x13
-    sub rsi, rcx
+    sub rsi, r8
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -8267,37 +8491,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x15 >>>= 55
-    rol r8, 9
+    rol r15, 9
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, r15
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r9
+    xor rdi, rax
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r9, rdi
+    sub rax, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r8
+    mov qword [rsp + 32], r15
 ; x8 -= x1
-    mov r8, qword [rsp + 216]
-    sub r8, r11
+    mov r15, qword [rsp + 8]
+    sub r15, r11
 ; inverse round 32
 ; x1 ^= x0
     xor r11, r10
@@ -8318,17 +8542,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rax, r8
+    xor r9, r15
 ; x9 >>>= 8
-    rol rax, 56
+    rol r9, 56
 ; x8 -= x9
-    sub r8, rax
+    sub r15, r9
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -8336,67 +8560,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rcx, r9
+    xor r8, rax
 ; x13 >>>= 22
-    rol rcx, 42
+    rol r8, 42
 ; x12 -= x13
-    sub r9, rcx
-    mov qword [rsp + 184], rcx
+    sub rax, r8
+    mov qword [rsp + 16], r8
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r15
+    mov r8, qword [rsp + 32]
+    xor r8, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol r8, 27
 ; x14 -= x15
-    sub r15, rcx
+    sub r13, r8
 ; subtract subkey 8
 ; x0 -= k8
-    sub r10, qword [rsp + 144]
+    sub r10, qword [rsp + 136]
 ; x1 -= k9
-    sub r11, qword [rsp + 152]
+    sub r11, qword [rsp + 144]
 ; x2 -= k10
-    sub rsi, qword [rsp + 56]
+    sub rsi, qword [rsp + 72]
 ; x3 -= k11
-    sub rdi, qword [rsp + 64]
+    sub rdi, qword [rsp + 80]
 ; x4 -= k12
-    sub rbx, qword [rsp + 72]
+    sub rbx, qword [rsp + 88]
 ; x5 -= k13
-    sub rbp, qword [rsp + 24]
+    sub rbp, qword [rsp + 48]
 ; x6 -= k14
-    sub r12, qword [rsp + 32]
+    sub r12, qword [rsp + 56]
 ; x7 -= k15
-    sub r13, qword [rsp + 80]
+    sub rcx, qword [rsp + 152]
 ; x8 -= k16
-    sub r8, qword [rsp + 88]
+    sub r15, qword [rsp + 176]
 ; x9 -= k0
-    sub rax, qword [rsp + 40]
+    sub r9, qword [rsp + 160]
 ; x10 -= k1
-    sub r14, qword [rsp + 48]
+    sub r14, qword [rsp + 168]
 ; x11 -= k2
-    sub rdx, qword [rsp + 96]
+    sub rdx, qword [rsp + 64]
 ; x12 -= k3
-    sub r9, qword [rsp + 104]
-    mov qword [rsp + 200], r9
-; x13 -= k4
-    mov r9, qword [rsp + 184]
-    sub r9, qword [rsp + 112]
-; x14 -= k5
-    sub r15, qword [rsp + 120]
-; x15 -= k6
-    sub rcx, qword [rsp + 128]
-; x13 -= t2
-    sub r9, qword [rsp + 176]
-; x14 -= t0
-    sub r15, qword [rsp + 168]
-; x15 -= 8
-    sub rcx, 8
+    sub rax, qword [rsp + 96]
+    mov qword [rsp + 24], rcx
+; sk14 = k4
+    mov rcx, qword [rsp + 104]
+; sk14 += t2
+    add rcx, qword [rsp + 200]
+    mov qword [rsp + 0], rax
+; x13 -= sk14
+    mov rax, qword [rsp + 16]
+    sub rax, rcx
+; x14 -= sk13
+    sub r13, qword [rsp + 496]
+; x15 -= kc[8]
+    sub r8, qword [rsp + 336]
 ; inverse round 31
 ; x15 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x15 >>>= 9
-    rol rcx, 55
+    rol r8, 55
 ; x0 -= x15
-    sub r10, rcx
+    sub r10, r8
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -8404,50 +8627,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r9, r12
+    xor rax, r12
 ; x13 >>>= 35
-    rol r9, 29
+    rol rax, 29
 ; x6 -= x13
-    sub r12, r9
+    sub r12, rax
 ; x9 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x9 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x4 -= x9
-    sub rbx, rax
+    sub rbx, r9
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r8
+    xor rbp, r15
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r8, rbp
+    sub r15, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 504], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rax
+    rol rcx, 44
+    mov qword [rsp + 40], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 200]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rcx
 ; inverse round 30
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -8467,44 +8692,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rcx, rax
+    xor r8, r9
 ; x15 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x12 -= x15
-    sub rax, rcx
+    sub r9, r8
 ; x13 ^= x14
-    xor r9, r15
+    xor rax, r13
 ; x13 >>>= 42
-    rol r9, 22
+    rol rax, 22
 ; x14 -= x13
-    sub r15, r9
+    sub r13, rax
 ; x11 ^= x8
-    xor rdx, r8
+    xor rdx, r15
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r8, rdx
-    mov qword [rsp + 216], r8
+    sub r15, rdx
+    mov qword [rsp + 8], r15
 ; x9 ^= x10
-    mov r8, qword [rsp + 224]
-    xor r8, r14
+    mov r15, qword [rsp + 40]
+    xor r15, r14
 ; x9 >>>= 25
-    rol r8, 39
+    rol r15, 39
 ; x10 -= x9
-    sub r14, r8
+    sub r14, r15
 ; inverse round 29
 ; x9 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x9 >>>= 16
-    rol r8, 48
+    rol r15, 48
 ; x0 -= x9
-    sub r10, r8
+    sub r10, r15
 ; x13 ^= x2
-    xor r9, rsi
+    xor rax, rsi
 ; x13 >>>= 34
-    rol r9, 30
+    rol rax, 30
 ; x2 -= x13
-    sub rsi, r9
+    sub rsi, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -8512,37 +8737,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol r8, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, r8
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rax
+    xor rdi, r9
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rax, rdi
+    sub r9, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 32], r8
 ; x8 -= x1
-    mov rcx, qword [rsp + 216]
-    sub rcx, r11
+    mov r8, qword [rsp + 8]
+    sub r8, r11
 ; inverse round 28
 ; x1 ^= x0
     xor r11, r10
@@ -8563,17 +8788,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r8, rcx
+    xor r15, r8
 ; x9 >>>= 12
-    rol r8, 52
+    rol r15, 52
 ; x8 -= x9
-    sub rcx, r8
+    sub r8, r15
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -8581,67 +8806,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r9, rax
+    xor rax, r9
 ; x13 >>>= 44
-    rol r9, 20
+    rol rax, 20
 ; x12 -= x13
-    sub rax, r9
-    mov qword [rsp + 184], r9
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov r9, qword [rsp + 232]
-    xor r9, r15
+    mov rax, qword [rsp + 32]
+    xor rax, r13
 ; x15 >>>= 30
-    rol r9, 34
+    rol rax, 34
 ; x14 -= x15
-    sub r15, r9
+    sub r13, rax
 ; subtract subkey 7
 ; x0 -= k7
-    sub r10, qword [rsp + 136]
+    sub r10, qword [rsp + 128]
 ; x1 -= k8
-    sub r11, qword [rsp + 144]
+    sub r11, qword [rsp + 136]
 ; x2 -= k9
-    sub rsi, qword [rsp + 152]
+    sub rsi, qword [rsp + 144]
 ; x3 -= k10
-    sub rdi, qword [rsp + 56]
+    sub rdi, qword [rsp + 72]
 ; x4 -= k11
-    sub rbx, qword [rsp + 64]
+    sub rbx, qword [rsp + 80]
 ; x5 -= k12
-    sub rbp, qword [rsp + 72]
+    sub rbp, qword [rsp + 88]
 ; x6 -= k13
-    sub r12, qword [rsp + 24]
+    sub r12, qword [rsp + 48]
 ; x7 -= k14
-    sub r13, qword [rsp + 32]
+    sub rcx, qword [rsp + 56]
 ; x8 -= k15
-    sub rcx, qword [rsp + 80]
+    sub r8, qword [rsp + 152]
 ; x9 -= k16
-    sub r8, qword [rsp + 88]
-; x10 -= k0
-    sub r14, qword [rsp + 40]
-; x11 -= k1
-    sub rdx, qword [rsp + 48]
-; x12 -= k2
-    sub rax, qword [rsp + 96]
-    mov qword [rsp + 200], rax
-; x13 -= k3
-    mov rax, qword [rsp + 184]
-    sub rax, qword [rsp + 104]
-; x14 -= k4
-    sub r15, qword [rsp + 112]
-; x15 -= k5
-    sub r9, qword [rsp + 120]
-; x13 -= t1
-    sub rax, qword [rsp + 160]
-; x14 -= t2
     sub r15, qword [rsp + 176]
-; x15 -= 7
-    sub r9, 7
+; x10 -= k0
+    sub r14, qword [rsp + 160]
+; x11 -= k1
+    sub rdx, qword [rsp + 168]
+; x12 -= k2
+    sub r9, qword [rsp + 64]
+    mov qword [rsp + 24], rcx
+; sk15 = k3
+    mov rcx, qword [rsp + 96]
+; sk15 += t1
+    add rcx, qword [rsp + 192]
+    mov qword [rsp + 0], r9
+; x13 -= sk15
+    mov r9, qword [rsp + 16]
+    sub r9, rcx
+; x14 -= sk14
+    sub r13, qword [rsp + 504]
+; x15 -= kc[7]
+    sub rax, qword [rsp + 344]
 ; inverse round 27
 ; x15 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x15 >>>= 5
-    rol r9, 59
+    rol rax, 59
 ; x0 -= x15
-    sub r10, r9
+    sub r10, rax
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -8649,50 +8873,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 48
-    rol rax, 16
+    rol r9, 16
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x9 >>>= 41
-    rol r8, 23
+    rol r15, 23
 ; x4 -= x9
-    sub rbx, r8
+    sub rbx, r15
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rcx
+    xor rbp, r8
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rcx, rbp
+    sub r8, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 512], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r8
+    rol rcx, 39
+    mov qword [rsp + 40], r15
 ; x12 -= x7
-    mov r8, qword [rsp + 200]
-    sub r8, r13
+    mov r15, qword [rsp + 0]
+    sub r15, rcx
 ; inverse round 26
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -8712,44 +8938,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r9, r8
-; x15 >>>= 34
-    rol r9, 30
-; x12 -= x15
-    sub r8, r9
-; x13 ^= x14
     xor rax, r15
-; x13 >>>= 41
-    rol rax, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
     sub r15, rax
+; x13 ^= x14
+    xor r9, r13
+; x13 >>>= 41
+    rol r9, 23
+; x14 -= x13
+    sub r13, r9
 ; x11 ^= x8
-    xor rdx, rcx
+    xor rdx, r8
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rcx, rdx
-    mov qword [rsp + 216], rcx
+    sub r8, rdx
+    mov qword [rsp + 8], r8
 ; x9 ^= x10
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov r8, qword [rsp + 40]
+    xor r8, r14
 ; x9 >>>= 17
-    rol rcx, 47
+    rol r8, 47
 ; x10 -= x9
-    sub r14, rcx
+    sub r14, r8
 ; inverse round 25
 ; x9 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x9 >>>= 38
-    rol rcx, 26
+    rol r8, 26
 ; x0 -= x9
-    sub r10, rcx
+    sub r10, r8
 ; x13 ^= x2
-    xor rax, rsi
+    xor r9, rsi
 ; x13 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x2 -= x13
-    sub rsi, rax
+    sub rsi, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -8757,37 +8983,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x15 >>>= 55
-    rol r9, 9
+    rol rax, 9
 ; x4 -= x15
-    sub rbx, r9
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r8
+    xor rdi, r15
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r8, rdi
+    sub r15, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r9
+    mov qword [rsp + 32], rax
 ; x8 -= x1
-    mov r9, qword [rsp + 216]
-    sub r9, r11
+    mov rax, qword [rsp + 8]
+    sub rax, r11
 ; inverse round 24
 ; x1 ^= x0
     xor r11, r10
@@ -8808,17 +9034,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rcx, r9
+    xor r8, rax
 ; x9 >>>= 8
-    rol rcx, 56
+    rol r8, 56
 ; x8 -= x9
-    sub r9, rcx
+    sub rax, r8
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -8826,67 +9052,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rax, r8
+    xor r9, r15
 ; x13 >>>= 22
-    rol rax, 42
+    rol r9, 42
 ; x12 -= x13
-    sub r8, rax
-    mov qword [rsp + 184], rax
+    sub r15, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r15
+    mov r9, qword [rsp + 32]
+    xor r9, r13
 ; x15 >>>= 37
-    rol rax, 27
+    rol r9, 27
 ; x14 -= x15
-    sub r15, rax
+    sub r13, r9
 ; subtract subkey 6
 ; x0 -= k6
-    sub r10, qword [rsp + 128]
+    sub r10, qword [rsp + 120]
 ; x1 -= k7
-    sub r11, qword [rsp + 136]
+    sub r11, qword [rsp + 128]
 ; x2 -= k8
-    sub rsi, qword [rsp + 144]
+    sub rsi, qword [rsp + 136]
 ; x3 -= k9
-    sub rdi, qword [rsp + 152]
+    sub rdi, qword [rsp + 144]
 ; x4 -= k10
-    sub rbx, qword [rsp + 56]
+    sub rbx, qword [rsp + 72]
 ; x5 -= k11
-    sub rbp, qword [rsp + 64]
+    sub rbp, qword [rsp + 80]
 ; x6 -= k12
-    sub r12, qword [rsp + 72]
+    sub r12, qword [rsp + 88]
 ; x7 -= k13
-    sub r13, qword [rsp + 24]
+    sub rcx, qword [rsp + 48]
 ; x8 -= k14
-    sub r9, qword [rsp + 32]
+    sub rax, qword [rsp + 56]
 ; x9 -= k15
-    sub rcx, qword [rsp + 80]
+    sub r8, qword [rsp + 152]
 ; x10 -= k16
-    sub r14, qword [rsp + 88]
+    sub r14, qword [rsp + 176]
 ; x11 -= k0
-    sub rdx, qword [rsp + 40]
+    sub rdx, qword [rsp + 160]
 ; x12 -= k1
-    sub r8, qword [rsp + 48]
-    mov qword [rsp + 200], r8
-; x13 -= k2
-    mov r8, qword [rsp + 184]
-    sub r8, qword [rsp + 96]
-; x14 -= k3
-    sub r15, qword [rsp + 104]
-; x15 -= k4
-    sub rax, qword [rsp + 112]
-; x13 -= t0
-    sub r8, qword [rsp + 168]
-; x14 -= t1
-    sub r15, qword [rsp + 160]
-; x15 -= 6
-    sub rax, 6
+    sub r15, qword [rsp + 168]
+    mov qword [rsp + 24], rcx
+; sk16 = k2
+    mov rcx, qword [rsp + 64]
+; sk16 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 0], r15
+; x13 -= sk16
+    mov r15, qword [rsp + 16]
+    sub r15, rcx
+; x14 -= sk15
+    sub r13, qword [rsp + 512]
+; x15 -= kc[6]
+    sub r9, qword [rsp + 352]
 ; inverse round 23
 ; x15 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x15 >>>= 9
-    rol rax, 55
+    rol r9, 55
 ; x0 -= x15
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -8894,50 +9119,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r8, r12
+    xor r15, r12
 ; x13 >>>= 35
-    rol r8, 29
+    rol r15, 29
 ; x6 -= x13
-    sub r12, r8
+    sub r12, r15
 ; x9 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x9 >>>= 52
-    rol rcx, 12
+    rol r8, 12
 ; x4 -= x9
-    sub rbx, rcx
+    sub rbx, r8
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r9
+    xor rbp, rax
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r9, rbp
+    sub rax, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 520], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rcx
+    rol rcx, 44
+    mov qword [rsp + 40], r8
 ; x12 -= x7
-    mov rcx, qword [rsp + 200]
-    sub rcx, r13
+    mov r8, qword [rsp + 0]
+    sub r8, rcx
 ; inverse round 22
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -8957,44 +9184,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rax, rcx
+    xor r9, r8
 ; x15 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x12 -= x15
-    sub rcx, rax
+    sub r8, r9
 ; x13 ^= x14
-    xor r8, r15
+    xor r15, r13
 ; x13 >>>= 42
-    rol r8, 22
+    rol r15, 22
 ; x14 -= x13
-    sub r15, r8
+    sub r13, r15
 ; x11 ^= x8
-    xor rdx, r9
+    xor rdx, rax
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r9, rdx
-    mov qword [rsp + 216], r9
+    sub rax, rdx
+    mov qword [rsp + 8], rax
 ; x9 ^= x10
-    mov r9, qword [rsp + 224]
-    xor r9, r14
+    mov rax, qword [rsp + 40]
+    xor rax, r14
 ; x9 >>>= 25
-    rol r9, 39
+    rol rax, 39
 ; x10 -= x9
-    sub r14, r9
+    sub r14, rax
 ; inverse round 21
 ; x9 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x9 >>>= 16
-    rol r9, 48
+    rol rax, 48
 ; x0 -= x9
-    sub r10, r9
+    sub r10, rax
 ; x13 ^= x2
-    xor r8, rsi
+    xor r15, rsi
 ; x13 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x2 -= x13
-    sub rsi, r8
+    sub rsi, r15
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -9002,37 +9229,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 51
-    rol rax, 13
+    rol r9, 13
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rcx
+    xor rdi, r8
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rcx, rdi
+    sub r8, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 32], r9
 ; x8 -= x1
-    mov rax, qword [rsp + 216]
-    sub rax, r11
+    mov r9, qword [rsp + 8]
+    sub r9, r11
 ; inverse round 20
 ; x1 ^= x0
     xor r11, r10
@@ -9053,17 +9280,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r9, rax
+    xor rax, r9
 ; x9 >>>= 12
-    rol r9, 52
+    rol rax, 52
 ; x8 -= x9
-    sub rax, r9
+    sub r9, rax
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -9071,67 +9298,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r8, rcx
+    xor r15, r8
 ; x13 >>>= 44
-    rol r8, 20
+    rol r15, 20
 ; x12 -= x13
-    sub rcx, r8
-    mov qword [rsp + 184], r8
+    sub r8, r15
+    mov qword [rsp + 16], r15
 ; x15 ^= x14
-    mov r8, qword [rsp + 232]
-    xor r8, r15
+    mov r15, qword [rsp + 32]
+    xor r15, r13
 ; x15 >>>= 30
-    rol r8, 34
+    rol r15, 34
 ; x14 -= x15
-    sub r15, r8
+    sub r13, r15
 ; subtract subkey 5
 ; x0 -= k5
-    sub r10, qword [rsp + 120]
+    sub r10, qword [rsp + 112]
 ; x1 -= k6
-    sub r11, qword [rsp + 128]
+    sub r11, qword [rsp + 120]
 ; x2 -= k7
-    sub rsi, qword [rsp + 136]
+    sub rsi, qword [rsp + 128]
 ; x3 -= k8
-    sub rdi, qword [rsp + 144]
+    sub rdi, qword [rsp + 136]
 ; x4 -= k9
-    sub rbx, qword [rsp + 152]
+    sub rbx, qword [rsp + 144]
 ; x5 -= k10
-    sub rbp, qword [rsp + 56]
+    sub rbp, qword [rsp + 72]
 ; x6 -= k11
-    sub r12, qword [rsp + 64]
+    sub r12, qword [rsp + 80]
 ; x7 -= k12
-    sub r13, qword [rsp + 72]
+    sub rcx, qword [rsp + 88]
 ; x8 -= k13
-    sub rax, qword [rsp + 24]
+    sub r9, qword [rsp + 48]
 ; x9 -= k14
-    sub r9, qword [rsp + 32]
+    sub rax, qword [rsp + 56]
 ; x10 -= k15
-    sub r14, qword [rsp + 80]
+    sub r14, qword [rsp + 152]
 ; x11 -= k16
-    sub rdx, qword [rsp + 88]
+    sub rdx, qword [rsp + 176]
 ; x12 -= k0
-    sub rcx, qword [rsp + 40]
-    mov qword [rsp + 200], rcx
-; x13 -= k1
-    mov rcx, qword [rsp + 184]
-    sub rcx, qword [rsp + 48]
-; x14 -= k2
-    sub r15, qword [rsp + 96]
-; x15 -= k3
-    sub r8, qword [rsp + 104]
-; x13 -= t2
-    sub rcx, qword [rsp + 176]
-; x14 -= t0
-    sub r15, qword [rsp + 168]
-; x15 -= 5
-    sub r8, 5
+    sub r8, qword [rsp + 160]
+    mov qword [rsp + 24], rcx
+; sk17 = k1
+    mov rcx, qword [rsp + 168]
+; sk17 += t2
+    add rcx, qword [rsp + 200]
+    mov qword [rsp + 0], r8
+; x13 -= sk17
+    mov r8, qword [rsp + 16]
+    sub r8, rcx
+; x14 -= sk16
+    sub r13, qword [rsp + 520]
+; x15 -= kc[5]
+    sub r15, qword [rsp + 360]
 ; inverse round 19
 ; x15 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x15 >>>= 5
-    rol r8, 59
+    rol r15, 59
 ; x0 -= x15
-    sub r10, r8
+    sub r10, r15
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -9139,50 +9365,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor r8, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol r8, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, r8
 ; x9 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x9 >>>= 41
-    rol r9, 23
+    rol rax, 23
 ; x4 -= x9
-    sub rbx, r9
+    sub rbx, rax
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rax
+    xor rbp, r9
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rax, rbp
+    sub r9, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 528], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r9
+    rol rcx, 39
+    mov qword [rsp + 40], rax
 ; x12 -= x7
-    mov r9, qword [rsp + 200]
-    sub r9, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rcx
 ; inverse round 18
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -9202,44 +9430,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, r9
+    xor r15, rax
 ; x15 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x12 -= x15
-    sub r9, r8
+    sub rax, r15
 ; x13 ^= x14
-    xor rcx, r15
+    xor r8, r13
 ; x13 >>>= 41
-    rol rcx, 23
+    rol r8, 23
 ; x14 -= x13
-    sub r15, rcx
+    sub r13, r8
 ; x11 ^= x8
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rax, rdx
-    mov qword [rsp + 216], rax
+    sub r9, rdx
+    mov qword [rsp + 8], r9
 ; x9 ^= x10
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 40]
+    xor r9, r14
 ; x9 >>>= 17
-    rol rax, 47
+    rol r9, 47
 ; x10 -= x9
-    sub r14, rax
+    sub r14, r9
 ; inverse round 17
 ; x9 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x9 >>>= 38
-    rol rax, 26
+    rol r9, 26
 ; x0 -= x9
-    sub r10, rax
+    sub r10, r9
 ; x13 ^= x2
-    xor rcx, rsi
+    xor r8, rsi
 ; x13 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x2 -= x13
-    sub rsi, rcx
+    sub rsi, r8
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -9247,37 +9475,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x15 >>>= 55
-    rol r8, 9
+    rol r15, 9
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, r15
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r9
+    xor rdi, rax
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r9, rdi
+    sub rax, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r8
+    mov qword [rsp + 32], r15
 ; x8 -= x1
-    mov r8, qword [rsp + 216]
-    sub r8, r11
+    mov r15, qword [rsp + 8]
+    sub r15, r11
 ; inverse round 16
 ; x1 ^= x0
     xor r11, r10
@@ -9298,17 +9526,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rax, r8
+    xor r9, r15
 ; x9 >>>= 8
-    rol rax, 56
+    rol r9, 56
 ; x8 -= x9
-    sub r8, rax
+    sub r15, r9
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -9316,67 +9544,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rcx, r9
+    xor r8, rax
 ; x13 >>>= 22
-    rol rcx, 42
+    rol r8, 42
 ; x12 -= x13
-    sub r9, rcx
-    mov qword [rsp + 184], rcx
+    sub rax, r8
+    mov qword [rsp + 16], r8
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r15
+    mov r8, qword [rsp + 32]
+    xor r8, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol r8, 27
 ; x14 -= x15
-    sub r15, rcx
+    sub r13, r8
 ; subtract subkey 4
 ; x0 -= k4
-    sub r10, qword [rsp + 112]
+    sub r10, qword [rsp + 104]
 ; x1 -= k5
-    sub r11, qword [rsp + 120]
+    sub r11, qword [rsp + 112]
 ; x2 -= k6
-    sub rsi, qword [rsp + 128]
+    sub rsi, qword [rsp + 120]
 ; x3 -= k7
-    sub rdi, qword [rsp + 136]
+    sub rdi, qword [rsp + 128]
 ; x4 -= k8
-    sub rbx, qword [rsp + 144]
+    sub rbx, qword [rsp + 136]
 ; x5 -= k9
-    sub rbp, qword [rsp + 152]
+    sub rbp, qword [rsp + 144]
 ; x6 -= k10
-    sub r12, qword [rsp + 56]
+    sub r12, qword [rsp + 72]
 ; x7 -= k11
-    sub r13, qword [rsp + 64]
+    sub rcx, qword [rsp + 80]
 ; x8 -= k12
-    sub r8, qword [rsp + 72]
+    sub r15, qword [rsp + 88]
 ; x9 -= k13
-    sub rax, qword [rsp + 24]
+    sub r9, qword [rsp + 48]
 ; x10 -= k14
-    sub r14, qword [rsp + 32]
+    sub r14, qword [rsp + 56]
 ; x11 -= k15
-    sub rdx, qword [rsp + 80]
+    sub rdx, qword [rsp + 152]
 ; x12 -= k16
-    sub r9, qword [rsp + 88]
-    mov qword [rsp + 200], r9
-; x13 -= k0
-    mov r9, qword [rsp + 184]
-    sub r9, qword [rsp + 40]
-; x14 -= k1
-    sub r15, qword [rsp + 48]
-; x15 -= k2
-    sub rcx, qword [rsp + 96]
-; x13 -= t1
-    sub r9, qword [rsp + 160]
-; x14 -= t2
-    sub r15, qword [rsp + 176]
-; x15 -= 4
-    sub rcx, 4
+    sub rax, qword [rsp + 176]
+    mov qword [rsp + 24], rcx
+; sk18 = k0
+    mov rcx, qword [rsp + 160]
+; sk18 += t1
+    add rcx, qword [rsp + 192]
+    mov qword [rsp + 0], rax
+; x13 -= sk18
+    mov rax, qword [rsp + 16]
+    sub rax, rcx
+; x14 -= sk17
+    sub r13, qword [rsp + 528]
+; x15 -= kc[4]
+    sub r8, qword [rsp + 368]
 ; inverse round 15
 ; x15 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x15 >>>= 9
-    rol rcx, 55
+    rol r8, 55
 ; x0 -= x15
-    sub r10, rcx
+    sub r10, r8
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -9384,50 +9611,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r9, r12
+    xor rax, r12
 ; x13 >>>= 35
-    rol r9, 29
+    rol rax, 29
 ; x6 -= x13
-    sub r12, r9
+    sub r12, rax
 ; x9 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x9 >>>= 52
-    rol rax, 12
+    rol r9, 12
 ; x4 -= x9
-    sub rbx, rax
+    sub rbx, r9
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r8
+    xor rbp, r15
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r8, rbp
+    sub r15, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 536], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rax
+    rol rcx, 44
+    mov qword [rsp + 40], r9
 ; x12 -= x7
-    mov rax, qword [rsp + 200]
-    sub rax, r13
+    mov r9, qword [rsp + 0]
+    sub r9, rcx
 ; inverse round 14
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -9447,44 +9676,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rcx, rax
+    xor r8, r9
 ; x15 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x12 -= x15
-    sub rax, rcx
+    sub r9, r8
 ; x13 ^= x14
-    xor r9, r15
+    xor rax, r13
 ; x13 >>>= 42
-    rol r9, 22
+    rol rax, 22
 ; x14 -= x13
-    sub r15, r9
+    sub r13, rax
 ; x11 ^= x8
-    xor rdx, r8
+    xor rdx, r15
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r8, rdx
-    mov qword [rsp + 216], r8
+    sub r15, rdx
+    mov qword [rsp + 8], r15
 ; x9 ^= x10
-    mov r8, qword [rsp + 224]
-    xor r8, r14
+    mov r15, qword [rsp + 40]
+    xor r15, r14
 ; x9 >>>= 25
-    rol r8, 39
+    rol r15, 39
 ; x10 -= x9
-    sub r14, r8
+    sub r14, r15
 ; inverse round 13
 ; x9 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x9 >>>= 16
-    rol r8, 48
+    rol r15, 48
 ; x0 -= x9
-    sub r10, r8
+    sub r10, r15
 ; x13 ^= x2
-    xor r9, rsi
+    xor rax, rsi
 ; x13 >>>= 34
-    rol r9, 30
+    rol rax, 30
 ; x2 -= x13
-    sub rsi, r9
+    sub rsi, rax
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -9492,37 +9721,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x15 >>>= 51
-    rol rcx, 13
+    rol r8, 13
 ; x4 -= x15
-    sub rbx, rcx
+    sub rbx, r8
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rax
+    xor rdi, r9
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rax, rdi
+    sub r9, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rcx
+    mov qword [rsp + 32], r8
 ; x8 -= x1
-    mov rcx, qword [rsp + 216]
-    sub rcx, r11
+    mov r8, qword [rsp + 8]
+    sub r8, r11
 ; inverse round 12
 ; x1 ^= x0
     xor r11, r10
@@ -9543,17 +9772,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r8, rcx
+    xor r15, r8
 ; x9 >>>= 12
-    rol r8, 52
+    rol r15, 52
 ; x8 -= x9
-    sub rcx, r8
+    sub r8, r15
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -9561,67 +9790,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r9, rax
+    xor rax, r9
 ; x13 >>>= 44
-    rol r9, 20
+    rol rax, 20
 ; x12 -= x13
-    sub rax, r9
-    mov qword [rsp + 184], r9
+    sub r9, rax
+    mov qword [rsp + 16], rax
 ; x15 ^= x14
-    mov r9, qword [rsp + 232]
-    xor r9, r15
+    mov rax, qword [rsp + 32]
+    xor rax, r13
 ; x15 >>>= 30
-    rol r9, 34
+    rol rax, 34
 ; x14 -= x15
-    sub r15, r9
+    sub r13, rax
 ; subtract subkey 3
 ; x0 -= k3
-    sub r10, qword [rsp + 104]
+    sub r10, qword [rsp + 96]
 ; x1 -= k4
-    sub r11, qword [rsp + 112]
+    sub r11, qword [rsp + 104]
 ; x2 -= k5
-    sub rsi, qword [rsp + 120]
+    sub rsi, qword [rsp + 112]
 ; x3 -= k6
-    sub rdi, qword [rsp + 128]
+    sub rdi, qword [rsp + 120]
 ; x4 -= k7
-    sub rbx, qword [rsp + 136]
+    sub rbx, qword [rsp + 128]
 ; x5 -= k8
-    sub rbp, qword [rsp + 144]
+    sub rbp, qword [rsp + 136]
 ; x6 -= k9
-    sub r12, qword [rsp + 152]
+    sub r12, qword [rsp + 144]
 ; x7 -= k10
-    sub r13, qword [rsp + 56]
+    sub rcx, qword [rsp + 72]
 ; x8 -= k11
-    sub rcx, qword [rsp + 64]
+    sub r8, qword [rsp + 80]
 ; x9 -= k12
-    sub r8, qword [rsp + 72]
+    sub r15, qword [rsp + 88]
 ; x10 -= k13
-    sub r14, qword [rsp + 24]
+    sub r14, qword [rsp + 48]
 ; x11 -= k14
-    sub rdx, qword [rsp + 32]
+    sub rdx, qword [rsp + 56]
 ; x12 -= k15
-    sub rax, qword [rsp + 80]
-    mov qword [rsp + 200], rax
-; x13 -= k16
-    mov rax, qword [rsp + 184]
-    sub rax, qword [rsp + 88]
-; x14 -= k0
-    sub r15, qword [rsp + 40]
-; x15 -= k1
-    sub r9, qword [rsp + 48]
-; x13 -= t0
-    sub rax, qword [rsp + 168]
-; x14 -= t1
-    sub r15, qword [rsp + 160]
-; x15 -= 3
-    sub r9, 3
+    sub r9, qword [rsp + 152]
+    mov qword [rsp + 24], rcx
+; sk19 = k16
+    mov rcx, qword [rsp + 176]
+; sk19 += t0
+    add rcx, qword [rsp + 184]
+    mov qword [rsp + 0], r9
+; x13 -= sk19
+    mov r9, qword [rsp + 16]
+    sub r9, rcx
+; x14 -= sk18
+    sub r13, qword [rsp + 536]
+; x15 -= kc[3]
+    sub rax, qword [rsp + 376]
 ; inverse round 11
 ; x15 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x15 >>>= 5
-    rol r9, 59
+    rol rax, 59
 ; x0 -= x15
-    sub r10, r9
+    sub r10, rax
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -9629,50 +9857,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rax, r12
+    xor r9, r12
 ; x13 >>>= 48
-    rol rax, 16
+    rol r9, 16
 ; x6 -= x13
-    sub r12, rax
+    sub r12, r9
 ; x9 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x9 >>>= 41
-    rol r8, 23
+    rol r15, 23
 ; x4 -= x9
-    sub rbx, r8
+    sub rbx, r15
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rcx
+    xor rbp, r8
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rcx, rbp
+    sub r8, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 544], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r8
+    rol rcx, 39
+    mov qword [rsp + 40], r15
 ; x12 -= x7
-    mov r8, qword [rsp + 200]
-    sub r8, r13
+    mov r15, qword [rsp + 0]
+    sub r15, rcx
 ; inverse round 10
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -9692,44 +9922,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r9, r8
-; x15 >>>= 34
-    rol r9, 30
-; x12 -= x15
-    sub r8, r9
-; x13 ^= x14
     xor rax, r15
-; x13 >>>= 41
-    rol rax, 23
-; x14 -= x13
+; x15 >>>= 34
+    rol rax, 30
+; x12 -= x15
     sub r15, rax
+; x13 ^= x14
+    xor r9, r13
+; x13 >>>= 41
+    rol r9, 23
+; x14 -= x13
+    sub r13, r9
 ; x11 ^= x8
-    xor rdx, rcx
+    xor rdx, r8
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rcx, rdx
-    mov qword [rsp + 216], rcx
+    sub r8, rdx
+    mov qword [rsp + 8], r8
 ; x9 ^= x10
-    mov rcx, qword [rsp + 224]
-    xor rcx, r14
+    mov r8, qword [rsp + 40]
+    xor r8, r14
 ; x9 >>>= 17
-    rol rcx, 47
+    rol r8, 47
 ; x10 -= x9
-    sub r14, rcx
+    sub r14, r8
 ; inverse round 9
 ; x9 ^= x0
-    xor rcx, r10
+    xor r8, r10
 ; x9 >>>= 38
-    rol rcx, 26
+    rol r8, 26
 ; x0 -= x9
-    sub r10, rcx
+    sub r10, r8
 ; x13 ^= x2
-    xor rax, rsi
+    xor r9, rsi
 ; x13 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x2 -= x13
-    sub rsi, rax
+    sub rsi, r9
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -9737,37 +9967,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x15 >>>= 55
-    rol r9, 9
+    rol rax, 9
 ; x4 -= x15
-    sub rbx, r9
+    sub rbx, rax
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r8
+    xor rdi, r15
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r8, rdi
+    sub r15, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r9
+    mov qword [rsp + 32], rax
 ; x8 -= x1
-    mov r9, qword [rsp + 216]
-    sub r9, r11
+    mov rax, qword [rsp + 8]
+    sub rax, r11
 ; inverse round 8
 ; x1 ^= x0
     xor r11, r10
@@ -9788,17 +10018,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rcx, r9
+    xor r8, rax
 ; x9 >>>= 8
-    rol rcx, 56
+    rol r8, 56
 ; x8 -= x9
-    sub r9, rcx
+    sub rax, r8
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -9806,67 +10036,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rax, r8
+    xor r9, r15
 ; x13 >>>= 22
-    rol rax, 42
+    rol r9, 42
 ; x12 -= x13
-    sub r8, rax
-    mov qword [rsp + 184], rax
+    sub r15, r9
+    mov qword [rsp + 16], r9
 ; x15 ^= x14
-    mov rax, qword [rsp + 232]
-    xor rax, r15
+    mov r9, qword [rsp + 32]
+    xor r9, r13
 ; x15 >>>= 37
-    rol rax, 27
+    rol r9, 27
 ; x14 -= x15
-    sub r15, rax
+    sub r13, r9
 ; subtract subkey 2
 ; x0 -= k2
-    sub r10, qword [rsp + 96]
+    sub r10, qword [rsp + 64]
 ; x1 -= k3
-    sub r11, qword [rsp + 104]
+    sub r11, qword [rsp + 96]
 ; x2 -= k4
-    sub rsi, qword [rsp + 112]
+    sub rsi, qword [rsp + 104]
 ; x3 -= k5
-    sub rdi, qword [rsp + 120]
+    sub rdi, qword [rsp + 112]
 ; x4 -= k6
-    sub rbx, qword [rsp + 128]
+    sub rbx, qword [rsp + 120]
 ; x5 -= k7
-    sub rbp, qword [rsp + 136]
+    sub rbp, qword [rsp + 128]
 ; x6 -= k8
-    sub r12, qword [rsp + 144]
+    sub r12, qword [rsp + 136]
 ; x7 -= k9
-    sub r13, qword [rsp + 152]
+    sub rcx, qword [rsp + 144]
 ; x8 -= k10
-    sub r9, qword [rsp + 56]
+    sub rax, qword [rsp + 72]
 ; x9 -= k11
-    sub rcx, qword [rsp + 64]
-; x10 -= k12
-    sub r14, qword [rsp + 72]
-; x11 -= k13
-    sub rdx, qword [rsp + 24]
-; x12 -= k14
-    sub r8, qword [rsp + 32]
-    mov qword [rsp + 200], r8
-; x13 -= k15
-    mov r8, qword [rsp + 184]
     sub r8, qword [rsp + 80]
-; x14 -= k16
-    sub r15, qword [rsp + 88]
-; x15 -= k0
-    sub rax, qword [rsp + 40]
-; x13 -= t2
-    sub r8, qword [rsp + 176]
-; x14 -= t0
-    sub r15, qword [rsp + 168]
-; x15 -= 2
-    sub rax, 2
+; x10 -= k12
+    sub r14, qword [rsp + 88]
+; x11 -= k13
+    sub rdx, qword [rsp + 48]
+; x12 -= k14
+    sub r15, qword [rsp + 56]
+    mov qword [rsp + 24], rcx
+; sk20 = k15
+    mov rcx, qword [rsp + 152]
+; sk20 += t2
+    add rcx, qword [rsp + 200]
+    mov qword [rsp + 0], r15
+; x13 -= sk20
+    mov r15, qword [rsp + 16]
+    sub r15, rcx
+; x14 -= sk19
+    sub r13, qword [rsp + 544]
+; x15 -= kc[2]
+    sub r9, qword [rsp + 384]
 ; inverse round 7
 ; x15 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x15 >>>= 9
-    rol rax, 55
+    rol r9, 55
 ; x0 -= x15
-    sub r10, rax
+    sub r10, r9
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 48
@@ -9874,50 +10103,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor r8, r12
+    xor r15, r12
 ; x13 >>>= 35
-    rol r8, 29
+    rol r15, 29
 ; x6 -= x13
-    sub r12, r8
+    sub r12, r15
 ; x9 ^= x4
-    xor rcx, rbx
+    xor r8, rbx
 ; x9 >>>= 52
-    rol rcx, 12
+    rol r8, 12
 ; x4 -= x9
-    sub rbx, rcx
+    sub rbx, r8
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 23
     rol r11, 41
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, r9
+    xor rbp, rax
 ; x5 >>>= 31
     rol rbp, 33
 ; x8 -= x5
-    sub r9, rbp
+    sub rax, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 37
     rol rdi, 27
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 552], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 20
-    rol r13, 44
-    mov qword [rsp + 224], rcx
+    rol rcx, 44
+    mov qword [rsp + 40], r8
 ; x12 -= x7
-    mov rcx, qword [rsp + 200]
-    sub rcx, r13
+    mov r8, qword [rsp + 0]
+    sub r8, rcx
 ; inverse round 6
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 44
@@ -9937,44 +10168,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor rax, rcx
+    xor r9, r8
 ; x15 >>>= 19
-    rol rax, 45
+    rol r9, 45
 ; x12 -= x15
-    sub rcx, rax
+    sub r8, r9
 ; x13 ^= x14
-    xor r8, r15
+    xor r15, r13
 ; x13 >>>= 42
-    rol r8, 22
+    rol r15, 22
 ; x14 -= x13
-    sub r15, r8
+    sub r13, r15
 ; x11 ^= x8
-    xor rdx, r9
+    xor rdx, rax
 ; x11 >>>= 44
     rol rdx, 20
 ; x8 -= x11
-    sub r9, rdx
-    mov qword [rsp + 216], r9
+    sub rax, rdx
+    mov qword [rsp + 8], rax
 ; x9 ^= x10
-    mov r9, qword [rsp + 224]
-    xor r9, r14
+    mov rax, qword [rsp + 40]
+    xor rax, r14
 ; x9 >>>= 25
-    rol r9, 39
+    rol rax, 39
 ; x10 -= x9
-    sub r14, r9
+    sub r14, rax
 ; inverse round 5
 ; x9 ^= x0
-    xor r9, r10
+    xor rax, r10
 ; x9 >>>= 16
-    rol r9, 48
+    rol rax, 48
 ; x0 -= x9
-    sub r10, r9
+    sub r10, rax
 ; x13 ^= x2
-    xor r8, rsi
+    xor r15, rsi
 ; x13 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x2 -= x13
-    sub rsi, r8
+    sub rsi, r15
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 56
@@ -9982,37 +10213,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor rax, rbx
+    xor r9, rbx
 ; x15 >>>= 51
-    rol rax, 13
+    rol r9, 13
 ; x4 -= x15
-    sub rbx, rax
+    sub rbx, r9
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 4
-    rol r13, 60
+    rol rcx, 60
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, rcx
+    xor rdi, r8
 ; x3 >>>= 53
     rol rdi, 11
 ; x12 -= x3
-    sub rcx, rdi
+    sub r8, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 42
     rol rbp, 22
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 41
     rol r11, 23
-    mov qword [rsp + 232], rax
+    mov qword [rsp + 32], r9
 ; x8 -= x1
-    mov rax, qword [rsp + 216]
-    sub rax, r11
+    mov r9, qword [rsp + 8]
+    sub r9, r11
 ; inverse round 4
 ; x1 ^= x0
     xor r11, r10
@@ -10033,17 +10264,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 31
-    rol r13, 33
+    rol rcx, 33
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor r9, rax
+    xor rax, r9
 ; x9 >>>= 12
-    rol r9, 52
+    rol rax, 52
 ; x8 -= x9
-    sub rax, r9
+    sub r9, rax
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 47
@@ -10051,67 +10282,66 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor r8, rcx
+    xor r15, r8
 ; x13 >>>= 44
-    rol r8, 20
+    rol r15, 20
 ; x12 -= x13
-    sub rcx, r8
-    mov qword [rsp + 184], r8
+    sub r8, r15
+    mov qword [rsp + 16], r15
 ; x15 ^= x14
-    mov r8, qword [rsp + 232]
-    xor r8, r15
+    mov r15, qword [rsp + 32]
+    xor r15, r13
 ; x15 >>>= 30
-    rol r8, 34
+    rol r15, 34
 ; x14 -= x15
-    sub r15, r8
+    sub r13, r15
 ; subtract subkey 1
 ; x0 -= k1
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 168]
 ; x1 -= k2
-    sub r11, qword [rsp + 96]
+    sub r11, qword [rsp + 64]
 ; x2 -= k3
-    sub rsi, qword [rsp + 104]
+    sub rsi, qword [rsp + 96]
 ; x3 -= k4
-    sub rdi, qword [rsp + 112]
+    sub rdi, qword [rsp + 104]
 ; x4 -= k5
-    sub rbx, qword [rsp + 120]
+    sub rbx, qword [rsp + 112]
 ; x5 -= k6
-    sub rbp, qword [rsp + 128]
+    sub rbp, qword [rsp + 120]
 ; x6 -= k7
-    sub r12, qword [rsp + 136]
+    sub r12, qword [rsp + 128]
 ; x7 -= k8
-    sub r13, qword [rsp + 144]
+    sub rcx, qword [rsp + 136]
 ; x8 -= k9
-    sub rax, qword [rsp + 152]
+    sub r9, qword [rsp + 144]
 ; x9 -= k10
-    sub r9, qword [rsp + 56]
+    sub rax, qword [rsp + 72]
 ; x10 -= k11
-    sub r14, qword [rsp + 64]
+    sub r14, qword [rsp + 80]
 ; x11 -= k12
-    sub rdx, qword [rsp + 72]
+    sub rdx, qword [rsp + 88]
 ; x12 -= k13
-    sub rcx, qword [rsp + 24]
-    mov qword [rsp + 200], rcx
-; x13 -= k14
-    mov rcx, qword [rsp + 184]
-    sub rcx, qword [rsp + 32]
-; x14 -= k15
-    sub r15, qword [rsp + 80]
-; x15 -= k16
-    sub r8, qword [rsp + 88]
-; x13 -= t1
-    sub rcx, qword [rsp + 160]
-; x14 -= t2
-    sub r15, qword [rsp + 176]
-; x15 -= 1
-    sub r8, 1
+    sub r8, qword [rsp + 48]
+    mov qword [rsp + 24], rcx
+; sk21 = k14
+    mov rcx, qword [rsp + 56]
+; sk21 += t1
+    add rcx, qword [rsp + 192]
+    mov qword [rsp + 0], r8
+; x13 -= sk21
+    mov r8, qword [rsp + 16]
+    sub r8, rcx
+; x14 -= sk20
+    sub r13, qword [rsp + 552]
+; x15 -= kc[1]
+    sub r15, qword [rsp + 392]
 ; inverse round 3
 ; x15 ^= x0
-    xor r8, r10
+    xor r15, r10
 ; x15 >>>= 5
-    rol r8, 59
+    rol r15, 59
 ; x0 -= x15
-    sub r10, r8
+    sub r10, r15
 ; x11 ^= x2
     xor rdx, rsi
 ; x11 >>>= 20
@@ -10119,50 +10349,52 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     sub rsi, rdx
 ; x13 ^= x6
-    xor rcx, r12
+    xor r8, r12
 ; x13 >>>= 48
-    rol rcx, 16
+    rol r8, 16
 ; x6 -= x13
-    sub r12, rcx
+    sub r12, r8
 ; x9 ^= x4
-    xor r9, rbx
+    xor rax, rbx
 ; x9 >>>= 41
-    rol r9, 23
+    rol rax, 23
 ; x4 -= x9
-    sub rbx, r9
+    sub rbx, rax
 ; x1 ^= x14
-    xor r11, r15
+    xor r11, r13
 ; x1 >>>= 47
     rol r11, 17
 ; x14 -= x1
-    sub r15, r11
+    sub r13, r11
 ; x5 ^= x8
-    xor rbp, rax
+    xor rbp, r9
 ; x5 >>>= 28
     rol rbp, 36
 ; x8 -= x5
-    sub rax, rbp
+    sub r9, rbp
 ; x3 ^= x10
     xor rdi, r14
 ; x3 >>>= 16
     rol rdi, 48
 ; x10 -= x3
     sub r14, rdi
+    mov qword [rsp + 560], rcx
 ; x7 ^= x12
-    xor r13, qword [rsp + 200]
+    mov rcx, qword [rsp + 24]
+    xor rcx, qword [rsp + 0]
 ; x7 >>>= 25
-    rol r13, 39
-    mov qword [rsp + 224], r9
+    rol rcx, 39
+    mov qword [rsp + 40], rax
 ; x12 -= x7
-    mov r9, qword [rsp + 200]
-    sub r9, r13
+    mov rax, qword [rsp + 0]
+    sub rax, rcx
 ; inverse round 2
 ; x7 ^= x0
-    xor r13, r10
+    xor rcx, r10
 ; x7 >>>= 33
-    rol r13, 31
+    rol rcx, 31
 ; x0 -= x7
-    sub r10, r13
+    sub r10, rcx
 ; x5 ^= x2
     xor rbp, rsi
 ; x5 >>>= 4
@@ -10182,44 +10414,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x1
     sub r12, r11
 ; x15 ^= x12
-    xor r8, r9
+    xor r15, rax
 ; x15 >>>= 34
-    rol r8, 30
+    rol r15, 30
 ; x12 -= x15
-    sub r9, r8
+    sub rax, r15
 ; x13 ^= x14
-    xor rcx, r15
+    xor r8, r13
 ; x13 >>>= 41
-    rol rcx, 23
+    rol r8, 23
 ; x14 -= x13
-    sub r15, rcx
+    sub r13, r8
 ; x11 ^= x8
-    xor rdx, rax
+    xor rdx, r9
 ; x11 >>>= 59
     rol rdx, 5
 ; x8 -= x11
-    sub rax, rdx
-    mov qword [rsp + 216], rax
+    sub r9, rdx
+    mov qword [rsp + 8], r9
 ; x9 ^= x10
-    mov rax, qword [rsp + 224]
-    xor rax, r14
+    mov r9, qword [rsp + 40]
+    xor r9, r14
 ; x9 >>>= 17
-    rol rax, 47
+    rol r9, 47
 ; x10 -= x9
-    sub r14, rax
+    sub r14, r9
 ; inverse round 1
 ; x9 ^= x0
-    xor rax, r10
+    xor r9, r10
 ; x9 >>>= 38
-    rol rax, 26
+    rol r9, 26
 ; x0 -= x9
-    sub r10, rax
+    sub r10, r9
 ; x13 ^= x2
-    xor rcx, rsi
+    xor r8, rsi
 ; x13 >>>= 19
-    rol rcx, 45
+    rol r8, 45
 ; x2 -= x13
-    sub rsi, rcx
+    sub rsi, r8
 ; x11 ^= x6
     xor rdx, r12
 ; x11 >>>= 10
@@ -10227,37 +10459,37 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x6 -= x11
     sub r12, rdx
 ; x15 ^= x4
-    xor r8, rbx
+    xor r15, rbx
 ; x15 >>>= 55
-    rol r8, 9
+    rol r15, 9
 ; x4 -= x15
-    sub rbx, r8
+    sub rbx, r15
 ; x7 ^= x10
-    xor r13, r14
+    xor rcx, r14
 ; x7 >>>= 49
-    rol r13, 15
+    rol rcx, 15
 ; x10 -= x7
-    sub r14, r13
+    sub r14, rcx
 ; x3 ^= x12
-    xor rdi, r9
+    xor rdi, rax
 ; x3 >>>= 18
     rol rdi, 46
 ; x12 -= x3
-    sub r9, rdi
+    sub rax, rdi
 ; x5 ^= x14
-    xor rbp, r15
+    xor rbp, r13
 ; x5 >>>= 23
     rol rbp, 41
 ; x14 -= x5
-    sub r15, rbp
+    sub r13, rbp
 ; x1 ^= x8
-    xor r11, qword [rsp + 216]
+    xor r11, qword [rsp + 8]
 ; x1 >>>= 52
     rol r11, 12
-    mov qword [rsp + 232], r8
+    mov qword [rsp + 32], r15
 ; x8 -= x1
-    mov r8, qword [rsp + 216]
-    sub r8, r11
+    mov r15, qword [rsp + 8]
+    sub r15, r11
 ; inverse round 0
 ; x1 ^= x0
     xor r11, r10
@@ -10278,17 +10510,17 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x4 -= x5
     sub rbx, rbp
 ; x7 ^= x6
-    xor r13, r12
+    xor rcx, r12
 ; x7 >>>= 47
-    rol r13, 17
+    rol rcx, 17
 ; x6 -= x7
-    sub r12, r13
+    sub r12, rcx
 ; x9 ^= x8
-    xor rax, r8
+    xor r9, r15
 ; x9 >>>= 8
-    rol rax, 56
+    rol r9, 56
 ; x8 -= x9
-    sub r8, rax
+    sub r15, r9
 ; x11 ^= x10
     xor rdx, r14
 ; x11 >>>= 17
@@ -10296,122 +10528,121 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; x10 -= x11
     sub r14, rdx
 ; x13 ^= x12
-    xor rcx, r9
+    xor r8, rax
 ; x13 >>>= 22
-    rol rcx, 42
+    rol r8, 42
 ; x12 -= x13
-    sub r9, rcx
-    mov qword [rsp + 184], rcx
+    sub rax, r8
+    mov qword [rsp + 16], r8
 ; x15 ^= x14
-    mov rcx, qword [rsp + 232]
-    xor rcx, r15
+    mov r8, qword [rsp + 32]
+    xor r8, r13
 ; x15 >>>= 37
-    rol rcx, 27
+    rol r8, 27
 ; x14 -= x15
-    sub r15, rcx
+    sub r13, r8
 ; subtract subkey 0
 ; x0 -= k0
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 160]
 ; x1 -= k1
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 168]
 ; x2 -= k2
-    sub rsi, qword [rsp + 96]
+    sub rsi, qword [rsp + 64]
 ; x3 -= k3
-    sub rdi, qword [rsp + 104]
+    sub rdi, qword [rsp + 96]
 ; x4 -= k4
-    sub rbx, qword [rsp + 112]
+    sub rbx, qword [rsp + 104]
 ; x5 -= k5
-    sub rbp, qword [rsp + 120]
+    sub rbp, qword [rsp + 112]
 ; x6 -= k6
-    sub r12, qword [rsp + 128]
+    sub r12, qword [rsp + 120]
 ; x7 -= k7
-    sub r13, qword [rsp + 136]
+    sub rcx, qword [rsp + 128]
 ; x8 -= k8
-    sub r8, qword [rsp + 144]
+    sub r15, qword [rsp + 136]
 ; x9 -= k9
-    sub rax, qword [rsp + 152]
+    sub r9, qword [rsp + 144]
 ; x10 -= k10
-    sub r14, qword [rsp + 56]
+    sub r14, qword [rsp + 72]
 ; x11 -= k11
-    sub rdx, qword [rsp + 64]
+    sub rdx, qword [rsp + 80]
 ; x12 -= k12
-    sub r9, qword [rsp + 72]
-    mov qword [rsp + 200], r9
-; x13 -= k13
-    mov r9, qword [rsp + 184]
-    sub r9, qword [rsp + 24]
-; x14 -= k14
-    sub r15, qword [rsp + 32]
+    sub rax, qword [rsp + 88]
+    mov qword [rsp + 0], rax
+; sk22 = k13
+    mov rax, qword [rsp + 48]
+; sk22 += t0
+    add rax, qword [rsp + 184]
+    mov qword [rsp + 568], rdx
+; x13 -= sk22
+    mov rdx, qword [rsp + 16]
+    sub rdx, rax
+; x14 -= sk21
+    sub r13, qword [rsp + 560]
 ; x15 -= k15
-    sub rcx, qword [rsp + 80]
-; x13 -= t0
-    sub r9, qword [rsp + 168]
-; x14 -= t1
-    sub r15, qword [rsp + 160]
+    sub r8, qword [rsp + 152]
 ; store the block(s)
-; x14 -= t1
-    mov qword [rsp + 232], rcx
 ; out[0] = x0
-    mov rcx, qword [rsp + 0]
-    mov qword [rcx], r10
+    mov rax, qword [rsp + 224]
+    mov qword [rax], r10
 ; out[1] = x1
-    mov qword [rcx + 8], r11
+    mov qword [rax + 8], r11
 ; out[2] = x2
-    mov qword [rcx + 16], rsi
+    mov qword [rax + 16], rsi
 ; out[3] = x3
-    mov qword [rcx + 24], rdi
+    mov qword [rax + 24], rdi
 ; out[4] = x4
-    mov qword [rcx + 32], rbx
+    mov qword [rax + 32], rbx
 ; out[5] = x5
-    mov qword [rcx + 40], rbp
+    mov qword [rax + 40], rbp
 ; out[6] = x6
-    mov qword [rcx + 48], r12
+    mov qword [rax + 48], r12
 ; out[7] = x7
-    mov qword [rcx + 56], r13
+    mov qword [rax + 56], rcx
 ; out[8] = x8
-    mov qword [rcx + 64], r8
+    mov qword [rax + 64], r15
 ; out[9] = x9
-    mov qword [rcx + 72], rax
+    mov qword [rax + 72], r9
 ; out[10] = x10
-    mov qword [rcx + 80], r14
+    mov qword [rax + 80], r14
 ; out[11] = x11
-    mov qword [rcx + 88], rdx
+    mov rcx, qword [rsp + 568]
+    mov qword [rax + 88], rcx
 ; out[12] = x12
-    mov rax, qword [rsp + 200]
-    mov qword [rcx + 96], rax
+    mov rcx, qword [rsp + 0]
+    mov qword [rax + 96], rcx
 ; out[13] = x13
-    mov qword [rcx + 104], r9
+    mov qword [rax + 104], rdx
 ; out[14] = x14
-    mov qword [rcx + 112], r15
+    mov qword [rax + 112], r13
 ; out[15] = x15
-    mov rax, qword [rsp + 232]
-    mov qword [rcx + 120], rax
+    mov qword [rax + 120], r8
 ; next block
 ; tweak += 16
-    mov rax, qword [rsp + 16]
-    add rax, 0x10
+    mov rcx, qword [rsp + 216]
+    add rcx, 0x10
 ; in += 128
-    mov rdx, qword [rsp + 8]
+    mov rdx, qword [rsp + 208]
     add rdx, 0x80
 ; out += 128
-    add rcx, 0x80
+    add rax, 0x80
 ; n -= 1
-    mov r8, qword [rsp + 352]
+    mov r8, qword [rsp + 688]
     sub r8, 1
-    mov qword [rsp + 8], rdx
-    mov qword [rsp + 352], r8
-    mov qword [rsp + 0], rcx
-    mov qword [rsp + 16], rax
+    mov qword [rsp + 208], rdx
+    mov qword [rsp + 688], r8
+    mov qword [rsp + 224], rax
+    mov qword [rsp + 216], rcx
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 584 bytes of stack slots
+    mov ecx, 73 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 248
+    add rsp, 584
     pop r15
     pop r14
     pop r13
@@ -10441,7 +10672,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_xdata:
     dw 0
 tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks_xdata:
     db 1, tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks, 10, 0
-    db tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks, 0x01, 0x1f, 0x00
+    db tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks, 0x01, 0x45, 0x00
     db tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_r15 - tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xf0
     db tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_r14 - tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xe0
     db tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_r13 - tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xd0
@@ -10456,7 +10687,7 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_xdata:
     dw 0
 tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks_xdata:
     db 1, tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks, 10, 0
-    db tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x01, 0x1f, 0x00
+    db tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x01, 0x49, 0x00
     db tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r15 - tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xf0
     db tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r14 - tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xe0
     db tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r13 - tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xd0

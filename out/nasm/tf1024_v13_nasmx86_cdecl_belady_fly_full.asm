@@ -11,358 +11,368 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 940, reloads 921, memory operands 1013, moves 328, instructions 6173
-;   tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 920, reloads 901, memory operands 710, moves 641, instructions 6133
+;   tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 960, reloads 921, memory operands 1063, moves 298, instructions 6235
+;   tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 941, reloads 902, memory operands 692, moves 651, instructions 6197
 ;
 ; Register map of tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks (value: registers it occupies):
 ;       in: ecx                   k0: xmm0                  k1: xmm1                  k2: xmm2
 ;       k3: xmm3                  k4: xmm4                  k5: xmm5                  k6: xmm6
 ;       k7: xmm7                  k8: xmm7                  k9: xmm7                 k10: xmm7
 ;      k11: xmm7                 k12: xmm7                 k13: xmm7                 k14: xmm7
-;      k15: xmm7                 k16: xmm7                 key: eax                    n: ebx
-;      out: edx                   r1: xmm7                  r2: xmm7                  r3: xmm4
-;       r4: xmm2                  r5: xmm6                  r6: xmm2                  r7: xmm6
-;       r8: xmm2                  r9: xmm2                 r10: xmm2                 r11: xmm7
-;      r12: xmm4                 r13: xmm1                 r14: xmm4                 r15: xmm4
-;      r16: xmm6                 r17: xmm6                 r18: xmm6                 r19: xmm0
-;      r20: xmm2                 r21: xmm1                 r22: xmm2                 r23: xmm2
-;      r24: xmm4                 r25: xmm4                 r26: xmm4                 r27: xmm4
-;      r28: xmm7                 r29: xmm1                 r30: xmm7                 r31: xmm7
-;      r32: xmm2                 r33: xmm4                 r34: xmm4                 r35: xmm6
-;      r36: xmm2                 r37: xmm1                 r38: xmm2                 r39: xmm1
-;      r40: xmm2                 r41: xmm2                 r42: xmm2                 r43: xmm4
-;      r44: xmm6                 r45: xmm7                 r46: xmm6                 r47: xmm6
-;      r48: xmm1                 r49: xmm1                 r50: xmm1                 r51: xmm0
-;      r52: xmm2                 r53: xmm7                 r54: xmm2                 r55: xmm2
-;      r56: xmm6                 r57: xmm6                 r58: xmm6                 r59: xmm6
-;      r60: xmm4                 r61: xmm7                 r62: xmm4                 r63: xmm4
-;      r64: xmm2                 r65: xmm6                 r66: xmm6                 r67: xmm1
-;      r68: xmm2                 r69: xmm7                 r70: xmm2                 r71: xmm7
-;      r72: xmm2                 r73: xmm2                 r74: xmm2                 r75: xmm6
-;      r76: xmm1                 r77: xmm4                 r78: xmm1                 r79: xmm1
-;      r80: xmm7                 r81: xmm7                 r82: xmm7                 r83: xmm0
-;      r84: xmm2                 r85: xmm4                 r86: xmm2                 r87: xmm2
-;      r88: xmm1                 r89: xmm1                 r90: xmm1                 r91: xmm1
-;      r92: xmm6                 r93: xmm4                 r94: xmm6                 r95: xmm6
-;      r96: xmm2                 r97: xmm2                 r98: xmm2                 r99: xmm2
-;     r100: xmm7                r101: xmm4                r102: xmm7                r103: xmm4
-;     r104: xmm7                r105: xmm7                r106: xmm7                r107: xmm1
-;     r108: xmm2                r109: xmm6                r110: xmm2                r111: xmm2
-;     r112: xmm4                r113: xmm4                r114: xmm4                r115: xmm4
-;     r116: xmm0                r117: xmm6                r118: xmm0                r119: xmm0
-;     r120: xmm2                r121: xmm2                r122: xmm2                r123: xmm7
-;     r124: xmm1                r125: xmm6                r126: xmm1                r127: xmm1
-;     r128: xmm0                r129: xmm7                r130: xmm7                r131: xmm4
-;     r132: xmm0                r133: xmm6                r134: xmm0                r135: xmm6
-;     r136: xmm0                r137: xmm0                r138: xmm0                r139: xmm7
-;     r140: xmm4                r141: xmm1                r142: xmm4                r143: xmm4
-;     r144: xmm6                r145: xmm6                r146: xmm6                r147: xmm2
-;     r148: xmm0                r149: xmm1                r150: xmm0                r151: xmm0
-;     r152: xmm4                r153: xmm4                r154: xmm4                r155: xmm4
-;     r156: xmm7                r157: xmm1                r158: xmm7                r159: xmm7
-;     r160: xmm0                r161: xmm4                r162: xmm4                r163: xmm6
-;     r164: xmm0                r165: xmm1                r166: xmm0                r167: xmm1
-;     r168: xmm0                r169: xmm0                r170: xmm0                r171: xmm4
-;     r172: xmm6                r173: xmm7                r174: xmm6                r175: xmm6
-;     r176: xmm1                r177: xmm1                r178: xmm1                r179: xmm2
-;     r180: xmm0                r181: xmm7                r182: xmm0                r183: xmm0
-;     r184: xmm6                r185: xmm6                r186: xmm6                r187: xmm4
-;     r188: xmm1                r189: xmm7                r190: xmm1                r191: xmm1
-;     r192: xmm0                r193: xmm6                r194: xmm6                r195: xmm2
-;     r196: xmm0                r197: xmm7                r198: xmm0                r199: xmm7
-;     r200: xmm0                r201: xmm0                r202: xmm0                r203: xmm6
-;     r204: xmm2                r205: xmm1                r206: xmm2                r207: xmm2
-;     r208: xmm7                r209: xmm7                r210: xmm7                r211: xmm4
-;     r212: xmm0                r213: xmm1                r214: xmm0                r215: xmm0
-;     r216: xmm2                r217: xmm2                r218: xmm2                r219: xmm2
-;     r220: xmm6                r221: xmm1                r222: xmm6                r223: xmm6
-;     r224: xmm0                r225: xmm4                r226: xmm4                r227: xmm7
-;     r228: xmm0                r229: xmm1                r230: xmm0                r231: xmm1
-;     r232: xmm0                r233: xmm0                r234: xmm0                r235: xmm4
-;     r236: xmm7                r237: xmm6                r238: xmm7                r239: xmm7
-;     r240: xmm1                r241: xmm1                r242: xmm1                r243: xmm2
-;     r244: xmm0                r245: xmm6                r246: xmm0                r247: xmm0
-;     r248: xmm7                r249: xmm7                r250: xmm7                r251: xmm4
-;     r252: xmm1                r253: xmm6                r254: xmm1                r255: xmm1
-;     r256: xmm0                r257: xmm7                r258: xmm7                r259: xmm2
-;     r260: xmm0                r261: xmm6                r262: xmm0                r263: xmm6
-;     r264: xmm0                r265: xmm0                r266: xmm0                r267: xmm7
-;     r268: xmm2                r269: xmm1                r270: xmm2                r271: xmm2
-;     r272: xmm6                r273: xmm6                r274: xmm6                r275: xmm4
-;     r276: xmm0                r277: xmm1                r278: xmm0                r279: xmm0
-;     r280: xmm2                r281: xmm2                r282: xmm2                r283: xmm2
-;     r284: xmm7                r285: xmm1                r286: xmm7                r287: xmm7
-;     r288: xmm0                r289: xmm4                r290: xmm4                r291: xmm6
-;     r292: xmm0                r293: xmm1                r294: xmm0                r295: xmm1
-;     r296: xmm0                r297: xmm0                r298: xmm0                r299: xmm4
-;     r300: xmm6                r301: xmm7                r302: xmm6                r303: xmm6
-;     r304: xmm1                r305: xmm1                r306: xmm1                r307: xmm2
-;     r308: xmm0                r309: xmm7                r310: xmm0                r311: xmm0
-;     r312: xmm6                r313: xmm6                r314: xmm6                r315: xmm4
-;     r316: xmm1                r317: xmm7                r318: xmm1                r319: xmm1
-;     r320: xmm0                r321: xmm6                r322: xmm6                r323: xmm2
-;     r324: xmm0                r325: xmm7                r326: xmm0                r327: xmm7
-;     r328: xmm0                r329: xmm0                r330: xmm0                r331: xmm6
-;     r332: xmm2                r333: xmm1                r334: xmm2                r335: xmm2
-;     r336: xmm7                r337: xmm7                r338: xmm7                r339: xmm4
-;     r340: xmm0                r341: xmm1                r342: xmm0                r343: xmm0
-;     r344: xmm2                r345: xmm2                r346: xmm2                r347: xmm2
-;     r348: xmm6                r349: xmm1                r350: xmm6                r351: xmm6
-;     r352: xmm0                r353: xmm4                r354: xmm4                r355: xmm7
-;     r356: xmm0                r357: xmm1                r358: xmm0                r359: xmm1
-;     r360: xmm0                r361: xmm0                r362: xmm0                r363: xmm4
-;     r364: xmm7                r365: xmm6                r366: xmm7                r367: xmm7
-;     r368: xmm1                r369: xmm1                r370: xmm1                r371: xmm2
-;     r372: xmm0                r373: xmm6                r374: xmm0                r375: xmm0
-;     r376: xmm7                r377: xmm7                r378: xmm7                r379: xmm4
-;     r380: xmm1                r381: xmm6                r382: xmm1                r383: xmm1
-;     r384: xmm0                r385: xmm7                r386: xmm7                r387: xmm2
-;     r388: xmm0                r389: xmm6                r390: xmm0                r391: xmm6
-;     r392: xmm0                r393: xmm0                r394: xmm0                r395: xmm7
-;     r396: xmm2                r397: xmm1                r398: xmm2                r399: xmm2
-;     r400: xmm6                r401: xmm6                r402: xmm6                r403: xmm4
-;     r404: xmm0                r405: xmm1                r406: xmm0                r407: xmm0
-;     r408: xmm2                r409: xmm2                r410: xmm2                r411: xmm2
-;     r412: xmm7                r413: xmm1                r414: xmm7                r415: xmm7
-;     r416: xmm0                r417: xmm4                r418: xmm4                r419: xmm6
-;     r420: xmm0                r421: xmm1                r422: xmm0                r423: xmm1
-;     r424: xmm0                r425: xmm0                r426: xmm0                r427: xmm4
-;     r428: xmm6                r429: xmm7                r430: xmm6                r431: xmm6
-;     r432: xmm1                r433: xmm1                r434: xmm1                r435: xmm2
-;     r436: xmm0                r437: xmm7                r438: xmm0                r439: xmm0
-;     r440: xmm6                r441: xmm6                r442: xmm6                r443: xmm4
-;     r444: xmm1                r445: xmm7                r446: xmm1                r447: xmm1
-;     r448: xmm0                r449: xmm6                r450: xmm6                r451: xmm2
-;     r452: xmm0                r453: xmm7                r454: xmm0                r455: xmm7
-;     r456: xmm0                r457: xmm0                r458: xmm0                r459: xmm6
-;     r460: xmm2                r461: xmm1                r462: xmm2                r463: xmm2
-;     r464: xmm7                r465: xmm7                r466: xmm7                r467: xmm4
-;     r468: xmm0                r469: xmm1                r470: xmm0                r471: xmm0
-;     r472: xmm2                r473: xmm2                r474: xmm2                r475: xmm2
-;     r476: xmm6                r477: xmm1                r478: xmm6                r479: xmm6
-;     r480: xmm0                r481: xmm4                r482: xmm4                r483: xmm7
-;     r484: xmm0                r485: xmm1                r486: xmm0                r487: xmm1
-;     r488: xmm0                r489: xmm0                r490: xmm0                r491: xmm4
-;     r492: xmm7                r493: xmm6                r494: xmm7                r495: xmm7
-;     r496: xmm1                r497: xmm1                r498: xmm1                r499: xmm2
-;     r500: xmm0                r501: xmm6                r502: xmm0                r503: xmm0
-;     r504: xmm7                r505: xmm7                r506: xmm7                r507: xmm4
-;     r508: xmm1                r509: xmm6                r510: xmm1                r511: xmm1
-;     r512: xmm0                r513: xmm7                r514: xmm7                r515: xmm2
-;     r516: xmm0                r517: xmm6                r518: xmm0                r519: xmm6
-;     r520: xmm0                r521: xmm0                r522: xmm0                r523: xmm7
-;     r524: xmm2                r525: xmm1                r526: xmm2                r527: xmm2
-;     r528: xmm6                r529: xmm6                r530: xmm6                r531: xmm4
-;     r532: xmm0                r533: xmm1                r534: xmm0                r535: xmm0
-;     r536: xmm2                r537: xmm2                r538: xmm2                r539: xmm2
-;     r540: xmm7                r541: xmm1                r542: xmm7                r543: xmm7
-;     r544: xmm0                r545: xmm4                r546: xmm4                r547: xmm6
-;     r548: xmm0                r549: xmm1                r550: xmm0                r551: xmm1
-;     r552: xmm0                r553: xmm0                r554: xmm0                r555: xmm4
-;     r556: xmm6                r557: xmm7                r558: xmm6                r559: xmm6
-;     r560: xmm1                r561: xmm1                r562: xmm1                r563: xmm2
-;     r564: xmm0                r565: xmm7                r566: xmm0                r567: xmm0
-;     r568: xmm6                r569: xmm6                r570: xmm6                r571: xmm4
-;     r572: xmm1                r573: xmm7                r574: xmm1                r575: xmm1
-;     r576: xmm0                r577: xmm6                r578: xmm6                r579: xmm2
-;     r580: xmm0                r581: xmm7                r582: xmm0                r583: xmm7
-;     r584: xmm0                r585: xmm0                r586: xmm0                r587: xmm6
-;     r588: xmm2                r589: xmm1                r590: xmm2                r591: xmm2
-;     r592: xmm7                r593: xmm7                r594: xmm7                r595: xmm4
-;     r596: xmm0                r597: xmm1                r598: xmm0                r599: xmm0
-;     r600: xmm2                r601: xmm2                r602: xmm2                r603: xmm2
-;     r604: xmm6                r605: xmm1                r606: xmm6                r607: xmm6
-;     r608: xmm0                r609: xmm4                r610: xmm4                r611: xmm7
-;     r612: xmm0                r613: xmm1                r614: xmm0                r615: xmm1
-;     r616: xmm0                r617: xmm0                r618: xmm0                r619: xmm4
-;     r620: xmm7                r621: xmm6                r622: xmm7                r623: xmm7
-;     r624: xmm1                r625: xmm1                r626: xmm1                r627: xmm2
-;     r628: xmm0                r629: xmm6                r630: xmm0                r631: xmm0
-;     r632: xmm7                r633: xmm7                r634: xmm7                r635: xmm4
-;     r636: xmm1                r637: xmm6                r638: xmm1                r639: xmm1
-;     r640: xmm0                  t0: xmm0                  t1: xmm1                  t2: xmm2
-;    tweak: eax                   x0: xmm3                  x1: xmm1, xmm2, xmm4, xmm6, xmm7      x2: xmm5
-;       x3: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x4: xmm1, xmm2, xmm4, xmm6, xmm7      x5: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x6: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
-;       x7: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x8: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x9: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x10: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
-;      x11: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x12: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x13: xmm0, xmm1, xmm4, xmm6, xmm7     x14: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
-;      x15: xmm0, xmm2, xmm4, xmm6, xmm7
-;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 t0 t1 t2 x1 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
-;   frame: 880 bytes of stack slots; callee-saved registers pushed: ebx
+;      k15: xmm7                 k16: xmm7                 kcs: xmm6                 key: eax
+;        n: ebx                  out: edx                   r1: xmm1                  r2: xmm1
+;       r3: xmm4                  r4: xmm2                  r5: xmm6                  r6: xmm2
+;       r7: xmm6                  r8: xmm6                  r9: xmm6                 r10: xmm6
+;      r11: xmm1                 r12: xmm4                 r13: xmm0                 r14: xmm0
+;      r15: xmm0                 r16: xmm7                 r17: xmm7                 r18: xmm7
+;      r19: xmm7                 r20: xmm6                 r21: xmm2                 r22: xmm6
+;      r23: xmm6                 r24: xmm0                 r25: xmm0                 r26: xmm0
+;      r27: xmm4                 r28: xmm1                 r29: xmm2                 r30: xmm1
+;      r31: xmm1                 r32: xmm6                 r33: xmm6                 r34: xmm6
+;      r35: xmm6                 r36: xmm7                 r37: xmm2                 r38: xmm7
+;      r39: xmm2                 r40: xmm7                 r41: xmm7                 r42: xmm7
+;      r43: xmm0                 r44: xmm4                 r45: xmm6                 r46: xmm4
+;      r47: xmm4                 r48: xmm2                 r49: xmm2                 r50: xmm2
+;      r51: xmm2                 r52: xmm1                 r53: xmm6                 r54: xmm1
+;      r55: xmm1                 r56: xmm4                 r57: xmm4                 r58: xmm4
+;      r59: xmm7                 r60: xmm0                 r61: xmm6                 r62: xmm0
+;      r63: xmm0                 r64: xmm1                 r65: xmm7                 r66: xmm7
+;      r67: xmm2                 r68: xmm1                 r69: xmm6                 r70: xmm1
+;      r71: xmm6                 r72: xmm1                 r73: xmm1                 r74: xmm1
+;      r75: xmm1                 r76: xmm4                 r77: xmm7                 r78: xmm4
+;      r79: xmm4                 r80: xmm6                 r81: xmm6                 r82: xmm6
+;      r83: xmm6                 r84: xmm0                 r85: xmm7                 r86: xmm0
+;      r87: xmm0                 r88: xmm4                 r89: xmm4                 r90: xmm4
+;      r91: xmm2                 r92: xmm1                 r93: xmm7                 r94: xmm1
+;      r95: xmm1                 r96: xmm0                 r97: xmm4                 r98: xmm4
+;      r99: xmm6                r100: xmm6                r101: xmm7                r102: xmm6
+;     r103: xmm7                r104: xmm6                r105: xmm6                r106: xmm6
+;     r107: xmm6                r108: xmm0                r109: xmm4                r110: xmm0
+;     r111: xmm0                r112: xmm7                r113: xmm7                r114: xmm7
+;     r115: xmm1                r116: xmm2                r117: xmm4                r118: xmm2
+;     r119: xmm2                r120: xmm0                r121: xmm0                r122: xmm0
+;     r123: xmm0                r124: xmm6                r125: xmm4                r126: xmm6
+;     r127: xmm6                r128: xmm2                r129: xmm6                r130: xmm6
+;     r131: xmm6                r132: xmm7                r133: xmm4                r134: xmm7
+;     r135: xmm4                r136: xmm4                r137: xmm4                r138: xmm4
+;     r139: xmm1                r140: xmm0                r141: xmm6                r142: xmm0
+;     r143: xmm0                r144: xmm2                r145: xmm2                r146: xmm2
+;     r147: xmm2                r148: xmm7                r149: xmm6                r150: xmm7
+;     r151: xmm7                r152: xmm0                r153: xmm0                r154: xmm0
+;     r155: xmm4                r156: xmm1                r157: xmm6                r158: xmm1
+;     r159: xmm1                r160: xmm7                r161: xmm7                r162: xmm7
+;     r163: xmm7                r164: xmm2                r165: xmm6                r166: xmm2
+;     r167: xmm6                r168: xmm2                r169: xmm2                r170: xmm2
+;     r171: xmm0                r172: xmm4                r173: xmm7                r174: xmm4
+;     r175: xmm4                r176: xmm6                r177: xmm6                r178: xmm6
+;     r179: xmm6                r180: xmm1                r181: xmm7                r182: xmm1
+;     r183: xmm1                r184: xmm4                r185: xmm4                r186: xmm4
+;     r187: xmm2                r188: xmm0                r189: xmm7                r190: xmm0
+;     r191: xmm0                r192: xmm1                r193: xmm4                r194: xmm4
+;     r195: xmm6                r196: xmm6                r197: xmm7                r198: xmm6
+;     r199: xmm7                r200: xmm6                r201: xmm6                r202: xmm6
+;     r203: xmm6                r204: xmm1                r205: xmm4                r206: xmm1
+;     r207: xmm1                r208: xmm7                r209: xmm7                r210: xmm7
+;     r211: xmm0                r212: xmm2                r213: xmm4                r214: xmm2
+;     r215: xmm2                r216: xmm1                r217: xmm1                r218: xmm1
+;     r219: xmm1                r220: xmm6                r221: xmm4                r222: xmm6
+;     r223: xmm6                r224: xmm2                r225: xmm6                r226: xmm6
+;     r227: xmm6                r228: xmm7                r229: xmm4                r230: xmm7
+;     r231: xmm4                r232: xmm4                r233: xmm4                r234: xmm4
+;     r235: xmm0                r236: xmm1                r237: xmm6                r238: xmm1
+;     r239: xmm1                r240: xmm2                r241: xmm2                r242: xmm2
+;     r243: xmm2                r244: xmm7                r245: xmm6                r246: xmm7
+;     r247: xmm7                r248: xmm1                r249: xmm1                r250: xmm1
+;     r251: xmm4                r252: xmm0                r253: xmm6                r254: xmm0
+;     r255: xmm0                r256: xmm7                r257: xmm7                r258: xmm7
+;     r259: xmm7                r260: xmm2                r261: xmm6                r262: xmm2
+;     r263: xmm6                r264: xmm2                r265: xmm2                r266: xmm2
+;     r267: xmm1                r268: xmm4                r269: xmm7                r270: xmm4
+;     r271: xmm4                r272: xmm6                r273: xmm6                r274: xmm6
+;     r275: xmm6                r276: xmm0                r277: xmm7                r278: xmm0
+;     r279: xmm0                r280: xmm4                r281: xmm4                r282: xmm4
+;     r283: xmm2                r284: xmm1                r285: xmm7                r286: xmm1
+;     r287: xmm1                r288: xmm0                r289: xmm4                r290: xmm4
+;     r291: xmm6                r292: xmm6                r293: xmm7                r294: xmm6
+;     r295: xmm7                r296: xmm6                r297: xmm6                r298: xmm6
+;     r299: xmm6                r300: xmm0                r301: xmm4                r302: xmm0
+;     r303: xmm0                r304: xmm7                r305: xmm7                r306: xmm7
+;     r307: xmm1                r308: xmm2                r309: xmm4                r310: xmm2
+;     r311: xmm2                r312: xmm0                r313: xmm0                r314: xmm0
+;     r315: xmm0                r316: xmm6                r317: xmm4                r318: xmm6
+;     r319: xmm6                r320: xmm2                r321: xmm6                r322: xmm6
+;     r323: xmm6                r324: xmm7                r325: xmm4                r326: xmm7
+;     r327: xmm4                r328: xmm4                r329: xmm4                r330: xmm4
+;     r331: xmm1                r332: xmm0                r333: xmm6                r334: xmm0
+;     r335: xmm0                r336: xmm2                r337: xmm2                r338: xmm2
+;     r339: xmm2                r340: xmm7                r341: xmm6                r342: xmm7
+;     r343: xmm7                r344: xmm0                r345: xmm0                r346: xmm0
+;     r347: xmm4                r348: xmm1                r349: xmm6                r350: xmm1
+;     r351: xmm1                r352: xmm7                r353: xmm7                r354: xmm7
+;     r355: xmm7                r356: xmm2                r357: xmm6                r358: xmm2
+;     r359: xmm6                r360: xmm2                r361: xmm2                r362: xmm2
+;     r363: xmm0                r364: xmm4                r365: xmm7                r366: xmm4
+;     r367: xmm4                r368: xmm6                r369: xmm6                r370: xmm6
+;     r371: xmm6                r372: xmm1                r373: xmm7                r374: xmm1
+;     r375: xmm1                r376: xmm4                r377: xmm4                r378: xmm4
+;     r379: xmm2                r380: xmm0                r381: xmm7                r382: xmm0
+;     r383: xmm0                r384: xmm1                r385: xmm4                r386: xmm4
+;     r387: xmm6                r388: xmm6                r389: xmm7                r390: xmm6
+;     r391: xmm7                r392: xmm6                r393: xmm6                r394: xmm6
+;     r395: xmm6                r396: xmm1                r397: xmm4                r398: xmm1
+;     r399: xmm1                r400: xmm7                r401: xmm7                r402: xmm7
+;     r403: xmm0                r404: xmm2                r405: xmm4                r406: xmm2
+;     r407: xmm2                r408: xmm1                r409: xmm1                r410: xmm1
+;     r411: xmm1                r412: xmm6                r413: xmm4                r414: xmm6
+;     r415: xmm6                r416: xmm2                r417: xmm6                r418: xmm6
+;     r419: xmm6                r420: xmm7                r421: xmm4                r422: xmm7
+;     r423: xmm4                r424: xmm4                r425: xmm4                r426: xmm4
+;     r427: xmm0                r428: xmm1                r429: xmm6                r430: xmm1
+;     r431: xmm1                r432: xmm2                r433: xmm2                r434: xmm2
+;     r435: xmm2                r436: xmm7                r437: xmm6                r438: xmm7
+;     r439: xmm7                r440: xmm1                r441: xmm1                r442: xmm1
+;     r443: xmm4                r444: xmm0                r445: xmm6                r446: xmm0
+;     r447: xmm0                r448: xmm7                r449: xmm7                r450: xmm7
+;     r451: xmm7                r452: xmm2                r453: xmm6                r454: xmm2
+;     r455: xmm6                r456: xmm2                r457: xmm2                r458: xmm2
+;     r459: xmm1                r460: xmm4                r461: xmm7                r462: xmm4
+;     r463: xmm4                r464: xmm6                r465: xmm6                r466: xmm6
+;     r467: xmm6                r468: xmm0                r469: xmm7                r470: xmm0
+;     r471: xmm0                r472: xmm4                r473: xmm4                r474: xmm4
+;     r475: xmm2                r476: xmm1                r477: xmm7                r478: xmm1
+;     r479: xmm1                r480: xmm0                r481: xmm4                r482: xmm4
+;     r483: xmm6                r484: xmm6                r485: xmm7                r486: xmm6
+;     r487: xmm7                r488: xmm6                r489: xmm6                r490: xmm6
+;     r491: xmm6                r492: xmm0                r493: xmm4                r494: xmm0
+;     r495: xmm0                r496: xmm7                r497: xmm7                r498: xmm7
+;     r499: xmm1                r500: xmm2                r501: xmm4                r502: xmm2
+;     r503: xmm2                r504: xmm0                r505: xmm0                r506: xmm0
+;     r507: xmm0                r508: xmm6                r509: xmm4                r510: xmm6
+;     r511: xmm6                r512: xmm2                r513: xmm6                r514: xmm6
+;     r515: xmm6                r516: xmm7                r517: xmm4                r518: xmm7
+;     r519: xmm4                r520: xmm4                r521: xmm4                r522: xmm4
+;     r523: xmm1                r524: xmm0                r525: xmm6                r526: xmm0
+;     r527: xmm0                r528: xmm2                r529: xmm2                r530: xmm2
+;     r531: xmm2                r532: xmm7                r533: xmm6                r534: xmm7
+;     r535: xmm7                r536: xmm0                r537: xmm0                r538: xmm0
+;     r539: xmm4                r540: xmm1                r541: xmm6                r542: xmm1
+;     r543: xmm1                r544: xmm7                r545: xmm7                r546: xmm7
+;     r547: xmm7                r548: xmm2                r549: xmm6                r550: xmm2
+;     r551: xmm6                r552: xmm2                r553: xmm2                r554: xmm2
+;     r555: xmm0                r556: xmm4                r557: xmm7                r558: xmm4
+;     r559: xmm4                r560: xmm6                r561: xmm6                r562: xmm6
+;     r563: xmm6                r564: xmm1                r565: xmm7                r566: xmm1
+;     r567: xmm1                r568: xmm4                r569: xmm4                r570: xmm4
+;     r571: xmm2                r572: xmm0                r573: xmm7                r574: xmm0
+;     r575: xmm0                r576: xmm1                r577: xmm4                r578: xmm4
+;     r579: xmm6                r580: xmm6                r581: xmm7                r582: xmm6
+;     r583: xmm7                r584: xmm6                r585: xmm6                r586: xmm6
+;     r587: xmm6                r588: xmm1                r589: xmm4                r590: xmm1
+;     r591: xmm1                r592: xmm7                r593: xmm7                r594: xmm7
+;     r595: xmm0                r596: xmm2                r597: xmm4                r598: xmm2
+;     r599: xmm2                r600: xmm1                r601: xmm1                r602: xmm1
+;     r603: xmm1                r604: xmm6                r605: xmm4                r606: xmm6
+;     r607: xmm6                r608: xmm2                r609: xmm6                r610: xmm6
+;     r611: xmm6                r612: xmm7                r613: xmm4                r614: xmm7
+;     r615: xmm4                r616: xmm4                r617: xmm4                r618: xmm4
+;     r619: xmm0                r620: xmm1                r621: xmm6                r622: xmm1
+;     r623: xmm1                r624: xmm2                r625: xmm2                r626: xmm2
+;     r627: xmm2                r628: xmm7                r629: xmm6                r630: xmm7
+;     r631: xmm7                r632: xmm1                r633: xmm1                r634: xmm1
+;     r635: xmm4                r636: xmm0                r637: xmm6                r638: xmm0
+;     r639: xmm0                r640: xmm7                 sk1: xmm1                 sk2: xmm1
+;      sk3: xmm1                 sk4: xmm0                 sk5: xmm1                 sk6: xmm6
+;      sk7: xmm1                 sk8: xmm0                 sk9: xmm6                sk10: xmm0
+;     sk11: xmm1                sk12: xmm6                sk13: xmm1                sk14: xmm0
+;     sk15: xmm6                sk16: xmm0                sk17: xmm1                sk18: xmm6
+;     sk19: xmm1                sk20: xmm0                sk21: xmm6                sk22: xmm0
+;       t0: xmm0                  t1: xmm1                  t2: xmm2               tweak: eax
+;       x0: xmm3                  x1: xmm2, xmm4, xmm6, xmm7      x2: xmm5                  x3: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
+;       x4: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x5: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x6: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x7: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
+;       x8: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x9: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x10: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x11: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
+;      x12: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x13: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x14: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x15: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
+;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 sk2 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 x1 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
+;   frame: 1520 bytes of stack slots; callee-saved registers pushed: ebx
 ;
 ; Register map of tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: ecx                   k0: xmm0                  k1: xmm1                  k2: xmm2
 ;       k3: xmm3                  k4: xmm4                  k5: xmm5                  k6: xmm6
 ;       k7: xmm7                  k8: xmm7                  k9: xmm7                 k10: xmm7
 ;      k11: xmm7                 k12: xmm7                 k13: xmm7                 k14: xmm7
-;      k15: xmm7                 k16: xmm7                 key: eax                    n: ebx
-;      out: edx                   r1: xmm7                  r2: xmm7                  r3: xmm7
-;       r4: xmm7                  r5: xmm1                  r6: xmm1                  r7: xmm2
-;       r8: xmm6                  r9: xmm6                 r10: xmm6                 r11: xmm6
-;      r12: xmm4                 r13: xmm6                 r14: xmm1                 r15: xmm2
-;      r16: xmm7                 r17: xmm7                 r18: xmm7                 r19: xmm7
-;      r20: xmm7                 r21: xmm6                 r22: xmm1                 r23: xmm2
-;      r24: xmm4                 r25: xmm4                 r26: xmm4                 r27: xmm4
-;      r28: xmm1                 r29: xmm4                 r30: xmm4                 r31: xmm4
-;      r32: xmm4                 r33: xmm4                 r34: xmm4                 r35: xmm4
-;      r36: xmm4                 r37: xmm2                 r38: xmm2                 r39: xmm1
-;      r40: xmm6                 r41: xmm6                 r42: xmm6                 r43: xmm6
-;      r44: xmm7                 r45: xmm6                 r46: xmm2                 r47: xmm1
-;      r48: xmm7                 r49: xmm7                 r50: xmm7                 r51: xmm7
-;      r52: xmm6                 r53: xmm7                 r54: xmm2                 r55: xmm1
-;      r56: xmm6                 r57: xmm6                 r58: xmm6                 r59: xmm6
-;      r60: xmm2                 r61: xmm6                 r62: xmm6                 r63: xmm6
-;      r64: xmm6                 r65: xmm6                 r66: xmm6                 r67: xmm6
-;      r68: xmm1                 r69: xmm6                 r70: xmm6                 r71: xmm2
-;      r72: xmm1                 r73: xmm1                 r74: xmm1                 r75: xmm1
-;      r76: xmm7                 r77: xmm1                 r78: xmm1                 r79: xmm2
-;      r80: xmm7                 r81: xmm7                 r82: xmm7                 r83: xmm7
-;      r84: xmm6                 r85: xmm7                 r86: xmm1                 r87: xmm2
-;      r88: xmm6                 r89: xmm6                 r90: xmm6                 r91: xmm6
-;      r92: xmm1                 r93: xmm6                 r94: xmm6                 r95: xmm6
-;      r96: xmm6                 r97: xmm6                 r98: xmm6                 r99: xmm6
-;     r100: xmm2                r101: xmm6                r102: xmm6                r103: xmm1
-;     r104: xmm2                r105: xmm2                r106: xmm2                r107: xmm2
-;     r108: xmm7                r109: xmm2                r110: xmm2                r111: xmm1
-;     r112: xmm7                r113: xmm7                r114: xmm7                r115: xmm7
-;     r116: xmm6                r117: xmm7                r118: xmm2                r119: xmm1
-;     r120: xmm6                r121: xmm6                r122: xmm6                r123: xmm6
-;     r124: xmm2                r125: xmm6                r126: xmm6                r127: xmm6
-;     r128: xmm6                r129: xmm6                r130: xmm6                r131: xmm6
-;     r132: xmm1                r133: xmm6                r134: xmm6                r135: xmm2
-;     r136: xmm1                r137: xmm1                r138: xmm1                r139: xmm1
-;     r140: xmm7                r141: xmm1                r142: xmm1                r143: xmm2
-;     r144: xmm7                r145: xmm7                r146: xmm7                r147: xmm7
-;     r148: xmm6                r149: xmm7                r150: xmm1                r151: xmm2
-;     r152: xmm6                r153: xmm6                r154: xmm6                r155: xmm6
-;     r156: xmm1                r157: xmm6                r158: xmm6                r159: xmm6
-;     r160: xmm6                r161: xmm6                r162: xmm6                r163: xmm6
-;     r164: xmm2                r165: xmm6                r166: xmm6                r167: xmm1
-;     r168: xmm2                r169: xmm2                r170: xmm2                r171: xmm2
-;     r172: xmm7                r173: xmm2                r174: xmm2                r175: xmm1
-;     r176: xmm7                r177: xmm7                r178: xmm7                r179: xmm7
-;     r180: xmm6                r181: xmm7                r182: xmm2                r183: xmm1
-;     r184: xmm6                r185: xmm6                r186: xmm6                r187: xmm6
-;     r188: xmm2                r189: xmm6                r190: xmm6                r191: xmm6
-;     r192: xmm6                r193: xmm6                r194: xmm6                r195: xmm6
-;     r196: xmm1                r197: xmm6                r198: xmm6                r199: xmm2
-;     r200: xmm1                r201: xmm1                r202: xmm1                r203: xmm1
-;     r204: xmm7                r205: xmm1                r206: xmm1                r207: xmm2
-;     r208: xmm7                r209: xmm7                r210: xmm7                r211: xmm7
-;     r212: xmm6                r213: xmm7                r214: xmm1                r215: xmm2
-;     r216: xmm6                r217: xmm6                r218: xmm6                r219: xmm6
-;     r220: xmm1                r221: xmm6                r222: xmm6                r223: xmm6
-;     r224: xmm6                r225: xmm6                r226: xmm6                r227: xmm6
-;     r228: xmm2                r229: xmm6                r230: xmm6                r231: xmm1
-;     r232: xmm2                r233: xmm2                r234: xmm2                r235: xmm2
-;     r236: xmm7                r237: xmm2                r238: xmm2                r239: xmm1
-;     r240: xmm7                r241: xmm7                r242: xmm7                r243: xmm7
-;     r244: xmm6                r245: xmm7                r246: xmm2                r247: xmm1
-;     r248: xmm6                r249: xmm6                r250: xmm6                r251: xmm6
-;     r252: xmm2                r253: xmm6                r254: xmm6                r255: xmm6
-;     r256: xmm6                r257: xmm6                r258: xmm6                r259: xmm6
-;     r260: xmm1                r261: xmm6                r262: xmm6                r263: xmm2
-;     r264: xmm1                r265: xmm1                r266: xmm1                r267: xmm1
-;     r268: xmm7                r269: xmm1                r270: xmm1                r271: xmm2
-;     r272: xmm7                r273: xmm7                r274: xmm7                r275: xmm7
-;     r276: xmm6                r277: xmm7                r278: xmm1                r279: xmm2
-;     r280: xmm6                r281: xmm6                r282: xmm6                r283: xmm6
-;     r284: xmm1                r285: xmm6                r286: xmm6                r287: xmm6
-;     r288: xmm6                r289: xmm6                r290: xmm6                r291: xmm6
-;     r292: xmm2                r293: xmm6                r294: xmm6                r295: xmm1
-;     r296: xmm2                r297: xmm2                r298: xmm2                r299: xmm2
-;     r300: xmm7                r301: xmm2                r302: xmm2                r303: xmm1
-;     r304: xmm7                r305: xmm7                r306: xmm7                r307: xmm7
-;     r308: xmm6                r309: xmm7                r310: xmm2                r311: xmm1
-;     r312: xmm6                r313: xmm6                r314: xmm6                r315: xmm6
-;     r316: xmm2                r317: xmm6                r318: xmm6                r319: xmm6
-;     r320: xmm6                r321: xmm6                r322: xmm6                r323: xmm6
-;     r324: xmm1                r325: xmm6                r326: xmm6                r327: xmm2
-;     r328: xmm1                r329: xmm1                r330: xmm1                r331: xmm1
-;     r332: xmm7                r333: xmm1                r334: xmm1                r335: xmm2
-;     r336: xmm7                r337: xmm7                r338: xmm7                r339: xmm7
-;     r340: xmm6                r341: xmm7                r342: xmm1                r343: xmm2
-;     r344: xmm6                r345: xmm6                r346: xmm6                r347: xmm6
-;     r348: xmm1                r349: xmm6                r350: xmm6                r351: xmm6
-;     r352: xmm6                r353: xmm6                r354: xmm6                r355: xmm6
-;     r356: xmm2                r357: xmm6                r358: xmm6                r359: xmm1
-;     r360: xmm2                r361: xmm2                r362: xmm2                r363: xmm2
-;     r364: xmm7                r365: xmm2                r366: xmm2                r367: xmm1
-;     r368: xmm7                r369: xmm7                r370: xmm7                r371: xmm7
-;     r372: xmm6                r373: xmm7                r374: xmm2                r375: xmm1
-;     r376: xmm6                r377: xmm6                r378: xmm6                r379: xmm6
-;     r380: xmm2                r381: xmm6                r382: xmm6                r383: xmm6
-;     r384: xmm6                r385: xmm6                r386: xmm6                r387: xmm6
-;     r388: xmm1                r389: xmm6                r390: xmm6                r391: xmm2
-;     r392: xmm1                r393: xmm1                r394: xmm1                r395: xmm1
-;     r396: xmm7                r397: xmm1                r398: xmm1                r399: xmm2
-;     r400: xmm7                r401: xmm7                r402: xmm7                r403: xmm7
-;     r404: xmm6                r405: xmm7                r406: xmm1                r407: xmm2
-;     r408: xmm6                r409: xmm6                r410: xmm6                r411: xmm6
-;     r412: xmm1                r413: xmm6                r414: xmm6                r415: xmm6
-;     r416: xmm6                r417: xmm6                r418: xmm6                r419: xmm6
-;     r420: xmm2                r421: xmm6                r422: xmm6                r423: xmm1
-;     r424: xmm2                r425: xmm2                r426: xmm2                r427: xmm2
-;     r428: xmm7                r429: xmm2                r430: xmm2                r431: xmm1
-;     r432: xmm7                r433: xmm7                r434: xmm7                r435: xmm7
-;     r436: xmm6                r437: xmm7                r438: xmm2                r439: xmm1
-;     r440: xmm6                r441: xmm6                r442: xmm6                r443: xmm6
-;     r444: xmm2                r445: xmm6                r446: xmm6                r447: xmm6
-;     r448: xmm6                r449: xmm6                r450: xmm6                r451: xmm6
-;     r452: xmm1                r453: xmm6                r454: xmm6                r455: xmm2
-;     r456: xmm1                r457: xmm1                r458: xmm1                r459: xmm1
-;     r460: xmm7                r461: xmm1                r462: xmm1                r463: xmm2
-;     r464: xmm7                r465: xmm7                r466: xmm7                r467: xmm7
-;     r468: xmm6                r469: xmm7                r470: xmm1                r471: xmm2
-;     r472: xmm6                r473: xmm6                r474: xmm6                r475: xmm6
-;     r476: xmm1                r477: xmm6                r478: xmm6                r479: xmm6
-;     r480: xmm6                r481: xmm6                r482: xmm6                r483: xmm6
-;     r484: xmm2                r485: xmm6                r486: xmm6                r487: xmm1
-;     r488: xmm2                r489: xmm2                r490: xmm2                r491: xmm2
-;     r492: xmm7                r493: xmm2                r494: xmm2                r495: xmm1
-;     r496: xmm7                r497: xmm7                r498: xmm7                r499: xmm7
-;     r500: xmm6                r501: xmm7                r502: xmm2                r503: xmm1
-;     r504: xmm6                r505: xmm6                r506: xmm6                r507: xmm6
-;     r508: xmm2                r509: xmm6                r510: xmm6                r511: xmm6
-;     r512: xmm6                r513: xmm6                r514: xmm6                r515: xmm6
-;     r516: xmm1                r517: xmm6                r518: xmm6                r519: xmm2
-;     r520: xmm1                r521: xmm1                r522: xmm1                r523: xmm1
-;     r524: xmm7                r525: xmm1                r526: xmm1                r527: xmm2
-;     r528: xmm7                r529: xmm7                r530: xmm7                r531: xmm7
-;     r532: xmm6                r533: xmm7                r534: xmm1                r535: xmm2
-;     r536: xmm6                r537: xmm6                r538: xmm6                r539: xmm6
-;     r540: xmm1                r541: xmm6                r542: xmm6                r543: xmm6
-;     r544: xmm6                r545: xmm6                r546: xmm6                r547: xmm6
-;     r548: xmm2                r549: xmm6                r550: xmm6                r551: xmm1
-;     r552: xmm2                r553: xmm2                r554: xmm2                r555: xmm2
-;     r556: xmm7                r557: xmm2                r558: xmm2                r559: xmm1
-;     r560: xmm7                r561: xmm7                r562: xmm7                r563: xmm7
-;     r564: xmm6                r565: xmm7                r566: xmm2                r567: xmm1
-;     r568: xmm6                r569: xmm6                r570: xmm6                r571: xmm6
-;     r572: xmm2                r573: xmm6                r574: xmm6                r575: xmm6
-;     r576: xmm6                r577: xmm6                r578: xmm6                r579: xmm6
-;     r580: xmm1                r581: xmm6                r582: xmm6                r583: xmm2
-;     r584: xmm1                r585: xmm1                r586: xmm1                r587: xmm1
-;     r588: xmm7                r589: xmm1                r590: xmm1                r591: xmm2
-;     r592: xmm7                r593: xmm7                r594: xmm7                r595: xmm7
-;     r596: xmm6                r597: xmm7                r598: xmm1                r599: xmm2
-;     r600: xmm6                r601: xmm6                r602: xmm6                r603: xmm6
-;     r604: xmm1                r605: xmm6                r606: xmm6                r607: xmm6
-;     r608: xmm6                r609: xmm6                r610: xmm6                r611: xmm6
-;     r612: xmm2                r613: xmm6                r614: xmm6                r615: xmm1
-;     r616: xmm2                r617: xmm2                r618: xmm2                r619: xmm2
-;     r620: xmm7                r621: xmm2                r622: xmm2                r623: xmm1
-;     r624: xmm7                r625: xmm7                r626: xmm7                r627: xmm7
-;     r628: xmm6                r629: xmm7                r630: xmm2                r631: xmm1
-;     r632: xmm6                r633: xmm6                r634: xmm6                r635: xmm6
-;     r636: xmm2                r637: xmm6                r638: xmm6                r639: xmm6
-;     r640: xmm6                  t0: xmm0                  t1: xmm1                  t2: xmm2
-;    tweak: eax                   x0: xmm3                  x1: xmm1, xmm2, xmm4, xmm6      x2: xmm5
-;       x3: xmm1, xmm2, xmm6, xmm7      x4: xmm1, xmm4, xmm7      x5: xmm1, xmm2, xmm4, xmm6, xmm7      x6: xmm0, xmm1
-;       x7: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x8: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x9: xmm0, xmm1, xmm2, xmm6, xmm7     x10: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
-;      x11: xmm0, xmm1, xmm2     x12: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x13: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x14: xmm1, xmm2, xmm4, xmm6, xmm7
-;      x15: xmm1, xmm2, xmm4, xmm7
-;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 t0 t1 t2 x1 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
-;   frame: 880 bytes of stack slots; callee-saved registers pushed: ebx
+;      k15: xmm7                 k16: xmm7                 kcs: xmm2                 key: eax
+;        n: ebx                  out: edx                   r1: xmm4                  r2: xmm4
+;       r3: xmm4                  r4: xmm1                  r5: xmm7                  r6: xmm6
+;       r7: xmm2                  r8: xmm4                  r9: xmm4                 r10: xmm4
+;      r11: xmm4                 r12: xmm7                 r13: xmm4                 r14: xmm4
+;      r15: xmm2                 r16: xmm7                 r17: xmm7                 r18: xmm7
+;      r19: xmm7                 r20: xmm6                 r21: xmm7                 r22: xmm4
+;      r23: xmm2                 r24: xmm6                 r25: xmm6                 r26: xmm6
+;      r27: xmm6                 r28: xmm4                 r29: xmm6                 r30: xmm6
+;      r31: xmm6                 r32: xmm6                 r33: xmm7                 r34: xmm7
+;      r35: xmm7                 r36: xmm2                 r37: xmm1                 r38: xmm6
+;      r39: xmm4                 r40: xmm7                 r41: xmm7                 r42: xmm7
+;      r43: xmm7                 r44: xmm1                 r45: xmm7                 r46: xmm6
+;      r47: xmm4                 r48: xmm2                 r49: xmm2                 r50: xmm2
+;      r51: xmm2                 r52: xmm2                 r53: xmm7                 r54: xmm6
+;      r55: xmm4                 r56: xmm1                 r57: xmm1                 r58: xmm1
+;      r59: xmm1                 r60: xmm6                 r61: xmm1                 r62: xmm1
+;      r63: xmm1                 r64: xmm1                 r65: xmm7                 r66: xmm7
+;      r67: xmm7                 r68: xmm4                 r69: xmm2                 r70: xmm1
+;      r71: xmm6                 r72: xmm7                 r73: xmm7                 r74: xmm7
+;      r75: xmm7                 r76: xmm2                 r77: xmm7                 r78: xmm1
+;      r79: xmm6                 r80: xmm4                 r81: xmm4                 r82: xmm4
+;      r83: xmm4                 r84: xmm4                 r85: xmm7                 r86: xmm1
+;      r87: xmm6                 r88: xmm2                 r89: xmm2                 r90: xmm2
+;      r91: xmm2                 r92: xmm1                 r93: xmm2                 r94: xmm2
+;      r95: xmm2                 r96: xmm2                 r97: xmm7                 r98: xmm7
+;      r99: xmm7                r100: xmm6                r101: xmm4                r102: xmm2
+;     r103: xmm1                r104: xmm7                r105: xmm7                r106: xmm7
+;     r107: xmm7                r108: xmm4                r109: xmm7                r110: xmm2
+;     r111: xmm1                r112: xmm6                r113: xmm6                r114: xmm6
+;     r115: xmm6                r116: xmm6                r117: xmm7                r118: xmm2
+;     r119: xmm1                r120: xmm4                r121: xmm4                r122: xmm4
+;     r123: xmm4                r124: xmm2                r125: xmm4                r126: xmm4
+;     r127: xmm4                r128: xmm4                r129: xmm7                r130: xmm7
+;     r131: xmm7                r132: xmm1                r133: xmm6                r134: xmm4
+;     r135: xmm2                r136: xmm7                r137: xmm7                r138: xmm7
+;     r139: xmm7                r140: xmm6                r141: xmm7                r142: xmm4
+;     r143: xmm2                r144: xmm6                r145: xmm6                r146: xmm6
+;     r147: xmm6                r148: xmm7                r149: xmm6                r150: xmm4
+;     r151: xmm2                r152: xmm7                r153: xmm7                r154: xmm7
+;     r155: xmm7                r156: xmm4                r157: xmm7                r158: xmm7
+;     r159: xmm7                r160: xmm7                r161: xmm6                r162: xmm6
+;     r163: xmm6                r164: xmm2                r165: xmm1                r166: xmm7
+;     r167: xmm4                r168: xmm6                r169: xmm6                r170: xmm6
+;     r171: xmm6                r172: xmm1                r173: xmm6                r174: xmm6
+;     r175: xmm4                r176: xmm2                r177: xmm2                r178: xmm2
+;     r179: xmm2                r180: xmm2                r181: xmm7                r182: xmm6
+;     r183: xmm4                r184: xmm1                r185: xmm1                r186: xmm1
+;     r187: xmm1                r188: xmm6                r189: xmm1                r190: xmm1
+;     r191: xmm1                r192: xmm1                r193: xmm7                r194: xmm7
+;     r195: xmm7                r196: xmm4                r197: xmm2                r198: xmm1
+;     r199: xmm6                r200: xmm7                r201: xmm7                r202: xmm7
+;     r203: xmm7                r204: xmm2                r205: xmm7                r206: xmm1
+;     r207: xmm6                r208: xmm4                r209: xmm4                r210: xmm4
+;     r211: xmm4                r212: xmm4                r213: xmm7                r214: xmm1
+;     r215: xmm6                r216: xmm2                r217: xmm2                r218: xmm2
+;     r219: xmm2                r220: xmm1                r221: xmm2                r222: xmm2
+;     r223: xmm2                r224: xmm2                r225: xmm7                r226: xmm7
+;     r227: xmm7                r228: xmm6                r229: xmm4                r230: xmm2
+;     r231: xmm1                r232: xmm7                r233: xmm7                r234: xmm7
+;     r235: xmm7                r236: xmm4                r237: xmm7                r238: xmm2
+;     r239: xmm1                r240: xmm6                r241: xmm6                r242: xmm6
+;     r243: xmm6                r244: xmm6                r245: xmm7                r246: xmm2
+;     r247: xmm1                r248: xmm4                r249: xmm4                r250: xmm4
+;     r251: xmm4                r252: xmm2                r253: xmm4                r254: xmm4
+;     r255: xmm4                r256: xmm4                r257: xmm7                r258: xmm7
+;     r259: xmm7                r260: xmm1                r261: xmm6                r262: xmm4
+;     r263: xmm2                r264: xmm7                r265: xmm7                r266: xmm7
+;     r267: xmm7                r268: xmm6                r269: xmm7                r270: xmm4
+;     r271: xmm2                r272: xmm6                r273: xmm6                r274: xmm6
+;     r275: xmm6                r276: xmm7                r277: xmm6                r278: xmm4
+;     r279: xmm2                r280: xmm7                r281: xmm7                r282: xmm7
+;     r283: xmm7                r284: xmm4                r285: xmm7                r286: xmm7
+;     r287: xmm7                r288: xmm7                r289: xmm6                r290: xmm6
+;     r291: xmm6                r292: xmm2                r293: xmm1                r294: xmm7
+;     r295: xmm4                r296: xmm6                r297: xmm6                r298: xmm6
+;     r299: xmm6                r300: xmm1                r301: xmm6                r302: xmm6
+;     r303: xmm4                r304: xmm2                r305: xmm2                r306: xmm2
+;     r307: xmm2                r308: xmm2                r309: xmm7                r310: xmm6
+;     r311: xmm4                r312: xmm1                r313: xmm1                r314: xmm1
+;     r315: xmm1                r316: xmm6                r317: xmm1                r318: xmm1
+;     r319: xmm1                r320: xmm1                r321: xmm7                r322: xmm7
+;     r323: xmm7                r324: xmm4                r325: xmm2                r326: xmm1
+;     r327: xmm6                r328: xmm7                r329: xmm7                r330: xmm7
+;     r331: xmm7                r332: xmm2                r333: xmm7                r334: xmm1
+;     r335: xmm6                r336: xmm4                r337: xmm4                r338: xmm4
+;     r339: xmm4                r340: xmm4                r341: xmm7                r342: xmm1
+;     r343: xmm6                r344: xmm2                r345: xmm2                r346: xmm2
+;     r347: xmm2                r348: xmm1                r349: xmm2                r350: xmm2
+;     r351: xmm2                r352: xmm2                r353: xmm7                r354: xmm7
+;     r355: xmm7                r356: xmm6                r357: xmm4                r358: xmm2
+;     r359: xmm1                r360: xmm7                r361: xmm7                r362: xmm7
+;     r363: xmm7                r364: xmm4                r365: xmm7                r366: xmm2
+;     r367: xmm1                r368: xmm6                r369: xmm6                r370: xmm6
+;     r371: xmm6                r372: xmm6                r373: xmm7                r374: xmm2
+;     r375: xmm1                r376: xmm4                r377: xmm4                r378: xmm4
+;     r379: xmm4                r380: xmm2                r381: xmm4                r382: xmm4
+;     r383: xmm4                r384: xmm4                r385: xmm7                r386: xmm7
+;     r387: xmm7                r388: xmm1                r389: xmm6                r390: xmm4
+;     r391: xmm2                r392: xmm7                r393: xmm7                r394: xmm7
+;     r395: xmm7                r396: xmm6                r397: xmm7                r398: xmm4
+;     r399: xmm2                r400: xmm6                r401: xmm6                r402: xmm6
+;     r403: xmm6                r404: xmm7                r405: xmm6                r406: xmm4
+;     r407: xmm2                r408: xmm7                r409: xmm7                r410: xmm7
+;     r411: xmm7                r412: xmm4                r413: xmm7                r414: xmm7
+;     r415: xmm7                r416: xmm7                r417: xmm6                r418: xmm6
+;     r419: xmm6                r420: xmm2                r421: xmm1                r422: xmm7
+;     r423: xmm4                r424: xmm6                r425: xmm6                r426: xmm6
+;     r427: xmm6                r428: xmm1                r429: xmm6                r430: xmm6
+;     r431: xmm4                r432: xmm2                r433: xmm2                r434: xmm2
+;     r435: xmm2                r436: xmm2                r437: xmm7                r438: xmm6
+;     r439: xmm4                r440: xmm1                r441: xmm1                r442: xmm1
+;     r443: xmm1                r444: xmm6                r445: xmm1                r446: xmm1
+;     r447: xmm1                r448: xmm1                r449: xmm7                r450: xmm7
+;     r451: xmm7                r452: xmm4                r453: xmm2                r454: xmm1
+;     r455: xmm6                r456: xmm7                r457: xmm7                r458: xmm7
+;     r459: xmm7                r460: xmm2                r461: xmm7                r462: xmm1
+;     r463: xmm6                r464: xmm4                r465: xmm4                r466: xmm4
+;     r467: xmm4                r468: xmm4                r469: xmm7                r470: xmm1
+;     r471: xmm6                r472: xmm2                r473: xmm2                r474: xmm2
+;     r475: xmm2                r476: xmm1                r477: xmm2                r478: xmm2
+;     r479: xmm2                r480: xmm2                r481: xmm7                r482: xmm7
+;     r483: xmm7                r484: xmm6                r485: xmm4                r486: xmm2
+;     r487: xmm1                r488: xmm7                r489: xmm7                r490: xmm7
+;     r491: xmm7                r492: xmm4                r493: xmm7                r494: xmm2
+;     r495: xmm1                r496: xmm6                r497: xmm6                r498: xmm6
+;     r499: xmm6                r500: xmm6                r501: xmm7                r502: xmm2
+;     r503: xmm1                r504: xmm4                r505: xmm4                r506: xmm4
+;     r507: xmm4                r508: xmm2                r509: xmm4                r510: xmm4
+;     r511: xmm4                r512: xmm4                r513: xmm7                r514: xmm7
+;     r515: xmm7                r516: xmm1                r517: xmm6                r518: xmm4
+;     r519: xmm2                r520: xmm7                r521: xmm7                r522: xmm7
+;     r523: xmm7                r524: xmm6                r525: xmm7                r526: xmm4
+;     r527: xmm2                r528: xmm6                r529: xmm6                r530: xmm6
+;     r531: xmm6                r532: xmm7                r533: xmm6                r534: xmm4
+;     r535: xmm2                r536: xmm7                r537: xmm7                r538: xmm7
+;     r539: xmm7                r540: xmm4                r541: xmm7                r542: xmm7
+;     r543: xmm7                r544: xmm7                r545: xmm6                r546: xmm6
+;     r547: xmm6                r548: xmm2                r549: xmm1                r550: xmm7
+;     r551: xmm4                r552: xmm6                r553: xmm6                r554: xmm6
+;     r555: xmm6                r556: xmm1                r557: xmm6                r558: xmm6
+;     r559: xmm4                r560: xmm2                r561: xmm2                r562: xmm2
+;     r563: xmm2                r564: xmm2                r565: xmm7                r566: xmm6
+;     r567: xmm4                r568: xmm1                r569: xmm1                r570: xmm1
+;     r571: xmm1                r572: xmm6                r573: xmm1                r574: xmm1
+;     r575: xmm1                r576: xmm1                r577: xmm7                r578: xmm7
+;     r579: xmm7                r580: xmm4                r581: xmm2                r582: xmm1
+;     r583: xmm6                r584: xmm7                r585: xmm7                r586: xmm7
+;     r587: xmm7                r588: xmm2                r589: xmm7                r590: xmm1
+;     r591: xmm6                r592: xmm4                r593: xmm4                r594: xmm4
+;     r595: xmm4                r596: xmm4                r597: xmm7                r598: xmm1
+;     r599: xmm6                r600: xmm2                r601: xmm2                r602: xmm2
+;     r603: xmm2                r604: xmm1                r605: xmm2                r606: xmm2
+;     r607: xmm2                r608: xmm2                r609: xmm7                r610: xmm7
+;     r611: xmm7                r612: xmm6                r613: xmm4                r614: xmm2
+;     r615: xmm1                r616: xmm7                r617: xmm7                r618: xmm7
+;     r619: xmm7                r620: xmm4                r621: xmm7                r622: xmm2
+;     r623: xmm1                r624: xmm6                r625: xmm6                r626: xmm6
+;     r627: xmm6                r628: xmm6                r629: xmm7                r630: xmm2
+;     r631: xmm1                r632: xmm4                r633: xmm4                r634: xmm4
+;     r635: xmm4                r636: xmm2                r637: xmm4                r638: xmm4
+;     r639: xmm4                r640: xmm4                 sk1: xmm4                 sk2: xmm4
+;      sk3: xmm7                 sk4: xmm7                 sk5: xmm7                 sk6: xmm7
+;      sk7: xmm6                 sk8: xmm7                 sk9: xmm7                sk10: xmm7
+;     sk11: xmm6                sk12: xmm7                sk13: xmm7                sk14: xmm7
+;     sk15: xmm6                sk16: xmm7                sk17: xmm7                sk18: xmm7
+;     sk19: xmm6                sk20: xmm7                sk21: xmm7                sk22: xmm0
+;       t0: xmm0                  t1: xmm1                  t2: xmm2               tweak: eax
+;       x0: xmm3                  x1: xmm1, xmm2, xmm4, xmm6, xmm7      x2: xmm5                  x3: xmm1, xmm2, xmm4, xmm6, xmm7
+;       x4: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x5: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x6: xmm0                  x7: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7
+;       x8: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7      x9: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x10: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x11: xmm0, xmm1, xmm2, xmm4, xmm6
+;      x12: xmm0, xmm1, xmm2, xmm4, xmm6, xmm7     x13: xmm1, xmm2, xmm4, xmm6, xmm7     x14: xmm1, xmm2, xmm4, xmm6, xmm7     x15: xmm1, xmm2, xmm4, xmm6, xmm7
+;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 sk1 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 sk20 sk21 t0 t1 t2 x1 x3 x4 x5 x6 x7 x8 x9 x10 x11 x12 x13 x14 x15
+;   frame: 1520 bytes of stack slots; callee-saved registers pushed: ebx
 
 bits 32
 section .text
@@ -384,6 +394,7 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt:
     add esp, 20
     ret
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     endbr32
 .entry:
@@ -391,49 +402,49 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     mov ebp, esp
     push ebx
     and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
-    sub esp, 880
-    mov dword [esp + 128], 0xa9fc1a22
-    mov dword [esp + 132], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [esp + 560], 0x00000001
-    mov dword [esp + 564], 0x00000000 ; constant 0x0000000000000001
-    mov dword [esp + 576], 0x00000002
-    mov dword [esp + 580], 0x00000000 ; constant 0x0000000000000002
-    mov dword [esp + 592], 0x00000003
-    mov dword [esp + 596], 0x00000000 ; constant 0x0000000000000003
-    mov dword [esp + 608], 0x00000004
-    mov dword [esp + 612], 0x00000000 ; constant 0x0000000000000004
-    mov dword [esp + 624], 0x00000005
-    mov dword [esp + 628], 0x00000000 ; constant 0x0000000000000005
-    mov dword [esp + 640], 0x00000006
-    mov dword [esp + 644], 0x00000000 ; constant 0x0000000000000006
-    mov dword [esp + 656], 0x00000007
-    mov dword [esp + 660], 0x00000000 ; constant 0x0000000000000007
-    mov dword [esp + 672], 0x00000008
-    mov dword [esp + 676], 0x00000000 ; constant 0x0000000000000008
-    mov dword [esp + 688], 0x00000009
-    mov dword [esp + 692], 0x00000000 ; constant 0x0000000000000009
-    mov dword [esp + 704], 0x0000000a
-    mov dword [esp + 708], 0x00000000 ; constant 0x000000000000000a
-    mov dword [esp + 720], 0x0000000b
-    mov dword [esp + 724], 0x00000000 ; constant 0x000000000000000b
-    mov dword [esp + 736], 0x0000000c
-    mov dword [esp + 740], 0x00000000 ; constant 0x000000000000000c
-    mov dword [esp + 752], 0x0000000d
-    mov dword [esp + 756], 0x00000000 ; constant 0x000000000000000d
-    mov dword [esp + 768], 0x0000000e
-    mov dword [esp + 772], 0x00000000 ; constant 0x000000000000000e
-    mov dword [esp + 784], 0x0000000f
-    mov dword [esp + 788], 0x00000000 ; constant 0x000000000000000f
-    mov dword [esp + 800], 0x00000010
-    mov dword [esp + 804], 0x00000000 ; constant 0x0000000000000010
-    mov dword [esp + 816], 0x00000011
-    mov dword [esp + 820], 0x00000000 ; constant 0x0000000000000011
-    mov dword [esp + 832], 0x00000012
-    mov dword [esp + 836], 0x00000000 ; constant 0x0000000000000012
-    mov dword [esp + 848], 0x00000013
-    mov dword [esp + 852], 0x00000000 ; constant 0x0000000000000013
-    mov dword [esp + 864], 0x00000014
-    mov dword [esp + 868], 0x00000000 ; constant 0x0000000000000014
+    sub esp, 1520
+    mov dword [esp + 1184], 0xa9fc1a22
+    mov dword [esp + 1188], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 1200], 0x00000001
+    mov dword [esp + 1204], 0x00000000 ; constant 0x0000000000000001
+    mov dword [esp + 1216], 0x00000002
+    mov dword [esp + 1220], 0x00000000 ; constant 0x0000000000000002
+    mov dword [esp + 1232], 0x00000003
+    mov dword [esp + 1236], 0x00000000 ; constant 0x0000000000000003
+    mov dword [esp + 1248], 0x00000004
+    mov dword [esp + 1252], 0x00000000 ; constant 0x0000000000000004
+    mov dword [esp + 1264], 0x00000005
+    mov dword [esp + 1268], 0x00000000 ; constant 0x0000000000000005
+    mov dword [esp + 1280], 0x00000006
+    mov dword [esp + 1284], 0x00000000 ; constant 0x0000000000000006
+    mov dword [esp + 1296], 0x00000007
+    mov dword [esp + 1300], 0x00000000 ; constant 0x0000000000000007
+    mov dword [esp + 1312], 0x00000008
+    mov dword [esp + 1316], 0x00000000 ; constant 0x0000000000000008
+    mov dword [esp + 1328], 0x00000009
+    mov dword [esp + 1332], 0x00000000 ; constant 0x0000000000000009
+    mov dword [esp + 1344], 0x0000000a
+    mov dword [esp + 1348], 0x00000000 ; constant 0x000000000000000a
+    mov dword [esp + 1360], 0x0000000b
+    mov dword [esp + 1364], 0x00000000 ; constant 0x000000000000000b
+    mov dword [esp + 1376], 0x0000000c
+    mov dword [esp + 1380], 0x00000000 ; constant 0x000000000000000c
+    mov dword [esp + 1392], 0x0000000d
+    mov dword [esp + 1396], 0x00000000 ; constant 0x000000000000000d
+    mov dword [esp + 1408], 0x0000000e
+    mov dword [esp + 1412], 0x00000000 ; constant 0x000000000000000e
+    mov dword [esp + 1424], 0x0000000f
+    mov dword [esp + 1428], 0x00000000 ; constant 0x000000000000000f
+    mov dword [esp + 1440], 0x00000010
+    mov dword [esp + 1444], 0x00000000 ; constant 0x0000000000000010
+    mov dword [esp + 1456], 0x00000011
+    mov dword [esp + 1460], 0x00000000 ; constant 0x0000000000000011
+    mov dword [esp + 1472], 0x00000012
+    mov dword [esp + 1476], 0x00000000 ; constant 0x0000000000000012
+    mov dword [esp + 1488], 0x00000013
+    mov dword [esp + 1492], 0x00000000 ; constant 0x0000000000000013
+    mov dword [esp + 1504], 0x00000014
+    mov dword [esp + 1508], 0x00000000 ; constant 0x0000000000000014
 ; if n == 0 return
     cmp dword [ebp + 24], 0
     jz .done
@@ -455,33 +466,33 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     movq xmm6, [eax + 48]
 ; k7 = key[7]
     movq xmm7, [eax + 56]
-    movq [esp + 0], xmm7
+    movq [esp + 224], xmm7
 ; k8 = key[8]
     movq xmm7, [eax + 64]
-    movq [esp + 16], xmm7
+    movq [esp + 240], xmm7
 ; k9 = key[9]
     movq xmm7, [eax + 72]
-    movq [esp + 32], xmm7
+    movq [esp + 256], xmm7
 ; k10 = key[10]
     movq xmm7, [eax + 80]
-    movq [esp + 48], xmm7
+    movq [esp + 272], xmm7
 ; k11 = key[11]
     movq xmm7, [eax + 88]
-    movq [esp + 64], xmm7
+    movq [esp + 288], xmm7
 ; k12 = key[12]
     movq xmm7, [eax + 96]
-    movq [esp + 80], xmm7
+    movq [esp + 304], xmm7
 ; k13 = key[13]
     movq xmm7, [eax + 104]
-    movq [esp + 96], xmm7
+    movq [esp + 320], xmm7
 ; k14 = key[14]
     movq xmm7, [eax + 112]
-    movq [esp + 112], xmm7
+    movq [esp + 336], xmm7
 ; k15 = key[15]
     movq xmm7, [eax + 120]
-    movq [esp + 144], xmm7
+    movq [esp + 352], xmm7
 ; k16 = 0x1bd11bdaa9fc1a22
-    movq xmm7, [esp + 128]
+    movq xmm7, [esp + 1184]
 ; k16 ^= k0
     pxor xmm7, xmm0
 ; k16 ^= k1
@@ -497,31 +508,143 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; k16 ^= k6
     pxor xmm7, xmm6
 ; k16 ^= k7
-    pxor xmm7, [esp + 0]
+    pxor xmm7, [esp + 224]
 ; k16 ^= k8
-    pxor xmm7, [esp + 16]
+    pxor xmm7, [esp + 240]
 ; k16 ^= k9
-    pxor xmm7, [esp + 32]
+    pxor xmm7, [esp + 256]
 ; k16 ^= k10
-    pxor xmm7, [esp + 48]
+    pxor xmm7, [esp + 272]
 ; k16 ^= k11
-    pxor xmm7, [esp + 64]
+    pxor xmm7, [esp + 288]
 ; k16 ^= k12
-    pxor xmm7, [esp + 80]
+    pxor xmm7, [esp + 304]
 ; k16 ^= k13
-    pxor xmm7, [esp + 96]
+    pxor xmm7, [esp + 320]
 ; k16 ^= k14
-    pxor xmm7, [esp + 112]
+    pxor xmm7, [esp + 336]
 ; k16 ^= k15
-    pxor xmm7, [esp + 144]
-    movq [esp + 160], xmm0
-    movq [esp + 176], xmm1
-    movq [esp + 192], xmm7
-    movq [esp + 208], xmm2
-    movq [esp + 224], xmm3
-    movq [esp + 240], xmm4
-    movq [esp + 256], xmm5
-    movq [esp + 272], xmm6
+    pxor xmm7, [esp + 352]
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    movq [esp + 368], xmm6
+; kcs += 1
+    movdqa xmm6, xmm7
+    paddq xmm6, [esp + 1200]
+; kc[1] = kcs
+    movq [esp + 544], xmm6
+; kcs += 2
+    movdqa xmm6, xmm0
+    paddq xmm6, [esp + 1216]
+; kc[2] = kcs
+    movq [esp + 560], xmm6
+; kcs += 3
+    movdqa xmm6, xmm1
+    paddq xmm6, [esp + 1232]
+; kc[3] = kcs
+    movq [esp + 576], xmm6
+; kcs += 4
+    movdqa xmm6, xmm2
+    paddq xmm6, [esp + 1248]
+; kc[4] = kcs
+    movq [esp + 592], xmm6
+; kcs += 5
+    movdqa xmm6, xmm3
+    paddq xmm6, [esp + 1264]
+; kc[5] = kcs
+    movq [esp + 608], xmm6
+; kcs += 6
+    movdqa xmm6, xmm4
+    paddq xmm6, [esp + 1280]
+; kc[6] = kcs
+    movq [esp + 624], xmm6
+; kcs += 7
+    movdqa xmm6, xmm5
+    paddq xmm6, [esp + 1296]
+; kc[7] = kcs
+    movq [esp + 640], xmm6
+; kcs = k6
+    movq xmm6, [esp + 368]
+; kcs += 8
+    paddq xmm6, [esp + 1312]
+; kc[8] = kcs
+    movq [esp + 656], xmm6
+; kcs = k7
+    movq xmm6, [esp + 224]
+; kcs += 9
+    paddq xmm6, [esp + 1328]
+; kc[9] = kcs
+    movq [esp + 672], xmm6
+; kcs = k8
+    movq xmm6, [esp + 240]
+; kcs += 0xa
+    paddq xmm6, [esp + 1344]
+; kc[10] = kcs
+    movq [esp + 688], xmm6
+; kcs = k9
+    movq xmm6, [esp + 256]
+; kcs += 0xb
+    paddq xmm6, [esp + 1360]
+; kc[11] = kcs
+    movq [esp + 704], xmm6
+; kcs = k10
+    movq xmm6, [esp + 272]
+; kcs += 0xc
+    paddq xmm6, [esp + 1376]
+; kc[12] = kcs
+    movq [esp + 720], xmm6
+; kcs = k11
+    movq xmm6, [esp + 288]
+; kcs += 0xd
+    paddq xmm6, [esp + 1392]
+; kc[13] = kcs
+    movq [esp + 736], xmm6
+; kcs = k12
+    movq xmm6, [esp + 304]
+; kcs += 0xe
+    paddq xmm6, [esp + 1408]
+; kc[14] = kcs
+    movq [esp + 752], xmm6
+; kcs = k13
+    movq xmm6, [esp + 320]
+; kcs += 0xf
+    paddq xmm6, [esp + 1424]
+; kc[15] = kcs
+    movq [esp + 768], xmm6
+; kcs = k14
+    movq xmm6, [esp + 336]
+; kcs += 0x10
+    paddq xmm6, [esp + 1440]
+; kc[16] = kcs
+    movq [esp + 784], xmm6
+; kcs = k15
+    movq xmm6, [esp + 352]
+; kcs += 0x11
+    paddq xmm6, [esp + 1456]
+; kc[17] = kcs
+    movq [esp + 800], xmm6
+; kcs += 0x12
+    movdqa xmm6, xmm7
+    paddq xmm6, [esp + 1472]
+; kc[18] = kcs
+    movq [esp + 816], xmm6
+; kcs += 0x13
+    movdqa xmm6, xmm0
+    paddq xmm6, [esp + 1488]
+; kc[19] = kcs
+    movq [esp + 832], xmm6
+; kcs += 0x14
+    movdqa xmm6, xmm1
+    paddq xmm6, [esp + 1504]
+; kc[20] = kcs
+    movq [esp + 848], xmm6
+    movq [esp + 448], xmm0
+    movq [esp + 464], xmm1
+    movq [esp + 480], xmm7
+    movq [esp + 432], xmm2
+    movq [esp + 384], xmm3
+    movq [esp + 400], xmm4
+    movq [esp + 416], xmm5
 ; for each block
     align 32
 .loop:
@@ -545,103 +668,948 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     movq xmm6, [ecx + 24]
 ; x4 = in[4]
     movq xmm7, [ecx + 32]
-    movq [esp + 288], xmm2
+    movq [esp + 512], xmm2
 ; x5 = in[5]
     movq xmm2, [ecx + 40]
-    movq [esp + 304], xmm1
+    movq [esp + 528], xmm1
 ; x6 = in[6]
     movq xmm1, [ecx + 48]
-    movq [esp + 320], xmm0
+    movq [esp + 496], xmm0
 ; x7 = in[7]
     movq xmm0, [ecx + 56]
-    movq [esp + 336], xmm0
+    movq [esp + 80], xmm0
 ; x8 = in[8]
     movq xmm0, [ecx + 64]
-    movq [esp + 352], xmm0
+    movq [esp + 96], xmm0
 ; x9 = in[9]
     movq xmm0, [ecx + 72]
-    movq [esp + 368], xmm0
+    movq [esp + 64], xmm0
 ; x10 = in[10]
     movq xmm0, [ecx + 80]
-    movq [esp + 384], xmm0
+    movq [esp + 112], xmm0
 ; x11 = in[11]
     movq xmm0, [ecx + 88]
-    movq [esp + 400], xmm0
+    movq [esp + 16], xmm0
 ; x12 = in[12]
     movq xmm0, [ecx + 96]
-    movq [esp + 416], xmm0
+    movq [esp + 128], xmm0
 ; x13 = in[13]
     movq xmm0, [ecx + 104]
-    movq [esp + 432], xmm0
+    movq [esp + 32], xmm0
 ; x14 = in[14]
     movq xmm0, [ecx + 112]
-    movq [esp + 448], xmm0
+    movq [esp + 176], xmm0
 ; x15 = in[15]
     movq xmm0, [ecx + 120]
 ; add subkey 0
 ; x0 += k0
-    paddq xmm3, [esp + 160]
+    paddq xmm3, [esp + 448]
 ; x1 += k1
-    paddq xmm4, [esp + 176]
+    paddq xmm4, [esp + 464]
 ; x2 += k2
-    paddq xmm5, [esp + 208]
+    paddq xmm5, [esp + 432]
 ; x3 += k3
-    paddq xmm6, [esp + 224]
+    paddq xmm6, [esp + 384]
 ; x4 += k4
-    paddq xmm7, [esp + 240]
+    paddq xmm7, [esp + 400]
 ; x5 += k5
-    paddq xmm2, [esp + 256]
+    paddq xmm2, [esp + 416]
 ; x6 += k6
-    paddq xmm1, [esp + 272]
-    movq [esp + 464], xmm1
+    paddq xmm1, [esp + 368]
+    movq [esp + 144], xmm1
 ; x7 += k7
-    movq xmm1, [esp + 336]
-    paddq xmm1, [esp + 0]
-    movq [esp + 336], xmm1
+    movq xmm1, [esp + 80]
+    paddq xmm1, [esp + 224]
+    movq [esp + 80], xmm1
 ; x8 += k8
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 16]
-    movq [esp + 352], xmm1
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 240]
+    movq [esp + 96], xmm1
 ; x9 += k9
-    movq xmm1, [esp + 368]
-    paddq xmm1, [esp + 32]
-    movq [esp + 368], xmm1
+    movq xmm1, [esp + 64]
+    paddq xmm1, [esp + 256]
+    movq [esp + 64], xmm1
 ; x10 += k10
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 48]
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 272]
+    movq [esp + 112], xmm1
 ; x11 += k11
-    movq xmm1, [esp + 400]
-    paddq xmm1, [esp + 64]
-    movq [esp + 400], xmm1
+    movq xmm1, [esp + 16]
+    paddq xmm1, [esp + 288]
+    movq [esp + 16], xmm1
 ; x12 += k12
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 80]
-    movq [esp + 416], xmm1
-; x13 += k13
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 96]
-    movq [esp + 480], xmm7
-; x14 += k14
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 112]
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 304]
+    movq [esp + 128], xmm1
+; sk1 = k13
+    movq xmm1, [esp + 320]
+; sk1 += t0
+    paddq xmm1, [esp + 496]
+    movq [esp + 208], xmm7
+; x13 += sk1
+    movq xmm7, [esp + 32]
+    paddq xmm7, xmm1
+; sk2 = k14
+    movq xmm1, [esp + 336]
+; sk2 += t1
+    paddq xmm1, [esp + 528]
+    movq [esp + 32], xmm7
+; x14 += sk2
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
 ; x15 += k15
-    paddq xmm0, [esp + 144]
-; x13 += t0
-    paddq xmm1, [esp + 320]
-; x14 += t1
-    paddq xmm7, [esp + 304]
+    paddq xmm0, [esp + 352]
 ; round 0
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 448], xmm7
+    movq [esp + 864], xmm1
 ; x1 <<<= 24
-    movdqa xmm7, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 24
-    psrlq xmm7, 40
-    por xmm4, xmm7
+    psrlq xmm1, 40
+    por xmm4, xmm1
 ; x1 ^= x0
     pxor xmm4, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 13
+    movdqa xmm1, xmm6
+    psllq xmm6, 13
+    psrlq xmm1, 51
+    por xmm6, xmm1
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm2
+    movq [esp + 160], xmm4
+; x5 <<<= 8
+    movdqa xmm4, xmm2
+    psllq xmm2, 8
+    psrlq xmm4, 56
+    por xmm2, xmm4
+; x5 ^= x4
+    pxor xmm2, xmm1
+; x6 += x7
+    movq xmm4, [esp + 144]
+    paddq xmm4, [esp + 80]
+    movq [esp + 0], xmm2
+; x7 <<<= 47
+    movq xmm2, [esp + 80]
+    movq [esp + 48], xmm6
+    movq xmm6, [esp + 80]
+    psllq xmm6, 47
+    psrlq xmm2, 17
+    por xmm6, xmm2
+; x7 ^= x6
+    pxor xmm6, xmm4
+; x8 += x9
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 64]
+    movq [esp + 80], xmm6
+; x9 <<<= 8
+    movq xmm6, [esp + 64]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
+    psrlq xmm6, 56
+    por xmm1, xmm6
+; x9 ^= x8
+    pxor xmm1, xmm2
+; x10 += x11
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm2
+; x11 <<<= 17
+    movq xmm2, [esp + 16]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 17
+    psrlq xmm2, 47
+    por xmm4, xmm2
+; x11 ^= x10
+    pxor xmm4, xmm6
+; x12 += x13
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 32]
+    movq [esp + 112], xmm6
+; x13 <<<= 22
+    movq xmm6, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
+    psllq xmm4, 22
+    psrlq xmm6, 42
+    por xmm4, xmm6
+; x13 ^= x12
+    pxor xmm4, xmm2
+; x14 += x15
+    paddq xmm7, xmm0
+; x15 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x15 ^= x14
+    pxor xmm0, xmm7
+; round 1
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm6, xmm1
+    psllq xmm1, 38
+    psrlq xmm6, 26
+    por xmm1, xmm6
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm4
+; x13 <<<= 19
+    movdqa xmm6, xmm4
+    psllq xmm4, 19
+    psrlq xmm6, 45
+    por xmm4, xmm6
+; x13 ^= x2
+    pxor xmm4, xmm5
+; x6 += x11
+    movq xmm6, [esp + 144]
+    paddq xmm6, [esp + 16]
+    movq [esp + 64], xmm1
+; x11 <<<= 10
+    movq xmm1, [esp + 16]
+    movq [esp + 32], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 10
+    psrlq xmm1, 54
+    por xmm4, xmm1
+; x11 ^= x6
+    pxor xmm4, xmm6
+; x4 += x15
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 16], xmm4
+; x15 <<<= 55
+    movdqa xmm4, xmm0
+    psllq xmm0, 55
+    psrlq xmm4, 9
+    por xmm0, xmm4
+; x15 ^= x4
+    pxor xmm0, xmm1
+; x10 += x7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 192], xmm0
+; x7 <<<= 49
+    movq xmm0, [esp + 80]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 80]
+    psllq xmm6, 49
+    psrlq xmm0, 15
+    por xmm6, xmm0
+; x7 ^= x10
+    pxor xmm6, xmm4
+; x12 += x3
+    paddq xmm2, [esp + 48]
+; x3 <<<= 18
+    movq xmm0, [esp + 48]
+    movq [esp + 112], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 18
+    psrlq xmm0, 46
+    por xmm4, xmm0
+; x3 ^= x12
+    pxor xmm4, xmm2
+; x14 += x5
+    paddq xmm7, [esp + 0]
+; x5 <<<= 23
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm2
+    movq xmm2, [esp + 0]
+    psllq xmm2, 23
+    psrlq xmm0, 41
+    por xmm2, xmm0
+; x5 ^= x14
+    pxor xmm2, xmm7
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm7
+; x1 <<<= 52
+    movq xmm7, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
+; x1 ^= x8
+    pxor xmm4, xmm0
+; round 2
+; x0 += x7
+    paddq xmm3, xmm6
+; x7 <<<= 33
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x7 ^= x0
+    pxor xmm6, xmm3
+; x2 += x5
+    paddq xmm5, xmm2
+; x5 <<<= 4
+    movdqa xmm7, xmm2
+    psllq xmm2, 4
+    psrlq xmm7, 60
+    por xmm2, xmm7
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x4 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 51
+    movq xmm7, [esp + 48]
+    movq [esp + 80], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 51
+    psrlq xmm7, 13
+    por xmm6, xmm7
+; x3 ^= x4
+    pxor xmm6, xmm1
+; x6 += x1
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm4
+    movq [esp + 48], xmm6
+; x1 <<<= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 13
+    psrlq xmm6, 51
+    por xmm4, xmm6
+; x1 ^= x6
+    pxor xmm4, xmm7
+; x12 += x15
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 192]
+    movq [esp + 0], xmm2
+; x15 <<<= 34
+    movq xmm2, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
+    psllq xmm4, 34
+    psrlq xmm2, 30
+    por xmm4, xmm2
+; x15 ^= x12
+    pxor xmm4, xmm6
+; x14 += x13
+    movq xmm2, [esp + 176]
+    paddq xmm2, [esp + 32]
+    movq [esp + 128], xmm6
+; x13 <<<= 41
+    movq xmm6, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
+    psrlq xmm6, 23
+    por xmm1, xmm6
+; x13 ^= x14
+    pxor xmm1, xmm2
+; x8 += x11
+    paddq xmm0, [esp + 16]
+; x11 <<<= 59
+    movq xmm6, [esp + 16]
+    movq [esp + 176], xmm2
+    movq xmm2, [esp + 16]
+    psllq xmm2, 59
+    psrlq xmm6, 5
+    por xmm2, xmm6
+; x11 ^= x8
+    pxor xmm2, xmm0
+; x10 += x9
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 17
+    movq xmm0, [esp + 64]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 64]
+    psllq xmm7, 17
+    psrlq xmm0, 47
+    por xmm7, xmm0
+; x9 ^= x10
+    pxor xmm7, xmm6
+; round 3
+; x0 += x15
+    paddq xmm3, xmm4
+; x15 <<<= 5
+    movdqa xmm0, xmm4
+    psllq xmm4, 5
+    psrlq xmm0, 59
+    por xmm4, xmm0
+; x15 ^= x0
+    pxor xmm4, xmm3
+; x2 += x11
+    paddq xmm5, xmm2
+; x11 <<<= 20
+    movdqa xmm0, xmm2
+    psllq xmm2, 20
+    psrlq xmm0, 44
+    por xmm2, xmm0
+; x11 ^= x2
+    pxor xmm2, xmm5
+; x6 += x13
+    movq xmm0, [esp + 144]
+    paddq xmm0, xmm1
+    movq [esp + 192], xmm4
+; x13 <<<= 48
+    movdqa xmm4, xmm1
+    psllq xmm1, 48
+    psrlq xmm4, 16
+    por xmm1, xmm4
+; x13 ^= x6
+    pxor xmm1, xmm0
+; x4 += x9
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm7
+    movq [esp + 32], xmm1
+; x9 <<<= 41
+    movdqa xmm1, xmm7
+    psllq xmm7, 41
+    psrlq xmm1, 23
+    por xmm7, xmm1
+; x9 ^= x4
+    pxor xmm7, xmm4
+; x14 += x1
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm2
+; x1 <<<= 47
+    movq xmm2, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
+    psllq xmm7, 47
+    psrlq xmm2, 17
+    por xmm7, xmm2
+; x1 ^= x14
+    pxor xmm7, xmm1
+; x8 += x5
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 0]
+    movq [esp + 176], xmm1
+; x5 <<<= 28
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
+    psllq xmm0, 28
+    psrlq xmm1, 36
+    por xmm0, xmm1
+; x5 ^= x8
+    pxor xmm0, xmm2
+; x10 += x3
+    paddq xmm6, [esp + 48]
+; x3 <<<= 16
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 16
+    psrlq xmm1, 48
+    por xmm2, xmm1
+; x3 ^= x10
+    pxor xmm2, xmm6
+; x12 += x7
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm6
+; x7 <<<= 25
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 25
+    psrlq xmm6, 39
+    por xmm0, xmm6
+; x7 ^= x12
+    pxor xmm0, xmm1
+; add subkey 1
+; x0 += k1
+    paddq xmm3, [esp + 464]
+; x1 += k2
+    paddq xmm7, [esp + 432]
+; x2 += k3
+    paddq xmm5, [esp + 384]
+; x3 += k4
+    paddq xmm2, [esp + 400]
+; x4 += k5
+    paddq xmm4, [esp + 416]
+; x5 += k6
+    movq xmm6, [esp + 0]
+    paddq xmm6, [esp + 368]
+    movq [esp + 0], xmm6
+; x6 += k7
+    movq xmm6, [esp + 144]
+    paddq xmm6, [esp + 224]
+; x7 += k8
+    paddq xmm0, [esp + 240]
+    movq [esp + 144], xmm6
+; x8 += k9
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 256]
+    movq [esp + 96], xmm6
+; x9 += k10
+    movq xmm6, [esp + 64]
+    paddq xmm6, [esp + 272]
+    movq [esp + 64], xmm6
+; x10 += k11
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 288]
+    movq [esp + 112], xmm6
+; x11 += k12
+    movq xmm6, [esp + 16]
+    paddq xmm6, [esp + 304]
+; x12 += k13
+    paddq xmm1, [esp + 320]
+    movq [esp + 128], xmm1
+; x13 += sk2
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 864]
+    movq [esp + 32], xmm1
+; sk3 = k15
+    movq xmm1, [esp + 352]
+; sk3 += t2
+    paddq xmm1, [esp + 512]
+    movq [esp + 16], xmm6
+; x14 += sk3
+    movq xmm6, [esp + 176]
+    paddq xmm6, xmm1
+    movq [esp + 880], xmm1
+; x15 += kc[1]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 544]
+; round 4
+; x0 += x1
+    paddq xmm3, xmm7
+    movq [esp + 176], xmm6
+; x1 <<<= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 41
+    psrlq xmm6, 23
+    por xmm7, xmm6
+; x1 ^= x0
+    pxor xmm7, xmm3
+; x2 += x3
+    paddq xmm5, xmm2
+; x3 <<<= 9
+    movdqa xmm6, xmm2
+    psllq xmm2, 9
+    psrlq xmm6, 55
+    por xmm2, xmm6
+; x3 ^= x2
+    pxor xmm2, xmm5
+; x4 += x5
+    paddq xmm4, [esp + 0]
+; x5 <<<= 37
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 37
+    psrlq xmm6, 27
+    por xmm7, xmm6
+; x5 ^= x4
+    pxor xmm7, xmm4
+; x6 += x7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm0
+    movq [esp + 0], xmm7
+; x7 <<<= 31
+    movdqa xmm7, xmm0
+    psllq xmm0, 31
+    psrlq xmm7, 33
+    por xmm0, xmm7
+; x7 ^= x6
+    pxor xmm0, xmm6
+; x8 += x9
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm2
+; x9 <<<= 12
+    movq xmm2, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm2, 52
+    por xmm0, xmm2
+; x9 ^= x8
+    pxor xmm0, xmm7
+; x10 += x11
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 16]
+    movq [esp + 96], xmm7
+; x11 <<<= 47
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm7, 17
+    por xmm4, xmm7
+; x11 ^= x10
+    pxor xmm4, xmm2
+; x12 += x13
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm2
+; x13 <<<= 44
+    movq xmm2, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 44
+    psrlq xmm2, 20
+    por xmm6, xmm2
+; x13 ^= x12
+    pxor xmm6, xmm7
+; x14 += x15
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm1
+    movq [esp + 128], xmm7
+; x15 <<<= 30
+    movdqa xmm7, xmm1
+    psllq xmm1, 30
+    psrlq xmm7, 34
+    por xmm1, xmm7
+; x15 ^= x14
+    pxor xmm1, xmm2
+; round 5
+; x0 += x9
+    paddq xmm3, xmm0
+; x9 <<<= 16
+    movdqa xmm7, xmm0
+    psllq xmm0, 16
+    psrlq xmm7, 48
+    por xmm0, xmm7
+; x9 ^= x0
+    pxor xmm0, xmm3
+; x2 += x13
+    paddq xmm5, xmm6
+; x13 <<<= 34
+    movdqa xmm7, xmm6
+    psllq xmm6, 34
+    psrlq xmm7, 30
+    por xmm6, xmm7
+; x13 ^= x2
+    pxor xmm6, xmm5
+; x6 += x11
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm4
+    movq [esp + 64], xmm0
+; x11 <<<= 56
+    movdqa xmm0, xmm4
+    psllq xmm4, 56
+    psrlq xmm0, 8
+    por xmm4, xmm0
+; x11 ^= x6
+    pxor xmm4, xmm7
+; x4 += x15
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm1
+    movq [esp + 16], xmm4
+; x15 <<<= 51
+    movdqa xmm4, xmm1
+    psllq xmm1, 51
+    psrlq xmm4, 13
+    por xmm1, xmm4
+; x15 ^= x4
+    pxor xmm1, xmm0
+; x10 += x7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm6
+; x7 <<<= 4
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
+    psrlq xmm6, 60
+    por xmm1, xmm6
+; x7 ^= x10
+    pxor xmm1, xmm4
+; x12 += x3
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm4
+; x3 <<<= 53
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 53
+    psrlq xmm4, 11
+    por xmm7, xmm4
+; x3 ^= x12
+    pxor xmm7, xmm6
+; x14 += x5
+    paddq xmm2, [esp + 0]
+; x5 <<<= 42
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 42
+    psrlq xmm4, 22
+    por xmm6, xmm4
+; x5 ^= x14
+    pxor xmm6, xmm2
+; x8 += x1
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm2
+; x1 <<<= 41
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm7
+    movq xmm7, [esp + 160]
+    psllq xmm7, 41
+    psrlq xmm2, 23
+    por xmm7, xmm2
+; x1 ^= x8
+    pxor xmm7, xmm4
+; round 6
+; x0 += x7
+    paddq xmm3, xmm1
+; x7 <<<= 31
+    movdqa xmm2, xmm1
+    psllq xmm1, 31
+    psrlq xmm2, 33
+    por xmm1, xmm2
+; x7 ^= x0
+    pxor xmm1, xmm3
+; x2 += x5
+    paddq xmm5, xmm6
+; x5 <<<= 44
+    movdqa xmm2, xmm6
+    psllq xmm6, 44
+    psrlq xmm2, 20
+    por xmm6, xmm2
+; x5 ^= x2
+    pxor xmm6, xmm5
+; x4 += x3
+    paddq xmm0, [esp + 48]
+; x3 <<<= 47
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 48]
+    psllq xmm1, 47
+    psrlq xmm2, 17
+    por xmm1, xmm2
+; x3 ^= x4
+    pxor xmm1, xmm0
+; x6 += x1
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm7
+    movq [esp + 48], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm7
+    psllq xmm7, 46
+    psrlq xmm1, 18
+    por xmm7, xmm1
+; x1 ^= x6
+    pxor xmm7, xmm2
+; x12 += x15
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 192]
+    movq [esp + 0], xmm6
+; x15 <<<= 19
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 19
+    psrlq xmm6, 45
+    por xmm7, xmm6
+; x15 ^= x12
+    pxor xmm7, xmm1
+; x14 += x13
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm1
+; x13 <<<= 42
+    movq xmm1, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm1, 22
+    por xmm0, xmm1
+; x13 ^= x14
+    pxor xmm0, xmm6
+; x8 += x11
+    paddq xmm4, [esp + 16]
+; x11 <<<= 44
+    movq xmm1, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 44
+    psrlq xmm1, 20
+    por xmm6, xmm1
+; x11 ^= x8
+    pxor xmm6, xmm4
+; x10 += x9
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 64]
+    movq [esp + 96], xmm4
+; x9 <<<= 25
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
+    psllq xmm2, 25
+    psrlq xmm4, 39
+    por xmm2, xmm4
+; x9 ^= x10
+    pxor xmm2, xmm1
+; round 7
+; x0 += x15
+    paddq xmm3, xmm7
+; x15 <<<= 9
+    movdqa xmm4, xmm7
+    psllq xmm7, 9
+    psrlq xmm4, 55
+    por xmm7, xmm4
+; x15 ^= x0
+    pxor xmm7, xmm3
+; x2 += x11
+    paddq xmm5, xmm6
+; x11 <<<= 48
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x11 ^= x2
+    pxor xmm6, xmm5
+; x6 += x13
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 192], xmm7
+; x13 <<<= 35
+    movdqa xmm7, xmm0
+    psllq xmm0, 35
+    psrlq xmm7, 29
+    por xmm0, xmm7
+; x13 ^= x6
+    pxor xmm0, xmm4
+; x4 += x9
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm2
+    movq [esp + 32], xmm0
+; x9 <<<= 52
+    movdqa xmm0, xmm2
+    psllq xmm2, 52
+    psrlq xmm0, 12
+    por xmm2, xmm0
+; x9 ^= x4
+    pxor xmm2, xmm7
+; x14 += x1
+    movq xmm0, [esp + 176]
+    paddq xmm0, [esp + 160]
+    movq [esp + 16], xmm6
+; x1 <<<= 23
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 23
+    psrlq xmm6, 41
+    por xmm2, xmm6
+; x1 ^= x14
+    pxor xmm2, xmm0
+; x8 += x5
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 0]
+    movq [esp + 176], xmm0
+; x5 <<<= 31
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 31
+    psrlq xmm0, 33
+    por xmm4, xmm0
+; x5 ^= x8
+    pxor xmm4, xmm6
+; x10 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 37
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 37
+    psrlq xmm0, 27
+    por xmm6, xmm0
+; x3 ^= x10
+    pxor xmm6, xmm1
+; x12 += x7
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm1
+; x7 <<<= 20
+    movq xmm1, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
+    psllq xmm4, 20
+    psrlq xmm1, 44
+    por xmm4, xmm1
+; x7 ^= x12
+    pxor xmm4, xmm0
+; add subkey 2
+; x0 += k2
+    paddq xmm3, [esp + 432]
+; x1 += k3
+    paddq xmm2, [esp + 384]
+; x2 += k4
+    paddq xmm5, [esp + 400]
+; x3 += k5
+    paddq xmm6, [esp + 416]
+; x4 += k6
+    paddq xmm7, [esp + 368]
+; x5 += k7
+    movq xmm1, [esp + 0]
+    paddq xmm1, [esp + 224]
+    movq [esp + 208], xmm7
+; x6 += k8
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 240]
+; x7 += k9
+    paddq xmm4, [esp + 256]
+    movq [esp + 144], xmm7
+; x8 += k10
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 272]
+    movq [esp + 96], xmm7
+; x9 += k11
+    movq xmm7, [esp + 64]
+    paddq xmm7, [esp + 288]
+    movq [esp + 64], xmm7
+; x10 += k12
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 304]
+    movq [esp + 112], xmm7
+; x11 += k13
+    movq xmm7, [esp + 16]
+    paddq xmm7, [esp + 320]
+; x12 += k14
+    paddq xmm0, [esp + 336]
+    movq [esp + 128], xmm0
+; x13 += sk3
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 880]
+    movq [esp + 32], xmm0
+; sk4 = k16
+    movq xmm0, [esp + 480]
+; sk4 += t0
+    paddq xmm0, [esp + 496]
+    movq [esp + 16], xmm7
+; x14 += sk4
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm0
+    movq [esp + 896], xmm0
+; x15 += kc[2]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 560]
+; round 8
+; x0 += x1
+    paddq xmm3, xmm2
+    movq [esp + 176], xmm7
+; x1 <<<= 24
+    movdqa xmm7, xmm2
+    psllq xmm2, 24
+    psrlq xmm7, 40
+    por xmm2, xmm7
+; x1 ^= x0
+    pxor xmm2, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 13
@@ -652,169 +1620,169 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x4 += x5
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm2
-    movq [esp + 496], xmm4
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm1
+    movq [esp + 160], xmm2
 ; x5 <<<= 8
-    movdqa xmm4, xmm2
-    psllq xmm2, 8
-    psrlq xmm4, 56
-    por xmm2, xmm4
+    movdqa xmm2, xmm1
+    psllq xmm1, 8
+    psrlq xmm2, 56
+    por xmm1, xmm2
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm1, xmm7
 ; x6 += x7
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 336]
-    movq [esp + 512], xmm2
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 0], xmm1
 ; x7 <<<= 47
-    movq xmm2, [esp + 336]
-    movq [esp + 528], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 47
-    psrlq xmm2, 17
-    por xmm6, xmm2
+    movdqa xmm1, xmm4
+    psllq xmm4, 47
+    psrlq xmm1, 17
+    por xmm4, xmm1
 ; x7 ^= x6
-    pxor xmm6, xmm4
+    pxor xmm4, xmm2
 ; x8 += x9
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 368]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 64]
+    movq [esp + 48], xmm6
 ; x9 <<<= 8
-    movq xmm6, [esp + 368]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 8
+    movq xmm6, [esp + 64]
+    movq [esp + 80], xmm4
+    movq xmm4, [esp + 64]
+    psllq xmm4, 8
     psrlq xmm6, 56
-    por xmm7, xmm6
+    por xmm4, xmm6
 ; x9 ^= x8
-    pxor xmm7, xmm2
+    pxor xmm4, xmm1
 ; x10 += x11
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 400]
-    movq [esp + 352], xmm2
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm1
 ; x11 <<<= 17
-    movq xmm2, [esp + 400]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 400]
-    psllq xmm4, 17
-    psrlq xmm2, 47
-    por xmm4, xmm2
+    movq xmm1, [esp + 16]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 17
+    psrlq xmm1, 47
+    por xmm7, xmm1
 ; x11 ^= x10
-    pxor xmm4, xmm6
+    pxor xmm7, xmm6
 ; x12 += x13
-    movq xmm2, [esp + 416]
-    paddq xmm2, xmm1
-    movq [esp + 384], xmm6
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 32]
+    movq [esp + 112], xmm6
 ; x13 <<<= 22
-    movdqa xmm6, xmm1
-    psllq xmm1, 22
+    movq xmm6, [esp + 32]
+    movq [esp + 16], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 22
     psrlq xmm6, 42
-    por xmm1, xmm6
+    por xmm7, xmm6
 ; x13 ^= x12
-    pxor xmm1, xmm2
+    pxor xmm7, xmm1
 ; x14 += x15
-    movq xmm6, [esp + 448]
+    movq xmm6, [esp + 176]
     paddq xmm6, xmm0
-    movq [esp + 416], xmm2
+    movq [esp + 128], xmm1
 ; x15 <<<= 37
-    movdqa xmm2, xmm0
+    movdqa xmm1, xmm0
     psllq xmm0, 37
-    psrlq xmm2, 27
-    por xmm0, xmm2
+    psrlq xmm1, 27
+    por xmm0, xmm1
 ; x15 ^= x14
     pxor xmm0, xmm6
-; round 1
+; round 9
 ; x0 += x9
-    paddq xmm3, xmm7
+    paddq xmm3, xmm4
 ; x9 <<<= 38
-    movdqa xmm2, xmm7
-    psllq xmm7, 38
-    psrlq xmm2, 26
-    por xmm7, xmm2
+    movdqa xmm1, xmm4
+    psllq xmm4, 38
+    psrlq xmm1, 26
+    por xmm4, xmm1
 ; x9 ^= x0
-    pxor xmm7, xmm3
+    pxor xmm4, xmm3
 ; x2 += x13
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x13 <<<= 19
-    movdqa xmm2, xmm1
-    psllq xmm1, 19
-    psrlq xmm2, 45
-    por xmm1, xmm2
+    movdqa xmm1, xmm7
+    psllq xmm7, 19
+    psrlq xmm1, 45
+    por xmm7, xmm1
 ; x13 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x6 += x11
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 368], xmm7
+    paddq xmm2, [esp + 16]
 ; x11 <<<= 10
-    movdqa xmm7, xmm4
+    movq xmm1, [esp + 16]
+    movq [esp + 64], xmm4
+    movq xmm4, [esp + 16]
     psllq xmm4, 10
-    psrlq xmm7, 54
-    por xmm4, xmm7
+    psrlq xmm1, 54
+    por xmm4, xmm1
 ; x11 ^= x6
     pxor xmm4, xmm2
 ; x4 += x15
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 400], xmm4
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 16], xmm4
 ; x15 <<<= 55
     movdqa xmm4, xmm0
     psllq xmm0, 55
     psrlq xmm4, 9
     por xmm0, xmm4
 ; x15 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm0, xmm1
 ; x10 += x7
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 336]
-    movq [esp + 432], xmm1
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm7
 ; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm0
-    movq xmm0, [esp + 336]
+    movq xmm7, [esp + 80]
+    movq [esp + 192], xmm0
+    movq xmm0, [esp + 80]
     psllq xmm0, 49
-    psrlq xmm1, 15
-    por xmm0, xmm1
+    psrlq xmm7, 15
+    por xmm0, xmm7
 ; x7 ^= x10
     pxor xmm0, xmm4
 ; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm4
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 48]
+    movq [esp + 112], xmm4
 ; x3 <<<= 18
-    movq xmm4, [esp + 528]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 528]
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
     psllq xmm2, 18
     psrlq xmm4, 46
     por xmm2, xmm4
 ; x3 ^= x12
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x14 += x5
-    paddq xmm6, [esp + 512]
+    paddq xmm6, [esp + 0]
 ; x5 <<<= 23
-    movq xmm4, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 23
     psrlq xmm4, 41
-    por xmm1, xmm4
+    por xmm7, xmm4
 ; x5 ^= x14
-    pxor xmm1, xmm6
+    pxor xmm7, xmm6
 ; x8 += x1
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 496]
-    movq [esp + 448], xmm6
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm6
 ; x1 <<<= 52
-    movq xmm6, [esp + 496]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 52
+    movq xmm6, [esp + 160]
+    movq [esp + 48], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 52
     psrlq xmm6, 12
-    por xmm7, xmm6
+    por xmm2, xmm6
 ; x1 ^= x8
-    pxor xmm7, xmm4
-; round 2
+    pxor xmm2, xmm4
+; round 10
 ; x0 += x7
     paddq xmm3, xmm0
 ; x7 <<<= 33
@@ -825,237 +1793,236 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x7 ^= x0
     pxor xmm0, xmm3
 ; x2 += x5
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x5 <<<= 4
-    movdqa xmm6, xmm1
-    psllq xmm1, 4
+    movdqa xmm6, xmm7
+    psllq xmm7, 4
     psrlq xmm6, 60
-    por xmm1, xmm6
+    por xmm7, xmm6
 ; x5 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x4 += x3
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm2
-    movq [esp + 336], xmm0
+    paddq xmm1, [esp + 48]
 ; x3 <<<= 51
-    movdqa xmm0, xmm2
-    psllq xmm2, 51
-    psrlq xmm0, 13
-    por xmm2, xmm0
+    movq xmm6, [esp + 48]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 48]
+    psllq xmm0, 51
+    psrlq xmm6, 13
+    por xmm0, xmm6
 ; x3 ^= x4
-    pxor xmm2, xmm6
+    pxor xmm0, xmm1
 ; x6 += x1
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm7
-    movq [esp + 528], xmm2
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm2
+    movq [esp + 48], xmm0
 ; x1 <<<= 13
-    movdqa xmm2, xmm7
-    psllq xmm7, 13
-    psrlq xmm2, 51
-    por xmm7, xmm2
+    movdqa xmm0, xmm2
+    psllq xmm2, 13
+    psrlq xmm0, 51
+    por xmm2, xmm0
 ; x1 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm2, xmm6
 ; x12 += x15
-    movq xmm2, [esp + 416]
-    paddq xmm2, [esp + 544]
-    movq [esp + 512], xmm1
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 192]
+    movq [esp + 0], xmm7
 ; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 544]
-    psllq xmm7, 34
-    psrlq xmm1, 30
-    por xmm7, xmm1
+    movq xmm7, [esp + 192]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 192]
+    psllq xmm2, 34
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x15 ^= x12
-    pxor xmm7, xmm2
+    pxor xmm2, xmm0
 ; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm2
+    movq xmm7, [esp + 176]
+    paddq xmm7, [esp + 32]
+    movq [esp + 128], xmm0
 ; x13 <<<= 41
-    movq xmm2, [esp + 432]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 432]
-    psllq xmm6, 41
-    psrlq xmm2, 23
-    por xmm6, xmm2
+    movq xmm0, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
+    psrlq xmm0, 23
+    por xmm1, xmm0
 ; x13 ^= x14
-    pxor xmm6, xmm1
+    pxor xmm1, xmm7
 ; x8 += x11
-    paddq xmm4, [esp + 400]
+    paddq xmm4, [esp + 16]
 ; x11 <<<= 59
-    movq xmm2, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm2, 5
-    por xmm1, xmm2
+    movq xmm0, [esp + 16]
+    movq [esp + 176], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 59
+    psrlq xmm0, 5
+    por xmm7, xmm0
 ; x11 ^= x8
-    pxor xmm1, xmm4
+    pxor xmm7, xmm4
 ; x10 += x9
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 368]
-    movq [esp + 352], xmm4
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 64]
+    movq [esp + 96], xmm4
 ; x9 <<<= 17
-    movq xmm4, [esp + 368]
-    movq [esp + 432], xmm6
-    movq xmm6, [esp + 368]
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 64]
     psllq xmm6, 17
     psrlq xmm4, 47
     por xmm6, xmm4
 ; x9 ^= x10
-    pxor xmm6, xmm2
-; round 3
+    pxor xmm6, xmm0
+; round 11
 ; x0 += x15
-    paddq xmm3, xmm7
+    paddq xmm3, xmm2
 ; x15 <<<= 5
-    movdqa xmm4, xmm7
-    psllq xmm7, 5
+    movdqa xmm4, xmm2
+    psllq xmm2, 5
     psrlq xmm4, 59
-    por xmm7, xmm4
+    por xmm2, xmm4
 ; x15 ^= x0
-    pxor xmm7, xmm3
+    pxor xmm2, xmm3
 ; x2 += x11
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x11 <<<= 20
-    movdqa xmm4, xmm1
-    psllq xmm1, 20
+    movdqa xmm4, xmm7
+    psllq xmm7, 20
     psrlq xmm4, 44
-    por xmm1, xmm4
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x6 += x13
-    paddq xmm0, [esp + 432]
-; x13 <<<= 48
-    movq xmm4, [esp + 432]
-    movq [esp + 544], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 48
-    psrlq xmm4, 16
     por xmm7, xmm4
+; x11 ^= x2
+    pxor xmm7, xmm5
+; x6 += x13
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm1
+    movq [esp + 192], xmm2
+; x13 <<<= 48
+    movdqa xmm2, xmm1
+    psllq xmm1, 48
+    psrlq xmm2, 16
+    por xmm1, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm4
 ; x4 += x9
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm6
-    movq [esp + 432], xmm7
+    movq xmm2, [esp + 208]
+    paddq xmm2, xmm6
+    movq [esp + 32], xmm1
 ; x9 <<<= 41
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 41
-    psrlq xmm7, 23
-    por xmm6, xmm7
-; x9 ^= x4
-    pxor xmm6, xmm4
-; x14 += x1
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 496]
-    movq [esp + 400], xmm1
-; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm6
-    movq xmm6, [esp + 496]
-    psllq xmm6, 47
-    psrlq xmm1, 17
+    psrlq xmm1, 23
     por xmm6, xmm1
+; x9 ^= x4
+    pxor xmm6, xmm2
+; x14 += x1
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm7
+; x1 <<<= 47
+    movq xmm7, [esp + 160]
+    movq [esp + 64], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 47
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x1 ^= x14
-    pxor xmm6, xmm7
+    pxor xmm6, xmm1
 ; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm7
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 0]
+    movq [esp + 176], xmm1
 ; x5 <<<= 28
-    movq xmm7, [esp + 512]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 512]
-    psllq xmm0, 28
-    psrlq xmm7, 36
-    por xmm0, xmm7
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 28
+    psrlq xmm1, 36
+    por xmm4, xmm1
 ; x5 ^= x8
-    pxor xmm0, xmm1
+    pxor xmm4, xmm7
 ; x10 += x3
-    paddq xmm2, [esp + 528]
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 16
-    movq xmm7, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm7, 48
-    por xmm1, xmm7
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 16
+    psrlq xmm1, 48
+    por xmm7, xmm1
 ; x3 ^= x10
-    pxor xmm1, xmm2
+    pxor xmm7, xmm0
 ; x12 += x7
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 336]
-    movq [esp + 384], xmm2
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm0
 ; x7 <<<= 25
-    movq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-    movq xmm0, [esp + 336]
-    psllq xmm0, 25
-    psrlq xmm2, 39
-    por xmm0, xmm2
+    movq xmm0, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
+    psllq xmm4, 25
+    psrlq xmm0, 39
+    por xmm4, xmm0
 ; x7 ^= x12
-    pxor xmm0, xmm7
-; add subkey 1
-; x0 += k1
-    paddq xmm3, [esp + 176]
-; x1 += k2
-    paddq xmm6, [esp + 208]
-; x2 += k3
-    paddq xmm5, [esp + 224]
-; x3 += k4
-    paddq xmm1, [esp + 240]
-; x4 += k5
-    paddq xmm4, [esp + 256]
-; x5 += k6
-    movq xmm2, [esp + 512]
-    paddq xmm2, [esp + 272]
-    movq [esp + 480], xmm4
-; x6 += k7
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 0]
-; x7 += k8
-    paddq xmm0, [esp + 16]
-    movq [esp + 464], xmm4
-; x8 += k9
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 32]
-    movq [esp + 352], xmm4
-; x9 += k10
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 48]
-    movq [esp + 368], xmm4
-; x10 += k11
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 64]
-    movq [esp + 384], xmm4
-; x11 += k12
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 80]
-; x12 += k13
-    paddq xmm7, [esp + 96]
-    movq [esp + 416], xmm7
-; x13 += k14
-    movq xmm7, [esp + 432]
-    paddq xmm7, [esp + 112]
-    movq [esp + 400], xmm4
-; x14 += k15
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 144]
-    movq [esp + 336], xmm0
-; x15 += k16
-    movq xmm0, [esp + 544]
-    paddq xmm0, [esp + 192]
-; x13 += t1
-    paddq xmm7, [esp + 304]
-; x14 += t2
+    pxor xmm4, xmm1
+; add subkey 3
+; x0 += k3
+    paddq xmm3, [esp + 384]
+; x1 += k4
+    paddq xmm6, [esp + 400]
+; x2 += k5
+    paddq xmm5, [esp + 416]
+; x3 += k6
+    paddq xmm7, [esp + 368]
+; x4 += k7
+    paddq xmm2, [esp + 224]
+; x5 += k8
+    movq xmm0, [esp + 0]
+    paddq xmm0, [esp + 240]
+    movq [esp + 208], xmm2
+; x6 += k9
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 256]
+; x7 += k10
+    paddq xmm4, [esp + 272]
+    movq [esp + 80], xmm4
+; x8 += k11
+    movq xmm4, [esp + 96]
     paddq xmm4, [esp + 288]
-; x15 += 1
-    paddq xmm0, [esp + 560]
-; round 4
+    movq [esp + 96], xmm4
+; x9 += k12
+    movq xmm4, [esp + 64]
+    paddq xmm4, [esp + 304]
+    movq [esp + 64], xmm4
+; x10 += k13
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 320]
+    movq [esp + 112], xmm4
+; x11 += k14
+    movq xmm4, [esp + 16]
+    paddq xmm4, [esp + 336]
+; x12 += k15
+    paddq xmm1, [esp + 352]
+    movq [esp + 128], xmm1
+; x13 += sk4
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 896]
+    movq [esp + 32], xmm1
+; sk5 = k0
+    movq xmm1, [esp + 448]
+; sk5 += t1
+    paddq xmm1, [esp + 528]
+    movq [esp + 16], xmm4
+; x14 += sk5
+    movq xmm4, [esp + 176]
+    paddq xmm4, xmm1
+    movq [esp + 912], xmm1
+; x15 += kc[3]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 576]
+; round 12
 ; x0 += x1
     paddq xmm3, xmm6
-    movq [esp + 448], xmm4
+    movq [esp + 176], xmm4
 ; x1 <<<= 41
     movdqa xmm4, xmm6
     psllq xmm6, 41
@@ -1064,96 +2031,936 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x1 ^= x0
     pxor xmm6, xmm3
 ; x2 += x3
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
+    movdqa xmm4, xmm7
+    psllq xmm7, 9
     psrlq xmm4, 55
-    por xmm1, xmm4
+    por xmm7, xmm4
 ; x3 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 496], xmm6
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm0
+    movq [esp + 160], xmm6
 ; x5 <<<= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
     psrlq xmm6, 27
-    por xmm2, xmm6
+    por xmm0, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm0, xmm4
 ; x6 += x7
-    movq xmm6, [esp + 464]
-    paddq xmm6, [esp + 336]
-    movq [esp + 512], xmm2
+    paddq xmm2, [esp + 80]
 ; x7 <<<= 31
-    movq xmm2, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 31
+    psrlq xmm6, 33
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm2
+; x8 += x9
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 64]
+    movq [esp + 48], xmm7
+; x9 <<<= 12
+    movq xmm7, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm7, 52
+    por xmm0, xmm7
+; x9 ^= x8
+    pxor xmm0, xmm6
+; x10 += x11
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 16]
+    movq [esp + 96], xmm6
+; x11 <<<= 47
+    movq xmm6, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm6, 17
+    por xmm4, xmm6
+; x11 ^= x10
+    pxor xmm4, xmm7
+; x12 += x13
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 32]
+    movq [esp + 112], xmm7
+; x13 <<<= 44
+    movq xmm7, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x13 ^= x12
+    pxor xmm4, xmm6
+; x14 += x15
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
+    movq [esp + 128], xmm6
+; x15 <<<= 30
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x15 ^= x14
+    pxor xmm1, xmm7
+; round 13
+; x0 += x9
+    paddq xmm3, xmm0
+; x9 <<<= 16
+    movdqa xmm6, xmm0
+    psllq xmm0, 16
+    psrlq xmm6, 48
+    por xmm0, xmm6
+; x9 ^= x0
+    pxor xmm0, xmm3
+; x2 += x13
+    paddq xmm5, xmm4
+; x13 <<<= 34
+    movdqa xmm6, xmm4
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
+; x13 ^= x2
+    pxor xmm4, xmm5
+; x6 += x11
+    paddq xmm2, [esp + 16]
+; x11 <<<= 56
+    movq xmm6, [esp + 16]
+    movq [esp + 64], xmm0
+    movq xmm0, [esp + 16]
+    psllq xmm0, 56
+    psrlq xmm6, 8
+    por xmm0, xmm6
+; x11 ^= x6
+    pxor xmm0, xmm2
+; x4 += x15
+    movq xmm6, [esp + 208]
+    paddq xmm6, xmm1
+    movq [esp + 16], xmm0
+; x15 <<<= 51
+    movdqa xmm0, xmm1
+    psllq xmm1, 51
+    psrlq xmm0, 13
+    por xmm1, xmm0
+; x15 ^= x4
+    pxor xmm1, xmm6
+; x10 += x7
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 80]
+    movq [esp + 32], xmm4
+; x7 <<<= 4
+    movq xmm4, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
+    psrlq xmm4, 60
+    por xmm1, xmm4
+; x7 ^= x10
+    pxor xmm1, xmm0
+; x12 += x3
+    movq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
+    movq [esp + 112], xmm0
+; x3 <<<= 53
+    movq xmm0, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 53
+    psrlq xmm0, 11
+    por xmm2, xmm0
+; x3 ^= x12
+    pxor xmm2, xmm4
+; x14 += x5
+    paddq xmm7, [esp + 0]
+; x5 <<<= 42
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 42
+    psrlq xmm0, 22
+    por xmm4, xmm0
+; x5 ^= x14
+    pxor xmm4, xmm7
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm7
+; x1 <<<= 41
+    movq xmm7, [esp + 160]
+    movq [esp + 208], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 41
+    psrlq xmm7, 23
+    por xmm6, xmm7
+; x1 ^= x8
+    pxor xmm6, xmm0
+; round 14
+; x0 += x7
+    paddq xmm3, xmm1
+; x7 <<<= 31
+    movdqa xmm7, xmm1
     psllq xmm1, 31
-    psrlq xmm2, 33
+    psrlq xmm7, 33
+    por xmm1, xmm7
+; x7 ^= x0
+    pxor xmm1, xmm3
+; x2 += x5
+    paddq xmm5, xmm4
+; x5 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x5 ^= x2
+    pxor xmm4, xmm5
+; x4 += x3
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm2
+    movq [esp + 80], xmm1
+; x3 <<<= 47
+    movdqa xmm1, xmm2
+    psllq xmm2, 47
+    psrlq xmm1, 17
+    por xmm2, xmm1
+; x3 ^= x4
+    pxor xmm2, xmm7
+; x6 += x1
+    movq xmm1, [esp + 144]
+    paddq xmm1, xmm6
+    movq [esp + 48], xmm2
+; x1 <<<= 46
+    movdqa xmm2, xmm6
+    psllq xmm6, 46
+    psrlq xmm2, 18
+    por xmm6, xmm2
+; x1 ^= x6
+    pxor xmm6, xmm1
+; x12 += x15
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 192]
+    movq [esp + 0], xmm4
+; x15 <<<= 19
+    movq xmm4, [esp + 192]
+    movq [esp + 160], xmm6
+    movq xmm6, [esp + 192]
+    psllq xmm6, 19
+    psrlq xmm4, 45
+    por xmm6, xmm4
+; x15 ^= x12
+    pxor xmm6, xmm2
+; x14 += x13
+    movq xmm4, [esp + 176]
+    paddq xmm4, [esp + 32]
+    movq [esp + 128], xmm2
+; x13 <<<= 42
+    movq xmm2, [esp + 32]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 42
+    psrlq xmm2, 22
+    por xmm7, xmm2
+; x13 ^= x14
+    pxor xmm7, xmm4
+; x8 += x11
+    paddq xmm0, [esp + 16]
+; x11 <<<= 44
+    movq xmm2, [esp + 16]
+    movq [esp + 176], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 44
+    psrlq xmm2, 20
+    por xmm4, xmm2
+; x11 ^= x8
+    pxor xmm4, xmm0
+; x10 += x9
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 25
+    movq xmm0, [esp + 64]
+    movq [esp + 32], xmm7
+    movq xmm7, [esp + 64]
+    psllq xmm7, 25
+    psrlq xmm0, 39
+    por xmm7, xmm0
+; x9 ^= x10
+    pxor xmm7, xmm2
+; round 15
+; x0 += x15
+    paddq xmm3, xmm6
+; x15 <<<= 9
+    movdqa xmm0, xmm6
+    psllq xmm6, 9
+    psrlq xmm0, 55
+    por xmm6, xmm0
+; x15 ^= x0
+    pxor xmm6, xmm3
+; x2 += x11
+    paddq xmm5, xmm4
+; x11 <<<= 48
+    movdqa xmm0, xmm4
+    psllq xmm4, 48
+    psrlq xmm0, 16
+    por xmm4, xmm0
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x6 += x13
+    paddq xmm1, [esp + 32]
+; x13 <<<= 35
+    movq xmm0, [esp + 32]
+    movq [esp + 192], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 35
+    psrlq xmm0, 29
+    por xmm6, xmm0
+; x13 ^= x6
+    pxor xmm6, xmm1
+; x4 += x9
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm7
+    movq [esp + 32], xmm6
+; x9 <<<= 52
+    movdqa xmm6, xmm7
+    psllq xmm7, 52
+    psrlq xmm6, 12
+    por xmm7, xmm6
+; x9 ^= x4
+    pxor xmm7, xmm0
+; x14 += x1
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 160]
+    movq [esp + 16], xmm4
+; x1 <<<= 23
+    movq xmm4, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
+    psllq xmm7, 23
+    psrlq xmm4, 41
+    por xmm7, xmm4
+; x1 ^= x14
+    pxor xmm7, xmm6
+; x8 += x5
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 0]
+    movq [esp + 176], xmm6
+; x5 <<<= 31
+    movq xmm6, [esp + 0]
+    movq [esp + 144], xmm1
+    movq xmm1, [esp + 0]
+    psllq xmm1, 31
+    psrlq xmm6, 33
+    por xmm1, xmm6
+; x5 ^= x8
+    pxor xmm1, xmm4
+; x10 += x3
+    paddq xmm2, [esp + 48]
+; x3 <<<= 37
+    movq xmm6, [esp + 48]
+    movq [esp + 96], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 37
+    psrlq xmm6, 27
+    por xmm4, xmm6
+; x3 ^= x10
+    pxor xmm4, xmm2
+; x12 += x7
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 80]
+    movq [esp + 112], xmm2
+; x7 <<<= 20
+    movq xmm2, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 20
+    psrlq xmm2, 44
     por xmm1, xmm2
+; x7 ^= x12
+    pxor xmm1, xmm6
+; add subkey 4
+; x0 += k4
+    paddq xmm3, [esp + 400]
+; x1 += k5
+    paddq xmm7, [esp + 416]
+; x2 += k6
+    paddq xmm5, [esp + 368]
+; x3 += k7
+    paddq xmm4, [esp + 224]
+; x4 += k8
+    paddq xmm0, [esp + 240]
+; x5 += k9
+    movq xmm2, [esp + 0]
+    paddq xmm2, [esp + 256]
+    movq [esp + 0], xmm2
+; x6 += k10
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 272]
+; x7 += k11
+    paddq xmm1, [esp + 288]
+    movq [esp + 144], xmm2
+; x8 += k12
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 304]
+    movq [esp + 96], xmm2
+; x9 += k13
+    movq xmm2, [esp + 64]
+    paddq xmm2, [esp + 320]
+    movq [esp + 64], xmm2
+; x10 += k14
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 336]
+    movq [esp + 112], xmm2
+; x11 += k15
+    movq xmm2, [esp + 16]
+    paddq xmm2, [esp + 352]
+; x12 += k16
+    paddq xmm6, [esp + 480]
+    movq [esp + 128], xmm6
+; x13 += sk5
+    movq xmm6, [esp + 32]
+    paddq xmm6, [esp + 912]
+    movq [esp + 32], xmm6
+; sk6 = k1
+    movq xmm6, [esp + 464]
+; sk6 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 16], xmm2
+; x14 += sk6
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm6
+    movq [esp + 928], xmm6
+; x15 += kc[4]
+    movq xmm6, [esp + 192]
+    paddq xmm6, [esp + 592]
+; round 16
+; x0 += x1
+    paddq xmm3, xmm7
+    movq [esp + 192], xmm6
+; x1 <<<= 24
+    movdqa xmm6, xmm7
+    psllq xmm7, 24
+    psrlq xmm6, 40
+    por xmm7, xmm6
+; x1 ^= x0
+    pxor xmm7, xmm3
+; x2 += x3
+    paddq xmm5, xmm4
+; x3 <<<= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 13
+    psrlq xmm6, 51
+    por xmm4, xmm6
+; x3 ^= x2
+    pxor xmm4, xmm5
+; x4 += x5
+    paddq xmm0, [esp + 0]
+; x5 <<<= 8
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 8
+    psrlq xmm6, 56
+    por xmm7, xmm6
+; x5 ^= x4
+    pxor xmm7, xmm0
+; x6 += x7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm1
+    movq [esp + 0], xmm7
+; x7 <<<= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 47
+    psrlq xmm7, 17
+    por xmm1, xmm7
 ; x7 ^= x6
     pxor xmm1, xmm6
 ; x8 += x9
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm4
+; x9 <<<= 8
+    movq xmm4, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
 ; x9 ^= x8
-    pxor xmm4, xmm2
+    pxor xmm1, xmm7
 ; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm2
-; x11 <<<= 47
-    movq xmm2, [esp + 400]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 47
-    psrlq xmm2, 17
-    por xmm6, xmm2
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 16]
+    movq [esp + 96], xmm7
+; x11 <<<= 17
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 16]
+    psllq xmm0, 17
+    psrlq xmm7, 47
+    por xmm0, xmm7
 ; x11 ^= x10
-    pxor xmm6, xmm1
+    pxor xmm0, xmm4
 ; x12 += x13
-    movq xmm2, [esp + 416]
-    paddq xmm2, xmm7
-    movq [esp + 384], xmm1
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm4
+; x13 <<<= 22
+    movq xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 22
+    psrlq xmm4, 42
+    por xmm6, xmm4
+; x13 ^= x12
+    pxor xmm6, xmm7
+; x14 += x15
+    paddq xmm2, [esp + 192]
+; x15 <<<= 37
+    movq xmm4, [esp + 192]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 37
+    psrlq xmm4, 27
+    por xmm7, xmm4
+; x15 ^= x14
+    pxor xmm7, xmm2
+; round 17
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm4, xmm1
+    psllq xmm1, 38
+    psrlq xmm4, 26
+    por xmm1, xmm4
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm6
+; x13 <<<= 19
+    movdqa xmm4, xmm6
+    psllq xmm6, 19
+    psrlq xmm4, 45
+    por xmm6, xmm4
+; x13 ^= x2
+    pxor xmm6, xmm5
+; x6 += x11
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 64], xmm1
+; x11 <<<= 10
+    movdqa xmm1, xmm0
+    psllq xmm0, 10
+    psrlq xmm1, 54
+    por xmm0, xmm1
+; x11 ^= x6
+    pxor xmm0, xmm4
+; x4 += x15
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm7
+    movq [esp + 16], xmm0
+; x15 <<<= 55
+    movdqa xmm0, xmm7
+    psllq xmm7, 55
+    psrlq xmm0, 9
+    por xmm7, xmm0
+; x15 ^= x4
+    pxor xmm7, xmm1
+; x10 += x7
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 80]
+    movq [esp + 32], xmm6
+; x7 <<<= 49
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 80]
+    psllq xmm7, 49
+    psrlq xmm6, 15
+    por xmm7, xmm6
+; x7 ^= x10
+    pxor xmm7, xmm0
+; x12 += x3
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm0
+; x3 <<<= 18
+    movq xmm0, [esp + 48]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 18
+    psrlq xmm0, 46
+    por xmm4, xmm0
+; x3 ^= x12
+    pxor xmm4, xmm6
+; x14 += x5
+    paddq xmm2, [esp + 0]
+; x5 <<<= 23
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 23
+    psrlq xmm0, 41
+    por xmm6, xmm0
+; x5 ^= x14
+    pxor xmm6, xmm2
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm2
+; x1 <<<= 52
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 52
+    psrlq xmm2, 12
+    por xmm4, xmm2
+; x1 ^= x8
+    pxor xmm4, xmm0
+; round 18
+; x0 += x7
+    paddq xmm3, xmm7
+; x7 <<<= 33
+    movdqa xmm2, xmm7
+    psllq xmm7, 33
+    psrlq xmm2, 31
+    por xmm7, xmm2
+; x7 ^= x0
+    pxor xmm7, xmm3
+; x2 += x5
+    paddq xmm5, xmm6
+; x5 <<<= 4
+    movdqa xmm2, xmm6
+    psllq xmm6, 4
+    psrlq xmm2, 60
+    por xmm6, xmm2
+; x5 ^= x2
+    pxor xmm6, xmm5
+; x4 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 51
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 51
+    psrlq xmm2, 13
+    por xmm7, xmm2
+; x3 ^= x4
+    pxor xmm7, xmm1
+; x6 += x1
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 48], xmm7
+; x1 <<<= 13
+    movdqa xmm7, xmm4
+    psllq xmm4, 13
+    psrlq xmm7, 51
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm2
+; x12 += x15
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 192]
+    movq [esp + 0], xmm6
+; x15 <<<= 34
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
+; x15 ^= x12
+    pxor xmm4, xmm7
+; x14 += x13
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm7
+; x13 <<<= 41
+    movq xmm7, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
+    psrlq xmm7, 23
+    por xmm1, xmm7
+; x13 ^= x14
+    pxor xmm1, xmm6
+; x8 += x11
+    paddq xmm0, [esp + 16]
+; x11 <<<= 59
+    movq xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
+; x11 ^= x8
+    pxor xmm6, xmm0
+; x10 += x9
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 17
+    movq xmm0, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
+    psllq xmm2, 17
+    psrlq xmm0, 47
+    por xmm2, xmm0
+; x9 ^= x10
+    pxor xmm2, xmm7
+; round 19
+; x0 += x15
+    paddq xmm3, xmm4
+; x15 <<<= 5
+    movdqa xmm0, xmm4
+    psllq xmm4, 5
+    psrlq xmm0, 59
+    por xmm4, xmm0
+; x15 ^= x0
+    pxor xmm4, xmm3
+; x2 += x11
+    paddq xmm5, xmm6
+; x11 <<<= 20
+    movdqa xmm0, xmm6
+    psllq xmm6, 20
+    psrlq xmm0, 44
+    por xmm6, xmm0
+; x11 ^= x2
+    pxor xmm6, xmm5
+; x6 += x13
+    movq xmm0, [esp + 144]
+    paddq xmm0, xmm1
+    movq [esp + 192], xmm4
+; x13 <<<= 48
+    movdqa xmm4, xmm1
+    psllq xmm1, 48
+    psrlq xmm4, 16
+    por xmm1, xmm4
+; x13 ^= x6
+    pxor xmm1, xmm0
+; x4 += x9
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm2
+    movq [esp + 32], xmm1
+; x9 <<<= 41
+    movdqa xmm1, xmm2
+    psllq xmm2, 41
+    psrlq xmm1, 23
+    por xmm2, xmm1
+; x9 ^= x4
+    pxor xmm2, xmm4
+; x14 += x1
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm6
+; x1 <<<= 47
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 47
+    psrlq xmm6, 17
+    por xmm2, xmm6
+; x1 ^= x14
+    pxor xmm2, xmm1
+; x8 += x5
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 0]
+    movq [esp + 176], xmm1
+; x5 <<<= 28
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
+    psllq xmm0, 28
+    psrlq xmm1, 36
+    por xmm0, xmm1
+; x5 ^= x8
+    pxor xmm0, xmm6
+; x10 += x3
+    paddq xmm7, [esp + 48]
+; x3 <<<= 16
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 16
+    psrlq xmm1, 48
+    por xmm6, xmm1
+; x3 ^= x10
+    pxor xmm6, xmm7
+; x12 += x7
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm7
+; x7 <<<= 25
+    movq xmm7, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 25
+    psrlq xmm7, 39
+    por xmm0, xmm7
+; x7 ^= x12
+    pxor xmm0, xmm1
+; add subkey 5
+; x0 += k5
+    paddq xmm3, [esp + 416]
+; x1 += k6
+    paddq xmm2, [esp + 368]
+; x2 += k7
+    paddq xmm5, [esp + 224]
+; x3 += k8
+    paddq xmm6, [esp + 240]
+; x4 += k9
+    paddq xmm4, [esp + 256]
+; x5 += k10
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 272]
+    movq [esp + 0], xmm7
+; x6 += k11
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 288]
+; x7 += k12
+    paddq xmm0, [esp + 304]
+    movq [esp + 144], xmm7
+; x8 += k13
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 320]
+    movq [esp + 96], xmm7
+; x9 += k14
+    movq xmm7, [esp + 64]
+    paddq xmm7, [esp + 336]
+    movq [esp + 64], xmm7
+; x10 += k15
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 352]
+    movq [esp + 112], xmm7
+; x11 += k16
+    movq xmm7, [esp + 16]
+    paddq xmm7, [esp + 480]
+; x12 += k0
+    paddq xmm1, [esp + 448]
+    movq [esp + 128], xmm1
+; x13 += sk6
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 928]
+    movq [esp + 32], xmm1
+; sk7 = k2
+    movq xmm1, [esp + 432]
+; sk7 += t0
+    paddq xmm1, [esp + 496]
+    movq [esp + 16], xmm7
+; x14 += sk7
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
+    movq [esp + 944], xmm1
+; x15 += kc[5]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 608]
+; round 20
+; x0 += x1
+    paddq xmm3, xmm2
+    movq [esp + 176], xmm7
+; x1 <<<= 41
+    movdqa xmm7, xmm2
+    psllq xmm2, 41
+    psrlq xmm7, 23
+    por xmm2, xmm7
+; x1 ^= x0
+    pxor xmm2, xmm3
+; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
+    psrlq xmm7, 55
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm4, [esp + 0]
+; x5 <<<= 37
+    movq xmm7, [esp + 0]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 0]
+    psllq xmm2, 37
+    psrlq xmm7, 27
+    por xmm2, xmm7
+; x5 ^= x4
+    pxor xmm2, xmm4
+; x6 += x7
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm0
+    movq [esp + 0], xmm2
+; x7 <<<= 31
+    movdqa xmm2, xmm0
+    psllq xmm0, 31
+    psrlq xmm2, 33
+    por xmm0, xmm2
+; x7 ^= x6
+    pxor xmm0, xmm7
+; x8 += x9
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 64]
+    movq [esp + 48], xmm6
+; x9 <<<= 12
+    movq xmm6, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm6, 52
+    por xmm0, xmm6
+; x9 ^= x8
+    pxor xmm0, xmm2
+; x10 += x11
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm2
+; x11 <<<= 47
+    movq xmm2, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x11 ^= x10
+    pxor xmm4, xmm6
+; x12 += x13
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 32]
+    movq [esp + 112], xmm6
 ; x13 <<<= 44
-    movdqa xmm1, xmm7
+    movq xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 32]
     psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
+    psrlq xmm6, 20
+    por xmm7, xmm6
 ; x13 ^= x12
     pxor xmm7, xmm2
 ; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm0
-    movq [esp + 416], xmm2
+    movq xmm6, [esp + 176]
+    paddq xmm6, xmm1
+    movq [esp + 128], xmm2
 ; x15 <<<= 30
-    movdqa xmm2, xmm0
-    psllq xmm0, 30
+    movdqa xmm2, xmm1
+    psllq xmm1, 30
     psrlq xmm2, 34
-    por xmm0, xmm2
+    por xmm1, xmm2
 ; x15 ^= x14
-    pxor xmm0, xmm1
-; round 5
+    pxor xmm1, xmm6
+; round 21
 ; x0 += x9
-    paddq xmm3, xmm4
+    paddq xmm3, xmm0
 ; x9 <<<= 16
-    movdqa xmm2, xmm4
-    psllq xmm4, 16
+    movdqa xmm2, xmm0
+    psllq xmm0, 16
     psrlq xmm2, 48
-    por xmm4, xmm2
+    por xmm0, xmm2
 ; x9 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm0, xmm3
 ; x2 += x13
     paddq xmm5, xmm7
 ; x13 <<<= 34
@@ -1164,441 +2971,440 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x13 ^= x2
     pxor xmm7, xmm5
 ; x6 += x11
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm6
-    movq [esp + 368], xmm4
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 64], xmm0
 ; x11 <<<= 56
-    movdqa xmm4, xmm6
-    psllq xmm6, 56
-    psrlq xmm4, 8
-    por xmm6, xmm4
+    movdqa xmm0, xmm4
+    psllq xmm4, 56
+    psrlq xmm0, 8
+    por xmm4, xmm0
 ; x11 ^= x6
-    pxor xmm6, xmm2
+    pxor xmm4, xmm2
 ; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 400], xmm6
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm1
+    movq [esp + 16], xmm4
 ; x15 <<<= 51
-    movdqa xmm6, xmm0
-    psllq xmm0, 51
-    psrlq xmm6, 13
-    por xmm0, xmm6
+    movdqa xmm4, xmm1
+    psllq xmm1, 51
+    psrlq xmm4, 13
+    por xmm1, xmm4
 ; x15 ^= x4
-    pxor xmm0, xmm4
+    pxor xmm1, xmm0
 ; x10 += x7
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 336]
-    movq [esp + 432], xmm7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm7
 ; x7 <<<= 4
-    movq xmm7, [esp + 336]
-    movq [esp + 544], xmm0
-    movq xmm0, [esp + 336]
-    psllq xmm0, 4
+    movq xmm7, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
     psrlq xmm7, 60
-    por xmm0, xmm7
+    por xmm1, xmm7
 ; x7 ^= x10
-    pxor xmm0, xmm6
+    pxor xmm1, xmm4
 ; x12 += x3
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 528]
-    movq [esp + 384], xmm6
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 48]
+    movq [esp + 112], xmm4
 ; x3 <<<= 53
-    movq xmm6, [esp + 528]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 528]
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
     psllq xmm2, 53
-    psrlq xmm6, 11
-    por xmm2, xmm6
+    psrlq xmm4, 11
+    por xmm2, xmm4
 ; x3 ^= x12
     pxor xmm2, xmm7
 ; x14 += x5
-    paddq xmm1, [esp + 512]
+    paddq xmm6, [esp + 0]
 ; x5 <<<= 42
-    movq xmm6, [esp + 512]
-    movq [esp + 416], xmm7
-    movq xmm7, [esp + 512]
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 0]
     psllq xmm7, 42
-    psrlq xmm6, 22
-    por xmm7, xmm6
+    psrlq xmm4, 22
+    por xmm7, xmm4
 ; x5 ^= x14
-    pxor xmm7, xmm1
+    pxor xmm7, xmm6
 ; x8 += x1
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 496]
-    movq [esp + 448], xmm1
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm6
 ; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
+    movq xmm6, [esp + 160]
+    movq [esp + 48], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 41
+    psrlq xmm6, 23
+    por xmm2, xmm6
 ; x1 ^= x8
-    pxor xmm4, xmm6
-; round 6
+    pxor xmm2, xmm4
+; round 22
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm1
 ; x7 <<<= 31
-    movdqa xmm1, xmm0
-    psllq xmm0, 31
-    psrlq xmm1, 33
-    por xmm0, xmm1
+    movdqa xmm6, xmm1
+    psllq xmm1, 31
+    psrlq xmm6, 33
+    por xmm1, xmm6
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x2 += x5
     paddq xmm5, xmm7
 ; x5 <<<= 44
-    movdqa xmm1, xmm7
+    movdqa xmm6, xmm7
     psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
+    psrlq xmm6, 20
+    por xmm7, xmm6
 ; x5 ^= x2
     pxor xmm7, xmm5
 ; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm2
-    movq [esp + 336], xmm0
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 47
-    movdqa xmm0, xmm2
-    psllq xmm2, 47
-    psrlq xmm0, 17
-    por xmm2, xmm0
-; x3 ^= x4
-    pxor xmm2, xmm1
-; x6 += x1
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm4
-    movq [esp + 528], xmm2
-; x1 <<<= 46
-    movdqa xmm2, xmm4
-    psllq xmm4, 46
-    psrlq xmm2, 18
-    por xmm4, xmm2
-; x1 ^= x6
-    pxor xmm4, xmm0
-; x12 += x15
-    movq xmm2, [esp + 416]
-    paddq xmm2, [esp + 544]
-    movq [esp + 512], xmm7
-; x15 <<<= 19
-    movq xmm7, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm7, 45
-    por xmm4, xmm7
-; x15 ^= x12
-    pxor xmm4, xmm2
-; x14 += x13
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 432]
-    movq [esp + 416], xmm2
-; x13 <<<= 42
-    movq xmm2, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm2, 22
-    por xmm1, xmm2
-; x13 ^= x14
-    pxor xmm1, xmm7
-; x8 += x11
-    paddq xmm6, [esp + 400]
-; x11 <<<= 44
-    movq xmm2, [esp + 400]
-    movq [esp + 448], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 44
-    psrlq xmm2, 20
-    por xmm7, xmm2
-; x11 ^= x8
-    pxor xmm7, xmm6
-; x10 += x9
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 368]
-    movq [esp + 352], xmm6
-; x9 <<<= 25
-    movq xmm6, [esp + 368]
-    movq [esp + 432], xmm1
-    movq xmm1, [esp + 368]
-    psllq xmm1, 25
-    psrlq xmm6, 39
+    movq xmm6, [esp + 48]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 48]
+    psllq xmm1, 47
+    psrlq xmm6, 17
     por xmm1, xmm6
+; x3 ^= x4
+    pxor xmm1, xmm0
+; x6 += x1
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm2
+    movq [esp + 48], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm2
+    psllq xmm2, 46
+    psrlq xmm1, 18
+    por xmm2, xmm1
+; x1 ^= x6
+    pxor xmm2, xmm6
+; x12 += x15
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 192]
+    movq [esp + 0], xmm7
+; x15 <<<= 19
+    movq xmm7, [esp + 192]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 192]
+    psllq xmm2, 19
+    psrlq xmm7, 45
+    por xmm2, xmm7
+; x15 ^= x12
+    pxor xmm2, xmm1
+; x14 += x13
+    movq xmm7, [esp + 176]
+    paddq xmm7, [esp + 32]
+    movq [esp + 128], xmm1
+; x13 <<<= 42
+    movq xmm1, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm1, 22
+    por xmm0, xmm1
+; x13 ^= x14
+    pxor xmm0, xmm7
+; x8 += x11
+    paddq xmm4, [esp + 16]
+; x11 <<<= 44
+    movq xmm1, [esp + 16]
+    movq [esp + 176], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 44
+    psrlq xmm1, 20
+    por xmm7, xmm1
+; x11 ^= x8
+    pxor xmm7, xmm4
+; x10 += x9
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 64]
+    movq [esp + 96], xmm4
+; x9 <<<= 25
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 64]
+    psllq xmm6, 25
+    psrlq xmm4, 39
+    por xmm6, xmm4
 ; x9 ^= x10
-    pxor xmm1, xmm2
-; round 7
+    pxor xmm6, xmm1
+; round 23
 ; x0 += x15
-    paddq xmm3, xmm4
+    paddq xmm3, xmm2
 ; x15 <<<= 9
-    movdqa xmm6, xmm4
-    psllq xmm4, 9
-    psrlq xmm6, 55
-    por xmm4, xmm6
+    movdqa xmm4, xmm2
+    psllq xmm2, 9
+    psrlq xmm4, 55
+    por xmm2, xmm4
 ; x15 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm2, xmm3
 ; x2 += x11
     paddq xmm5, xmm7
 ; x11 <<<= 48
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 48
-    psrlq xmm6, 16
-    por xmm7, xmm6
+    psrlq xmm4, 16
+    por xmm7, xmm4
 ; x11 ^= x2
     pxor xmm7, xmm5
 ; x6 += x13
-    paddq xmm0, [esp + 432]
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 192], xmm2
 ; x13 <<<= 35
-    movq xmm6, [esp + 432]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 432]
-    psllq xmm4, 35
-    psrlq xmm6, 29
-    por xmm4, xmm6
-; x13 ^= x6
-    pxor xmm4, xmm0
-; x4 += x9
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm1
-    movq [esp + 432], xmm4
-; x9 <<<= 52
-    movdqa xmm4, xmm1
-    psllq xmm1, 52
-    psrlq xmm4, 12
-    por xmm1, xmm4
-; x9 ^= x4
-    pxor xmm1, xmm6
-; x14 += x1
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 496]
-    movq [esp + 400], xmm7
-; x1 <<<= 23
-    movq xmm7, [esp + 496]
-    movq [esp + 368], xmm1
-    movq xmm1, [esp + 496]
-    psllq xmm1, 23
-    psrlq xmm7, 41
-    por xmm1, xmm7
-; x1 ^= x14
-    pxor xmm1, xmm4
-; x8 += x5
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 512]
-    movq [esp + 448], xmm4
-; x5 <<<= 31
-    movq xmm4, [esp + 512]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 512]
-    psllq xmm0, 31
-    psrlq xmm4, 33
-    por xmm0, xmm4
-; x5 ^= x8
-    pxor xmm0, xmm7
-; x10 += x3
-    paddq xmm2, [esp + 528]
-; x3 <<<= 37
-    movq xmm4, [esp + 528]
-    movq [esp + 352], xmm7
-    movq xmm7, [esp + 528]
-    psllq xmm7, 37
-    psrlq xmm4, 27
-    por xmm7, xmm4
-; x3 ^= x10
-    pxor xmm7, xmm2
-; x12 += x7
-    movq xmm4, [esp + 416]
-    paddq xmm4, [esp + 336]
-    movq [esp + 384], xmm2
-; x7 <<<= 20
-    movq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-    movq xmm0, [esp + 336]
-    psllq xmm0, 20
-    psrlq xmm2, 44
+    movdqa xmm2, xmm0
+    psllq xmm0, 35
+    psrlq xmm2, 29
     por xmm0, xmm2
-; x7 ^= x12
+; x13 ^= x6
     pxor xmm0, xmm4
-; add subkey 2
-; x0 += k2
-    paddq xmm3, [esp + 208]
-; x1 += k3
-    paddq xmm1, [esp + 224]
-; x2 += k4
-    paddq xmm5, [esp + 240]
-; x3 += k5
-    paddq xmm7, [esp + 256]
-; x4 += k6
-    paddq xmm6, [esp + 272]
-; x5 += k7
-    movq xmm2, [esp + 512]
-    paddq xmm2, [esp + 0]
-    movq [esp + 480], xmm6
-; x6 += k8
-    movq xmm6, [esp + 464]
-    paddq xmm6, [esp + 16]
-; x7 += k9
-    paddq xmm0, [esp + 32]
-    movq [esp + 464], xmm6
-; x8 += k10
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 48]
-    movq [esp + 352], xmm6
-; x9 += k11
-    movq xmm6, [esp + 368]
-    paddq xmm6, [esp + 64]
-    movq [esp + 368], xmm6
-; x10 += k12
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 80]
-    movq [esp + 384], xmm6
-; x11 += k13
-    movq xmm6, [esp + 400]
-    paddq xmm6, [esp + 96]
-; x12 += k14
-    paddq xmm4, [esp + 112]
-    movq [esp + 416], xmm4
-; x13 += k15
-    movq xmm4, [esp + 432]
-    paddq xmm4, [esp + 144]
-    movq [esp + 400], xmm6
-; x14 += k16
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 192]
-    movq [esp + 336], xmm0
-; x15 += k0
-    movq xmm0, [esp + 544]
+; x4 += x9
+    movq xmm2, [esp + 208]
+    paddq xmm2, xmm6
+    movq [esp + 32], xmm0
+; x9 <<<= 52
+    movdqa xmm0, xmm6
+    psllq xmm6, 52
+    psrlq xmm0, 12
+    por xmm6, xmm0
+; x9 ^= x4
+    pxor xmm6, xmm2
+; x14 += x1
+    movq xmm0, [esp + 176]
     paddq xmm0, [esp + 160]
-; x13 += t2
-    paddq xmm4, [esp + 288]
-; x14 += t0
-    paddq xmm6, [esp + 320]
-; x15 += 2
-    paddq xmm0, [esp + 576]
-; round 8
+    movq [esp + 16], xmm7
+; x1 <<<= 23
+    movq xmm7, [esp + 160]
+    movq [esp + 64], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 23
+    psrlq xmm7, 41
+    por xmm6, xmm7
+; x1 ^= x14
+    pxor xmm6, xmm0
+; x8 += x5
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 0]
+    movq [esp + 176], xmm0
+; x5 <<<= 31
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 31
+    psrlq xmm0, 33
+    por xmm4, xmm0
+; x5 ^= x8
+    pxor xmm4, xmm7
+; x10 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 37
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 37
+    psrlq xmm0, 27
+    por xmm7, xmm0
+; x3 ^= x10
+    pxor xmm7, xmm1
+; x12 += x7
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm1
+; x7 <<<= 20
+    movq xmm1, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
+    psllq xmm4, 20
+    psrlq xmm1, 44
+    por xmm4, xmm1
+; x7 ^= x12
+    pxor xmm4, xmm0
+; add subkey 6
+; x0 += k6
+    paddq xmm3, [esp + 368]
+; x1 += k7
+    paddq xmm6, [esp + 224]
+; x2 += k8
+    paddq xmm5, [esp + 240]
+; x3 += k9
+    paddq xmm7, [esp + 256]
+; x4 += k10
+    paddq xmm2, [esp + 272]
+; x5 += k11
+    movq xmm1, [esp + 0]
+    paddq xmm1, [esp + 288]
+    movq [esp + 208], xmm2
+; x6 += k12
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 304]
+; x7 += k13
+    paddq xmm4, [esp + 320]
+    movq [esp + 80], xmm4
+; x8 += k14
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 336]
+    movq [esp + 96], xmm4
+; x9 += k15
+    movq xmm4, [esp + 64]
+    paddq xmm4, [esp + 352]
+    movq [esp + 64], xmm4
+; x10 += k16
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 480]
+    movq [esp + 112], xmm4
+; x11 += k0
+    movq xmm4, [esp + 16]
+    paddq xmm4, [esp + 448]
+; x12 += k1
+    paddq xmm0, [esp + 464]
+    movq [esp + 128], xmm0
+; x13 += sk7
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 944]
+    movq [esp + 32], xmm0
+; sk8 = k3
+    movq xmm0, [esp + 384]
+; sk8 += t1
+    paddq xmm0, [esp + 528]
+    movq [esp + 16], xmm4
+; x14 += sk8
+    movq xmm4, [esp + 176]
+    paddq xmm4, xmm0
+    movq [esp + 960], xmm0
+; x15 += kc[6]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 624]
+; round 24
 ; x0 += x1
-    paddq xmm3, xmm1
-    movq [esp + 448], xmm6
+    paddq xmm3, xmm6
+    movq [esp + 176], xmm4
 ; x1 <<<= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 24
-    psrlq xmm6, 40
-    por xmm1, xmm6
+    movdqa xmm4, xmm6
+    psllq xmm6, 24
+    psrlq xmm4, 40
+    por xmm6, xmm4
 ; x1 ^= x0
-    pxor xmm1, xmm3
+    pxor xmm6, xmm3
 ; x2 += x3
     paddq xmm5, xmm7
 ; x3 <<<= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
+    psrlq xmm4, 51
+    por xmm7, xmm4
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x4 += x5
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm2
-    movq [esp + 496], xmm1
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm1
+    movq [esp + 160], xmm6
 ; x5 <<<= 8
-    movdqa xmm1, xmm2
-    psllq xmm2, 8
-    psrlq xmm1, 56
-    por xmm2, xmm1
+    movdqa xmm6, xmm1
+    psllq xmm1, 8
+    psrlq xmm6, 56
+    por xmm1, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm6
+    pxor xmm1, xmm4
 ; x6 += x7
-    movq xmm1, [esp + 464]
-    paddq xmm1, [esp + 336]
-    movq [esp + 512], xmm2
+    paddq xmm2, [esp + 80]
 ; x7 <<<= 47
-    movq xmm2, [esp + 336]
-    movq [esp + 528], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 47
-    psrlq xmm2, 17
-    por xmm7, xmm2
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 47
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x7 ^= x6
-    pxor xmm7, xmm1
+    pxor xmm1, xmm2
 ; x8 += x9
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 368]
-    movq [esp + 336], xmm7
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 64]
+    movq [esp + 48], xmm7
 ; x9 <<<= 8
-    movq xmm7, [esp + 368]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 8
+    movq xmm7, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
     psrlq xmm7, 56
-    por xmm6, xmm7
+    por xmm1, xmm7
 ; x9 ^= x8
-    pxor xmm6, xmm2
+    pxor xmm1, xmm6
 ; x10 += x11
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 400]
-    movq [esp + 352], xmm2
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 16]
+    movq [esp + 96], xmm6
 ; x11 <<<= 17
-    movq xmm2, [esp + 400]
-    movq [esp + 464], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 17
-    psrlq xmm2, 47
-    por xmm1, xmm2
+    movq xmm6, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
 ; x11 ^= x10
-    pxor xmm1, xmm7
+    pxor xmm4, xmm7
 ; x12 += x13
-    movq xmm2, [esp + 416]
-    paddq xmm2, xmm4
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 32]
+    movq [esp + 112], xmm7
 ; x13 <<<= 22
-    movdqa xmm7, xmm4
+    movq xmm7, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
     psllq xmm4, 22
     psrlq xmm7, 42
     por xmm4, xmm7
 ; x13 ^= x12
-    pxor xmm4, xmm2
+    pxor xmm4, xmm6
 ; x14 += x15
-    movq xmm7, [esp + 448]
+    movq xmm7, [esp + 176]
     paddq xmm7, xmm0
-    movq [esp + 416], xmm2
+    movq [esp + 128], xmm6
 ; x15 <<<= 37
-    movdqa xmm2, xmm0
+    movdqa xmm6, xmm0
     psllq xmm0, 37
-    psrlq xmm2, 27
-    por xmm0, xmm2
+    psrlq xmm6, 27
+    por xmm0, xmm6
 ; x15 ^= x14
     pxor xmm0, xmm7
-; round 9
+; round 25
 ; x0 += x9
-    paddq xmm3, xmm6
+    paddq xmm3, xmm1
 ; x9 <<<= 38
-    movdqa xmm2, xmm6
-    psllq xmm6, 38
-    psrlq xmm2, 26
-    por xmm6, xmm2
+    movdqa xmm6, xmm1
+    psllq xmm1, 38
+    psrlq xmm6, 26
+    por xmm1, xmm6
 ; x9 ^= x0
-    pxor xmm6, xmm3
+    pxor xmm1, xmm3
 ; x2 += x13
     paddq xmm5, xmm4
 ; x13 <<<= 19
-    movdqa xmm2, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 19
-    psrlq xmm2, 45
-    por xmm4, xmm2
+    psrlq xmm6, 45
+    por xmm4, xmm6
 ; x13 ^= x2
     pxor xmm4, xmm5
 ; x6 += x11
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm1
-    movq [esp + 368], xmm6
+    paddq xmm2, [esp + 16]
 ; x11 <<<= 10
-    movdqa xmm6, xmm1
+    movq xmm6, [esp + 16]
+    movq [esp + 64], xmm1
+    movq xmm1, [esp + 16]
     psllq xmm1, 10
     psrlq xmm6, 54
     por xmm1, xmm6
 ; x11 ^= x6
     pxor xmm1, xmm2
 ; x4 += x15
-    movq xmm6, [esp + 480]
+    movq xmm6, [esp + 208]
     paddq xmm6, xmm0
-    movq [esp + 400], xmm1
+    movq [esp + 16], xmm1
 ; x15 <<<= 55
     movdqa xmm1, xmm0
     psllq xmm0, 55
@@ -1607,56 +3413,56 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x15 ^= x4
     pxor xmm0, xmm6
 ; x10 += x7
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 336]
-    movq [esp + 432], xmm4
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 80]
+    movq [esp + 32], xmm4
 ; x7 <<<= 49
-    movq xmm4, [esp + 336]
-    movq [esp + 544], xmm0
-    movq xmm0, [esp + 336]
+    movq xmm4, [esp + 80]
+    movq [esp + 192], xmm0
+    movq xmm0, [esp + 80]
     psllq xmm0, 49
     psrlq xmm4, 15
     por xmm0, xmm4
 ; x7 ^= x10
     pxor xmm0, xmm1
 ; x12 += x3
-    movq xmm4, [esp + 416]
-    paddq xmm4, [esp + 528]
-    movq [esp + 384], xmm1
+    movq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
+    movq [esp + 112], xmm1
 ; x3 <<<= 18
-    movq xmm1, [esp + 528]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 528]
+    movq xmm1, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
     psllq xmm2, 18
     psrlq xmm1, 46
     por xmm2, xmm1
 ; x3 ^= x12
     pxor xmm2, xmm4
 ; x14 += x5
-    paddq xmm7, [esp + 512]
+    paddq xmm7, [esp + 0]
 ; x5 <<<= 23
-    movq xmm1, [esp + 512]
-    movq [esp + 416], xmm4
-    movq xmm4, [esp + 512]
+    movq xmm1, [esp + 0]
+    movq [esp + 128], xmm4
+    movq xmm4, [esp + 0]
     psllq xmm4, 23
     psrlq xmm1, 41
     por xmm4, xmm1
 ; x5 ^= x14
     pxor xmm4, xmm7
 ; x8 += x1
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 496]
-    movq [esp + 448], xmm7
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 160]
+    movq [esp + 176], xmm7
 ; x1 <<<= 52
-    movq xmm7, [esp + 496]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 496]
+    movq xmm7, [esp + 160]
+    movq [esp + 208], xmm6
+    movq xmm6, [esp + 160]
     psllq xmm6, 52
     psrlq xmm7, 12
     por xmm6, xmm7
 ; x1 ^= x8
     pxor xmm6, xmm1
-; round 10
+; round 26
 ; x0 += x7
     paddq xmm3, xmm0
 ; x7 <<<= 33
@@ -1676,9 +3482,9 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x5 ^= x2
     pxor xmm4, xmm5
 ; x4 += x3
-    movq xmm7, [esp + 480]
+    movq xmm7, [esp + 208]
     paddq xmm7, xmm2
-    movq [esp + 336], xmm0
+    movq [esp + 80], xmm0
 ; x3 <<<= 51
     movdqa xmm0, xmm2
     psllq xmm2, 51
@@ -1687,9 +3493,9 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x3 ^= x4
     pxor xmm2, xmm7
 ; x6 += x1
-    movq xmm0, [esp + 464]
+    movq xmm0, [esp + 144]
     paddq xmm0, xmm6
-    movq [esp + 528], xmm2
+    movq [esp + 48], xmm2
 ; x1 <<<= 13
     movdqa xmm2, xmm6
     psllq xmm6, 13
@@ -1698,56 +3504,56 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x1 ^= x6
     pxor xmm6, xmm0
 ; x12 += x15
-    movq xmm2, [esp + 416]
-    paddq xmm2, [esp + 544]
-    movq [esp + 512], xmm4
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 192]
+    movq [esp + 0], xmm4
 ; x15 <<<= 34
-    movq xmm4, [esp + 544]
-    movq [esp + 496], xmm6
-    movq xmm6, [esp + 544]
+    movq xmm4, [esp + 192]
+    movq [esp + 160], xmm6
+    movq xmm6, [esp + 192]
     psllq xmm6, 34
     psrlq xmm4, 30
     por xmm6, xmm4
 ; x15 ^= x12
     pxor xmm6, xmm2
 ; x14 += x13
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 432]
-    movq [esp + 416], xmm2
+    movq xmm4, [esp + 176]
+    paddq xmm4, [esp + 32]
+    movq [esp + 128], xmm2
 ; x13 <<<= 41
-    movq xmm2, [esp + 432]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 432]
+    movq xmm2, [esp + 32]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 32]
     psllq xmm7, 41
     psrlq xmm2, 23
     por xmm7, xmm2
 ; x13 ^= x14
     pxor xmm7, xmm4
 ; x8 += x11
-    paddq xmm1, [esp + 400]
+    paddq xmm1, [esp + 16]
 ; x11 <<<= 59
-    movq xmm2, [esp + 400]
-    movq [esp + 448], xmm4
-    movq xmm4, [esp + 400]
+    movq xmm2, [esp + 16]
+    movq [esp + 176], xmm4
+    movq xmm4, [esp + 16]
     psllq xmm4, 59
     psrlq xmm2, 5
     por xmm4, xmm2
 ; x11 ^= x8
     pxor xmm4, xmm1
 ; x10 += x9
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 368]
-    movq [esp + 352], xmm1
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 64]
+    movq [esp + 96], xmm1
 ; x9 <<<= 17
-    movq xmm1, [esp + 368]
-    movq [esp + 432], xmm7
-    movq xmm7, [esp + 368]
+    movq xmm1, [esp + 64]
+    movq [esp + 32], xmm7
+    movq xmm7, [esp + 64]
     psllq xmm7, 17
     psrlq xmm1, 47
     por xmm7, xmm1
 ; x9 ^= x10
     pxor xmm7, xmm2
-; round 11
+; round 27
 ; x0 += x15
     paddq xmm3, xmm6
 ; x15 <<<= 5
@@ -1767,20 +3573,20 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x11 ^= x2
     pxor xmm4, xmm5
 ; x6 += x13
-    paddq xmm0, [esp + 432]
+    paddq xmm0, [esp + 32]
 ; x13 <<<= 48
-    movq xmm1, [esp + 432]
-    movq [esp + 544], xmm6
-    movq xmm6, [esp + 432]
+    movq xmm1, [esp + 32]
+    movq [esp + 192], xmm6
+    movq xmm6, [esp + 32]
     psllq xmm6, 48
     psrlq xmm1, 16
     por xmm6, xmm1
 ; x13 ^= x6
     pxor xmm6, xmm0
 ; x4 += x9
-    movq xmm1, [esp + 480]
+    movq xmm1, [esp + 208]
     paddq xmm1, xmm7
-    movq [esp + 432], xmm6
+    movq [esp + 32], xmm6
 ; x9 <<<= 41
     movdqa xmm6, xmm7
     psllq xmm7, 41
@@ -1789,543 +3595,541 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x9 ^= x4
     pxor xmm7, xmm1
 ; x14 += x1
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 496]
-    movq [esp + 400], xmm4
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 160]
+    movq [esp + 16], xmm4
 ; x1 <<<= 47
-    movq xmm4, [esp + 496]
-    movq [esp + 368], xmm7
-    movq xmm7, [esp + 496]
+    movq xmm4, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
     psllq xmm7, 47
     psrlq xmm4, 17
     por xmm7, xmm4
 ; x1 ^= x14
     pxor xmm7, xmm6
 ; x8 += x5
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 512]
-    movq [esp + 448], xmm6
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 0]
+    movq [esp + 176], xmm6
 ; x5 <<<= 28
-    movq xmm6, [esp + 512]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 512]
+    movq xmm6, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
     psllq xmm0, 28
     psrlq xmm6, 36
     por xmm0, xmm6
 ; x5 ^= x8
     pxor xmm0, xmm4
 ; x10 += x3
-    paddq xmm2, [esp + 528]
+    paddq xmm2, [esp + 48]
 ; x3 <<<= 16
-    movq xmm6, [esp + 528]
-    movq [esp + 352], xmm4
-    movq xmm4, [esp + 528]
+    movq xmm6, [esp + 48]
+    movq [esp + 96], xmm4
+    movq xmm4, [esp + 48]
     psllq xmm4, 16
     psrlq xmm6, 48
     por xmm4, xmm6
 ; x3 ^= x10
     pxor xmm4, xmm2
 ; x12 += x7
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 336]
-    movq [esp + 384], xmm2
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 80]
+    movq [esp + 112], xmm2
 ; x7 <<<= 25
-    movq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-    movq xmm0, [esp + 336]
+    movq xmm2, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
     psllq xmm0, 25
     psrlq xmm2, 39
     por xmm0, xmm2
 ; x7 ^= x12
     pxor xmm0, xmm6
-; add subkey 3
-; x0 += k3
+; add subkey 7
+; x0 += k7
     paddq xmm3, [esp + 224]
-; x1 += k4
+; x1 += k8
     paddq xmm7, [esp + 240]
-; x2 += k5
+; x2 += k9
     paddq xmm5, [esp + 256]
-; x3 += k6
+; x3 += k10
     paddq xmm4, [esp + 272]
-; x4 += k7
-    paddq xmm1, [esp + 0]
-; x5 += k8
-    movq xmm2, [esp + 512]
-    paddq xmm2, [esp + 16]
-    movq [esp + 512], xmm2
-; x6 += k9
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 32]
-; x7 += k10
-    paddq xmm0, [esp + 48]
-    movq [esp + 464], xmm2
-; x8 += k11
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 64]
-    movq [esp + 352], xmm2
-; x9 += k12
-    movq xmm2, [esp + 368]
-    paddq xmm2, [esp + 80]
-    movq [esp + 368], xmm2
-; x10 += k13
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 96]
-    movq [esp + 384], xmm2
-; x11 += k14
-    movq xmm2, [esp + 400]
-    paddq xmm2, [esp + 112]
-; x12 += k15
-    paddq xmm6, [esp + 144]
-    movq [esp + 416], xmm6
-; x13 += k16
-    movq xmm6, [esp + 432]
-    paddq xmm6, [esp + 192]
-    movq [esp + 400], xmm2
-; x14 += k0
-    movq xmm2, [esp + 448]
-    paddq xmm2, [esp + 160]
-    movq [esp + 336], xmm0
-; x15 += k1
-    movq xmm0, [esp + 544]
-    paddq xmm0, [esp + 176]
-; x13 += t0
-    paddq xmm6, [esp + 320]
-; x14 += t1
+; x4 += k11
+    paddq xmm1, [esp + 288]
+; x5 += k12
+    movq xmm2, [esp + 0]
     paddq xmm2, [esp + 304]
-; x15 += 3
-    paddq xmm0, [esp + 592]
-; round 12
+    movq [esp + 0], xmm2
+; x6 += k13
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 320]
+; x7 += k14
+    paddq xmm0, [esp + 336]
+    movq [esp + 144], xmm2
+; x8 += k15
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 352]
+    movq [esp + 96], xmm2
+; x9 += k16
+    movq xmm2, [esp + 64]
+    paddq xmm2, [esp + 480]
+    movq [esp + 64], xmm2
+; x10 += k0
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 448]
+    movq [esp + 112], xmm2
+; x11 += k1
+    movq xmm2, [esp + 16]
+    paddq xmm2, [esp + 464]
+; x12 += k2
+    paddq xmm6, [esp + 432]
+    movq [esp + 128], xmm6
+; x13 += sk8
+    movq xmm6, [esp + 32]
+    paddq xmm6, [esp + 960]
+    movq [esp + 32], xmm6
+; sk9 = k4
+    movq xmm6, [esp + 400]
+; sk9 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 16], xmm2
+; x14 += sk9
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm6
+    movq [esp + 976], xmm6
+; x15 += kc[7]
+    movq xmm6, [esp + 192]
+    paddq xmm6, [esp + 640]
+; round 28
 ; x0 += x1
     paddq xmm3, xmm7
-    movq [esp + 448], xmm2
+    movq [esp + 192], xmm6
 ; x1 <<<= 41
-    movdqa xmm2, xmm7
+    movdqa xmm6, xmm7
     psllq xmm7, 41
-    psrlq xmm2, 23
-    por xmm7, xmm2
+    psrlq xmm6, 23
+    por xmm7, xmm6
 ; x1 ^= x0
     pxor xmm7, xmm3
 ; x2 += x3
     paddq xmm5, xmm4
 ; x3 <<<= 9
-    movdqa xmm2, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 9
-    psrlq xmm2, 55
-    por xmm4, xmm2
+    psrlq xmm6, 55
+    por xmm4, xmm6
 ; x3 ^= x2
     pxor xmm4, xmm5
 ; x4 += x5
-    paddq xmm1, [esp + 512]
+    paddq xmm1, [esp + 0]
 ; x5 <<<= 37
-    movq xmm2, [esp + 512]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 512]
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
     psllq xmm7, 37
-    psrlq xmm2, 27
-    por xmm7, xmm2
+    psrlq xmm6, 27
+    por xmm7, xmm6
 ; x5 ^= x4
     pxor xmm7, xmm1
 ; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm0
+    movq [esp + 0], xmm7
 ; x7 <<<= 31
-    movq xmm7, [esp + 336]
-    movq [esp + 528], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 31
+    movdqa xmm7, xmm0
+    psllq xmm0, 31
     psrlq xmm7, 33
-    por xmm4, xmm7
+    por xmm0, xmm7
 ; x7 ^= x6
-    pxor xmm4, xmm2
+    pxor xmm0, xmm6
 ; x8 += x9
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 368]
-    movq [esp + 336], xmm4
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm4
 ; x9 <<<= 12
-    movq xmm4, [esp + 368]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 368]
-    psllq xmm1, 12
+    movq xmm4, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
     psrlq xmm4, 52
-    por xmm1, xmm4
+    por xmm0, xmm4
 ; x9 ^= x8
-    pxor xmm1, xmm7
+    pxor xmm0, xmm7
 ; x10 += x11
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 400]
-    movq [esp + 352], xmm7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 16]
+    movq [esp + 96], xmm7
 ; x11 <<<= 47
-    movq xmm7, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 47
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 16]
+    psllq xmm1, 47
     psrlq xmm7, 17
-    por xmm2, xmm7
+    por xmm1, xmm7
 ; x11 ^= x10
-    pxor xmm2, xmm4
+    pxor xmm1, xmm4
 ; x12 += x13
-    movq xmm7, [esp + 416]
-    paddq xmm7, xmm6
-    movq [esp + 384], xmm4
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm4
 ; x13 <<<= 44
-    movdqa xmm4, xmm6
+    movq xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
     psllq xmm6, 44
     psrlq xmm4, 20
     por xmm6, xmm4
 ; x13 ^= x12
     pxor xmm6, xmm7
 ; x14 += x15
-    movq xmm4, [esp + 448]
-    paddq xmm4, xmm0
-    movq [esp + 416], xmm7
+    paddq xmm2, [esp + 192]
 ; x15 <<<= 30
-    movdqa xmm7, xmm0
-    psllq xmm0, 30
-    psrlq xmm7, 34
-    por xmm0, xmm7
+    movq xmm4, [esp + 192]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
 ; x15 ^= x14
-    pxor xmm0, xmm4
-; round 13
+    pxor xmm7, xmm2
+; round 29
 ; x0 += x9
-    paddq xmm3, xmm1
+    paddq xmm3, xmm0
 ; x9 <<<= 16
-    movdqa xmm7, xmm1
-    psllq xmm1, 16
-    psrlq xmm7, 48
-    por xmm1, xmm7
+    movdqa xmm4, xmm0
+    psllq xmm0, 16
+    psrlq xmm4, 48
+    por xmm0, xmm4
 ; x9 ^= x0
-    pxor xmm1, xmm3
+    pxor xmm0, xmm3
 ; x2 += x13
     paddq xmm5, xmm6
 ; x13 <<<= 34
-    movdqa xmm7, xmm6
+    movdqa xmm4, xmm6
     psllq xmm6, 34
-    psrlq xmm7, 30
-    por xmm6, xmm7
+    psrlq xmm4, 30
+    por xmm6, xmm4
 ; x13 ^= x2
     pxor xmm6, xmm5
 ; x6 += x11
-    movq xmm7, [esp + 464]
-    paddq xmm7, xmm2
-    movq [esp + 368], xmm1
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm1
+    movq [esp + 64], xmm0
 ; x11 <<<= 56
-    movdqa xmm1, xmm2
-    psllq xmm2, 56
-    psrlq xmm1, 8
-    por xmm2, xmm1
+    movdqa xmm0, xmm1
+    psllq xmm1, 56
+    psrlq xmm0, 8
+    por xmm1, xmm0
 ; x11 ^= x6
-    pxor xmm2, xmm7
+    pxor xmm1, xmm4
 ; x4 += x15
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 400], xmm2
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm7
+    movq [esp + 16], xmm1
 ; x15 <<<= 51
-    movdqa xmm2, xmm0
-    psllq xmm0, 51
-    psrlq xmm2, 13
-    por xmm0, xmm2
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
 ; x15 ^= x4
-    pxor xmm0, xmm1
+    pxor xmm7, xmm0
 ; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm6
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 80]
+    movq [esp + 32], xmm6
 ; x7 <<<= 4
-    movq xmm6, [esp + 336]
-    movq [esp + 544], xmm0
-    movq xmm0, [esp + 336]
-    psllq xmm0, 4
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 80]
+    psllq xmm7, 4
     psrlq xmm6, 60
-    por xmm0, xmm6
+    por xmm7, xmm6
 ; x7 ^= x10
-    pxor xmm0, xmm2
+    pxor xmm7, xmm1
 ; x12 += x3
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 528]
-    movq [esp + 384], xmm2
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm1
 ; x3 <<<= 53
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 528]
-    psllq xmm7, 53
-    psrlq xmm2, 11
-    por xmm7, xmm2
+    movq xmm1, [esp + 48]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 53
+    psrlq xmm1, 11
+    por xmm4, xmm1
 ; x3 ^= x12
-    pxor xmm7, xmm6
+    pxor xmm4, xmm6
 ; x14 += x5
-    paddq xmm4, [esp + 512]
+    paddq xmm2, [esp + 0]
 ; x5 <<<= 42
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm6
-    movq xmm6, [esp + 512]
+    movq xmm1, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
     psllq xmm6, 42
-    psrlq xmm2, 22
-    por xmm6, xmm2
+    psrlq xmm1, 22
+    por xmm6, xmm1
 ; x5 ^= x14
-    pxor xmm6, xmm4
+    pxor xmm6, xmm2
 ; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm4
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 160]
+    movq [esp + 176], xmm2
 ; x1 <<<= 41
-    movq xmm4, [esp + 496]
-    movq [esp + 528], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 41
-    psrlq xmm4, 23
-    por xmm7, xmm4
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 41
+    psrlq xmm2, 23
+    por xmm4, xmm2
 ; x1 ^= x8
-    pxor xmm7, xmm2
-; round 14
+    pxor xmm4, xmm1
+; round 30
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm7
 ; x7 <<<= 31
-    movdqa xmm4, xmm0
-    psllq xmm0, 31
-    psrlq xmm4, 33
-    por xmm0, xmm4
+    movdqa xmm2, xmm7
+    psllq xmm7, 31
+    psrlq xmm2, 33
+    por xmm7, xmm2
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm7, xmm3
 ; x2 += x5
     paddq xmm5, xmm6
 ; x5 <<<= 44
-    movdqa xmm4, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 44
-    psrlq xmm4, 20
-    por xmm6, xmm4
+    psrlq xmm2, 20
+    por xmm6, xmm2
 ; x5 ^= x2
     pxor xmm6, xmm5
 ; x4 += x3
-    paddq xmm1, [esp + 528]
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 47
-    movq xmm4, [esp + 528]
-    movq [esp + 336], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 47
-    psrlq xmm4, 17
-    por xmm0, xmm4
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm7
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm7
-    psllq xmm7, 46
-    psrlq xmm0, 18
-    por xmm7, xmm0
-; x1 ^= x6
-    pxor xmm7, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm6
-; x15 <<<= 19
-    movq xmm6, [esp + 544]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 544]
-    psllq xmm7, 19
-    psrlq xmm6, 45
-    por xmm7, xmm6
-; x15 ^= x12
-    pxor xmm7, xmm0
-; x14 += x13
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
-; x13 ^= x14
-    pxor xmm1, xmm6
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 44
-    psrlq xmm0, 20
-    por xmm6, xmm0
-; x11 ^= x8
-    pxor xmm6, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 25
-    movq xmm2, [esp + 368]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 25
-    psrlq xmm2, 39
-    por xmm4, xmm2
-; x9 ^= x10
-    pxor xmm4, xmm0
-; round 15
-; x0 += x15
-    paddq xmm3, xmm7
-; x15 <<<= 9
-    movdqa xmm2, xmm7
-    psllq xmm7, 9
-    psrlq xmm2, 55
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 47
+    psrlq xmm2, 17
     por xmm7, xmm2
+; x3 ^= x4
+    pxor xmm7, xmm0
+; x6 += x1
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 48], xmm7
+; x1 <<<= 46
+    movdqa xmm7, xmm4
+    psllq xmm4, 46
+    psrlq xmm7, 18
+    por xmm4, xmm7
+; x1 ^= x6
+    pxor xmm4, xmm2
+; x12 += x15
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 192]
+    movq [esp + 0], xmm6
+; x15 <<<= 19
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
+    psllq xmm4, 19
+    psrlq xmm6, 45
+    por xmm4, xmm6
+; x15 ^= x12
+    pxor xmm4, xmm7
+; x14 += x13
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm7
+; x13 <<<= 42
+    movq xmm7, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm7, 22
+    por xmm0, xmm7
+; x13 ^= x14
+    pxor xmm0, xmm6
+; x8 += x11
+    paddq xmm1, [esp + 16]
+; x11 <<<= 44
+    movq xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x11 ^= x8
+    pxor xmm6, xmm1
+; x10 += x9
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 64]
+    movq [esp + 96], xmm1
+; x9 <<<= 25
+    movq xmm1, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
+    psllq xmm2, 25
+    psrlq xmm1, 39
+    por xmm2, xmm1
+; x9 ^= x10
+    pxor xmm2, xmm7
+; round 31
+; x0 += x15
+    paddq xmm3, xmm4
+; x15 <<<= 9
+    movdqa xmm1, xmm4
+    psllq xmm4, 9
+    psrlq xmm1, 55
+    por xmm4, xmm1
 ; x15 ^= x0
-    pxor xmm7, xmm3
+    pxor xmm4, xmm3
 ; x2 += x11
     paddq xmm5, xmm6
 ; x11 <<<= 48
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 48
-    psrlq xmm2, 16
-    por xmm6, xmm2
+    psrlq xmm1, 16
+    por xmm6, xmm1
 ; x11 ^= x2
     pxor xmm6, xmm5
 ; x6 += x13
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm1
-    movq [esp + 544], xmm7
+    movq xmm1, [esp + 144]
+    paddq xmm1, xmm0
+    movq [esp + 192], xmm4
 ; x13 <<<= 35
-    movdqa xmm7, xmm1
-    psllq xmm1, 35
-    psrlq xmm7, 29
-    por xmm1, xmm7
+    movdqa xmm4, xmm0
+    psllq xmm0, 35
+    psrlq xmm4, 29
+    por xmm0, xmm4
 ; x13 ^= x6
-    pxor xmm1, xmm2
+    pxor xmm0, xmm1
 ; x4 += x9
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm4
-    movq [esp + 432], xmm1
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm2
+    movq [esp + 32], xmm0
 ; x9 <<<= 52
-    movdqa xmm1, xmm4
-    psllq xmm4, 52
-    psrlq xmm1, 12
-    por xmm4, xmm1
-; x9 ^= x4
-    pxor xmm4, xmm7
-; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm6
-; x1 <<<= 23
-    movq xmm6, [esp + 496]
-    movq [esp + 368], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 23
-    psrlq xmm6, 41
-    por xmm4, xmm6
-; x1 ^= x14
-    pxor xmm4, xmm1
-; x8 += x5
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 512]
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x5 ^= x8
-    pxor xmm2, xmm6
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm6
-    movq xmm6, [esp + 528]
-    psllq xmm6, 37
-    psrlq xmm1, 27
-    por xmm6, xmm1
-; x3 ^= x10
-    pxor xmm6, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 20
-    psrlq xmm0, 44
+    movdqa xmm0, xmm2
+    psllq xmm2, 52
+    psrlq xmm0, 12
     por xmm2, xmm0
-; x7 ^= x12
-    pxor xmm2, xmm1
-; add subkey 4
-; x0 += k4
-    paddq xmm3, [esp + 240]
-; x1 += k5
-    paddq xmm4, [esp + 256]
-; x2 += k6
-    paddq xmm5, [esp + 272]
-; x3 += k7
+; x9 ^= x4
+    pxor xmm2, xmm4
+; x14 += x1
+    movq xmm0, [esp + 176]
+    paddq xmm0, [esp + 160]
+    movq [esp + 16], xmm6
+; x1 <<<= 23
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 23
+    psrlq xmm6, 41
+    por xmm2, xmm6
+; x1 ^= x14
+    pxor xmm2, xmm0
+; x8 += x5
+    movq xmm6, [esp + 96]
     paddq xmm6, [esp + 0]
-; x4 += k8
-    paddq xmm7, [esp + 16]
-; x5 += k9
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 32]
-    movq [esp + 480], xmm7
-; x6 += k10
-    movq xmm7, [esp + 464]
+    movq [esp + 176], xmm0
+; x5 <<<= 31
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm1
+    movq xmm1, [esp + 0]
+    psllq xmm1, 31
+    psrlq xmm0, 33
+    por xmm1, xmm0
+; x5 ^= x8
+    pxor xmm1, xmm6
+; x10 += x3
     paddq xmm7, [esp + 48]
-; x7 += k11
-    paddq xmm2, [esp + 64]
-    movq [esp + 464], xmm7
-; x8 += k12
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 80]
-    movq [esp + 352], xmm7
-; x9 += k13
-    movq xmm7, [esp + 368]
-    paddq xmm7, [esp + 96]
-    movq [esp + 368], xmm7
-; x10 += k14
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 112]
-    movq [esp + 384], xmm7
-; x11 += k15
-    movq xmm7, [esp + 400]
-    paddq xmm7, [esp + 144]
-; x12 += k16
-    paddq xmm1, [esp + 192]
-    movq [esp + 416], xmm1
-; x13 += k0
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 160]
-    movq [esp + 400], xmm7
-; x14 += k1
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 176]
-    movq [esp + 336], xmm2
-; x15 += k2
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 208]
-; x13 += t1
-    paddq xmm1, [esp + 304]
-; x14 += t2
-    paddq xmm7, [esp + 288]
-; x15 += 4
-    paddq xmm2, [esp + 608]
-; round 16
+; x3 <<<= 37
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 37
+    psrlq xmm0, 27
+    por xmm6, xmm0
+; x3 ^= x10
+    pxor xmm6, xmm7
+; x12 += x7
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm7
+; x7 <<<= 20
+    movq xmm7, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 20
+    psrlq xmm7, 44
+    por xmm1, xmm7
+; x7 ^= x12
+    pxor xmm1, xmm0
+; add subkey 8
+; x0 += k8
+    paddq xmm3, [esp + 240]
+; x1 += k9
+    paddq xmm2, [esp + 256]
+; x2 += k10
+    paddq xmm5, [esp + 272]
+; x3 += k11
+    paddq xmm6, [esp + 288]
+; x4 += k12
+    paddq xmm4, [esp + 304]
+; x5 += k13
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 320]
+    movq [esp + 0], xmm7
+; x6 += k14
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 336]
+; x7 += k15
+    paddq xmm1, [esp + 352]
+    movq [esp + 144], xmm7
+; x8 += k16
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 480]
+    movq [esp + 96], xmm7
+; x9 += k0
+    movq xmm7, [esp + 64]
+    paddq xmm7, [esp + 448]
+    movq [esp + 64], xmm7
+; x10 += k1
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 464]
+    movq [esp + 112], xmm7
+; x11 += k2
+    movq xmm7, [esp + 16]
+    paddq xmm7, [esp + 432]
+; x12 += k3
+    paddq xmm0, [esp + 384]
+    movq [esp + 128], xmm0
+; x13 += sk9
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 976]
+    movq [esp + 32], xmm0
+; sk10 = k5
+    movq xmm0, [esp + 416]
+; sk10 += t0
+    paddq xmm0, [esp + 496]
+    movq [esp + 16], xmm7
+; x14 += sk10
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm0
+    movq [esp + 992], xmm0
+; x15 += kc[8]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 656]
+; round 32
 ; x0 += x1
-    paddq xmm3, xmm4
-    movq [esp + 448], xmm7
+    paddq xmm3, xmm2
+    movq [esp + 176], xmm7
 ; x1 <<<= 24
-    movdqa xmm7, xmm4
-    psllq xmm4, 24
+    movdqa xmm7, xmm2
+    psllq xmm2, 24
     psrlq xmm7, 40
-    por xmm4, xmm7
+    por xmm2, xmm7
 ; x1 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm2, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 13
@@ -2336,2094 +4140,409 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x4 += x5
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 496], xmm4
+    paddq xmm4, [esp + 0]
 ; x5 <<<= 8
-    movdqa xmm4, xmm0
-    psllq xmm0, 8
-    psrlq xmm4, 56
-    por xmm0, xmm4
+    movq xmm7, [esp + 0]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 0]
+    psllq xmm2, 8
+    psrlq xmm7, 56
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm2, xmm4
 ; x6 += x7
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 336]
-    movq [esp + 512], xmm0
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm1
+    movq [esp + 0], xmm2
 ; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
+    movdqa xmm2, xmm1
+    psllq xmm1, 47
+    psrlq xmm2, 17
+    por xmm1, xmm2
 ; x7 ^= x6
-    pxor xmm6, xmm4
+    pxor xmm1, xmm7
 ; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 64]
+    movq [esp + 48], xmm6
 ; x9 <<<= 8
-    movq xmm6, [esp + 368]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 8
+    movq xmm6, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
     psrlq xmm6, 56
-    por xmm7, xmm6
+    por xmm1, xmm6
 ; x9 ^= x8
-    pxor xmm7, xmm0
+    pxor xmm1, xmm2
 ; x10 += x11
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 400]
-    movq [esp + 352], xmm0
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm2
 ; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 400]
+    movq xmm2, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
     psllq xmm4, 17
-    psrlq xmm0, 47
-    por xmm4, xmm0
+    psrlq xmm2, 47
+    por xmm4, xmm2
 ; x11 ^= x10
     pxor xmm4, xmm6
 ; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm6
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 32]
+    movq [esp + 112], xmm6
 ; x13 <<<= 22
-    movdqa xmm6, xmm1
-    psllq xmm1, 22
+    movq xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 22
     psrlq xmm6, 42
-    por xmm1, xmm6
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm6, [esp + 448]
-    paddq xmm6, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm2
-    psllq xmm2, 37
-    psrlq xmm0, 27
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm6
-; round 17
-; x0 += x9
-    paddq xmm3, xmm7
-; x9 <<<= 38
-    movdqa xmm0, xmm7
-    psllq xmm7, 38
-    psrlq xmm0, 26
-    por xmm7, xmm0
-; x9 ^= x0
-    pxor xmm7, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm4
-    movq [esp + 368], xmm7
-; x11 <<<= 10
-    movdqa xmm7, xmm4
-    psllq xmm4, 10
-    psrlq xmm7, 54
-    por xmm4, xmm7
-; x11 ^= x6
-    pxor xmm4, xmm0
-; x4 += x15
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm2
-    movq [esp + 400], xmm4
-; x15 <<<= 55
-    movdqa xmm4, xmm2
-    psllq xmm2, 55
-    psrlq xmm4, 9
-    por xmm2, xmm4
-; x15 ^= x4
-    pxor xmm2, xmm7
-; x10 += x7
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 336]
-    movq [esp + 432], xmm1
-; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 49
-    psrlq xmm1, 15
-    por xmm2, xmm1
-; x7 ^= x10
-    pxor xmm2, xmm4
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm4
-; x3 <<<= 18
-    movq xmm4, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm4, 46
-    por xmm0, xmm4
-; x3 ^= x12
-    pxor xmm0, xmm1
-; x14 += x5
-    paddq xmm6, [esp + 512]
-; x5 <<<= 23
-    movq xmm4, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm4, 41
-    por xmm1, xmm4
-; x5 ^= x14
-    pxor xmm1, xmm6
-; x8 += x1
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 496]
-    movq [esp + 448], xmm6
-; x1 <<<= 52
-    movq xmm6, [esp + 496]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 52
-    psrlq xmm6, 12
     por xmm7, xmm6
-; x1 ^= x8
-    pxor xmm7, xmm4
-; round 18
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 33
-    movdqa xmm6, xmm2
-    psllq xmm2, 33
-    psrlq xmm6, 31
-    por xmm2, xmm6
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm1
-; x5 <<<= 4
-    movdqa xmm6, xmm1
-    psllq xmm1, 4
-    psrlq xmm6, 60
-    por xmm1, xmm6
-; x5 ^= x2
-    pxor xmm1, xmm5
-; x4 += x3
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 51
-    movdqa xmm2, xmm0
-    psllq xmm0, 51
-    psrlq xmm2, 13
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm6
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm7
-    movq [esp + 528], xmm0
-; x1 <<<= 13
-    movdqa xmm0, xmm7
-    psllq xmm7, 13
-    psrlq xmm0, 51
-    por xmm7, xmm0
-; x1 ^= x6
+; x13 ^= x12
     pxor xmm7, xmm2
+; x14 += x15
+    movq xmm6, [esp + 176]
+    paddq xmm6, xmm0
+    movq [esp + 128], xmm2
+; x15 <<<= 37
+    movdqa xmm2, xmm0
+    psllq xmm0, 37
+    psrlq xmm2, 27
+    por xmm0, xmm2
+; x15 ^= x14
+    pxor xmm0, xmm6
+; round 33
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm2, xmm1
+    psllq xmm1, 38
+    psrlq xmm2, 26
+    por xmm1, xmm2
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm7
+; x13 <<<= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 19
+    psrlq xmm2, 45
+    por xmm7, xmm2
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x6 += x11
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 64], xmm1
+; x11 <<<= 10
+    movdqa xmm1, xmm4
+    psllq xmm4, 10
+    psrlq xmm1, 54
+    por xmm4, xmm1
+; x11 ^= x6
+    pxor xmm4, xmm2
+; x4 += x15
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 16], xmm4
+; x15 <<<= 55
+    movdqa xmm4, xmm0
+    psllq xmm0, 55
+    psrlq xmm4, 9
+    por xmm0, xmm4
+; x15 ^= x4
+    pxor xmm0, xmm1
+; x10 += x7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm7
+; x7 <<<= 49
+    movq xmm7, [esp + 80]
+    movq [esp + 192], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 49
+    psrlq xmm7, 15
+    por xmm0, xmm7
+; x7 ^= x10
+    pxor xmm0, xmm4
+; x12 += x3
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 48]
+    movq [esp + 112], xmm4
+; x3 <<<= 18
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 18
+    psrlq xmm4, 46
+    por xmm2, xmm4
+; x3 ^= x12
+    pxor xmm2, xmm7
+; x14 += x5
+    paddq xmm6, [esp + 0]
+; x5 <<<= 23
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 23
+    psrlq xmm4, 41
+    por xmm7, xmm4
+; x5 ^= x14
+    pxor xmm7, xmm6
+; x8 += x1
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm6
+; x1 <<<= 52
+    movq xmm6, [esp + 160]
+    movq [esp + 48], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 52
+    psrlq xmm6, 12
+    por xmm2, xmm6
+; x1 ^= x8
+    pxor xmm2, xmm4
+; round 34
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 33
+    movdqa xmm6, xmm0
+    psllq xmm0, 33
+    psrlq xmm6, 31
+    por xmm0, xmm6
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm7
+; x5 <<<= 4
+    movdqa xmm6, xmm7
+    psllq xmm7, 4
+    psrlq xmm6, 60
+    por xmm7, xmm6
+; x5 ^= x2
+    pxor xmm7, xmm5
+; x4 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 51
+    movq xmm6, [esp + 48]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 48]
+    psllq xmm0, 51
+    psrlq xmm6, 13
+    por xmm0, xmm6
+; x3 ^= x4
+    pxor xmm0, xmm1
+; x6 += x1
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm2
+    movq [esp + 48], xmm0
+; x1 <<<= 13
+    movdqa xmm0, xmm2
+    psllq xmm2, 13
+    psrlq xmm0, 51
+    por xmm2, xmm0
+; x1 ^= x6
+    pxor xmm2, xmm6
 ; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 192]
+    movq [esp + 0], xmm7
 ; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 544]
-    psllq xmm7, 34
-    psrlq xmm1, 30
-    por xmm7, xmm1
+    movq xmm7, [esp + 192]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 192]
+    psllq xmm2, 34
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x15 ^= x12
-    pxor xmm7, xmm0
+    pxor xmm2, xmm0
 ; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
+    movq xmm7, [esp + 176]
+    paddq xmm7, [esp + 32]
+    movq [esp + 128], xmm0
 ; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 432]
-    psllq xmm6, 41
+    movq xmm0, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
     psrlq xmm0, 23
-    por xmm6, xmm0
-; x13 ^= x14
-    pxor xmm6, xmm1
-; x8 += x11
-    paddq xmm4, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
     por xmm1, xmm0
+; x13 ^= x14
+    pxor xmm1, xmm7
+; x8 += x11
+    paddq xmm4, [esp + 16]
+; x11 <<<= 59
+    movq xmm0, [esp + 16]
+    movq [esp + 176], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 59
+    psrlq xmm0, 5
+    por xmm7, xmm0
 ; x11 ^= x8
-    pxor xmm1, xmm4
+    pxor xmm7, xmm4
 ; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm4
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 64]
+    movq [esp + 96], xmm4
 ; x9 <<<= 17
-    movq xmm4, [esp + 368]
-    movq [esp + 432], xmm6
-    movq xmm6, [esp + 368]
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 64]
     psllq xmm6, 17
     psrlq xmm4, 47
     por xmm6, xmm4
 ; x9 ^= x10
     pxor xmm6, xmm0
-; round 19
-; x0 += x15
-    paddq xmm3, xmm7
-; x15 <<<= 5
-    movdqa xmm4, xmm7
-    psllq xmm7, 5
-    psrlq xmm4, 59
-    por xmm7, xmm4
-; x15 ^= x0
-    pxor xmm7, xmm3
-; x2 += x11
-    paddq xmm5, xmm1
-; x11 <<<= 20
-    movdqa xmm4, xmm1
-    psllq xmm1, 20
-    psrlq xmm4, 44
-    por xmm1, xmm4
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x6 += x13
-    paddq xmm2, [esp + 432]
-; x13 <<<= 48
-    movq xmm4, [esp + 432]
-    movq [esp + 544], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 48
-    psrlq xmm4, 16
-    por xmm7, xmm4
-; x13 ^= x6
-    pxor xmm7, xmm2
-; x4 += x9
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm6
-    movq [esp + 432], xmm7
-; x9 <<<= 41
-    movdqa xmm7, xmm6
-    psllq xmm6, 41
-    psrlq xmm7, 23
-    por xmm6, xmm7
-; x9 ^= x4
-    pxor xmm6, xmm4
-; x14 += x1
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 496]
-    movq [esp + 400], xmm1
-; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm6
-    movq xmm6, [esp + 496]
-    psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
-; x1 ^= x14
-    pxor xmm6, xmm7
-; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm7
-; x5 <<<= 28
-    movq xmm7, [esp + 512]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 512]
-    psllq xmm2, 28
-    psrlq xmm7, 36
-    por xmm2, xmm7
-; x5 ^= x8
-    pxor xmm2, xmm1
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 16
-    movq xmm7, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm7, 48
-    por xmm1, xmm7
-; x3 ^= x10
-    pxor xmm1, xmm0
-; x12 += x7
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 25
-    psrlq xmm0, 39
-    por xmm2, xmm0
-; x7 ^= x12
-    pxor xmm2, xmm7
-; add subkey 5
-; x0 += k5
-    paddq xmm3, [esp + 256]
-; x1 += k6
-    paddq xmm6, [esp + 272]
-; x2 += k7
-    paddq xmm5, [esp + 0]
-; x3 += k8
-    paddq xmm1, [esp + 16]
-; x4 += k9
-    paddq xmm4, [esp + 32]
-; x5 += k10
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 48]
-    movq [esp + 480], xmm4
-; x6 += k11
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 64]
-; x7 += k12
-    paddq xmm2, [esp + 80]
-    movq [esp + 464], xmm4
-; x8 += k13
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 96]
-    movq [esp + 352], xmm4
-; x9 += k14
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 112]
-    movq [esp + 368], xmm4
-; x10 += k15
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 144]
-    movq [esp + 384], xmm4
-; x11 += k16
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 192]
-; x12 += k0
-    paddq xmm7, [esp + 160]
-    movq [esp + 416], xmm7
-; x13 += k1
-    movq xmm7, [esp + 432]
-    paddq xmm7, [esp + 176]
-    movq [esp + 400], xmm4
-; x14 += k2
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 208]
-    movq [esp + 336], xmm2
-; x15 += k3
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 224]
-; x13 += t2
-    paddq xmm7, [esp + 288]
-; x14 += t0
-    paddq xmm4, [esp + 320]
-; x15 += 5
-    paddq xmm2, [esp + 624]
-; round 20
-; x0 += x1
-    paddq xmm3, xmm6
-    movq [esp + 448], xmm4
-; x1 <<<= 41
-    movdqa xmm4, xmm6
-    psllq xmm6, 41
-    psrlq xmm4, 23
-    por xmm6, xmm4
-; x1 ^= x0
-    pxor xmm6, xmm3
-; x2 += x3
-    paddq xmm5, xmm1
-; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
-    psrlq xmm4, 55
-    por xmm1, xmm4
-; x3 ^= x2
-    pxor xmm1, xmm5
-; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 496], xmm6
-; x5 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
-; x5 ^= x4
-    pxor xmm0, xmm4
-; x6 += x7
-    movq xmm6, [esp + 464]
-    paddq xmm6, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
-    por xmm1, xmm0
-; x7 ^= x6
-    pxor xmm1, xmm6
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
-; x9 ^= x8
-    pxor xmm4, xmm0
-; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
-; x11 ^= x10
-    pxor xmm6, xmm1
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm7
-    movq [esp + 384], xmm1
-; x13 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x13 ^= x12
-    pxor xmm7, xmm0
-; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm1
-; round 21
-; x0 += x9
-    paddq xmm3, xmm4
-; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
-; x9 ^= x0
-    pxor xmm4, xmm3
-; x2 += x13
-    paddq xmm5, xmm7
-; x13 <<<= 34
-    movdqa xmm0, xmm7
-    psllq xmm7, 34
-    psrlq xmm0, 30
-    por xmm7, xmm0
-; x13 ^= x2
-    pxor xmm7, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm6
-    movq [esp + 368], xmm4
-; x11 <<<= 56
-    movdqa xmm4, xmm6
-    psllq xmm6, 56
-    psrlq xmm4, 8
-    por xmm6, xmm4
-; x11 ^= x6
-    pxor xmm6, xmm0
-; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm6
-; x15 <<<= 51
-    movdqa xmm6, xmm2
-    psllq xmm2, 51
-    psrlq xmm6, 13
-    por xmm2, xmm6
-; x15 ^= x4
-    pxor xmm2, xmm4
-; x10 += x7
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 336]
-    movq [esp + 432], xmm7
-; x7 <<<= 4
-    movq xmm7, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
-    psrlq xmm7, 60
-    por xmm2, xmm7
-; x7 ^= x10
-    pxor xmm2, xmm6
-; x12 += x3
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 528]
-    movq [esp + 384], xmm6
-; x3 <<<= 53
-    movq xmm6, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm6, 11
-    por xmm0, xmm6
-; x3 ^= x12
-    pxor xmm0, xmm7
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm6, [esp + 512]
-    movq [esp + 416], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 42
-    psrlq xmm6, 22
-    por xmm7, xmm6
-; x5 ^= x14
-    pxor xmm7, xmm1
-; x8 += x1
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
-; x1 ^= x8
-    pxor xmm4, xmm6
-; round 22
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm7
-; x5 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
-    psrlq xmm2, 17
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm4
-    psllq xmm4, 46
-    psrlq xmm0, 18
-    por xmm4, xmm0
-; x1 ^= x6
-    pxor xmm4, xmm2
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm7
-; x15 <<<= 19
-    movq xmm7, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm7, 45
-    por xmm4, xmm7
-; x15 ^= x12
-    pxor xmm4, xmm0
-; x14 += x13
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
-; x13 ^= x14
-    pxor xmm1, xmm7
-; x8 += x11
-    paddq xmm6, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 44
-    psrlq xmm0, 20
-    por xmm7, xmm0
-; x11 ^= x8
-    pxor xmm7, xmm6
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm6
-; x9 <<<= 25
-    movq xmm6, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
-    psllq xmm2, 25
-    psrlq xmm6, 39
-    por xmm2, xmm6
-; x9 ^= x10
-    pxor xmm2, xmm0
-; round 23
-; x0 += x15
-    paddq xmm3, xmm4
-; x15 <<<= 9
-    movdqa xmm6, xmm4
-    psllq xmm4, 9
-    psrlq xmm6, 55
-    por xmm4, xmm6
-; x15 ^= x0
-    pxor xmm4, xmm3
-; x2 += x11
-    paddq xmm5, xmm7
-; x11 <<<= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 48
-    psrlq xmm6, 16
-    por xmm7, xmm6
-; x11 ^= x2
-    pxor xmm7, xmm5
-; x6 += x13
-    movq xmm6, [esp + 464]
-    paddq xmm6, xmm1
-    movq [esp + 544], xmm4
-; x13 <<<= 35
-    movdqa xmm4, xmm1
-    psllq xmm1, 35
-    psrlq xmm4, 29
-    por xmm1, xmm4
-; x13 ^= x6
-    pxor xmm1, xmm6
-; x4 += x9
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 432], xmm1
-; x9 <<<= 52
-    movdqa xmm1, xmm2
-    psllq xmm2, 52
-    psrlq xmm1, 12
-    por xmm2, xmm1
-; x9 ^= x4
-    pxor xmm2, xmm4
-; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm7
-; x1 <<<= 23
-    movq xmm7, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
-    psllq xmm2, 23
-    psrlq xmm7, 41
-    por xmm2, xmm7
-; x1 ^= x14
-    pxor xmm2, xmm1
-; x8 += x5
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 31
-    psrlq xmm1, 33
-    por xmm6, xmm1
-; x5 ^= x8
-    pxor xmm6, xmm7
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm7
-    movq xmm7, [esp + 528]
-    psllq xmm7, 37
-    psrlq xmm1, 27
-    por xmm7, xmm1
-; x3 ^= x10
-    pxor xmm7, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 20
-    psrlq xmm0, 44
-    por xmm6, xmm0
-; x7 ^= x12
-    pxor xmm6, xmm1
-; add subkey 6
-; x0 += k6
-    paddq xmm3, [esp + 272]
-; x1 += k7
-    paddq xmm2, [esp + 0]
-; x2 += k8
-    paddq xmm5, [esp + 16]
-; x3 += k9
-    paddq xmm7, [esp + 32]
-; x4 += k10
-    paddq xmm4, [esp + 48]
-; x5 += k11
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 64]
-    movq [esp + 480], xmm4
-; x6 += k12
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 80]
-; x7 += k13
-    paddq xmm6, [esp + 96]
-    movq [esp + 336], xmm6
-; x8 += k14
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 112]
-    movq [esp + 352], xmm6
-; x9 += k15
-    movq xmm6, [esp + 368]
-    paddq xmm6, [esp + 144]
-    movq [esp + 368], xmm6
-; x10 += k16
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 192]
-    movq [esp + 384], xmm6
-; x11 += k0
-    movq xmm6, [esp + 400]
-    paddq xmm6, [esp + 160]
-; x12 += k1
-    paddq xmm1, [esp + 176]
-    movq [esp + 416], xmm1
-; x13 += k2
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 208]
-    movq [esp + 400], xmm6
-; x14 += k3
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 224]
-    movq [esp + 464], xmm4
-; x15 += k4
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 240]
-; x13 += t0
-    paddq xmm1, [esp + 320]
-; x14 += t1
-    paddq xmm6, [esp + 304]
-; x15 += 6
-    paddq xmm4, [esp + 640]
-; round 24
-; x0 += x1
-    paddq xmm3, xmm2
-    movq [esp + 448], xmm6
-; x1 <<<= 24
-    movdqa xmm6, xmm2
-    psllq xmm2, 24
-    psrlq xmm6, 40
-    por xmm2, xmm6
-; x1 ^= x0
-    pxor xmm2, xmm3
-; x2 += x3
-    paddq xmm5, xmm7
-; x3 <<<= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x4 += x5
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 496], xmm2
-; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
-; x5 ^= x4
-    pxor xmm0, xmm6
-; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
-; x7 ^= x6
-    pxor xmm7, xmm2
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm7
-; x9 <<<= 8
-    movq xmm7, [esp + 368]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
-; x9 ^= x8
-    pxor xmm6, xmm0
-; x10 += x11
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm7
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm7
-; x13 <<<= 22
-    movdqa xmm7, xmm1
-    psllq xmm1, 22
-    psrlq xmm7, 42
-    por xmm1, xmm7
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm7, [esp + 448]
-    paddq xmm7, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
-    pxor xmm4, xmm7
-; round 25
-; x0 += x9
-    paddq xmm3, xmm6
-; x9 <<<= 38
-    movdqa xmm0, xmm6
-    psllq xmm6, 38
-    psrlq xmm0, 26
-    por xmm6, xmm0
-; x9 ^= x0
-    pxor xmm6, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm6
-; x11 <<<= 10
-    movdqa xmm6, xmm2
-    psllq xmm2, 10
-    psrlq xmm6, 54
-    por xmm2, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x4 += x15
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm4
-    movq [esp + 400], xmm2
-; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
-; x15 ^= x4
-    pxor xmm4, xmm6
-; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
-; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
-; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
-    pxor xmm0, xmm1
-; x14 += x5
-    paddq xmm7, [esp + 512]
-; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
-    por xmm1, xmm2
-; x5 ^= x14
-    pxor xmm1, xmm7
-; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm7
-; x1 <<<= 52
-    movq xmm7, [esp + 496]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 496]
-    psllq xmm6, 52
-    psrlq xmm7, 12
-    por xmm6, xmm7
-; x1 ^= x8
-    pxor xmm6, xmm2
-; round 26
-; x0 += x7
-    paddq xmm3, xmm4
-; x7 <<<= 33
-    movdqa xmm7, xmm4
-    psllq xmm4, 33
-    psrlq xmm7, 31
-    por xmm4, xmm7
-; x7 ^= x0
-    pxor xmm4, xmm3
-; x2 += x5
-    paddq xmm5, xmm1
-; x5 <<<= 4
-    movdqa xmm7, xmm1
-    psllq xmm1, 4
-    psrlq xmm7, 60
-    por xmm1, xmm7
-; x5 ^= x2
-    pxor xmm1, xmm5
-; x4 += x3
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 336], xmm4
-; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
-; x3 ^= x4
-    pxor xmm0, xmm7
-; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm6
-    movq [esp + 528], xmm0
-; x1 <<<= 13
-    movdqa xmm0, xmm6
-    psllq xmm6, 13
-    psrlq xmm0, 51
-    por xmm6, xmm0
-; x1 ^= x6
-    pxor xmm6, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm6
-    movq xmm6, [esp + 544]
-    psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
-; x15 ^= x12
-    pxor xmm6, xmm0
-; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 41
-    psrlq xmm0, 23
-    por xmm7, xmm0
-; x13 ^= x14
-    pxor xmm7, xmm1
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
-    pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 17
-    psrlq xmm2, 47
-    por xmm7, xmm2
-; x9 ^= x10
-    pxor xmm7, xmm0
-; round 27
-; x0 += x15
-    paddq xmm3, xmm6
-; x15 <<<= 5
-    movdqa xmm2, xmm6
-    psllq xmm6, 5
-    psrlq xmm2, 59
-    por xmm6, xmm2
-; x15 ^= x0
-    pxor xmm6, xmm3
-; x2 += x11
-    paddq xmm5, xmm1
-; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x6 += x13
-    paddq xmm4, [esp + 432]
-; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm6
-    movq xmm6, [esp + 432]
-    psllq xmm6, 48
-    psrlq xmm2, 16
-    por xmm6, xmm2
-; x13 ^= x6
-    pxor xmm6, xmm4
-; x4 += x9
-    movq xmm2, [esp + 480]
-    paddq xmm2, xmm7
-    movq [esp + 432], xmm6
-; x9 <<<= 41
-    movdqa xmm6, xmm7
-    psllq xmm7, 41
-    psrlq xmm6, 23
-    por xmm7, xmm6
-; x9 ^= x4
-    pxor xmm7, xmm2
-; x14 += x1
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 496]
-    movq [esp + 400], xmm1
-; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 47
-    psrlq xmm1, 17
-    por xmm7, xmm1
-; x1 ^= x14
-    pxor xmm7, xmm6
-; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm6
-; x5 <<<= 28
-    movq xmm6, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
-    psllq xmm4, 28
-    psrlq xmm6, 36
-    por xmm4, xmm6
-; x5 ^= x8
-    pxor xmm4, xmm1
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 16
-    movq xmm6, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x3 ^= x10
-    pxor xmm1, xmm0
-; x12 += x7
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 25
-    psrlq xmm0, 39
-    por xmm4, xmm0
-; x7 ^= x12
-    pxor xmm4, xmm6
-; add subkey 7
-; x0 += k7
-    paddq xmm3, [esp + 0]
-; x1 += k8
-    paddq xmm7, [esp + 16]
-; x2 += k9
-    paddq xmm5, [esp + 32]
-; x3 += k10
-    paddq xmm1, [esp + 48]
-; x4 += k11
-    paddq xmm2, [esp + 64]
-; x5 += k12
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 80]
-    movq [esp + 480], xmm2
-; x6 += k13
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 96]
-; x7 += k14
-    paddq xmm4, [esp + 112]
-    movq [esp + 336], xmm4
-; x8 += k15
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 144]
-    movq [esp + 352], xmm4
-; x9 += k16
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 192]
-    movq [esp + 368], xmm4
-; x10 += k0
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 160]
-    movq [esp + 384], xmm4
-; x11 += k1
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 176]
-; x12 += k2
-    paddq xmm6, [esp + 208]
-    movq [esp + 416], xmm6
-; x13 += k3
-    movq xmm6, [esp + 432]
-    paddq xmm6, [esp + 224]
-    movq [esp + 400], xmm4
-; x14 += k4
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 240]
-    movq [esp + 464], xmm2
-; x15 += k5
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 256]
-; x13 += t1
-    paddq xmm6, [esp + 304]
-; x14 += t2
-    paddq xmm4, [esp + 288]
-; x15 += 7
-    paddq xmm2, [esp + 656]
-; round 28
-; x0 += x1
-    paddq xmm3, xmm7
-    movq [esp + 448], xmm4
-; x1 <<<= 41
-    movdqa xmm4, xmm7
-    psllq xmm7, 41
-    psrlq xmm4, 23
-    por xmm7, xmm4
-; x1 ^= x0
-    pxor xmm7, xmm3
-; x2 += x3
-    paddq xmm5, xmm1
-; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
-    psrlq xmm4, 55
-    por xmm1, xmm4
-; x3 ^= x2
-    pxor xmm1, xmm5
-; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 496], xmm7
-; x5 <<<= 37
-    movdqa xmm7, xmm0
-    psllq xmm0, 37
-    psrlq xmm7, 27
-    por xmm0, xmm7
-; x5 ^= x4
-    pxor xmm0, xmm4
-; x6 += x7
-    movq xmm7, [esp + 464]
-    paddq xmm7, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
-    por xmm1, xmm0
-; x7 ^= x6
-    pxor xmm1, xmm7
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
-; x9 ^= x8
-    pxor xmm4, xmm0
-; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
-; x11 ^= x10
-    pxor xmm7, xmm1
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm6
-    movq [esp + 384], xmm1
-; x13 <<<= 44
-    movdqa xmm1, xmm6
-    psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
-; x13 ^= x12
-    pxor xmm6, xmm0
-; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm1
-; round 29
-; x0 += x9
-    paddq xmm3, xmm4
-; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
-; x9 ^= x0
-    pxor xmm4, xmm3
-; x2 += x13
-    paddq xmm5, xmm6
-; x13 <<<= 34
-    movdqa xmm0, xmm6
-    psllq xmm6, 34
-    psrlq xmm0, 30
-    por xmm6, xmm0
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm7
-    movq [esp + 368], xmm4
-; x11 <<<= 56
-    movdqa xmm4, xmm7
-    psllq xmm7, 56
-    psrlq xmm4, 8
-    por xmm7, xmm4
-; x11 ^= x6
-    pxor xmm7, xmm0
-; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm7
-; x15 <<<= 51
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x15 ^= x4
-    pxor xmm2, xmm4
-; x10 += x7
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 336]
-    movq [esp + 432], xmm6
-; x7 <<<= 4
-    movq xmm6, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
-    psrlq xmm6, 60
-    por xmm2, xmm6
-; x7 ^= x10
-    pxor xmm2, xmm7
-; x12 += x3
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 528]
-    movq [esp + 384], xmm7
-; x3 <<<= 53
-    movq xmm7, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm7, 11
-    por xmm0, xmm7
-; x3 ^= x12
-    pxor xmm0, xmm6
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm7, [esp + 512]
-    movq [esp + 416], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
-; x5 ^= x14
-    pxor xmm6, xmm1
-; x8 += x1
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
-; x1 ^= x8
-    pxor xmm4, xmm7
-; round 30
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm6
-; x5 <<<= 44
-    movdqa xmm1, xmm6
-    psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
-; x5 ^= x2
-    pxor xmm6, xmm5
-; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
-    psrlq xmm2, 17
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm4
-    psllq xmm4, 46
-    psrlq xmm0, 18
-    por xmm4, xmm0
-; x1 ^= x6
-    pxor xmm4, xmm2
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm6
-; x15 <<<= 19
-    movq xmm6, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm6, 45
-    por xmm4, xmm6
-; x15 ^= x12
-    pxor xmm4, xmm0
-; x14 += x13
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
-; x13 ^= x14
-    pxor xmm1, xmm6
-; x8 += x11
-    paddq xmm7, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 44
-    psrlq xmm0, 20
-    por xmm6, xmm0
-; x11 ^= x8
-    pxor xmm6, xmm7
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm7
-; x9 <<<= 25
-    movq xmm7, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
-    psllq xmm2, 25
-    psrlq xmm7, 39
-    por xmm2, xmm7
-; x9 ^= x10
-    pxor xmm2, xmm0
-; round 31
-; x0 += x15
-    paddq xmm3, xmm4
-; x15 <<<= 9
-    movdqa xmm7, xmm4
-    psllq xmm4, 9
-    psrlq xmm7, 55
-    por xmm4, xmm7
-; x15 ^= x0
-    pxor xmm4, xmm3
-; x2 += x11
-    paddq xmm5, xmm6
-; x11 <<<= 48
-    movdqa xmm7, xmm6
-    psllq xmm6, 48
-    psrlq xmm7, 16
-    por xmm6, xmm7
-; x11 ^= x2
-    pxor xmm6, xmm5
-; x6 += x13
-    movq xmm7, [esp + 464]
-    paddq xmm7, xmm1
-    movq [esp + 544], xmm4
-; x13 <<<= 35
-    movdqa xmm4, xmm1
-    psllq xmm1, 35
-    psrlq xmm4, 29
-    por xmm1, xmm4
-; x13 ^= x6
-    pxor xmm1, xmm7
-; x4 += x9
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 432], xmm1
-; x9 <<<= 52
-    movdqa xmm1, xmm2
-    psllq xmm2, 52
-    psrlq xmm1, 12
-    por xmm2, xmm1
-; x9 ^= x4
-    pxor xmm2, xmm4
-; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm6
-; x1 <<<= 23
-    movq xmm6, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
-; x1 ^= x14
-    pxor xmm2, xmm1
-; x8 += x5
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 31
-    psrlq xmm1, 33
-    por xmm7, xmm1
-; x5 ^= x8
-    pxor xmm7, xmm6
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm6
-    movq xmm6, [esp + 528]
-    psllq xmm6, 37
-    psrlq xmm1, 27
-    por xmm6, xmm1
-; x3 ^= x10
-    pxor xmm6, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 20
-    psrlq xmm0, 44
-    por xmm7, xmm0
-; x7 ^= x12
-    pxor xmm7, xmm1
-; add subkey 8
-; x0 += k8
-    paddq xmm3, [esp + 16]
-; x1 += k9
-    paddq xmm2, [esp + 32]
-; x2 += k10
-    paddq xmm5, [esp + 48]
-; x3 += k11
-    paddq xmm6, [esp + 64]
-; x4 += k12
-    paddq xmm4, [esp + 80]
-; x5 += k13
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 96]
-    movq [esp + 480], xmm4
-; x6 += k14
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 112]
-; x7 += k15
-    paddq xmm7, [esp + 144]
-    movq [esp + 336], xmm7
-; x8 += k16
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 192]
-    movq [esp + 352], xmm7
-; x9 += k0
-    movq xmm7, [esp + 368]
-    paddq xmm7, [esp + 160]
-    movq [esp + 368], xmm7
-; x10 += k1
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 176]
-    movq [esp + 384], xmm7
-; x11 += k2
-    movq xmm7, [esp + 400]
-    paddq xmm7, [esp + 208]
-; x12 += k3
-    paddq xmm1, [esp + 224]
-    movq [esp + 416], xmm1
-; x13 += k4
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 240]
-    movq [esp + 400], xmm7
-; x14 += k5
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 256]
-    movq [esp + 464], xmm4
-; x15 += k6
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 272]
-; x13 += t2
-    paddq xmm1, [esp + 288]
-; x14 += t0
-    paddq xmm7, [esp + 320]
-; x15 += 8
-    paddq xmm4, [esp + 672]
-; round 32
-; x0 += x1
-    paddq xmm3, xmm2
-    movq [esp + 448], xmm7
-; x1 <<<= 24
-    movdqa xmm7, xmm2
-    psllq xmm2, 24
-    psrlq xmm7, 40
-    por xmm2, xmm7
-; x1 ^= x0
-    pxor xmm2, xmm3
-; x2 += x3
-    paddq xmm5, xmm6
-; x3 <<<= 13
-    movdqa xmm7, xmm6
-    psllq xmm6, 13
-    psrlq xmm7, 51
-    por xmm6, xmm7
-; x3 ^= x2
-    pxor xmm6, xmm5
-; x4 += x5
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 496], xmm2
-; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
-; x5 ^= x4
-    pxor xmm0, xmm7
-; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
-; x7 ^= x6
-    pxor xmm6, xmm2
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm6
-; x9 <<<= 8
-    movq xmm6, [esp + 368]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 8
-    psrlq xmm6, 56
-    por xmm7, xmm6
-; x9 ^= x8
-    pxor xmm7, xmm0
-; x10 += x11
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm6
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm6
-; x13 <<<= 22
-    movdqa xmm6, xmm1
-    psllq xmm1, 22
-    psrlq xmm6, 42
-    por xmm1, xmm6
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm6, [esp + 448]
-    paddq xmm6, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
-    pxor xmm4, xmm6
-; round 33
-; x0 += x9
-    paddq xmm3, xmm7
-; x9 <<<= 38
-    movdqa xmm0, xmm7
-    psllq xmm7, 38
-    psrlq xmm0, 26
-    por xmm7, xmm0
-; x9 ^= x0
-    pxor xmm7, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm7
-; x11 <<<= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x4 += x15
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm4
-    movq [esp + 400], xmm2
-; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
-; x15 ^= x4
-    pxor xmm4, xmm7
-; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
-; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
-; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
-    pxor xmm0, xmm1
-; x14 += x5
-    paddq xmm6, [esp + 512]
-; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
-    por xmm1, xmm2
-; x5 ^= x14
-    pxor xmm1, xmm6
-; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm6
-; x1 <<<= 52
-    movq xmm6, [esp + 496]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 52
-    psrlq xmm6, 12
-    por xmm7, xmm6
-; x1 ^= x8
-    pxor xmm7, xmm2
-; round 34
-; x0 += x7
-    paddq xmm3, xmm4
-; x7 <<<= 33
-    movdqa xmm6, xmm4
-    psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
-; x7 ^= x0
-    pxor xmm4, xmm3
-; x2 += x5
-    paddq xmm5, xmm1
-; x5 <<<= 4
-    movdqa xmm6, xmm1
-    psllq xmm1, 4
-    psrlq xmm6, 60
-    por xmm1, xmm6
-; x5 ^= x2
-    pxor xmm1, xmm5
-; x4 += x3
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 336], xmm4
-; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
-; x3 ^= x4
-    pxor xmm0, xmm6
-; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm7
-    movq [esp + 528], xmm0
-; x1 <<<= 13
-    movdqa xmm0, xmm7
-    psllq xmm7, 13
-    psrlq xmm0, 51
-    por xmm7, xmm0
-; x1 ^= x6
-    pxor xmm7, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 544]
-    psllq xmm7, 34
-    psrlq xmm1, 30
-    por xmm7, xmm1
-; x15 ^= x12
-    pxor xmm7, xmm0
-; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 432]
-    psllq xmm6, 41
-    psrlq xmm0, 23
-    por xmm6, xmm0
-; x13 ^= x14
-    pxor xmm6, xmm1
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
-    pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x9 ^= x10
-    pxor xmm6, xmm0
 ; round 35
 ; x0 += x15
-    paddq xmm3, xmm7
+    paddq xmm3, xmm2
 ; x15 <<<= 5
-    movdqa xmm2, xmm7
-    psllq xmm7, 5
-    psrlq xmm2, 59
-    por xmm7, xmm2
+    movdqa xmm4, xmm2
+    psllq xmm2, 5
+    psrlq xmm4, 59
+    por xmm2, xmm4
 ; x15 ^= x0
-    pxor xmm7, xmm3
+    pxor xmm2, xmm3
 ; x2 += x11
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
+    movdqa xmm4, xmm7
+    psllq xmm7, 20
+    psrlq xmm4, 44
+    por xmm7, xmm4
 ; x11 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x6 += x13
-    paddq xmm4, [esp + 432]
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm1
+    movq [esp + 192], xmm2
 ; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 48
+    movdqa xmm2, xmm1
+    psllq xmm1, 48
     psrlq xmm2, 16
-    por xmm7, xmm2
+    por xmm1, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm4
+    pxor xmm1, xmm4
 ; x4 += x9
-    movq xmm2, [esp + 480]
+    movq xmm2, [esp + 208]
     paddq xmm2, xmm6
-    movq [esp + 432], xmm7
+    movq [esp + 32], xmm1
 ; x9 <<<= 41
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 41
-    psrlq xmm7, 23
-    por xmm6, xmm7
+    psrlq xmm1, 23
+    por xmm6, xmm1
 ; x9 ^= x4
     pxor xmm6, xmm2
 ; x14 += x1
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 496]
-    movq [esp + 400], xmm1
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm7
 ; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm6
-    movq xmm6, [esp + 496]
+    movq xmm7, [esp + 160]
+    movq [esp + 64], xmm6
+    movq xmm6, [esp + 160]
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x1 ^= x14
-    pxor xmm6, xmm7
+    pxor xmm6, xmm1
 ; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm7
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 0]
+    movq [esp + 176], xmm1
 ; x5 <<<= 28
-    movq xmm7, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
     psllq xmm4, 28
-    psrlq xmm7, 36
-    por xmm4, xmm7
+    psrlq xmm1, 36
+    por xmm4, xmm1
 ; x5 ^= x8
-    pxor xmm4, xmm1
+    pxor xmm4, xmm7
 ; x10 += x3
-    paddq xmm0, [esp + 528]
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 16
-    movq xmm7, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm7, 48
-    por xmm1, xmm7
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 16
+    psrlq xmm1, 48
+    por xmm7, xmm1
 ; x3 ^= x10
-    pxor xmm1, xmm0
+    pxor xmm7, xmm0
 ; x12 += x7
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 336]
-    movq [esp + 384], xmm0
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm0
 ; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
+    movq xmm0, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
     psllq xmm4, 25
     psrlq xmm0, 39
     por xmm4, xmm0
 ; x7 ^= x12
-    pxor xmm4, xmm7
+    pxor xmm4, xmm1
 ; add subkey 9
 ; x0 += k9
-    paddq xmm3, [esp + 32]
+    paddq xmm3, [esp + 256]
 ; x1 += k10
-    paddq xmm6, [esp + 48]
+    paddq xmm6, [esp + 272]
 ; x2 += k11
-    paddq xmm5, [esp + 64]
+    paddq xmm5, [esp + 288]
 ; x3 += k12
-    paddq xmm1, [esp + 80]
+    paddq xmm7, [esp + 304]
 ; x4 += k13
-    paddq xmm2, [esp + 96]
+    paddq xmm2, [esp + 320]
 ; x5 += k14
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 112]
-    movq [esp + 480], xmm2
+    movq xmm0, [esp + 0]
+    paddq xmm0, [esp + 336]
+    movq [esp + 208], xmm2
 ; x6 += k15
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 144]
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 352]
 ; x7 += k16
-    paddq xmm4, [esp + 192]
-    movq [esp + 336], xmm4
+    paddq xmm4, [esp + 480]
+    movq [esp + 80], xmm4
 ; x8 += k0
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 160]
-    movq [esp + 352], xmm4
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 448]
+    movq [esp + 96], xmm4
 ; x9 += k1
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 176]
-    movq [esp + 368], xmm4
+    movq xmm4, [esp + 64]
+    paddq xmm4, [esp + 464]
+    movq [esp + 64], xmm4
 ; x10 += k2
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 208]
-    movq [esp + 384], xmm4
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 432]
+    movq [esp + 112], xmm4
 ; x11 += k3
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 224]
+    movq xmm4, [esp + 16]
+    paddq xmm4, [esp + 384]
 ; x12 += k4
-    paddq xmm7, [esp + 240]
-    movq [esp + 416], xmm7
-; x13 += k5
-    movq xmm7, [esp + 432]
-    paddq xmm7, [esp + 256]
-    movq [esp + 400], xmm4
-; x14 += k6
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 272]
-    movq [esp + 464], xmm2
-; x15 += k7
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 0]
-; x13 += t0
-    paddq xmm7, [esp + 320]
-; x14 += t1
-    paddq xmm4, [esp + 304]
-; x15 += 9
-    paddq xmm2, [esp + 688]
+    paddq xmm1, [esp + 400]
+    movq [esp + 128], xmm1
+; x13 += sk10
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 992]
+    movq [esp + 32], xmm1
+; sk11 = k6
+    movq xmm1, [esp + 368]
+; sk11 += t1
+    paddq xmm1, [esp + 528]
+    movq [esp + 16], xmm4
+; x14 += sk11
+    movq xmm4, [esp + 176]
+    paddq xmm4, xmm1
+    movq [esp + 1008], xmm1
+; x15 += kc[9]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 672]
 ; round 36
 ; x0 += x1
     paddq xmm3, xmm6
-    movq [esp + 448], xmm4
+    movq [esp + 176], xmm4
 ; x1 <<<= 41
     movdqa xmm4, xmm6
     psllq xmm6, 41
@@ -4432,18 +4551,18 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x1 ^= x0
     pxor xmm6, xmm3
 ; x2 += x3
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
+    movdqa xmm4, xmm7
+    psllq xmm7, 9
     psrlq xmm4, 55
-    por xmm1, xmm4
+    por xmm7, xmm4
 ; x3 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x4 += x5
-    movq xmm4, [esp + 480]
+    movq xmm4, [esp + 208]
     paddq xmm4, xmm0
-    movq [esp + 496], xmm6
+    movq [esp + 160], xmm6
 ; x5 <<<= 37
     movdqa xmm6, xmm0
     psllq xmm0, 37
@@ -4452,2925 +4571,2078 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x5 ^= x4
     pxor xmm0, xmm4
 ; x6 += x7
-    movq xmm6, [esp + 464]
-    paddq xmm6, [esp + 336]
-    movq [esp + 512], xmm0
+    paddq xmm2, [esp + 80]
 ; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 31
+    psrlq xmm6, 33
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm2
+; x8 += x9
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 64]
+    movq [esp + 48], xmm7
+; x9 <<<= 12
+    movq xmm7, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm7, 52
+    por xmm0, xmm7
+; x9 ^= x8
+    pxor xmm0, xmm6
+; x10 += x11
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 16]
+    movq [esp + 96], xmm6
+; x11 <<<= 47
+    movq xmm6, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm6, 17
+    por xmm4, xmm6
+; x11 ^= x10
+    pxor xmm4, xmm7
+; x12 += x13
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 32]
+    movq [esp + 112], xmm7
+; x13 <<<= 44
+    movq xmm7, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x13 ^= x12
+    pxor xmm4, xmm6
+; x14 += x15
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
+    movq [esp + 128], xmm6
+; x15 <<<= 30
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x15 ^= x14
+    pxor xmm1, xmm7
+; round 37
+; x0 += x9
+    paddq xmm3, xmm0
+; x9 <<<= 16
+    movdqa xmm6, xmm0
+    psllq xmm0, 16
+    psrlq xmm6, 48
+    por xmm0, xmm6
+; x9 ^= x0
+    pxor xmm0, xmm3
+; x2 += x13
+    paddq xmm5, xmm4
+; x13 <<<= 34
+    movdqa xmm6, xmm4
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
+; x13 ^= x2
+    pxor xmm4, xmm5
+; x6 += x11
+    paddq xmm2, [esp + 16]
+; x11 <<<= 56
+    movq xmm6, [esp + 16]
+    movq [esp + 64], xmm0
+    movq xmm0, [esp + 16]
+    psllq xmm0, 56
+    psrlq xmm6, 8
+    por xmm0, xmm6
+; x11 ^= x6
+    pxor xmm0, xmm2
+; x4 += x15
+    movq xmm6, [esp + 208]
+    paddq xmm6, xmm1
+    movq [esp + 16], xmm0
+; x15 <<<= 51
+    movdqa xmm0, xmm1
+    psllq xmm1, 51
+    psrlq xmm0, 13
     por xmm1, xmm0
+; x15 ^= x4
+    pxor xmm1, xmm6
+; x10 += x7
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 80]
+    movq [esp + 32], xmm4
+; x7 <<<= 4
+    movq xmm4, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
+    psrlq xmm4, 60
+    por xmm1, xmm4
+; x7 ^= x10
+    pxor xmm1, xmm0
+; x12 += x3
+    movq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
+    movq [esp + 112], xmm0
+; x3 <<<= 53
+    movq xmm0, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 53
+    psrlq xmm0, 11
+    por xmm2, xmm0
+; x3 ^= x12
+    pxor xmm2, xmm4
+; x14 += x5
+    paddq xmm7, [esp + 0]
+; x5 <<<= 42
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 42
+    psrlq xmm0, 22
+    por xmm4, xmm0
+; x5 ^= x14
+    pxor xmm4, xmm7
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm7
+; x1 <<<= 41
+    movq xmm7, [esp + 160]
+    movq [esp + 208], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 41
+    psrlq xmm7, 23
+    por xmm6, xmm7
+; x1 ^= x8
+    pxor xmm6, xmm0
+; round 38
+; x0 += x7
+    paddq xmm3, xmm1
+; x7 <<<= 31
+    movdqa xmm7, xmm1
+    psllq xmm1, 31
+    psrlq xmm7, 33
+    por xmm1, xmm7
+; x7 ^= x0
+    pxor xmm1, xmm3
+; x2 += x5
+    paddq xmm5, xmm4
+; x5 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x5 ^= x2
+    pxor xmm4, xmm5
+; x4 += x3
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm2
+    movq [esp + 80], xmm1
+; x3 <<<= 47
+    movdqa xmm1, xmm2
+    psllq xmm2, 47
+    psrlq xmm1, 17
+    por xmm2, xmm1
+; x3 ^= x4
+    pxor xmm2, xmm7
+; x6 += x1
+    movq xmm1, [esp + 144]
+    paddq xmm1, xmm6
+    movq [esp + 48], xmm2
+; x1 <<<= 46
+    movdqa xmm2, xmm6
+    psllq xmm6, 46
+    psrlq xmm2, 18
+    por xmm6, xmm2
+; x1 ^= x6
+    pxor xmm6, xmm1
+; x12 += x15
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 192]
+    movq [esp + 0], xmm4
+; x15 <<<= 19
+    movq xmm4, [esp + 192]
+    movq [esp + 160], xmm6
+    movq xmm6, [esp + 192]
+    psllq xmm6, 19
+    psrlq xmm4, 45
+    por xmm6, xmm4
+; x15 ^= x12
+    pxor xmm6, xmm2
+; x14 += x13
+    movq xmm4, [esp + 176]
+    paddq xmm4, [esp + 32]
+    movq [esp + 128], xmm2
+; x13 <<<= 42
+    movq xmm2, [esp + 32]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 42
+    psrlq xmm2, 22
+    por xmm7, xmm2
+; x13 ^= x14
+    pxor xmm7, xmm4
+; x8 += x11
+    paddq xmm0, [esp + 16]
+; x11 <<<= 44
+    movq xmm2, [esp + 16]
+    movq [esp + 176], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 44
+    psrlq xmm2, 20
+    por xmm4, xmm2
+; x11 ^= x8
+    pxor xmm4, xmm0
+; x10 += x9
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 25
+    movq xmm0, [esp + 64]
+    movq [esp + 32], xmm7
+    movq xmm7, [esp + 64]
+    psllq xmm7, 25
+    psrlq xmm0, 39
+    por xmm7, xmm0
+; x9 ^= x10
+    pxor xmm7, xmm2
+; round 39
+; x0 += x15
+    paddq xmm3, xmm6
+; x15 <<<= 9
+    movdqa xmm0, xmm6
+    psllq xmm6, 9
+    psrlq xmm0, 55
+    por xmm6, xmm0
+; x15 ^= x0
+    pxor xmm6, xmm3
+; x2 += x11
+    paddq xmm5, xmm4
+; x11 <<<= 48
+    movdqa xmm0, xmm4
+    psllq xmm4, 48
+    psrlq xmm0, 16
+    por xmm4, xmm0
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x6 += x13
+    paddq xmm1, [esp + 32]
+; x13 <<<= 35
+    movq xmm0, [esp + 32]
+    movq [esp + 192], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 35
+    psrlq xmm0, 29
+    por xmm6, xmm0
+; x13 ^= x6
+    pxor xmm6, xmm1
+; x4 += x9
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm7
+    movq [esp + 32], xmm6
+; x9 <<<= 52
+    movdqa xmm6, xmm7
+    psllq xmm7, 52
+    psrlq xmm6, 12
+    por xmm7, xmm6
+; x9 ^= x4
+    pxor xmm7, xmm0
+; x14 += x1
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 160]
+    movq [esp + 16], xmm4
+; x1 <<<= 23
+    movq xmm4, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
+    psllq xmm7, 23
+    psrlq xmm4, 41
+    por xmm7, xmm4
+; x1 ^= x14
+    pxor xmm7, xmm6
+; x8 += x5
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 0]
+    movq [esp + 176], xmm6
+; x5 <<<= 31
+    movq xmm6, [esp + 0]
+    movq [esp + 144], xmm1
+    movq xmm1, [esp + 0]
+    psllq xmm1, 31
+    psrlq xmm6, 33
+    por xmm1, xmm6
+; x5 ^= x8
+    pxor xmm1, xmm4
+; x10 += x3
+    paddq xmm2, [esp + 48]
+; x3 <<<= 37
+    movq xmm6, [esp + 48]
+    movq [esp + 96], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 37
+    psrlq xmm6, 27
+    por xmm4, xmm6
+; x3 ^= x10
+    pxor xmm4, xmm2
+; x12 += x7
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 80]
+    movq [esp + 112], xmm2
+; x7 <<<= 20
+    movq xmm2, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 20
+    psrlq xmm2, 44
+    por xmm1, xmm2
+; x7 ^= x12
+    pxor xmm1, xmm6
+; add subkey 10
+; x0 += k10
+    paddq xmm3, [esp + 272]
+; x1 += k11
+    paddq xmm7, [esp + 288]
+; x2 += k12
+    paddq xmm5, [esp + 304]
+; x3 += k13
+    paddq xmm4, [esp + 320]
+; x4 += k14
+    paddq xmm0, [esp + 336]
+; x5 += k15
+    movq xmm2, [esp + 0]
+    paddq xmm2, [esp + 352]
+    movq [esp + 0], xmm2
+; x6 += k16
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 480]
+; x7 += k0
+    paddq xmm1, [esp + 448]
+    movq [esp + 144], xmm2
+; x8 += k1
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 464]
+    movq [esp + 96], xmm2
+; x9 += k2
+    movq xmm2, [esp + 64]
+    paddq xmm2, [esp + 432]
+    movq [esp + 64], xmm2
+; x10 += k3
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 384]
+    movq [esp + 112], xmm2
+; x11 += k4
+    movq xmm2, [esp + 16]
+    paddq xmm2, [esp + 400]
+; x12 += k5
+    paddq xmm6, [esp + 416]
+    movq [esp + 128], xmm6
+; x13 += sk11
+    movq xmm6, [esp + 32]
+    paddq xmm6, [esp + 1008]
+    movq [esp + 32], xmm6
+; sk12 = k7
+    movq xmm6, [esp + 224]
+; sk12 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 16], xmm2
+; x14 += sk12
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm6
+    movq [esp + 1024], xmm6
+; x15 += kc[10]
+    movq xmm6, [esp + 192]
+    paddq xmm6, [esp + 688]
+; round 40
+; x0 += x1
+    paddq xmm3, xmm7
+    movq [esp + 192], xmm6
+; x1 <<<= 24
+    movdqa xmm6, xmm7
+    psllq xmm7, 24
+    psrlq xmm6, 40
+    por xmm7, xmm6
+; x1 ^= x0
+    pxor xmm7, xmm3
+; x2 += x3
+    paddq xmm5, xmm4
+; x3 <<<= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 13
+    psrlq xmm6, 51
+    por xmm4, xmm6
+; x3 ^= x2
+    pxor xmm4, xmm5
+; x4 += x5
+    paddq xmm0, [esp + 0]
+; x5 <<<= 8
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 8
+    psrlq xmm6, 56
+    por xmm7, xmm6
+; x5 ^= x4
+    pxor xmm7, xmm0
+; x6 += x7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm1
+    movq [esp + 0], xmm7
+; x7 <<<= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 47
+    psrlq xmm7, 17
+    por xmm1, xmm7
 ; x7 ^= x6
     pxor xmm1, xmm6
 ; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm4
+; x9 <<<= 8
+    movq xmm4, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
 ; x9 ^= x8
-    pxor xmm4, xmm0
+    pxor xmm1, xmm7
 ; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 16]
+    movq [esp + 96], xmm7
+; x11 <<<= 17
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 16]
+    psllq xmm0, 17
+    psrlq xmm7, 47
+    por xmm0, xmm7
 ; x11 ^= x10
-    pxor xmm6, xmm1
+    pxor xmm0, xmm4
 ; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm7
-    movq [esp + 384], xmm1
-; x13 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x13 ^= x12
-    pxor xmm7, xmm0
-; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm1
-; round 37
-; x0 += x9
-    paddq xmm3, xmm4
-; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
-; x9 ^= x0
-    pxor xmm4, xmm3
-; x2 += x13
-    paddq xmm5, xmm7
-; x13 <<<= 34
-    movdqa xmm0, xmm7
-    psllq xmm7, 34
-    psrlq xmm0, 30
-    por xmm7, xmm0
-; x13 ^= x2
-    pxor xmm7, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm6
-    movq [esp + 368], xmm4
-; x11 <<<= 56
-    movdqa xmm4, xmm6
-    psllq xmm6, 56
-    psrlq xmm4, 8
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm4
+; x13 <<<= 22
+    movq xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 22
+    psrlq xmm4, 42
     por xmm6, xmm4
+; x13 ^= x12
+    pxor xmm6, xmm7
+; x14 += x15
+    paddq xmm2, [esp + 192]
+; x15 <<<= 37
+    movq xmm4, [esp + 192]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 37
+    psrlq xmm4, 27
+    por xmm7, xmm4
+; x15 ^= x14
+    pxor xmm7, xmm2
+; round 41
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm4, xmm1
+    psllq xmm1, 38
+    psrlq xmm4, 26
+    por xmm1, xmm4
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm6
+; x13 <<<= 19
+    movdqa xmm4, xmm6
+    psllq xmm6, 19
+    psrlq xmm4, 45
+    por xmm6, xmm4
+; x13 ^= x2
+    pxor xmm6, xmm5
+; x6 += x11
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 64], xmm1
+; x11 <<<= 10
+    movdqa xmm1, xmm0
+    psllq xmm0, 10
+    psrlq xmm1, 54
+    por xmm0, xmm1
 ; x11 ^= x6
-    pxor xmm6, xmm0
+    pxor xmm0, xmm4
 ; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm6
-; x15 <<<= 51
-    movdqa xmm6, xmm2
-    psllq xmm2, 51
-    psrlq xmm6, 13
-    por xmm2, xmm6
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm7
+    movq [esp + 16], xmm0
+; x15 <<<= 55
+    movdqa xmm0, xmm7
+    psllq xmm7, 55
+    psrlq xmm0, 9
+    por xmm7, xmm0
 ; x15 ^= x4
-    pxor xmm2, xmm4
-; x10 += x7
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 336]
-    movq [esp + 432], xmm7
-; x7 <<<= 4
-    movq xmm7, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
-    psrlq xmm7, 60
-    por xmm2, xmm7
-; x7 ^= x10
-    pxor xmm2, xmm6
-; x12 += x3
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 528]
-    movq [esp + 384], xmm6
-; x3 <<<= 53
-    movq xmm6, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm6, 11
-    por xmm0, xmm6
-; x3 ^= x12
-    pxor xmm0, xmm7
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm6, [esp + 512]
-    movq [esp + 416], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 42
-    psrlq xmm6, 22
-    por xmm7, xmm6
-; x5 ^= x14
     pxor xmm7, xmm1
-; x8 += x1
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
-; x1 ^= x8
-    pxor xmm4, xmm6
-; round 38
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm7
-; x5 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
-    psrlq xmm2, 17
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm4
-    psllq xmm4, 46
-    psrlq xmm0, 18
+; x10 += x7
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 80]
+    movq [esp + 32], xmm6
+; x7 <<<= 49
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 80]
+    psllq xmm7, 49
+    psrlq xmm6, 15
+    por xmm7, xmm6
+; x7 ^= x10
+    pxor xmm7, xmm0
+; x12 += x3
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm0
+; x3 <<<= 18
+    movq xmm0, [esp + 48]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 18
+    psrlq xmm0, 46
     por xmm4, xmm0
+; x3 ^= x12
+    pxor xmm4, xmm6
+; x14 += x5
+    paddq xmm2, [esp + 0]
+; x5 <<<= 23
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 23
+    psrlq xmm0, 41
+    por xmm6, xmm0
+; x5 ^= x14
+    pxor xmm6, xmm2
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm2
+; x1 <<<= 52
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 52
+    psrlq xmm2, 12
+    por xmm4, xmm2
+; x1 ^= x8
+    pxor xmm4, xmm0
+; round 42
+; x0 += x7
+    paddq xmm3, xmm7
+; x7 <<<= 33
+    movdqa xmm2, xmm7
+    psllq xmm7, 33
+    psrlq xmm2, 31
+    por xmm7, xmm2
+; x7 ^= x0
+    pxor xmm7, xmm3
+; x2 += x5
+    paddq xmm5, xmm6
+; x5 <<<= 4
+    movdqa xmm2, xmm6
+    psllq xmm6, 4
+    psrlq xmm2, 60
+    por xmm6, xmm2
+; x5 ^= x2
+    pxor xmm6, xmm5
+; x4 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 51
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 51
+    psrlq xmm2, 13
+    por xmm7, xmm2
+; x3 ^= x4
+    pxor xmm7, xmm1
+; x6 += x1
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 48], xmm7
+; x1 <<<= 13
+    movdqa xmm7, xmm4
+    psllq xmm4, 13
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x6
     pxor xmm4, xmm2
 ; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm7
-; x15 <<<= 19
-    movq xmm7, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm7, 45
-    por xmm4, xmm7
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 192]
+    movq [esp + 0], xmm6
+; x15 <<<= 34
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
 ; x15 ^= x12
-    pxor xmm4, xmm0
+    pxor xmm4, xmm7
 ; x14 += x13
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm7
+; x13 <<<= 41
+    movq xmm7, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
+    psrlq xmm7, 23
+    por xmm1, xmm7
 ; x13 ^= x14
-    pxor xmm1, xmm7
+    pxor xmm1, xmm6
 ; x8 += x11
-    paddq xmm6, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 44
-    psrlq xmm0, 20
-    por xmm7, xmm0
+    paddq xmm0, [esp + 16]
+; x11 <<<= 59
+    movq xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
 ; x11 ^= x8
-    pxor xmm7, xmm6
+    pxor xmm6, xmm0
 ; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm6
-; x9 <<<= 25
-    movq xmm6, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
-    psllq xmm2, 25
-    psrlq xmm6, 39
-    por xmm2, xmm6
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 17
+    movq xmm0, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
+    psllq xmm2, 17
+    psrlq xmm0, 47
+    por xmm2, xmm0
 ; x9 ^= x10
-    pxor xmm2, xmm0
-; round 39
+    pxor xmm2, xmm7
+; round 43
 ; x0 += x15
     paddq xmm3, xmm4
-; x15 <<<= 9
-    movdqa xmm6, xmm4
-    psllq xmm4, 9
-    psrlq xmm6, 55
-    por xmm4, xmm6
+; x15 <<<= 5
+    movdqa xmm0, xmm4
+    psllq xmm4, 5
+    psrlq xmm0, 59
+    por xmm4, xmm0
 ; x15 ^= x0
     pxor xmm4, xmm3
 ; x2 += x11
-    paddq xmm5, xmm7
-; x11 <<<= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 48
-    psrlq xmm6, 16
-    por xmm7, xmm6
+    paddq xmm5, xmm6
+; x11 <<<= 20
+    movdqa xmm0, xmm6
+    psllq xmm6, 20
+    psrlq xmm0, 44
+    por xmm6, xmm0
 ; x11 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x6 += x13
-    movq xmm6, [esp + 464]
-    paddq xmm6, xmm1
-    movq [esp + 544], xmm4
-; x13 <<<= 35
+    movq xmm0, [esp + 144]
+    paddq xmm0, xmm1
+    movq [esp + 192], xmm4
+; x13 <<<= 48
     movdqa xmm4, xmm1
-    psllq xmm1, 35
-    psrlq xmm4, 29
+    psllq xmm1, 48
+    psrlq xmm4, 16
     por xmm1, xmm4
 ; x13 ^= x6
-    pxor xmm1, xmm6
+    pxor xmm1, xmm0
 ; x4 += x9
-    movq xmm4, [esp + 480]
+    movq xmm4, [esp + 208]
     paddq xmm4, xmm2
-    movq [esp + 432], xmm1
-; x9 <<<= 52
+    movq [esp + 32], xmm1
+; x9 <<<= 41
     movdqa xmm1, xmm2
-    psllq xmm2, 52
-    psrlq xmm1, 12
+    psllq xmm2, 41
+    psrlq xmm1, 23
     por xmm2, xmm1
 ; x9 ^= x4
     pxor xmm2, xmm4
 ; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm7
-; x1 <<<= 23
-    movq xmm7, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
-    psllq xmm2, 23
-    psrlq xmm7, 41
-    por xmm2, xmm7
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm6
+; x1 <<<= 47
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 47
+    psrlq xmm6, 17
+    por xmm2, xmm6
 ; x1 ^= x14
     pxor xmm2, xmm1
 ; x8 += x5
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 31
-    psrlq xmm1, 33
-    por xmm6, xmm1
-; x5 ^= x8
-    pxor xmm6, xmm7
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm7
-    movq xmm7, [esp + 528]
-    psllq xmm7, 37
-    psrlq xmm1, 27
-    por xmm7, xmm1
-; x3 ^= x10
-    pxor xmm7, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 20
-    psrlq xmm0, 44
-    por xmm6, xmm0
-; x7 ^= x12
-    pxor xmm6, xmm1
-; add subkey 10
-; x0 += k10
-    paddq xmm3, [esp + 48]
-; x1 += k11
-    paddq xmm2, [esp + 64]
-; x2 += k12
-    paddq xmm5, [esp + 80]
-; x3 += k13
-    paddq xmm7, [esp + 96]
-; x4 += k14
-    paddq xmm4, [esp + 112]
-; x5 += k15
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 144]
-    movq [esp + 480], xmm4
-; x6 += k16
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 192]
-; x7 += k0
-    paddq xmm6, [esp + 160]
-    movq [esp + 336], xmm6
-; x8 += k1
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 176]
-    movq [esp + 352], xmm6
-; x9 += k2
-    movq xmm6, [esp + 368]
-    paddq xmm6, [esp + 208]
-    movq [esp + 368], xmm6
-; x10 += k3
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 224]
-    movq [esp + 384], xmm6
-; x11 += k4
-    movq xmm6, [esp + 400]
-    paddq xmm6, [esp + 240]
-; x12 += k5
-    paddq xmm1, [esp + 256]
-    movq [esp + 416], xmm1
-; x13 += k6
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 272]
-    movq [esp + 400], xmm6
-; x14 += k7
-    movq xmm6, [esp + 448]
+    movq xmm6, [esp + 96]
     paddq xmm6, [esp + 0]
-    movq [esp + 464], xmm4
-; x15 += k8
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 16]
-; x13 += t1
-    paddq xmm1, [esp + 304]
-; x14 += t2
-    paddq xmm6, [esp + 288]
-; x15 += 0xa
-    paddq xmm4, [esp + 704]
-; round 40
+    movq [esp + 176], xmm1
+; x5 <<<= 28
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
+    psllq xmm0, 28
+    psrlq xmm1, 36
+    por xmm0, xmm1
+; x5 ^= x8
+    pxor xmm0, xmm6
+; x10 += x3
+    paddq xmm7, [esp + 48]
+; x3 <<<= 16
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 16
+    psrlq xmm1, 48
+    por xmm6, xmm1
+; x3 ^= x10
+    pxor xmm6, xmm7
+; x12 += x7
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm7
+; x7 <<<= 25
+    movq xmm7, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 25
+    psrlq xmm7, 39
+    por xmm0, xmm7
+; x7 ^= x12
+    pxor xmm0, xmm1
+; add subkey 11
+; x0 += k11
+    paddq xmm3, [esp + 288]
+; x1 += k12
+    paddq xmm2, [esp + 304]
+; x2 += k13
+    paddq xmm5, [esp + 320]
+; x3 += k14
+    paddq xmm6, [esp + 336]
+; x4 += k15
+    paddq xmm4, [esp + 352]
+; x5 += k16
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 480]
+    movq [esp + 0], xmm7
+; x6 += k0
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 448]
+; x7 += k1
+    paddq xmm0, [esp + 464]
+    movq [esp + 144], xmm7
+; x8 += k2
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 432]
+    movq [esp + 96], xmm7
+; x9 += k3
+    movq xmm7, [esp + 64]
+    paddq xmm7, [esp + 384]
+    movq [esp + 64], xmm7
+; x10 += k4
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 400]
+    movq [esp + 112], xmm7
+; x11 += k5
+    movq xmm7, [esp + 16]
+    paddq xmm7, [esp + 416]
+; x12 += k6
+    paddq xmm1, [esp + 368]
+    movq [esp + 128], xmm1
+; x13 += sk12
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 1024]
+    movq [esp + 32], xmm1
+; sk13 = k8
+    movq xmm1, [esp + 240]
+; sk13 += t0
+    paddq xmm1, [esp + 496]
+    movq [esp + 16], xmm7
+; x14 += sk13
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
+    movq [esp + 1040], xmm1
+; x15 += kc[11]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 704]
+; round 44
 ; x0 += x1
     paddq xmm3, xmm2
-    movq [esp + 448], xmm6
-; x1 <<<= 24
-    movdqa xmm6, xmm2
-    psllq xmm2, 24
-    psrlq xmm6, 40
-    por xmm2, xmm6
+    movq [esp + 176], xmm7
+; x1 <<<= 41
+    movdqa xmm7, xmm2
+    psllq xmm2, 41
+    psrlq xmm7, 23
+    por xmm2, xmm7
 ; x1 ^= x0
     pxor xmm2, xmm3
 ; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
+    psrlq xmm7, 55
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm4, [esp + 0]
+; x5 <<<= 37
+    movq xmm7, [esp + 0]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 0]
+    psllq xmm2, 37
+    psrlq xmm7, 27
+    por xmm2, xmm7
+; x5 ^= x4
+    pxor xmm2, xmm4
+; x6 += x7
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm0
+    movq [esp + 0], xmm2
+; x7 <<<= 31
+    movdqa xmm2, xmm0
+    psllq xmm0, 31
+    psrlq xmm2, 33
+    por xmm0, xmm2
+; x7 ^= x6
+    pxor xmm0, xmm7
+; x8 += x9
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 64]
+    movq [esp + 48], xmm6
+; x9 <<<= 12
+    movq xmm6, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm6, 52
+    por xmm0, xmm6
+; x9 ^= x8
+    pxor xmm0, xmm2
+; x10 += x11
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm2
+; x11 <<<= 47
+    movq xmm2, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x11 ^= x10
+    pxor xmm4, xmm6
+; x12 += x13
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 32]
+    movq [esp + 112], xmm6
+; x13 <<<= 44
+    movq xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 44
+    psrlq xmm6, 20
+    por xmm7, xmm6
+; x13 ^= x12
+    pxor xmm7, xmm2
+; x14 += x15
+    movq xmm6, [esp + 176]
+    paddq xmm6, xmm1
+    movq [esp + 128], xmm2
+; x15 <<<= 30
+    movdqa xmm2, xmm1
+    psllq xmm1, 30
+    psrlq xmm2, 34
+    por xmm1, xmm2
+; x15 ^= x14
+    pxor xmm1, xmm6
+; round 45
+; x0 += x9
+    paddq xmm3, xmm0
+; x9 <<<= 16
+    movdqa xmm2, xmm0
+    psllq xmm0, 16
+    psrlq xmm2, 48
+    por xmm0, xmm2
+; x9 ^= x0
+    pxor xmm0, xmm3
+; x2 += x13
+    paddq xmm5, xmm7
+; x13 <<<= 34
+    movdqa xmm2, xmm7
+    psllq xmm7, 34
+    psrlq xmm2, 30
+    por xmm7, xmm2
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x6 += x11
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 64], xmm0
+; x11 <<<= 56
+    movdqa xmm0, xmm4
+    psllq xmm4, 56
+    psrlq xmm0, 8
+    por xmm4, xmm0
+; x11 ^= x6
+    pxor xmm4, xmm2
+; x4 += x15
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm1
+    movq [esp + 16], xmm4
+; x15 <<<= 51
+    movdqa xmm4, xmm1
+    psllq xmm1, 51
+    psrlq xmm4, 13
+    por xmm1, xmm4
+; x15 ^= x4
+    pxor xmm1, xmm0
+; x10 += x7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm7
+; x7 <<<= 4
+    movq xmm7, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
+    psrlq xmm7, 60
+    por xmm1, xmm7
+; x7 ^= x10
+    pxor xmm1, xmm4
+; x12 += x3
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 48]
+    movq [esp + 112], xmm4
+; x3 <<<= 53
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 53
+    psrlq xmm4, 11
+    por xmm2, xmm4
+; x3 ^= x12
+    pxor xmm2, xmm7
+; x14 += x5
+    paddq xmm6, [esp + 0]
+; x5 <<<= 42
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 42
+    psrlq xmm4, 22
+    por xmm7, xmm4
+; x5 ^= x14
+    pxor xmm7, xmm6
+; x8 += x1
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm6
+; x1 <<<= 41
+    movq xmm6, [esp + 160]
+    movq [esp + 48], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 41
+    psrlq xmm6, 23
+    por xmm2, xmm6
+; x1 ^= x8
+    pxor xmm2, xmm4
+; round 46
+; x0 += x7
+    paddq xmm3, xmm1
+; x7 <<<= 31
+    movdqa xmm6, xmm1
+    psllq xmm1, 31
+    psrlq xmm6, 33
+    por xmm1, xmm6
+; x7 ^= x0
+    pxor xmm1, xmm3
+; x2 += x5
+    paddq xmm5, xmm7
+; x5 <<<= 44
+    movdqa xmm6, xmm7
+    psllq xmm7, 44
+    psrlq xmm6, 20
+    por xmm7, xmm6
+; x5 ^= x2
+    pxor xmm7, xmm5
+; x4 += x3
+    paddq xmm0, [esp + 48]
+; x3 <<<= 47
+    movq xmm6, [esp + 48]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 48]
+    psllq xmm1, 47
+    psrlq xmm6, 17
+    por xmm1, xmm6
+; x3 ^= x4
+    pxor xmm1, xmm0
+; x6 += x1
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm2
+    movq [esp + 48], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm2
+    psllq xmm2, 46
+    psrlq xmm1, 18
+    por xmm2, xmm1
+; x1 ^= x6
+    pxor xmm2, xmm6
+; x12 += x15
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 192]
+    movq [esp + 0], xmm7
+; x15 <<<= 19
+    movq xmm7, [esp + 192]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 192]
+    psllq xmm2, 19
+    psrlq xmm7, 45
+    por xmm2, xmm7
+; x15 ^= x12
+    pxor xmm2, xmm1
+; x14 += x13
+    movq xmm7, [esp + 176]
+    paddq xmm7, [esp + 32]
+    movq [esp + 128], xmm1
+; x13 <<<= 42
+    movq xmm1, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm1, 22
+    por xmm0, xmm1
+; x13 ^= x14
+    pxor xmm0, xmm7
+; x8 += x11
+    paddq xmm4, [esp + 16]
+; x11 <<<= 44
+    movq xmm1, [esp + 16]
+    movq [esp + 176], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 44
+    psrlq xmm1, 20
+    por xmm7, xmm1
+; x11 ^= x8
+    pxor xmm7, xmm4
+; x10 += x9
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 64]
+    movq [esp + 96], xmm4
+; x9 <<<= 25
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 64]
+    psllq xmm6, 25
+    psrlq xmm4, 39
+    por xmm6, xmm4
+; x9 ^= x10
+    pxor xmm6, xmm1
+; round 47
+; x0 += x15
+    paddq xmm3, xmm2
+; x15 <<<= 9
+    movdqa xmm4, xmm2
+    psllq xmm2, 9
+    psrlq xmm4, 55
+    por xmm2, xmm4
+; x15 ^= x0
+    pxor xmm2, xmm3
+; x2 += x11
+    paddq xmm5, xmm7
+; x11 <<<= 48
+    movdqa xmm4, xmm7
+    psllq xmm7, 48
+    psrlq xmm4, 16
+    por xmm7, xmm4
+; x11 ^= x2
+    pxor xmm7, xmm5
+; x6 += x13
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 192], xmm2
+; x13 <<<= 35
+    movdqa xmm2, xmm0
+    psllq xmm0, 35
+    psrlq xmm2, 29
+    por xmm0, xmm2
+; x13 ^= x6
+    pxor xmm0, xmm4
+; x4 += x9
+    movq xmm2, [esp + 208]
+    paddq xmm2, xmm6
+    movq [esp + 32], xmm0
+; x9 <<<= 52
+    movdqa xmm0, xmm6
+    psllq xmm6, 52
+    psrlq xmm0, 12
+    por xmm6, xmm0
+; x9 ^= x4
+    pxor xmm6, xmm2
+; x14 += x1
+    movq xmm0, [esp + 176]
+    paddq xmm0, [esp + 160]
+    movq [esp + 16], xmm7
+; x1 <<<= 23
+    movq xmm7, [esp + 160]
+    movq [esp + 64], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 23
+    psrlq xmm7, 41
+    por xmm6, xmm7
+; x1 ^= x14
+    pxor xmm6, xmm0
+; x8 += x5
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 0]
+    movq [esp + 176], xmm0
+; x5 <<<= 31
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 31
+    psrlq xmm0, 33
+    por xmm4, xmm0
+; x5 ^= x8
+    pxor xmm4, xmm7
+; x10 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 37
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 37
+    psrlq xmm0, 27
+    por xmm7, xmm0
+; x3 ^= x10
+    pxor xmm7, xmm1
+; x12 += x7
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm1
+; x7 <<<= 20
+    movq xmm1, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
+    psllq xmm4, 20
+    psrlq xmm1, 44
+    por xmm4, xmm1
+; x7 ^= x12
+    pxor xmm4, xmm0
+; add subkey 12
+; x0 += k12
+    paddq xmm3, [esp + 304]
+; x1 += k13
+    paddq xmm6, [esp + 320]
+; x2 += k14
+    paddq xmm5, [esp + 336]
+; x3 += k15
+    paddq xmm7, [esp + 352]
+; x4 += k16
+    paddq xmm2, [esp + 480]
+; x5 += k0
+    movq xmm1, [esp + 0]
+    paddq xmm1, [esp + 448]
+    movq [esp + 208], xmm2
+; x6 += k1
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 464]
+; x7 += k2
+    paddq xmm4, [esp + 432]
+    movq [esp + 80], xmm4
+; x8 += k3
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 384]
+    movq [esp + 96], xmm4
+; x9 += k4
+    movq xmm4, [esp + 64]
+    paddq xmm4, [esp + 400]
+    movq [esp + 64], xmm4
+; x10 += k5
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 416]
+    movq [esp + 112], xmm4
+; x11 += k6
+    movq xmm4, [esp + 16]
+    paddq xmm4, [esp + 368]
+; x12 += k7
+    paddq xmm0, [esp + 224]
+    movq [esp + 128], xmm0
+; x13 += sk13
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 1040]
+    movq [esp + 32], xmm0
+; sk14 = k9
+    movq xmm0, [esp + 256]
+; sk14 += t1
+    paddq xmm0, [esp + 528]
+    movq [esp + 16], xmm4
+; x14 += sk14
+    movq xmm4, [esp + 176]
+    paddq xmm4, xmm0
+    movq [esp + 1056], xmm0
+; x15 += kc[12]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 720]
+; round 48
+; x0 += x1
+    paddq xmm3, xmm6
+    movq [esp + 176], xmm4
+; x1 <<<= 24
+    movdqa xmm4, xmm6
+    psllq xmm6, 24
+    psrlq xmm4, 40
+    por xmm6, xmm4
+; x1 ^= x0
+    pxor xmm6, xmm3
+; x2 += x3
     paddq xmm5, xmm7
 ; x3 <<<= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
+    psrlq xmm4, 51
+    por xmm7, xmm4
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x4 += x5
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 496], xmm2
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm1
+    movq [esp + 160], xmm6
 ; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
+    movdqa xmm6, xmm1
+    psllq xmm1, 8
+    psrlq xmm6, 56
+    por xmm1, xmm6
 ; x5 ^= x4
-    pxor xmm0, xmm6
+    pxor xmm1, xmm4
 ; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
+    paddq xmm2, [esp + 80]
 ; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 47
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x7 ^= x6
-    pxor xmm7, xmm2
+    pxor xmm1, xmm2
 ; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm7
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 64]
+    movq [esp + 48], xmm7
 ; x9 <<<= 8
-    movq xmm7, [esp + 368]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 8
+    movq xmm7, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
     psrlq xmm7, 56
-    por xmm6, xmm7
-; x9 ^= x8
-    pxor xmm6, xmm0
-; x10 += x11
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm7
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm7
-; x13 <<<= 22
-    movdqa xmm7, xmm1
-    psllq xmm1, 22
-    psrlq xmm7, 42
     por xmm1, xmm7
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm7, [esp + 448]
-    paddq xmm7, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
+; x9 ^= x8
+    pxor xmm1, xmm6
+; x10 += x11
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 16]
+    movq [esp + 96], xmm6
+; x11 <<<= 17
+    movq xmm6, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x11 ^= x10
     pxor xmm4, xmm7
-; round 41
-; x0 += x9
-    paddq xmm3, xmm6
-; x9 <<<= 38
-    movdqa xmm0, xmm6
-    psllq xmm6, 38
-    psrlq xmm0, 26
-    por xmm6, xmm0
-; x9 ^= x0
-    pxor xmm6, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm6
-; x11 <<<= 10
-    movdqa xmm6, xmm2
-    psllq xmm2, 10
-    psrlq xmm6, 54
-    por xmm2, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x4 += x15
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm4
-    movq [esp + 400], xmm2
-; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
-; x15 ^= x4
+; x12 += x13
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 32]
+    movq [esp + 112], xmm7
+; x13 <<<= 22
+    movq xmm7, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
+    psllq xmm4, 22
+    psrlq xmm7, 42
+    por xmm4, xmm7
+; x13 ^= x12
     pxor xmm4, xmm6
+; x14 += x15
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm0
+    movq [esp + 128], xmm6
+; x15 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x15 ^= x14
+    pxor xmm0, xmm7
+; round 49
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm6, xmm1
+    psllq xmm1, 38
+    psrlq xmm6, 26
+    por xmm1, xmm6
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm4
+; x13 <<<= 19
+    movdqa xmm6, xmm4
+    psllq xmm4, 19
+    psrlq xmm6, 45
+    por xmm4, xmm6
+; x13 ^= x2
+    pxor xmm4, xmm5
+; x6 += x11
+    paddq xmm2, [esp + 16]
+; x11 <<<= 10
+    movq xmm6, [esp + 16]
+    movq [esp + 64], xmm1
+    movq xmm1, [esp + 16]
+    psllq xmm1, 10
+    psrlq xmm6, 54
+    por xmm1, xmm6
+; x11 ^= x6
+    pxor xmm1, xmm2
+; x4 += x15
+    movq xmm6, [esp + 208]
+    paddq xmm6, xmm0
+    movq [esp + 16], xmm1
+; x15 <<<= 55
+    movdqa xmm1, xmm0
+    psllq xmm0, 55
+    psrlq xmm1, 9
+    por xmm0, xmm1
+; x15 ^= x4
+    pxor xmm0, xmm6
 ; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 80]
+    movq [esp + 32], xmm4
 ; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
+    movq xmm4, [esp + 80]
+    movq [esp + 192], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 49
+    psrlq xmm4, 15
+    por xmm0, xmm4
 ; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
     pxor xmm0, xmm1
+; x12 += x3
+    movq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
+    movq [esp + 112], xmm1
+; x3 <<<= 18
+    movq xmm1, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 18
+    psrlq xmm1, 46
+    por xmm2, xmm1
+; x3 ^= x12
+    pxor xmm2, xmm4
 ; x14 += x5
-    paddq xmm7, [esp + 512]
+    paddq xmm7, [esp + 0]
 ; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
-    por xmm1, xmm2
+    movq xmm1, [esp + 0]
+    movq [esp + 128], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 23
+    psrlq xmm1, 41
+    por xmm4, xmm1
 ; x5 ^= x14
-    pxor xmm1, xmm7
+    pxor xmm4, xmm7
 ; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm7
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 160]
+    movq [esp + 176], xmm7
 ; x1 <<<= 52
-    movq xmm7, [esp + 496]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 496]
+    movq xmm7, [esp + 160]
+    movq [esp + 208], xmm6
+    movq xmm6, [esp + 160]
     psllq xmm6, 52
     psrlq xmm7, 12
     por xmm6, xmm7
 ; x1 ^= x8
-    pxor xmm6, xmm2
-; round 42
+    pxor xmm6, xmm1
+; round 50
 ; x0 += x7
-    paddq xmm3, xmm4
+    paddq xmm3, xmm0
 ; x7 <<<= 33
-    movdqa xmm7, xmm4
-    psllq xmm4, 33
+    movdqa xmm7, xmm0
+    psllq xmm0, 33
     psrlq xmm7, 31
-    por xmm4, xmm7
+    por xmm0, xmm7
 ; x7 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm0, xmm3
 ; x2 += x5
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x5 <<<= 4
-    movdqa xmm7, xmm1
-    psllq xmm1, 4
+    movdqa xmm7, xmm4
+    psllq xmm4, 4
     psrlq xmm7, 60
-    por xmm1, xmm7
+    por xmm4, xmm7
 ; x5 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x4 += x3
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 336], xmm4
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm2
+    movq [esp + 80], xmm0
 ; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
+    movdqa xmm0, xmm2
+    psllq xmm2, 51
+    psrlq xmm0, 13
+    por xmm2, xmm0
 ; x3 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm2, xmm7
 ; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm6
-    movq [esp + 528], xmm0
+    movq xmm0, [esp + 144]
+    paddq xmm0, xmm6
+    movq [esp + 48], xmm2
 ; x1 <<<= 13
-    movdqa xmm0, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 13
-    psrlq xmm0, 51
-    por xmm6, xmm0
+    psrlq xmm2, 51
+    por xmm6, xmm2
 ; x1 ^= x6
-    pxor xmm6, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm6
-    movq xmm6, [esp + 544]
-    psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
-; x15 ^= x12
     pxor xmm6, xmm0
+; x12 += x15
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 192]
+    movq [esp + 0], xmm4
+; x15 <<<= 34
+    movq xmm4, [esp + 192]
+    movq [esp + 160], xmm6
+    movq xmm6, [esp + 192]
+    psllq xmm6, 34
+    psrlq xmm4, 30
+    por xmm6, xmm4
+; x15 ^= x12
+    pxor xmm6, xmm2
 ; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
+    movq xmm4, [esp + 176]
+    paddq xmm4, [esp + 32]
+    movq [esp + 128], xmm2
 ; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 432]
+    movq xmm2, [esp + 32]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 32]
     psllq xmm7, 41
-    psrlq xmm0, 23
-    por xmm7, xmm0
-; x13 ^= x14
-    pxor xmm7, xmm1
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
-    pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 17
-    psrlq xmm2, 47
+    psrlq xmm2, 23
     por xmm7, xmm2
+; x13 ^= x14
+    pxor xmm7, xmm4
+; x8 += x11
+    paddq xmm1, [esp + 16]
+; x11 <<<= 59
+    movq xmm2, [esp + 16]
+    movq [esp + 176], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 59
+    psrlq xmm2, 5
+    por xmm4, xmm2
+; x11 ^= x8
+    pxor xmm4, xmm1
+; x10 += x9
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 64]
+    movq [esp + 96], xmm1
+; x9 <<<= 17
+    movq xmm1, [esp + 64]
+    movq [esp + 32], xmm7
+    movq xmm7, [esp + 64]
+    psllq xmm7, 17
+    psrlq xmm1, 47
+    por xmm7, xmm1
 ; x9 ^= x10
-    pxor xmm7, xmm0
-; round 43
+    pxor xmm7, xmm2
+; round 51
 ; x0 += x15
     paddq xmm3, xmm6
 ; x15 <<<= 5
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 5
-    psrlq xmm2, 59
-    por xmm6, xmm2
+    psrlq xmm1, 59
+    por xmm6, xmm1
 ; x15 ^= x0
     pxor xmm6, xmm3
 ; x2 += x11
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
+    movdqa xmm1, xmm4
+    psllq xmm4, 20
+    psrlq xmm1, 44
+    por xmm4, xmm1
 ; x11 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x6 += x13
-    paddq xmm4, [esp + 432]
+    paddq xmm0, [esp + 32]
 ; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm6
-    movq xmm6, [esp + 432]
+    movq xmm1, [esp + 32]
+    movq [esp + 192], xmm6
+    movq xmm6, [esp + 32]
     psllq xmm6, 48
-    psrlq xmm2, 16
-    por xmm6, xmm2
+    psrlq xmm1, 16
+    por xmm6, xmm1
 ; x13 ^= x6
-    pxor xmm6, xmm4
+    pxor xmm6, xmm0
 ; x4 += x9
-    movq xmm2, [esp + 480]
-    paddq xmm2, xmm7
-    movq [esp + 432], xmm6
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm7
+    movq [esp + 32], xmm6
 ; x9 <<<= 41
     movdqa xmm6, xmm7
     psllq xmm7, 41
     psrlq xmm6, 23
     por xmm7, xmm6
 ; x9 ^= x4
-    pxor xmm7, xmm2
+    pxor xmm7, xmm1
 ; x14 += x1
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 496]
-    movq [esp + 400], xmm1
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 160]
+    movq [esp + 16], xmm4
 ; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm7
-    movq xmm7, [esp + 496]
+    movq xmm4, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
     psllq xmm7, 47
-    psrlq xmm1, 17
-    por xmm7, xmm1
+    psrlq xmm4, 17
+    por xmm7, xmm4
 ; x1 ^= x14
     pxor xmm7, xmm6
 ; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm6
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 0]
+    movq [esp + 176], xmm6
 ; x5 <<<= 28
-    movq xmm6, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
-    psllq xmm4, 28
+    movq xmm6, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
+    psllq xmm0, 28
     psrlq xmm6, 36
-    por xmm4, xmm6
+    por xmm0, xmm6
 ; x5 ^= x8
-    pxor xmm4, xmm1
+    pxor xmm0, xmm4
 ; x10 += x3
-    paddq xmm0, [esp + 528]
+    paddq xmm2, [esp + 48]
 ; x3 <<<= 16
-    movq xmm6, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
+    movq xmm6, [esp + 48]
+    movq [esp + 96], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 16
     psrlq xmm6, 48
-    por xmm1, xmm6
+    por xmm4, xmm6
 ; x3 ^= x10
-    pxor xmm1, xmm0
+    pxor xmm4, xmm2
 ; x12 += x7
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 336]
-    movq [esp + 384], xmm0
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 80]
+    movq [esp + 112], xmm2
 ; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 25
-    psrlq xmm0, 39
-    por xmm4, xmm0
+    movq xmm2, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 25
+    psrlq xmm2, 39
+    por xmm0, xmm2
 ; x7 ^= x12
-    pxor xmm4, xmm6
-; add subkey 11
-; x0 += k11
-    paddq xmm3, [esp + 64]
-; x1 += k12
-    paddq xmm7, [esp + 80]
-; x2 += k13
-    paddq xmm5, [esp + 96]
-; x3 += k14
-    paddq xmm1, [esp + 112]
-; x4 += k15
-    paddq xmm2, [esp + 144]
-; x5 += k16
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 192]
-    movq [esp + 480], xmm2
-; x6 += k0
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 160]
-; x7 += k1
-    paddq xmm4, [esp + 176]
-    movq [esp + 336], xmm4
-; x8 += k2
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 208]
-    movq [esp + 352], xmm4
-; x9 += k3
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 224]
-    movq [esp + 368], xmm4
-; x10 += k4
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 240]
-    movq [esp + 384], xmm4
-; x11 += k5
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 256]
-; x12 += k6
-    paddq xmm6, [esp + 272]
-    movq [esp + 416], xmm6
-; x13 += k7
-    movq xmm6, [esp + 432]
-    paddq xmm6, [esp + 0]
-    movq [esp + 400], xmm4
-; x14 += k8
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 16]
-    movq [esp + 464], xmm2
-; x15 += k9
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 32]
-; x13 += t2
-    paddq xmm6, [esp + 288]
-; x14 += t0
-    paddq xmm4, [esp + 320]
-; x15 += 0xb
-    paddq xmm2, [esp + 720]
-; round 44
+    pxor xmm0, xmm6
+; add subkey 13
+; x0 += k13
+    paddq xmm3, [esp + 320]
+; x1 += k14
+    paddq xmm7, [esp + 336]
+; x2 += k15
+    paddq xmm5, [esp + 352]
+; x3 += k16
+    paddq xmm4, [esp + 480]
+; x4 += k0
+    paddq xmm1, [esp + 448]
+; x5 += k1
+    movq xmm2, [esp + 0]
+    paddq xmm2, [esp + 464]
+    movq [esp + 0], xmm2
+; x6 += k2
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 432]
+; x7 += k3
+    paddq xmm0, [esp + 384]
+    movq [esp + 144], xmm2
+; x8 += k4
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 400]
+    movq [esp + 96], xmm2
+; x9 += k5
+    movq xmm2, [esp + 64]
+    paddq xmm2, [esp + 416]
+    movq [esp + 64], xmm2
+; x10 += k6
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 368]
+    movq [esp + 112], xmm2
+; x11 += k7
+    movq xmm2, [esp + 16]
+    paddq xmm2, [esp + 224]
+; x12 += k8
+    paddq xmm6, [esp + 240]
+    movq [esp + 128], xmm6
+; x13 += sk14
+    movq xmm6, [esp + 32]
+    paddq xmm6, [esp + 1056]
+    movq [esp + 32], xmm6
+; sk15 = k10
+    movq xmm6, [esp + 272]
+; sk15 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 16], xmm2
+; x14 += sk15
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm6
+    movq [esp + 1072], xmm6
+; x15 += kc[13]
+    movq xmm6, [esp + 192]
+    paddq xmm6, [esp + 736]
+; round 52
 ; x0 += x1
     paddq xmm3, xmm7
-    movq [esp + 448], xmm4
+    movq [esp + 192], xmm6
 ; x1 <<<= 41
-    movdqa xmm4, xmm7
+    movdqa xmm6, xmm7
     psllq xmm7, 41
-    psrlq xmm4, 23
-    por xmm7, xmm4
+    psrlq xmm6, 23
+    por xmm7, xmm6
 ; x1 ^= x0
     pxor xmm7, xmm3
 ; x2 += x3
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
-    psrlq xmm4, 55
-    por xmm1, xmm4
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
+    psrlq xmm6, 55
+    por xmm4, xmm6
 ; x3 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 496], xmm7
+    paddq xmm1, [esp + 0]
 ; x5 <<<= 37
-    movdqa xmm7, xmm0
-    psllq xmm0, 37
-    psrlq xmm7, 27
-    por xmm0, xmm7
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 37
+    psrlq xmm6, 27
+    por xmm7, xmm6
 ; x5 ^= x4
-    pxor xmm0, xmm4
-; x6 += x7
-    movq xmm7, [esp + 464]
-    paddq xmm7, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
-    por xmm1, xmm0
-; x7 ^= x6
-    pxor xmm1, xmm7
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
-; x9 ^= x8
-    pxor xmm4, xmm0
-; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
-; x11 ^= x10
     pxor xmm7, xmm1
+; x6 += x7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm0
+    movq [esp + 0], xmm7
+; x7 <<<= 31
+    movdqa xmm7, xmm0
+    psllq xmm0, 31
+    psrlq xmm7, 33
+    por xmm0, xmm7
+; x7 ^= x6
+    pxor xmm0, xmm6
+; x8 += x9
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm4
+; x9 <<<= 12
+    movq xmm4, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm4, 52
+    por xmm0, xmm4
+; x9 ^= x8
+    pxor xmm0, xmm7
+; x10 += x11
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 16]
+    movq [esp + 96], xmm7
+; x11 <<<= 47
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 16]
+    psllq xmm1, 47
+    psrlq xmm7, 17
+    por xmm1, xmm7
+; x11 ^= x10
+    pxor xmm1, xmm4
 ; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm6
-    movq [esp + 384], xmm1
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm4
 ; x13 <<<= 44
-    movdqa xmm1, xmm6
+    movq xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
     psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
+    psrlq xmm4, 20
+    por xmm6, xmm4
 ; x13 ^= x12
-    pxor xmm6, xmm0
+    pxor xmm6, xmm7
 ; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
+    paddq xmm2, [esp + 192]
 ; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
+    movq xmm4, [esp + 192]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
 ; x15 ^= x14
-    pxor xmm2, xmm1
-; round 45
+    pxor xmm7, xmm2
+; round 53
 ; x0 += x9
-    paddq xmm3, xmm4
+    paddq xmm3, xmm0
 ; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
+    movdqa xmm4, xmm0
+    psllq xmm0, 16
+    psrlq xmm4, 48
+    por xmm0, xmm4
 ; x9 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm0, xmm3
 ; x2 += x13
     paddq xmm5, xmm6
 ; x13 <<<= 34
-    movdqa xmm0, xmm6
+    movdqa xmm4, xmm6
     psllq xmm6, 34
-    psrlq xmm0, 30
-    por xmm6, xmm0
+    psrlq xmm4, 30
+    por xmm6, xmm4
 ; x13 ^= x2
     pxor xmm6, xmm5
 ; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm7
-    movq [esp + 368], xmm4
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm1
+    movq [esp + 64], xmm0
 ; x11 <<<= 56
-    movdqa xmm4, xmm7
-    psllq xmm7, 56
-    psrlq xmm4, 8
-    por xmm7, xmm4
+    movdqa xmm0, xmm1
+    psllq xmm1, 56
+    psrlq xmm0, 8
+    por xmm1, xmm0
 ; x11 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm4
 ; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm7
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm7
+    movq [esp + 16], xmm1
 ; x15 <<<= 51
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
 ; x15 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm7, xmm0
 ; x10 += x7
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 336]
-    movq [esp + 432], xmm6
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 80]
+    movq [esp + 32], xmm6
 ; x7 <<<= 4
-    movq xmm6, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 80]
+    psllq xmm7, 4
     psrlq xmm6, 60
-    por xmm2, xmm6
+    por xmm7, xmm6
 ; x7 ^= x10
-    pxor xmm2, xmm7
+    pxor xmm7, xmm1
 ; x12 += x3
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 528]
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm1
 ; x3 <<<= 53
-    movq xmm7, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm7, 11
-    por xmm0, xmm7
-; x3 ^= x12
-    pxor xmm0, xmm6
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm7, [esp + 512]
-    movq [esp + 416], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
-; x5 ^= x14
-    pxor xmm6, xmm1
-; x8 += x1
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
+    movq xmm1, [esp + 48]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 53
+    psrlq xmm1, 11
     por xmm4, xmm1
+; x3 ^= x12
+    pxor xmm4, xmm6
+; x14 += x5
+    paddq xmm2, [esp + 0]
+; x5 <<<= 42
+    movq xmm1, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x5 ^= x14
+    pxor xmm6, xmm2
+; x8 += x1
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 160]
+    movq [esp + 176], xmm2
+; x1 <<<= 41
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 41
+    psrlq xmm2, 23
+    por xmm4, xmm2
 ; x1 ^= x8
-    pxor xmm4, xmm7
-; round 46
+    pxor xmm4, xmm1
+; round 54
 ; x0 += x7
-    paddq xmm3, xmm2
+    paddq xmm3, xmm7
 ; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
+    movdqa xmm2, xmm7
+    psllq xmm7, 31
+    psrlq xmm2, 33
+    por xmm7, xmm2
 ; x7 ^= x0
-    pxor xmm2, xmm3
+    pxor xmm7, xmm3
 ; x2 += x5
     paddq xmm5, xmm6
 ; x5 <<<= 44
-    movdqa xmm1, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
+    psrlq xmm2, 20
+    por xmm6, xmm2
 ; x5 ^= x2
     pxor xmm6, xmm5
 ; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 47
     psrlq xmm2, 17
-    por xmm0, xmm2
+    por xmm7, xmm2
 ; x3 ^= x4
-    pxor xmm0, xmm1
+    pxor xmm7, xmm0
 ; x6 += x1
-    movq xmm2, [esp + 464]
+    movq xmm2, [esp + 144]
     paddq xmm2, xmm4
-    movq [esp + 528], xmm0
+    movq [esp + 48], xmm7
 ; x1 <<<= 46
-    movdqa xmm0, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm0, 18
-    por xmm4, xmm0
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x6
     pxor xmm4, xmm2
 ; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm6
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 192]
+    movq [esp + 0], xmm6
 ; x15 <<<= 19
-    movq xmm6, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
     psllq xmm4, 19
     psrlq xmm6, 45
     por xmm4, xmm6
 ; x15 ^= x12
-    pxor xmm4, xmm0
-; x14 += x13
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
-; x13 ^= x14
-    pxor xmm1, xmm6
-; x8 += x11
-    paddq xmm7, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 44
-    psrlq xmm0, 20
-    por xmm6, xmm0
-; x11 ^= x8
-    pxor xmm6, xmm7
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm7
-; x9 <<<= 25
-    movq xmm7, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
-    psllq xmm2, 25
-    psrlq xmm7, 39
-    por xmm2, xmm7
-; x9 ^= x10
-    pxor xmm2, xmm0
-; round 47
-; x0 += x15
-    paddq xmm3, xmm4
-; x15 <<<= 9
-    movdqa xmm7, xmm4
-    psllq xmm4, 9
-    psrlq xmm7, 55
-    por xmm4, xmm7
-; x15 ^= x0
-    pxor xmm4, xmm3
-; x2 += x11
-    paddq xmm5, xmm6
-; x11 <<<= 48
-    movdqa xmm7, xmm6
-    psllq xmm6, 48
-    psrlq xmm7, 16
-    por xmm6, xmm7
-; x11 ^= x2
-    pxor xmm6, xmm5
-; x6 += x13
-    movq xmm7, [esp + 464]
-    paddq xmm7, xmm1
-    movq [esp + 544], xmm4
-; x13 <<<= 35
-    movdqa xmm4, xmm1
-    psllq xmm1, 35
-    psrlq xmm4, 29
-    por xmm1, xmm4
-; x13 ^= x6
-    pxor xmm1, xmm7
-; x4 += x9
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 432], xmm1
-; x9 <<<= 52
-    movdqa xmm1, xmm2
-    psllq xmm2, 52
-    psrlq xmm1, 12
-    por xmm2, xmm1
-; x9 ^= x4
-    pxor xmm2, xmm4
-; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm6
-; x1 <<<= 23
-    movq xmm6, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
-; x1 ^= x14
-    pxor xmm2, xmm1
-; x8 += x5
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 31
-    psrlq xmm1, 33
-    por xmm7, xmm1
-; x5 ^= x8
-    pxor xmm7, xmm6
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm6
-    movq xmm6, [esp + 528]
-    psllq xmm6, 37
-    psrlq xmm1, 27
-    por xmm6, xmm1
-; x3 ^= x10
-    pxor xmm6, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 20
-    psrlq xmm0, 44
-    por xmm7, xmm0
-; x7 ^= x12
-    pxor xmm7, xmm1
-; add subkey 12
-; x0 += k12
-    paddq xmm3, [esp + 80]
-; x1 += k13
-    paddq xmm2, [esp + 96]
-; x2 += k14
-    paddq xmm5, [esp + 112]
-; x3 += k15
-    paddq xmm6, [esp + 144]
-; x4 += k16
-    paddq xmm4, [esp + 192]
-; x5 += k0
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 160]
-    movq [esp + 480], xmm4
-; x6 += k1
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 176]
-; x7 += k2
-    paddq xmm7, [esp + 208]
-    movq [esp + 336], xmm7
-; x8 += k3
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 224]
-    movq [esp + 352], xmm7
-; x9 += k4
-    movq xmm7, [esp + 368]
-    paddq xmm7, [esp + 240]
-    movq [esp + 368], xmm7
-; x10 += k5
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 256]
-    movq [esp + 384], xmm7
-; x11 += k6
-    movq xmm7, [esp + 400]
-    paddq xmm7, [esp + 272]
-; x12 += k7
-    paddq xmm1, [esp + 0]
-    movq [esp + 416], xmm1
-; x13 += k8
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 16]
-    movq [esp + 400], xmm7
-; x14 += k9
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 32]
-    movq [esp + 464], xmm4
-; x15 += k10
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 48]
-; x13 += t0
-    paddq xmm1, [esp + 320]
-; x14 += t1
-    paddq xmm7, [esp + 304]
-; x15 += 0xc
-    paddq xmm4, [esp + 736]
-; round 48
-; x0 += x1
-    paddq xmm3, xmm2
-    movq [esp + 448], xmm7
-; x1 <<<= 24
-    movdqa xmm7, xmm2
-    psllq xmm2, 24
-    psrlq xmm7, 40
-    por xmm2, xmm7
-; x1 ^= x0
-    pxor xmm2, xmm3
-; x2 += x3
-    paddq xmm5, xmm6
-; x3 <<<= 13
-    movdqa xmm7, xmm6
-    psllq xmm6, 13
-    psrlq xmm7, 51
-    por xmm6, xmm7
-; x3 ^= x2
-    pxor xmm6, xmm5
-; x4 += x5
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 496], xmm2
-; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
-; x5 ^= x4
-    pxor xmm0, xmm7
-; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
-; x7 ^= x6
-    pxor xmm6, xmm2
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm6
-; x9 <<<= 8
-    movq xmm6, [esp + 368]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 8
-    psrlq xmm6, 56
-    por xmm7, xmm6
-; x9 ^= x8
-    pxor xmm7, xmm0
-; x10 += x11
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm6
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm6
-; x13 <<<= 22
-    movdqa xmm6, xmm1
-    psllq xmm1, 22
-    psrlq xmm6, 42
-    por xmm1, xmm6
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm6, [esp + 448]
-    paddq xmm6, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
-    pxor xmm4, xmm6
-; round 49
-; x0 += x9
-    paddq xmm3, xmm7
-; x9 <<<= 38
-    movdqa xmm0, xmm7
-    psllq xmm7, 38
-    psrlq xmm0, 26
-    por xmm7, xmm0
-; x9 ^= x0
-    pxor xmm7, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm7
-; x11 <<<= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x4 += x15
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm4
-    movq [esp + 400], xmm2
-; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
-; x15 ^= x4
     pxor xmm4, xmm7
-; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
-; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
-; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
-    pxor xmm0, xmm1
-; x14 += x5
-    paddq xmm6, [esp + 512]
-; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
-    por xmm1, xmm2
-; x5 ^= x14
-    pxor xmm1, xmm6
-; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm6
-; x1 <<<= 52
-    movq xmm6, [esp + 496]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 52
-    psrlq xmm6, 12
-    por xmm7, xmm6
-; x1 ^= x8
-    pxor xmm7, xmm2
-; round 50
-; x0 += x7
-    paddq xmm3, xmm4
-; x7 <<<= 33
-    movdqa xmm6, xmm4
-    psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
-; x7 ^= x0
-    pxor xmm4, xmm3
-; x2 += x5
-    paddq xmm5, xmm1
-; x5 <<<= 4
-    movdqa xmm6, xmm1
-    psllq xmm1, 4
-    psrlq xmm6, 60
-    por xmm1, xmm6
-; x5 ^= x2
-    pxor xmm1, xmm5
-; x4 += x3
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 336], xmm4
-; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
-; x3 ^= x4
+; x14 += x13
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm7
+; x13 <<<= 42
+    movq xmm7, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm7, 22
+    por xmm0, xmm7
+; x13 ^= x14
     pxor xmm0, xmm6
-; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm7
-    movq [esp + 528], xmm0
-; x1 <<<= 13
-    movdqa xmm0, xmm7
-    psllq xmm7, 13
-    psrlq xmm0, 51
-    por xmm7, xmm0
-; x1 ^= x6
-    pxor xmm7, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 544]
-    psllq xmm7, 34
-    psrlq xmm1, 30
-    por xmm7, xmm1
-; x15 ^= x12
-    pxor xmm7, xmm0
-; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 432]
-    psllq xmm6, 41
-    psrlq xmm0, 23
-    por xmm6, xmm0
-; x13 ^= x14
-    pxor xmm6, xmm1
 ; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
-    pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x9 ^= x10
-    pxor xmm6, xmm0
-; round 51
-; x0 += x15
-    paddq xmm3, xmm7
-; x15 <<<= 5
-    movdqa xmm2, xmm7
-    psllq xmm7, 5
-    psrlq xmm2, 59
-    por xmm7, xmm2
-; x15 ^= x0
-    pxor xmm7, xmm3
-; x2 += x11
-    paddq xmm5, xmm1
-; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x6 += x13
-    paddq xmm4, [esp + 432]
-; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 48
-    psrlq xmm2, 16
-    por xmm7, xmm2
-; x13 ^= x6
-    pxor xmm7, xmm4
-; x4 += x9
-    movq xmm2, [esp + 480]
-    paddq xmm2, xmm6
-    movq [esp + 432], xmm7
-; x9 <<<= 41
-    movdqa xmm7, xmm6
-    psllq xmm6, 41
-    psrlq xmm7, 23
-    por xmm6, xmm7
-; x9 ^= x4
-    pxor xmm6, xmm2
-; x14 += x1
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 496]
-    movq [esp + 400], xmm1
-; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm6
-    movq xmm6, [esp + 496]
-    psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
-; x1 ^= x14
-    pxor xmm6, xmm7
-; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm7
-; x5 <<<= 28
-    movq xmm7, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
-    psllq xmm4, 28
-    psrlq xmm7, 36
-    por xmm4, xmm7
-; x5 ^= x8
-    pxor xmm4, xmm1
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 16
-    movq xmm7, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm7, 48
-    por xmm1, xmm7
-; x3 ^= x10
-    pxor xmm1, xmm0
-; x12 += x7
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 25
-    psrlq xmm0, 39
-    por xmm4, xmm0
-; x7 ^= x12
-    pxor xmm4, xmm7
-; add subkey 13
-; x0 += k13
-    paddq xmm3, [esp + 96]
-; x1 += k14
-    paddq xmm6, [esp + 112]
-; x2 += k15
-    paddq xmm5, [esp + 144]
-; x3 += k16
-    paddq xmm1, [esp + 192]
-; x4 += k0
-    paddq xmm2, [esp + 160]
-; x5 += k1
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 176]
-    movq [esp + 480], xmm2
-; x6 += k2
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 208]
-; x7 += k3
-    paddq xmm4, [esp + 224]
-    movq [esp + 336], xmm4
-; x8 += k4
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 240]
-    movq [esp + 352], xmm4
-; x9 += k5
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 256]
-    movq [esp + 368], xmm4
-; x10 += k6
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 272]
-    movq [esp + 384], xmm4
-; x11 += k7
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 0]
-; x12 += k8
-    paddq xmm7, [esp + 16]
-    movq [esp + 416], xmm7
-; x13 += k9
-    movq xmm7, [esp + 432]
-    paddq xmm7, [esp + 32]
-    movq [esp + 400], xmm4
-; x14 += k10
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 48]
-    movq [esp + 464], xmm2
-; x15 += k11
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 64]
-; x13 += t1
-    paddq xmm7, [esp + 304]
-; x14 += t2
-    paddq xmm4, [esp + 288]
-; x15 += 0xd
-    paddq xmm2, [esp + 752]
-; round 52
-; x0 += x1
-    paddq xmm3, xmm6
-    movq [esp + 448], xmm4
-; x1 <<<= 41
-    movdqa xmm4, xmm6
-    psllq xmm6, 41
-    psrlq xmm4, 23
-    por xmm6, xmm4
-; x1 ^= x0
-    pxor xmm6, xmm3
-; x2 += x3
-    paddq xmm5, xmm1
-; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
-    psrlq xmm4, 55
-    por xmm1, xmm4
-; x3 ^= x2
-    pxor xmm1, xmm5
-; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 496], xmm6
-; x5 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
-; x5 ^= x4
-    pxor xmm0, xmm4
-; x6 += x7
-    movq xmm6, [esp + 464]
-    paddq xmm6, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
-    por xmm1, xmm0
-; x7 ^= x6
-    pxor xmm1, xmm6
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
-; x9 ^= x8
-    pxor xmm4, xmm0
-; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
-; x11 ^= x10
-    pxor xmm6, xmm1
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm7
-    movq [esp + 384], xmm1
-; x13 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x13 ^= x12
-    pxor xmm7, xmm0
-; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm1
-; round 53
-; x0 += x9
-    paddq xmm3, xmm4
-; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
-; x9 ^= x0
-    pxor xmm4, xmm3
-; x2 += x13
-    paddq xmm5, xmm7
-; x13 <<<= 34
-    movdqa xmm0, xmm7
-    psllq xmm7, 34
-    psrlq xmm0, 30
-    por xmm7, xmm0
-; x13 ^= x2
-    pxor xmm7, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm6
-    movq [esp + 368], xmm4
-; x11 <<<= 56
-    movdqa xmm4, xmm6
-    psllq xmm6, 56
-    psrlq xmm4, 8
-    por xmm6, xmm4
-; x11 ^= x6
-    pxor xmm6, xmm0
-; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm6
-; x15 <<<= 51
-    movdqa xmm6, xmm2
-    psllq xmm2, 51
-    psrlq xmm6, 13
-    por xmm2, xmm6
-; x15 ^= x4
-    pxor xmm2, xmm4
-; x10 += x7
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 336]
-    movq [esp + 432], xmm7
-; x7 <<<= 4
-    movq xmm7, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
-    psrlq xmm7, 60
-    por xmm2, xmm7
-; x7 ^= x10
-    pxor xmm2, xmm6
-; x12 += x3
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 528]
-    movq [esp + 384], xmm6
-; x3 <<<= 53
-    movq xmm6, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm6, 11
-    por xmm0, xmm6
-; x3 ^= x12
-    pxor xmm0, xmm7
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm6, [esp + 512]
-    movq [esp + 416], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 42
-    psrlq xmm6, 22
-    por xmm7, xmm6
-; x5 ^= x14
-    pxor xmm7, xmm1
-; x8 += x1
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
-; x1 ^= x8
-    pxor xmm4, xmm6
-; round 54
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm7
-; x5 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
-    psrlq xmm2, 17
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm4
-    psllq xmm4, 46
-    psrlq xmm0, 18
-    por xmm4, xmm0
-; x1 ^= x6
-    pxor xmm4, xmm2
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm7
-; x15 <<<= 19
-    movq xmm7, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm7, 45
-    por xmm4, xmm7
-; x15 ^= x12
-    pxor xmm4, xmm0
-; x14 += x13
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
-; x13 ^= x14
-    pxor xmm1, xmm7
-; x8 += x11
-    paddq xmm6, [esp + 400]
+    paddq xmm1, [esp + 16]
 ; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 44
-    psrlq xmm0, 20
-    por xmm7, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
 ; x11 ^= x8
-    pxor xmm7, xmm6
+    pxor xmm6, xmm1
 ; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm6
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 64]
+    movq [esp + 96], xmm1
 ; x9 <<<= 25
-    movq xmm6, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
+    movq xmm1, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
     psllq xmm2, 25
-    psrlq xmm6, 39
-    por xmm2, xmm6
+    psrlq xmm1, 39
+    por xmm2, xmm1
 ; x9 ^= x10
-    pxor xmm2, xmm0
+    pxor xmm2, xmm7
 ; round 55
 ; x0 += x15
     paddq xmm3, xmm4
 ; x15 <<<= 9
-    movdqa xmm6, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 9
-    psrlq xmm6, 55
-    por xmm4, xmm6
+    psrlq xmm1, 55
+    por xmm4, xmm1
 ; x15 ^= x0
     pxor xmm4, xmm3
 ; x2 += x11
-    paddq xmm5, xmm7
+    paddq xmm5, xmm6
 ; x11 <<<= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 48
-    psrlq xmm6, 16
-    por xmm7, xmm6
-; x11 ^= x2
-    pxor xmm7, xmm5
-; x6 += x13
-    movq xmm6, [esp + 464]
-    paddq xmm6, xmm1
-    movq [esp + 544], xmm4
-; x13 <<<= 35
-    movdqa xmm4, xmm1
-    psllq xmm1, 35
-    psrlq xmm4, 29
-    por xmm1, xmm4
-; x13 ^= x6
-    pxor xmm1, xmm6
-; x4 += x9
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 432], xmm1
-; x9 <<<= 52
-    movdqa xmm1, xmm2
-    psllq xmm2, 52
-    psrlq xmm1, 12
-    por xmm2, xmm1
-; x9 ^= x4
-    pxor xmm2, xmm4
-; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm7
-; x1 <<<= 23
-    movq xmm7, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
-    psllq xmm2, 23
-    psrlq xmm7, 41
-    por xmm2, xmm7
-; x1 ^= x14
-    pxor xmm2, xmm1
-; x8 += x5
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 31
-    psrlq xmm1, 33
-    por xmm6, xmm1
-; x5 ^= x8
-    pxor xmm6, xmm7
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm7
-    movq xmm7, [esp + 528]
-    psllq xmm7, 37
-    psrlq xmm1, 27
-    por xmm7, xmm1
-; x3 ^= x10
-    pxor xmm7, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 20
-    psrlq xmm0, 44
-    por xmm6, xmm0
-; x7 ^= x12
-    pxor xmm6, xmm1
-; add subkey 14
-; x0 += k14
-    paddq xmm3, [esp + 112]
-; x1 += k15
-    paddq xmm2, [esp + 144]
-; x2 += k16
-    paddq xmm5, [esp + 192]
-; x3 += k0
-    paddq xmm7, [esp + 160]
-; x4 += k1
-    paddq xmm4, [esp + 176]
-; x5 += k2
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 208]
-    movq [esp + 480], xmm4
-; x6 += k3
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 224]
-; x7 += k4
-    paddq xmm6, [esp + 240]
-    movq [esp + 336], xmm6
-; x8 += k5
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 256]
-    movq [esp + 352], xmm6
-; x9 += k6
-    movq xmm6, [esp + 368]
-    paddq xmm6, [esp + 272]
-    movq [esp + 368], xmm6
-; x10 += k7
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 0]
-    movq [esp + 384], xmm6
-; x11 += k8
-    movq xmm6, [esp + 400]
-    paddq xmm6, [esp + 16]
-; x12 += k9
-    paddq xmm1, [esp + 32]
-    movq [esp + 416], xmm1
-; x13 += k10
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 48]
-    movq [esp + 400], xmm6
-; x14 += k11
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 64]
-    movq [esp + 464], xmm4
-; x15 += k12
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 80]
-; x13 += t2
-    paddq xmm1, [esp + 288]
-; x14 += t0
-    paddq xmm6, [esp + 320]
-; x15 += 0xe
-    paddq xmm4, [esp + 768]
-; round 56
-; x0 += x1
-    paddq xmm3, xmm2
-    movq [esp + 448], xmm6
-; x1 <<<= 24
-    movdqa xmm6, xmm2
-    psllq xmm2, 24
-    psrlq xmm6, 40
-    por xmm2, xmm6
-; x1 ^= x0
-    pxor xmm2, xmm3
-; x2 += x3
-    paddq xmm5, xmm7
-; x3 <<<= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x4 += x5
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 496], xmm2
-; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
-; x5 ^= x4
-    pxor xmm0, xmm6
-; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
-; x7 ^= x6
-    pxor xmm7, xmm2
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm7
-; x9 <<<= 8
-    movq xmm7, [esp + 368]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
-; x9 ^= x8
-    pxor xmm6, xmm0
-; x10 += x11
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm7
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm7
-; x13 <<<= 22
-    movdqa xmm7, xmm1
-    psllq xmm1, 22
-    psrlq xmm7, 42
-    por xmm1, xmm7
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm7, [esp + 448]
-    paddq xmm7, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
-    pxor xmm4, xmm7
-; round 57
-; x0 += x9
-    paddq xmm3, xmm6
-; x9 <<<= 38
-    movdqa xmm0, xmm6
-    psllq xmm6, 38
-    psrlq xmm0, 26
-    por xmm6, xmm0
-; x9 ^= x0
-    pxor xmm6, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm6
-; x11 <<<= 10
-    movdqa xmm6, xmm2
-    psllq xmm2, 10
-    psrlq xmm6, 54
-    por xmm2, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x4 += x15
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm4
-    movq [esp + 400], xmm2
-; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
-; x15 ^= x4
-    pxor xmm4, xmm6
-; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
-; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
-; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
-    pxor xmm0, xmm1
-; x14 += x5
-    paddq xmm7, [esp + 512]
-; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
-    por xmm1, xmm2
-; x5 ^= x14
-    pxor xmm1, xmm7
-; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm7
-; x1 <<<= 52
-    movq xmm7, [esp + 496]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 496]
-    psllq xmm6, 52
-    psrlq xmm7, 12
-    por xmm6, xmm7
-; x1 ^= x8
-    pxor xmm6, xmm2
-; round 58
-; x0 += x7
-    paddq xmm3, xmm4
-; x7 <<<= 33
-    movdqa xmm7, xmm4
-    psllq xmm4, 33
-    psrlq xmm7, 31
-    por xmm4, xmm7
-; x7 ^= x0
-    pxor xmm4, xmm3
-; x2 += x5
-    paddq xmm5, xmm1
-; x5 <<<= 4
-    movdqa xmm7, xmm1
-    psllq xmm1, 4
-    psrlq xmm7, 60
-    por xmm1, xmm7
-; x5 ^= x2
-    pxor xmm1, xmm5
-; x4 += x3
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 336], xmm4
-; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
-; x3 ^= x4
-    pxor xmm0, xmm7
-; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm6
-    movq [esp + 528], xmm0
-; x1 <<<= 13
-    movdqa xmm0, xmm6
-    psllq xmm6, 13
-    psrlq xmm0, 51
-    por xmm6, xmm0
-; x1 ^= x6
-    pxor xmm6, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm6
-    movq xmm6, [esp + 544]
-    psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
-; x15 ^= x12
-    pxor xmm6, xmm0
-; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 41
-    psrlq xmm0, 23
-    por xmm7, xmm0
-; x13 ^= x14
-    pxor xmm7, xmm1
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
-    pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 17
-    psrlq xmm2, 47
-    por xmm7, xmm2
-; x9 ^= x10
-    pxor xmm7, xmm0
-; round 59
-; x0 += x15
-    paddq xmm3, xmm6
-; x15 <<<= 5
-    movdqa xmm2, xmm6
-    psllq xmm6, 5
-    psrlq xmm2, 59
-    por xmm6, xmm2
-; x15 ^= x0
-    pxor xmm6, xmm3
-; x2 += x11
-    paddq xmm5, xmm1
-; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x6 += x13
-    paddq xmm4, [esp + 432]
-; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm6
-    movq xmm6, [esp + 432]
+    movdqa xmm1, xmm6
     psllq xmm6, 48
-    psrlq xmm2, 16
-    por xmm6, xmm2
-; x13 ^= x6
-    pxor xmm6, xmm4
-; x4 += x9
-    movq xmm2, [esp + 480]
-    paddq xmm2, xmm7
-    movq [esp + 432], xmm6
-; x9 <<<= 41
-    movdqa xmm6, xmm7
-    psllq xmm7, 41
-    psrlq xmm6, 23
-    por xmm7, xmm6
-; x9 ^= x4
-    pxor xmm7, xmm2
-; x14 += x1
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 496]
-    movq [esp + 400], xmm1
-; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 47
-    psrlq xmm1, 17
-    por xmm7, xmm1
-; x1 ^= x14
-    pxor xmm7, xmm6
-; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm6
-; x5 <<<= 28
-    movq xmm6, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
-    psllq xmm4, 28
-    psrlq xmm6, 36
-    por xmm4, xmm6
-; x5 ^= x8
-    pxor xmm4, xmm1
-; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 16
-    movq xmm6, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x3 ^= x10
-    pxor xmm1, xmm0
-; x12 += x7
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 25
-    psrlq xmm0, 39
-    por xmm4, xmm0
-; x7 ^= x12
-    pxor xmm4, xmm6
-; add subkey 15
-; x0 += k15
-    paddq xmm3, [esp + 144]
-; x1 += k16
-    paddq xmm7, [esp + 192]
-; x2 += k0
-    paddq xmm5, [esp + 160]
-; x3 += k1
-    paddq xmm1, [esp + 176]
-; x4 += k2
-    paddq xmm2, [esp + 208]
-; x5 += k3
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 224]
-    movq [esp + 480], xmm2
-; x6 += k4
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 240]
-; x7 += k5
-    paddq xmm4, [esp + 256]
-    movq [esp + 336], xmm4
-; x8 += k6
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 272]
-    movq [esp + 352], xmm4
-; x9 += k7
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 0]
-    movq [esp + 368], xmm4
-; x10 += k8
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 16]
-    movq [esp + 384], xmm4
-; x11 += k9
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 32]
-; x12 += k10
-    paddq xmm6, [esp + 48]
-    movq [esp + 416], xmm6
-; x13 += k11
-    movq xmm6, [esp + 432]
-    paddq xmm6, [esp + 64]
-    movq [esp + 400], xmm4
-; x14 += k12
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 80]
-    movq [esp + 464], xmm2
-; x15 += k13
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 96]
-; x13 += t0
-    paddq xmm6, [esp + 320]
-; x14 += t1
-    paddq xmm4, [esp + 304]
-; x15 += 0xf
-    paddq xmm2, [esp + 784]
-; round 60
-; x0 += x1
-    paddq xmm3, xmm7
-    movq [esp + 448], xmm4
-; x1 <<<= 41
-    movdqa xmm4, xmm7
-    psllq xmm7, 41
-    psrlq xmm4, 23
-    por xmm7, xmm4
-; x1 ^= x0
-    pxor xmm7, xmm3
-; x2 += x3
-    paddq xmm5, xmm1
-; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
-    psrlq xmm4, 55
-    por xmm1, xmm4
-; x3 ^= x2
-    pxor xmm1, xmm5
-; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 496], xmm7
-; x5 <<<= 37
-    movdqa xmm7, xmm0
-    psllq xmm0, 37
-    psrlq xmm7, 27
-    por xmm0, xmm7
-; x5 ^= x4
-    pxor xmm0, xmm4
-; x6 += x7
-    movq xmm7, [esp + 464]
-    paddq xmm7, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
-    por xmm1, xmm0
-; x7 ^= x6
-    pxor xmm1, xmm7
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
-; x9 ^= x8
-    pxor xmm4, xmm0
-; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
-; x11 ^= x10
-    pxor xmm7, xmm1
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm6
-    movq [esp + 384], xmm1
-; x13 <<<= 44
-    movdqa xmm1, xmm6
-    psllq xmm6, 44
-    psrlq xmm1, 20
+    psrlq xmm1, 16
     por xmm6, xmm1
-; x13 ^= x12
-    pxor xmm6, xmm0
-; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm1
-; round 61
-; x0 += x9
-    paddq xmm3, xmm4
-; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
-; x9 ^= x0
-    pxor xmm4, xmm3
-; x2 += x13
-    paddq xmm5, xmm6
-; x13 <<<= 34
-    movdqa xmm0, xmm6
-    psllq xmm6, 34
-    psrlq xmm0, 30
-    por xmm6, xmm0
-; x13 ^= x2
+; x11 ^= x2
     pxor xmm6, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm7
-    movq [esp + 368], xmm4
-; x11 <<<= 56
-    movdqa xmm4, xmm7
-    psllq xmm7, 56
-    psrlq xmm4, 8
-    por xmm7, xmm4
-; x11 ^= x6
-    pxor xmm7, xmm0
-; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm7
-; x15 <<<= 51
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x15 ^= x4
-    pxor xmm2, xmm4
-; x10 += x7
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 336]
-    movq [esp + 432], xmm6
-; x7 <<<= 4
-    movq xmm6, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
-    psrlq xmm6, 60
-    por xmm2, xmm6
-; x7 ^= x10
-    pxor xmm2, xmm7
-; x12 += x3
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 528]
-    movq [esp + 384], xmm7
-; x3 <<<= 53
-    movq xmm7, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm7, 11
-    por xmm0, xmm7
-; x3 ^= x12
-    pxor xmm0, xmm6
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm7, [esp + 512]
-    movq [esp + 416], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
-; x5 ^= x14
-    pxor xmm6, xmm1
-; x8 += x1
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
-; x1 ^= x8
-    pxor xmm4, xmm7
-; round 62
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm6
-; x5 <<<= 44
-    movdqa xmm1, xmm6
-    psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
-; x5 ^= x2
-    pxor xmm6, xmm5
-; x4 += x3
-    movq xmm1, [esp + 480]
+; x6 += x13
+    movq xmm1, [esp + 144]
     paddq xmm1, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
-    psrlq xmm2, 17
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm4
-    psllq xmm4, 46
-    psrlq xmm0, 18
-    por xmm4, xmm0
-; x1 ^= x6
-    pxor xmm4, xmm2
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm6
-; x15 <<<= 19
-    movq xmm6, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm6, 45
-    por xmm4, xmm6
-; x15 ^= x12
-    pxor xmm4, xmm0
-; x14 += x13
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
-; x13 ^= x14
-    pxor xmm1, xmm6
-; x8 += x11
-    paddq xmm7, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 44
-    psrlq xmm0, 20
-    por xmm6, xmm0
-; x11 ^= x8
-    pxor xmm6, xmm7
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm7
-; x9 <<<= 25
-    movq xmm7, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
-    psllq xmm2, 25
-    psrlq xmm7, 39
-    por xmm2, xmm7
-; x9 ^= x10
-    pxor xmm2, xmm0
-; round 63
-; x0 += x15
-    paddq xmm3, xmm4
-; x15 <<<= 9
-    movdqa xmm7, xmm4
-    psllq xmm4, 9
-    psrlq xmm7, 55
-    por xmm4, xmm7
-; x15 ^= x0
-    pxor xmm4, xmm3
-; x2 += x11
-    paddq xmm5, xmm6
-; x11 <<<= 48
-    movdqa xmm7, xmm6
-    psllq xmm6, 48
-    psrlq xmm7, 16
-    por xmm6, xmm7
-; x11 ^= x2
-    pxor xmm6, xmm5
-; x6 += x13
-    movq xmm7, [esp + 464]
-    paddq xmm7, xmm1
-    movq [esp + 544], xmm4
+    movq [esp + 192], xmm4
 ; x13 <<<= 35
-    movdqa xmm4, xmm1
-    psllq xmm1, 35
+    movdqa xmm4, xmm0
+    psllq xmm0, 35
     psrlq xmm4, 29
-    por xmm1, xmm4
+    por xmm0, xmm4
 ; x13 ^= x6
-    pxor xmm1, xmm7
+    pxor xmm0, xmm1
 ; x4 += x9
-    movq xmm4, [esp + 480]
+    movq xmm4, [esp + 208]
     paddq xmm4, xmm2
-    movq [esp + 432], xmm1
+    movq [esp + 32], xmm0
 ; x9 <<<= 52
-    movdqa xmm1, xmm2
+    movdqa xmm0, xmm2
     psllq xmm2, 52
-    psrlq xmm1, 12
-    por xmm2, xmm1
+    psrlq xmm0, 12
+    por xmm2, xmm0
 ; x9 ^= x4
     pxor xmm2, xmm4
 ; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm6
+    movq xmm0, [esp + 176]
+    paddq xmm0, [esp + 160]
+    movq [esp + 16], xmm6
 ; x1 <<<= 23
-    movq xmm6, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
     psllq xmm2, 23
     psrlq xmm6, 41
     por xmm2, xmm6
 ; x1 ^= x14
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x8 += x5
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 512]
-    movq [esp + 448], xmm1
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 0]
+    movq [esp + 176], xmm0
 ; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 31
-    psrlq xmm1, 33
-    por xmm7, xmm1
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm1
+    movq xmm1, [esp + 0]
+    psllq xmm1, 31
+    psrlq xmm0, 33
+    por xmm1, xmm0
 ; x5 ^= x8
-    pxor xmm7, xmm6
+    pxor xmm1, xmm6
 ; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm6
-    movq xmm6, [esp + 528]
-    psllq xmm6, 37
-    psrlq xmm1, 27
-    por xmm6, xmm1
-; x3 ^= x10
-    pxor xmm6, xmm0
-; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 20
-    psrlq xmm0, 44
-    por xmm7, xmm0
-; x7 ^= x12
-    pxor xmm7, xmm1
-; add subkey 16
-; x0 += k16
-    paddq xmm3, [esp + 192]
-; x1 += k0
-    paddq xmm2, [esp + 160]
-; x2 += k1
-    paddq xmm5, [esp + 176]
-; x3 += k2
-    paddq xmm6, [esp + 208]
-; x4 += k3
-    paddq xmm4, [esp + 224]
-; x5 += k4
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 240]
-    movq [esp + 480], xmm4
-; x6 += k5
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 256]
-; x7 += k6
-    paddq xmm7, [esp + 272]
-    movq [esp + 336], xmm7
-; x8 += k7
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 0]
-    movq [esp + 352], xmm7
-; x9 += k8
-    movq xmm7, [esp + 368]
-    paddq xmm7, [esp + 16]
-    movq [esp + 368], xmm7
-; x10 += k9
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 32]
-    movq [esp + 384], xmm7
-; x11 += k10
-    movq xmm7, [esp + 400]
     paddq xmm7, [esp + 48]
-; x12 += k11
-    paddq xmm1, [esp + 64]
-    movq [esp + 416], xmm1
-; x13 += k12
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 80]
-    movq [esp + 400], xmm7
-; x14 += k13
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 96]
-    movq [esp + 464], xmm4
-; x15 += k14
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 112]
-; x13 += t1
-    paddq xmm1, [esp + 304]
-; x14 += t2
-    paddq xmm7, [esp + 288]
-; x15 += 0x10
-    paddq xmm4, [esp + 800]
-; round 64
+; x3 <<<= 37
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 37
+    psrlq xmm0, 27
+    por xmm6, xmm0
+; x3 ^= x10
+    pxor xmm6, xmm7
+; x12 += x7
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm7
+; x7 <<<= 20
+    movq xmm7, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 20
+    psrlq xmm7, 44
+    por xmm1, xmm7
+; x7 ^= x12
+    pxor xmm1, xmm0
+; add subkey 14
+; x0 += k14
+    paddq xmm3, [esp + 336]
+; x1 += k15
+    paddq xmm2, [esp + 352]
+; x2 += k16
+    paddq xmm5, [esp + 480]
+; x3 += k0
+    paddq xmm6, [esp + 448]
+; x4 += k1
+    paddq xmm4, [esp + 464]
+; x5 += k2
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 432]
+    movq [esp + 0], xmm7
+; x6 += k3
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 384]
+; x7 += k4
+    paddq xmm1, [esp + 400]
+    movq [esp + 144], xmm7
+; x8 += k5
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 416]
+    movq [esp + 96], xmm7
+; x9 += k6
+    movq xmm7, [esp + 64]
+    paddq xmm7, [esp + 368]
+    movq [esp + 64], xmm7
+; x10 += k7
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 224]
+    movq [esp + 112], xmm7
+; x11 += k8
+    movq xmm7, [esp + 16]
+    paddq xmm7, [esp + 240]
+; x12 += k9
+    paddq xmm0, [esp + 256]
+    movq [esp + 128], xmm0
+; x13 += sk15
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 1072]
+    movq [esp + 32], xmm0
+; sk16 = k11
+    movq xmm0, [esp + 288]
+; sk16 += t0
+    paddq xmm0, [esp + 496]
+    movq [esp + 16], xmm7
+; x14 += sk16
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm0
+    movq [esp + 1088], xmm0
+; x15 += kc[14]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 752]
+; round 56
 ; x0 += x1
     paddq xmm3, xmm2
-    movq [esp + 448], xmm7
+    movq [esp + 176], xmm7
 ; x1 <<<= 24
     movdqa xmm7, xmm2
     psllq xmm2, 24
@@ -7388,410 +6660,409 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x4 += x5
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 496], xmm2
+    paddq xmm4, [esp + 0]
 ; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
-; x5 ^= x4
-    pxor xmm0, xmm7
-; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
-; x7 ^= x6
-    pxor xmm6, xmm2
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm6
-; x9 <<<= 8
-    movq xmm6, [esp + 368]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 8
-    psrlq xmm6, 56
-    por xmm7, xmm6
-; x9 ^= x8
-    pxor xmm7, xmm0
-; x10 += x11
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm6
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm6
-; x13 <<<= 22
-    movdqa xmm6, xmm1
-    psllq xmm1, 22
-    psrlq xmm6, 42
-    por xmm1, xmm6
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm6, [esp + 448]
-    paddq xmm6, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
-    pxor xmm4, xmm6
-; round 65
-; x0 += x9
-    paddq xmm3, xmm7
-; x9 <<<= 38
-    movdqa xmm0, xmm7
-    psllq xmm7, 38
-    psrlq xmm0, 26
-    por xmm7, xmm0
-; x9 ^= x0
-    pxor xmm7, xmm3
-; x2 += x13
-    paddq xmm5, xmm1
-; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
-; x13 ^= x2
-    pxor xmm1, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm7
-; x11 <<<= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 10
-    psrlq xmm7, 54
+    movq xmm7, [esp + 0]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 0]
+    psllq xmm2, 8
+    psrlq xmm7, 56
     por xmm2, xmm7
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x4 += x15
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm4
-    movq [esp + 400], xmm2
-; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
-; x15 ^= x4
-    pxor xmm4, xmm7
-; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
-; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
-; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
-    pxor xmm0, xmm1
-; x14 += x5
-    paddq xmm6, [esp + 512]
-; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
+; x5 ^= x4
+    pxor xmm2, xmm4
+; x6 += x7
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm1
+    movq [esp + 0], xmm2
+; x7 <<<= 47
+    movdqa xmm2, xmm1
+    psllq xmm1, 47
+    psrlq xmm2, 17
     por xmm1, xmm2
-; x5 ^= x14
-    pxor xmm1, xmm6
-; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm6
-; x1 <<<= 52
-    movq xmm6, [esp + 496]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 496]
-    psllq xmm7, 52
-    psrlq xmm6, 12
-    por xmm7, xmm6
-; x1 ^= x8
-    pxor xmm7, xmm2
-; round 66
-; x0 += x7
-    paddq xmm3, xmm4
-; x7 <<<= 33
-    movdqa xmm6, xmm4
-    psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
-; x7 ^= x0
-    pxor xmm4, xmm3
-; x2 += x5
-    paddq xmm5, xmm1
-; x5 <<<= 4
-    movdqa xmm6, xmm1
-    psllq xmm1, 4
-    psrlq xmm6, 60
+; x7 ^= x6
+    pxor xmm1, xmm7
+; x8 += x9
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 64]
+    movq [esp + 48], xmm6
+; x9 <<<= 8
+    movq xmm6, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
+    psrlq xmm6, 56
     por xmm1, xmm6
-; x5 ^= x2
-    pxor xmm1, xmm5
-; x4 += x3
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 336], xmm4
-; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
-; x3 ^= x4
-    pxor xmm0, xmm6
-; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm7
-    movq [esp + 528], xmm0
-; x1 <<<= 13
-    movdqa xmm0, xmm7
-    psllq xmm7, 13
-    psrlq xmm0, 51
-    por xmm7, xmm0
-; x1 ^= x6
-    pxor xmm7, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm7
-    movq xmm7, [esp + 544]
-    psllq xmm7, 34
-    psrlq xmm1, 30
-    por xmm7, xmm1
-; x15 ^= x12
-    pxor xmm7, xmm0
-; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 432]
-    psllq xmm6, 41
-    psrlq xmm0, 23
-    por xmm6, xmm0
-; x13 ^= x14
-    pxor xmm6, xmm1
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
+; x9 ^= x8
     pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 17
+; x10 += x11
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm2
+; x11 <<<= 17
+    movq xmm2, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 17
     psrlq xmm2, 47
-    por xmm6, xmm2
+    por xmm4, xmm2
+; x11 ^= x10
+    pxor xmm4, xmm6
+; x12 += x13
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 32]
+    movq [esp + 112], xmm6
+; x13 <<<= 22
+    movq xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 22
+    psrlq xmm6, 42
+    por xmm7, xmm6
+; x13 ^= x12
+    pxor xmm7, xmm2
+; x14 += x15
+    movq xmm6, [esp + 176]
+    paddq xmm6, xmm0
+    movq [esp + 128], xmm2
+; x15 <<<= 37
+    movdqa xmm2, xmm0
+    psllq xmm0, 37
+    psrlq xmm2, 27
+    por xmm0, xmm2
+; x15 ^= x14
+    pxor xmm0, xmm6
+; round 57
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm2, xmm1
+    psllq xmm1, 38
+    psrlq xmm2, 26
+    por xmm1, xmm2
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm7
+; x13 <<<= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 19
+    psrlq xmm2, 45
+    por xmm7, xmm2
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x6 += x11
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 64], xmm1
+; x11 <<<= 10
+    movdqa xmm1, xmm4
+    psllq xmm4, 10
+    psrlq xmm1, 54
+    por xmm4, xmm1
+; x11 ^= x6
+    pxor xmm4, xmm2
+; x4 += x15
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm0
+    movq [esp + 16], xmm4
+; x15 <<<= 55
+    movdqa xmm4, xmm0
+    psllq xmm0, 55
+    psrlq xmm4, 9
+    por xmm0, xmm4
+; x15 ^= x4
+    pxor xmm0, xmm1
+; x10 += x7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm7
+; x7 <<<= 49
+    movq xmm7, [esp + 80]
+    movq [esp + 192], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 49
+    psrlq xmm7, 15
+    por xmm0, xmm7
+; x7 ^= x10
+    pxor xmm0, xmm4
+; x12 += x3
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 48]
+    movq [esp + 112], xmm4
+; x3 <<<= 18
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 18
+    psrlq xmm4, 46
+    por xmm2, xmm4
+; x3 ^= x12
+    pxor xmm2, xmm7
+; x14 += x5
+    paddq xmm6, [esp + 0]
+; x5 <<<= 23
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 23
+    psrlq xmm4, 41
+    por xmm7, xmm4
+; x5 ^= x14
+    pxor xmm7, xmm6
+; x8 += x1
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm6
+; x1 <<<= 52
+    movq xmm6, [esp + 160]
+    movq [esp + 48], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 52
+    psrlq xmm6, 12
+    por xmm2, xmm6
+; x1 ^= x8
+    pxor xmm2, xmm4
+; round 58
+; x0 += x7
+    paddq xmm3, xmm0
+; x7 <<<= 33
+    movdqa xmm6, xmm0
+    psllq xmm0, 33
+    psrlq xmm6, 31
+    por xmm0, xmm6
+; x7 ^= x0
+    pxor xmm0, xmm3
+; x2 += x5
+    paddq xmm5, xmm7
+; x5 <<<= 4
+    movdqa xmm6, xmm7
+    psllq xmm7, 4
+    psrlq xmm6, 60
+    por xmm7, xmm6
+; x5 ^= x2
+    pxor xmm7, xmm5
+; x4 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 51
+    movq xmm6, [esp + 48]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 48]
+    psllq xmm0, 51
+    psrlq xmm6, 13
+    por xmm0, xmm6
+; x3 ^= x4
+    pxor xmm0, xmm1
+; x6 += x1
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm2
+    movq [esp + 48], xmm0
+; x1 <<<= 13
+    movdqa xmm0, xmm2
+    psllq xmm2, 13
+    psrlq xmm0, 51
+    por xmm2, xmm0
+; x1 ^= x6
+    pxor xmm2, xmm6
+; x12 += x15
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 192]
+    movq [esp + 0], xmm7
+; x15 <<<= 34
+    movq xmm7, [esp + 192]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 192]
+    psllq xmm2, 34
+    psrlq xmm7, 30
+    por xmm2, xmm7
+; x15 ^= x12
+    pxor xmm2, xmm0
+; x14 += x13
+    movq xmm7, [esp + 176]
+    paddq xmm7, [esp + 32]
+    movq [esp + 128], xmm0
+; x13 <<<= 41
+    movq xmm0, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
+    psrlq xmm0, 23
+    por xmm1, xmm0
+; x13 ^= x14
+    pxor xmm1, xmm7
+; x8 += x11
+    paddq xmm4, [esp + 16]
+; x11 <<<= 59
+    movq xmm0, [esp + 16]
+    movq [esp + 176], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 59
+    psrlq xmm0, 5
+    por xmm7, xmm0
+; x11 ^= x8
+    pxor xmm7, xmm4
+; x10 += x9
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 64]
+    movq [esp + 96], xmm4
+; x9 <<<= 17
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 64]
+    psllq xmm6, 17
+    psrlq xmm4, 47
+    por xmm6, xmm4
 ; x9 ^= x10
     pxor xmm6, xmm0
-; round 67
+; round 59
 ; x0 += x15
-    paddq xmm3, xmm7
+    paddq xmm3, xmm2
 ; x15 <<<= 5
-    movdqa xmm2, xmm7
-    psllq xmm7, 5
-    psrlq xmm2, 59
-    por xmm7, xmm2
+    movdqa xmm4, xmm2
+    psllq xmm2, 5
+    psrlq xmm4, 59
+    por xmm2, xmm4
 ; x15 ^= x0
-    pxor xmm7, xmm3
+    pxor xmm2, xmm3
 ; x2 += x11
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
+    movdqa xmm4, xmm7
+    psllq xmm7, 20
+    psrlq xmm4, 44
+    por xmm7, xmm4
 ; x11 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x6 += x13
-    paddq xmm4, [esp + 432]
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm1
+    movq [esp + 192], xmm2
 ; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm7
-    movq xmm7, [esp + 432]
-    psllq xmm7, 48
+    movdqa xmm2, xmm1
+    psllq xmm1, 48
     psrlq xmm2, 16
-    por xmm7, xmm2
+    por xmm1, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm4
+    pxor xmm1, xmm4
 ; x4 += x9
-    movq xmm2, [esp + 480]
+    movq xmm2, [esp + 208]
     paddq xmm2, xmm6
-    movq [esp + 432], xmm7
+    movq [esp + 32], xmm1
 ; x9 <<<= 41
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 41
-    psrlq xmm7, 23
-    por xmm6, xmm7
+    psrlq xmm1, 23
+    por xmm6, xmm1
 ; x9 ^= x4
     pxor xmm6, xmm2
 ; x14 += x1
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 496]
-    movq [esp + 400], xmm1
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm7
 ; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm6
-    movq xmm6, [esp + 496]
+    movq xmm7, [esp + 160]
+    movq [esp + 64], xmm6
+    movq xmm6, [esp + 160]
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x1 ^= x14
-    pxor xmm6, xmm7
+    pxor xmm6, xmm1
 ; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm7
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 0]
+    movq [esp + 176], xmm1
 ; x5 <<<= 28
-    movq xmm7, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
     psllq xmm4, 28
-    psrlq xmm7, 36
-    por xmm4, xmm7
+    psrlq xmm1, 36
+    por xmm4, xmm1
 ; x5 ^= x8
-    pxor xmm4, xmm1
+    pxor xmm4, xmm7
 ; x10 += x3
-    paddq xmm0, [esp + 528]
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 16
-    movq xmm7, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
-    psrlq xmm7, 48
-    por xmm1, xmm7
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 16
+    psrlq xmm1, 48
+    por xmm7, xmm1
 ; x3 ^= x10
-    pxor xmm1, xmm0
+    pxor xmm7, xmm0
 ; x12 += x7
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 336]
-    movq [esp + 384], xmm0
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm0
 ; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
+    movq xmm0, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
     psllq xmm4, 25
     psrlq xmm0, 39
     por xmm4, xmm0
 ; x7 ^= x12
-    pxor xmm4, xmm7
-; add subkey 17
-; x0 += k0
-    paddq xmm3, [esp + 160]
-; x1 += k1
-    paddq xmm6, [esp + 176]
-; x2 += k2
-    paddq xmm5, [esp + 208]
-; x3 += k3
-    paddq xmm1, [esp + 224]
-; x4 += k4
-    paddq xmm2, [esp + 240]
-; x5 += k5
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 256]
-    movq [esp + 480], xmm2
-; x6 += k6
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 272]
-; x7 += k7
-    paddq xmm4, [esp + 0]
-    movq [esp + 336], xmm4
-; x8 += k8
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 16]
-    movq [esp + 352], xmm4
-; x9 += k9
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 32]
-    movq [esp + 368], xmm4
-; x10 += k10
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 48]
-    movq [esp + 384], xmm4
-; x11 += k11
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 64]
-; x12 += k12
-    paddq xmm7, [esp + 80]
-    movq [esp + 416], xmm7
-; x13 += k13
-    movq xmm7, [esp + 432]
-    paddq xmm7, [esp + 96]
-    movq [esp + 400], xmm4
-; x14 += k14
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 112]
-    movq [esp + 464], xmm2
-; x15 += k15
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 144]
-; x13 += t2
-    paddq xmm7, [esp + 288]
-; x14 += t0
-    paddq xmm4, [esp + 320]
-; x15 += 0x11
-    paddq xmm2, [esp + 816]
-; round 68
+    pxor xmm4, xmm1
+; add subkey 15
+; x0 += k15
+    paddq xmm3, [esp + 352]
+; x1 += k16
+    paddq xmm6, [esp + 480]
+; x2 += k0
+    paddq xmm5, [esp + 448]
+; x3 += k1
+    paddq xmm7, [esp + 464]
+; x4 += k2
+    paddq xmm2, [esp + 432]
+; x5 += k3
+    movq xmm0, [esp + 0]
+    paddq xmm0, [esp + 384]
+    movq [esp + 208], xmm2
+; x6 += k4
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 400]
+; x7 += k5
+    paddq xmm4, [esp + 416]
+    movq [esp + 80], xmm4
+; x8 += k6
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 368]
+    movq [esp + 96], xmm4
+; x9 += k7
+    movq xmm4, [esp + 64]
+    paddq xmm4, [esp + 224]
+    movq [esp + 64], xmm4
+; x10 += k8
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 240]
+    movq [esp + 112], xmm4
+; x11 += k9
+    movq xmm4, [esp + 16]
+    paddq xmm4, [esp + 256]
+; x12 += k10
+    paddq xmm1, [esp + 272]
+    movq [esp + 128], xmm1
+; x13 += sk16
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 1088]
+    movq [esp + 32], xmm1
+; sk17 = k12
+    movq xmm1, [esp + 304]
+; sk17 += t1
+    paddq xmm1, [esp + 528]
+    movq [esp + 16], xmm4
+; x14 += sk17
+    movq xmm4, [esp + 176]
+    paddq xmm4, xmm1
+    movq [esp + 1104], xmm1
+; x15 += kc[15]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 768]
+; round 60
 ; x0 += x1
     paddq xmm3, xmm6
-    movq [esp + 448], xmm4
+    movq [esp + 176], xmm4
 ; x1 <<<= 41
     movdqa xmm4, xmm6
     psllq xmm6, 41
@@ -7800,18 +7071,18 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x1 ^= x0
     pxor xmm6, xmm3
 ; x2 += x3
-    paddq xmm5, xmm1
+    paddq xmm5, xmm7
 ; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
+    movdqa xmm4, xmm7
+    psllq xmm7, 9
     psrlq xmm4, 55
-    por xmm1, xmm4
+    por xmm7, xmm4
 ; x3 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm7, xmm5
 ; x4 += x5
-    movq xmm4, [esp + 480]
+    movq xmm4, [esp + 208]
     paddq xmm4, xmm0
-    movq [esp + 496], xmm6
+    movq [esp + 160], xmm6
 ; x5 <<<= 37
     movdqa xmm6, xmm0
     psllq xmm0, 37
@@ -7820,1237 +7091,2073 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x5 ^= x4
     pxor xmm0, xmm4
 ; x6 += x7
-    movq xmm6, [esp + 464]
-    paddq xmm6, [esp + 336]
-    movq [esp + 512], xmm0
+    paddq xmm2, [esp + 80]
 ; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 31
+    psrlq xmm6, 33
+    por xmm0, xmm6
+; x7 ^= x6
+    pxor xmm0, xmm2
+; x8 += x9
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 64]
+    movq [esp + 48], xmm7
+; x9 <<<= 12
+    movq xmm7, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm7, 52
+    por xmm0, xmm7
+; x9 ^= x8
+    pxor xmm0, xmm6
+; x10 += x11
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 16]
+    movq [esp + 96], xmm6
+; x11 <<<= 47
+    movq xmm6, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm6, 17
+    por xmm4, xmm6
+; x11 ^= x10
+    pxor xmm4, xmm7
+; x12 += x13
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 32]
+    movq [esp + 112], xmm7
+; x13 <<<= 44
+    movq xmm7, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x13 ^= x12
+    pxor xmm4, xmm6
+; x14 += x15
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
+    movq [esp + 128], xmm6
+; x15 <<<= 30
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x15 ^= x14
+    pxor xmm1, xmm7
+; round 61
+; x0 += x9
+    paddq xmm3, xmm0
+; x9 <<<= 16
+    movdqa xmm6, xmm0
+    psllq xmm0, 16
+    psrlq xmm6, 48
+    por xmm0, xmm6
+; x9 ^= x0
+    pxor xmm0, xmm3
+; x2 += x13
+    paddq xmm5, xmm4
+; x13 <<<= 34
+    movdqa xmm6, xmm4
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
+; x13 ^= x2
+    pxor xmm4, xmm5
+; x6 += x11
+    paddq xmm2, [esp + 16]
+; x11 <<<= 56
+    movq xmm6, [esp + 16]
+    movq [esp + 64], xmm0
+    movq xmm0, [esp + 16]
+    psllq xmm0, 56
+    psrlq xmm6, 8
+    por xmm0, xmm6
+; x11 ^= x6
+    pxor xmm0, xmm2
+; x4 += x15
+    movq xmm6, [esp + 208]
+    paddq xmm6, xmm1
+    movq [esp + 16], xmm0
+; x15 <<<= 51
+    movdqa xmm0, xmm1
+    psllq xmm1, 51
+    psrlq xmm0, 13
     por xmm1, xmm0
+; x15 ^= x4
+    pxor xmm1, xmm6
+; x10 += x7
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 80]
+    movq [esp + 32], xmm4
+; x7 <<<= 4
+    movq xmm4, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
+    psrlq xmm4, 60
+    por xmm1, xmm4
+; x7 ^= x10
+    pxor xmm1, xmm0
+; x12 += x3
+    movq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
+    movq [esp + 112], xmm0
+; x3 <<<= 53
+    movq xmm0, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 53
+    psrlq xmm0, 11
+    por xmm2, xmm0
+; x3 ^= x12
+    pxor xmm2, xmm4
+; x14 += x5
+    paddq xmm7, [esp + 0]
+; x5 <<<= 42
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 42
+    psrlq xmm0, 22
+    por xmm4, xmm0
+; x5 ^= x14
+    pxor xmm4, xmm7
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm7
+; x1 <<<= 41
+    movq xmm7, [esp + 160]
+    movq [esp + 208], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 41
+    psrlq xmm7, 23
+    por xmm6, xmm7
+; x1 ^= x8
+    pxor xmm6, xmm0
+; round 62
+; x0 += x7
+    paddq xmm3, xmm1
+; x7 <<<= 31
+    movdqa xmm7, xmm1
+    psllq xmm1, 31
+    psrlq xmm7, 33
+    por xmm1, xmm7
+; x7 ^= x0
+    pxor xmm1, xmm3
+; x2 += x5
+    paddq xmm5, xmm4
+; x5 <<<= 44
+    movdqa xmm7, xmm4
+    psllq xmm4, 44
+    psrlq xmm7, 20
+    por xmm4, xmm7
+; x5 ^= x2
+    pxor xmm4, xmm5
+; x4 += x3
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm2
+    movq [esp + 80], xmm1
+; x3 <<<= 47
+    movdqa xmm1, xmm2
+    psllq xmm2, 47
+    psrlq xmm1, 17
+    por xmm2, xmm1
+; x3 ^= x4
+    pxor xmm2, xmm7
+; x6 += x1
+    movq xmm1, [esp + 144]
+    paddq xmm1, xmm6
+    movq [esp + 48], xmm2
+; x1 <<<= 46
+    movdqa xmm2, xmm6
+    psllq xmm6, 46
+    psrlq xmm2, 18
+    por xmm6, xmm2
+; x1 ^= x6
+    pxor xmm6, xmm1
+; x12 += x15
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 192]
+    movq [esp + 0], xmm4
+; x15 <<<= 19
+    movq xmm4, [esp + 192]
+    movq [esp + 160], xmm6
+    movq xmm6, [esp + 192]
+    psllq xmm6, 19
+    psrlq xmm4, 45
+    por xmm6, xmm4
+; x15 ^= x12
+    pxor xmm6, xmm2
+; x14 += x13
+    movq xmm4, [esp + 176]
+    paddq xmm4, [esp + 32]
+    movq [esp + 128], xmm2
+; x13 <<<= 42
+    movq xmm2, [esp + 32]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 42
+    psrlq xmm2, 22
+    por xmm7, xmm2
+; x13 ^= x14
+    pxor xmm7, xmm4
+; x8 += x11
+    paddq xmm0, [esp + 16]
+; x11 <<<= 44
+    movq xmm2, [esp + 16]
+    movq [esp + 176], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 44
+    psrlq xmm2, 20
+    por xmm4, xmm2
+; x11 ^= x8
+    pxor xmm4, xmm0
+; x10 += x9
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 25
+    movq xmm0, [esp + 64]
+    movq [esp + 32], xmm7
+    movq xmm7, [esp + 64]
+    psllq xmm7, 25
+    psrlq xmm0, 39
+    por xmm7, xmm0
+; x9 ^= x10
+    pxor xmm7, xmm2
+; round 63
+; x0 += x15
+    paddq xmm3, xmm6
+; x15 <<<= 9
+    movdqa xmm0, xmm6
+    psllq xmm6, 9
+    psrlq xmm0, 55
+    por xmm6, xmm0
+; x15 ^= x0
+    pxor xmm6, xmm3
+; x2 += x11
+    paddq xmm5, xmm4
+; x11 <<<= 48
+    movdqa xmm0, xmm4
+    psllq xmm4, 48
+    psrlq xmm0, 16
+    por xmm4, xmm0
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x6 += x13
+    paddq xmm1, [esp + 32]
+; x13 <<<= 35
+    movq xmm0, [esp + 32]
+    movq [esp + 192], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 35
+    psrlq xmm0, 29
+    por xmm6, xmm0
+; x13 ^= x6
+    pxor xmm6, xmm1
+; x4 += x9
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm7
+    movq [esp + 32], xmm6
+; x9 <<<= 52
+    movdqa xmm6, xmm7
+    psllq xmm7, 52
+    psrlq xmm6, 12
+    por xmm7, xmm6
+; x9 ^= x4
+    pxor xmm7, xmm0
+; x14 += x1
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 160]
+    movq [esp + 16], xmm4
+; x1 <<<= 23
+    movq xmm4, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
+    psllq xmm7, 23
+    psrlq xmm4, 41
+    por xmm7, xmm4
+; x1 ^= x14
+    pxor xmm7, xmm6
+; x8 += x5
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 0]
+    movq [esp + 176], xmm6
+; x5 <<<= 31
+    movq xmm6, [esp + 0]
+    movq [esp + 144], xmm1
+    movq xmm1, [esp + 0]
+    psllq xmm1, 31
+    psrlq xmm6, 33
+    por xmm1, xmm6
+; x5 ^= x8
+    pxor xmm1, xmm4
+; x10 += x3
+    paddq xmm2, [esp + 48]
+; x3 <<<= 37
+    movq xmm6, [esp + 48]
+    movq [esp + 96], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 37
+    psrlq xmm6, 27
+    por xmm4, xmm6
+; x3 ^= x10
+    pxor xmm4, xmm2
+; x12 += x7
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 80]
+    movq [esp + 112], xmm2
+; x7 <<<= 20
+    movq xmm2, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 20
+    psrlq xmm2, 44
+    por xmm1, xmm2
+; x7 ^= x12
+    pxor xmm1, xmm6
+; add subkey 16
+; x0 += k16
+    paddq xmm3, [esp + 480]
+; x1 += k0
+    paddq xmm7, [esp + 448]
+; x2 += k1
+    paddq xmm5, [esp + 464]
+; x3 += k2
+    paddq xmm4, [esp + 432]
+; x4 += k3
+    paddq xmm0, [esp + 384]
+; x5 += k4
+    movq xmm2, [esp + 0]
+    paddq xmm2, [esp + 400]
+    movq [esp + 0], xmm2
+; x6 += k5
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 416]
+; x7 += k6
+    paddq xmm1, [esp + 368]
+    movq [esp + 144], xmm2
+; x8 += k7
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 224]
+    movq [esp + 96], xmm2
+; x9 += k8
+    movq xmm2, [esp + 64]
+    paddq xmm2, [esp + 240]
+    movq [esp + 64], xmm2
+; x10 += k9
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 256]
+    movq [esp + 112], xmm2
+; x11 += k10
+    movq xmm2, [esp + 16]
+    paddq xmm2, [esp + 272]
+; x12 += k11
+    paddq xmm6, [esp + 288]
+    movq [esp + 128], xmm6
+; x13 += sk17
+    movq xmm6, [esp + 32]
+    paddq xmm6, [esp + 1104]
+    movq [esp + 32], xmm6
+; sk18 = k13
+    movq xmm6, [esp + 320]
+; sk18 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 16], xmm2
+; x14 += sk18
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm6
+    movq [esp + 1120], xmm6
+; x15 += kc[16]
+    movq xmm6, [esp + 192]
+    paddq xmm6, [esp + 784]
+; round 64
+; x0 += x1
+    paddq xmm3, xmm7
+    movq [esp + 192], xmm6
+; x1 <<<= 24
+    movdqa xmm6, xmm7
+    psllq xmm7, 24
+    psrlq xmm6, 40
+    por xmm7, xmm6
+; x1 ^= x0
+    pxor xmm7, xmm3
+; x2 += x3
+    paddq xmm5, xmm4
+; x3 <<<= 13
+    movdqa xmm6, xmm4
+    psllq xmm4, 13
+    psrlq xmm6, 51
+    por xmm4, xmm6
+; x3 ^= x2
+    pxor xmm4, xmm5
+; x4 += x5
+    paddq xmm0, [esp + 0]
+; x5 <<<= 8
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 8
+    psrlq xmm6, 56
+    por xmm7, xmm6
+; x5 ^= x4
+    pxor xmm7, xmm0
+; x6 += x7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm1
+    movq [esp + 0], xmm7
+; x7 <<<= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 47
+    psrlq xmm7, 17
+    por xmm1, xmm7
 ; x7 ^= x6
     pxor xmm1, xmm6
 ; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm4
+; x9 <<<= 8
+    movq xmm4, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
 ; x9 ^= x8
-    pxor xmm4, xmm0
+    pxor xmm1, xmm7
 ; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 400]
-    psllq xmm6, 47
-    psrlq xmm0, 17
-    por xmm6, xmm0
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 16]
+    movq [esp + 96], xmm7
+; x11 <<<= 17
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 16]
+    psllq xmm0, 17
+    psrlq xmm7, 47
+    por xmm0, xmm7
 ; x11 ^= x10
-    pxor xmm6, xmm1
+    pxor xmm0, xmm4
 ; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm7
-    movq [esp + 384], xmm1
-; x13 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x13 ^= x12
-    pxor xmm7, xmm0
-; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
-; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
-; x15 ^= x14
-    pxor xmm2, xmm1
-; round 69
-; x0 += x9
-    paddq xmm3, xmm4
-; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
-; x9 ^= x0
-    pxor xmm4, xmm3
-; x2 += x13
-    paddq xmm5, xmm7
-; x13 <<<= 34
-    movdqa xmm0, xmm7
-    psllq xmm7, 34
-    psrlq xmm0, 30
-    por xmm7, xmm0
-; x13 ^= x2
-    pxor xmm7, xmm5
-; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm6
-    movq [esp + 368], xmm4
-; x11 <<<= 56
-    movdqa xmm4, xmm6
-    psllq xmm6, 56
-    psrlq xmm4, 8
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm4
+; x13 <<<= 22
+    movq xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
+    psllq xmm6, 22
+    psrlq xmm4, 42
     por xmm6, xmm4
+; x13 ^= x12
+    pxor xmm6, xmm7
+; x14 += x15
+    paddq xmm2, [esp + 192]
+; x15 <<<= 37
+    movq xmm4, [esp + 192]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 37
+    psrlq xmm4, 27
+    por xmm7, xmm4
+; x15 ^= x14
+    pxor xmm7, xmm2
+; round 65
+; x0 += x9
+    paddq xmm3, xmm1
+; x9 <<<= 38
+    movdqa xmm4, xmm1
+    psllq xmm1, 38
+    psrlq xmm4, 26
+    por xmm1, xmm4
+; x9 ^= x0
+    pxor xmm1, xmm3
+; x2 += x13
+    paddq xmm5, xmm6
+; x13 <<<= 19
+    movdqa xmm4, xmm6
+    psllq xmm6, 19
+    psrlq xmm4, 45
+    por xmm6, xmm4
+; x13 ^= x2
+    pxor xmm6, xmm5
+; x6 += x11
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 64], xmm1
+; x11 <<<= 10
+    movdqa xmm1, xmm0
+    psllq xmm0, 10
+    psrlq xmm1, 54
+    por xmm0, xmm1
 ; x11 ^= x6
-    pxor xmm6, xmm0
+    pxor xmm0, xmm4
 ; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm6
-; x15 <<<= 51
-    movdqa xmm6, xmm2
-    psllq xmm2, 51
-    psrlq xmm6, 13
-    por xmm2, xmm6
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm7
+    movq [esp + 16], xmm0
+; x15 <<<= 55
+    movdqa xmm0, xmm7
+    psllq xmm7, 55
+    psrlq xmm0, 9
+    por xmm7, xmm0
 ; x15 ^= x4
-    pxor xmm2, xmm4
-; x10 += x7
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 336]
-    movq [esp + 432], xmm7
-; x7 <<<= 4
-    movq xmm7, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
-    psrlq xmm7, 60
-    por xmm2, xmm7
-; x7 ^= x10
-    pxor xmm2, xmm6
-; x12 += x3
-    movq xmm7, [esp + 416]
-    paddq xmm7, [esp + 528]
-    movq [esp + 384], xmm6
-; x3 <<<= 53
-    movq xmm6, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm6, 11
-    por xmm0, xmm6
-; x3 ^= x12
-    pxor xmm0, xmm7
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm6, [esp + 512]
-    movq [esp + 416], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 42
-    psrlq xmm6, 22
-    por xmm7, xmm6
-; x5 ^= x14
     pxor xmm7, xmm1
-; x8 += x1
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
-    por xmm4, xmm1
-; x1 ^= x8
-    pxor xmm4, xmm6
-; round 70
-; x0 += x7
-    paddq xmm3, xmm2
-; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
-; x7 ^= x0
-    pxor xmm2, xmm3
-; x2 += x5
-    paddq xmm5, xmm7
-; x5 <<<= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 44
-    psrlq xmm1, 20
-    por xmm7, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
-; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
-    psrlq xmm2, 17
-    por xmm0, xmm2
-; x3 ^= x4
-    pxor xmm0, xmm1
-; x6 += x1
-    movq xmm2, [esp + 464]
-    paddq xmm2, xmm4
-    movq [esp + 528], xmm0
-; x1 <<<= 46
-    movdqa xmm0, xmm4
-    psllq xmm4, 46
-    psrlq xmm0, 18
+; x10 += x7
+    movq xmm0, [esp + 112]
+    paddq xmm0, [esp + 80]
+    movq [esp + 32], xmm6
+; x7 <<<= 49
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 80]
+    psllq xmm7, 49
+    psrlq xmm6, 15
+    por xmm7, xmm6
+; x7 ^= x10
+    pxor xmm7, xmm0
+; x12 += x3
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm0
+; x3 <<<= 18
+    movq xmm0, [esp + 48]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 18
+    psrlq xmm0, 46
     por xmm4, xmm0
+; x3 ^= x12
+    pxor xmm4, xmm6
+; x14 += x5
+    paddq xmm2, [esp + 0]
+; x5 <<<= 23
+    movq xmm0, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 23
+    psrlq xmm0, 41
+    por xmm6, xmm0
+; x5 ^= x14
+    pxor xmm6, xmm2
+; x8 += x1
+    movq xmm0, [esp + 96]
+    paddq xmm0, [esp + 160]
+    movq [esp + 176], xmm2
+; x1 <<<= 52
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 52
+    psrlq xmm2, 12
+    por xmm4, xmm2
+; x1 ^= x8
+    pxor xmm4, xmm0
+; round 66
+; x0 += x7
+    paddq xmm3, xmm7
+; x7 <<<= 33
+    movdqa xmm2, xmm7
+    psllq xmm7, 33
+    psrlq xmm2, 31
+    por xmm7, xmm2
+; x7 ^= x0
+    pxor xmm7, xmm3
+; x2 += x5
+    paddq xmm5, xmm6
+; x5 <<<= 4
+    movdqa xmm2, xmm6
+    psllq xmm6, 4
+    psrlq xmm2, 60
+    por xmm6, xmm2
+; x5 ^= x2
+    pxor xmm6, xmm5
+; x4 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 51
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 51
+    psrlq xmm2, 13
+    por xmm7, xmm2
+; x3 ^= x4
+    pxor xmm7, xmm1
+; x6 += x1
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 48], xmm7
+; x1 <<<= 13
+    movdqa xmm7, xmm4
+    psllq xmm4, 13
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x6
     pxor xmm4, xmm2
 ; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm7
-; x15 <<<= 19
-    movq xmm7, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
-    psllq xmm4, 19
-    psrlq xmm7, 45
-    por xmm4, xmm7
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 192]
+    movq [esp + 0], xmm6
+; x15 <<<= 34
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
 ; x15 ^= x12
-    pxor xmm4, xmm0
+    pxor xmm4, xmm7
 ; x14 += x13
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 432]
-    movq [esp + 416], xmm0
-; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm7
+; x13 <<<= 41
+    movq xmm7, [esp + 32]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 32]
+    psllq xmm1, 41
+    psrlq xmm7, 23
+    por xmm1, xmm7
 ; x13 ^= x14
-    pxor xmm1, xmm7
+    pxor xmm1, xmm6
 ; x8 += x11
-    paddq xmm6, [esp + 400]
-; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 44
-    psrlq xmm0, 20
-    por xmm7, xmm0
+    paddq xmm0, [esp + 16]
+; x11 <<<= 59
+    movq xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 59
+    psrlq xmm7, 5
+    por xmm6, xmm7
 ; x11 ^= x8
-    pxor xmm7, xmm6
+    pxor xmm6, xmm0
 ; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm6
-; x9 <<<= 25
-    movq xmm6, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
-    psllq xmm2, 25
-    psrlq xmm6, 39
-    por xmm2, xmm6
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 64]
+    movq [esp + 96], xmm0
+; x9 <<<= 17
+    movq xmm0, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
+    psllq xmm2, 17
+    psrlq xmm0, 47
+    por xmm2, xmm0
 ; x9 ^= x10
-    pxor xmm2, xmm0
-; round 71
+    pxor xmm2, xmm7
+; round 67
 ; x0 += x15
     paddq xmm3, xmm4
-; x15 <<<= 9
-    movdqa xmm6, xmm4
-    psllq xmm4, 9
-    psrlq xmm6, 55
-    por xmm4, xmm6
+; x15 <<<= 5
+    movdqa xmm0, xmm4
+    psllq xmm4, 5
+    psrlq xmm0, 59
+    por xmm4, xmm0
 ; x15 ^= x0
     pxor xmm4, xmm3
 ; x2 += x11
-    paddq xmm5, xmm7
-; x11 <<<= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 48
-    psrlq xmm6, 16
-    por xmm7, xmm6
+    paddq xmm5, xmm6
+; x11 <<<= 20
+    movdqa xmm0, xmm6
+    psllq xmm6, 20
+    psrlq xmm0, 44
+    por xmm6, xmm0
 ; x11 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x6 += x13
-    movq xmm6, [esp + 464]
-    paddq xmm6, xmm1
-    movq [esp + 544], xmm4
-; x13 <<<= 35
+    movq xmm0, [esp + 144]
+    paddq xmm0, xmm1
+    movq [esp + 192], xmm4
+; x13 <<<= 48
     movdqa xmm4, xmm1
-    psllq xmm1, 35
-    psrlq xmm4, 29
+    psllq xmm1, 48
+    psrlq xmm4, 16
     por xmm1, xmm4
 ; x13 ^= x6
-    pxor xmm1, xmm6
+    pxor xmm1, xmm0
 ; x4 += x9
-    movq xmm4, [esp + 480]
+    movq xmm4, [esp + 208]
     paddq xmm4, xmm2
-    movq [esp + 432], xmm1
-; x9 <<<= 52
+    movq [esp + 32], xmm1
+; x9 <<<= 41
     movdqa xmm1, xmm2
-    psllq xmm2, 52
-    psrlq xmm1, 12
+    psllq xmm2, 41
+    psrlq xmm1, 23
     por xmm2, xmm1
 ; x9 ^= x4
     pxor xmm2, xmm4
 ; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm7
-; x1 <<<= 23
-    movq xmm7, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
-    psllq xmm2, 23
-    psrlq xmm7, 41
-    por xmm2, xmm7
+    movq xmm1, [esp + 176]
+    paddq xmm1, [esp + 160]
+    movq [esp + 16], xmm6
+; x1 <<<= 47
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 47
+    psrlq xmm6, 17
+    por xmm2, xmm6
 ; x1 ^= x14
     pxor xmm2, xmm1
 ; x8 += x5
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 512]
-    movq [esp + 448], xmm1
-; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 31
-    psrlq xmm1, 33
-    por xmm6, xmm1
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 0]
+    movq [esp + 176], xmm1
+; x5 <<<= 28
+    movq xmm1, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
+    psllq xmm0, 28
+    psrlq xmm1, 36
+    por xmm0, xmm1
 ; x5 ^= x8
-    pxor xmm6, xmm7
+    pxor xmm0, xmm6
 ; x10 += x3
-    paddq xmm0, [esp + 528]
-; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm7
-    movq xmm7, [esp + 528]
-    psllq xmm7, 37
-    psrlq xmm1, 27
-    por xmm7, xmm1
+    paddq xmm7, [esp + 48]
+; x3 <<<= 16
+    movq xmm1, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
+    psllq xmm6, 16
+    psrlq xmm1, 48
+    por xmm6, xmm1
 ; x3 ^= x10
-    pxor xmm7, xmm0
+    pxor xmm6, xmm7
 ; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
-; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm6
-    movq xmm6, [esp + 336]
-    psllq xmm6, 20
-    psrlq xmm0, 44
-    por xmm6, xmm0
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 80]
+    movq [esp + 112], xmm7
+; x7 <<<= 25
+    movq xmm7, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 25
+    psrlq xmm7, 39
+    por xmm0, xmm7
 ; x7 ^= x12
-    pxor xmm6, xmm1
-; add subkey 18
-; x0 += k1
-    paddq xmm3, [esp + 176]
-; x1 += k2
-    paddq xmm2, [esp + 208]
-; x2 += k3
-    paddq xmm5, [esp + 224]
-; x3 += k4
+    pxor xmm0, xmm1
+; add subkey 17
+; x0 += k0
+    paddq xmm3, [esp + 448]
+; x1 += k1
+    paddq xmm2, [esp + 464]
+; x2 += k2
+    paddq xmm5, [esp + 432]
+; x3 += k3
+    paddq xmm6, [esp + 384]
+; x4 += k4
+    paddq xmm4, [esp + 400]
+; x5 += k5
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 416]
+    movq [esp + 0], xmm7
+; x6 += k6
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 368]
+; x7 += k7
+    paddq xmm0, [esp + 224]
+    movq [esp + 144], xmm7
+; x8 += k8
+    movq xmm7, [esp + 96]
     paddq xmm7, [esp + 240]
-; x4 += k5
-    paddq xmm4, [esp + 256]
-; x5 += k6
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 272]
-    movq [esp + 480], xmm4
-; x6 += k7
-    movq xmm4, [esp + 464]
-    paddq xmm4, [esp + 0]
-; x7 += k8
-    paddq xmm6, [esp + 16]
-    movq [esp + 336], xmm6
-; x8 += k9
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 32]
-    movq [esp + 352], xmm6
-; x9 += k10
-    movq xmm6, [esp + 368]
-    paddq xmm6, [esp + 48]
-    movq [esp + 368], xmm6
-; x10 += k11
-    movq xmm6, [esp + 384]
-    paddq xmm6, [esp + 64]
-    movq [esp + 384], xmm6
-; x11 += k12
-    movq xmm6, [esp + 400]
-    paddq xmm6, [esp + 80]
-; x12 += k13
-    paddq xmm1, [esp + 96]
-    movq [esp + 416], xmm1
-; x13 += k14
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 112]
-    movq [esp + 400], xmm6
-; x14 += k15
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 144]
-    movq [esp + 464], xmm4
-; x15 += k16
-    movq xmm4, [esp + 544]
-    paddq xmm4, [esp + 192]
-; x13 += t0
-    paddq xmm1, [esp + 320]
-; x14 += t1
-    paddq xmm6, [esp + 304]
-; x15 += 0x12
-    paddq xmm4, [esp + 832]
-; round 72
+    movq [esp + 96], xmm7
+; x9 += k9
+    movq xmm7, [esp + 64]
+    paddq xmm7, [esp + 256]
+    movq [esp + 64], xmm7
+; x10 += k10
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 272]
+    movq [esp + 112], xmm7
+; x11 += k11
+    movq xmm7, [esp + 16]
+    paddq xmm7, [esp + 288]
+; x12 += k12
+    paddq xmm1, [esp + 304]
+    movq [esp + 128], xmm1
+; x13 += sk18
+    movq xmm1, [esp + 32]
+    paddq xmm1, [esp + 1120]
+    movq [esp + 32], xmm1
+; sk19 = k14
+    movq xmm1, [esp + 336]
+; sk19 += t0
+    paddq xmm1, [esp + 496]
+    movq [esp + 16], xmm7
+; x14 += sk19
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm1
+    movq [esp + 1136], xmm1
+; x15 += kc[17]
+    movq xmm1, [esp + 192]
+    paddq xmm1, [esp + 800]
+; round 68
 ; x0 += x1
     paddq xmm3, xmm2
-    movq [esp + 448], xmm6
-; x1 <<<= 24
-    movdqa xmm6, xmm2
-    psllq xmm2, 24
-    psrlq xmm6, 40
-    por xmm2, xmm6
+    movq [esp + 176], xmm7
+; x1 <<<= 41
+    movdqa xmm7, xmm2
+    psllq xmm2, 41
+    psrlq xmm7, 23
+    por xmm2, xmm7
 ; x1 ^= x0
     pxor xmm2, xmm3
 ; x2 += x3
+    paddq xmm5, xmm6
+; x3 <<<= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
+    psrlq xmm7, 55
+    por xmm6, xmm7
+; x3 ^= x2
+    pxor xmm6, xmm5
+; x4 += x5
+    paddq xmm4, [esp + 0]
+; x5 <<<= 37
+    movq xmm7, [esp + 0]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 0]
+    psllq xmm2, 37
+    psrlq xmm7, 27
+    por xmm2, xmm7
+; x5 ^= x4
+    pxor xmm2, xmm4
+; x6 += x7
+    movq xmm7, [esp + 144]
+    paddq xmm7, xmm0
+    movq [esp + 0], xmm2
+; x7 <<<= 31
+    movdqa xmm2, xmm0
+    psllq xmm0, 31
+    psrlq xmm2, 33
+    por xmm0, xmm2
+; x7 ^= x6
+    pxor xmm0, xmm7
+; x8 += x9
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 64]
+    movq [esp + 48], xmm6
+; x9 <<<= 12
+    movq xmm6, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm6, 52
+    por xmm0, xmm6
+; x9 ^= x8
+    pxor xmm0, xmm2
+; x10 += x11
+    movq xmm6, [esp + 112]
+    paddq xmm6, [esp + 16]
+    movq [esp + 96], xmm2
+; x11 <<<= 47
+    movq xmm2, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x11 ^= x10
+    pxor xmm4, xmm6
+; x12 += x13
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 32]
+    movq [esp + 112], xmm6
+; x13 <<<= 44
+    movq xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+    movq xmm7, [esp + 32]
+    psllq xmm7, 44
+    psrlq xmm6, 20
+    por xmm7, xmm6
+; x13 ^= x12
+    pxor xmm7, xmm2
+; x14 += x15
+    movq xmm6, [esp + 176]
+    paddq xmm6, xmm1
+    movq [esp + 128], xmm2
+; x15 <<<= 30
+    movdqa xmm2, xmm1
+    psllq xmm1, 30
+    psrlq xmm2, 34
+    por xmm1, xmm2
+; x15 ^= x14
+    pxor xmm1, xmm6
+; round 69
+; x0 += x9
+    paddq xmm3, xmm0
+; x9 <<<= 16
+    movdqa xmm2, xmm0
+    psllq xmm0, 16
+    psrlq xmm2, 48
+    por xmm0, xmm2
+; x9 ^= x0
+    pxor xmm0, xmm3
+; x2 += x13
+    paddq xmm5, xmm7
+; x13 <<<= 34
+    movdqa xmm2, xmm7
+    psllq xmm7, 34
+    psrlq xmm2, 30
+    por xmm7, xmm2
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x6 += x11
+    movq xmm2, [esp + 144]
+    paddq xmm2, xmm4
+    movq [esp + 64], xmm0
+; x11 <<<= 56
+    movdqa xmm0, xmm4
+    psllq xmm4, 56
+    psrlq xmm0, 8
+    por xmm4, xmm0
+; x11 ^= x6
+    pxor xmm4, xmm2
+; x4 += x15
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm1
+    movq [esp + 16], xmm4
+; x15 <<<= 51
+    movdqa xmm4, xmm1
+    psllq xmm1, 51
+    psrlq xmm4, 13
+    por xmm1, xmm4
+; x15 ^= x4
+    pxor xmm1, xmm0
+; x10 += x7
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 80]
+    movq [esp + 32], xmm7
+; x7 <<<= 4
+    movq xmm7, [esp + 80]
+    movq [esp + 192], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 4
+    psrlq xmm7, 60
+    por xmm1, xmm7
+; x7 ^= x10
+    pxor xmm1, xmm4
+; x12 += x3
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 48]
+    movq [esp + 112], xmm4
+; x3 <<<= 53
+    movq xmm4, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 53
+    psrlq xmm4, 11
+    por xmm2, xmm4
+; x3 ^= x12
+    pxor xmm2, xmm7
+; x14 += x5
+    paddq xmm6, [esp + 0]
+; x5 <<<= 42
+    movq xmm4, [esp + 0]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 42
+    psrlq xmm4, 22
+    por xmm7, xmm4
+; x5 ^= x14
+    pxor xmm7, xmm6
+; x8 += x1
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 160]
+    movq [esp + 176], xmm6
+; x1 <<<= 41
+    movq xmm6, [esp + 160]
+    movq [esp + 48], xmm2
+    movq xmm2, [esp + 160]
+    psllq xmm2, 41
+    psrlq xmm6, 23
+    por xmm2, xmm6
+; x1 ^= x8
+    pxor xmm2, xmm4
+; round 70
+; x0 += x7
+    paddq xmm3, xmm1
+; x7 <<<= 31
+    movdqa xmm6, xmm1
+    psllq xmm1, 31
+    psrlq xmm6, 33
+    por xmm1, xmm6
+; x7 ^= x0
+    pxor xmm1, xmm3
+; x2 += x5
+    paddq xmm5, xmm7
+; x5 <<<= 44
+    movdqa xmm6, xmm7
+    psllq xmm7, 44
+    psrlq xmm6, 20
+    por xmm7, xmm6
+; x5 ^= x2
+    pxor xmm7, xmm5
+; x4 += x3
+    paddq xmm0, [esp + 48]
+; x3 <<<= 47
+    movq xmm6, [esp + 48]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 48]
+    psllq xmm1, 47
+    psrlq xmm6, 17
+    por xmm1, xmm6
+; x3 ^= x4
+    pxor xmm1, xmm0
+; x6 += x1
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm2
+    movq [esp + 48], xmm1
+; x1 <<<= 46
+    movdqa xmm1, xmm2
+    psllq xmm2, 46
+    psrlq xmm1, 18
+    por xmm2, xmm1
+; x1 ^= x6
+    pxor xmm2, xmm6
+; x12 += x15
+    movq xmm1, [esp + 128]
+    paddq xmm1, [esp + 192]
+    movq [esp + 0], xmm7
+; x15 <<<= 19
+    movq xmm7, [esp + 192]
+    movq [esp + 160], xmm2
+    movq xmm2, [esp + 192]
+    psllq xmm2, 19
+    psrlq xmm7, 45
+    por xmm2, xmm7
+; x15 ^= x12
+    pxor xmm2, xmm1
+; x14 += x13
+    movq xmm7, [esp + 176]
+    paddq xmm7, [esp + 32]
+    movq [esp + 128], xmm1
+; x13 <<<= 42
+    movq xmm1, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm1, 22
+    por xmm0, xmm1
+; x13 ^= x14
+    pxor xmm0, xmm7
+; x8 += x11
+    paddq xmm4, [esp + 16]
+; x11 <<<= 44
+    movq xmm1, [esp + 16]
+    movq [esp + 176], xmm7
+    movq xmm7, [esp + 16]
+    psllq xmm7, 44
+    psrlq xmm1, 20
+    por xmm7, xmm1
+; x11 ^= x8
+    pxor xmm7, xmm4
+; x10 += x9
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 64]
+    movq [esp + 96], xmm4
+; x9 <<<= 25
+    movq xmm4, [esp + 64]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 64]
+    psllq xmm6, 25
+    psrlq xmm4, 39
+    por xmm6, xmm4
+; x9 ^= x10
+    pxor xmm6, xmm1
+; round 71
+; x0 += x15
+    paddq xmm3, xmm2
+; x15 <<<= 9
+    movdqa xmm4, xmm2
+    psllq xmm2, 9
+    psrlq xmm4, 55
+    por xmm2, xmm4
+; x15 ^= x0
+    pxor xmm2, xmm3
+; x2 += x11
+    paddq xmm5, xmm7
+; x11 <<<= 48
+    movdqa xmm4, xmm7
+    psllq xmm7, 48
+    psrlq xmm4, 16
+    por xmm7, xmm4
+; x11 ^= x2
+    pxor xmm7, xmm5
+; x6 += x13
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm0
+    movq [esp + 192], xmm2
+; x13 <<<= 35
+    movdqa xmm2, xmm0
+    psllq xmm0, 35
+    psrlq xmm2, 29
+    por xmm0, xmm2
+; x13 ^= x6
+    pxor xmm0, xmm4
+; x4 += x9
+    movq xmm2, [esp + 208]
+    paddq xmm2, xmm6
+    movq [esp + 32], xmm0
+; x9 <<<= 52
+    movdqa xmm0, xmm6
+    psllq xmm6, 52
+    psrlq xmm0, 12
+    por xmm6, xmm0
+; x9 ^= x4
+    pxor xmm6, xmm2
+; x14 += x1
+    movq xmm0, [esp + 176]
+    paddq xmm0, [esp + 160]
+    movq [esp + 16], xmm7
+; x1 <<<= 23
+    movq xmm7, [esp + 160]
+    movq [esp + 64], xmm6
+    movq xmm6, [esp + 160]
+    psllq xmm6, 23
+    psrlq xmm7, 41
+    por xmm6, xmm7
+; x1 ^= x14
+    pxor xmm6, xmm0
+; x8 += x5
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 0]
+    movq [esp + 176], xmm0
+; x5 <<<= 31
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 31
+    psrlq xmm0, 33
+    por xmm4, xmm0
+; x5 ^= x8
+    pxor xmm4, xmm7
+; x10 += x3
+    paddq xmm1, [esp + 48]
+; x3 <<<= 37
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 37
+    psrlq xmm0, 27
+    por xmm7, xmm0
+; x3 ^= x10
+    pxor xmm7, xmm1
+; x12 += x7
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm1
+; x7 <<<= 20
+    movq xmm1, [esp + 80]
+    movq [esp + 0], xmm4
+    movq xmm4, [esp + 80]
+    psllq xmm4, 20
+    psrlq xmm1, 44
+    por xmm4, xmm1
+; x7 ^= x12
+    pxor xmm4, xmm0
+; add subkey 18
+; x0 += k1
+    paddq xmm3, [esp + 464]
+; x1 += k2
+    paddq xmm6, [esp + 432]
+; x2 += k3
+    paddq xmm5, [esp + 384]
+; x3 += k4
+    paddq xmm7, [esp + 400]
+; x4 += k5
+    paddq xmm2, [esp + 416]
+; x5 += k6
+    movq xmm1, [esp + 0]
+    paddq xmm1, [esp + 368]
+    movq [esp + 208], xmm2
+; x6 += k7
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 224]
+; x7 += k8
+    paddq xmm4, [esp + 240]
+    movq [esp + 80], xmm4
+; x8 += k9
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 256]
+    movq [esp + 96], xmm4
+; x9 += k10
+    movq xmm4, [esp + 64]
+    paddq xmm4, [esp + 272]
+    movq [esp + 64], xmm4
+; x10 += k11
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 288]
+    movq [esp + 112], xmm4
+; x11 += k12
+    movq xmm4, [esp + 16]
+    paddq xmm4, [esp + 304]
+; x12 += k13
+    paddq xmm0, [esp + 320]
+    movq [esp + 128], xmm0
+; x13 += sk19
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 1136]
+    movq [esp + 32], xmm0
+; sk20 = k15
+    movq xmm0, [esp + 352]
+; sk20 += t1
+    paddq xmm0, [esp + 528]
+    movq [esp + 16], xmm4
+; x14 += sk20
+    movq xmm4, [esp + 176]
+    paddq xmm4, xmm0
+    movq [esp + 1152], xmm0
+; x15 += kc[18]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 816]
+; round 72
+; x0 += x1
+    paddq xmm3, xmm6
+    movq [esp + 176], xmm4
+; x1 <<<= 24
+    movdqa xmm4, xmm6
+    psllq xmm6, 24
+    psrlq xmm4, 40
+    por xmm6, xmm4
+; x1 ^= x0
+    pxor xmm6, xmm3
+; x2 += x3
     paddq xmm5, xmm7
 ; x3 <<<= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
+    psrlq xmm4, 51
+    por xmm7, xmm4
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x4 += x5
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm0
-    movq [esp + 496], xmm2
+    movq xmm4, [esp + 208]
+    paddq xmm4, xmm1
+    movq [esp + 160], xmm6
 ; x5 <<<= 8
-    movdqa xmm2, xmm0
-    psllq xmm0, 8
-    psrlq xmm2, 56
-    por xmm0, xmm2
+    movdqa xmm6, xmm1
+    psllq xmm1, 8
+    psrlq xmm6, 56
+    por xmm1, xmm6
 ; x5 ^= x4
-    pxor xmm0, xmm6
+    pxor xmm1, xmm4
 ; x6 += x7
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 336]
-    movq [esp + 512], xmm0
+    paddq xmm2, [esp + 80]
 ; x7 <<<= 47
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
+    movq xmm6, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 47
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x7 ^= x6
-    pxor xmm7, xmm2
+    pxor xmm1, xmm2
 ; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm7
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 64]
+    movq [esp + 48], xmm7
 ; x9 <<<= 8
-    movq xmm7, [esp + 368]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 368]
-    psllq xmm6, 8
+    movq xmm7, [esp + 64]
+    movq [esp + 80], xmm1
+    movq xmm1, [esp + 64]
+    psllq xmm1, 8
     psrlq xmm7, 56
-    por xmm6, xmm7
-; x9 ^= x8
-    pxor xmm6, xmm0
-; x10 += x11
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 17
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 400]
-    psllq xmm2, 17
-    psrlq xmm0, 47
-    por xmm2, xmm0
-; x11 ^= x10
-    pxor xmm2, xmm7
-; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm1
-    movq [esp + 384], xmm7
-; x13 <<<= 22
-    movdqa xmm7, xmm1
-    psllq xmm1, 22
-    psrlq xmm7, 42
     por xmm1, xmm7
-; x13 ^= x12
-    pxor xmm1, xmm0
-; x14 += x15
-    movq xmm7, [esp + 448]
-    paddq xmm7, xmm4
-    movq [esp + 416], xmm0
-; x15 <<<= 37
-    movdqa xmm0, xmm4
-    psllq xmm4, 37
-    psrlq xmm0, 27
-    por xmm4, xmm0
-; x15 ^= x14
+; x9 ^= x8
+    pxor xmm1, xmm6
+; x10 += x11
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 16]
+    movq [esp + 96], xmm6
+; x11 <<<= 17
+    movq xmm6, [esp + 16]
+    movq [esp + 208], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x11 ^= x10
     pxor xmm4, xmm7
+; x12 += x13
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 32]
+    movq [esp + 112], xmm7
+; x13 <<<= 22
+    movq xmm7, [esp + 32]
+    movq [esp + 16], xmm4
+    movq xmm4, [esp + 32]
+    psllq xmm4, 22
+    psrlq xmm7, 42
+    por xmm4, xmm7
+; x13 ^= x12
+    pxor xmm4, xmm6
+; x14 += x15
+    movq xmm7, [esp + 176]
+    paddq xmm7, xmm0
+    movq [esp + 128], xmm6
+; x15 <<<= 37
+    movdqa xmm6, xmm0
+    psllq xmm0, 37
+    psrlq xmm6, 27
+    por xmm0, xmm6
+; x15 ^= x14
+    pxor xmm0, xmm7
 ; round 73
 ; x0 += x9
-    paddq xmm3, xmm6
+    paddq xmm3, xmm1
 ; x9 <<<= 38
-    movdqa xmm0, xmm6
-    psllq xmm6, 38
-    psrlq xmm0, 26
-    por xmm6, xmm0
+    movdqa xmm6, xmm1
+    psllq xmm1, 38
+    psrlq xmm6, 26
+    por xmm1, xmm6
 ; x9 ^= x0
-    pxor xmm6, xmm3
+    pxor xmm1, xmm3
 ; x2 += x13
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x13 <<<= 19
-    movdqa xmm0, xmm1
-    psllq xmm1, 19
-    psrlq xmm0, 45
-    por xmm1, xmm0
+    movdqa xmm6, xmm4
+    psllq xmm4, 19
+    psrlq xmm6, 45
+    por xmm4, xmm6
 ; x13 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm2
-    movq [esp + 368], xmm6
+    paddq xmm2, [esp + 16]
 ; x11 <<<= 10
-    movdqa xmm6, xmm2
-    psllq xmm2, 10
+    movq xmm6, [esp + 16]
+    movq [esp + 64], xmm1
+    movq xmm1, [esp + 16]
+    psllq xmm1, 10
     psrlq xmm6, 54
-    por xmm2, xmm6
+    por xmm1, xmm6
 ; x11 ^= x6
-    pxor xmm2, xmm0
+    pxor xmm1, xmm2
 ; x4 += x15
-    movq xmm6, [esp + 480]
-    paddq xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm6, [esp + 208]
+    paddq xmm6, xmm0
+    movq [esp + 16], xmm1
 ; x15 <<<= 55
-    movdqa xmm2, xmm4
-    psllq xmm4, 55
-    psrlq xmm2, 9
-    por xmm4, xmm2
+    movdqa xmm1, xmm0
+    psllq xmm0, 55
+    psrlq xmm1, 9
+    por xmm0, xmm1
 ; x15 ^= x4
-    pxor xmm4, xmm6
+    pxor xmm0, xmm6
 ; x10 += x7
-    movq xmm2, [esp + 384]
-    paddq xmm2, [esp + 336]
-    movq [esp + 432], xmm1
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 80]
+    movq [esp + 32], xmm4
 ; x7 <<<= 49
-    movq xmm1, [esp + 336]
-    movq [esp + 544], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 49
-    psrlq xmm1, 15
-    por xmm4, xmm1
+    movq xmm4, [esp + 80]
+    movq [esp + 192], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 49
+    psrlq xmm4, 15
+    por xmm0, xmm4
 ; x7 ^= x10
-    pxor xmm4, xmm2
-; x12 += x3
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 528]
-    movq [esp + 384], xmm2
-; x3 <<<= 18
-    movq xmm2, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 18
-    psrlq xmm2, 46
-    por xmm0, xmm2
-; x3 ^= x12
     pxor xmm0, xmm1
+; x12 += x3
+    movq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
+    movq [esp + 112], xmm1
+; x3 <<<= 18
+    movq xmm1, [esp + 48]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 48]
+    psllq xmm2, 18
+    psrlq xmm1, 46
+    por xmm2, xmm1
+; x3 ^= x12
+    pxor xmm2, xmm4
 ; x14 += x5
-    paddq xmm7, [esp + 512]
+    paddq xmm7, [esp + 0]
 ; x5 <<<= 23
-    movq xmm2, [esp + 512]
-    movq [esp + 416], xmm1
-    movq xmm1, [esp + 512]
-    psllq xmm1, 23
-    psrlq xmm2, 41
-    por xmm1, xmm2
+    movq xmm1, [esp + 0]
+    movq [esp + 128], xmm4
+    movq xmm4, [esp + 0]
+    psllq xmm4, 23
+    psrlq xmm1, 41
+    por xmm4, xmm1
 ; x5 ^= x14
-    pxor xmm1, xmm7
+    pxor xmm4, xmm7
 ; x8 += x1
-    movq xmm2, [esp + 352]
-    paddq xmm2, [esp + 496]
-    movq [esp + 448], xmm7
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 160]
+    movq [esp + 176], xmm7
 ; x1 <<<= 52
-    movq xmm7, [esp + 496]
-    movq [esp + 480], xmm6
-    movq xmm6, [esp + 496]
+    movq xmm7, [esp + 160]
+    movq [esp + 208], xmm6
+    movq xmm6, [esp + 160]
     psllq xmm6, 52
     psrlq xmm7, 12
     por xmm6, xmm7
 ; x1 ^= x8
-    pxor xmm6, xmm2
+    pxor xmm6, xmm1
 ; round 74
 ; x0 += x7
-    paddq xmm3, xmm4
+    paddq xmm3, xmm0
 ; x7 <<<= 33
-    movdqa xmm7, xmm4
-    psllq xmm4, 33
+    movdqa xmm7, xmm0
+    psllq xmm0, 33
     psrlq xmm7, 31
-    por xmm4, xmm7
+    por xmm0, xmm7
 ; x7 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm0, xmm3
 ; x2 += x5
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x5 <<<= 4
-    movdqa xmm7, xmm1
-    psllq xmm1, 4
+    movdqa xmm7, xmm4
+    psllq xmm4, 4
     psrlq xmm7, 60
-    por xmm1, xmm7
+    por xmm4, xmm7
 ; x5 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x4 += x3
-    movq xmm7, [esp + 480]
-    paddq xmm7, xmm0
-    movq [esp + 336], xmm4
+    movq xmm7, [esp + 208]
+    paddq xmm7, xmm2
+    movq [esp + 80], xmm0
 ; x3 <<<= 51
-    movdqa xmm4, xmm0
-    psllq xmm0, 51
-    psrlq xmm4, 13
-    por xmm0, xmm4
+    movdqa xmm0, xmm2
+    psllq xmm2, 51
+    psrlq xmm0, 13
+    por xmm2, xmm0
 ; x3 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm2, xmm7
 ; x6 += x1
-    movq xmm4, [esp + 464]
-    paddq xmm4, xmm6
-    movq [esp + 528], xmm0
+    movq xmm0, [esp + 144]
+    paddq xmm0, xmm6
+    movq [esp + 48], xmm2
 ; x1 <<<= 13
-    movdqa xmm0, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 13
-    psrlq xmm0, 51
-    por xmm6, xmm0
+    psrlq xmm2, 51
+    por xmm6, xmm2
 ; x1 ^= x6
-    pxor xmm6, xmm4
-; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm1
-; x15 <<<= 34
-    movq xmm1, [esp + 544]
-    movq [esp + 496], xmm6
-    movq xmm6, [esp + 544]
-    psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
-; x15 ^= x12
     pxor xmm6, xmm0
+; x12 += x15
+    movq xmm2, [esp + 128]
+    paddq xmm2, [esp + 192]
+    movq [esp + 0], xmm4
+; x15 <<<= 34
+    movq xmm4, [esp + 192]
+    movq [esp + 160], xmm6
+    movq xmm6, [esp + 192]
+    psllq xmm6, 34
+    psrlq xmm4, 30
+    por xmm6, xmm4
+; x15 ^= x12
+    pxor xmm6, xmm2
 ; x14 += x13
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 432]
-    movq [esp + 416], xmm0
+    movq xmm4, [esp + 176]
+    paddq xmm4, [esp + 32]
+    movq [esp + 128], xmm2
 ; x13 <<<= 41
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm7
-    movq xmm7, [esp + 432]
+    movq xmm2, [esp + 32]
+    movq [esp + 208], xmm7
+    movq xmm7, [esp + 32]
     psllq xmm7, 41
-    psrlq xmm0, 23
-    por xmm7, xmm0
-; x13 ^= x14
-    pxor xmm7, xmm1
-; x8 += x11
-    paddq xmm2, [esp + 400]
-; x11 <<<= 59
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm1
-    movq xmm1, [esp + 400]
-    psllq xmm1, 59
-    psrlq xmm0, 5
-    por xmm1, xmm0
-; x11 ^= x8
-    pxor xmm1, xmm2
-; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm2
-; x9 <<<= 17
-    movq xmm2, [esp + 368]
-    movq [esp + 432], xmm7
-    movq xmm7, [esp + 368]
-    psllq xmm7, 17
-    psrlq xmm2, 47
+    psrlq xmm2, 23
     por xmm7, xmm2
+; x13 ^= x14
+    pxor xmm7, xmm4
+; x8 += x11
+    paddq xmm1, [esp + 16]
+; x11 <<<= 59
+    movq xmm2, [esp + 16]
+    movq [esp + 176], xmm4
+    movq xmm4, [esp + 16]
+    psllq xmm4, 59
+    psrlq xmm2, 5
+    por xmm4, xmm2
+; x11 ^= x8
+    pxor xmm4, xmm1
+; x10 += x9
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 64]
+    movq [esp + 96], xmm1
+; x9 <<<= 17
+    movq xmm1, [esp + 64]
+    movq [esp + 32], xmm7
+    movq xmm7, [esp + 64]
+    psllq xmm7, 17
+    psrlq xmm1, 47
+    por xmm7, xmm1
 ; x9 ^= x10
-    pxor xmm7, xmm0
+    pxor xmm7, xmm2
 ; round 75
 ; x0 += x15
     paddq xmm3, xmm6
 ; x15 <<<= 5
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 5
-    psrlq xmm2, 59
-    por xmm6, xmm2
+    psrlq xmm1, 59
+    por xmm6, xmm1
 ; x15 ^= x0
     pxor xmm6, xmm3
 ; x2 += x11
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x11 <<<= 20
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
+    movdqa xmm1, xmm4
+    psllq xmm4, 20
+    psrlq xmm1, 44
+    por xmm4, xmm1
 ; x11 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x6 += x13
-    paddq xmm4, [esp + 432]
+    paddq xmm0, [esp + 32]
 ; x13 <<<= 48
-    movq xmm2, [esp + 432]
-    movq [esp + 544], xmm6
-    movq xmm6, [esp + 432]
+    movq xmm1, [esp + 32]
+    movq [esp + 192], xmm6
+    movq xmm6, [esp + 32]
     psllq xmm6, 48
-    psrlq xmm2, 16
-    por xmm6, xmm2
+    psrlq xmm1, 16
+    por xmm6, xmm1
 ; x13 ^= x6
-    pxor xmm6, xmm4
+    pxor xmm6, xmm0
 ; x4 += x9
-    movq xmm2, [esp + 480]
-    paddq xmm2, xmm7
-    movq [esp + 432], xmm6
+    movq xmm1, [esp + 208]
+    paddq xmm1, xmm7
+    movq [esp + 32], xmm6
 ; x9 <<<= 41
     movdqa xmm6, xmm7
     psllq xmm7, 41
     psrlq xmm6, 23
     por xmm7, xmm6
 ; x9 ^= x4
-    pxor xmm7, xmm2
+    pxor xmm7, xmm1
 ; x14 += x1
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 496]
-    movq [esp + 400], xmm1
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 160]
+    movq [esp + 16], xmm4
 ; x1 <<<= 47
-    movq xmm1, [esp + 496]
-    movq [esp + 368], xmm7
-    movq xmm7, [esp + 496]
+    movq xmm4, [esp + 160]
+    movq [esp + 64], xmm7
+    movq xmm7, [esp + 160]
     psllq xmm7, 47
-    psrlq xmm1, 17
-    por xmm7, xmm1
+    psrlq xmm4, 17
+    por xmm7, xmm4
 ; x1 ^= x14
     pxor xmm7, xmm6
 ; x8 += x5
-    movq xmm1, [esp + 352]
-    paddq xmm1, [esp + 512]
-    movq [esp + 448], xmm6
+    movq xmm4, [esp + 96]
+    paddq xmm4, [esp + 0]
+    movq [esp + 176], xmm6
 ; x5 <<<= 28
-    movq xmm6, [esp + 512]
-    movq [esp + 464], xmm4
-    movq xmm4, [esp + 512]
-    psllq xmm4, 28
+    movq xmm6, [esp + 0]
+    movq [esp + 144], xmm0
+    movq xmm0, [esp + 0]
+    psllq xmm0, 28
     psrlq xmm6, 36
-    por xmm4, xmm6
+    por xmm0, xmm6
 ; x5 ^= x8
-    pxor xmm4, xmm1
+    pxor xmm0, xmm4
 ; x10 += x3
-    paddq xmm0, [esp + 528]
+    paddq xmm2, [esp + 48]
 ; x3 <<<= 16
-    movq xmm6, [esp + 528]
-    movq [esp + 352], xmm1
-    movq xmm1, [esp + 528]
-    psllq xmm1, 16
+    movq xmm6, [esp + 48]
+    movq [esp + 96], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 16
     psrlq xmm6, 48
-    por xmm1, xmm6
+    por xmm4, xmm6
 ; x3 ^= x10
-    pxor xmm1, xmm0
+    pxor xmm4, xmm2
 ; x12 += x7
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 336]
-    movq [esp + 384], xmm0
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 80]
+    movq [esp + 112], xmm2
 ; x7 <<<= 25
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm4
-    movq xmm4, [esp + 336]
-    psllq xmm4, 25
-    psrlq xmm0, 39
-    por xmm4, xmm0
+    movq xmm2, [esp + 80]
+    movq [esp + 0], xmm0
+    movq xmm0, [esp + 80]
+    psllq xmm0, 25
+    psrlq xmm2, 39
+    por xmm0, xmm2
 ; x7 ^= x12
-    pxor xmm4, xmm6
+    pxor xmm0, xmm6
 ; add subkey 19
 ; x0 += k2
-    paddq xmm3, [esp + 208]
+    paddq xmm3, [esp + 432]
 ; x1 += k3
-    paddq xmm7, [esp + 224]
+    paddq xmm7, [esp + 384]
 ; x2 += k4
-    paddq xmm5, [esp + 240]
+    paddq xmm5, [esp + 400]
 ; x3 += k5
-    paddq xmm1, [esp + 256]
+    paddq xmm4, [esp + 416]
 ; x4 += k6
-    paddq xmm2, [esp + 272]
+    paddq xmm1, [esp + 368]
 ; x5 += k7
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 0]
-    movq [esp + 480], xmm2
+    movq xmm2, [esp + 0]
+    paddq xmm2, [esp + 224]
+    movq [esp + 0], xmm2
 ; x6 += k8
-    movq xmm2, [esp + 464]
-    paddq xmm2, [esp + 16]
+    movq xmm2, [esp + 144]
+    paddq xmm2, [esp + 240]
 ; x7 += k9
-    paddq xmm4, [esp + 32]
-    movq [esp + 336], xmm4
+    paddq xmm0, [esp + 256]
+    movq [esp + 144], xmm2
 ; x8 += k10
-    movq xmm4, [esp + 352]
-    paddq xmm4, [esp + 48]
-    movq [esp + 352], xmm4
+    movq xmm2, [esp + 96]
+    paddq xmm2, [esp + 272]
+    movq [esp + 96], xmm2
 ; x9 += k11
-    movq xmm4, [esp + 368]
-    paddq xmm4, [esp + 64]
-    movq [esp + 368], xmm4
+    movq xmm2, [esp + 64]
+    paddq xmm2, [esp + 288]
+    movq [esp + 64], xmm2
 ; x10 += k12
-    movq xmm4, [esp + 384]
-    paddq xmm4, [esp + 80]
-    movq [esp + 384], xmm4
+    movq xmm2, [esp + 112]
+    paddq xmm2, [esp + 304]
+    movq [esp + 112], xmm2
 ; x11 += k13
-    movq xmm4, [esp + 400]
-    paddq xmm4, [esp + 96]
+    movq xmm2, [esp + 16]
+    paddq xmm2, [esp + 320]
 ; x12 += k14
-    paddq xmm6, [esp + 112]
-    movq [esp + 416], xmm6
-; x13 += k15
-    movq xmm6, [esp + 432]
-    paddq xmm6, [esp + 144]
-    movq [esp + 400], xmm4
-; x14 += k16
-    movq xmm4, [esp + 448]
-    paddq xmm4, [esp + 192]
-    movq [esp + 464], xmm2
-; x15 += k0
-    movq xmm2, [esp + 544]
-    paddq xmm2, [esp + 160]
-; x13 += t1
-    paddq xmm6, [esp + 304]
-; x14 += t2
-    paddq xmm4, [esp + 288]
-; x15 += 0x13
-    paddq xmm2, [esp + 848]
+    paddq xmm6, [esp + 336]
+    movq [esp + 128], xmm6
+; x13 += sk20
+    movq xmm6, [esp + 32]
+    paddq xmm6, [esp + 1152]
+    movq [esp + 32], xmm6
+; sk21 = k16
+    movq xmm6, [esp + 480]
+; sk21 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 16], xmm2
+; x14 += sk21
+    movq xmm2, [esp + 176]
+    paddq xmm2, xmm6
+    movq [esp + 1168], xmm6
+; x15 += kc[19]
+    movq xmm6, [esp + 192]
+    paddq xmm6, [esp + 832]
 ; round 76
 ; x0 += x1
     paddq xmm3, xmm7
-    movq [esp + 448], xmm4
+    movq [esp + 192], xmm6
 ; x1 <<<= 41
-    movdqa xmm4, xmm7
+    movdqa xmm6, xmm7
     psllq xmm7, 41
-    psrlq xmm4, 23
-    por xmm7, xmm4
+    psrlq xmm6, 23
+    por xmm7, xmm6
 ; x1 ^= x0
     pxor xmm7, xmm3
 ; x2 += x3
-    paddq xmm5, xmm1
+    paddq xmm5, xmm4
 ; x3 <<<= 9
-    movdqa xmm4, xmm1
-    psllq xmm1, 9
-    psrlq xmm4, 55
-    por xmm1, xmm4
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
+    psrlq xmm6, 55
+    por xmm4, xmm6
 ; x3 ^= x2
-    pxor xmm1, xmm5
+    pxor xmm4, xmm5
 ; x4 += x5
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm0
-    movq [esp + 496], xmm7
+    paddq xmm1, [esp + 0]
 ; x5 <<<= 37
-    movdqa xmm7, xmm0
-    psllq xmm0, 37
-    psrlq xmm7, 27
-    por xmm0, xmm7
+    movq xmm6, [esp + 0]
+    movq [esp + 160], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 37
+    psrlq xmm6, 27
+    por xmm7, xmm6
 ; x5 ^= x4
-    pxor xmm0, xmm4
-; x6 += x7
-    movq xmm7, [esp + 464]
-    paddq xmm7, [esp + 336]
-    movq [esp + 512], xmm0
-; x7 <<<= 31
-    movq xmm0, [esp + 336]
-    movq [esp + 528], xmm1
-    movq xmm1, [esp + 336]
-    psllq xmm1, 31
-    psrlq xmm0, 33
-    por xmm1, xmm0
-; x7 ^= x6
-    pxor xmm1, xmm7
-; x8 += x9
-    movq xmm0, [esp + 352]
-    paddq xmm0, [esp + 368]
-    movq [esp + 336], xmm1
-; x9 <<<= 12
-    movq xmm1, [esp + 368]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 368]
-    psllq xmm4, 12
-    psrlq xmm1, 52
-    por xmm4, xmm1
-; x9 ^= x8
-    pxor xmm4, xmm0
-; x10 += x11
-    movq xmm1, [esp + 384]
-    paddq xmm1, [esp + 400]
-    movq [esp + 352], xmm0
-; x11 <<<= 47
-    movq xmm0, [esp + 400]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 400]
-    psllq xmm7, 47
-    psrlq xmm0, 17
-    por xmm7, xmm0
-; x11 ^= x10
     pxor xmm7, xmm1
+; x6 += x7
+    movq xmm6, [esp + 144]
+    paddq xmm6, xmm0
+    movq [esp + 0], xmm7
+; x7 <<<= 31
+    movdqa xmm7, xmm0
+    psllq xmm0, 31
+    psrlq xmm7, 33
+    por xmm0, xmm7
+; x7 ^= x6
+    pxor xmm0, xmm6
+; x8 += x9
+    movq xmm7, [esp + 96]
+    paddq xmm7, [esp + 64]
+    movq [esp + 48], xmm4
+; x9 <<<= 12
+    movq xmm4, [esp + 64]
+    movq [esp + 80], xmm0
+    movq xmm0, [esp + 64]
+    psllq xmm0, 12
+    psrlq xmm4, 52
+    por xmm0, xmm4
+; x9 ^= x8
+    pxor xmm0, xmm7
+; x10 += x11
+    movq xmm4, [esp + 112]
+    paddq xmm4, [esp + 16]
+    movq [esp + 96], xmm7
+; x11 <<<= 47
+    movq xmm7, [esp + 16]
+    movq [esp + 208], xmm1
+    movq xmm1, [esp + 16]
+    psllq xmm1, 47
+    psrlq xmm7, 17
+    por xmm1, xmm7
+; x11 ^= x10
+    pxor xmm1, xmm4
 ; x12 += x13
-    movq xmm0, [esp + 416]
-    paddq xmm0, xmm6
-    movq [esp + 384], xmm1
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 32]
+    movq [esp + 112], xmm4
 ; x13 <<<= 44
-    movdqa xmm1, xmm6
+    movq xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+    movq xmm6, [esp + 32]
     psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
+    psrlq xmm4, 20
+    por xmm6, xmm4
 ; x13 ^= x12
-    pxor xmm6, xmm0
+    pxor xmm6, xmm7
 ; x14 += x15
-    movq xmm1, [esp + 448]
-    paddq xmm1, xmm2
-    movq [esp + 416], xmm0
+    paddq xmm2, [esp + 192]
 ; x15 <<<= 30
-    movdqa xmm0, xmm2
-    psllq xmm2, 30
-    psrlq xmm0, 34
-    por xmm2, xmm0
+    movq xmm4, [esp + 192]
+    movq [esp + 128], xmm7
+    movq xmm7, [esp + 192]
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
 ; x15 ^= x14
-    pxor xmm2, xmm1
+    pxor xmm7, xmm2
 ; round 77
 ; x0 += x9
-    paddq xmm3, xmm4
+    paddq xmm3, xmm0
 ; x9 <<<= 16
-    movdqa xmm0, xmm4
-    psllq xmm4, 16
-    psrlq xmm0, 48
-    por xmm4, xmm0
+    movdqa xmm4, xmm0
+    psllq xmm0, 16
+    psrlq xmm4, 48
+    por xmm0, xmm4
 ; x9 ^= x0
-    pxor xmm4, xmm3
+    pxor xmm0, xmm3
 ; x2 += x13
     paddq xmm5, xmm6
 ; x13 <<<= 34
-    movdqa xmm0, xmm6
+    movdqa xmm4, xmm6
     psllq xmm6, 34
-    psrlq xmm0, 30
-    por xmm6, xmm0
+    psrlq xmm4, 30
+    por xmm6, xmm4
 ; x13 ^= x2
     pxor xmm6, xmm5
 ; x6 += x11
-    movq xmm0, [esp + 464]
-    paddq xmm0, xmm7
-    movq [esp + 368], xmm4
+    movq xmm4, [esp + 144]
+    paddq xmm4, xmm1
+    movq [esp + 64], xmm0
 ; x11 <<<= 56
-    movdqa xmm4, xmm7
-    psllq xmm7, 56
-    psrlq xmm4, 8
-    por xmm7, xmm4
+    movdqa xmm0, xmm1
+    psllq xmm1, 56
+    psrlq xmm0, 8
+    por xmm1, xmm0
 ; x11 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm4
 ; x4 += x15
-    movq xmm4, [esp + 480]
-    paddq xmm4, xmm2
-    movq [esp + 400], xmm7
+    movq xmm0, [esp + 208]
+    paddq xmm0, xmm7
+    movq [esp + 16], xmm1
 ; x15 <<<= 51
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
 ; x15 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm7, xmm0
 ; x10 += x7
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 336]
-    movq [esp + 432], xmm6
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 80]
+    movq [esp + 32], xmm6
 ; x7 <<<= 4
-    movq xmm6, [esp + 336]
-    movq [esp + 544], xmm2
-    movq xmm2, [esp + 336]
-    psllq xmm2, 4
+    movq xmm6, [esp + 80]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 80]
+    psllq xmm7, 4
     psrlq xmm6, 60
-    por xmm2, xmm6
+    por xmm7, xmm6
 ; x7 ^= x10
-    pxor xmm2, xmm7
+    pxor xmm7, xmm1
 ; x12 += x3
-    movq xmm6, [esp + 416]
-    paddq xmm6, [esp + 528]
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
+    movq [esp + 112], xmm1
 ; x3 <<<= 53
-    movq xmm7, [esp + 528]
-    movq [esp + 464], xmm0
-    movq xmm0, [esp + 528]
-    psllq xmm0, 53
-    psrlq xmm7, 11
-    por xmm0, xmm7
-; x3 ^= x12
-    pxor xmm0, xmm6
-; x14 += x5
-    paddq xmm1, [esp + 512]
-; x5 <<<= 42
-    movq xmm7, [esp + 512]
-    movq [esp + 416], xmm6
-    movq xmm6, [esp + 512]
-    psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
-; x5 ^= x14
-    pxor xmm6, xmm1
-; x8 += x1
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 496]
-    movq [esp + 448], xmm1
-; x1 <<<= 41
-    movq xmm1, [esp + 496]
-    movq [esp + 480], xmm4
-    movq xmm4, [esp + 496]
-    psllq xmm4, 41
-    psrlq xmm1, 23
+    movq xmm1, [esp + 48]
+    movq [esp + 144], xmm4
+    movq xmm4, [esp + 48]
+    psllq xmm4, 53
+    psrlq xmm1, 11
     por xmm4, xmm1
+; x3 ^= x12
+    pxor xmm4, xmm6
+; x14 += x5
+    paddq xmm2, [esp + 0]
+; x5 <<<= 42
+    movq xmm1, [esp + 0]
+    movq [esp + 128], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x5 ^= x14
+    pxor xmm6, xmm2
+; x8 += x1
+    movq xmm1, [esp + 96]
+    paddq xmm1, [esp + 160]
+    movq [esp + 176], xmm2
+; x1 <<<= 41
+    movq xmm2, [esp + 160]
+    movq [esp + 48], xmm4
+    movq xmm4, [esp + 160]
+    psllq xmm4, 41
+    psrlq xmm2, 23
+    por xmm4, xmm2
 ; x1 ^= x8
-    pxor xmm4, xmm7
+    pxor xmm4, xmm1
 ; round 78
 ; x0 += x7
-    paddq xmm3, xmm2
+    paddq xmm3, xmm7
 ; x7 <<<= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 31
-    psrlq xmm1, 33
-    por xmm2, xmm1
+    movdqa xmm2, xmm7
+    psllq xmm7, 31
+    psrlq xmm2, 33
+    por xmm7, xmm2
 ; x7 ^= x0
-    pxor xmm2, xmm3
+    pxor xmm7, xmm3
 ; x2 += x5
     paddq xmm5, xmm6
 ; x5 <<<= 44
-    movdqa xmm1, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 44
-    psrlq xmm1, 20
-    por xmm6, xmm1
+    psrlq xmm2, 20
+    por xmm6, xmm2
 ; x5 ^= x2
     pxor xmm6, xmm5
 ; x4 += x3
-    movq xmm1, [esp + 480]
-    paddq xmm1, xmm0
-    movq [esp + 336], xmm2
+    paddq xmm0, [esp + 48]
 ; x3 <<<= 47
-    movdqa xmm2, xmm0
-    psllq xmm0, 47
+    movq xmm2, [esp + 48]
+    movq [esp + 80], xmm7
+    movq xmm7, [esp + 48]
+    psllq xmm7, 47
     psrlq xmm2, 17
-    por xmm0, xmm2
+    por xmm7, xmm2
 ; x3 ^= x4
-    pxor xmm0, xmm1
+    pxor xmm7, xmm0
 ; x6 += x1
-    movq xmm2, [esp + 464]
+    movq xmm2, [esp + 144]
     paddq xmm2, xmm4
-    movq [esp + 528], xmm0
+    movq [esp + 48], xmm7
 ; x1 <<<= 46
-    movdqa xmm0, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm0, 18
-    por xmm4, xmm0
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x6
     pxor xmm4, xmm2
 ; x12 += x15
-    movq xmm0, [esp + 416]
-    paddq xmm0, [esp + 544]
-    movq [esp + 512], xmm6
+    movq xmm7, [esp + 128]
+    paddq xmm7, [esp + 192]
+    movq [esp + 0], xmm6
 ; x15 <<<= 19
-    movq xmm6, [esp + 544]
-    movq [esp + 496], xmm4
-    movq xmm4, [esp + 544]
+    movq xmm6, [esp + 192]
+    movq [esp + 160], xmm4
+    movq xmm4, [esp + 192]
     psllq xmm4, 19
     psrlq xmm6, 45
     por xmm4, xmm6
 ; x15 ^= x12
-    pxor xmm4, xmm0
+    pxor xmm4, xmm7
 ; x14 += x13
-    movq xmm6, [esp + 448]
-    paddq xmm6, [esp + 432]
-    movq [esp + 416], xmm0
+    movq xmm6, [esp + 176]
+    paddq xmm6, [esp + 32]
+    movq [esp + 128], xmm7
 ; x13 <<<= 42
-    movq xmm0, [esp + 432]
-    movq [esp + 480], xmm1
-    movq xmm1, [esp + 432]
-    psllq xmm1, 42
-    psrlq xmm0, 22
-    por xmm1, xmm0
+    movq xmm7, [esp + 32]
+    movq [esp + 208], xmm0
+    movq xmm0, [esp + 32]
+    psllq xmm0, 42
+    psrlq xmm7, 22
+    por xmm0, xmm7
 ; x13 ^= x14
-    pxor xmm1, xmm6
+    pxor xmm0, xmm6
 ; x8 += x11
-    paddq xmm7, [esp + 400]
+    paddq xmm1, [esp + 16]
 ; x11 <<<= 44
-    movq xmm0, [esp + 400]
-    movq [esp + 448], xmm6
-    movq xmm6, [esp + 400]
+    movq xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 44
-    psrlq xmm0, 20
-    por xmm6, xmm0
+    psrlq xmm7, 20
+    por xmm6, xmm7
 ; x11 ^= x8
-    pxor xmm6, xmm7
+    pxor xmm6, xmm1
 ; x10 += x9
-    movq xmm0, [esp + 384]
-    paddq xmm0, [esp + 368]
-    movq [esp + 352], xmm7
+    movq xmm7, [esp + 112]
+    paddq xmm7, [esp + 64]
+    movq [esp + 96], xmm1
 ; x9 <<<= 25
-    movq xmm7, [esp + 368]
-    movq [esp + 464], xmm2
-    movq xmm2, [esp + 368]
+    movq xmm1, [esp + 64]
+    movq [esp + 144], xmm2
+    movq xmm2, [esp + 64]
     psllq xmm2, 25
-    psrlq xmm7, 39
-    por xmm2, xmm7
+    psrlq xmm1, 39
+    por xmm2, xmm1
 ; x9 ^= x10
-    pxor xmm2, xmm0
+    pxor xmm2, xmm7
 ; round 79
 ; x0 += x15
     paddq xmm3, xmm4
 ; x15 <<<= 9
-    movdqa xmm7, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 9
-    psrlq xmm7, 55
-    por xmm4, xmm7
+    psrlq xmm1, 55
+    por xmm4, xmm1
 ; x15 ^= x0
     pxor xmm4, xmm3
 ; x2 += x11
     paddq xmm5, xmm6
 ; x11 <<<= 48
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 48
-    psrlq xmm7, 16
-    por xmm6, xmm7
+    psrlq xmm1, 16
+    por xmm6, xmm1
 ; x11 ^= x2
     pxor xmm6, xmm5
 ; x6 += x13
-    movq xmm7, [esp + 464]
-    paddq xmm7, xmm1
-    movq [esp + 544], xmm4
+    movq xmm1, [esp + 144]
+    paddq xmm1, xmm0
+    movq [esp + 192], xmm4
 ; x13 <<<= 35
-    movdqa xmm4, xmm1
-    psllq xmm1, 35
+    movdqa xmm4, xmm0
+    psllq xmm0, 35
     psrlq xmm4, 29
-    por xmm1, xmm4
+    por xmm0, xmm4
 ; x13 ^= x6
-    pxor xmm1, xmm7
+    pxor xmm0, xmm1
 ; x4 += x9
-    movq xmm4, [esp + 480]
+    movq xmm4, [esp + 208]
     paddq xmm4, xmm2
-    movq [esp + 432], xmm1
+    movq [esp + 32], xmm0
 ; x9 <<<= 52
-    movdqa xmm1, xmm2
+    movdqa xmm0, xmm2
     psllq xmm2, 52
-    psrlq xmm1, 12
-    por xmm2, xmm1
+    psrlq xmm0, 12
+    por xmm2, xmm0
 ; x9 ^= x4
     pxor xmm2, xmm4
 ; x14 += x1
-    movq xmm1, [esp + 448]
-    paddq xmm1, [esp + 496]
-    movq [esp + 400], xmm6
+    movq xmm0, [esp + 176]
+    paddq xmm0, [esp + 160]
+    movq [esp + 16], xmm6
 ; x1 <<<= 23
-    movq xmm6, [esp + 496]
-    movq [esp + 368], xmm2
-    movq xmm2, [esp + 496]
+    movq xmm6, [esp + 160]
+    movq [esp + 64], xmm2
+    movq xmm2, [esp + 160]
     psllq xmm2, 23
     psrlq xmm6, 41
     por xmm2, xmm6
 ; x1 ^= x14
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x8 += x5
-    movq xmm6, [esp + 352]
-    paddq xmm6, [esp + 512]
-    movq [esp + 448], xmm1
+    movq xmm6, [esp + 96]
+    paddq xmm6, [esp + 0]
+    movq [esp + 176], xmm0
 ; x5 <<<= 31
-    movq xmm1, [esp + 512]
-    movq [esp + 464], xmm7
-    movq xmm7, [esp + 512]
-    psllq xmm7, 31
-    psrlq xmm1, 33
-    por xmm7, xmm1
+    movq xmm0, [esp + 0]
+    movq [esp + 144], xmm1
+    movq xmm1, [esp + 0]
+    psllq xmm1, 31
+    psrlq xmm0, 33
+    por xmm1, xmm0
 ; x5 ^= x8
-    pxor xmm7, xmm6
+    pxor xmm1, xmm6
 ; x10 += x3
-    paddq xmm0, [esp + 528]
+    paddq xmm7, [esp + 48]
 ; x3 <<<= 37
-    movq xmm1, [esp + 528]
-    movq [esp + 352], xmm6
-    movq xmm6, [esp + 528]
+    movq xmm0, [esp + 48]
+    movq [esp + 96], xmm6
+    movq xmm6, [esp + 48]
     psllq xmm6, 37
-    psrlq xmm1, 27
-    por xmm6, xmm1
+    psrlq xmm0, 27
+    por xmm6, xmm0
 ; x3 ^= x10
-    pxor xmm6, xmm0
+    pxor xmm6, xmm7
 ; x12 += x7
-    movq xmm1, [esp + 416]
-    paddq xmm1, [esp + 336]
-    movq [esp + 384], xmm0
+    movq xmm0, [esp + 128]
+    paddq xmm0, [esp + 80]
+    movq [esp + 112], xmm7
 ; x7 <<<= 20
-    movq xmm0, [esp + 336]
-    movq [esp + 512], xmm7
-    movq xmm7, [esp + 336]
-    psllq xmm7, 20
-    psrlq xmm0, 44
-    por xmm7, xmm0
+    movq xmm7, [esp + 80]
+    movq [esp + 0], xmm1
+    movq xmm1, [esp + 80]
+    psllq xmm1, 20
+    psrlq xmm7, 44
+    por xmm1, xmm7
 ; x7 ^= x12
-    pxor xmm7, xmm1
+    pxor xmm1, xmm0
 ; add subkey 20
 ; x0 += k3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 384]
 ; x1 += k4
-    paddq xmm2, [esp + 240]
+    paddq xmm2, [esp + 400]
 ; x2 += k5
-    paddq xmm5, [esp + 256]
+    paddq xmm5, [esp + 416]
 ; x3 += k6
-    paddq xmm6, [esp + 272]
+    paddq xmm6, [esp + 368]
 ; x4 += k7
-    paddq xmm4, [esp + 0]
+    paddq xmm4, [esp + 224]
 ; x5 += k8
-    movq xmm0, [esp + 512]
-    paddq xmm0, [esp + 16]
-    movq [esp + 512], xmm0
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 240]
+    movq [esp + 0], xmm7
 ; x6 += k9
-    movq xmm0, [esp + 464]
-    paddq xmm0, [esp + 32]
+    movq xmm7, [esp + 144]
+    paddq xmm7, [esp + 256]
 ; x7 += k10
-    paddq xmm7, [esp + 48]
-    movq [esp + 336], xmm7
+    paddq xmm1, [esp + 272]
+    movq [esp + 80], xmm1
 ; x8 += k11
-    movq xmm7, [esp + 352]
-    paddq xmm7, [esp + 64]
-    movq [esp + 352], xmm7
-; x9 += k12
-    movq xmm7, [esp + 368]
-    paddq xmm7, [esp + 80]
-    movq [esp + 368], xmm7
-; x10 += k13
-    movq xmm7, [esp + 384]
-    paddq xmm7, [esp + 96]
-    movq [esp + 384], xmm7
-; x11 += k14
-    movq xmm7, [esp + 400]
-    paddq xmm7, [esp + 112]
-; x12 += k15
-    paddq xmm1, [esp + 144]
-    movq [esp + 416], xmm1
-; x13 += k16
-    movq xmm1, [esp + 432]
-    paddq xmm1, [esp + 192]
-    movq [esp + 400], xmm7
-; x14 += k0
-    movq xmm7, [esp + 448]
-    paddq xmm7, [esp + 160]
-    movq [esp + 464], xmm0
-; x15 += k1
-    movq xmm0, [esp + 544]
-    paddq xmm0, [esp + 176]
-; x13 += t2
+    movq xmm1, [esp + 96]
     paddq xmm1, [esp + 288]
-; x14 += t0
-    paddq xmm7, [esp + 320]
-; x15 += 0x14
-    paddq xmm0, [esp + 864]
+    movq [esp + 96], xmm1
+; x9 += k12
+    movq xmm1, [esp + 64]
+    paddq xmm1, [esp + 304]
+    movq [esp + 64], xmm1
+; x10 += k13
+    movq xmm1, [esp + 112]
+    paddq xmm1, [esp + 320]
+    movq [esp + 112], xmm1
+; x11 += k14
+    movq xmm1, [esp + 16]
+    paddq xmm1, [esp + 336]
+; x12 += k15
+    paddq xmm0, [esp + 352]
+    movq [esp + 128], xmm0
+; x13 += sk21
+    movq xmm0, [esp + 32]
+    paddq xmm0, [esp + 1168]
+    movq [esp + 32], xmm0
+; sk22 = k0
+    movq xmm0, [esp + 448]
+; sk22 += t0
+    paddq xmm0, [esp + 496]
+    movq [esp + 16], xmm1
+; x14 += sk22
+    movq xmm1, [esp + 176]
+    paddq xmm1, xmm0
+; x15 += kc[20]
+    movq xmm0, [esp + 192]
+    paddq xmm0, [esp + 848]
 ; store the block(s)
 ; out[0] = x0
     mov edx, dword [ebp + 20]
@@ -9064,33 +9171,33 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; out[4] = x4
     movq [edx + 32], xmm4
 ; out[5] = x5
-    movq xmm2, [esp + 512]
+    movq xmm2, [esp + 0]
     movq [edx + 40], xmm2
 ; out[6] = x6
-    movq xmm2, [esp + 464]
-    movq [edx + 48], xmm2
+    movq [edx + 48], xmm7
 ; out[7] = x7
-    movq xmm2, [esp + 336]
+    movq xmm2, [esp + 80]
     movq [edx + 56], xmm2
 ; out[8] = x8
-    movq xmm2, [esp + 352]
+    movq xmm2, [esp + 96]
     movq [edx + 64], xmm2
 ; out[9] = x9
-    movq xmm2, [esp + 368]
+    movq xmm2, [esp + 64]
     movq [edx + 72], xmm2
 ; out[10] = x10
-    movq xmm2, [esp + 384]
+    movq xmm2, [esp + 112]
     movq [edx + 80], xmm2
 ; out[11] = x11
-    movq xmm2, [esp + 400]
+    movq xmm2, [esp + 16]
     movq [edx + 88], xmm2
 ; out[12] = x12
-    movq xmm2, [esp + 416]
+    movq xmm2, [esp + 128]
     movq [edx + 96], xmm2
 ; out[13] = x13
-    movq [edx + 104], xmm1
+    movq xmm2, [esp + 32]
+    movq [edx + 104], xmm2
 ; out[14] = x14
-    movq [edx + 112], xmm7
+    movq [edx + 112], xmm1
 ; out[15] = x15
     movq [edx + 120], xmm0
 ; next block
@@ -9110,8 +9217,8 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 880 bytes of stack slots
-    mov ecx, 220 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 1520 bytes of stack slots
+    mov ecx, 380 ; (spilled key, tweak and state words)
 .wipe:
     mov dword [esp + ecx * 4 - 4], eax
     dec ecx
@@ -9134,6 +9241,7 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt:
     add esp, 20
     ret
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     endbr32
 .entry:
@@ -9141,49 +9249,49 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     mov ebp, esp
     push ebx
     and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
-    sub esp, 880
-    mov dword [esp + 128], 0xa9fc1a22
-    mov dword [esp + 132], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [esp + 528], 0x00000014
-    mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000014
-    mov dword [esp + 560], 0x00000013
-    mov dword [esp + 564], 0x00000000 ; constant 0x0000000000000013
-    mov dword [esp + 576], 0x00000012
-    mov dword [esp + 580], 0x00000000 ; constant 0x0000000000000012
-    mov dword [esp + 592], 0x00000011
-    mov dword [esp + 596], 0x00000000 ; constant 0x0000000000000011
-    mov dword [esp + 608], 0x00000010
-    mov dword [esp + 612], 0x00000000 ; constant 0x0000000000000010
-    mov dword [esp + 624], 0x0000000f
-    mov dword [esp + 628], 0x00000000 ; constant 0x000000000000000f
-    mov dword [esp + 640], 0x0000000e
-    mov dword [esp + 644], 0x00000000 ; constant 0x000000000000000e
-    mov dword [esp + 656], 0x0000000d
-    mov dword [esp + 660], 0x00000000 ; constant 0x000000000000000d
-    mov dword [esp + 672], 0x0000000c
-    mov dword [esp + 676], 0x00000000 ; constant 0x000000000000000c
-    mov dword [esp + 688], 0x0000000b
-    mov dword [esp + 692], 0x00000000 ; constant 0x000000000000000b
-    mov dword [esp + 704], 0x0000000a
-    mov dword [esp + 708], 0x00000000 ; constant 0x000000000000000a
-    mov dword [esp + 720], 0x00000009
-    mov dword [esp + 724], 0x00000000 ; constant 0x0000000000000009
-    mov dword [esp + 736], 0x00000008
-    mov dword [esp + 740], 0x00000000 ; constant 0x0000000000000008
-    mov dword [esp + 752], 0x00000007
-    mov dword [esp + 756], 0x00000000 ; constant 0x0000000000000007
-    mov dword [esp + 768], 0x00000006
-    mov dword [esp + 772], 0x00000000 ; constant 0x0000000000000006
-    mov dword [esp + 784], 0x00000005
-    mov dword [esp + 788], 0x00000000 ; constant 0x0000000000000005
-    mov dword [esp + 800], 0x00000004
-    mov dword [esp + 804], 0x00000000 ; constant 0x0000000000000004
-    mov dword [esp + 816], 0x00000003
-    mov dword [esp + 820], 0x00000000 ; constant 0x0000000000000003
-    mov dword [esp + 832], 0x00000002
-    mov dword [esp + 836], 0x00000000 ; constant 0x0000000000000002
-    mov dword [esp + 848], 0x00000001
-    mov dword [esp + 852], 0x00000000 ; constant 0x0000000000000001
+    sub esp, 1520
+    mov dword [esp + 1184], 0xa9fc1a22
+    mov dword [esp + 1188], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 1200], 0x00000014
+    mov dword [esp + 1204], 0x00000000 ; constant 0x0000000000000014
+    mov dword [esp + 1216], 0x00000013
+    mov dword [esp + 1220], 0x00000000 ; constant 0x0000000000000013
+    mov dword [esp + 1232], 0x00000012
+    mov dword [esp + 1236], 0x00000000 ; constant 0x0000000000000012
+    mov dword [esp + 1248], 0x00000011
+    mov dword [esp + 1252], 0x00000000 ; constant 0x0000000000000011
+    mov dword [esp + 1264], 0x00000010
+    mov dword [esp + 1268], 0x00000000 ; constant 0x0000000000000010
+    mov dword [esp + 1280], 0x0000000f
+    mov dword [esp + 1284], 0x00000000 ; constant 0x000000000000000f
+    mov dword [esp + 1296], 0x0000000e
+    mov dword [esp + 1300], 0x00000000 ; constant 0x000000000000000e
+    mov dword [esp + 1312], 0x0000000d
+    mov dword [esp + 1316], 0x00000000 ; constant 0x000000000000000d
+    mov dword [esp + 1328], 0x0000000c
+    mov dword [esp + 1332], 0x00000000 ; constant 0x000000000000000c
+    mov dword [esp + 1344], 0x0000000b
+    mov dword [esp + 1348], 0x00000000 ; constant 0x000000000000000b
+    mov dword [esp + 1360], 0x0000000a
+    mov dword [esp + 1364], 0x00000000 ; constant 0x000000000000000a
+    mov dword [esp + 1376], 0x00000009
+    mov dword [esp + 1380], 0x00000000 ; constant 0x0000000000000009
+    mov dword [esp + 1392], 0x00000008
+    mov dword [esp + 1396], 0x00000000 ; constant 0x0000000000000008
+    mov dword [esp + 1408], 0x00000007
+    mov dword [esp + 1412], 0x00000000 ; constant 0x0000000000000007
+    mov dword [esp + 1424], 0x00000006
+    mov dword [esp + 1428], 0x00000000 ; constant 0x0000000000000006
+    mov dword [esp + 1440], 0x00000005
+    mov dword [esp + 1444], 0x00000000 ; constant 0x0000000000000005
+    mov dword [esp + 1456], 0x00000004
+    mov dword [esp + 1460], 0x00000000 ; constant 0x0000000000000004
+    mov dword [esp + 1472], 0x00000003
+    mov dword [esp + 1476], 0x00000000 ; constant 0x0000000000000003
+    mov dword [esp + 1488], 0x00000002
+    mov dword [esp + 1492], 0x00000000 ; constant 0x0000000000000002
+    mov dword [esp + 1504], 0x00000001
+    mov dword [esp + 1508], 0x00000000 ; constant 0x0000000000000001
 ; if n == 0 return
     cmp dword [ebp + 24], 0
     jz .done
@@ -9205,33 +9313,33 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     movq xmm6, [eax + 48]
 ; k7 = key[7]
     movq xmm7, [eax + 56]
-    movq [esp + 0], xmm7
+    movq [esp + 208], xmm7
 ; k8 = key[8]
     movq xmm7, [eax + 64]
-    movq [esp + 16], xmm7
+    movq [esp + 224], xmm7
 ; k9 = key[9]
     movq xmm7, [eax + 72]
-    movq [esp + 32], xmm7
+    movq [esp + 240], xmm7
 ; k10 = key[10]
     movq xmm7, [eax + 80]
-    movq [esp + 48], xmm7
+    movq [esp + 256], xmm7
 ; k11 = key[11]
     movq xmm7, [eax + 88]
-    movq [esp + 64], xmm7
+    movq [esp + 272], xmm7
 ; k12 = key[12]
     movq xmm7, [eax + 96]
-    movq [esp + 80], xmm7
+    movq [esp + 288], xmm7
 ; k13 = key[13]
     movq xmm7, [eax + 104]
-    movq [esp + 96], xmm7
+    movq [esp + 304], xmm7
 ; k14 = key[14]
     movq xmm7, [eax + 112]
-    movq [esp + 112], xmm7
+    movq [esp + 320], xmm7
 ; k15 = key[15]
     movq xmm7, [eax + 120]
-    movq [esp + 144], xmm7
+    movq [esp + 336], xmm7
 ; k16 = 0x1bd11bdaa9fc1a22
-    movq xmm7, [esp + 128]
+    movq xmm7, [esp + 1184]
 ; k16 ^= k0
     pxor xmm7, xmm0
 ; k16 ^= k1
@@ -9247,31 +9355,143 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; k16 ^= k6
     pxor xmm7, xmm6
 ; k16 ^= k7
-    pxor xmm7, [esp + 0]
+    pxor xmm7, [esp + 208]
 ; k16 ^= k8
-    pxor xmm7, [esp + 16]
+    pxor xmm7, [esp + 224]
 ; k16 ^= k9
-    pxor xmm7, [esp + 32]
+    pxor xmm7, [esp + 240]
 ; k16 ^= k10
-    pxor xmm7, [esp + 48]
+    pxor xmm7, [esp + 256]
 ; k16 ^= k11
-    pxor xmm7, [esp + 64]
+    pxor xmm7, [esp + 272]
 ; k16 ^= k12
-    pxor xmm7, [esp + 80]
+    pxor xmm7, [esp + 288]
 ; k16 ^= k13
-    pxor xmm7, [esp + 96]
+    pxor xmm7, [esp + 304]
 ; k16 ^= k14
-    pxor xmm7, [esp + 112]
+    pxor xmm7, [esp + 320]
 ; k16 ^= k15
-    pxor xmm7, [esp + 144]
-    movq [esp + 160], xmm0
-    movq [esp + 176], xmm1
-    movq [esp + 192], xmm7
-    movq [esp + 208], xmm2
-    movq [esp + 224], xmm3
-    movq [esp + 240], xmm4
-    movq [esp + 256], xmm5
-    movq [esp + 272], xmm6
+    pxor xmm7, [esp + 336]
+; key words + s of the subkeys: kc[s] (once per call)
+; k16 ^= k15
+    movq [esp + 352], xmm2
+; kcs += 0x14
+    movdqa xmm2, xmm1
+    paddq xmm2, [esp + 1200]
+; kc[20] = kcs
+    movq [esp + 528], xmm2
+; kcs += 0x13
+    movdqa xmm2, xmm0
+    paddq xmm2, [esp + 1216]
+; kc[19] = kcs
+    movq [esp + 544], xmm2
+; kcs += 0x12
+    movdqa xmm2, xmm7
+    paddq xmm2, [esp + 1232]
+; kc[18] = kcs
+    movq [esp + 560], xmm2
+; kcs = k15
+    movq xmm2, [esp + 336]
+; kcs += 0x11
+    paddq xmm2, [esp + 1248]
+; kc[17] = kcs
+    movq [esp + 576], xmm2
+; kcs = k14
+    movq xmm2, [esp + 320]
+; kcs += 0x10
+    paddq xmm2, [esp + 1264]
+; kc[16] = kcs
+    movq [esp + 592], xmm2
+; kcs = k13
+    movq xmm2, [esp + 304]
+; kcs += 0xf
+    paddq xmm2, [esp + 1280]
+; kc[15] = kcs
+    movq [esp + 608], xmm2
+; kcs = k12
+    movq xmm2, [esp + 288]
+; kcs += 0xe
+    paddq xmm2, [esp + 1296]
+; kc[14] = kcs
+    movq [esp + 624], xmm2
+; kcs = k11
+    movq xmm2, [esp + 272]
+; kcs += 0xd
+    paddq xmm2, [esp + 1312]
+; kc[13] = kcs
+    movq [esp + 640], xmm2
+; kcs = k10
+    movq xmm2, [esp + 256]
+; kcs += 0xc
+    paddq xmm2, [esp + 1328]
+; kc[12] = kcs
+    movq [esp + 656], xmm2
+; kcs = k9
+    movq xmm2, [esp + 240]
+; kcs += 0xb
+    paddq xmm2, [esp + 1344]
+; kc[11] = kcs
+    movq [esp + 672], xmm2
+; kcs = k8
+    movq xmm2, [esp + 224]
+; kcs += 0xa
+    paddq xmm2, [esp + 1360]
+; kc[10] = kcs
+    movq [esp + 688], xmm2
+; kcs = k7
+    movq xmm2, [esp + 208]
+; kcs += 9
+    paddq xmm2, [esp + 1376]
+; kc[9] = kcs
+    movq [esp + 704], xmm2
+; kcs += 8
+    movdqa xmm2, xmm6
+    paddq xmm2, [esp + 1392]
+; kc[8] = kcs
+    movq [esp + 720], xmm2
+; kcs += 7
+    movdqa xmm2, xmm5
+    paddq xmm2, [esp + 1408]
+; kc[7] = kcs
+    movq [esp + 736], xmm2
+; kcs += 6
+    movdqa xmm2, xmm4
+    paddq xmm2, [esp + 1424]
+; kc[6] = kcs
+    movq [esp + 752], xmm2
+; kcs += 5
+    movdqa xmm2, xmm3
+    paddq xmm2, [esp + 1440]
+; kc[5] = kcs
+    movq [esp + 768], xmm2
+; kcs = k2
+    movq xmm2, [esp + 352]
+; kcs += 4
+    paddq xmm2, [esp + 1456]
+; kc[4] = kcs
+    movq [esp + 784], xmm2
+; kcs += 3
+    movdqa xmm2, xmm1
+    paddq xmm2, [esp + 1472]
+; kc[3] = kcs
+    movq [esp + 800], xmm2
+; kcs += 2
+    movdqa xmm2, xmm0
+    paddq xmm2, [esp + 1488]
+; kc[2] = kcs
+    movq [esp + 816], xmm2
+; kcs += 1
+    movdqa xmm2, xmm7
+    paddq xmm2, [esp + 1504]
+; kc[1] = kcs
+    movq [esp + 832], xmm2
+    movq [esp + 432], xmm0
+    movq [esp + 448], xmm1
+    movq [esp + 464], xmm7
+    movq [esp + 368], xmm3
+    movq [esp + 384], xmm4
+    movq [esp + 400], xmm5
+    movq [esp + 416], xmm6
 ; for each block
     align 32
 .loop:
@@ -9295,98 +9515,1773 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     movq xmm6, [ecx + 24]
 ; x4 = in[4]
     movq xmm7, [ecx + 32]
-    movq [esp + 288], xmm1
+    movq [esp + 496], xmm1
 ; x5 = in[5]
     movq xmm1, [ecx + 40]
-    movq [esp + 304], xmm0
+    movq [esp + 480], xmm0
 ; x6 = in[6]
     movq xmm0, [ecx + 48]
-    movq [esp + 320], xmm2
+    movq [esp + 512], xmm2
 ; x7 = in[7]
     movq xmm2, [ecx + 56]
-    movq [esp + 336], xmm2
+    movq [esp + 64], xmm2
 ; x8 = in[8]
     movq xmm2, [ecx + 64]
-    movq [esp + 352], xmm2
+    movq [esp + 0], xmm2
 ; x9 = in[9]
     movq xmm2, [ecx + 72]
-    movq [esp + 368], xmm2
+    movq [esp + 80], xmm2
 ; x10 = in[10]
     movq xmm2, [ecx + 80]
-    movq [esp + 384], xmm2
+    movq [esp + 16], xmm2
 ; x11 = in[11]
     movq xmm2, [ecx + 88]
-    movq [esp + 400], xmm2
+    movq [esp + 96], xmm2
 ; x12 = in[12]
     movq xmm2, [ecx + 96]
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm2
 ; x13 = in[13]
     movq xmm2, [ecx + 104]
-    movq [esp + 432], xmm2
+    movq [esp + 112], xmm2
 ; x14 = in[14]
     movq xmm2, [ecx + 112]
-    movq [esp + 448], xmm2
+    movq [esp + 48], xmm2
 ; x15 = in[15]
     movq xmm2, [ecx + 120]
 ; subtract subkey 20
 ; x0 -= k3
-    psubq xmm3, [esp + 224]
+    psubq xmm3, [esp + 368]
 ; x1 -= k4
-    psubq xmm4, [esp + 240]
+    psubq xmm4, [esp + 384]
 ; x2 -= k5
-    psubq xmm5, [esp + 256]
+    psubq xmm5, [esp + 400]
 ; x3 -= k6
-    psubq xmm6, [esp + 272]
+    psubq xmm6, [esp + 416]
 ; x4 -= k7
-    psubq xmm7, [esp + 0]
+    psubq xmm7, [esp + 208]
 ; x5 -= k8
-    psubq xmm1, [esp + 16]
+    psubq xmm1, [esp + 224]
 ; x6 -= k9
-    psubq xmm0, [esp + 32]
-    movq [esp + 464], xmm6
+    psubq xmm0, [esp + 240]
+    movq [esp + 192], xmm6
 ; x7 -= k10
-    movq xmm6, [esp + 336]
-    psubq xmm6, [esp + 48]
-    movq [esp + 336], xmm6
+    movq xmm6, [esp + 64]
+    psubq xmm6, [esp + 256]
+    movq [esp + 64], xmm6
 ; x8 -= k11
-    movq xmm6, [esp + 352]
-    psubq xmm6, [esp + 64]
-    movq [esp + 352], xmm6
+    movq xmm6, [esp + 0]
+    psubq xmm6, [esp + 272]
+    movq [esp + 0], xmm6
 ; x9 -= k12
-    movq xmm6, [esp + 368]
-    psubq xmm6, [esp + 80]
-    movq [esp + 480], xmm1
+    movq xmm6, [esp + 80]
+    psubq xmm6, [esp + 288]
+    movq [esp + 128], xmm1
 ; x10 -= k13
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 96]
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 16]
+    psubq xmm1, [esp + 304]
+    movq [esp + 16], xmm1
 ; x11 -= k14
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 112]
-    movq [esp + 496], xmm4
+    movq xmm1, [esp + 96]
+    psubq xmm1, [esp + 320]
+    movq [esp + 144], xmm4
 ; x12 -= k15
-    movq xmm4, [esp + 416]
-    psubq xmm4, [esp + 144]
-    movq [esp + 416], xmm4
-; x13 -= k16
+    movq xmm4, [esp + 32]
+    psubq xmm4, [esp + 336]
+    movq [esp + 32], xmm4
+; sk1 = k16
+    movq xmm4, [esp + 464]
+; sk1 += t2
+    paddq xmm4, [esp + 512]
+    movq [esp + 160], xmm7
+; x13 -= sk1
+    movq xmm7, [esp + 112]
+    psubq xmm7, xmm4
+    movq [esp + 848], xmm4
+; sk2 = k0
     movq xmm4, [esp + 432]
-    psubq xmm4, [esp + 192]
-    movq [esp + 512], xmm7
-; x14 -= k0
-    movq xmm7, [esp + 448]
-    psubq xmm7, [esp + 160]
-; x15 -= k1
-    psubq xmm2, [esp + 176]
-; x13 -= t2
-    psubq xmm4, [esp + 320]
-; x14 -= t0
-    psubq xmm7, [esp + 304]
-; x15 -= 0x14
+; sk2 += t0
+    paddq xmm4, [esp + 480]
+    movq [esp + 80], xmm6
+; x14 -= sk2
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm4
+; x15 -= kc[20]
     psubq xmm2, [esp + 528]
 ; inverse round 79
 ; x15 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 448], xmm7
+; x15 >>>= 9
+    movdqa xmm4, xmm2
+    psllq xmm2, 55
+    psrlq xmm4, 9
+    por xmm2, xmm4
+; x0 -= x15
+    psubq xmm3, xmm2
+; x11 ^= x2
+    pxor xmm1, xmm5
+; x11 >>>= 48
+    movdqa xmm4, xmm1
+    psllq xmm1, 16
+    psrlq xmm4, 48
+    por xmm1, xmm4
+; x2 -= x11
+    psubq xmm5, xmm1
+; x13 ^= x6
+    pxor xmm7, xmm0
+; x13 >>>= 35
+    movdqa xmm4, xmm7
+    psllq xmm7, 29
+    psrlq xmm4, 35
+    por xmm7, xmm4
+; x6 -= x13
+    psubq xmm0, xmm7
+; x9 ^= x4
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 160]
+    movq [esp + 96], xmm1
+; x9 >>>= 52
+    movdqa xmm1, xmm4
+    psllq xmm4, 12
+    psrlq xmm1, 52
+    por xmm4, xmm1
+; x4 -= x9
+    movq xmm1, [esp + 160]
+    psubq xmm1, xmm4
+    movq [esp + 80], xmm4
+; x1 ^= x14
+    movq xmm4, [esp + 144]
+    pxor xmm4, xmm6
+    movq [esp + 112], xmm7
+; x1 >>>= 23
+    movdqa xmm7, xmm4
+    psllq xmm4, 41
+    psrlq xmm7, 23
+    por xmm4, xmm7
+; x14 -= x1
+    psubq xmm6, xmm4
+; x5 ^= x8
+    movq xmm7, [esp + 128]
+    pxor xmm7, [esp + 0]
+    movq [esp + 48], xmm6
+; x5 >>>= 31
+    movdqa xmm6, xmm7
+    psllq xmm7, 33
+    psrlq xmm6, 31
+    por xmm7, xmm6
+; x8 -= x5
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm7
+    movq [esp + 0], xmm6
+; x3 ^= x10
+    movq xmm6, [esp + 192]
+    pxor xmm6, [esp + 16]
+    movq [esp + 176], xmm2
+; x3 >>>= 37
+    movdqa xmm2, xmm6
+    psllq xmm6, 27
+    psrlq xmm2, 37
+    por xmm6, xmm2
+; x10 -= x3
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm6
+    movq [esp + 16], xmm2
+; x7 ^= x12
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm4
+; x7 >>>= 20
+    movdqa xmm4, xmm2
+    psllq xmm2, 44
+    psrlq xmm4, 20
+    por xmm2, xmm4
+; x12 -= x7
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm2
+; inverse round 78
+; x7 ^= x0
+    pxor xmm2, xmm3
+    movq [esp + 32], xmm4
+; x7 >>>= 31
+    movdqa xmm4, xmm2
+    psllq xmm2, 33
+    psrlq xmm4, 31
+    por xmm2, xmm4
+; x0 -= x7
+    psubq xmm3, xmm2
+; x5 ^= x2
+    pxor xmm7, xmm5
+; x5 >>>= 44
+    movdqa xmm4, xmm7
+    psllq xmm7, 20
+    psrlq xmm4, 44
+    por xmm7, xmm4
+; x2 -= x5
+    psubq xmm5, xmm7
+; x3 ^= x4
+    pxor xmm6, xmm1
+; x3 >>>= 47
+    movdqa xmm4, xmm6
+    psllq xmm6, 17
+    psrlq xmm4, 47
+    por xmm6, xmm4
+; x4 -= x3
+    psubq xmm1, xmm6
+; x1 ^= x6
+    movq xmm4, [esp + 144]
+    pxor xmm4, xmm0
+    movq [esp + 128], xmm7
+; x1 >>>= 46
+    movdqa xmm7, xmm4
+    psllq xmm4, 18
+    psrlq xmm7, 46
+    por xmm4, xmm7
+; x6 -= x1
+    psubq xmm0, xmm4
+; x15 ^= x12
+    movq xmm7, [esp + 176]
+    pxor xmm7, [esp + 32]
+    movq [esp + 144], xmm4
+; x15 >>>= 19
+    movdqa xmm4, xmm7
+    psllq xmm7, 45
+    psrlq xmm4, 19
+    por xmm7, xmm4
+; x12 -= x15
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm7
+    movq [esp + 192], xmm6
+; x13 ^= x14
+    movq xmm6, [esp + 112]
+    pxor xmm6, [esp + 48]
+    movq [esp + 32], xmm4
+; x13 >>>= 42
+    movdqa xmm4, xmm6
+    psllq xmm6, 22
+    psrlq xmm4, 42
+    por xmm6, xmm4
+; x14 -= x13
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm6
+    movq [esp + 48], xmm4
+; x11 ^= x8
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm2
+; x11 >>>= 44
+    movdqa xmm2, xmm4
+    psllq xmm4, 20
+    psrlq xmm2, 44
+    por xmm4, xmm2
+; x8 -= x11
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
+; x9 ^= x10
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm7
+; x9 >>>= 25
+    movdqa xmm7, xmm2
+    psllq xmm2, 39
+    psrlq xmm7, 25
+    por xmm2, xmm7
+; x10 -= x9
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm2
+; inverse round 77
+; x9 ^= x0
+    pxor xmm2, xmm3
+    movq [esp + 16], xmm7
+; x9 >>>= 16
+    movdqa xmm7, xmm2
+    psllq xmm2, 48
+    psrlq xmm7, 16
+    por xmm2, xmm7
+; x0 -= x9
+    psubq xmm3, xmm2
+; x13 ^= x2
+    pxor xmm6, xmm5
+; x13 >>>= 34
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
+; x2 -= x13
+    psubq xmm5, xmm6
+; x11 ^= x6
+    pxor xmm4, xmm0
+; x11 >>>= 56
+    movdqa xmm7, xmm4
+    psllq xmm4, 8
+    psrlq xmm7, 56
+    por xmm4, xmm7
+; x6 -= x11
+    psubq xmm0, xmm4
+; x15 ^= x4
+    movq xmm7, [esp + 176]
+    pxor xmm7, xmm1
+    movq [esp + 112], xmm6
+; x15 >>>= 51
+    movdqa xmm6, xmm7
+    psllq xmm7, 13
+    psrlq xmm6, 51
+    por xmm7, xmm6
+; x4 -= x15
+    psubq xmm1, xmm7
+; x7 ^= x10
+    movq xmm6, [esp + 64]
+    pxor xmm6, [esp + 16]
+    movq [esp + 176], xmm7
+; x7 >>>= 4
+    movdqa xmm7, xmm6
+    psllq xmm6, 60
+    psrlq xmm7, 4
+    por xmm6, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm6
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm4
+; x3 >>>= 53
+    movdqa xmm4, xmm7
+    psllq xmm7, 11
+    psrlq xmm4, 53
+    por xmm7, xmm4
+; x12 -= x3
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm7
+    movq [esp + 32], xmm4
+; x5 ^= x14
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 48]
+    movq [esp + 80], xmm2
+; x5 >>>= 42
+    movdqa xmm2, xmm4
+    psllq xmm4, 22
+    psrlq xmm2, 42
+    por xmm4, xmm2
+; x14 -= x5
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm4
+    movq [esp + 48], xmm2
+; x1 ^= x8
+    movq xmm2, [esp + 144]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm6
+; x1 >>>= 41
+    movdqa xmm6, xmm2
+    psllq xmm2, 23
+    psrlq xmm6, 41
+    por xmm2, xmm6
+; x8 -= x1
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm2
+; inverse round 76
+; x1 ^= x0
+    pxor xmm2, xmm3
+    movq [esp + 0], xmm6
+; x1 >>>= 41
+    movdqa xmm6, xmm2
+    psllq xmm2, 23
+    psrlq xmm6, 41
+    por xmm2, xmm6
+; x0 -= x1
+    psubq xmm3, xmm2
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 9
+    movdqa xmm6, xmm7
+    psllq xmm7, 55
+    psrlq xmm6, 9
+    por xmm7, xmm6
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm4, xmm1
+; x5 >>>= 37
+    movdqa xmm6, xmm4
+    psllq xmm4, 27
+    psrlq xmm6, 37
+    por xmm4, xmm6
+; x4 -= x5
+    psubq xmm1, xmm4
+; x7 ^= x6
+    movq xmm6, [esp + 64]
+    pxor xmm6, xmm0
+    movq [esp + 128], xmm4
+; x7 >>>= 31
+    movdqa xmm4, xmm6
+    psllq xmm6, 33
+    psrlq xmm4, 31
+    por xmm6, xmm4
+; x6 -= x7
+    psubq xmm0, xmm6
+; x9 ^= x8
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm6
+; x9 >>>= 12
+    movdqa xmm6, xmm4
+    psllq xmm4, 52
+    psrlq xmm6, 12
+    por xmm4, xmm6
+; x8 -= x9
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm4
+    movq [esp + 80], xmm4
+; x11 ^= x10
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 16]
+    movq [esp + 0], xmm6
+; x11 >>>= 47
+    movdqa xmm6, xmm4
+    psllq xmm4, 17
+    psrlq xmm6, 47
+    por xmm4, xmm6
+; x10 -= x11
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm4
+    movq [esp + 96], xmm4
+; x13 ^= x12
+    movq xmm4, [esp + 112]
+    pxor xmm4, [esp + 32]
+    movq [esp + 16], xmm6
+; x13 >>>= 44
+    movdqa xmm6, xmm4
+    psllq xmm4, 20
+    psrlq xmm6, 44
+    por xmm4, xmm6
+; x12 -= x13
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm4
+    movq [esp + 112], xmm4
+; x15 ^= x14
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 48]
+    movq [esp + 32], xmm6
+; x15 >>>= 30
+    movdqa xmm6, xmm4
+    psllq xmm4, 34
+    psrlq xmm6, 30
+    por xmm4, xmm6
+; x14 -= x15
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm4
+; subtract subkey 19
+; x0 -= k2
+    psubq xmm3, [esp + 352]
+; x1 -= k3
+    psubq xmm2, [esp + 368]
+; x2 -= k4
+    psubq xmm5, [esp + 384]
+; x3 -= k5
+    psubq xmm7, [esp + 400]
+; x4 -= k6
+    psubq xmm1, [esp + 416]
+    movq [esp + 192], xmm7
+; x5 -= k7
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 208]
+; x6 -= k8
+    psubq xmm0, [esp + 224]
+    movq [esp + 128], xmm7
+; x7 -= k9
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 240]
+    movq [esp + 64], xmm7
+; x8 -= k10
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 256]
+    movq [esp + 0], xmm7
+; x9 -= k11
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 272]
+    movq [esp + 144], xmm2
+; x10 -= k12
+    movq xmm2, [esp + 16]
+    psubq xmm2, [esp + 288]
+    movq [esp + 16], xmm2
+; x11 -= k13
+    movq xmm2, [esp + 96]
+    psubq xmm2, [esp + 304]
+    movq [esp + 80], xmm7
+; x12 -= k14
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 320]
+    movq [esp + 32], xmm7
+; sk3 = k15
+    movq xmm7, [esp + 336]
+; sk3 += t1
+    paddq xmm7, [esp + 496]
+    movq [esp + 160], xmm1
+; x13 -= sk3
+    movq xmm1, [esp + 112]
+    psubq xmm1, xmm7
+; x14 -= sk1
+    psubq xmm6, [esp + 848]
+; x15 -= kc[19]
+    psubq xmm4, [esp + 544]
+; inverse round 75
+; x15 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 864], xmm7
+; x15 >>>= 5
+    movdqa xmm7, xmm4
+    psllq xmm4, 59
+    psrlq xmm7, 5
+    por xmm4, xmm7
+; x0 -= x15
+    psubq xmm3, xmm4
+; x11 ^= x2
+    pxor xmm2, xmm5
+; x11 >>>= 20
+    movdqa xmm7, xmm2
+    psllq xmm2, 44
+    psrlq xmm7, 20
+    por xmm2, xmm7
+; x2 -= x11
+    psubq xmm5, xmm2
+; x13 ^= x6
+    pxor xmm1, xmm0
+; x13 >>>= 48
+    movdqa xmm7, xmm1
+    psllq xmm1, 16
+    psrlq xmm7, 48
+    por xmm1, xmm7
+; x6 -= x13
+    psubq xmm0, xmm1
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm2
+; x9 >>>= 41
+    movdqa xmm2, xmm7
+    psllq xmm7, 23
+    psrlq xmm2, 41
+    por xmm7, xmm2
+; x4 -= x9
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm6
+    movq [esp + 112], xmm1
+; x1 >>>= 47
+    movdqa xmm1, xmm7
+    psllq xmm7, 17
+    psrlq xmm1, 47
+    por xmm7, xmm1
+; x14 -= x1
+    psubq xmm6, xmm7
+; x5 ^= x8
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 0]
+    movq [esp + 48], xmm6
+; x5 >>>= 28
+    movdqa xmm6, xmm1
+    psllq xmm1, 36
+    psrlq xmm6, 28
+    por xmm1, xmm6
+; x8 -= x5
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm1
+    movq [esp + 0], xmm6
+; x3 ^= x10
+    movq xmm6, [esp + 192]
+    pxor xmm6, [esp + 16]
+    movq [esp + 176], xmm4
+; x3 >>>= 16
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x10 -= x3
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm6
+    movq [esp + 16], xmm4
+; x7 ^= x12
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 25
+    movdqa xmm7, xmm4
+    psllq xmm4, 39
+    psrlq xmm7, 25
+    por xmm4, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+; inverse round 74
+; x7 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 33
+    movdqa xmm7, xmm4
+    psllq xmm4, 31
+    psrlq xmm7, 33
+    por xmm4, xmm7
+; x0 -= x7
+    psubq xmm3, xmm4
+; x5 ^= x2
+    pxor xmm1, xmm5
+; x5 >>>= 4
+    movdqa xmm7, xmm1
+    psllq xmm1, 60
+    psrlq xmm7, 4
+    por xmm1, xmm7
+; x2 -= x5
+    psubq xmm5, xmm1
+; x3 ^= x4
+    pxor xmm6, xmm2
+; x3 >>>= 51
+    movdqa xmm7, xmm6
+    psllq xmm6, 13
+    psrlq xmm7, 51
+    por xmm6, xmm7
+; x4 -= x3
+    psubq xmm2, xmm6
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm1
+; x1 >>>= 13
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 34
+    movdqa xmm7, xmm1
+    psllq xmm1, 30
+    psrlq xmm7, 34
+    por xmm1, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm1
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm6
+; x13 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x14 -= x13
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm7
+    movq [esp + 48], xmm6
+; x11 ^= x8
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm4
+; x11 >>>= 59
+    movdqa xmm4, xmm6
+    psllq xmm6, 5
+    psrlq xmm4, 59
+    por xmm6, xmm4
+; x8 -= x11
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
+; x9 ^= x10
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 16]
+    movq [esp + 160], xmm2
+; x9 >>>= 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x10 -= x9
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+; inverse round 73
+; x9 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 16], xmm2
+; x9 >>>= 38
+    movdqa xmm2, xmm4
+    psllq xmm4, 26
+    psrlq xmm2, 38
+    por xmm4, xmm2
+; x0 -= x9
+    psubq xmm3, xmm4
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 45
+    psrlq xmm2, 19
+    por xmm7, xmm2
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm6, xmm0
+; x11 >>>= 10
+    movdqa xmm2, xmm6
+    psllq xmm6, 54
+    psrlq xmm2, 10
+    por xmm6, xmm2
+; x6 -= x11
+    psubq xmm0, xmm6
+; x15 ^= x4
+    pxor xmm1, [esp + 160]
+; x15 >>>= 55
+    movdqa xmm2, xmm1
+    psllq xmm1, 9
+    psrlq xmm2, 55
+    por xmm1, xmm2
+; x4 -= x15
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm1
+    movq [esp + 176], xmm1
+; x7 ^= x10
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 49
+    movdqa xmm7, xmm1
+    psllq xmm1, 15
+    psrlq xmm7, 49
+    por xmm1, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm6
+; x3 >>>= 18
+    movdqa xmm6, xmm7
+    psllq xmm7, 46
+    psrlq xmm6, 18
+    por xmm7, xmm6
+; x12 -= x3
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm7
+    movq [esp + 32], xmm6
+; x5 ^= x14
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 48]
+    movq [esp + 80], xmm4
+; x5 >>>= 23
+    movdqa xmm4, xmm6
+    psllq xmm6, 41
+    psrlq xmm4, 23
+    por xmm6, xmm4
+; x14 -= x5
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm6
+    movq [esp + 48], xmm4
+; x1 ^= x8
+    movq xmm4, [esp + 144]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm1
+; x1 >>>= 52
+    movdqa xmm1, xmm4
+    psllq xmm4, 12
+    psrlq xmm1, 52
+    por xmm4, xmm1
+; x8 -= x1
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm4
+; inverse round 72
+; x1 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 0], xmm1
+; x1 >>>= 24
+    movdqa xmm1, xmm4
+    psllq xmm4, 40
+    psrlq xmm1, 24
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 13
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm6, xmm2
+; x5 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x4 -= x5
+    psubq xmm2, xmm6
+; x7 ^= x6
+    movq xmm1, [esp + 64]
+    pxor xmm1, xmm0
+    movq [esp + 128], xmm6
+; x7 >>>= 47
+    movdqa xmm6, xmm1
+    psllq xmm1, 17
+    psrlq xmm6, 47
+    por xmm1, xmm6
+; x6 -= x7
+    psubq xmm0, xmm1
+; x9 ^= x8
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm1
+; x9 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x8 -= x9
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm6
+    movq [esp + 80], xmm6
+; x11 ^= x10
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 16]
+    movq [esp + 0], xmm1
+; x11 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x10 -= x11
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm6
+    movq [esp + 96], xmm6
+; x13 ^= x12
+    movq xmm6, [esp + 112]
+    pxor xmm6, [esp + 32]
+    movq [esp + 16], xmm1
+; x13 >>>= 22
+    movdqa xmm1, xmm6
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x12 -= x13
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm6
+    movq [esp + 112], xmm6
+; x15 ^= x14
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 48]
+    movq [esp + 32], xmm1
+; x15 >>>= 37
+    movdqa xmm1, xmm6
+    psllq xmm6, 27
+    psrlq xmm1, 37
+    por xmm6, xmm1
+; x14 -= x15
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm6
+; subtract subkey 18
+; x0 -= k1
+    psubq xmm3, [esp + 448]
+; x1 -= k2
+    psubq xmm4, [esp + 352]
+; x2 -= k3
+    psubq xmm5, [esp + 368]
+; x3 -= k4
+    psubq xmm7, [esp + 384]
+; x4 -= k5
+    psubq xmm2, [esp + 400]
+    movq [esp + 192], xmm7
+; x5 -= k6
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 416]
+; x6 -= k7
+    psubq xmm0, [esp + 208]
+    movq [esp + 128], xmm7
+; x7 -= k8
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 224]
+    movq [esp + 64], xmm7
+; x8 -= k9
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 240]
+    movq [esp + 0], xmm7
+; x9 -= k10
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 256]
+    movq [esp + 144], xmm4
+; x10 -= k11
+    movq xmm4, [esp + 16]
+    psubq xmm4, [esp + 272]
+    movq [esp + 16], xmm4
+; x11 -= k12
+    movq xmm4, [esp + 96]
+    psubq xmm4, [esp + 288]
+    movq [esp + 80], xmm7
+; x12 -= k13
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 304]
+    movq [esp + 32], xmm7
+; sk4 = k14
+    movq xmm7, [esp + 320]
+; sk4 += t0
+    paddq xmm7, [esp + 480]
+    movq [esp + 160], xmm2
+; x13 -= sk4
+    movq xmm2, [esp + 112]
+    psubq xmm2, xmm7
+; x14 -= sk3
+    psubq xmm1, [esp + 864]
+; x15 -= kc[18]
+    psubq xmm6, [esp + 560]
+; inverse round 71
+; x15 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 880], xmm7
+; x15 >>>= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
+; x0 -= x15
+    psubq xmm3, xmm6
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x11 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x2 -= x11
+    psubq xmm5, xmm4
+; x13 ^= x6
+    pxor xmm2, xmm0
+; x13 >>>= 35
+    movdqa xmm7, xmm2
+    psllq xmm2, 29
+    psrlq xmm7, 35
+    por xmm2, xmm7
+; x6 -= x13
+    psubq xmm0, xmm2
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm4
+; x9 >>>= 52
+    movdqa xmm4, xmm7
+    psllq xmm7, 12
+    psrlq xmm4, 52
+    por xmm7, xmm4
+; x4 -= x9
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm1
+    movq [esp + 112], xmm2
+; x1 >>>= 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 41
+    psrlq xmm2, 23
+    por xmm7, xmm2
+; x14 -= x1
+    psubq xmm1, xmm7
+; x5 ^= x8
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 0]
+    movq [esp + 48], xmm1
+; x5 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x8 -= x5
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm2
+    movq [esp + 0], xmm1
+; x3 ^= x10
+    movq xmm1, [esp + 192]
+    pxor xmm1, [esp + 16]
+    movq [esp + 176], xmm6
+; x3 >>>= 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 27
+    psrlq xmm6, 37
+    por xmm1, xmm6
+; x10 -= x3
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
+    movq [esp + 16], xmm6
+; x7 ^= x12
+    movq xmm6, [esp + 64]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+; inverse round 70
+; x7 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 31
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x0 -= x7
+    psubq xmm3, xmm6
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 44
+    movdqa xmm7, xmm2
+    psllq xmm2, 20
+    psrlq xmm7, 44
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm1, xmm4
+; x3 >>>= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 17
+    psrlq xmm7, 47
+    por xmm1, xmm7
+; x4 -= x3
+    psubq xmm4, xmm1
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm2
+; x1 >>>= 46
+    movdqa xmm2, xmm7
+    psllq xmm7, 18
+    psrlq xmm2, 46
+    por xmm7, xmm2
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 19
+    movdqa xmm7, xmm2
+    psllq xmm2, 45
+    psrlq xmm7, 19
+    por xmm2, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm1
+; x13 >>>= 42
+    movdqa xmm1, xmm7
+    psllq xmm7, 22
+    psrlq xmm1, 42
+    por xmm7, xmm1
+; x14 -= x13
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm7
+    movq [esp + 48], xmm1
+; x11 ^= x8
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm6
+; x11 >>>= 44
+    movdqa xmm6, xmm1
+    psllq xmm1, 20
+    psrlq xmm6, 44
+    por xmm1, xmm6
+; x8 -= x11
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm1
+    movq [esp + 0], xmm6
+; x9 ^= x10
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 16]
+    movq [esp + 160], xmm4
+; x9 >>>= 25
+    movdqa xmm4, xmm6
+    psllq xmm6, 39
+    psrlq xmm4, 25
+    por xmm6, xmm4
+; x10 -= x9
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm6
+; inverse round 69
+; x9 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 16], xmm4
+; x9 >>>= 16
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x0 -= x9
+    psubq xmm3, xmm6
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 34
+    movdqa xmm4, xmm7
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm1, xmm0
+; x11 >>>= 56
+    movdqa xmm4, xmm1
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
+; x6 -= x11
+    psubq xmm0, xmm1
+; x15 ^= x4
+    pxor xmm2, [esp + 160]
+; x15 >>>= 51
+    movdqa xmm4, xmm2
+    psllq xmm2, 13
+    psrlq xmm4, 51
+    por xmm2, xmm4
+; x4 -= x15
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm2
+    movq [esp + 176], xmm2
+; x7 ^= x10
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 4
+    movdqa xmm7, xmm2
+    psllq xmm2, 60
+    psrlq xmm7, 4
+    por xmm2, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm2
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm1
+; x3 >>>= 53
+    movdqa xmm1, xmm7
+    psllq xmm7, 11
+    psrlq xmm1, 53
+    por xmm7, xmm1
+; x12 -= x3
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm7
+    movq [esp + 32], xmm1
+; x5 ^= x14
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 48]
+    movq [esp + 80], xmm6
+; x5 >>>= 42
+    movdqa xmm6, xmm1
+    psllq xmm1, 22
+    psrlq xmm6, 42
+    por xmm1, xmm6
+; x14 -= x5
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm1
+    movq [esp + 48], xmm6
+; x1 ^= x8
+    movq xmm6, [esp + 144]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm2
+; x1 >>>= 41
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
+; x8 -= x1
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm6
+; inverse round 68
+; x1 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 0], xmm2
+; x1 >>>= 41
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
+; x0 -= x1
+    psubq xmm3, xmm6
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 9
+    movdqa xmm2, xmm7
+    psllq xmm7, 55
+    psrlq xmm2, 9
+    por xmm7, xmm2
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm1, xmm4
+; x5 >>>= 37
+    movdqa xmm2, xmm1
+    psllq xmm1, 27
+    psrlq xmm2, 37
+    por xmm1, xmm2
+; x4 -= x5
+    psubq xmm4, xmm1
+; x7 ^= x6
+    movq xmm2, [esp + 64]
+    pxor xmm2, xmm0
+    movq [esp + 128], xmm1
+; x7 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x6 -= x7
+    psubq xmm0, xmm2
+; x9 ^= x8
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm2
+; x9 >>>= 12
+    movdqa xmm2, xmm1
+    psllq xmm1, 52
+    psrlq xmm2, 12
+    por xmm1, xmm2
+; x8 -= x9
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm1
+    movq [esp + 80], xmm1
+; x11 ^= x10
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 16]
+    movq [esp + 0], xmm2
+; x11 >>>= 47
+    movdqa xmm2, xmm1
+    psllq xmm1, 17
+    psrlq xmm2, 47
+    por xmm1, xmm2
+; x10 -= x11
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm1
+    movq [esp + 96], xmm1
+; x13 ^= x12
+    movq xmm1, [esp + 112]
+    pxor xmm1, [esp + 32]
+    movq [esp + 16], xmm2
+; x13 >>>= 44
+    movdqa xmm2, xmm1
+    psllq xmm1, 20
+    psrlq xmm2, 44
+    por xmm1, xmm2
+; x12 -= x13
+    movq xmm2, [esp + 32]
+    psubq xmm2, xmm1
+    movq [esp + 112], xmm1
+; x15 ^= x14
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 48]
+    movq [esp + 32], xmm2
+; x15 >>>= 30
+    movdqa xmm2, xmm1
+    psllq xmm1, 34
+    psrlq xmm2, 30
+    por xmm1, xmm2
+; x14 -= x15
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm1
+; subtract subkey 17
+; x0 -= k0
+    psubq xmm3, [esp + 432]
+; x1 -= k1
+    psubq xmm6, [esp + 448]
+; x2 -= k2
+    psubq xmm5, [esp + 352]
+; x3 -= k3
+    psubq xmm7, [esp + 368]
+; x4 -= k4
+    psubq xmm4, [esp + 384]
+    movq [esp + 192], xmm7
+; x5 -= k5
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 400]
+; x6 -= k6
+    psubq xmm0, [esp + 416]
+    movq [esp + 128], xmm7
+; x7 -= k7
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 208]
+    movq [esp + 64], xmm7
+; x8 -= k8
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 224]
+    movq [esp + 0], xmm7
+; x9 -= k9
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 240]
+    movq [esp + 144], xmm6
+; x10 -= k10
+    movq xmm6, [esp + 16]
+    psubq xmm6, [esp + 256]
+    movq [esp + 16], xmm6
+; x11 -= k11
+    movq xmm6, [esp + 96]
+    psubq xmm6, [esp + 272]
+    movq [esp + 80], xmm7
+; x12 -= k12
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 288]
+    movq [esp + 32], xmm7
+; sk5 = k13
+    movq xmm7, [esp + 304]
+; sk5 += t2
+    paddq xmm7, [esp + 512]
+    movq [esp + 160], xmm4
+; x13 -= sk5
+    movq xmm4, [esp + 112]
+    psubq xmm4, xmm7
+; x14 -= sk4
+    psubq xmm2, [esp + 880]
+; x15 -= kc[17]
+    psubq xmm1, [esp + 576]
+; inverse round 67
+; x15 ^= x0
+    pxor xmm1, xmm3
+    movq [esp + 896], xmm7
+; x15 >>>= 5
+    movdqa xmm7, xmm1
+    psllq xmm1, 59
+    psrlq xmm7, 5
+    por xmm1, xmm7
+; x0 -= x15
+    psubq xmm3, xmm1
+; x11 ^= x2
+    pxor xmm6, xmm5
+; x11 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x2 -= x11
+    psubq xmm5, xmm6
+; x13 ^= x6
+    pxor xmm4, xmm0
+; x13 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x6 -= x13
+    psubq xmm0, xmm4
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm6
+; x9 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x4 -= x9
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm2
+    movq [esp + 112], xmm4
+; x1 >>>= 47
+    movdqa xmm4, xmm7
+    psllq xmm7, 17
+    psrlq xmm4, 47
+    por xmm7, xmm4
+; x14 -= x1
+    psubq xmm2, xmm7
+; x5 ^= x8
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 0]
+    movq [esp + 48], xmm2
+; x5 >>>= 28
+    movdqa xmm2, xmm4
+    psllq xmm4, 36
+    psrlq xmm2, 28
+    por xmm4, xmm2
+; x8 -= x5
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
+; x3 ^= x10
+    movq xmm2, [esp + 192]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm1
+; x3 >>>= 16
+    movdqa xmm1, xmm2
+    psllq xmm2, 48
+    psrlq xmm1, 16
+    por xmm2, xmm1
+; x10 -= x3
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm2
+    movq [esp + 16], xmm1
+; x7 ^= x12
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 25
+    movdqa xmm7, xmm1
+    psllq xmm1, 39
+    psrlq xmm7, 25
+    por xmm1, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm1
+; inverse round 66
+; x7 ^= x0
+    pxor xmm1, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 33
+    movdqa xmm7, xmm1
+    psllq xmm1, 31
+    psrlq xmm7, 33
+    por xmm1, xmm7
+; x0 -= x7
+    psubq xmm3, xmm1
+; x5 ^= x2
+    pxor xmm4, xmm5
+; x5 >>>= 4
+    movdqa xmm7, xmm4
+    psllq xmm4, 60
+    psrlq xmm7, 4
+    por xmm4, xmm7
+; x2 -= x5
+    psubq xmm5, xmm4
+; x3 ^= x4
+    pxor xmm2, xmm6
+; x3 >>>= 51
+    movdqa xmm7, xmm2
+    psllq xmm2, 13
+    psrlq xmm7, 51
+    por xmm2, xmm7
+; x4 -= x3
+    psubq xmm6, xmm2
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
+; x1 >>>= 13
+    movdqa xmm4, xmm7
+    psllq xmm7, 51
+    psrlq xmm4, 13
+    por xmm7, xmm4
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 34
+    movdqa xmm7, xmm4
+    psllq xmm4, 30
+    psrlq xmm7, 34
+    por xmm4, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm2
+; x13 >>>= 41
+    movdqa xmm2, xmm7
+    psllq xmm7, 23
+    psrlq xmm2, 41
+    por xmm7, xmm2
+; x14 -= x13
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm7
+    movq [esp + 48], xmm2
+; x11 ^= x8
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm1
+; x11 >>>= 59
+    movdqa xmm1, xmm2
+    psllq xmm2, 5
+    psrlq xmm1, 59
+    por xmm2, xmm1
+; x8 -= x11
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm2
+    movq [esp + 0], xmm1
+; x9 ^= x10
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 16]
+    movq [esp + 160], xmm6
+; x9 >>>= 17
+    movdqa xmm6, xmm1
+    psllq xmm1, 47
+    psrlq xmm6, 17
+    por xmm1, xmm6
+; x10 -= x9
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
+; inverse round 65
+; x9 ^= x0
+    pxor xmm1, xmm3
+    movq [esp + 16], xmm6
+; x9 >>>= 38
+    movdqa xmm6, xmm1
+    psllq xmm1, 26
+    psrlq xmm6, 38
+    por xmm1, xmm6
+; x0 -= x9
+    psubq xmm3, xmm1
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 19
+    movdqa xmm6, xmm7
+    psllq xmm7, 45
+    psrlq xmm6, 19
+    por xmm7, xmm6
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm2, xmm0
+; x11 >>>= 10
+    movdqa xmm6, xmm2
+    psllq xmm2, 54
+    psrlq xmm6, 10
+    por xmm2, xmm6
+; x6 -= x11
+    psubq xmm0, xmm2
+; x15 ^= x4
+    pxor xmm4, [esp + 160]
+; x15 >>>= 55
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
+    psrlq xmm6, 55
+    por xmm4, xmm6
+; x4 -= x15
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm4
+    movq [esp + 176], xmm4
+; x7 ^= x10
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 49
+    movdqa xmm7, xmm4
+    psllq xmm4, 15
+    psrlq xmm7, 49
+    por xmm4, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm2
+; x3 >>>= 18
+    movdqa xmm2, xmm7
+    psllq xmm7, 46
+    psrlq xmm2, 18
+    por xmm7, xmm2
+; x12 -= x3
+    movq xmm2, [esp + 32]
+    psubq xmm2, xmm7
+    movq [esp + 32], xmm2
+; x5 ^= x14
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 48]
+    movq [esp + 80], xmm1
+; x5 >>>= 23
+    movdqa xmm1, xmm2
+    psllq xmm2, 41
+    psrlq xmm1, 23
+    por xmm2, xmm1
+; x14 -= x5
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm2
+    movq [esp + 48], xmm1
+; x1 ^= x8
+    movq xmm1, [esp + 144]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm4
+; x1 >>>= 52
+    movdqa xmm4, xmm1
+    psllq xmm1, 12
+    psrlq xmm4, 52
+    por xmm1, xmm4
+; x8 -= x1
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm1
+; inverse round 64
+; x1 ^= x0
+    pxor xmm1, xmm3
+    movq [esp + 0], xmm4
+; x1 >>>= 24
+    movdqa xmm4, xmm1
+    psllq xmm1, 40
+    psrlq xmm4, 24
+    por xmm1, xmm4
+; x0 -= x1
+    psubq xmm3, xmm1
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 13
+    movdqa xmm4, xmm7
+    psllq xmm7, 51
+    psrlq xmm4, 13
+    por xmm7, xmm4
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm2, xmm6
+; x5 >>>= 8
+    movdqa xmm4, xmm2
+    psllq xmm2, 56
+    psrlq xmm4, 8
+    por xmm2, xmm4
+; x4 -= x5
+    psubq xmm6, xmm2
+; x7 ^= x6
+    movq xmm4, [esp + 64]
+    pxor xmm4, xmm0
+    movq [esp + 128], xmm2
+; x7 >>>= 47
+    movdqa xmm2, xmm4
+    psllq xmm4, 17
+    psrlq xmm2, 47
+    por xmm4, xmm2
+; x6 -= x7
+    psubq xmm0, xmm4
+; x9 ^= x8
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm4
+; x9 >>>= 8
+    movdqa xmm4, xmm2
+    psllq xmm2, 56
+    psrlq xmm4, 8
+    por xmm2, xmm4
+; x8 -= x9
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm2
+    movq [esp + 80], xmm2
+; x11 ^= x10
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 16]
+    movq [esp + 0], xmm4
+; x11 >>>= 17
+    movdqa xmm4, xmm2
+    psllq xmm2, 47
+    psrlq xmm4, 17
+    por xmm2, xmm4
+; x10 -= x11
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm2
+    movq [esp + 96], xmm2
+; x13 ^= x12
+    movq xmm2, [esp + 112]
+    pxor xmm2, [esp + 32]
+    movq [esp + 16], xmm4
+; x13 >>>= 22
+    movdqa xmm4, xmm2
+    psllq xmm2, 42
+    psrlq xmm4, 22
+    por xmm2, xmm4
+; x12 -= x13
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm2
+    movq [esp + 112], xmm2
+; x15 ^= x14
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 48]
+    movq [esp + 32], xmm4
+; x15 >>>= 37
+    movdqa xmm4, xmm2
+    psllq xmm2, 27
+    psrlq xmm4, 37
+    por xmm2, xmm4
+; x14 -= x15
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm2
+; subtract subkey 16
+; x0 -= k16
+    psubq xmm3, [esp + 464]
+; x1 -= k0
+    psubq xmm1, [esp + 432]
+; x2 -= k1
+    psubq xmm5, [esp + 448]
+; x3 -= k2
+    psubq xmm7, [esp + 352]
+; x4 -= k3
+    psubq xmm6, [esp + 368]
+    movq [esp + 192], xmm7
+; x5 -= k4
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 384]
+; x6 -= k5
+    psubq xmm0, [esp + 400]
+    movq [esp + 128], xmm7
+; x7 -= k6
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 416]
+    movq [esp + 64], xmm7
+; x8 -= k7
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 208]
+    movq [esp + 0], xmm7
+; x9 -= k8
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 224]
+    movq [esp + 144], xmm1
+; x10 -= k9
+    movq xmm1, [esp + 16]
+    psubq xmm1, [esp + 240]
+    movq [esp + 16], xmm1
+; x11 -= k10
+    movq xmm1, [esp + 96]
+    psubq xmm1, [esp + 256]
+    movq [esp + 80], xmm7
+; x12 -= k11
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 272]
+    movq [esp + 32], xmm7
+; sk6 = k12
+    movq xmm7, [esp + 288]
+; sk6 += t1
+    paddq xmm7, [esp + 496]
+    movq [esp + 160], xmm6
+; x13 -= sk6
+    movq xmm6, [esp + 112]
+    psubq xmm6, xmm7
+; x14 -= sk5
+    psubq xmm4, [esp + 896]
+; x15 -= kc[16]
+    psubq xmm2, [esp + 592]
+; inverse round 63
+; x15 ^= x0
+    pxor xmm2, xmm3
+    movq [esp + 912], xmm7
 ; x15 >>>= 9
     movdqa xmm7, xmm2
     psllq xmm2, 55
@@ -9404,2091 +11299,414 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     psubq xmm5, xmm1
 ; x13 ^= x6
-    pxor xmm4, xmm0
+    pxor xmm6, xmm0
 ; x13 >>>= 35
-    movdqa xmm7, xmm4
-    psllq xmm4, 29
-    psrlq xmm7, 35
-    por xmm4, xmm7
-; x6 -= x13
-    psubq xmm0, xmm4
-; x9 ^= x4
-    pxor xmm6, [esp + 512]
-; x9 >>>= 52
     movdqa xmm7, xmm6
-    psllq xmm6, 12
-    psrlq xmm7, 52
+    psllq xmm6, 29
+    psrlq xmm7, 35
     por xmm6, xmm7
+; x6 -= x13
+    psubq xmm0, xmm6
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm1
+; x9 >>>= 52
+    movdqa xmm1, xmm7
+    psllq xmm7, 12
+    psrlq xmm1, 52
+    por xmm7, xmm1
 ; x4 -= x9
-    movq xmm7, [esp + 512]
-    psubq xmm7, xmm6
-    movq [esp + 368], xmm6
+    movq xmm1, [esp + 160]
+    psubq xmm1, xmm7
+    movq [esp + 80], xmm7
 ; x1 ^= x14
-    movq xmm6, [esp + 496]
-    pxor xmm6, [esp + 448]
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm4
+    movq [esp + 112], xmm6
 ; x1 >>>= 23
-    movdqa xmm1, xmm6
-    psllq xmm6, 41
-    psrlq xmm1, 23
-    por xmm6, xmm1
+    movdqa xmm6, xmm7
+    psllq xmm7, 41
+    psrlq xmm6, 23
+    por xmm7, xmm6
 ; x14 -= x1
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 432], xmm4
+    psubq xmm4, xmm7
 ; x5 ^= x8
-    movq xmm4, [esp + 480]
-    pxor xmm4, [esp + 352]
-    movq [esp + 448], xmm1
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 0]
+    movq [esp + 48], xmm4
 ; x5 >>>= 31
-    movdqa xmm1, xmm4
-    psllq xmm4, 33
-    psrlq xmm1, 31
-    por xmm4, xmm1
+    movdqa xmm4, xmm6
+    psllq xmm6, 33
+    psrlq xmm4, 31
+    por xmm6, xmm4
 ; x8 -= x5
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm4
-    movq [esp + 352], xmm1
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
 ; x3 ^= x10
-    movq xmm1, [esp + 464]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm2
+    movq xmm4, [esp + 192]
+    pxor xmm4, [esp + 16]
+    movq [esp + 176], xmm2
 ; x3 >>>= 37
-    movdqa xmm2, xmm1
-    psllq xmm1, 27
+    movdqa xmm2, xmm4
+    psllq xmm4, 27
     psrlq xmm2, 37
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm1
-    movq [esp + 384], xmm2
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+    movq [esp + 16], xmm2
 ; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm6
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 20
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 44
-    psrlq xmm6, 20
-    por xmm2, xmm6
+    psrlq xmm7, 20
+    por xmm2, xmm7
 ; x12 -= x7
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-; inverse round 78
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
+; inverse round 62
 ; x7 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 416], xmm6
+    movq [esp + 32], xmm7
 ; x7 >>>= 31
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 33
-    psrlq xmm6, 31
-    por xmm2, xmm6
+    psrlq xmm7, 31
+    por xmm2, xmm7
 ; x0 -= x7
     psubq xmm3, xmm2
 ; x5 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm6, xmm5
 ; x5 >>>= 44
-    movdqa xmm6, xmm4
-    psllq xmm4, 20
-    psrlq xmm6, 44
-    por xmm4, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 20
+    psrlq xmm7, 44
+    por xmm6, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm4
+    psubq xmm5, xmm6
 ; x3 ^= x4
-    pxor xmm1, xmm7
+    pxor xmm4, xmm1
 ; x3 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x4 -= x3
-    psubq xmm7, xmm1
+    psubq xmm1, xmm4
 ; x1 ^= x6
-    movq xmm6, [esp + 496]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm4
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm6
 ; x1 >>>= 46
-    movdqa xmm4, xmm6
-    psllq xmm6, 18
-    psrlq xmm4, 46
-    por xmm6, xmm4
+    movdqa xmm6, xmm7
+    psllq xmm7, 18
+    psrlq xmm6, 46
+    por xmm7, xmm6
 ; x6 -= x1
-    psubq xmm0, xmm6
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm4, [esp + 544]
-    pxor xmm4, [esp + 416]
-    movq [esp + 496], xmm6
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 19
-    movdqa xmm6, xmm4
-    psllq xmm4, 45
-    psrlq xmm6, 19
-    por xmm4, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 45
+    psrlq xmm7, 19
+    por xmm6, xmm7
 ; x12 -= x15
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm4
-    movq [esp + 416], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 464], xmm1
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm4
 ; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 22
+    psrlq xmm4, 42
+    por xmm7, xmm4
 ; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm7
+    movq [esp + 48], xmm4
 ; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm2
 ; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
+    movdqa xmm2, xmm4
+    psllq xmm4, 20
     psrlq xmm2, 44
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 512], xmm7
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm6
 ; x9 >>>= 25
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
+    psrlq xmm6, 25
+    por xmm2, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 77
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm2
+; inverse round 61
 ; x9 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 16
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
+    psrlq xmm6, 16
+    por xmm2, xmm6
 ; x0 -= x9
     psubq xmm3, xmm2
 ; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    pxor xmm4, [esp + 512]
-; x15 >>>= 51
-    movdqa xmm7, xmm4
-    psllq xmm4, 13
-    psrlq xmm7, 51
-    por xmm4, xmm7
-; x4 -= x15
-    movq xmm7, [esp + 512]
-    psubq xmm7, xmm4
-    movq [esp + 544], xmm4
-; x7 ^= x10
-    movq xmm4, [esp + 336]
-    pxor xmm4, [esp + 384]
-    movq [esp + 432], xmm6
-; x7 >>>= 4
-    movdqa xmm6, xmm4
-    psllq xmm4, 60
-    psrlq xmm6, 4
-    por xmm4, xmm6
-; x10 -= x7
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm4
-    movq [esp + 384], xmm6
-; x3 ^= x12
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 416]
-    movq [esp + 400], xmm1
-; x3 >>>= 53
-    movdqa xmm1, xmm6
-    psllq xmm6, 11
-    psrlq xmm1, 53
-    por xmm6, xmm1
-; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm6
-    movq [esp + 416], xmm1
-; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
-; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
-    psrlq xmm2, 42
-    por xmm1, xmm2
-; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
-; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm4
-; x1 >>>= 41
-    movdqa xmm4, xmm2
-    psllq xmm2, 23
-    psrlq xmm4, 41
-    por xmm2, xmm4
-; x8 -= x1
-    movq xmm4, [esp + 352]
-    psubq xmm4, xmm2
-; inverse round 76
-; x1 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 352], xmm4
-; x1 >>>= 41
-    movdqa xmm4, xmm2
-    psllq xmm2, 23
-    psrlq xmm4, 41
-    por xmm2, xmm4
-; x0 -= x1
-    psubq xmm3, xmm2
-; x3 ^= x2
-    pxor xmm6, xmm5
-; x3 >>>= 9
-    movdqa xmm4, xmm6
-    psllq xmm6, 55
-    psrlq xmm4, 9
-    por xmm6, xmm4
-; x2 -= x3
-    psubq xmm5, xmm6
-; x5 ^= x4
-    pxor xmm1, xmm7
-; x5 >>>= 37
-    movdqa xmm4, xmm1
-    psllq xmm1, 27
-    psrlq xmm4, 37
-    por xmm1, xmm4
-; x4 -= x5
-    psubq xmm7, xmm1
-; x7 ^= x6
-    movq xmm4, [esp + 336]
-    pxor xmm4, xmm0
-    movq [esp + 480], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm4
-    psllq xmm4, 33
-    psrlq xmm1, 31
-    por xmm4, xmm1
-; x6 -= x7
-    psubq xmm0, xmm4
-; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm4
-; x9 >>>= 12
-    movdqa xmm4, xmm1
-    psllq xmm1, 52
-    psrlq xmm4, 12
-    por xmm1, xmm4
-; x8 -= x9
-    movq xmm4, [esp + 352]
-    psubq xmm4, xmm1
-    movq [esp + 368], xmm1
-; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm4
-; x11 >>>= 47
-    movdqa xmm4, xmm1
-    psllq xmm1, 17
-    psrlq xmm4, 47
-    por xmm1, xmm4
-; x10 -= x11
-    movq xmm4, [esp + 384]
-    psubq xmm4, xmm1
-    movq [esp + 400], xmm1
-; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm4
-; x13 >>>= 44
-    movdqa xmm4, xmm1
-    psllq xmm1, 20
-    psrlq xmm4, 44
-    por xmm1, xmm4
-; x12 -= x13
-    movq xmm4, [esp + 416]
-    psubq xmm4, xmm1
-    movq [esp + 432], xmm1
-; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm4
-; x15 >>>= 30
-    movdqa xmm4, xmm1
-    psllq xmm1, 34
-    psrlq xmm4, 30
-    por xmm1, xmm4
-; x14 -= x15
-    movq xmm4, [esp + 448]
-    psubq xmm4, xmm1
-; subtract subkey 19
-; x0 -= k2
-    psubq xmm3, [esp + 208]
-; x1 -= k3
-    psubq xmm2, [esp + 224]
-; x2 -= k4
-    psubq xmm5, [esp + 240]
-; x3 -= k5
-    psubq xmm6, [esp + 256]
-; x4 -= k6
-    psubq xmm7, [esp + 272]
-    movq [esp + 464], xmm6
-; x5 -= k7
-    movq xmm6, [esp + 480]
-    psubq xmm6, [esp + 0]
-; x6 -= k8
-    psubq xmm0, [esp + 16]
-    movq [esp + 480], xmm6
-; x7 -= k9
-    movq xmm6, [esp + 336]
-    psubq xmm6, [esp + 32]
-    movq [esp + 336], xmm6
-; x8 -= k10
-    movq xmm6, [esp + 352]
-    psubq xmm6, [esp + 48]
-    movq [esp + 352], xmm6
-; x9 -= k11
-    movq xmm6, [esp + 368]
-    psubq xmm6, [esp + 64]
-    movq [esp + 496], xmm2
-; x10 -= k12
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 80]
-    movq [esp + 384], xmm2
-; x11 -= k13
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 96]
-    movq [esp + 512], xmm7
-; x12 -= k14
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 112]
-    movq [esp + 416], xmm7
-; x13 -= k15
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 144]
-; x14 -= k16
-    psubq xmm4, [esp + 192]
-; x15 -= k0
-    psubq xmm1, [esp + 160]
-; x13 -= t1
-    psubq xmm7, [esp + 288]
-; x14 -= t2
-    psubq xmm4, [esp + 320]
-; x15 -= 0x13
-    psubq xmm1, [esp + 560]
-; inverse round 75
-; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm4
-; x15 >>>= 5
-    movdqa xmm4, xmm1
-    psllq xmm1, 59
-    psrlq xmm4, 5
-    por xmm1, xmm4
-; x0 -= x15
-    psubq xmm3, xmm1
-; x11 ^= x2
-    pxor xmm2, xmm5
-; x11 >>>= 20
-    movdqa xmm4, xmm2
-    psllq xmm2, 44
-    psrlq xmm4, 20
-    por xmm2, xmm4
-; x2 -= x11
-    psubq xmm5, xmm2
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 48
-    movdqa xmm4, xmm7
-    psllq xmm7, 16
-    psrlq xmm4, 48
-    por xmm7, xmm4
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    pxor xmm6, [esp + 512]
-; x9 >>>= 41
-    movdqa xmm4, xmm6
-    psllq xmm6, 23
-    psrlq xmm4, 41
-    por xmm6, xmm4
-; x4 -= x9
-    movq xmm4, [esp + 512]
-    psubq xmm4, xmm6
-    movq [esp + 368], xmm6
-; x1 ^= x14
-    movq xmm6, [esp + 496]
-    pxor xmm6, [esp + 448]
-    movq [esp + 400], xmm2
-; x1 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x14 -= x1
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm2
-; x5 >>>= 28
-    movdqa xmm2, xmm7
-    psllq xmm7, 36
-    psrlq xmm2, 28
-    por xmm7, xmm2
-; x8 -= x5
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm7
-    movq [esp + 352], xmm2
-; x3 ^= x10
-    movq xmm2, [esp + 464]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
-    movdqa xmm1, xmm2
-    psllq xmm2, 48
-    psrlq xmm1, 16
-    por xmm2, xmm1
-; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm2
-    movq [esp + 384], xmm1
-; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm6
-; x7 >>>= 25
-    movdqa xmm6, xmm1
-    psllq xmm1, 39
-    psrlq xmm6, 25
-    por xmm1, xmm6
-; x12 -= x7
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-; inverse round 74
-; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm6
-; x7 >>>= 33
-    movdqa xmm6, xmm1
-    psllq xmm1, 31
-    psrlq xmm6, 33
-    por xmm1, xmm6
-; x0 -= x7
-    psubq xmm3, xmm1
-; x5 ^= x2
     pxor xmm7, xmm5
-; x5 >>>= 4
-    movdqa xmm6, xmm7
-    psllq xmm7, 60
-    psrlq xmm6, 4
-    por xmm7, xmm6
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm2, xmm4
-; x3 >>>= 51
-    movdqa xmm6, xmm2
-    psllq xmm2, 13
-    psrlq xmm6, 51
-    por xmm2, xmm6
-; x4 -= x3
-    psubq xmm4, xmm2
-; x1 ^= x6
-    movq xmm6, [esp + 496]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm6
-    psllq xmm6, 51
-    psrlq xmm7, 13
-    por xmm6, xmm7
-; x6 -= x1
-    psubq xmm0, xmm6
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm6
-; x15 >>>= 34
+; x13 >>>= 34
     movdqa xmm6, xmm7
     psllq xmm7, 30
     psrlq xmm6, 34
     por xmm7, xmm6
-; x12 -= x15
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm7
-    movq [esp + 416], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 464], xmm2
-; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
-; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
-; x11 >>>= 59
-    movdqa xmm1, xmm2
-    psllq xmm2, 5
-    psrlq xmm1, 59
-    por xmm2, xmm1
-; x8 -= x11
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm2
-    movq [esp + 352], xmm1
-; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 17
-    movdqa xmm7, xmm1
-    psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
-; inverse round 73
-; x9 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 38
-    movdqa xmm7, xmm1
-    psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
-; x0 -= x9
-    psubq xmm3, xmm1
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
 ; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x11 >>>= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
-; x6 -= x11
-    psubq xmm0, xmm2
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
-    psrlq xmm6, 55
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
-    psrlq xmm7, 49
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
-; x3 >>>= 18
-    movdqa xmm2, xmm7
-    psllq xmm7, 46
-    psrlq xmm2, 18
-    por xmm7, xmm2
-; x12 -= x3
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 416], xmm2
-; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
-; x5 >>>= 23
-    movdqa xmm1, xmm2
-    psllq xmm2, 41
-    psrlq xmm1, 23
-    por xmm2, xmm1
-; x14 -= x5
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm2
-    movq [esp + 448], xmm1
-; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 52
-    movdqa xmm6, xmm1
-    psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-; inverse round 72
-; x1 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
-; x0 -= x1
-    psubq xmm3, xmm1
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
-; x2 -= x3
     psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm2, xmm4
-; x5 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x4 -= x5
-    psubq xmm4, xmm2
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
-; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
-; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 17
-    movdqa xmm6, xmm2
-    psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
-; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 22
-    movdqa xmm6, xmm2
-    psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
-; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-; subtract subkey 18
-; x0 -= k1
-    psubq xmm3, [esp + 176]
-; x1 -= k2
-    psubq xmm1, [esp + 208]
-; x2 -= k3
-    psubq xmm5, [esp + 224]
-; x3 -= k4
-    psubq xmm7, [esp + 240]
-; x4 -= k5
-    psubq xmm4, [esp + 256]
-    movq [esp + 464], xmm7
-; x5 -= k6
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 272]
-; x6 -= k7
-    psubq xmm0, [esp + 0]
-    movq [esp + 480], xmm7
-; x7 -= k8
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 16]
-    movq [esp + 336], xmm7
-; x8 -= k9
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 32]
-    movq [esp + 352], xmm7
-; x9 -= k10
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 48]
-    movq [esp + 496], xmm1
-; x10 -= k11
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 64]
-    movq [esp + 384], xmm1
-; x11 -= k12
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 80]
-    movq [esp + 368], xmm7
-; x12 -= k13
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 96]
-    movq [esp + 416], xmm7
-; x13 -= k14
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 112]
-; x14 -= k15
-    psubq xmm6, [esp + 144]
-; x15 -= k16
-    psubq xmm2, [esp + 192]
-; x13 -= t0
-    psubq xmm7, [esp + 304]
-; x14 -= t1
-    psubq xmm6, [esp + 288]
-; x15 -= 0x12
-    psubq xmm2, [esp + 576]
-; inverse round 71
-; x15 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 9
-    movdqa xmm6, xmm2
-    psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
-; x0 -= x15
-    psubq xmm3, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x11 >>>= 48
-    movdqa xmm6, xmm1
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x2 -= x11
-    psubq xmm5, xmm1
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
-; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
-    psrlq xmm1, 52
-    por xmm6, xmm1
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
-    movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
-; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
-    psrlq xmm2, 37
-    por xmm6, xmm2
-; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
-; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
-; x7 >>>= 20
-    movdqa xmm1, xmm2
-    psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
-; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
-; inverse round 70
-; x7 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 416], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
-; x0 -= x7
-    psubq xmm3, xmm2
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 47
-    movdqa xmm1, xmm6
-    psllq xmm6, 17
-    psrlq xmm1, 47
-    por xmm6, xmm1
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 46
-    movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
-    por xmm1, xmm7
-; x6 -= x1
-    psubq xmm0, xmm1
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
-; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
-; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
-; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
-; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
-; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
-; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
-; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 25
-    movdqa xmm7, xmm2
-    psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 69
-; x9 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 16
-    movdqa xmm7, xmm2
-    psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
-; x0 -= x9
-    psubq xmm3, xmm2
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
 ; x11 ^= x6
-    pxor xmm1, xmm0
+    pxor xmm4, xmm0
 ; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
+    movdqa xmm6, xmm4
+    psllq xmm4, 8
+    psrlq xmm6, 56
+    por xmm4, xmm6
 ; x6 -= x11
-    psubq xmm0, xmm1
+    psubq xmm0, xmm4
 ; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
+    movq xmm6, [esp + 176]
+    pxor xmm6, xmm1
+    movq [esp + 112], xmm7
 ; x15 >>>= 51
-    movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
     movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
-; x3 >>>= 53
-    movdqa xmm1, xmm7
-    psllq xmm7, 11
-    psrlq xmm1, 53
-    por xmm7, xmm1
-; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 416], xmm1
-; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
-; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
-    psrlq xmm2, 42
-    por xmm1, xmm2
-; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
-; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-; inverse round 68
-; x1 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
-; x0 -= x1
-    psubq xmm3, xmm2
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 9
-    movdqa xmm6, xmm7
-    psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm1, xmm4
-; x5 >>>= 37
-    movdqa xmm6, xmm1
-    psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
-; x4 -= x5
-    psubq xmm4, xmm1
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
-    psrlq xmm1, 31
-    por xmm6, xmm1
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 12
-    movdqa xmm6, xmm1
-    psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
-; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
-; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 44
-    movdqa xmm6, xmm1
-    psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
-; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 30
-    movdqa xmm6, xmm1
-    psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-; subtract subkey 17
-; x0 -= k0
-    psubq xmm3, [esp + 160]
-; x1 -= k1
-    psubq xmm2, [esp + 176]
-; x2 -= k2
-    psubq xmm5, [esp + 208]
-; x3 -= k3
-    psubq xmm7, [esp + 224]
-; x4 -= k4
-    psubq xmm4, [esp + 240]
-    movq [esp + 464], xmm7
-; x5 -= k5
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 256]
-; x6 -= k6
-    psubq xmm0, [esp + 272]
-    movq [esp + 480], xmm7
-; x7 -= k7
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 0]
-    movq [esp + 336], xmm7
-; x8 -= k8
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 16]
-    movq [esp + 352], xmm7
-; x9 -= k9
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 32]
-    movq [esp + 496], xmm2
-; x10 -= k10
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 48]
-    movq [esp + 384], xmm2
-; x11 -= k11
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 64]
-    movq [esp + 368], xmm7
-; x12 -= k12
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 80]
-    movq [esp + 416], xmm7
-; x13 -= k13
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 96]
-; x14 -= k14
-    psubq xmm6, [esp + 112]
-; x15 -= k15
-    psubq xmm1, [esp + 144]
-; x13 -= t2
-    psubq xmm7, [esp + 320]
-; x14 -= t0
-    psubq xmm6, [esp + 304]
-; x15 -= 0x11
-    psubq xmm1, [esp + 592]
-; inverse round 67
-; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 5
-    movdqa xmm6, xmm1
-    psllq xmm1, 59
-    psrlq xmm6, 5
-    por xmm1, xmm6
-; x0 -= x15
-    psubq xmm3, xmm1
-; x11 ^= x2
-    pxor xmm2, xmm5
-; x11 >>>= 20
-    movdqa xmm6, xmm2
-    psllq xmm2, 44
-    psrlq xmm6, 20
-    por xmm2, xmm6
-; x2 -= x11
-    psubq xmm5, xmm2
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
-    psrlq xmm6, 48
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
-; x9 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
-    movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
-    psrlq xmm1, 16
-    por xmm6, xmm1
-; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
-; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
-; x7 >>>= 25
-    movdqa xmm2, xmm1
-    psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
-; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
-; inverse round 66
-; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm2
-; x7 >>>= 33
-    movdqa xmm2, xmm1
-    psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
-; x0 -= x7
-    psubq xmm3, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 51
-    movdqa xmm2, xmm6
     psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x6 -= x1
-    psubq xmm0, xmm2
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
-; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
-; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
-; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
-; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
-; x11 >>>= 59
-    movdqa xmm1, xmm2
-    psllq xmm2, 5
-    psrlq xmm1, 59
-    por xmm2, xmm1
-; x8 -= x11
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm2
-    movq [esp + 352], xmm1
-; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 17
-    movdqa xmm7, xmm1
-    psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
-; inverse round 65
-; x9 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 38
-    movdqa xmm7, xmm1
-    psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
-; x0 -= x9
-    psubq xmm3, xmm1
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
+    psrlq xmm7, 51
     por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x11 >>>= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
-; x6 -= x11
-    psubq xmm0, xmm2
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
-    psrlq xmm6, 55
-    por xmm7, xmm6
 ; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
-    psrlq xmm7, 49
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
-; x3 >>>= 18
-    movdqa xmm2, xmm7
-    psllq xmm7, 46
-    psrlq xmm2, 18
-    por xmm7, xmm2
-; x12 -= x3
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 416], xmm2
-; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
-; x5 >>>= 23
-    movdqa xmm1, xmm2
-    psllq xmm2, 41
-    psrlq xmm1, 23
-    por xmm2, xmm1
-; x14 -= x5
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm2
-    movq [esp + 448], xmm1
-; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 52
-    movdqa xmm6, xmm1
-    psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-; inverse round 64
-; x1 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
-; x0 -= x1
-    psubq xmm3, xmm1
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm2, xmm4
-; x5 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x4 -= x5
-    psubq xmm4, xmm2
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
-; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
-; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 17
-    movdqa xmm6, xmm2
-    psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
-; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 22
-    movdqa xmm6, xmm2
-    psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
-; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-; subtract subkey 16
-; x0 -= k16
-    psubq xmm3, [esp + 192]
-; x1 -= k0
-    psubq xmm1, [esp + 160]
-; x2 -= k1
-    psubq xmm5, [esp + 176]
-; x3 -= k2
-    psubq xmm7, [esp + 208]
-; x4 -= k3
-    psubq xmm4, [esp + 224]
-    movq [esp + 464], xmm7
-; x5 -= k4
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 240]
-; x6 -= k5
-    psubq xmm0, [esp + 256]
-    movq [esp + 480], xmm7
-; x7 -= k6
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 272]
-    movq [esp + 336], xmm7
-; x8 -= k7
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 0]
-    movq [esp + 352], xmm7
-; x9 -= k8
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 16]
-    movq [esp + 496], xmm1
-; x10 -= k9
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 32]
-    movq [esp + 384], xmm1
-; x11 -= k10
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 48]
-    movq [esp + 368], xmm7
-; x12 -= k11
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 64]
-    movq [esp + 416], xmm7
-; x13 -= k12
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 80]
-; x14 -= k13
-    psubq xmm6, [esp + 96]
-; x15 -= k14
-    psubq xmm2, [esp + 112]
-; x13 -= t1
-    psubq xmm7, [esp + 288]
-; x14 -= t2
-    psubq xmm6, [esp + 320]
-; x15 -= 0x10
-    psubq xmm2, [esp + 608]
-; inverse round 63
-; x15 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 9
-    movdqa xmm6, xmm2
-    psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
-; x0 -= x15
-    psubq xmm3, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x11 >>>= 48
-    movdqa xmm6, xmm1
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x2 -= x11
-    psubq xmm5, xmm1
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
-; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
-    psrlq xmm1, 52
-    por xmm6, xmm1
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
-    movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
-; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
-    psrlq xmm2, 37
-    por xmm6, xmm2
-; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
-; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
-; x7 >>>= 20
-    movdqa xmm1, xmm2
-    psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
-; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
-; inverse round 62
-; x7 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 416], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
-; x0 -= x7
-    psubq xmm3, xmm2
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 47
-    movdqa xmm1, xmm6
-    psllq xmm6, 17
-    psrlq xmm1, 47
-    por xmm6, xmm1
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 46
-    movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
-    por xmm1, xmm7
-; x6 -= x1
-    psubq xmm0, xmm1
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
-; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
-; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
-; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
-; x14 -= x13
-    movq xmm1, [esp + 448]
     psubq xmm1, xmm6
-    movq [esp + 448], xmm1
-; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
-; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
-; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 25
-    movdqa xmm7, xmm2
-    psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 61
-; x9 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 16
-    movdqa xmm7, xmm2
-    psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
-; x0 -= x9
-    psubq xmm3, xmm2
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
-    movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm7, [esp + 64]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm6
 ; x7 >>>= 4
-    movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
-    por xmm6, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 60
+    psrlq xmm6, 4
+    por xmm7, xmm6
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm7
+    movq [esp + 16], xmm6
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm6, [esp + 192]
+    pxor xmm6, [esp + 32]
+    movq [esp + 96], xmm4
 ; x3 >>>= 53
-    movdqa xmm1, xmm7
-    psllq xmm7, 11
-    psrlq xmm1, 53
-    por xmm7, xmm1
+    movdqa xmm4, xmm6
+    psllq xmm6, 11
+    psrlq xmm4, 53
+    por xmm6, xmm4
 ; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm6
+    movq [esp + 32], xmm4
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 48]
+    movq [esp + 80], xmm2
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
+    movdqa xmm2, xmm4
+    psllq xmm4, 22
     psrlq xmm2, 42
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm4
+    movq [esp + 48], xmm2
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 144]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm2
 ; inverse round 60
 ; x1 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x0 -= x1
     psubq xmm3, xmm2
 ; x3 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
-    psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
 ; x2 -= x3
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm1, xmm4
+    pxor xmm4, xmm1
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
-    psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
 ; x4 -= x5
-    psubq xmm4, xmm1
+    psubq xmm1, xmm4
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm7, [esp + 64]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
-    psrlq xmm1, 31
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 33
+    psrlq xmm4, 31
+    por xmm7, xmm4
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm7
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm7
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
-    psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm4
+    movq [esp + 80], xmm4
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 16]
+    movq [esp + 0], xmm7
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 96], xmm4
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm4, [esp + 112]
+    pxor xmm4, [esp + 32]
+    movq [esp + 16], xmm7
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
-    psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 112], xmm4
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 48]
+    movq [esp + 32], xmm7
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
-    psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 34
+    psrlq xmm7, 30
+    por xmm4, xmm7
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm7, [esp + 48]
+    psubq xmm7, xmm4
 ; subtract subkey 15
 ; x0 -= k15
-    psubq xmm3, [esp + 144]
+    psubq xmm3, [esp + 336]
 ; x1 -= k16
-    psubq xmm2, [esp + 192]
+    psubq xmm2, [esp + 464]
 ; x2 -= k0
-    psubq xmm5, [esp + 160]
+    psubq xmm5, [esp + 432]
 ; x3 -= k1
-    psubq xmm7, [esp + 176]
+    psubq xmm6, [esp + 448]
 ; x4 -= k2
-    psubq xmm4, [esp + 208]
-    movq [esp + 464], xmm7
+    psubq xmm1, [esp + 352]
+    movq [esp + 192], xmm6
 ; x5 -= k3
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 224]
+    movq xmm6, [esp + 128]
+    psubq xmm6, [esp + 368]
 ; x6 -= k4
-    psubq xmm0, [esp + 240]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 384]
+    movq [esp + 128], xmm6
 ; x7 -= k5
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 256]
-    movq [esp + 336], xmm7
+    movq xmm6, [esp + 64]
+    psubq xmm6, [esp + 400]
+    movq [esp + 64], xmm6
 ; x8 -= k6
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 272]
-    movq [esp + 352], xmm7
+    movq xmm6, [esp + 0]
+    psubq xmm6, [esp + 416]
+    movq [esp + 0], xmm6
 ; x9 -= k7
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 0]
-    movq [esp + 496], xmm2
+    movq xmm6, [esp + 80]
+    psubq xmm6, [esp + 208]
+    movq [esp + 144], xmm2
 ; x10 -= k8
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 16]
-    movq [esp + 384], xmm2
+    movq xmm2, [esp + 16]
+    psubq xmm2, [esp + 224]
+    movq [esp + 16], xmm2
 ; x11 -= k9
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 32]
-    movq [esp + 368], xmm7
+    movq xmm2, [esp + 96]
+    psubq xmm2, [esp + 240]
+    movq [esp + 80], xmm6
 ; x12 -= k10
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 48]
-    movq [esp + 416], xmm7
-; x13 -= k11
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 64]
-; x14 -= k12
-    psubq xmm6, [esp + 80]
-; x15 -= k13
-    psubq xmm1, [esp + 96]
-; x13 -= t0
-    psubq xmm7, [esp + 304]
-; x14 -= t1
-    psubq xmm6, [esp + 288]
-; x15 -= 0xf
-    psubq xmm1, [esp + 624]
+    movq xmm6, [esp + 32]
+    psubq xmm6, [esp + 256]
+    movq [esp + 32], xmm6
+; sk7 = k11
+    movq xmm6, [esp + 272]
+; sk7 += t0
+    paddq xmm6, [esp + 480]
+    movq [esp + 160], xmm1
+; x13 -= sk7
+    movq xmm1, [esp + 112]
+    psubq xmm1, xmm6
+; x14 -= sk6
+    psubq xmm7, [esp + 912]
+; x15 -= kc[15]
+    psubq xmm4, [esp + 608]
 ; inverse round 59
 ; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    pxor xmm4, xmm3
+    movq [esp + 928], xmm6
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
-    psllq xmm1, 59
+    movdqa xmm6, xmm4
+    psllq xmm4, 59
     psrlq xmm6, 5
-    por xmm1, xmm6
+    por xmm4, xmm6
 ; x0 -= x15
-    psubq xmm3, xmm1
+    psubq xmm3, xmm4
 ; x11 ^= x2
     pxor xmm2, xmm5
 ; x11 >>>= 20
@@ -11499,1672 +11717,1668 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     psubq xmm5, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
+    movdqa xmm6, xmm1
+    psllq xmm1, 16
     psrlq xmm6, 48
-    por xmm7, xmm6
+    por xmm1, xmm6
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm1
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 160]
+    movq [esp + 96], xmm2
 ; x9 >>>= 41
     movdqa xmm2, xmm6
     psllq xmm6, 23
     psrlq xmm2, 41
     por xmm6, xmm2
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm6
+    movq [esp + 80], xmm6
 ; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm7
+    movq [esp + 112], xmm1
 ; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
-    movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
-    psrlq xmm1, 16
-    por xmm6, xmm1
-; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
-; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
-; x7 >>>= 25
-    movdqa xmm2, xmm1
-    psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
-; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
-; inverse round 58
-; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm2
-; x7 >>>= 33
-    movdqa xmm2, xmm1
-    psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
-; x0 -= x7
-    psubq xmm3, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x6 -= x1
-    psubq xmm0, xmm2
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
-; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
-; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
-; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
-; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
-; x11 >>>= 59
-    movdqa xmm1, xmm2
-    psllq xmm2, 5
-    psrlq xmm1, 59
-    por xmm2, xmm1
-; x8 -= x11
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm2
-    movq [esp + 352], xmm1
-; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 17
-    movdqa xmm7, xmm1
-    psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
-; inverse round 57
-; x9 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 38
-    movdqa xmm7, xmm1
-    psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
-; x0 -= x9
-    psubq xmm3, xmm1
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x11 >>>= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
-; x6 -= x11
-    psubq xmm0, xmm2
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
-    psrlq xmm6, 55
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
-    psrlq xmm7, 49
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
-; x3 >>>= 18
-    movdqa xmm2, xmm7
-    psllq xmm7, 46
-    psrlq xmm2, 18
-    por xmm7, xmm2
-; x12 -= x3
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 416], xmm2
-; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
-; x5 >>>= 23
-    movdqa xmm1, xmm2
-    psllq xmm2, 41
-    psrlq xmm1, 23
-    por xmm2, xmm1
-; x14 -= x5
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm2
-    movq [esp + 448], xmm1
-; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 52
-    movdqa xmm6, xmm1
-    psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-; inverse round 56
-; x1 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
-; x0 -= x1
-    psubq xmm3, xmm1
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm2, xmm4
-; x5 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x4 -= x5
-    psubq xmm4, xmm2
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
-; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
-; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 17
-    movdqa xmm6, xmm2
-    psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
-; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 22
-    movdqa xmm6, xmm2
-    psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
-; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-; subtract subkey 14
-; x0 -= k14
-    psubq xmm3, [esp + 112]
-; x1 -= k15
-    psubq xmm1, [esp + 144]
-; x2 -= k16
-    psubq xmm5, [esp + 192]
-; x3 -= k0
-    psubq xmm7, [esp + 160]
-; x4 -= k1
-    psubq xmm4, [esp + 176]
-    movq [esp + 464], xmm7
-; x5 -= k2
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 208]
-; x6 -= k3
-    psubq xmm0, [esp + 224]
-    movq [esp + 480], xmm7
-; x7 -= k4
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 240]
-    movq [esp + 336], xmm7
-; x8 -= k5
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 256]
-    movq [esp + 352], xmm7
-; x9 -= k6
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 272]
-    movq [esp + 496], xmm1
-; x10 -= k7
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 0]
-    movq [esp + 384], xmm1
-; x11 -= k8
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 16]
-    movq [esp + 368], xmm7
-; x12 -= k9
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 32]
-    movq [esp + 416], xmm7
-; x13 -= k10
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 48]
-; x14 -= k11
-    psubq xmm6, [esp + 64]
-; x15 -= k12
-    psubq xmm2, [esp + 80]
-; x13 -= t2
-    psubq xmm7, [esp + 320]
-; x14 -= t0
-    psubq xmm6, [esp + 304]
-; x15 -= 0xe
-    psubq xmm2, [esp + 640]
-; inverse round 55
-; x15 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 9
-    movdqa xmm6, xmm2
-    psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
-; x0 -= x15
-    psubq xmm3, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x11 >>>= 48
-    movdqa xmm6, xmm1
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x2 -= x11
-    psubq xmm5, xmm1
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
-; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
-    psrlq xmm1, 52
-    por xmm6, xmm1
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
-    movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
-; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
-    psrlq xmm2, 37
-    por xmm6, xmm2
-; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
-; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
-; x7 >>>= 20
-    movdqa xmm1, xmm2
-    psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
-; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
-; inverse round 54
-; x7 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 416], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
-; x0 -= x7
-    psubq xmm3, xmm2
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 47
     movdqa xmm1, xmm6
     psllq xmm6, 17
     psrlq xmm1, 47
     por xmm6, xmm1
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 46
+; x14 -= x1
+    psubq xmm7, xmm6
+; x5 ^= x8
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 0]
+    movq [esp + 48], xmm7
+; x5 >>>= 28
     movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
+    psllq xmm1, 36
+    psrlq xmm7, 28
     por xmm1, xmm7
-; x6 -= x1
-    psubq xmm0, xmm1
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
-; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
-; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
-; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
-; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
-; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
-; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
-; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 25
-    movdqa xmm7, xmm2
-    psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 53
-; x9 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 16
-    movdqa xmm7, xmm2
-    psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
-; x0 -= x9
-    psubq xmm3, xmm2
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
+; x8 -= x5
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm1
+    movq [esp + 0], xmm7
+; x3 ^= x10
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm4
+; x3 >>>= 16
+    movdqa xmm4, xmm7
+    psllq xmm7, 48
+    psrlq xmm4, 16
+    por xmm7, xmm4
+; x10 -= x3
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm7
+    movq [esp + 16], xmm4
+; x7 ^= x12
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+; x7 >>>= 25
+    movdqa xmm6, xmm4
+    psllq xmm4, 39
+    psrlq xmm6, 25
+    por xmm4, xmm6
+; x12 -= x7
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm4
+; inverse round 58
+; x7 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 32], xmm6
+; x7 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x0 -= x7
+    psubq xmm3, xmm4
+; x5 ^= x2
+    pxor xmm1, xmm5
+; x5 >>>= 4
+    movdqa xmm6, xmm1
+    psllq xmm1, 60
+    psrlq xmm6, 4
+    por xmm1, xmm6
+; x2 -= x5
+    psubq xmm5, xmm1
+; x3 ^= x4
+    pxor xmm7, xmm2
+; x3 >>>= 51
     movdqa xmm6, xmm7
     psllq xmm7, 13
     psrlq xmm6, 51
     por xmm7, xmm6
+; x4 -= x3
+    psubq xmm2, xmm7
+; x1 ^= x6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm0
+    movq [esp + 128], xmm1
+; x1 >>>= 13
+    movdqa xmm1, xmm6
+    psllq xmm6, 51
+    psrlq xmm1, 13
+    por xmm6, xmm1
+; x6 -= x1
+    psubq xmm0, xmm6
+; x15 ^= x12
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm6
+; x15 >>>= 34
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x12 -= x15
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm1
+    movq [esp + 192], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 32], xmm6
+; x13 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x14 -= x13
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm7
+    movq [esp + 48], xmm6
+; x11 ^= x8
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm4
+; x11 >>>= 59
+    movdqa xmm4, xmm6
+    psllq xmm6, 5
+    psrlq xmm4, 59
+    por xmm6, xmm4
+; x8 -= x11
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
+; x9 ^= x10
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 16]
+    movq [esp + 160], xmm2
+; x9 >>>= 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x10 -= x9
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+; inverse round 57
+; x9 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 16], xmm2
+; x9 >>>= 38
+    movdqa xmm2, xmm4
+    psllq xmm4, 26
+    psrlq xmm2, 38
+    por xmm4, xmm2
+; x0 -= x9
+    psubq xmm3, xmm4
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 45
+    psrlq xmm2, 19
+    por xmm7, xmm2
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm6, xmm0
+; x11 >>>= 10
+    movdqa xmm2, xmm6
+    psllq xmm6, 54
+    psrlq xmm2, 10
+    por xmm6, xmm2
+; x6 -= x11
+    psubq xmm0, xmm6
+; x15 ^= x4
+    pxor xmm1, [esp + 160]
+; x15 >>>= 55
+    movdqa xmm2, xmm1
+    psllq xmm1, 9
+    psrlq xmm2, 55
+    por xmm1, xmm2
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm1
+    movq [esp + 176], xmm1
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
-    movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
-    por xmm6, xmm7
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 49
+    movdqa xmm7, xmm1
+    psllq xmm1, 15
+    psrlq xmm7, 49
+    por xmm1, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm6
+; x3 >>>= 18
+    movdqa xmm6, xmm7
+    psllq xmm7, 46
+    psrlq xmm6, 18
+    por xmm7, xmm6
+; x12 -= x3
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm7
+    movq [esp + 32], xmm6
+; x5 ^= x14
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 48]
+    movq [esp + 80], xmm4
+; x5 >>>= 23
+    movdqa xmm4, xmm6
+    psllq xmm6, 41
+    psrlq xmm4, 23
+    por xmm6, xmm4
+; x14 -= x5
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm6
+    movq [esp + 48], xmm4
+; x1 ^= x8
+    movq xmm4, [esp + 144]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm1
+; x1 >>>= 52
+    movdqa xmm1, xmm4
+    psllq xmm4, 12
+    psrlq xmm1, 52
+    por xmm4, xmm1
+; x8 -= x1
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm4
+; inverse round 56
+; x1 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 0], xmm1
+; x1 >>>= 24
+    movdqa xmm1, xmm4
+    psllq xmm4, 40
+    psrlq xmm1, 24
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 13
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm6, xmm2
+; x5 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x4 -= x5
+    psubq xmm2, xmm6
+; x7 ^= x6
+    movq xmm1, [esp + 64]
+    pxor xmm1, xmm0
+    movq [esp + 128], xmm6
+; x7 >>>= 47
+    movdqa xmm6, xmm1
+    psllq xmm1, 17
+    psrlq xmm6, 47
+    por xmm1, xmm6
+; x6 -= x7
+    psubq xmm0, xmm1
+; x9 ^= x8
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm1
+; x9 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x8 -= x9
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm6
+    movq [esp + 80], xmm6
+; x11 ^= x10
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 16]
+    movq [esp + 0], xmm1
+; x11 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x10 -= x11
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm6
+    movq [esp + 96], xmm6
+; x13 ^= x12
+    movq xmm6, [esp + 112]
+    pxor xmm6, [esp + 32]
+    movq [esp + 16], xmm1
+; x13 >>>= 22
+    movdqa xmm1, xmm6
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x12 -= x13
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm6
+    movq [esp + 112], xmm6
+; x15 ^= x14
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 48]
+    movq [esp + 32], xmm1
+; x15 >>>= 37
+    movdqa xmm1, xmm6
+    psllq xmm6, 27
+    psrlq xmm1, 37
+    por xmm6, xmm1
+; x14 -= x15
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm6
+; subtract subkey 14
+; x0 -= k14
+    psubq xmm3, [esp + 320]
+; x1 -= k15
+    psubq xmm4, [esp + 336]
+; x2 -= k16
+    psubq xmm5, [esp + 464]
+; x3 -= k0
+    psubq xmm7, [esp + 432]
+; x4 -= k1
+    psubq xmm2, [esp + 448]
+    movq [esp + 192], xmm7
+; x5 -= k2
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 352]
+; x6 -= k3
+    psubq xmm0, [esp + 368]
+    movq [esp + 128], xmm7
+; x7 -= k4
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 384]
+    movq [esp + 64], xmm7
+; x8 -= k5
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 400]
+    movq [esp + 0], xmm7
+; x9 -= k6
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 416]
+    movq [esp + 144], xmm4
+; x10 -= k7
+    movq xmm4, [esp + 16]
+    psubq xmm4, [esp + 208]
+    movq [esp + 16], xmm4
+; x11 -= k8
+    movq xmm4, [esp + 96]
+    psubq xmm4, [esp + 224]
+    movq [esp + 80], xmm7
+; x12 -= k9
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 240]
+    movq [esp + 32], xmm7
+; sk8 = k10
+    movq xmm7, [esp + 256]
+; sk8 += t2
+    paddq xmm7, [esp + 512]
+    movq [esp + 160], xmm2
+; x13 -= sk8
+    movq xmm2, [esp + 112]
+    psubq xmm2, xmm7
+; x14 -= sk7
+    psubq xmm1, [esp + 928]
+; x15 -= kc[14]
+    psubq xmm6, [esp + 624]
+; inverse round 55
+; x15 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 944], xmm7
+; x15 >>>= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
+; x0 -= x15
+    psubq xmm3, xmm6
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x11 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x2 -= x11
+    psubq xmm5, xmm4
+; x13 ^= x6
+    pxor xmm2, xmm0
+; x13 >>>= 35
+    movdqa xmm7, xmm2
+    psllq xmm2, 29
+    psrlq xmm7, 35
+    por xmm2, xmm7
+; x6 -= x13
+    psubq xmm0, xmm2
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm4
+; x9 >>>= 52
+    movdqa xmm4, xmm7
+    psllq xmm7, 12
+    psrlq xmm4, 52
+    por xmm7, xmm4
+; x4 -= x9
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm1
+    movq [esp + 112], xmm2
+; x1 >>>= 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 41
+    psrlq xmm2, 23
+    por xmm7, xmm2
+; x14 -= x1
+    psubq xmm1, xmm7
+; x5 ^= x8
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 0]
+    movq [esp + 48], xmm1
+; x5 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x8 -= x5
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm2
+    movq [esp + 0], xmm1
+; x3 ^= x10
+    movq xmm1, [esp + 192]
+    pxor xmm1, [esp + 16]
+    movq [esp + 176], xmm6
+; x3 >>>= 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 27
+    psrlq xmm6, 37
+    por xmm1, xmm6
+; x10 -= x3
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
+    movq [esp + 16], xmm6
+; x7 ^= x12
+    movq xmm6, [esp + 64]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+; inverse round 54
+; x7 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 31
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x0 -= x7
+    psubq xmm3, xmm6
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 44
+    movdqa xmm7, xmm2
+    psllq xmm2, 20
+    psrlq xmm7, 44
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm1, xmm4
+; x3 >>>= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 17
+    psrlq xmm7, 47
+    por xmm1, xmm7
+; x4 -= x3
+    psubq xmm4, xmm1
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm2
+; x1 >>>= 46
+    movdqa xmm2, xmm7
+    psllq xmm7, 18
+    psrlq xmm2, 46
+    por xmm7, xmm2
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 19
+    movdqa xmm7, xmm2
+    psllq xmm2, 45
+    psrlq xmm7, 19
+    por xmm2, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm1
+; x13 >>>= 42
+    movdqa xmm1, xmm7
+    psllq xmm7, 22
+    psrlq xmm1, 42
+    por xmm7, xmm1
+; x14 -= x13
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm7
+    movq [esp + 48], xmm1
+; x11 ^= x8
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm6
+; x11 >>>= 44
+    movdqa xmm6, xmm1
+    psllq xmm1, 20
+    psrlq xmm6, 44
+    por xmm1, xmm6
+; x8 -= x11
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm1
+    movq [esp + 0], xmm6
+; x9 ^= x10
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 16]
+    movq [esp + 160], xmm4
+; x9 >>>= 25
+    movdqa xmm4, xmm6
+    psllq xmm6, 39
+    psrlq xmm4, 25
+    por xmm6, xmm4
+; x10 -= x9
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm6
+; inverse round 53
+; x9 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 16], xmm4
+; x9 >>>= 16
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x0 -= x9
+    psubq xmm3, xmm6
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 34
+    movdqa xmm4, xmm7
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm1, xmm0
+; x11 >>>= 56
+    movdqa xmm4, xmm1
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
+; x6 -= x11
+    psubq xmm0, xmm1
+; x15 ^= x4
+    pxor xmm2, [esp + 160]
+; x15 >>>= 51
+    movdqa xmm4, xmm2
+    psllq xmm2, 13
+    psrlq xmm4, 51
+    por xmm2, xmm4
+; x4 -= x15
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm2
+    movq [esp + 176], xmm2
+; x7 ^= x10
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 4
+    movdqa xmm7, xmm2
+    psllq xmm2, 60
+    psrlq xmm7, 4
+    por xmm2, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm2
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm1
 ; x3 >>>= 53
     movdqa xmm1, xmm7
     psllq xmm7, 11
     psrlq xmm1, 53
     por xmm7, xmm1
 ; x12 -= x3
-    movq xmm1, [esp + 416]
+    movq xmm1, [esp + 32]
     psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq [esp + 32], xmm1
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 48]
+    movq [esp + 80], xmm6
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 22
-    psrlq xmm2, 42
-    por xmm1, xmm2
+    psrlq xmm6, 42
+    por xmm1, xmm6
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm1
+    movq [esp + 48], xmm6
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm2
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm6
 ; inverse round 52
 ; x1 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    pxor xmm6, xmm3
+    movq [esp + 0], xmm2
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
 ; x0 -= x1
-    psubq xmm3, xmm2
+    psubq xmm3, xmm6
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
+    movdqa xmm2, xmm7
     psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    psrlq xmm2, 9
+    por xmm7, xmm2
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
     pxor xmm1, xmm4
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    psrlq xmm2, 37
+    por xmm1, xmm2
 ; x4 -= x5
     psubq xmm4, xmm1
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm2, [esp + 64]
+    pxor xmm2, xmm0
+    movq [esp + 128], xmm1
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
     psrlq xmm1, 31
-    por xmm6, xmm1
+    por xmm2, xmm1
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm2
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm2
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    psrlq xmm2, 12
+    por xmm1, xmm2
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm1
+    movq [esp + 80], xmm1
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 16]
+    movq [esp + 0], xmm2
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    psrlq xmm2, 47
+    por xmm1, xmm2
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm1
+    movq [esp + 96], xmm1
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm1, [esp + 112]
+    pxor xmm1, [esp + 32]
+    movq [esp + 16], xmm2
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    psrlq xmm2, 44
+    por xmm1, xmm2
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm2, [esp + 32]
+    psubq xmm2, xmm1
+    movq [esp + 112], xmm1
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 48]
+    movq [esp + 32], xmm2
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    psrlq xmm2, 30
+    por xmm1, xmm2
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm1
 ; subtract subkey 13
 ; x0 -= k13
-    psubq xmm3, [esp + 96]
+    psubq xmm3, [esp + 304]
 ; x1 -= k14
-    psubq xmm2, [esp + 112]
-; x2 -= k15
-    psubq xmm5, [esp + 144]
-; x3 -= k16
-    psubq xmm7, [esp + 192]
-; x4 -= k0
-    psubq xmm4, [esp + 160]
-    movq [esp + 464], xmm7
-; x5 -= k1
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 176]
-; x6 -= k2
-    psubq xmm0, [esp + 208]
-    movq [esp + 480], xmm7
-; x7 -= k3
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 224]
-    movq [esp + 336], xmm7
-; x8 -= k4
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 240]
-    movq [esp + 352], xmm7
-; x9 -= k5
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 256]
-    movq [esp + 496], xmm2
-; x10 -= k6
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 272]
-    movq [esp + 384], xmm2
-; x11 -= k7
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 0]
-    movq [esp + 368], xmm7
-; x12 -= k8
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 16]
-    movq [esp + 416], xmm7
-; x13 -= k9
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 32]
-; x14 -= k10
-    psubq xmm6, [esp + 48]
-; x15 -= k11
-    psubq xmm1, [esp + 64]
-; x13 -= t1
-    psubq xmm7, [esp + 288]
-; x14 -= t2
     psubq xmm6, [esp + 320]
-; x15 -= 0xd
-    psubq xmm1, [esp + 656]
+; x2 -= k15
+    psubq xmm5, [esp + 336]
+; x3 -= k16
+    psubq xmm7, [esp + 464]
+; x4 -= k0
+    psubq xmm4, [esp + 432]
+    movq [esp + 192], xmm7
+; x5 -= k1
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 448]
+; x6 -= k2
+    psubq xmm0, [esp + 352]
+    movq [esp + 128], xmm7
+; x7 -= k3
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 368]
+    movq [esp + 64], xmm7
+; x8 -= k4
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 384]
+    movq [esp + 0], xmm7
+; x9 -= k5
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 400]
+    movq [esp + 144], xmm6
+; x10 -= k6
+    movq xmm6, [esp + 16]
+    psubq xmm6, [esp + 416]
+    movq [esp + 16], xmm6
+; x11 -= k7
+    movq xmm6, [esp + 96]
+    psubq xmm6, [esp + 208]
+    movq [esp + 80], xmm7
+; x12 -= k8
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 224]
+    movq [esp + 32], xmm7
+; sk9 = k9
+    movq xmm7, [esp + 240]
+; sk9 += t1
+    paddq xmm7, [esp + 496]
+    movq [esp + 160], xmm4
+; x13 -= sk9
+    movq xmm4, [esp + 112]
+    psubq xmm4, xmm7
+; x14 -= sk8
+    psubq xmm2, [esp + 944]
+; x15 -= kc[13]
+    psubq xmm1, [esp + 640]
 ; inverse round 51
 ; x15 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    movq [esp + 960], xmm7
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 59
-    psrlq xmm6, 5
-    por xmm1, xmm6
+    psrlq xmm7, 5
+    por xmm1, xmm7
 ; x0 -= x15
     psubq xmm3, xmm1
 ; x11 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm6, xmm5
 ; x11 >>>= 20
-    movdqa xmm6, xmm2
-    psllq xmm2, 44
-    psrlq xmm6, 20
-    por xmm2, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
 ; x2 -= x11
-    psubq xmm5, xmm2
+    psubq xmm5, xmm6
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm4, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
-    psrlq xmm6, 48
-    por xmm7, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm4
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm6
 ; x9 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
     movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
+    psllq xmm7, 23
+    psrlq xmm6, 41
     por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
+; x4 -= x9
+    movq xmm6, [esp + 160]
     psubq xmm6, xmm7
-    movq [esp + 352], xmm6
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm2
+    movq [esp + 112], xmm4
+; x1 >>>= 47
+    movdqa xmm4, xmm7
+    psllq xmm7, 17
+    psrlq xmm4, 47
+    por xmm7, xmm4
+; x14 -= x1
+    psubq xmm2, xmm7
+; x5 ^= x8
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 0]
+    movq [esp + 48], xmm2
+; x5 >>>= 28
+    movdqa xmm2, xmm4
+    psllq xmm4, 36
+    psrlq xmm2, 28
+    por xmm4, xmm2
+; x8 -= x5
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
+    movq xmm2, [esp + 192]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm1
 ; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
+    movdqa xmm1, xmm2
+    psllq xmm2, 48
     psrlq xmm1, 16
-    por xmm6, xmm1
+    por xmm2, xmm1
 ; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm2
+    movq [esp + 16], xmm1
 ; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 25
-    movdqa xmm2, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
+    psrlq xmm7, 25
+    por xmm1, xmm7
 ; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm1
 ; inverse round 50
 ; x7 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm7
 ; x7 >>>= 33
-    movdqa xmm2, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
+    psrlq xmm7, 33
+    por xmm1, xmm7
 ; x0 -= x7
     psubq xmm3, xmm1
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm4, xmm5
 ; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
+    movdqa xmm7, xmm4
+    psllq xmm4, 60
+    psrlq xmm7, 4
+    por xmm4, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm4
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm2, xmm6
 ; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
     movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
+    psllq xmm2, 13
+    psrlq xmm7, 51
     por xmm2, xmm7
+; x4 -= x3
+    psubq xmm6, xmm2
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
+; x1 >>>= 13
+    movdqa xmm4, xmm7
+    psllq xmm7, 51
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x6 -= x1
-    psubq xmm0, xmm2
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
+    movdqa xmm7, xmm4
+    psllq xmm4, 30
+    psrlq xmm7, 34
+    por xmm4, xmm7
 ; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm2
 ; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 23
     psrlq xmm2, 41
-    por xmm6, xmm2
+    por xmm7, xmm2
 ; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm7
+    movq [esp + 48], xmm2
 ; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm1
 ; x11 >>>= 59
     movdqa xmm1, xmm2
     psllq xmm2, 5
     psrlq xmm1, 59
     por xmm2, xmm1
 ; x8 -= x11
-    movq xmm1, [esp + 352]
+    movq xmm1, [esp + 0]
     psubq xmm1, xmm2
-    movq [esp + 352], xmm1
+    movq [esp + 0], xmm1
 ; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 16]
+    movq [esp + 160], xmm6
 ; x9 >>>= 17
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
 ; inverse round 49
 ; x9 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 38
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
+    psrlq xmm6, 38
+    por xmm1, xmm6
 ; x0 -= x9
     psubq xmm3, xmm1
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 45
+    psrlq xmm6, 19
+    por xmm7, xmm6
 ; x2 -= x13
-    psubq xmm5, xmm6
+    psubq xmm5, xmm7
 ; x11 ^= x6
     pxor xmm2, xmm0
 ; x11 >>>= 10
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
+    psrlq xmm6, 10
+    por xmm2, xmm6
 ; x6 -= x11
     psubq xmm0, xmm2
 ; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
+    pxor xmm4, [esp + 160]
 ; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
     psrlq xmm6, 55
-    por xmm7, xmm6
+    por xmm4, xmm6
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm4
+    movq [esp + 176], xmm4
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 16]
+    movq [esp + 112], xmm7
 ; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
+    movdqa xmm7, xmm4
+    psllq xmm4, 15
     psrlq xmm7, 49
-    por xmm6, xmm7
+    por xmm4, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm2
 ; x3 >>>= 18
     movdqa xmm2, xmm7
     psllq xmm7, 46
     psrlq xmm2, 18
     por xmm7, xmm2
 ; x12 -= x3
-    movq xmm2, [esp + 416]
+    movq xmm2, [esp + 32]
     psubq xmm2, xmm7
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm2
 ; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 48]
+    movq [esp + 80], xmm1
 ; x5 >>>= 23
     movdqa xmm1, xmm2
     psllq xmm2, 41
     psrlq xmm1, 23
     por xmm2, xmm1
 ; x14 -= x5
-    movq xmm1, [esp + 448]
+    movq xmm1, [esp + 48]
     psubq xmm1, xmm2
-    movq [esp + 448], xmm1
+    movq [esp + 48], xmm1
 ; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 144]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm4
 ; x1 >>>= 52
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
+    psrlq xmm4, 52
+    por xmm1, xmm4
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm1
 ; inverse round 48
 ; x1 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm4
 ; x1 >>>= 24
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
+    psrlq xmm4, 24
+    por xmm1, xmm4
 ; x0 -= x1
     psubq xmm3, xmm1
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm2, xmm6
 ; x5 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x4 -= x5
-    psubq xmm4, xmm2
+    psubq xmm6, xmm2
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
+    movq xmm4, [esp + 64]
+    pxor xmm4, xmm0
+    movq [esp + 128], xmm2
 ; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 17
     psrlq xmm2, 47
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm4
 ; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm4
 ; x9 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm2
+    movq [esp + 80], xmm2
 ; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 16]
+    movq [esp + 0], xmm4
 ; x11 >>>= 17
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
+    psrlq xmm4, 17
+    por xmm2, xmm4
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm2
+    movq [esp + 96], xmm2
 ; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm2, [esp + 112]
+    pxor xmm2, [esp + 32]
+    movq [esp + 16], xmm4
 ; x13 >>>= 22
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
+    psrlq xmm4, 22
+    por xmm2, xmm4
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm2
+    movq [esp + 112], xmm2
 ; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 48]
+    movq [esp + 32], xmm4
 ; x15 >>>= 37
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
+    psrlq xmm4, 37
+    por xmm2, xmm4
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm2
 ; subtract subkey 12
 ; x0 -= k12
-    psubq xmm3, [esp + 80]
+    psubq xmm3, [esp + 288]
 ; x1 -= k13
-    psubq xmm1, [esp + 96]
+    psubq xmm1, [esp + 304]
 ; x2 -= k14
-    psubq xmm5, [esp + 112]
+    psubq xmm5, [esp + 320]
 ; x3 -= k15
-    psubq xmm7, [esp + 144]
+    psubq xmm7, [esp + 336]
 ; x4 -= k16
-    psubq xmm4, [esp + 192]
-    movq [esp + 464], xmm7
+    psubq xmm6, [esp + 464]
+    movq [esp + 192], xmm7
 ; x5 -= k0
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 160]
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 432]
 ; x6 -= k1
-    psubq xmm0, [esp + 176]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 448]
+    movq [esp + 128], xmm7
 ; x7 -= k2
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 208]
-    movq [esp + 336], xmm7
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 352]
+    movq [esp + 64], xmm7
 ; x8 -= k3
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 224]
-    movq [esp + 352], xmm7
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 368]
+    movq [esp + 0], xmm7
 ; x9 -= k4
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 240]
-    movq [esp + 496], xmm1
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 384]
+    movq [esp + 144], xmm1
 ; x10 -= k5
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 256]
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 16]
+    psubq xmm1, [esp + 400]
+    movq [esp + 16], xmm1
 ; x11 -= k6
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 272]
-    movq [esp + 368], xmm7
+    movq xmm1, [esp + 96]
+    psubq xmm1, [esp + 416]
+    movq [esp + 80], xmm7
 ; x12 -= k7
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 0]
-    movq [esp + 416], xmm7
-; x13 -= k8
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 16]
-; x14 -= k9
-    psubq xmm6, [esp + 32]
-; x15 -= k10
-    psubq xmm2, [esp + 48]
-; x13 -= t0
-    psubq xmm7, [esp + 304]
-; x14 -= t1
-    psubq xmm6, [esp + 288]
-; x15 -= 0xc
-    psubq xmm2, [esp + 672]
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 208]
+    movq [esp + 32], xmm7
+; sk10 = k8
+    movq xmm7, [esp + 224]
+; sk10 += t0
+    paddq xmm7, [esp + 480]
+    movq [esp + 160], xmm6
+; x13 -= sk10
+    movq xmm6, [esp + 112]
+    psubq xmm6, xmm7
+; x14 -= sk9
+    psubq xmm4, [esp + 960]
+; x15 -= kc[12]
+    psubq xmm2, [esp + 656]
 ; inverse round 47
 ; x15 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 448], xmm6
+    movq [esp + 976], xmm7
 ; x15 >>>= 9
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
+    psrlq xmm7, 9
+    por xmm2, xmm7
 ; x0 -= x15
     psubq xmm3, xmm2
 ; x11 ^= x2
     pxor xmm1, xmm5
 ; x11 >>>= 48
-    movdqa xmm6, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
+    psrlq xmm7, 48
+    por xmm1, xmm7
 ; x2 -= x11
     psubq xmm5, xmm1
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm6, xmm0
 ; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 29
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm6
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm1
 ; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
+    movdqa xmm1, xmm7
+    psllq xmm7, 12
     psrlq xmm1, 52
-    por xmm6, xmm1
+    por xmm7, xmm1
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm1, [esp + 160]
+    psubq xmm1, xmm7
+    movq [esp + 80], xmm7
 ; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm4
+    movq [esp + 112], xmm6
 ; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
     movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
+    psllq xmm7, 41
+    psrlq xmm6, 23
     por xmm7, xmm6
+; x14 -= x1
+    psubq xmm4, xmm7
+; x5 ^= x8
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 0]
+    movq [esp + 48], xmm4
+; x5 >>>= 31
+    movdqa xmm4, xmm6
+    psllq xmm6, 33
+    psrlq xmm4, 31
+    por xmm6, xmm4
 ; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
 ; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
+    movq xmm4, [esp + 192]
+    pxor xmm4, [esp + 16]
+    movq [esp + 176], xmm2
 ; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
+    movdqa xmm2, xmm4
+    psllq xmm4, 27
     psrlq xmm2, 37
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+    movq [esp + 16], xmm2
 ; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 20
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
+    psrlq xmm7, 20
+    por xmm2, xmm7
 ; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
 ; inverse round 46
 ; x7 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 416], xmm1
+    movq [esp + 32], xmm7
 ; x7 >>>= 31
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
+    psrlq xmm7, 31
+    por xmm2, xmm7
 ; x0 -= x7
     psubq xmm3, xmm2
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 20
+    psrlq xmm7, 44
+    por xmm6, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm4, xmm1
 ; x3 >>>= 47
-    movdqa xmm1, xmm6
-    psllq xmm6, 17
-    psrlq xmm1, 47
-    por xmm6, xmm1
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x4 -= x3
-    psubq xmm4, xmm6
+    psubq xmm1, xmm4
 ; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm6
 ; x1 >>>= 46
-    movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
-    por xmm1, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 18
+    psrlq xmm6, 46
+    por xmm7, xmm6
 ; x6 -= x1
-    psubq xmm0, xmm1
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 45
+    psrlq xmm7, 19
+    por xmm6, xmm7
 ; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm4
 ; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 22
+    psrlq xmm4, 42
+    por xmm7, xmm4
 ; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm7
+    movq [esp + 48], xmm4
 ; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm2
 ; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
+    movdqa xmm2, xmm4
+    psllq xmm4, 20
     psrlq xmm2, 44
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm6
 ; x9 >>>= 25
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
+    psrlq xmm6, 25
+    por xmm2, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm2
 ; inverse round 45
 ; x9 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 16
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
+    psrlq xmm6, 16
+    por xmm2, xmm6
 ; x0 -= x9
     psubq xmm3, xmm2
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
     movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
+    psllq xmm7, 30
+    psrlq xmm6, 34
     por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm4, xmm0
+; x11 >>>= 56
+    movdqa xmm6, xmm4
+    psllq xmm4, 8
+    psrlq xmm6, 56
+    por xmm4, xmm6
+; x6 -= x11
+    psubq xmm0, xmm4
+; x15 ^= x4
+    movq xmm6, [esp + 176]
+    pxor xmm6, xmm1
+    movq [esp + 112], xmm7
+; x15 >>>= 51
     movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
+    psllq xmm6, 13
+    psrlq xmm7, 51
     por xmm6, xmm7
+; x4 -= x15
+    psubq xmm1, xmm6
+; x7 ^= x10
+    movq xmm7, [esp + 64]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+; x7 >>>= 4
+    movdqa xmm6, xmm7
+    psllq xmm7, 60
+    psrlq xmm6, 4
+    por xmm7, xmm6
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm7
+    movq [esp + 16], xmm6
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm6, [esp + 192]
+    pxor xmm6, [esp + 32]
+    movq [esp + 96], xmm4
 ; x3 >>>= 53
-    movdqa xmm1, xmm7
-    psllq xmm7, 11
-    psrlq xmm1, 53
-    por xmm7, xmm1
+    movdqa xmm4, xmm6
+    psllq xmm6, 11
+    psrlq xmm4, 53
+    por xmm6, xmm4
 ; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm6
+    movq [esp + 32], xmm4
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 48]
+    movq [esp + 80], xmm2
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
+    movdqa xmm2, xmm4
+    psllq xmm4, 22
     psrlq xmm2, 42
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm4
+    movq [esp + 48], xmm2
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 144]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm2
 ; inverse round 44
 ; x1 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x0 -= x1
     psubq xmm3, xmm2
 ; x3 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
-    psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
 ; x2 -= x3
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm1, xmm4
+    pxor xmm4, xmm1
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
-    psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
 ; x4 -= x5
-    psubq xmm4, xmm1
+    psubq xmm1, xmm4
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm7, [esp + 64]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
-    psrlq xmm1, 31
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 33
+    psrlq xmm4, 31
+    por xmm7, xmm4
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm7
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm7
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
-    psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm4
+    movq [esp + 80], xmm4
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 16]
+    movq [esp + 0], xmm7
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 96], xmm4
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm4, [esp + 112]
+    pxor xmm4, [esp + 32]
+    movq [esp + 16], xmm7
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
-    psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 112], xmm4
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 48]
+    movq [esp + 32], xmm7
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
-    psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 34
+    psrlq xmm7, 30
+    por xmm4, xmm7
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm7, [esp + 48]
+    psubq xmm7, xmm4
 ; subtract subkey 11
 ; x0 -= k11
-    psubq xmm3, [esp + 64]
+    psubq xmm3, [esp + 272]
 ; x1 -= k12
-    psubq xmm2, [esp + 80]
+    psubq xmm2, [esp + 288]
 ; x2 -= k13
-    psubq xmm5, [esp + 96]
+    psubq xmm5, [esp + 304]
 ; x3 -= k14
-    psubq xmm7, [esp + 112]
+    psubq xmm6, [esp + 320]
 ; x4 -= k15
-    psubq xmm4, [esp + 144]
-    movq [esp + 464], xmm7
+    psubq xmm1, [esp + 336]
+    movq [esp + 192], xmm6
 ; x5 -= k16
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 192]
+    movq xmm6, [esp + 128]
+    psubq xmm6, [esp + 464]
 ; x6 -= k0
-    psubq xmm0, [esp + 160]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 432]
+    movq [esp + 128], xmm6
 ; x7 -= k1
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 176]
-    movq [esp + 336], xmm7
+    movq xmm6, [esp + 64]
+    psubq xmm6, [esp + 448]
+    movq [esp + 64], xmm6
 ; x8 -= k2
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 208]
-    movq [esp + 352], xmm7
+    movq xmm6, [esp + 0]
+    psubq xmm6, [esp + 352]
+    movq [esp + 0], xmm6
 ; x9 -= k3
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 224]
-    movq [esp + 496], xmm2
+    movq xmm6, [esp + 80]
+    psubq xmm6, [esp + 368]
+    movq [esp + 144], xmm2
 ; x10 -= k4
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 240]
-    movq [esp + 384], xmm2
+    movq xmm2, [esp + 16]
+    psubq xmm2, [esp + 384]
+    movq [esp + 16], xmm2
 ; x11 -= k5
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 256]
-    movq [esp + 368], xmm7
+    movq xmm2, [esp + 96]
+    psubq xmm2, [esp + 400]
+    movq [esp + 80], xmm6
 ; x12 -= k6
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 272]
-    movq [esp + 416], xmm7
-; x13 -= k7
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 0]
-; x14 -= k8
-    psubq xmm6, [esp + 16]
-; x15 -= k9
-    psubq xmm1, [esp + 32]
-; x13 -= t2
-    psubq xmm7, [esp + 320]
-; x14 -= t0
-    psubq xmm6, [esp + 304]
-; x15 -= 0xb
-    psubq xmm1, [esp + 688]
+    movq xmm6, [esp + 32]
+    psubq xmm6, [esp + 416]
+    movq [esp + 32], xmm6
+; sk11 = k7
+    movq xmm6, [esp + 208]
+; sk11 += t2
+    paddq xmm6, [esp + 512]
+    movq [esp + 160], xmm1
+; x13 -= sk11
+    movq xmm1, [esp + 112]
+    psubq xmm1, xmm6
+; x14 -= sk10
+    psubq xmm7, [esp + 976]
+; x15 -= kc[11]
+    psubq xmm4, [esp + 672]
 ; inverse round 43
 ; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    pxor xmm4, xmm3
+    movq [esp + 992], xmm6
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
-    psllq xmm1, 59
+    movdqa xmm6, xmm4
+    psllq xmm4, 59
     psrlq xmm6, 5
-    por xmm1, xmm6
+    por xmm4, xmm6
 ; x0 -= x15
-    psubq xmm3, xmm1
+    psubq xmm3, xmm4
 ; x11 ^= x2
     pxor xmm2, xmm5
 ; x11 >>>= 20
@@ -13175,1672 +13389,1668 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     psubq xmm5, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
+    movdqa xmm6, xmm1
+    psllq xmm1, 16
     psrlq xmm6, 48
-    por xmm7, xmm6
+    por xmm1, xmm6
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm1
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 160]
+    movq [esp + 96], xmm2
 ; x9 >>>= 41
     movdqa xmm2, xmm6
     psllq xmm6, 23
     psrlq xmm2, 41
     por xmm6, xmm2
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm6
+    movq [esp + 80], xmm6
 ; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm7
+    movq [esp + 112], xmm1
 ; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
-    movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
-    psrlq xmm1, 16
-    por xmm6, xmm1
-; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
-; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
-; x7 >>>= 25
-    movdqa xmm2, xmm1
-    psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
-; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
-; inverse round 42
-; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm2
-; x7 >>>= 33
-    movdqa xmm2, xmm1
-    psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
-; x0 -= x7
-    psubq xmm3, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x6 -= x1
-    psubq xmm0, xmm2
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
-; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
-; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
-; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
-; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
-; x11 >>>= 59
-    movdqa xmm1, xmm2
-    psllq xmm2, 5
-    psrlq xmm1, 59
-    por xmm2, xmm1
-; x8 -= x11
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm2
-    movq [esp + 352], xmm1
-; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 17
-    movdqa xmm7, xmm1
-    psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
-; inverse round 41
-; x9 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 38
-    movdqa xmm7, xmm1
-    psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
-; x0 -= x9
-    psubq xmm3, xmm1
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x11 >>>= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
-; x6 -= x11
-    psubq xmm0, xmm2
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
-    psrlq xmm6, 55
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
-    psrlq xmm7, 49
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
-; x3 >>>= 18
-    movdqa xmm2, xmm7
-    psllq xmm7, 46
-    psrlq xmm2, 18
-    por xmm7, xmm2
-; x12 -= x3
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 416], xmm2
-; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
-; x5 >>>= 23
-    movdqa xmm1, xmm2
-    psllq xmm2, 41
-    psrlq xmm1, 23
-    por xmm2, xmm1
-; x14 -= x5
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm2
-    movq [esp + 448], xmm1
-; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 52
-    movdqa xmm6, xmm1
-    psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-; inverse round 40
-; x1 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
-; x0 -= x1
-    psubq xmm3, xmm1
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm2, xmm4
-; x5 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x4 -= x5
-    psubq xmm4, xmm2
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
-; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
-; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 17
-    movdqa xmm6, xmm2
-    psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
-; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 22
-    movdqa xmm6, xmm2
-    psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
-; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-; subtract subkey 10
-; x0 -= k10
-    psubq xmm3, [esp + 48]
-; x1 -= k11
-    psubq xmm1, [esp + 64]
-; x2 -= k12
-    psubq xmm5, [esp + 80]
-; x3 -= k13
-    psubq xmm7, [esp + 96]
-; x4 -= k14
-    psubq xmm4, [esp + 112]
-    movq [esp + 464], xmm7
-; x5 -= k15
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 144]
-; x6 -= k16
-    psubq xmm0, [esp + 192]
-    movq [esp + 480], xmm7
-; x7 -= k0
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 160]
-    movq [esp + 336], xmm7
-; x8 -= k1
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 176]
-    movq [esp + 352], xmm7
-; x9 -= k2
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 208]
-    movq [esp + 496], xmm1
-; x10 -= k3
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 224]
-    movq [esp + 384], xmm1
-; x11 -= k4
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 240]
-    movq [esp + 368], xmm7
-; x12 -= k5
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 256]
-    movq [esp + 416], xmm7
-; x13 -= k6
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 272]
-; x14 -= k7
-    psubq xmm6, [esp + 0]
-; x15 -= k8
-    psubq xmm2, [esp + 16]
-; x13 -= t1
-    psubq xmm7, [esp + 288]
-; x14 -= t2
-    psubq xmm6, [esp + 320]
-; x15 -= 0xa
-    psubq xmm2, [esp + 704]
-; inverse round 39
-; x15 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 9
-    movdqa xmm6, xmm2
-    psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
-; x0 -= x15
-    psubq xmm3, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x11 >>>= 48
-    movdqa xmm6, xmm1
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x2 -= x11
-    psubq xmm5, xmm1
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
-; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
-    psrlq xmm1, 52
-    por xmm6, xmm1
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
-    movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
-; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
-    psrlq xmm2, 37
-    por xmm6, xmm2
-; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
-; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
-; x7 >>>= 20
-    movdqa xmm1, xmm2
-    psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
-; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
-; inverse round 38
-; x7 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 416], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
-; x0 -= x7
-    psubq xmm3, xmm2
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 47
     movdqa xmm1, xmm6
     psllq xmm6, 17
     psrlq xmm1, 47
     por xmm6, xmm1
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 46
+; x14 -= x1
+    psubq xmm7, xmm6
+; x5 ^= x8
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 0]
+    movq [esp + 48], xmm7
+; x5 >>>= 28
     movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
+    psllq xmm1, 36
+    psrlq xmm7, 28
     por xmm1, xmm7
-; x6 -= x1
-    psubq xmm0, xmm1
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
-; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
-; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
-; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
-; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
-; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
-; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
-; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 25
-    movdqa xmm7, xmm2
-    psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 37
-; x9 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 16
-    movdqa xmm7, xmm2
-    psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
-; x0 -= x9
-    psubq xmm3, xmm2
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
+; x8 -= x5
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm1
+    movq [esp + 0], xmm7
+; x3 ^= x10
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm4
+; x3 >>>= 16
+    movdqa xmm4, xmm7
+    psllq xmm7, 48
+    psrlq xmm4, 16
+    por xmm7, xmm4
+; x10 -= x3
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm7
+    movq [esp + 16], xmm4
+; x7 ^= x12
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+; x7 >>>= 25
+    movdqa xmm6, xmm4
+    psllq xmm4, 39
+    psrlq xmm6, 25
+    por xmm4, xmm6
+; x12 -= x7
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm4
+; inverse round 42
+; x7 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 32], xmm6
+; x7 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x0 -= x7
+    psubq xmm3, xmm4
+; x5 ^= x2
+    pxor xmm1, xmm5
+; x5 >>>= 4
+    movdqa xmm6, xmm1
+    psllq xmm1, 60
+    psrlq xmm6, 4
+    por xmm1, xmm6
+; x2 -= x5
+    psubq xmm5, xmm1
+; x3 ^= x4
+    pxor xmm7, xmm2
+; x3 >>>= 51
     movdqa xmm6, xmm7
     psllq xmm7, 13
     psrlq xmm6, 51
     por xmm7, xmm6
+; x4 -= x3
+    psubq xmm2, xmm7
+; x1 ^= x6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm0
+    movq [esp + 128], xmm1
+; x1 >>>= 13
+    movdqa xmm1, xmm6
+    psllq xmm6, 51
+    psrlq xmm1, 13
+    por xmm6, xmm1
+; x6 -= x1
+    psubq xmm0, xmm6
+; x15 ^= x12
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm6
+; x15 >>>= 34
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x12 -= x15
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm1
+    movq [esp + 192], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 32], xmm6
+; x13 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x14 -= x13
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm7
+    movq [esp + 48], xmm6
+; x11 ^= x8
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm4
+; x11 >>>= 59
+    movdqa xmm4, xmm6
+    psllq xmm6, 5
+    psrlq xmm4, 59
+    por xmm6, xmm4
+; x8 -= x11
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
+; x9 ^= x10
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 16]
+    movq [esp + 160], xmm2
+; x9 >>>= 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x10 -= x9
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+; inverse round 41
+; x9 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 16], xmm2
+; x9 >>>= 38
+    movdqa xmm2, xmm4
+    psllq xmm4, 26
+    psrlq xmm2, 38
+    por xmm4, xmm2
+; x0 -= x9
+    psubq xmm3, xmm4
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 45
+    psrlq xmm2, 19
+    por xmm7, xmm2
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm6, xmm0
+; x11 >>>= 10
+    movdqa xmm2, xmm6
+    psllq xmm6, 54
+    psrlq xmm2, 10
+    por xmm6, xmm2
+; x6 -= x11
+    psubq xmm0, xmm6
+; x15 ^= x4
+    pxor xmm1, [esp + 160]
+; x15 >>>= 55
+    movdqa xmm2, xmm1
+    psllq xmm1, 9
+    psrlq xmm2, 55
+    por xmm1, xmm2
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm1
+    movq [esp + 176], xmm1
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
-    movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
-    por xmm6, xmm7
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 49
+    movdqa xmm7, xmm1
+    psllq xmm1, 15
+    psrlq xmm7, 49
+    por xmm1, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm6
+; x3 >>>= 18
+    movdqa xmm6, xmm7
+    psllq xmm7, 46
+    psrlq xmm6, 18
+    por xmm7, xmm6
+; x12 -= x3
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm7
+    movq [esp + 32], xmm6
+; x5 ^= x14
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 48]
+    movq [esp + 80], xmm4
+; x5 >>>= 23
+    movdqa xmm4, xmm6
+    psllq xmm6, 41
+    psrlq xmm4, 23
+    por xmm6, xmm4
+; x14 -= x5
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm6
+    movq [esp + 48], xmm4
+; x1 ^= x8
+    movq xmm4, [esp + 144]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm1
+; x1 >>>= 52
+    movdqa xmm1, xmm4
+    psllq xmm4, 12
+    psrlq xmm1, 52
+    por xmm4, xmm1
+; x8 -= x1
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm4
+; inverse round 40
+; x1 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 0], xmm1
+; x1 >>>= 24
+    movdqa xmm1, xmm4
+    psllq xmm4, 40
+    psrlq xmm1, 24
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 13
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm6, xmm2
+; x5 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x4 -= x5
+    psubq xmm2, xmm6
+; x7 ^= x6
+    movq xmm1, [esp + 64]
+    pxor xmm1, xmm0
+    movq [esp + 128], xmm6
+; x7 >>>= 47
+    movdqa xmm6, xmm1
+    psllq xmm1, 17
+    psrlq xmm6, 47
+    por xmm1, xmm6
+; x6 -= x7
+    psubq xmm0, xmm1
+; x9 ^= x8
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm1
+; x9 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x8 -= x9
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm6
+    movq [esp + 80], xmm6
+; x11 ^= x10
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 16]
+    movq [esp + 0], xmm1
+; x11 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x10 -= x11
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm6
+    movq [esp + 96], xmm6
+; x13 ^= x12
+    movq xmm6, [esp + 112]
+    pxor xmm6, [esp + 32]
+    movq [esp + 16], xmm1
+; x13 >>>= 22
+    movdqa xmm1, xmm6
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x12 -= x13
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm6
+    movq [esp + 112], xmm6
+; x15 ^= x14
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 48]
+    movq [esp + 32], xmm1
+; x15 >>>= 37
+    movdqa xmm1, xmm6
+    psllq xmm6, 27
+    psrlq xmm1, 37
+    por xmm6, xmm1
+; x14 -= x15
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm6
+; subtract subkey 10
+; x0 -= k10
+    psubq xmm3, [esp + 256]
+; x1 -= k11
+    psubq xmm4, [esp + 272]
+; x2 -= k12
+    psubq xmm5, [esp + 288]
+; x3 -= k13
+    psubq xmm7, [esp + 304]
+; x4 -= k14
+    psubq xmm2, [esp + 320]
+    movq [esp + 192], xmm7
+; x5 -= k15
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 336]
+; x6 -= k16
+    psubq xmm0, [esp + 464]
+    movq [esp + 128], xmm7
+; x7 -= k0
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 432]
+    movq [esp + 64], xmm7
+; x8 -= k1
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 448]
+    movq [esp + 0], xmm7
+; x9 -= k2
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 352]
+    movq [esp + 144], xmm4
+; x10 -= k3
+    movq xmm4, [esp + 16]
+    psubq xmm4, [esp + 368]
+    movq [esp + 16], xmm4
+; x11 -= k4
+    movq xmm4, [esp + 96]
+    psubq xmm4, [esp + 384]
+    movq [esp + 80], xmm7
+; x12 -= k5
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 400]
+    movq [esp + 32], xmm7
+; sk12 = k6
+    movq xmm7, [esp + 416]
+; sk12 += t1
+    paddq xmm7, [esp + 496]
+    movq [esp + 160], xmm2
+; x13 -= sk12
+    movq xmm2, [esp + 112]
+    psubq xmm2, xmm7
+; x14 -= sk11
+    psubq xmm1, [esp + 992]
+; x15 -= kc[10]
+    psubq xmm6, [esp + 688]
+; inverse round 39
+; x15 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 1008], xmm7
+; x15 >>>= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
+; x0 -= x15
+    psubq xmm3, xmm6
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x11 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x2 -= x11
+    psubq xmm5, xmm4
+; x13 ^= x6
+    pxor xmm2, xmm0
+; x13 >>>= 35
+    movdqa xmm7, xmm2
+    psllq xmm2, 29
+    psrlq xmm7, 35
+    por xmm2, xmm7
+; x6 -= x13
+    psubq xmm0, xmm2
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm4
+; x9 >>>= 52
+    movdqa xmm4, xmm7
+    psllq xmm7, 12
+    psrlq xmm4, 52
+    por xmm7, xmm4
+; x4 -= x9
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm1
+    movq [esp + 112], xmm2
+; x1 >>>= 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 41
+    psrlq xmm2, 23
+    por xmm7, xmm2
+; x14 -= x1
+    psubq xmm1, xmm7
+; x5 ^= x8
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 0]
+    movq [esp + 48], xmm1
+; x5 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x8 -= x5
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm2
+    movq [esp + 0], xmm1
+; x3 ^= x10
+    movq xmm1, [esp + 192]
+    pxor xmm1, [esp + 16]
+    movq [esp + 176], xmm6
+; x3 >>>= 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 27
+    psrlq xmm6, 37
+    por xmm1, xmm6
+; x10 -= x3
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
+    movq [esp + 16], xmm6
+; x7 ^= x12
+    movq xmm6, [esp + 64]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+; inverse round 38
+; x7 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 31
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x0 -= x7
+    psubq xmm3, xmm6
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 44
+    movdqa xmm7, xmm2
+    psllq xmm2, 20
+    psrlq xmm7, 44
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm1, xmm4
+; x3 >>>= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 17
+    psrlq xmm7, 47
+    por xmm1, xmm7
+; x4 -= x3
+    psubq xmm4, xmm1
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm2
+; x1 >>>= 46
+    movdqa xmm2, xmm7
+    psllq xmm7, 18
+    psrlq xmm2, 46
+    por xmm7, xmm2
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 19
+    movdqa xmm7, xmm2
+    psllq xmm2, 45
+    psrlq xmm7, 19
+    por xmm2, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm1
+; x13 >>>= 42
+    movdqa xmm1, xmm7
+    psllq xmm7, 22
+    psrlq xmm1, 42
+    por xmm7, xmm1
+; x14 -= x13
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm7
+    movq [esp + 48], xmm1
+; x11 ^= x8
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm6
+; x11 >>>= 44
+    movdqa xmm6, xmm1
+    psllq xmm1, 20
+    psrlq xmm6, 44
+    por xmm1, xmm6
+; x8 -= x11
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm1
+    movq [esp + 0], xmm6
+; x9 ^= x10
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 16]
+    movq [esp + 160], xmm4
+; x9 >>>= 25
+    movdqa xmm4, xmm6
+    psllq xmm6, 39
+    psrlq xmm4, 25
+    por xmm6, xmm4
+; x10 -= x9
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm6
+; inverse round 37
+; x9 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 16], xmm4
+; x9 >>>= 16
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x0 -= x9
+    psubq xmm3, xmm6
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 34
+    movdqa xmm4, xmm7
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm1, xmm0
+; x11 >>>= 56
+    movdqa xmm4, xmm1
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
+; x6 -= x11
+    psubq xmm0, xmm1
+; x15 ^= x4
+    pxor xmm2, [esp + 160]
+; x15 >>>= 51
+    movdqa xmm4, xmm2
+    psllq xmm2, 13
+    psrlq xmm4, 51
+    por xmm2, xmm4
+; x4 -= x15
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm2
+    movq [esp + 176], xmm2
+; x7 ^= x10
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 4
+    movdqa xmm7, xmm2
+    psllq xmm2, 60
+    psrlq xmm7, 4
+    por xmm2, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm2
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm1
 ; x3 >>>= 53
     movdqa xmm1, xmm7
     psllq xmm7, 11
     psrlq xmm1, 53
     por xmm7, xmm1
 ; x12 -= x3
-    movq xmm1, [esp + 416]
+    movq xmm1, [esp + 32]
     psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq [esp + 32], xmm1
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 48]
+    movq [esp + 80], xmm6
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 22
-    psrlq xmm2, 42
-    por xmm1, xmm2
+    psrlq xmm6, 42
+    por xmm1, xmm6
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm1
+    movq [esp + 48], xmm6
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm2
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm6
 ; inverse round 36
 ; x1 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    pxor xmm6, xmm3
+    movq [esp + 0], xmm2
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
 ; x0 -= x1
-    psubq xmm3, xmm2
+    psubq xmm3, xmm6
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
+    movdqa xmm2, xmm7
     psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    psrlq xmm2, 9
+    por xmm7, xmm2
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
     pxor xmm1, xmm4
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    psrlq xmm2, 37
+    por xmm1, xmm2
 ; x4 -= x5
     psubq xmm4, xmm1
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm2, [esp + 64]
+    pxor xmm2, xmm0
+    movq [esp + 128], xmm1
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
     psrlq xmm1, 31
-    por xmm6, xmm1
+    por xmm2, xmm1
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm2
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm2
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    psrlq xmm2, 12
+    por xmm1, xmm2
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm1
+    movq [esp + 80], xmm1
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 16]
+    movq [esp + 0], xmm2
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    psrlq xmm2, 47
+    por xmm1, xmm2
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm1
+    movq [esp + 96], xmm1
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm1, [esp + 112]
+    pxor xmm1, [esp + 32]
+    movq [esp + 16], xmm2
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    psrlq xmm2, 44
+    por xmm1, xmm2
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm2, [esp + 32]
+    psubq xmm2, xmm1
+    movq [esp + 112], xmm1
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 48]
+    movq [esp + 32], xmm2
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    psrlq xmm2, 30
+    por xmm1, xmm2
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm1
 ; subtract subkey 9
 ; x0 -= k9
-    psubq xmm3, [esp + 32]
+    psubq xmm3, [esp + 240]
 ; x1 -= k10
-    psubq xmm2, [esp + 48]
+    psubq xmm6, [esp + 256]
 ; x2 -= k11
-    psubq xmm5, [esp + 64]
+    psubq xmm5, [esp + 272]
 ; x3 -= k12
-    psubq xmm7, [esp + 80]
+    psubq xmm7, [esp + 288]
 ; x4 -= k13
-    psubq xmm4, [esp + 96]
-    movq [esp + 464], xmm7
+    psubq xmm4, [esp + 304]
+    movq [esp + 192], xmm7
 ; x5 -= k14
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 112]
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 320]
 ; x6 -= k15
-    psubq xmm0, [esp + 144]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 336]
+    movq [esp + 128], xmm7
 ; x7 -= k16
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 192]
-    movq [esp + 336], xmm7
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 464]
+    movq [esp + 64], xmm7
 ; x8 -= k0
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 160]
-    movq [esp + 352], xmm7
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 432]
+    movq [esp + 0], xmm7
 ; x9 -= k1
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 176]
-    movq [esp + 496], xmm2
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 448]
+    movq [esp + 144], xmm6
 ; x10 -= k2
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 208]
-    movq [esp + 384], xmm2
+    movq xmm6, [esp + 16]
+    psubq xmm6, [esp + 352]
+    movq [esp + 16], xmm6
 ; x11 -= k3
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 224]
-    movq [esp + 368], xmm7
+    movq xmm6, [esp + 96]
+    psubq xmm6, [esp + 368]
+    movq [esp + 80], xmm7
 ; x12 -= k4
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 240]
-    movq [esp + 416], xmm7
-; x13 -= k5
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 256]
-; x14 -= k6
-    psubq xmm6, [esp + 272]
-; x15 -= k7
-    psubq xmm1, [esp + 0]
-; x13 -= t0
-    psubq xmm7, [esp + 304]
-; x14 -= t1
-    psubq xmm6, [esp + 288]
-; x15 -= 9
-    psubq xmm1, [esp + 720]
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 384]
+    movq [esp + 32], xmm7
+; sk13 = k5
+    movq xmm7, [esp + 400]
+; sk13 += t0
+    paddq xmm7, [esp + 480]
+    movq [esp + 160], xmm4
+; x13 -= sk13
+    movq xmm4, [esp + 112]
+    psubq xmm4, xmm7
+; x14 -= sk12
+    psubq xmm2, [esp + 1008]
+; x15 -= kc[9]
+    psubq xmm1, [esp + 704]
 ; inverse round 35
 ; x15 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    movq [esp + 1024], xmm7
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 59
-    psrlq xmm6, 5
-    por xmm1, xmm6
+    psrlq xmm7, 5
+    por xmm1, xmm7
 ; x0 -= x15
     psubq xmm3, xmm1
 ; x11 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm6, xmm5
 ; x11 >>>= 20
-    movdqa xmm6, xmm2
-    psllq xmm2, 44
-    psrlq xmm6, 20
-    por xmm2, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
 ; x2 -= x11
-    psubq xmm5, xmm2
+    psubq xmm5, xmm6
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm4, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
-    psrlq xmm6, 48
-    por xmm7, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm4
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm6
 ; x9 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
     movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
+    psllq xmm7, 23
+    psrlq xmm6, 41
     por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
+; x4 -= x9
+    movq xmm6, [esp + 160]
     psubq xmm6, xmm7
-    movq [esp + 352], xmm6
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm2
+    movq [esp + 112], xmm4
+; x1 >>>= 47
+    movdqa xmm4, xmm7
+    psllq xmm7, 17
+    psrlq xmm4, 47
+    por xmm7, xmm4
+; x14 -= x1
+    psubq xmm2, xmm7
+; x5 ^= x8
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 0]
+    movq [esp + 48], xmm2
+; x5 >>>= 28
+    movdqa xmm2, xmm4
+    psllq xmm4, 36
+    psrlq xmm2, 28
+    por xmm4, xmm2
+; x8 -= x5
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
+    movq xmm2, [esp + 192]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm1
 ; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
+    movdqa xmm1, xmm2
+    psllq xmm2, 48
     psrlq xmm1, 16
-    por xmm6, xmm1
+    por xmm2, xmm1
 ; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm2
+    movq [esp + 16], xmm1
 ; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 25
-    movdqa xmm2, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
+    psrlq xmm7, 25
+    por xmm1, xmm7
 ; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm1
 ; inverse round 34
 ; x7 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm7
 ; x7 >>>= 33
-    movdqa xmm2, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
+    psrlq xmm7, 33
+    por xmm1, xmm7
 ; x0 -= x7
     psubq xmm3, xmm1
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm4, xmm5
 ; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
+    movdqa xmm7, xmm4
+    psllq xmm4, 60
+    psrlq xmm7, 4
+    por xmm4, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm4
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm2, xmm6
 ; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
     movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
+    psllq xmm2, 13
+    psrlq xmm7, 51
     por xmm2, xmm7
+; x4 -= x3
+    psubq xmm6, xmm2
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
+; x1 >>>= 13
+    movdqa xmm4, xmm7
+    psllq xmm7, 51
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x6 -= x1
-    psubq xmm0, xmm2
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
+    movdqa xmm7, xmm4
+    psllq xmm4, 30
+    psrlq xmm7, 34
+    por xmm4, xmm7
 ; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm2
 ; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 23
     psrlq xmm2, 41
-    por xmm6, xmm2
+    por xmm7, xmm2
 ; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm7
+    movq [esp + 48], xmm2
 ; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm1
 ; x11 >>>= 59
     movdqa xmm1, xmm2
     psllq xmm2, 5
     psrlq xmm1, 59
     por xmm2, xmm1
 ; x8 -= x11
-    movq xmm1, [esp + 352]
+    movq xmm1, [esp + 0]
     psubq xmm1, xmm2
-    movq [esp + 352], xmm1
+    movq [esp + 0], xmm1
 ; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 16]
+    movq [esp + 160], xmm6
 ; x9 >>>= 17
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
 ; inverse round 33
 ; x9 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 38
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
+    psrlq xmm6, 38
+    por xmm1, xmm6
 ; x0 -= x9
     psubq xmm3, xmm1
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 45
+    psrlq xmm6, 19
+    por xmm7, xmm6
 ; x2 -= x13
-    psubq xmm5, xmm6
+    psubq xmm5, xmm7
 ; x11 ^= x6
     pxor xmm2, xmm0
 ; x11 >>>= 10
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
+    psrlq xmm6, 10
+    por xmm2, xmm6
 ; x6 -= x11
     psubq xmm0, xmm2
 ; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
+    pxor xmm4, [esp + 160]
 ; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
     psrlq xmm6, 55
-    por xmm7, xmm6
+    por xmm4, xmm6
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm4
+    movq [esp + 176], xmm4
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 16]
+    movq [esp + 112], xmm7
 ; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
+    movdqa xmm7, xmm4
+    psllq xmm4, 15
     psrlq xmm7, 49
-    por xmm6, xmm7
+    por xmm4, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm2
 ; x3 >>>= 18
     movdqa xmm2, xmm7
     psllq xmm7, 46
     psrlq xmm2, 18
     por xmm7, xmm2
 ; x12 -= x3
-    movq xmm2, [esp + 416]
+    movq xmm2, [esp + 32]
     psubq xmm2, xmm7
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm2
 ; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 48]
+    movq [esp + 80], xmm1
 ; x5 >>>= 23
     movdqa xmm1, xmm2
     psllq xmm2, 41
     psrlq xmm1, 23
     por xmm2, xmm1
 ; x14 -= x5
-    movq xmm1, [esp + 448]
+    movq xmm1, [esp + 48]
     psubq xmm1, xmm2
-    movq [esp + 448], xmm1
+    movq [esp + 48], xmm1
 ; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 144]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm4
 ; x1 >>>= 52
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
+    psrlq xmm4, 52
+    por xmm1, xmm4
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm1
 ; inverse round 32
 ; x1 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm4
 ; x1 >>>= 24
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
+    psrlq xmm4, 24
+    por xmm1, xmm4
 ; x0 -= x1
     psubq xmm3, xmm1
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm2, xmm6
 ; x5 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x4 -= x5
-    psubq xmm4, xmm2
+    psubq xmm6, xmm2
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
+    movq xmm4, [esp + 64]
+    pxor xmm4, xmm0
+    movq [esp + 128], xmm2
 ; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 17
     psrlq xmm2, 47
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm4
 ; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm4
 ; x9 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm2
+    movq [esp + 80], xmm2
 ; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 16]
+    movq [esp + 0], xmm4
 ; x11 >>>= 17
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
+    psrlq xmm4, 17
+    por xmm2, xmm4
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm2
+    movq [esp + 96], xmm2
 ; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm2, [esp + 112]
+    pxor xmm2, [esp + 32]
+    movq [esp + 16], xmm4
 ; x13 >>>= 22
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
+    psrlq xmm4, 22
+    por xmm2, xmm4
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm2
+    movq [esp + 112], xmm2
 ; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 48]
+    movq [esp + 32], xmm4
 ; x15 >>>= 37
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
+    psrlq xmm4, 37
+    por xmm2, xmm4
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm2
 ; subtract subkey 8
 ; x0 -= k8
-    psubq xmm3, [esp + 16]
+    psubq xmm3, [esp + 224]
 ; x1 -= k9
-    psubq xmm1, [esp + 32]
+    psubq xmm1, [esp + 240]
 ; x2 -= k10
-    psubq xmm5, [esp + 48]
+    psubq xmm5, [esp + 256]
 ; x3 -= k11
-    psubq xmm7, [esp + 64]
+    psubq xmm7, [esp + 272]
 ; x4 -= k12
-    psubq xmm4, [esp + 80]
-    movq [esp + 464], xmm7
+    psubq xmm6, [esp + 288]
+    movq [esp + 192], xmm7
 ; x5 -= k13
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 96]
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 304]
 ; x6 -= k14
-    psubq xmm0, [esp + 112]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 320]
+    movq [esp + 128], xmm7
 ; x7 -= k15
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 144]
-    movq [esp + 336], xmm7
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 336]
+    movq [esp + 64], xmm7
 ; x8 -= k16
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 192]
-    movq [esp + 352], xmm7
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 464]
+    movq [esp + 0], xmm7
 ; x9 -= k0
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 160]
-    movq [esp + 496], xmm1
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 432]
+    movq [esp + 144], xmm1
 ; x10 -= k1
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 176]
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 16]
+    psubq xmm1, [esp + 448]
+    movq [esp + 16], xmm1
 ; x11 -= k2
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 208]
-    movq [esp + 368], xmm7
+    movq xmm1, [esp + 96]
+    psubq xmm1, [esp + 352]
+    movq [esp + 80], xmm7
 ; x12 -= k3
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 224]
-    movq [esp + 416], xmm7
-; x13 -= k4
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 240]
-; x14 -= k5
-    psubq xmm6, [esp + 256]
-; x15 -= k6
-    psubq xmm2, [esp + 272]
-; x13 -= t2
-    psubq xmm7, [esp + 320]
-; x14 -= t0
-    psubq xmm6, [esp + 304]
-; x15 -= 8
-    psubq xmm2, [esp + 736]
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 368]
+    movq [esp + 32], xmm7
+; sk14 = k4
+    movq xmm7, [esp + 384]
+; sk14 += t2
+    paddq xmm7, [esp + 512]
+    movq [esp + 160], xmm6
+; x13 -= sk14
+    movq xmm6, [esp + 112]
+    psubq xmm6, xmm7
+; x14 -= sk13
+    psubq xmm4, [esp + 1024]
+; x15 -= kc[8]
+    psubq xmm2, [esp + 720]
 ; inverse round 31
 ; x15 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 448], xmm6
+    movq [esp + 1040], xmm7
 ; x15 >>>= 9
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
+    psrlq xmm7, 9
+    por xmm2, xmm7
 ; x0 -= x15
     psubq xmm3, xmm2
 ; x11 ^= x2
     pxor xmm1, xmm5
 ; x11 >>>= 48
-    movdqa xmm6, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
+    psrlq xmm7, 48
+    por xmm1, xmm7
 ; x2 -= x11
     psubq xmm5, xmm1
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm6, xmm0
 ; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 29
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm6
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm1
 ; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
+    movdqa xmm1, xmm7
+    psllq xmm7, 12
     psrlq xmm1, 52
-    por xmm6, xmm1
+    por xmm7, xmm1
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm1, [esp + 160]
+    psubq xmm1, xmm7
+    movq [esp + 80], xmm7
 ; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm4
+    movq [esp + 112], xmm6
 ; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
     movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
+    psllq xmm7, 41
+    psrlq xmm6, 23
     por xmm7, xmm6
+; x14 -= x1
+    psubq xmm4, xmm7
+; x5 ^= x8
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 0]
+    movq [esp + 48], xmm4
+; x5 >>>= 31
+    movdqa xmm4, xmm6
+    psllq xmm6, 33
+    psrlq xmm4, 31
+    por xmm6, xmm4
 ; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
 ; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
+    movq xmm4, [esp + 192]
+    pxor xmm4, [esp + 16]
+    movq [esp + 176], xmm2
 ; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
+    movdqa xmm2, xmm4
+    psllq xmm4, 27
     psrlq xmm2, 37
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+    movq [esp + 16], xmm2
 ; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 20
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
+    psrlq xmm7, 20
+    por xmm2, xmm7
 ; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
 ; inverse round 30
 ; x7 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 416], xmm1
+    movq [esp + 32], xmm7
 ; x7 >>>= 31
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
+    psrlq xmm7, 31
+    por xmm2, xmm7
 ; x0 -= x7
     psubq xmm3, xmm2
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 20
+    psrlq xmm7, 44
+    por xmm6, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm4, xmm1
 ; x3 >>>= 47
-    movdqa xmm1, xmm6
-    psllq xmm6, 17
-    psrlq xmm1, 47
-    por xmm6, xmm1
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x4 -= x3
-    psubq xmm4, xmm6
+    psubq xmm1, xmm4
 ; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm6
 ; x1 >>>= 46
-    movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
-    por xmm1, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 18
+    psrlq xmm6, 46
+    por xmm7, xmm6
 ; x6 -= x1
-    psubq xmm0, xmm1
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 45
+    psrlq xmm7, 19
+    por xmm6, xmm7
 ; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm4
 ; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 22
+    psrlq xmm4, 42
+    por xmm7, xmm4
 ; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm7
+    movq [esp + 48], xmm4
 ; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm2
 ; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
+    movdqa xmm2, xmm4
+    psllq xmm4, 20
     psrlq xmm2, 44
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm6
 ; x9 >>>= 25
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
+    psrlq xmm6, 25
+    por xmm2, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm2
 ; inverse round 29
 ; x9 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 16
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
+    psrlq xmm6, 16
+    por xmm2, xmm6
 ; x0 -= x9
     psubq xmm3, xmm2
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
     movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
+    psllq xmm7, 30
+    psrlq xmm6, 34
     por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm4, xmm0
+; x11 >>>= 56
+    movdqa xmm6, xmm4
+    psllq xmm4, 8
+    psrlq xmm6, 56
+    por xmm4, xmm6
+; x6 -= x11
+    psubq xmm0, xmm4
+; x15 ^= x4
+    movq xmm6, [esp + 176]
+    pxor xmm6, xmm1
+    movq [esp + 112], xmm7
+; x15 >>>= 51
     movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
+    psllq xmm6, 13
+    psrlq xmm7, 51
     por xmm6, xmm7
+; x4 -= x15
+    psubq xmm1, xmm6
+; x7 ^= x10
+    movq xmm7, [esp + 64]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+; x7 >>>= 4
+    movdqa xmm6, xmm7
+    psllq xmm7, 60
+    psrlq xmm6, 4
+    por xmm7, xmm6
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm7
+    movq [esp + 16], xmm6
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm6, [esp + 192]
+    pxor xmm6, [esp + 32]
+    movq [esp + 96], xmm4
 ; x3 >>>= 53
-    movdqa xmm1, xmm7
-    psllq xmm7, 11
-    psrlq xmm1, 53
-    por xmm7, xmm1
+    movdqa xmm4, xmm6
+    psllq xmm6, 11
+    psrlq xmm4, 53
+    por xmm6, xmm4
 ; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm6
+    movq [esp + 32], xmm4
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 48]
+    movq [esp + 80], xmm2
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
+    movdqa xmm2, xmm4
+    psllq xmm4, 22
     psrlq xmm2, 42
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm4
+    movq [esp + 48], xmm2
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 144]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm2
 ; inverse round 28
 ; x1 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x0 -= x1
     psubq xmm3, xmm2
 ; x3 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
-    psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
 ; x2 -= x3
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm1, xmm4
+    pxor xmm4, xmm1
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
-    psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
 ; x4 -= x5
-    psubq xmm4, xmm1
+    psubq xmm1, xmm4
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm7, [esp + 64]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
-    psrlq xmm1, 31
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 33
+    psrlq xmm4, 31
+    por xmm7, xmm4
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm7
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm7
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
-    psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm4
+    movq [esp + 80], xmm4
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 16]
+    movq [esp + 0], xmm7
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 96], xmm4
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm4, [esp + 112]
+    pxor xmm4, [esp + 32]
+    movq [esp + 16], xmm7
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
-    psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 112], xmm4
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 48]
+    movq [esp + 32], xmm7
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
-    psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 34
+    psrlq xmm7, 30
+    por xmm4, xmm7
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm7, [esp + 48]
+    psubq xmm7, xmm4
 ; subtract subkey 7
 ; x0 -= k7
-    psubq xmm3, [esp + 0]
+    psubq xmm3, [esp + 208]
 ; x1 -= k8
-    psubq xmm2, [esp + 16]
+    psubq xmm2, [esp + 224]
 ; x2 -= k9
-    psubq xmm5, [esp + 32]
+    psubq xmm5, [esp + 240]
 ; x3 -= k10
-    psubq xmm7, [esp + 48]
+    psubq xmm6, [esp + 256]
 ; x4 -= k11
-    psubq xmm4, [esp + 64]
-    movq [esp + 464], xmm7
+    psubq xmm1, [esp + 272]
+    movq [esp + 192], xmm6
 ; x5 -= k12
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 80]
+    movq xmm6, [esp + 128]
+    psubq xmm6, [esp + 288]
 ; x6 -= k13
-    psubq xmm0, [esp + 96]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 304]
+    movq [esp + 128], xmm6
 ; x7 -= k14
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 112]
-    movq [esp + 336], xmm7
-; x8 -= k15
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 144]
-    movq [esp + 352], xmm7
-; x9 -= k16
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 192]
-    movq [esp + 496], xmm2
-; x10 -= k0
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 160]
-    movq [esp + 384], xmm2
-; x11 -= k1
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 176]
-    movq [esp + 368], xmm7
-; x12 -= k2
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 208]
-    movq [esp + 416], xmm7
-; x13 -= k3
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 224]
-; x14 -= k4
-    psubq xmm6, [esp + 240]
-; x15 -= k5
-    psubq xmm1, [esp + 256]
-; x13 -= t1
-    psubq xmm7, [esp + 288]
-; x14 -= t2
+    movq xmm6, [esp + 64]
     psubq xmm6, [esp + 320]
-; x15 -= 7
-    psubq xmm1, [esp + 752]
+    movq [esp + 64], xmm6
+; x8 -= k15
+    movq xmm6, [esp + 0]
+    psubq xmm6, [esp + 336]
+    movq [esp + 0], xmm6
+; x9 -= k16
+    movq xmm6, [esp + 80]
+    psubq xmm6, [esp + 464]
+    movq [esp + 144], xmm2
+; x10 -= k0
+    movq xmm2, [esp + 16]
+    psubq xmm2, [esp + 432]
+    movq [esp + 16], xmm2
+; x11 -= k1
+    movq xmm2, [esp + 96]
+    psubq xmm2, [esp + 448]
+    movq [esp + 80], xmm6
+; x12 -= k2
+    movq xmm6, [esp + 32]
+    psubq xmm6, [esp + 352]
+    movq [esp + 32], xmm6
+; sk15 = k3
+    movq xmm6, [esp + 368]
+; sk15 += t1
+    paddq xmm6, [esp + 496]
+    movq [esp + 160], xmm1
+; x13 -= sk15
+    movq xmm1, [esp + 112]
+    psubq xmm1, xmm6
+; x14 -= sk14
+    psubq xmm7, [esp + 1040]
+; x15 -= kc[7]
+    psubq xmm4, [esp + 736]
 ; inverse round 27
 ; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    pxor xmm4, xmm3
+    movq [esp + 1056], xmm6
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
-    psllq xmm1, 59
+    movdqa xmm6, xmm4
+    psllq xmm4, 59
     psrlq xmm6, 5
-    por xmm1, xmm6
+    por xmm4, xmm6
 ; x0 -= x15
-    psubq xmm3, xmm1
+    psubq xmm3, xmm4
 ; x11 ^= x2
     pxor xmm2, xmm5
 ; x11 >>>= 20
@@ -14851,1672 +15061,1668 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     psubq xmm5, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
+    movdqa xmm6, xmm1
+    psllq xmm1, 16
     psrlq xmm6, 48
-    por xmm7, xmm6
+    por xmm1, xmm6
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm1
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 160]
+    movq [esp + 96], xmm2
 ; x9 >>>= 41
     movdqa xmm2, xmm6
     psllq xmm6, 23
     psrlq xmm2, 41
     por xmm6, xmm2
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm6
+    movq [esp + 80], xmm6
 ; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm7
+    movq [esp + 112], xmm1
 ; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
-    movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
-    psrlq xmm1, 16
-    por xmm6, xmm1
-; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
-; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
-; x7 >>>= 25
-    movdqa xmm2, xmm1
-    psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
-; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
-; inverse round 26
-; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm2
-; x7 >>>= 33
-    movdqa xmm2, xmm1
-    psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
-; x0 -= x7
-    psubq xmm3, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x6 -= x1
-    psubq xmm0, xmm2
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
-; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
-; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
-; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
-; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
-; x11 >>>= 59
-    movdqa xmm1, xmm2
-    psllq xmm2, 5
-    psrlq xmm1, 59
-    por xmm2, xmm1
-; x8 -= x11
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm2
-    movq [esp + 352], xmm1
-; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 17
-    movdqa xmm7, xmm1
-    psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
-; inverse round 25
-; x9 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 38
-    movdqa xmm7, xmm1
-    psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
-; x0 -= x9
-    psubq xmm3, xmm1
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x11 >>>= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
-; x6 -= x11
-    psubq xmm0, xmm2
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
-    psrlq xmm6, 55
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
-    psrlq xmm7, 49
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
-; x3 >>>= 18
-    movdqa xmm2, xmm7
-    psllq xmm7, 46
-    psrlq xmm2, 18
-    por xmm7, xmm2
-; x12 -= x3
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 416], xmm2
-; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
-; x5 >>>= 23
-    movdqa xmm1, xmm2
-    psllq xmm2, 41
-    psrlq xmm1, 23
-    por xmm2, xmm1
-; x14 -= x5
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm2
-    movq [esp + 448], xmm1
-; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 52
-    movdqa xmm6, xmm1
-    psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-; inverse round 24
-; x1 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
-; x0 -= x1
-    psubq xmm3, xmm1
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm2, xmm4
-; x5 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x4 -= x5
-    psubq xmm4, xmm2
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
-; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
-; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 17
-    movdqa xmm6, xmm2
-    psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
-; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 22
-    movdqa xmm6, xmm2
-    psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
-; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-; subtract subkey 6
-; x0 -= k6
-    psubq xmm3, [esp + 272]
-; x1 -= k7
-    psubq xmm1, [esp + 0]
-; x2 -= k8
-    psubq xmm5, [esp + 16]
-; x3 -= k9
-    psubq xmm7, [esp + 32]
-; x4 -= k10
-    psubq xmm4, [esp + 48]
-    movq [esp + 464], xmm7
-; x5 -= k11
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 64]
-; x6 -= k12
-    psubq xmm0, [esp + 80]
-    movq [esp + 480], xmm7
-; x7 -= k13
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 96]
-    movq [esp + 336], xmm7
-; x8 -= k14
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 112]
-    movq [esp + 352], xmm7
-; x9 -= k15
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 144]
-    movq [esp + 496], xmm1
-; x10 -= k16
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 192]
-    movq [esp + 384], xmm1
-; x11 -= k0
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 160]
-    movq [esp + 368], xmm7
-; x12 -= k1
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 176]
-    movq [esp + 416], xmm7
-; x13 -= k2
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 208]
-; x14 -= k3
-    psubq xmm6, [esp + 224]
-; x15 -= k4
-    psubq xmm2, [esp + 240]
-; x13 -= t0
-    psubq xmm7, [esp + 304]
-; x14 -= t1
-    psubq xmm6, [esp + 288]
-; x15 -= 6
-    psubq xmm2, [esp + 768]
-; inverse round 23
-; x15 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 9
-    movdqa xmm6, xmm2
-    psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
-; x0 -= x15
-    psubq xmm3, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x11 >>>= 48
-    movdqa xmm6, xmm1
-    psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
-; x2 -= x11
-    psubq xmm5, xmm1
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
-; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
-    psrlq xmm1, 52
-    por xmm6, xmm1
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
-    movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
-; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
-    psrlq xmm2, 37
-    por xmm6, xmm2
-; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
-; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
-; x7 >>>= 20
-    movdqa xmm1, xmm2
-    psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
-; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
-; inverse round 22
-; x7 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 416], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
-; x0 -= x7
-    psubq xmm3, xmm2
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 47
     movdqa xmm1, xmm6
     psllq xmm6, 17
     psrlq xmm1, 47
     por xmm6, xmm1
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 46
+; x14 -= x1
+    psubq xmm7, xmm6
+; x5 ^= x8
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 0]
+    movq [esp + 48], xmm7
+; x5 >>>= 28
     movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
+    psllq xmm1, 36
+    psrlq xmm7, 28
     por xmm1, xmm7
-; x6 -= x1
-    psubq xmm0, xmm1
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
-; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
-; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
-; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
-; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
-; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
-; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
-; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 25
-    movdqa xmm7, xmm2
-    psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 21
-; x9 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 16
-    movdqa xmm7, xmm2
-    psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
-; x0 -= x9
-    psubq xmm3, xmm2
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
+; x8 -= x5
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm1
+    movq [esp + 0], xmm7
+; x3 ^= x10
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm4
+; x3 >>>= 16
+    movdqa xmm4, xmm7
+    psllq xmm7, 48
+    psrlq xmm4, 16
+    por xmm7, xmm4
+; x10 -= x3
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm7
+    movq [esp + 16], xmm4
+; x7 ^= x12
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm6
+; x7 >>>= 25
+    movdqa xmm6, xmm4
+    psllq xmm4, 39
+    psrlq xmm6, 25
+    por xmm4, xmm6
+; x12 -= x7
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm4
+; inverse round 26
+; x7 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 32], xmm6
+; x7 >>>= 33
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
+; x0 -= x7
+    psubq xmm3, xmm4
+; x5 ^= x2
+    pxor xmm1, xmm5
+; x5 >>>= 4
+    movdqa xmm6, xmm1
+    psllq xmm1, 60
+    psrlq xmm6, 4
+    por xmm1, xmm6
+; x2 -= x5
+    psubq xmm5, xmm1
+; x3 ^= x4
+    pxor xmm7, xmm2
+; x3 >>>= 51
     movdqa xmm6, xmm7
     psllq xmm7, 13
     psrlq xmm6, 51
     por xmm7, xmm6
+; x4 -= x3
+    psubq xmm2, xmm7
+; x1 ^= x6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm0
+    movq [esp + 128], xmm1
+; x1 >>>= 13
+    movdqa xmm1, xmm6
+    psllq xmm6, 51
+    psrlq xmm1, 13
+    por xmm6, xmm1
+; x6 -= x1
+    psubq xmm0, xmm6
+; x15 ^= x12
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm6
+; x15 >>>= 34
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x12 -= x15
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm1
+    movq [esp + 192], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 32], xmm6
+; x13 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x14 -= x13
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm7
+    movq [esp + 48], xmm6
+; x11 ^= x8
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm4
+; x11 >>>= 59
+    movdqa xmm4, xmm6
+    psllq xmm6, 5
+    psrlq xmm4, 59
+    por xmm6, xmm4
+; x8 -= x11
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
+; x9 ^= x10
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 16]
+    movq [esp + 160], xmm2
+; x9 >>>= 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x10 -= x9
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+; inverse round 25
+; x9 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 16], xmm2
+; x9 >>>= 38
+    movdqa xmm2, xmm4
+    psllq xmm4, 26
+    psrlq xmm2, 38
+    por xmm4, xmm2
+; x0 -= x9
+    psubq xmm3, xmm4
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 45
+    psrlq xmm2, 19
+    por xmm7, xmm2
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm6, xmm0
+; x11 >>>= 10
+    movdqa xmm2, xmm6
+    psllq xmm6, 54
+    psrlq xmm2, 10
+    por xmm6, xmm2
+; x6 -= x11
+    psubq xmm0, xmm6
+; x15 ^= x4
+    pxor xmm1, [esp + 160]
+; x15 >>>= 55
+    movdqa xmm2, xmm1
+    psllq xmm1, 9
+    psrlq xmm2, 55
+    por xmm1, xmm2
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm1
+    movq [esp + 176], xmm1
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
-    movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
-    por xmm6, xmm7
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 49
+    movdqa xmm7, xmm1
+    psllq xmm1, 15
+    psrlq xmm7, 49
+    por xmm1, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm6
+; x3 >>>= 18
+    movdqa xmm6, xmm7
+    psllq xmm7, 46
+    psrlq xmm6, 18
+    por xmm7, xmm6
+; x12 -= x3
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm7
+    movq [esp + 32], xmm6
+; x5 ^= x14
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 48]
+    movq [esp + 80], xmm4
+; x5 >>>= 23
+    movdqa xmm4, xmm6
+    psllq xmm6, 41
+    psrlq xmm4, 23
+    por xmm6, xmm4
+; x14 -= x5
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm6
+    movq [esp + 48], xmm4
+; x1 ^= x8
+    movq xmm4, [esp + 144]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm1
+; x1 >>>= 52
+    movdqa xmm1, xmm4
+    psllq xmm4, 12
+    psrlq xmm1, 52
+    por xmm4, xmm1
+; x8 -= x1
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm4
+; inverse round 24
+; x1 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 0], xmm1
+; x1 >>>= 24
+    movdqa xmm1, xmm4
+    psllq xmm4, 40
+    psrlq xmm1, 24
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 13
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm6, xmm2
+; x5 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x4 -= x5
+    psubq xmm2, xmm6
+; x7 ^= x6
+    movq xmm1, [esp + 64]
+    pxor xmm1, xmm0
+    movq [esp + 128], xmm6
+; x7 >>>= 47
+    movdqa xmm6, xmm1
+    psllq xmm1, 17
+    psrlq xmm6, 47
+    por xmm1, xmm6
+; x6 -= x7
+    psubq xmm0, xmm1
+; x9 ^= x8
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm1
+; x9 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x8 -= x9
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm6
+    movq [esp + 80], xmm6
+; x11 ^= x10
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 16]
+    movq [esp + 0], xmm1
+; x11 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x10 -= x11
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm6
+    movq [esp + 96], xmm6
+; x13 ^= x12
+    movq xmm6, [esp + 112]
+    pxor xmm6, [esp + 32]
+    movq [esp + 16], xmm1
+; x13 >>>= 22
+    movdqa xmm1, xmm6
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x12 -= x13
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm6
+    movq [esp + 112], xmm6
+; x15 ^= x14
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 48]
+    movq [esp + 32], xmm1
+; x15 >>>= 37
+    movdqa xmm1, xmm6
+    psllq xmm6, 27
+    psrlq xmm1, 37
+    por xmm6, xmm1
+; x14 -= x15
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm6
+; subtract subkey 6
+; x0 -= k6
+    psubq xmm3, [esp + 416]
+; x1 -= k7
+    psubq xmm4, [esp + 208]
+; x2 -= k8
+    psubq xmm5, [esp + 224]
+; x3 -= k9
+    psubq xmm7, [esp + 240]
+; x4 -= k10
+    psubq xmm2, [esp + 256]
+    movq [esp + 192], xmm7
+; x5 -= k11
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 272]
+; x6 -= k12
+    psubq xmm0, [esp + 288]
+    movq [esp + 128], xmm7
+; x7 -= k13
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 304]
+    movq [esp + 64], xmm7
+; x8 -= k14
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 320]
+    movq [esp + 0], xmm7
+; x9 -= k15
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 336]
+    movq [esp + 144], xmm4
+; x10 -= k16
+    movq xmm4, [esp + 16]
+    psubq xmm4, [esp + 464]
+    movq [esp + 16], xmm4
+; x11 -= k0
+    movq xmm4, [esp + 96]
+    psubq xmm4, [esp + 432]
+    movq [esp + 80], xmm7
+; x12 -= k1
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 448]
+    movq [esp + 32], xmm7
+; sk16 = k2
+    movq xmm7, [esp + 352]
+; sk16 += t0
+    paddq xmm7, [esp + 480]
+    movq [esp + 160], xmm2
+; x13 -= sk16
+    movq xmm2, [esp + 112]
+    psubq xmm2, xmm7
+; x14 -= sk15
+    psubq xmm1, [esp + 1056]
+; x15 -= kc[6]
+    psubq xmm6, [esp + 752]
+; inverse round 23
+; x15 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 1072], xmm7
+; x15 >>>= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
+; x0 -= x15
+    psubq xmm3, xmm6
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x11 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x2 -= x11
+    psubq xmm5, xmm4
+; x13 ^= x6
+    pxor xmm2, xmm0
+; x13 >>>= 35
+    movdqa xmm7, xmm2
+    psllq xmm2, 29
+    psrlq xmm7, 35
+    por xmm2, xmm7
+; x6 -= x13
+    psubq xmm0, xmm2
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm4
+; x9 >>>= 52
+    movdqa xmm4, xmm7
+    psllq xmm7, 12
+    psrlq xmm4, 52
+    por xmm7, xmm4
+; x4 -= x9
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm1
+    movq [esp + 112], xmm2
+; x1 >>>= 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 41
+    psrlq xmm2, 23
+    por xmm7, xmm2
+; x14 -= x1
+    psubq xmm1, xmm7
+; x5 ^= x8
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 0]
+    movq [esp + 48], xmm1
+; x5 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x8 -= x5
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm2
+    movq [esp + 0], xmm1
+; x3 ^= x10
+    movq xmm1, [esp + 192]
+    pxor xmm1, [esp + 16]
+    movq [esp + 176], xmm6
+; x3 >>>= 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 27
+    psrlq xmm6, 37
+    por xmm1, xmm6
+; x10 -= x3
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
+    movq [esp + 16], xmm6
+; x7 ^= x12
+    movq xmm6, [esp + 64]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+; inverse round 22
+; x7 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 31
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x0 -= x7
+    psubq xmm3, xmm6
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 44
+    movdqa xmm7, xmm2
+    psllq xmm2, 20
+    psrlq xmm7, 44
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm1, xmm4
+; x3 >>>= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 17
+    psrlq xmm7, 47
+    por xmm1, xmm7
+; x4 -= x3
+    psubq xmm4, xmm1
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm2
+; x1 >>>= 46
+    movdqa xmm2, xmm7
+    psllq xmm7, 18
+    psrlq xmm2, 46
+    por xmm7, xmm2
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 19
+    movdqa xmm7, xmm2
+    psllq xmm2, 45
+    psrlq xmm7, 19
+    por xmm2, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm1
+; x13 >>>= 42
+    movdqa xmm1, xmm7
+    psllq xmm7, 22
+    psrlq xmm1, 42
+    por xmm7, xmm1
+; x14 -= x13
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm7
+    movq [esp + 48], xmm1
+; x11 ^= x8
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm6
+; x11 >>>= 44
+    movdqa xmm6, xmm1
+    psllq xmm1, 20
+    psrlq xmm6, 44
+    por xmm1, xmm6
+; x8 -= x11
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm1
+    movq [esp + 0], xmm6
+; x9 ^= x10
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 16]
+    movq [esp + 160], xmm4
+; x9 >>>= 25
+    movdqa xmm4, xmm6
+    psllq xmm6, 39
+    psrlq xmm4, 25
+    por xmm6, xmm4
+; x10 -= x9
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm6
+; inverse round 21
+; x9 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 16], xmm4
+; x9 >>>= 16
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x0 -= x9
+    psubq xmm3, xmm6
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 34
+    movdqa xmm4, xmm7
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm1, xmm0
+; x11 >>>= 56
+    movdqa xmm4, xmm1
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
+; x6 -= x11
+    psubq xmm0, xmm1
+; x15 ^= x4
+    pxor xmm2, [esp + 160]
+; x15 >>>= 51
+    movdqa xmm4, xmm2
+    psllq xmm2, 13
+    psrlq xmm4, 51
+    por xmm2, xmm4
+; x4 -= x15
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm2
+    movq [esp + 176], xmm2
+; x7 ^= x10
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 4
+    movdqa xmm7, xmm2
+    psllq xmm2, 60
+    psrlq xmm7, 4
+    por xmm2, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm2
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm1
 ; x3 >>>= 53
     movdqa xmm1, xmm7
     psllq xmm7, 11
     psrlq xmm1, 53
     por xmm7, xmm1
 ; x12 -= x3
-    movq xmm1, [esp + 416]
+    movq xmm1, [esp + 32]
     psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq [esp + 32], xmm1
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 48]
+    movq [esp + 80], xmm6
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 22
-    psrlq xmm2, 42
-    por xmm1, xmm2
+    psrlq xmm6, 42
+    por xmm1, xmm6
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm1
+    movq [esp + 48], xmm6
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm2
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm6
 ; inverse round 20
 ; x1 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    pxor xmm6, xmm3
+    movq [esp + 0], xmm2
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
 ; x0 -= x1
-    psubq xmm3, xmm2
+    psubq xmm3, xmm6
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
+    movdqa xmm2, xmm7
     psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    psrlq xmm2, 9
+    por xmm7, xmm2
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
     pxor xmm1, xmm4
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    psrlq xmm2, 37
+    por xmm1, xmm2
 ; x4 -= x5
     psubq xmm4, xmm1
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm2, [esp + 64]
+    pxor xmm2, xmm0
+    movq [esp + 128], xmm1
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
     psrlq xmm1, 31
-    por xmm6, xmm1
+    por xmm2, xmm1
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm2
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm2
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    psrlq xmm2, 12
+    por xmm1, xmm2
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm1
+    movq [esp + 80], xmm1
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 16]
+    movq [esp + 0], xmm2
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    psrlq xmm2, 47
+    por xmm1, xmm2
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm1
+    movq [esp + 96], xmm1
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm1, [esp + 112]
+    pxor xmm1, [esp + 32]
+    movq [esp + 16], xmm2
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    psrlq xmm2, 44
+    por xmm1, xmm2
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm2, [esp + 32]
+    psubq xmm2, xmm1
+    movq [esp + 112], xmm1
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 48]
+    movq [esp + 32], xmm2
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
+    movdqa xmm2, xmm1
     psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    psrlq xmm2, 30
+    por xmm1, xmm2
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm1
 ; subtract subkey 5
 ; x0 -= k5
-    psubq xmm3, [esp + 256]
+    psubq xmm3, [esp + 400]
 ; x1 -= k6
-    psubq xmm2, [esp + 272]
+    psubq xmm6, [esp + 416]
 ; x2 -= k7
-    psubq xmm5, [esp + 0]
+    psubq xmm5, [esp + 208]
 ; x3 -= k8
-    psubq xmm7, [esp + 16]
+    psubq xmm7, [esp + 224]
 ; x4 -= k9
-    psubq xmm4, [esp + 32]
-    movq [esp + 464], xmm7
+    psubq xmm4, [esp + 240]
+    movq [esp + 192], xmm7
 ; x5 -= k10
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 48]
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 256]
 ; x6 -= k11
-    psubq xmm0, [esp + 64]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 272]
+    movq [esp + 128], xmm7
 ; x7 -= k12
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 80]
-    movq [esp + 336], xmm7
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 288]
+    movq [esp + 64], xmm7
 ; x8 -= k13
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 96]
-    movq [esp + 352], xmm7
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 304]
+    movq [esp + 0], xmm7
 ; x9 -= k14
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 112]
-    movq [esp + 496], xmm2
-; x10 -= k15
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 144]
-    movq [esp + 384], xmm2
-; x11 -= k16
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 192]
-    movq [esp + 368], xmm7
-; x12 -= k0
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 160]
-    movq [esp + 416], xmm7
-; x13 -= k1
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 176]
-; x14 -= k2
-    psubq xmm6, [esp + 208]
-; x15 -= k3
-    psubq xmm1, [esp + 224]
-; x13 -= t2
+    movq xmm7, [esp + 80]
     psubq xmm7, [esp + 320]
-; x14 -= t0
-    psubq xmm6, [esp + 304]
-; x15 -= 5
-    psubq xmm1, [esp + 784]
+    movq [esp + 144], xmm6
+; x10 -= k15
+    movq xmm6, [esp + 16]
+    psubq xmm6, [esp + 336]
+    movq [esp + 16], xmm6
+; x11 -= k16
+    movq xmm6, [esp + 96]
+    psubq xmm6, [esp + 464]
+    movq [esp + 80], xmm7
+; x12 -= k0
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 432]
+    movq [esp + 32], xmm7
+; sk17 = k1
+    movq xmm7, [esp + 448]
+; sk17 += t2
+    paddq xmm7, [esp + 512]
+    movq [esp + 160], xmm4
+; x13 -= sk17
+    movq xmm4, [esp + 112]
+    psubq xmm4, xmm7
+; x14 -= sk16
+    psubq xmm2, [esp + 1072]
+; x15 -= kc[5]
+    psubq xmm1, [esp + 768]
 ; inverse round 19
 ; x15 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    movq [esp + 1088], xmm7
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 59
-    psrlq xmm6, 5
-    por xmm1, xmm6
+    psrlq xmm7, 5
+    por xmm1, xmm7
 ; x0 -= x15
     psubq xmm3, xmm1
 ; x11 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm6, xmm5
 ; x11 >>>= 20
-    movdqa xmm6, xmm2
-    psllq xmm2, 44
-    psrlq xmm6, 20
-    por xmm2, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
 ; x2 -= x11
-    psubq xmm5, xmm2
+    psubq xmm5, xmm6
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm4, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
-    psrlq xmm6, 48
-    por xmm7, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm4
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm6
 ; x9 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
     movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
+    psllq xmm7, 23
+    psrlq xmm6, 41
     por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
+; x4 -= x9
+    movq xmm6, [esp + 160]
     psubq xmm6, xmm7
-    movq [esp + 352], xmm6
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm2
+    movq [esp + 112], xmm4
+; x1 >>>= 47
+    movdqa xmm4, xmm7
+    psllq xmm7, 17
+    psrlq xmm4, 47
+    por xmm7, xmm4
+; x14 -= x1
+    psubq xmm2, xmm7
+; x5 ^= x8
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 0]
+    movq [esp + 48], xmm2
+; x5 >>>= 28
+    movdqa xmm2, xmm4
+    psllq xmm4, 36
+    psrlq xmm2, 28
+    por xmm4, xmm2
+; x8 -= x5
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
+    movq xmm2, [esp + 192]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm1
 ; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
+    movdqa xmm1, xmm2
+    psllq xmm2, 48
     psrlq xmm1, 16
-    por xmm6, xmm1
+    por xmm2, xmm1
 ; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm2
+    movq [esp + 16], xmm1
 ; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 25
-    movdqa xmm2, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
+    psrlq xmm7, 25
+    por xmm1, xmm7
 ; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm1
 ; inverse round 18
 ; x7 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm7
 ; x7 >>>= 33
-    movdqa xmm2, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
+    psrlq xmm7, 33
+    por xmm1, xmm7
 ; x0 -= x7
     psubq xmm3, xmm1
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm4, xmm5
 ; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
+    movdqa xmm7, xmm4
+    psllq xmm4, 60
+    psrlq xmm7, 4
+    por xmm4, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm4
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm2, xmm6
 ; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
     movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
+    psllq xmm2, 13
+    psrlq xmm7, 51
     por xmm2, xmm7
+; x4 -= x3
+    psubq xmm6, xmm2
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
+; x1 >>>= 13
+    movdqa xmm4, xmm7
+    psllq xmm7, 51
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x6 -= x1
-    psubq xmm0, xmm2
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
+    movdqa xmm7, xmm4
+    psllq xmm4, 30
+    psrlq xmm7, 34
+    por xmm4, xmm7
 ; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm2
 ; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 23
     psrlq xmm2, 41
-    por xmm6, xmm2
+    por xmm7, xmm2
 ; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm7
+    movq [esp + 48], xmm2
 ; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm1
 ; x11 >>>= 59
     movdqa xmm1, xmm2
     psllq xmm2, 5
     psrlq xmm1, 59
     por xmm2, xmm1
 ; x8 -= x11
-    movq xmm1, [esp + 352]
+    movq xmm1, [esp + 0]
     psubq xmm1, xmm2
-    movq [esp + 352], xmm1
+    movq [esp + 0], xmm1
 ; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 16]
+    movq [esp + 160], xmm6
 ; x9 >>>= 17
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
 ; inverse round 17
 ; x9 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 38
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
+    psrlq xmm6, 38
+    por xmm1, xmm6
 ; x0 -= x9
     psubq xmm3, xmm1
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 45
+    psrlq xmm6, 19
+    por xmm7, xmm6
 ; x2 -= x13
-    psubq xmm5, xmm6
+    psubq xmm5, xmm7
 ; x11 ^= x6
     pxor xmm2, xmm0
 ; x11 >>>= 10
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
+    psrlq xmm6, 10
+    por xmm2, xmm6
 ; x6 -= x11
     psubq xmm0, xmm2
 ; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
+    pxor xmm4, [esp + 160]
 ; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
     psrlq xmm6, 55
-    por xmm7, xmm6
+    por xmm4, xmm6
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm4
+    movq [esp + 176], xmm4
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 16]
+    movq [esp + 112], xmm7
 ; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
+    movdqa xmm7, xmm4
+    psllq xmm4, 15
     psrlq xmm7, 49
-    por xmm6, xmm7
+    por xmm4, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm2
 ; x3 >>>= 18
     movdqa xmm2, xmm7
     psllq xmm7, 46
     psrlq xmm2, 18
     por xmm7, xmm2
 ; x12 -= x3
-    movq xmm2, [esp + 416]
+    movq xmm2, [esp + 32]
     psubq xmm2, xmm7
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm2
 ; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 48]
+    movq [esp + 80], xmm1
 ; x5 >>>= 23
     movdqa xmm1, xmm2
     psllq xmm2, 41
     psrlq xmm1, 23
     por xmm2, xmm1
 ; x14 -= x5
-    movq xmm1, [esp + 448]
+    movq xmm1, [esp + 48]
     psubq xmm1, xmm2
-    movq [esp + 448], xmm1
+    movq [esp + 48], xmm1
 ; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 144]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm4
 ; x1 >>>= 52
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
+    psrlq xmm4, 52
+    por xmm1, xmm4
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm1
 ; inverse round 16
 ; x1 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm4
 ; x1 >>>= 24
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
+    psrlq xmm4, 24
+    por xmm1, xmm4
 ; x0 -= x1
     psubq xmm3, xmm1
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm2, xmm6
 ; x5 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x4 -= x5
-    psubq xmm4, xmm2
+    psubq xmm6, xmm2
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
+    movq xmm4, [esp + 64]
+    pxor xmm4, xmm0
+    movq [esp + 128], xmm2
 ; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 17
     psrlq xmm2, 47
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm4
 ; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm4
 ; x9 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm2
+    movq [esp + 80], xmm2
 ; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 16]
+    movq [esp + 0], xmm4
 ; x11 >>>= 17
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
+    psrlq xmm4, 17
+    por xmm2, xmm4
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm2
+    movq [esp + 96], xmm2
 ; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm2, [esp + 112]
+    pxor xmm2, [esp + 32]
+    movq [esp + 16], xmm4
 ; x13 >>>= 22
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
+    psrlq xmm4, 22
+    por xmm2, xmm4
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm2
+    movq [esp + 112], xmm2
 ; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 48]
+    movq [esp + 32], xmm4
 ; x15 >>>= 37
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
+    psrlq xmm4, 37
+    por xmm2, xmm4
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm2
 ; subtract subkey 4
 ; x0 -= k4
-    psubq xmm3, [esp + 240]
+    psubq xmm3, [esp + 384]
 ; x1 -= k5
-    psubq xmm1, [esp + 256]
+    psubq xmm1, [esp + 400]
 ; x2 -= k6
-    psubq xmm5, [esp + 272]
+    psubq xmm5, [esp + 416]
 ; x3 -= k7
-    psubq xmm7, [esp + 0]
+    psubq xmm7, [esp + 208]
 ; x4 -= k8
-    psubq xmm4, [esp + 16]
-    movq [esp + 464], xmm7
+    psubq xmm6, [esp + 224]
+    movq [esp + 192], xmm7
 ; x5 -= k9
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 32]
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 240]
 ; x6 -= k10
-    psubq xmm0, [esp + 48]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 256]
+    movq [esp + 128], xmm7
 ; x7 -= k11
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 64]
-    movq [esp + 336], xmm7
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 272]
+    movq [esp + 64], xmm7
 ; x8 -= k12
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 80]
-    movq [esp + 352], xmm7
-; x9 -= k13
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 96]
-    movq [esp + 496], xmm1
-; x10 -= k14
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 112]
-    movq [esp + 384], xmm1
-; x11 -= k15
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 144]
-    movq [esp + 368], xmm7
-; x12 -= k16
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 192]
-    movq [esp + 416], xmm7
-; x13 -= k0
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 160]
-; x14 -= k1
-    psubq xmm6, [esp + 176]
-; x15 -= k2
-    psubq xmm2, [esp + 208]
-; x13 -= t1
+    movq xmm7, [esp + 0]
     psubq xmm7, [esp + 288]
-; x14 -= t2
-    psubq xmm6, [esp + 320]
-; x15 -= 4
-    psubq xmm2, [esp + 800]
+    movq [esp + 0], xmm7
+; x9 -= k13
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 304]
+    movq [esp + 144], xmm1
+; x10 -= k14
+    movq xmm1, [esp + 16]
+    psubq xmm1, [esp + 320]
+    movq [esp + 16], xmm1
+; x11 -= k15
+    movq xmm1, [esp + 96]
+    psubq xmm1, [esp + 336]
+    movq [esp + 80], xmm7
+; x12 -= k16
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 464]
+    movq [esp + 32], xmm7
+; sk18 = k0
+    movq xmm7, [esp + 432]
+; sk18 += t1
+    paddq xmm7, [esp + 496]
+    movq [esp + 160], xmm6
+; x13 -= sk18
+    movq xmm6, [esp + 112]
+    psubq xmm6, xmm7
+; x14 -= sk17
+    psubq xmm4, [esp + 1088]
+; x15 -= kc[4]
+    psubq xmm2, [esp + 784]
 ; inverse round 15
 ; x15 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 448], xmm6
+    movq [esp + 1104], xmm7
 ; x15 >>>= 9
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
+    psrlq xmm7, 9
+    por xmm2, xmm7
 ; x0 -= x15
     psubq xmm3, xmm2
 ; x11 ^= x2
     pxor xmm1, xmm5
 ; x11 >>>= 48
-    movdqa xmm6, xmm1
+    movdqa xmm7, xmm1
     psllq xmm1, 16
-    psrlq xmm6, 48
-    por xmm1, xmm6
+    psrlq xmm7, 48
+    por xmm1, xmm7
 ; x2 -= x11
     psubq xmm5, xmm1
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm6, xmm0
 ; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 29
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x6 -= x13
-    psubq xmm0, xmm7
+    psubq xmm0, xmm6
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm1
 ; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
+    movdqa xmm1, xmm7
+    psllq xmm7, 12
     psrlq xmm1, 52
-    por xmm6, xmm1
+    por xmm7, xmm1
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm1, [esp + 160]
+    psubq xmm1, xmm7
+    movq [esp + 80], xmm7
 ; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm4
+    movq [esp + 112], xmm6
 ; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
     movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
+    psllq xmm7, 41
+    psrlq xmm6, 23
     por xmm7, xmm6
+; x14 -= x1
+    psubq xmm4, xmm7
+; x5 ^= x8
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 0]
+    movq [esp + 48], xmm4
+; x5 >>>= 31
+    movdqa xmm4, xmm6
+    psllq xmm6, 33
+    psrlq xmm4, 31
+    por xmm6, xmm4
 ; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
 ; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
+    movq xmm4, [esp + 192]
+    pxor xmm4, [esp + 16]
+    movq [esp + 176], xmm2
 ; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
+    movdqa xmm2, xmm4
+    psllq xmm4, 27
     psrlq xmm2, 37
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+    movq [esp + 16], xmm2
 ; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
 ; x7 >>>= 20
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
+    psrlq xmm7, 20
+    por xmm2, xmm7
 ; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
 ; inverse round 14
 ; x7 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 416], xmm1
+    movq [esp + 32], xmm7
 ; x7 >>>= 31
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
+    psrlq xmm7, 31
+    por xmm2, xmm7
 ; x0 -= x7
     psubq xmm3, xmm2
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 20
+    psrlq xmm7, 44
+    por xmm6, xmm7
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm4, xmm1
 ; x3 >>>= 47
-    movdqa xmm1, xmm6
-    psllq xmm6, 17
-    psrlq xmm1, 47
-    por xmm6, xmm1
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x4 -= x3
-    psubq xmm4, xmm6
+    psubq xmm1, xmm4
 ; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm6
 ; x1 >>>= 46
-    movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
-    por xmm1, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 18
+    psrlq xmm6, 46
+    por xmm7, xmm6
 ; x6 -= x1
-    psubq xmm0, xmm1
+    psubq xmm0, xmm7
 ; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
 ; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 45
+    psrlq xmm7, 19
+    por xmm6, xmm7
 ; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+    movq [esp + 32], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm4
 ; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 22
+    psrlq xmm4, 42
+    por xmm7, xmm4
 ; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm7
+    movq [esp + 48], xmm4
 ; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm2
 ; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
+    movdqa xmm2, xmm4
+    psllq xmm4, 20
     psrlq xmm2, 44
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
 ; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm6
 ; x9 >>>= 25
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
+    psrlq xmm6, 25
+    por xmm2, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm2
 ; inverse round 13
 ; x9 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 16
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
+    psrlq xmm6, 16
+    por xmm2, xmm6
 ; x0 -= x9
     psubq xmm3, xmm2
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
     movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
+    psllq xmm7, 30
+    psrlq xmm6, 34
     por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm4, xmm0
+; x11 >>>= 56
+    movdqa xmm6, xmm4
+    psllq xmm4, 8
+    psrlq xmm6, 56
+    por xmm4, xmm6
+; x6 -= x11
+    psubq xmm0, xmm4
+; x15 ^= x4
+    movq xmm6, [esp + 176]
+    pxor xmm6, xmm1
+    movq [esp + 112], xmm7
+; x15 >>>= 51
     movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
+    psllq xmm6, 13
+    psrlq xmm7, 51
     por xmm6, xmm7
+; x4 -= x15
+    psubq xmm1, xmm6
+; x7 ^= x10
+    movq xmm7, [esp + 64]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm6
+; x7 >>>= 4
+    movdqa xmm6, xmm7
+    psllq xmm7, 60
+    psrlq xmm6, 4
+    por xmm7, xmm6
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm7
+    movq [esp + 16], xmm6
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
+    movq xmm6, [esp + 192]
+    pxor xmm6, [esp + 32]
+    movq [esp + 96], xmm4
 ; x3 >>>= 53
-    movdqa xmm1, xmm7
-    psllq xmm7, 11
-    psrlq xmm1, 53
-    por xmm7, xmm1
+    movdqa xmm4, xmm6
+    psllq xmm6, 11
+    psrlq xmm4, 53
+    por xmm6, xmm4
 ; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 416], xmm1
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm6
+    movq [esp + 32], xmm4
 ; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 48]
+    movq [esp + 80], xmm2
 ; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
+    movdqa xmm2, xmm4
+    psllq xmm4, 22
     psrlq xmm2, 42
-    por xmm1, xmm2
+    por xmm4, xmm2
 ; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm4
+    movq [esp + 48], xmm2
 ; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 144]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm2
 ; inverse round 12
 ; x1 ^= x0
     pxor xmm2, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm7
 ; x1 >>>= 41
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
+    psrlq xmm7, 41
+    por xmm2, xmm7
 ; x0 -= x1
     psubq xmm3, xmm2
 ; x3 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm6, xmm5
 ; x3 >>>= 9
-    movdqa xmm6, xmm7
-    psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
 ; x2 -= x3
-    psubq xmm5, xmm7
+    psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm1, xmm4
+    pxor xmm4, xmm1
 ; x5 >>>= 37
-    movdqa xmm6, xmm1
-    psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 27
+    psrlq xmm7, 37
+    por xmm4, xmm7
 ; x4 -= x5
-    psubq xmm4, xmm1
+    psubq xmm1, xmm4
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
+    movq xmm7, [esp + 64]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
 ; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
-    psrlq xmm1, 31
-    por xmm6, xmm1
+    movdqa xmm4, xmm7
+    psllq xmm7, 33
+    psrlq xmm4, 31
+    por xmm7, xmm4
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm7
 ; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm7
 ; x9 >>>= 12
-    movdqa xmm6, xmm1
-    psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 52
+    psrlq xmm7, 12
+    por xmm4, xmm7
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm4
+    movq [esp + 80], xmm4
 ; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm4, [esp + 96]
+    pxor xmm4, [esp + 16]
+    movq [esp + 0], xmm7
 ; x11 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 17
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 96], xmm4
 ; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm4, [esp + 112]
+    pxor xmm4, [esp + 32]
+    movq [esp + 16], xmm7
 ; x13 >>>= 44
-    movdqa xmm6, xmm1
-    psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 20
+    psrlq xmm7, 44
+    por xmm4, xmm7
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 112], xmm4
 ; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 48]
+    movq [esp + 32], xmm7
 ; x15 >>>= 30
-    movdqa xmm6, xmm1
-    psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
+    movdqa xmm7, xmm4
+    psllq xmm4, 34
+    psrlq xmm7, 30
+    por xmm4, xmm7
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
+    movq xmm7, [esp + 48]
+    psubq xmm7, xmm4
 ; subtract subkey 3
 ; x0 -= k3
-    psubq xmm3, [esp + 224]
+    psubq xmm3, [esp + 368]
 ; x1 -= k4
-    psubq xmm2, [esp + 240]
+    psubq xmm2, [esp + 384]
 ; x2 -= k5
-    psubq xmm5, [esp + 256]
+    psubq xmm5, [esp + 400]
 ; x3 -= k6
-    psubq xmm7, [esp + 272]
+    psubq xmm6, [esp + 416]
 ; x4 -= k7
-    psubq xmm4, [esp + 0]
-    movq [esp + 464], xmm7
+    psubq xmm1, [esp + 208]
+    movq [esp + 192], xmm6
 ; x5 -= k8
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 16]
+    movq xmm6, [esp + 128]
+    psubq xmm6, [esp + 224]
 ; x6 -= k9
-    psubq xmm0, [esp + 32]
-    movq [esp + 480], xmm7
+    psubq xmm0, [esp + 240]
+    movq [esp + 128], xmm6
 ; x7 -= k10
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 48]
-    movq [esp + 336], xmm7
+    movq xmm6, [esp + 64]
+    psubq xmm6, [esp + 256]
+    movq [esp + 64], xmm6
 ; x8 -= k11
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 64]
-    movq [esp + 352], xmm7
+    movq xmm6, [esp + 0]
+    psubq xmm6, [esp + 272]
+    movq [esp + 0], xmm6
 ; x9 -= k12
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 80]
-    movq [esp + 496], xmm2
-; x10 -= k13
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 96]
-    movq [esp + 384], xmm2
-; x11 -= k14
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 112]
-    movq [esp + 368], xmm7
-; x12 -= k15
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 144]
-    movq [esp + 416], xmm7
-; x13 -= k16
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 192]
-; x14 -= k0
-    psubq xmm6, [esp + 160]
-; x15 -= k1
-    psubq xmm1, [esp + 176]
-; x13 -= t0
-    psubq xmm7, [esp + 304]
-; x14 -= t1
+    movq xmm6, [esp + 80]
     psubq xmm6, [esp + 288]
-; x15 -= 3
-    psubq xmm1, [esp + 816]
+    movq [esp + 144], xmm2
+; x10 -= k13
+    movq xmm2, [esp + 16]
+    psubq xmm2, [esp + 304]
+    movq [esp + 16], xmm2
+; x11 -= k14
+    movq xmm2, [esp + 96]
+    psubq xmm2, [esp + 320]
+    movq [esp + 80], xmm6
+; x12 -= k15
+    movq xmm6, [esp + 32]
+    psubq xmm6, [esp + 336]
+    movq [esp + 32], xmm6
+; sk19 = k16
+    movq xmm6, [esp + 464]
+; sk19 += t0
+    paddq xmm6, [esp + 480]
+    movq [esp + 160], xmm1
+; x13 -= sk19
+    movq xmm1, [esp + 112]
+    psubq xmm1, xmm6
+; x14 -= sk18
+    psubq xmm7, [esp + 1104]
+; x15 -= kc[3]
+    psubq xmm4, [esp + 800]
 ; inverse round 11
 ; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm6
+    pxor xmm4, xmm3
+    movq [esp + 1120], xmm6
 ; x15 >>>= 5
-    movdqa xmm6, xmm1
-    psllq xmm1, 59
+    movdqa xmm6, xmm4
+    psllq xmm4, 59
     psrlq xmm6, 5
-    por xmm1, xmm6
+    por xmm4, xmm6
 ; x0 -= x15
-    psubq xmm3, xmm1
+    psubq xmm3, xmm4
 ; x11 ^= x2
     pxor xmm2, xmm5
 ; x11 >>>= 20
@@ -16527,1240 +16733,1239 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x11
     psubq xmm5, xmm2
 ; x13 ^= x6
-    pxor xmm7, xmm0
+    pxor xmm1, xmm0
 ; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
-    psrlq xmm6, 48
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
-; x9 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
-    movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
-    movdqa xmm1, xmm6
-    psllq xmm6, 48
-    psrlq xmm1, 16
-    por xmm6, xmm1
-; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
-; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
-; x7 >>>= 25
-    movdqa xmm2, xmm1
-    psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
-; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
-; inverse round 10
-; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm2
-; x7 >>>= 33
-    movdqa xmm2, xmm1
-    psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
-; x0 -= x7
-    psubq xmm3, xmm1
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x6 -= x1
-    psubq xmm0, xmm2
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
-; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
-; x12 -= x15
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
-; x13 >>>= 41
-    movdqa xmm2, xmm6
-    psllq xmm6, 23
-    psrlq xmm2, 41
-    por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm6
-    movq [esp + 448], xmm2
-; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
-; x11 >>>= 59
-    movdqa xmm1, xmm2
-    psllq xmm2, 5
-    psrlq xmm1, 59
-    por xmm2, xmm1
-; x8 -= x11
-    movq xmm1, [esp + 352]
-    psubq xmm1, xmm2
-    movq [esp + 352], xmm1
-; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 17
-    movdqa xmm7, xmm1
-    psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
-; inverse round 9
-; x9 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 38
-    movdqa xmm7, xmm1
-    psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
-; x0 -= x9
-    psubq xmm3, xmm1
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm2, xmm0
-; x11 >>>= 10
-    movdqa xmm7, xmm2
-    psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
-; x6 -= x11
-    psubq xmm0, xmm2
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
-    psrlq xmm6, 55
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
-    psrlq xmm7, 49
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
-; x3 >>>= 18
-    movdqa xmm2, xmm7
-    psllq xmm7, 46
-    psrlq xmm2, 18
-    por xmm7, xmm2
-; x12 -= x3
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm7
-    movq [esp + 416], xmm2
-; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
-; x5 >>>= 23
-    movdqa xmm1, xmm2
-    psllq xmm2, 41
-    psrlq xmm1, 23
-    por xmm2, xmm1
-; x14 -= x5
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm2
-    movq [esp + 448], xmm1
-; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 52
-    movdqa xmm6, xmm1
-    psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-; inverse round 8
-; x1 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 24
-    movdqa xmm6, xmm1
-    psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
-; x0 -= x1
-    psubq xmm3, xmm1
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 13
-    movdqa xmm6, xmm7
-    psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm2, xmm4
-; x5 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x4 -= x5
-    psubq xmm4, xmm2
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
-; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
-    psrlq xmm2, 47
-    por xmm6, xmm2
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 8
-    movdqa xmm6, xmm2
-    psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
-; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 17
-    movdqa xmm6, xmm2
-    psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
-; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 22
-    movdqa xmm6, xmm2
-    psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
-; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 37
-    movdqa xmm6, xmm2
-    psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-; subtract subkey 2
-; x0 -= k2
-    psubq xmm3, [esp + 208]
-; x1 -= k3
-    psubq xmm1, [esp + 224]
-; x2 -= k4
-    psubq xmm5, [esp + 240]
-; x3 -= k5
-    psubq xmm7, [esp + 256]
-; x4 -= k6
-    psubq xmm4, [esp + 272]
-    movq [esp + 464], xmm7
-; x5 -= k7
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 0]
-; x6 -= k8
-    psubq xmm0, [esp + 16]
-    movq [esp + 480], xmm7
-; x7 -= k9
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 32]
-    movq [esp + 336], xmm7
-; x8 -= k10
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 48]
-    movq [esp + 352], xmm7
-; x9 -= k11
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 64]
-    movq [esp + 496], xmm1
-; x10 -= k12
-    movq xmm1, [esp + 384]
-    psubq xmm1, [esp + 80]
-    movq [esp + 384], xmm1
-; x11 -= k13
-    movq xmm1, [esp + 400]
-    psubq xmm1, [esp + 96]
-    movq [esp + 368], xmm7
-; x12 -= k14
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 112]
-    movq [esp + 416], xmm7
-; x13 -= k15
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 144]
-; x14 -= k16
-    psubq xmm6, [esp + 192]
-; x15 -= k0
-    psubq xmm2, [esp + 160]
-; x13 -= t2
-    psubq xmm7, [esp + 320]
-; x14 -= t0
-    psubq xmm6, [esp + 304]
-; x15 -= 2
-    psubq xmm2, [esp + 832]
-; inverse round 7
-; x15 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 9
-    movdqa xmm6, xmm2
-    psllq xmm2, 55
-    psrlq xmm6, 9
-    por xmm2, xmm6
-; x0 -= x15
-    psubq xmm3, xmm2
-; x11 ^= x2
-    pxor xmm1, xmm5
-; x11 >>>= 48
     movdqa xmm6, xmm1
     psllq xmm1, 16
     psrlq xmm6, 48
     por xmm1, xmm6
-; x2 -= x11
-    psubq xmm5, xmm1
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 35
-    movdqa xmm6, xmm7
-    psllq xmm7, 29
-    psrlq xmm6, 35
-    por xmm7, xmm6
 ; x6 -= x13
-    psubq xmm0, xmm7
-; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm1
-; x9 >>>= 52
-    movdqa xmm1, xmm6
-    psllq xmm6, 12
-    psrlq xmm1, 52
-    por xmm6, xmm1
-; x4 -= x9
-    psubq xmm4, xmm6
-; x1 ^= x14
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm6
-; x1 >>>= 23
-    movdqa xmm6, xmm1
-    psllq xmm1, 41
-    psrlq xmm6, 23
-    por xmm1, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 31
-    movdqa xmm6, xmm7
-    psllq xmm7, 33
-    psrlq xmm6, 31
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm2
-; x3 >>>= 37
-    movdqa xmm2, xmm6
-    psllq xmm6, 27
-    psrlq xmm2, 37
-    por xmm6, xmm2
-; x10 -= x3
-    movq xmm2, [esp + 384]
-    psubq xmm2, xmm6
-    movq [esp + 384], xmm2
-; x7 ^= x12
-    movq xmm2, [esp + 336]
-    pxor xmm2, [esp + 416]
-    movq [esp + 496], xmm1
-; x7 >>>= 20
-    movdqa xmm1, xmm2
-    psllq xmm2, 44
-    psrlq xmm1, 20
-    por xmm2, xmm1
-; x12 -= x7
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm2
-; inverse round 6
-; x7 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 416], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm2
-    psllq xmm2, 33
-    psrlq xmm1, 31
-    por xmm2, xmm1
-; x0 -= x7
-    psubq xmm3, xmm2
-; x5 ^= x2
-    pxor xmm7, xmm5
-; x5 >>>= 44
-    movdqa xmm1, xmm7
-    psllq xmm7, 20
-    psrlq xmm1, 44
-    por xmm7, xmm1
-; x2 -= x5
-    psubq xmm5, xmm7
-; x3 ^= x4
-    pxor xmm6, xmm4
-; x3 >>>= 47
-    movdqa xmm1, xmm6
-    psllq xmm6, 17
-    psrlq xmm1, 47
-    por xmm6, xmm1
-; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm1, [esp + 496]
-    pxor xmm1, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 46
-    movdqa xmm7, xmm1
-    psllq xmm1, 18
-    psrlq xmm7, 46
-    por xmm1, xmm7
-; x6 -= x1
     psubq xmm0, xmm1
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm1
-; x15 >>>= 19
-    movdqa xmm1, xmm7
-    psllq xmm7, 45
-    psrlq xmm1, 19
-    por xmm7, xmm1
-; x12 -= x15
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 464], xmm6
-; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm1
-; x13 >>>= 42
-    movdqa xmm1, xmm6
-    psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
-; x14 -= x13
-    movq xmm1, [esp + 448]
-    psubq xmm1, xmm6
-    movq [esp + 448], xmm1
-; x11 ^= x8
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm2
-; x11 >>>= 44
-    movdqa xmm2, xmm1
-    psllq xmm1, 20
-    psrlq xmm2, 44
-    por xmm1, xmm2
-; x8 -= x11
-    movq xmm2, [esp + 352]
-    psubq xmm2, xmm1
-    movq [esp + 352], xmm2
-; x9 ^= x10
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 384]
-    movq [esp + 544], xmm7
-; x9 >>>= 25
-    movdqa xmm7, xmm2
-    psllq xmm2, 39
-    psrlq xmm7, 25
-    por xmm2, xmm7
-; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm2
-; inverse round 5
-; x9 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 384], xmm7
-; x9 >>>= 16
-    movdqa xmm7, xmm2
-    psllq xmm2, 48
-    psrlq xmm7, 16
-    por xmm2, xmm7
-; x0 -= x9
-    psubq xmm3, xmm2
-; x13 ^= x2
-    pxor xmm6, xmm5
-; x13 >>>= 34
-    movdqa xmm7, xmm6
-    psllq xmm6, 30
-    psrlq xmm7, 34
-    por xmm6, xmm7
-; x2 -= x13
-    psubq xmm5, xmm6
-; x11 ^= x6
-    pxor xmm1, xmm0
-; x11 >>>= 56
-    movdqa xmm7, xmm1
-    psllq xmm1, 8
-    psrlq xmm7, 56
-    por xmm1, xmm7
-; x6 -= x11
-    psubq xmm0, xmm1
-; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
-; x15 >>>= 51
-    movdqa xmm6, xmm7
-    psllq xmm7, 13
-    psrlq xmm6, 51
-    por xmm7, xmm6
-; x4 -= x15
-    psubq xmm4, xmm7
-; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
-; x7 >>>= 4
-    movdqa xmm7, xmm6
-    psllq xmm6, 60
-    psrlq xmm7, 4
-    por xmm6, xmm7
-; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
-; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm1
-; x3 >>>= 53
-    movdqa xmm1, xmm7
-    psllq xmm7, 11
-    psrlq xmm1, 53
-    por xmm7, xmm1
-; x12 -= x3
-    movq xmm1, [esp + 416]
-    psubq xmm1, xmm7
-    movq [esp + 416], xmm1
-; x5 ^= x14
-    movq xmm1, [esp + 480]
-    pxor xmm1, [esp + 448]
-    movq [esp + 368], xmm2
-; x5 >>>= 42
-    movdqa xmm2, xmm1
-    psllq xmm1, 22
-    psrlq xmm2, 42
-    por xmm1, xmm2
-; x14 -= x5
-    movq xmm2, [esp + 448]
-    psubq xmm2, xmm1
-    movq [esp + 448], xmm2
-; x1 ^= x8
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
-; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
-; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-; inverse round 4
-; x1 ^= x0
-    pxor xmm2, xmm3
-    movq [esp + 352], xmm6
-; x1 >>>= 41
-    movdqa xmm6, xmm2
-    psllq xmm2, 23
-    psrlq xmm6, 41
-    por xmm2, xmm6
-; x0 -= x1
-    psubq xmm3, xmm2
-; x3 ^= x2
-    pxor xmm7, xmm5
-; x3 >>>= 9
-    movdqa xmm6, xmm7
-    psllq xmm7, 55
-    psrlq xmm6, 9
-    por xmm7, xmm6
-; x2 -= x3
-    psubq xmm5, xmm7
-; x5 ^= x4
-    pxor xmm1, xmm4
-; x5 >>>= 37
-    movdqa xmm6, xmm1
-    psllq xmm1, 27
-    psrlq xmm6, 37
-    por xmm1, xmm6
-; x4 -= x5
-    psubq xmm4, xmm1
-; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm1
-; x7 >>>= 31
-    movdqa xmm1, xmm6
-    psllq xmm6, 33
-    psrlq xmm1, 31
-    por xmm6, xmm1
-; x6 -= x7
-    psubq xmm0, xmm6
-; x9 ^= x8
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
-; x9 >>>= 12
-    movdqa xmm6, xmm1
-    psllq xmm1, 52
-    psrlq xmm6, 12
-    por xmm1, xmm6
-; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
-    movq [esp + 368], xmm1
-; x11 ^= x10
-    movq xmm1, [esp + 400]
-    pxor xmm1, [esp + 384]
-    movq [esp + 352], xmm6
-; x11 >>>= 47
-    movdqa xmm6, xmm1
-    psllq xmm1, 17
-    psrlq xmm6, 47
-    por xmm1, xmm6
-; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm1
-    movq [esp + 400], xmm1
-; x13 ^= x12
-    movq xmm1, [esp + 432]
-    pxor xmm1, [esp + 416]
-    movq [esp + 384], xmm6
-; x13 >>>= 44
-    movdqa xmm6, xmm1
-    psllq xmm1, 20
-    psrlq xmm6, 44
-    por xmm1, xmm6
-; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm1
-    movq [esp + 432], xmm1
-; x15 ^= x14
-    movq xmm1, [esp + 544]
-    pxor xmm1, [esp + 448]
-    movq [esp + 416], xmm6
-; x15 >>>= 30
-    movdqa xmm6, xmm1
-    psllq xmm1, 34
-    psrlq xmm6, 30
-    por xmm1, xmm6
-; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm1
-; subtract subkey 1
-; x0 -= k1
-    psubq xmm3, [esp + 176]
-; x1 -= k2
-    psubq xmm2, [esp + 208]
-; x2 -= k3
-    psubq xmm5, [esp + 224]
-; x3 -= k4
-    psubq xmm7, [esp + 240]
-; x4 -= k5
-    psubq xmm4, [esp + 256]
-    movq [esp + 464], xmm7
-; x5 -= k6
-    movq xmm7, [esp + 480]
-    psubq xmm7, [esp + 272]
-; x6 -= k7
-    psubq xmm0, [esp + 0]
-    movq [esp + 480], xmm7
-; x7 -= k8
-    movq xmm7, [esp + 336]
-    psubq xmm7, [esp + 16]
-    movq [esp + 336], xmm7
-; x8 -= k9
-    movq xmm7, [esp + 352]
-    psubq xmm7, [esp + 32]
-    movq [esp + 352], xmm7
-; x9 -= k10
-    movq xmm7, [esp + 368]
-    psubq xmm7, [esp + 48]
-    movq [esp + 496], xmm2
-; x10 -= k11
-    movq xmm2, [esp + 384]
-    psubq xmm2, [esp + 64]
-    movq [esp + 384], xmm2
-; x11 -= k12
-    movq xmm2, [esp + 400]
-    psubq xmm2, [esp + 80]
-    movq [esp + 368], xmm7
-; x12 -= k13
-    movq xmm7, [esp + 416]
-    psubq xmm7, [esp + 96]
-    movq [esp + 416], xmm7
-; x13 -= k14
-    movq xmm7, [esp + 432]
-    psubq xmm7, [esp + 112]
-; x14 -= k15
-    psubq xmm6, [esp + 144]
-; x15 -= k16
-    psubq xmm1, [esp + 192]
-; x13 -= t1
-    psubq xmm7, [esp + 288]
-; x14 -= t2
-    psubq xmm6, [esp + 320]
-; x15 -= 1
-    psubq xmm1, [esp + 848]
-; inverse round 3
-; x15 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 448], xmm6
-; x15 >>>= 5
-    movdqa xmm6, xmm1
-    psllq xmm1, 59
-    psrlq xmm6, 5
-    por xmm1, xmm6
-; x0 -= x15
-    psubq xmm3, xmm1
-; x11 ^= x2
-    pxor xmm2, xmm5
-; x11 >>>= 20
-    movdqa xmm6, xmm2
-    psllq xmm2, 44
-    psrlq xmm6, 20
-    por xmm2, xmm6
-; x2 -= x11
-    psubq xmm5, xmm2
-; x13 ^= x6
-    pxor xmm7, xmm0
-; x13 >>>= 48
-    movdqa xmm6, xmm7
-    psllq xmm7, 16
-    psrlq xmm6, 48
-    por xmm7, xmm6
-; x6 -= x13
-    psubq xmm0, xmm7
 ; x9 ^= x4
-    movq xmm6, [esp + 368]
-    pxor xmm6, xmm4
-    movq [esp + 400], xmm2
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 160]
+    movq [esp + 96], xmm2
 ; x9 >>>= 41
     movdqa xmm2, xmm6
     psllq xmm6, 23
     psrlq xmm2, 41
     por xmm6, xmm2
 ; x4 -= x9
-    psubq xmm4, xmm6
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm6
+    movq [esp + 80], xmm6
 ; x1 ^= x14
-    movq xmm2, [esp + 496]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm7
+    movq [esp + 112], xmm1
 ; x1 >>>= 47
-    movdqa xmm6, xmm2
-    psllq xmm2, 17
-    psrlq xmm6, 47
-    por xmm2, xmm6
-; x14 -= x1
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm7
-; x5 ^= x8
-    movq xmm7, [esp + 480]
-    pxor xmm7, [esp + 352]
-    movq [esp + 448], xmm6
-; x5 >>>= 28
-    movdqa xmm6, xmm7
-    psllq xmm7, 36
-    psrlq xmm6, 28
-    por xmm7, xmm6
-; x8 -= x5
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm7
-    movq [esp + 352], xmm6
-; x3 ^= x10
-    movq xmm6, [esp + 464]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm1
-; x3 >>>= 16
     movdqa xmm1, xmm6
-    psllq xmm6, 48
-    psrlq xmm1, 16
+    psllq xmm6, 17
+    psrlq xmm1, 47
     por xmm6, xmm1
+; x14 -= x1
+    psubq xmm7, xmm6
+; x5 ^= x8
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 0]
+    movq [esp + 48], xmm7
+; x5 >>>= 28
+    movdqa xmm7, xmm1
+    psllq xmm1, 36
+    psrlq xmm7, 28
+    por xmm1, xmm7
+; x8 -= x5
+    movq xmm7, [esp + 0]
+    psubq xmm7, xmm1
+    movq [esp + 0], xmm7
+; x3 ^= x10
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 16]
+    movq [esp + 176], xmm4
+; x3 >>>= 16
+    movdqa xmm4, xmm7
+    psllq xmm7, 48
+    psrlq xmm4, 16
+    por xmm7, xmm4
 ; x10 -= x3
-    movq xmm1, [esp + 384]
-    psubq xmm1, xmm6
-    movq [esp + 384], xmm1
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm7
+    movq [esp + 16], xmm4
 ; x7 ^= x12
-    movq xmm1, [esp + 336]
-    pxor xmm1, [esp + 416]
-    movq [esp + 496], xmm2
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm6
 ; x7 >>>= 25
-    movdqa xmm2, xmm1
-    psllq xmm1, 39
-    psrlq xmm2, 25
-    por xmm1, xmm2
+    movdqa xmm6, xmm4
+    psllq xmm4, 39
+    psrlq xmm6, 25
+    por xmm4, xmm6
 ; x12 -= x7
-    movq xmm2, [esp + 416]
-    psubq xmm2, xmm1
-; inverse round 2
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm4
+; inverse round 10
 ; x7 ^= x0
-    pxor xmm1, xmm3
-    movq [esp + 416], xmm2
+    pxor xmm4, xmm3
+    movq [esp + 32], xmm6
 ; x7 >>>= 33
-    movdqa xmm2, xmm1
-    psllq xmm1, 31
-    psrlq xmm2, 33
-    por xmm1, xmm2
+    movdqa xmm6, xmm4
+    psllq xmm4, 31
+    psrlq xmm6, 33
+    por xmm4, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm1
+    psubq xmm3, xmm4
 ; x5 ^= x2
-    pxor xmm7, xmm5
+    pxor xmm1, xmm5
 ; x5 >>>= 4
-    movdqa xmm2, xmm7
-    psllq xmm7, 60
-    psrlq xmm2, 4
-    por xmm7, xmm2
+    movdqa xmm6, xmm1
+    psllq xmm1, 60
+    psrlq xmm6, 4
+    por xmm1, xmm6
 ; x2 -= x5
-    psubq xmm5, xmm7
+    psubq xmm5, xmm1
 ; x3 ^= x4
-    pxor xmm6, xmm4
+    pxor xmm7, xmm2
 ; x3 >>>= 51
-    movdqa xmm2, xmm6
-    psllq xmm6, 13
-    psrlq xmm2, 51
-    por xmm6, xmm2
+    movdqa xmm6, xmm7
+    psllq xmm7, 13
+    psrlq xmm6, 51
+    por xmm7, xmm6
 ; x4 -= x3
-    psubq xmm4, xmm6
-; x1 ^= x6
-    movq xmm2, [esp + 496]
-    pxor xmm2, xmm0
-    movq [esp + 480], xmm7
-; x1 >>>= 13
-    movdqa xmm7, xmm2
-    psllq xmm2, 51
-    psrlq xmm7, 13
-    por xmm2, xmm7
-; x6 -= x1
-    psubq xmm0, xmm2
-; x15 ^= x12
-    movq xmm7, [esp + 544]
-    pxor xmm7, [esp + 416]
-    movq [esp + 496], xmm2
-; x15 >>>= 34
-    movdqa xmm2, xmm7
-    psllq xmm7, 30
-    psrlq xmm2, 34
-    por xmm7, xmm2
-; x12 -= x15
-    movq xmm2, [esp + 416]
     psubq xmm2, xmm7
-    movq [esp + 464], xmm6
+; x1 ^= x6
+    movq xmm6, [esp + 144]
+    pxor xmm6, xmm0
+    movq [esp + 128], xmm1
+; x1 >>>= 13
+    movdqa xmm1, xmm6
+    psllq xmm6, 51
+    psrlq xmm1, 13
+    por xmm6, xmm1
+; x6 -= x1
+    psubq xmm0, xmm6
+; x15 ^= x12
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm6
+; x15 >>>= 34
+    movdqa xmm6, xmm1
+    psllq xmm1, 30
+    psrlq xmm6, 34
+    por xmm1, xmm6
+; x12 -= x15
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm1
+    movq [esp + 192], xmm7
 ; x13 ^= x14
-    movq xmm6, [esp + 432]
-    pxor xmm6, [esp + 448]
-    movq [esp + 416], xmm2
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 32], xmm6
 ; x13 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x14 -= x13
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm7
+    movq [esp + 48], xmm6
+; x11 ^= x8
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm4
+; x11 >>>= 59
+    movdqa xmm4, xmm6
+    psllq xmm6, 5
+    psrlq xmm4, 59
+    por xmm6, xmm4
+; x8 -= x11
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm6
+    movq [esp + 0], xmm4
+; x9 ^= x10
+    movq xmm4, [esp + 80]
+    pxor xmm4, [esp + 16]
+    movq [esp + 160], xmm2
+; x9 >>>= 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 47
+    psrlq xmm2, 17
+    por xmm4, xmm2
+; x10 -= x9
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm4
+; inverse round 9
+; x9 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 16], xmm2
+; x9 >>>= 38
+    movdqa xmm2, xmm4
+    psllq xmm4, 26
+    psrlq xmm2, 38
+    por xmm4, xmm2
+; x0 -= x9
+    psubq xmm3, xmm4
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 19
+    movdqa xmm2, xmm7
+    psllq xmm7, 45
+    psrlq xmm2, 19
+    por xmm7, xmm2
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm6, xmm0
+; x11 >>>= 10
+    movdqa xmm2, xmm6
+    psllq xmm6, 54
+    psrlq xmm2, 10
+    por xmm6, xmm2
+; x6 -= x11
+    psubq xmm0, xmm6
+; x15 ^= x4
+    pxor xmm1, [esp + 160]
+; x15 >>>= 55
+    movdqa xmm2, xmm1
+    psllq xmm1, 9
+    psrlq xmm2, 55
+    por xmm1, xmm2
+; x4 -= x15
+    movq xmm2, [esp + 160]
+    psubq xmm2, xmm1
+    movq [esp + 176], xmm1
+; x7 ^= x10
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 49
+    movdqa xmm7, xmm1
+    psllq xmm1, 15
+    psrlq xmm7, 49
+    por xmm1, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm6
+; x3 >>>= 18
+    movdqa xmm6, xmm7
+    psllq xmm7, 46
+    psrlq xmm6, 18
+    por xmm7, xmm6
+; x12 -= x3
+    movq xmm6, [esp + 32]
+    psubq xmm6, xmm7
+    movq [esp + 32], xmm6
+; x5 ^= x14
+    movq xmm6, [esp + 128]
+    pxor xmm6, [esp + 48]
+    movq [esp + 80], xmm4
+; x5 >>>= 23
+    movdqa xmm4, xmm6
+    psllq xmm6, 41
+    psrlq xmm4, 23
+    por xmm6, xmm4
+; x14 -= x5
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm6
+    movq [esp + 48], xmm4
+; x1 ^= x8
+    movq xmm4, [esp + 144]
+    pxor xmm4, [esp + 0]
+    movq [esp + 64], xmm1
+; x1 >>>= 52
+    movdqa xmm1, xmm4
+    psllq xmm4, 12
+    psrlq xmm1, 52
+    por xmm4, xmm1
+; x8 -= x1
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm4
+; inverse round 8
+; x1 ^= x0
+    pxor xmm4, xmm3
+    movq [esp + 0], xmm1
+; x1 >>>= 24
+    movdqa xmm1, xmm4
+    psllq xmm4, 40
+    psrlq xmm1, 24
+    por xmm4, xmm1
+; x0 -= x1
+    psubq xmm3, xmm4
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 13
+    movdqa xmm1, xmm7
+    psllq xmm7, 51
+    psrlq xmm1, 13
+    por xmm7, xmm1
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm6, xmm2
+; x5 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x4 -= x5
+    psubq xmm2, xmm6
+; x7 ^= x6
+    movq xmm1, [esp + 64]
+    pxor xmm1, xmm0
+    movq [esp + 128], xmm6
+; x7 >>>= 47
+    movdqa xmm6, xmm1
+    psllq xmm1, 17
+    psrlq xmm6, 47
+    por xmm1, xmm6
+; x6 -= x7
+    psubq xmm0, xmm1
+; x9 ^= x8
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm1
+; x9 >>>= 8
+    movdqa xmm1, xmm6
+    psllq xmm6, 56
+    psrlq xmm1, 8
+    por xmm6, xmm1
+; x8 -= x9
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm6
+    movq [esp + 80], xmm6
+; x11 ^= x10
+    movq xmm6, [esp + 96]
+    pxor xmm6, [esp + 16]
+    movq [esp + 0], xmm1
+; x11 >>>= 17
+    movdqa xmm1, xmm6
+    psllq xmm6, 47
+    psrlq xmm1, 17
+    por xmm6, xmm1
+; x10 -= x11
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm6
+    movq [esp + 96], xmm6
+; x13 ^= x12
+    movq xmm6, [esp + 112]
+    pxor xmm6, [esp + 32]
+    movq [esp + 16], xmm1
+; x13 >>>= 22
+    movdqa xmm1, xmm6
+    psllq xmm6, 42
+    psrlq xmm1, 22
+    por xmm6, xmm1
+; x12 -= x13
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm6
+    movq [esp + 112], xmm6
+; x15 ^= x14
+    movq xmm6, [esp + 176]
+    pxor xmm6, [esp + 48]
+    movq [esp + 32], xmm1
+; x15 >>>= 37
+    movdqa xmm1, xmm6
+    psllq xmm6, 27
+    psrlq xmm1, 37
+    por xmm6, xmm1
+; x14 -= x15
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm6
+; subtract subkey 2
+; x0 -= k2
+    psubq xmm3, [esp + 352]
+; x1 -= k3
+    psubq xmm4, [esp + 368]
+; x2 -= k4
+    psubq xmm5, [esp + 384]
+; x3 -= k5
+    psubq xmm7, [esp + 400]
+; x4 -= k6
+    psubq xmm2, [esp + 416]
+    movq [esp + 192], xmm7
+; x5 -= k7
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 208]
+; x6 -= k8
+    psubq xmm0, [esp + 224]
+    movq [esp + 128], xmm7
+; x7 -= k9
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 240]
+    movq [esp + 64], xmm7
+; x8 -= k10
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 256]
+    movq [esp + 0], xmm7
+; x9 -= k11
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 272]
+    movq [esp + 144], xmm4
+; x10 -= k12
+    movq xmm4, [esp + 16]
+    psubq xmm4, [esp + 288]
+    movq [esp + 16], xmm4
+; x11 -= k13
+    movq xmm4, [esp + 96]
+    psubq xmm4, [esp + 304]
+    movq [esp + 80], xmm7
+; x12 -= k14
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 320]
+    movq [esp + 32], xmm7
+; sk20 = k15
+    movq xmm7, [esp + 336]
+; sk20 += t2
+    paddq xmm7, [esp + 512]
+    movq [esp + 160], xmm2
+; x13 -= sk20
+    movq xmm2, [esp + 112]
+    psubq xmm2, xmm7
+; x14 -= sk19
+    psubq xmm1, [esp + 1120]
+; x15 -= kc[2]
+    psubq xmm6, [esp + 816]
+; inverse round 7
+; x15 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 1136], xmm7
+; x15 >>>= 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 55
+    psrlq xmm7, 9
+    por xmm6, xmm7
+; x0 -= x15
+    psubq xmm3, xmm6
+; x11 ^= x2
+    pxor xmm4, xmm5
+; x11 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x2 -= x11
+    psubq xmm5, xmm4
+; x13 ^= x6
+    pxor xmm2, xmm0
+; x13 >>>= 35
+    movdqa xmm7, xmm2
+    psllq xmm2, 29
+    psrlq xmm7, 35
+    por xmm2, xmm7
+; x6 -= x13
+    psubq xmm0, xmm2
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm4
+; x9 >>>= 52
+    movdqa xmm4, xmm7
+    psllq xmm7, 12
+    psrlq xmm4, 52
+    por xmm7, xmm4
+; x4 -= x9
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm1
+    movq [esp + 112], xmm2
+; x1 >>>= 23
+    movdqa xmm2, xmm7
+    psllq xmm7, 41
+    psrlq xmm2, 23
+    por xmm7, xmm2
+; x14 -= x1
+    psubq xmm1, xmm7
+; x5 ^= x8
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 0]
+    movq [esp + 48], xmm1
+; x5 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x8 -= x5
+    movq xmm1, [esp + 0]
+    psubq xmm1, xmm2
+    movq [esp + 0], xmm1
+; x3 ^= x10
+    movq xmm1, [esp + 192]
+    pxor xmm1, [esp + 16]
+    movq [esp + 176], xmm6
+; x3 >>>= 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 27
+    psrlq xmm6, 37
+    por xmm1, xmm6
+; x10 -= x3
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
+    movq [esp + 16], xmm6
+; x7 ^= x12
+    movq xmm6, [esp + 64]
+    pxor xmm6, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm6
+; inverse round 6
+; x7 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 31
+    movdqa xmm7, xmm6
+    psllq xmm6, 33
+    psrlq xmm7, 31
+    por xmm6, xmm7
+; x0 -= x7
+    psubq xmm3, xmm6
+; x5 ^= x2
+    pxor xmm2, xmm5
+; x5 >>>= 44
+    movdqa xmm7, xmm2
+    psllq xmm2, 20
+    psrlq xmm7, 44
+    por xmm2, xmm7
+; x2 -= x5
+    psubq xmm5, xmm2
+; x3 ^= x4
+    pxor xmm1, xmm4
+; x3 >>>= 47
+    movdqa xmm7, xmm1
+    psllq xmm1, 17
+    psrlq xmm7, 47
+    por xmm1, xmm7
+; x4 -= x3
+    psubq xmm4, xmm1
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm2
+; x1 >>>= 46
+    movdqa xmm2, xmm7
+    psllq xmm7, 18
+    psrlq xmm2, 46
+    por xmm7, xmm2
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 19
+    movdqa xmm7, xmm2
+    psllq xmm2, 45
+    psrlq xmm7, 19
+    por xmm2, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm2
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm1
+; x13 >>>= 42
+    movdqa xmm1, xmm7
+    psllq xmm7, 22
+    psrlq xmm1, 42
+    por xmm7, xmm1
+; x14 -= x13
+    movq xmm1, [esp + 48]
+    psubq xmm1, xmm7
+    movq [esp + 48], xmm1
+; x11 ^= x8
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm6
+; x11 >>>= 44
+    movdqa xmm6, xmm1
+    psllq xmm1, 20
+    psrlq xmm6, 44
+    por xmm1, xmm6
+; x8 -= x11
+    movq xmm6, [esp + 0]
+    psubq xmm6, xmm1
+    movq [esp + 0], xmm6
+; x9 ^= x10
+    movq xmm6, [esp + 80]
+    pxor xmm6, [esp + 16]
+    movq [esp + 160], xmm4
+; x9 >>>= 25
+    movdqa xmm4, xmm6
+    psllq xmm6, 39
+    psrlq xmm4, 25
+    por xmm6, xmm4
+; x10 -= x9
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm6
+; inverse round 5
+; x9 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 16], xmm4
+; x9 >>>= 16
+    movdqa xmm4, xmm6
+    psllq xmm6, 48
+    psrlq xmm4, 16
+    por xmm6, xmm4
+; x0 -= x9
+    psubq xmm3, xmm6
+; x13 ^= x2
+    pxor xmm7, xmm5
+; x13 >>>= 34
+    movdqa xmm4, xmm7
+    psllq xmm7, 30
+    psrlq xmm4, 34
+    por xmm7, xmm4
+; x2 -= x13
+    psubq xmm5, xmm7
+; x11 ^= x6
+    pxor xmm1, xmm0
+; x11 >>>= 56
+    movdqa xmm4, xmm1
+    psllq xmm1, 8
+    psrlq xmm4, 56
+    por xmm1, xmm4
+; x6 -= x11
+    psubq xmm0, xmm1
+; x15 ^= x4
+    pxor xmm2, [esp + 160]
+; x15 >>>= 51
+    movdqa xmm4, xmm2
+    psllq xmm2, 13
+    psrlq xmm4, 51
+    por xmm2, xmm4
+; x4 -= x15
+    movq xmm4, [esp + 160]
+    psubq xmm4, xmm2
+    movq [esp + 176], xmm2
+; x7 ^= x10
+    movq xmm2, [esp + 64]
+    pxor xmm2, [esp + 16]
+    movq [esp + 112], xmm7
+; x7 >>>= 4
+    movdqa xmm7, xmm2
+    psllq xmm2, 60
+    psrlq xmm7, 4
+    por xmm2, xmm7
+; x10 -= x7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm2
+    movq [esp + 16], xmm7
+; x3 ^= x12
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm1
+; x3 >>>= 53
+    movdqa xmm1, xmm7
+    psllq xmm7, 11
+    psrlq xmm1, 53
+    por xmm7, xmm1
+; x12 -= x3
+    movq xmm1, [esp + 32]
+    psubq xmm1, xmm7
+    movq [esp + 32], xmm1
+; x5 ^= x14
+    movq xmm1, [esp + 128]
+    pxor xmm1, [esp + 48]
+    movq [esp + 80], xmm6
+; x5 >>>= 42
+    movdqa xmm6, xmm1
+    psllq xmm1, 22
+    psrlq xmm6, 42
+    por xmm1, xmm6
+; x14 -= x5
+    movq xmm6, [esp + 48]
+    psubq xmm6, xmm1
+    movq [esp + 48], xmm6
+; x1 ^= x8
+    movq xmm6, [esp + 144]
+    pxor xmm6, [esp + 0]
+    movq [esp + 64], xmm2
+; x1 >>>= 41
     movdqa xmm2, xmm6
     psllq xmm6, 23
     psrlq xmm2, 41
     por xmm6, xmm2
-; x14 -= x13
-    movq xmm2, [esp + 448]
+; x8 -= x1
+    movq xmm2, [esp + 0]
     psubq xmm2, xmm6
-    movq [esp + 448], xmm2
+; inverse round 4
+; x1 ^= x0
+    pxor xmm6, xmm3
+    movq [esp + 0], xmm2
+; x1 >>>= 41
+    movdqa xmm2, xmm6
+    psllq xmm6, 23
+    psrlq xmm2, 41
+    por xmm6, xmm2
+; x0 -= x1
+    psubq xmm3, xmm6
+; x3 ^= x2
+    pxor xmm7, xmm5
+; x3 >>>= 9
+    movdqa xmm2, xmm7
+    psllq xmm7, 55
+    psrlq xmm2, 9
+    por xmm7, xmm2
+; x2 -= x3
+    psubq xmm5, xmm7
+; x5 ^= x4
+    pxor xmm1, xmm4
+; x5 >>>= 37
+    movdqa xmm2, xmm1
+    psllq xmm1, 27
+    psrlq xmm2, 37
+    por xmm1, xmm2
+; x4 -= x5
+    psubq xmm4, xmm1
+; x7 ^= x6
+    movq xmm2, [esp + 64]
+    pxor xmm2, xmm0
+    movq [esp + 128], xmm1
+; x7 >>>= 31
+    movdqa xmm1, xmm2
+    psllq xmm2, 33
+    psrlq xmm1, 31
+    por xmm2, xmm1
+; x6 -= x7
+    psubq xmm0, xmm2
+; x9 ^= x8
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm2
+; x9 >>>= 12
+    movdqa xmm2, xmm1
+    psllq xmm1, 52
+    psrlq xmm2, 12
+    por xmm1, xmm2
+; x8 -= x9
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm1
+    movq [esp + 80], xmm1
+; x11 ^= x10
+    movq xmm1, [esp + 96]
+    pxor xmm1, [esp + 16]
+    movq [esp + 0], xmm2
+; x11 >>>= 47
+    movdqa xmm2, xmm1
+    psllq xmm1, 17
+    psrlq xmm2, 47
+    por xmm1, xmm2
+; x10 -= x11
+    movq xmm2, [esp + 16]
+    psubq xmm2, xmm1
+    movq [esp + 96], xmm1
+; x13 ^= x12
+    movq xmm1, [esp + 112]
+    pxor xmm1, [esp + 32]
+    movq [esp + 16], xmm2
+; x13 >>>= 44
+    movdqa xmm2, xmm1
+    psllq xmm1, 20
+    psrlq xmm2, 44
+    por xmm1, xmm2
+; x12 -= x13
+    movq xmm2, [esp + 32]
+    psubq xmm2, xmm1
+    movq [esp + 112], xmm1
+; x15 ^= x14
+    movq xmm1, [esp + 176]
+    pxor xmm1, [esp + 48]
+    movq [esp + 32], xmm2
+; x15 >>>= 30
+    movdqa xmm2, xmm1
+    psllq xmm1, 34
+    psrlq xmm2, 30
+    por xmm1, xmm2
+; x14 -= x15
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm1
+; subtract subkey 1
+; x0 -= k1
+    psubq xmm3, [esp + 448]
+; x1 -= k2
+    psubq xmm6, [esp + 352]
+; x2 -= k3
+    psubq xmm5, [esp + 368]
+; x3 -= k4
+    psubq xmm7, [esp + 384]
+; x4 -= k5
+    psubq xmm4, [esp + 400]
+    movq [esp + 192], xmm7
+; x5 -= k6
+    movq xmm7, [esp + 128]
+    psubq xmm7, [esp + 416]
+; x6 -= k7
+    psubq xmm0, [esp + 208]
+    movq [esp + 128], xmm7
+; x7 -= k8
+    movq xmm7, [esp + 64]
+    psubq xmm7, [esp + 224]
+    movq [esp + 64], xmm7
+; x8 -= k9
+    movq xmm7, [esp + 0]
+    psubq xmm7, [esp + 240]
+    movq [esp + 0], xmm7
+; x9 -= k10
+    movq xmm7, [esp + 80]
+    psubq xmm7, [esp + 256]
+    movq [esp + 144], xmm6
+; x10 -= k11
+    movq xmm6, [esp + 16]
+    psubq xmm6, [esp + 272]
+    movq [esp + 16], xmm6
+; x11 -= k12
+    movq xmm6, [esp + 96]
+    psubq xmm6, [esp + 288]
+    movq [esp + 80], xmm7
+; x12 -= k13
+    movq xmm7, [esp + 32]
+    psubq xmm7, [esp + 304]
+    movq [esp + 32], xmm7
+; sk21 = k14
+    movq xmm7, [esp + 320]
+; sk21 += t1
+    paddq xmm7, [esp + 496]
+    movq [esp + 160], xmm4
+; x13 -= sk21
+    movq xmm4, [esp + 112]
+    psubq xmm4, xmm7
+; x14 -= sk20
+    psubq xmm2, [esp + 1136]
+; x15 -= kc[1]
+    psubq xmm1, [esp + 832]
+; inverse round 3
+; x15 ^= x0
+    pxor xmm1, xmm3
+    movq [esp + 1152], xmm7
+; x15 >>>= 5
+    movdqa xmm7, xmm1
+    psllq xmm1, 59
+    psrlq xmm7, 5
+    por xmm1, xmm7
+; x0 -= x15
+    psubq xmm3, xmm1
+; x11 ^= x2
+    pxor xmm6, xmm5
+; x11 >>>= 20
+    movdqa xmm7, xmm6
+    psllq xmm6, 44
+    psrlq xmm7, 20
+    por xmm6, xmm7
+; x2 -= x11
+    psubq xmm5, xmm6
+; x13 ^= x6
+    pxor xmm4, xmm0
+; x13 >>>= 48
+    movdqa xmm7, xmm4
+    psllq xmm4, 16
+    psrlq xmm7, 48
+    por xmm4, xmm7
+; x6 -= x13
+    psubq xmm0, xmm4
+; x9 ^= x4
+    movq xmm7, [esp + 80]
+    pxor xmm7, [esp + 160]
+    movq [esp + 96], xmm6
+; x9 >>>= 41
+    movdqa xmm6, xmm7
+    psllq xmm7, 23
+    psrlq xmm6, 41
+    por xmm7, xmm6
+; x4 -= x9
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm7
+    movq [esp + 80], xmm7
+; x1 ^= x14
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm2
+    movq [esp + 112], xmm4
+; x1 >>>= 47
+    movdqa xmm4, xmm7
+    psllq xmm7, 17
+    psrlq xmm4, 47
+    por xmm7, xmm4
+; x14 -= x1
+    psubq xmm2, xmm7
+; x5 ^= x8
+    movq xmm4, [esp + 128]
+    pxor xmm4, [esp + 0]
+    movq [esp + 48], xmm2
+; x5 >>>= 28
+    movdqa xmm2, xmm4
+    psllq xmm4, 36
+    psrlq xmm2, 28
+    por xmm4, xmm2
+; x8 -= x5
+    movq xmm2, [esp + 0]
+    psubq xmm2, xmm4
+    movq [esp + 0], xmm2
+; x3 ^= x10
+    movq xmm2, [esp + 192]
+    pxor xmm2, [esp + 16]
+    movq [esp + 176], xmm1
+; x3 >>>= 16
+    movdqa xmm1, xmm2
+    psllq xmm2, 48
+    psrlq xmm1, 16
+    por xmm2, xmm1
+; x10 -= x3
+    movq xmm1, [esp + 16]
+    psubq xmm1, xmm2
+    movq [esp + 16], xmm1
+; x7 ^= x12
+    movq xmm1, [esp + 64]
+    pxor xmm1, [esp + 32]
+    movq [esp + 144], xmm7
+; x7 >>>= 25
+    movdqa xmm7, xmm1
+    psllq xmm1, 39
+    psrlq xmm7, 25
+    por xmm1, xmm7
+; x12 -= x7
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm1
+; inverse round 2
+; x7 ^= x0
+    pxor xmm1, xmm3
+    movq [esp + 32], xmm7
+; x7 >>>= 33
+    movdqa xmm7, xmm1
+    psllq xmm1, 31
+    psrlq xmm7, 33
+    por xmm1, xmm7
+; x0 -= x7
+    psubq xmm3, xmm1
+; x5 ^= x2
+    pxor xmm4, xmm5
+; x5 >>>= 4
+    movdqa xmm7, xmm4
+    psllq xmm4, 60
+    psrlq xmm7, 4
+    por xmm4, xmm7
+; x2 -= x5
+    psubq xmm5, xmm4
+; x3 ^= x4
+    pxor xmm2, xmm6
+; x3 >>>= 51
+    movdqa xmm7, xmm2
+    psllq xmm2, 13
+    psrlq xmm7, 51
+    por xmm2, xmm7
+; x4 -= x3
+    psubq xmm6, xmm2
+; x1 ^= x6
+    movq xmm7, [esp + 144]
+    pxor xmm7, xmm0
+    movq [esp + 128], xmm4
+; x1 >>>= 13
+    movdqa xmm4, xmm7
+    psllq xmm7, 51
+    psrlq xmm4, 13
+    por xmm7, xmm4
+; x6 -= x1
+    psubq xmm0, xmm7
+; x15 ^= x12
+    movq xmm4, [esp + 176]
+    pxor xmm4, [esp + 32]
+    movq [esp + 144], xmm7
+; x15 >>>= 34
+    movdqa xmm7, xmm4
+    psllq xmm4, 30
+    psrlq xmm7, 34
+    por xmm4, xmm7
+; x12 -= x15
+    movq xmm7, [esp + 32]
+    psubq xmm7, xmm4
+    movq [esp + 32], xmm7
+; x13 ^= x14
+    movq xmm7, [esp + 112]
+    pxor xmm7, [esp + 48]
+    movq [esp + 192], xmm2
+; x13 >>>= 41
+    movdqa xmm2, xmm7
+    psllq xmm7, 23
+    psrlq xmm2, 41
+    por xmm7, xmm2
+; x14 -= x13
+    movq xmm2, [esp + 48]
+    psubq xmm2, xmm7
+    movq [esp + 48], xmm2
 ; x11 ^= x8
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm1
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm1
 ; x11 >>>= 59
     movdqa xmm1, xmm2
     psllq xmm2, 5
     psrlq xmm1, 59
     por xmm2, xmm1
 ; x8 -= x11
-    movq xmm1, [esp + 352]
+    movq xmm1, [esp + 0]
     psubq xmm1, xmm2
-    movq [esp + 352], xmm1
+    movq [esp + 0], xmm1
 ; x9 ^= x10
-    movq xmm1, [esp + 368]
-    pxor xmm1, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm1, [esp + 80]
+    pxor xmm1, [esp + 16]
+    movq [esp + 160], xmm6
 ; x9 >>>= 17
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 47
-    psrlq xmm7, 17
-    por xmm1, xmm7
+    psrlq xmm6, 17
+    por xmm1, xmm6
 ; x10 -= x9
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm1
+    movq xmm6, [esp + 16]
+    psubq xmm6, xmm1
 ; inverse round 1
 ; x9 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 384], xmm7
+    movq [esp + 16], xmm6
 ; x9 >>>= 38
-    movdqa xmm7, xmm1
+    movdqa xmm6, xmm1
     psllq xmm1, 26
-    psrlq xmm7, 38
-    por xmm1, xmm7
+    psrlq xmm6, 38
+    por xmm1, xmm6
 ; x0 -= x9
     psubq xmm3, xmm1
 ; x13 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm7, xmm5
 ; x13 >>>= 19
-    movdqa xmm7, xmm6
-    psllq xmm6, 45
-    psrlq xmm7, 19
-    por xmm6, xmm7
+    movdqa xmm6, xmm7
+    psllq xmm7, 45
+    psrlq xmm6, 19
+    por xmm7, xmm6
 ; x2 -= x13
-    psubq xmm5, xmm6
+    psubq xmm5, xmm7
 ; x11 ^= x6
     pxor xmm2, xmm0
 ; x11 >>>= 10
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
+    psrlq xmm6, 10
+    por xmm2, xmm6
 ; x6 -= x11
     psubq xmm0, xmm2
 ; x15 ^= x4
-    movq xmm7, [esp + 544]
-    pxor xmm7, xmm4
-    movq [esp + 432], xmm6
+    pxor xmm4, [esp + 160]
 ; x15 >>>= 55
-    movdqa xmm6, xmm7
-    psllq xmm7, 9
+    movdqa xmm6, xmm4
+    psllq xmm4, 9
     psrlq xmm6, 55
-    por xmm7, xmm6
+    por xmm4, xmm6
 ; x4 -= x15
-    psubq xmm4, xmm7
+    movq xmm6, [esp + 160]
+    psubq xmm6, xmm4
+    movq [esp + 176], xmm4
 ; x7 ^= x10
-    movq xmm6, [esp + 336]
-    pxor xmm6, [esp + 384]
-    movq [esp + 544], xmm7
+    movq xmm4, [esp + 64]
+    pxor xmm4, [esp + 16]
+    movq [esp + 112], xmm7
 ; x7 >>>= 49
-    movdqa xmm7, xmm6
-    psllq xmm6, 15
+    movdqa xmm7, xmm4
+    psllq xmm4, 15
     psrlq xmm7, 49
-    por xmm6, xmm7
+    por xmm4, xmm7
 ; x10 -= x7
-    movq xmm7, [esp + 384]
-    psubq xmm7, xmm6
-    movq [esp + 384], xmm7
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm4
+    movq [esp + 16], xmm7
 ; x3 ^= x12
-    movq xmm7, [esp + 464]
-    pxor xmm7, [esp + 416]
-    movq [esp + 400], xmm2
+    movq xmm7, [esp + 192]
+    pxor xmm7, [esp + 32]
+    movq [esp + 96], xmm2
 ; x3 >>>= 18
     movdqa xmm2, xmm7
     psllq xmm7, 46
     psrlq xmm2, 18
     por xmm7, xmm2
 ; x12 -= x3
-    movq xmm2, [esp + 416]
+    movq xmm2, [esp + 32]
     psubq xmm2, xmm7
-    movq [esp + 416], xmm2
+    movq [esp + 32], xmm2
 ; x5 ^= x14
-    movq xmm2, [esp + 480]
-    pxor xmm2, [esp + 448]
-    movq [esp + 368], xmm1
+    movq xmm2, [esp + 128]
+    pxor xmm2, [esp + 48]
+    movq [esp + 80], xmm1
 ; x5 >>>= 23
     movdqa xmm1, xmm2
     psllq xmm2, 41
     psrlq xmm1, 23
     por xmm2, xmm1
 ; x14 -= x5
-    movq xmm1, [esp + 448]
+    movq xmm1, [esp + 48]
     psubq xmm1, xmm2
-    movq [esp + 448], xmm1
+    movq [esp + 48], xmm1
 ; x1 ^= x8
-    movq xmm1, [esp + 496]
-    pxor xmm1, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm1, [esp + 144]
+    pxor xmm1, [esp + 0]
+    movq [esp + 64], xmm4
 ; x1 >>>= 52
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 12
-    psrlq xmm6, 52
-    por xmm1, xmm6
+    psrlq xmm4, 52
+    por xmm1, xmm4
 ; x8 -= x1
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm1
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm1
 ; inverse round 0
 ; x1 ^= x0
     pxor xmm1, xmm3
-    movq [esp + 352], xmm6
+    movq [esp + 0], xmm4
 ; x1 >>>= 24
-    movdqa xmm6, xmm1
+    movdqa xmm4, xmm1
     psllq xmm1, 40
-    psrlq xmm6, 24
-    por xmm1, xmm6
+    psrlq xmm4, 24
+    por xmm1, xmm4
 ; x0 -= x1
     psubq xmm3, xmm1
 ; x3 ^= x2
     pxor xmm7, xmm5
 ; x3 >>>= 13
-    movdqa xmm6, xmm7
+    movdqa xmm4, xmm7
     psllq xmm7, 51
-    psrlq xmm6, 13
-    por xmm7, xmm6
+    psrlq xmm4, 13
+    por xmm7, xmm4
 ; x2 -= x3
     psubq xmm5, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm4
+    pxor xmm2, xmm6
 ; x5 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x4 -= x5
-    psubq xmm4, xmm2
+    psubq xmm6, xmm2
 ; x7 ^= x6
-    movq xmm6, [esp + 336]
-    pxor xmm6, xmm0
-    movq [esp + 480], xmm2
+    movq xmm4, [esp + 64]
+    pxor xmm4, xmm0
+    movq [esp + 128], xmm2
 ; x7 >>>= 47
-    movdqa xmm2, xmm6
-    psllq xmm6, 17
+    movdqa xmm2, xmm4
+    psllq xmm4, 17
     psrlq xmm2, 47
-    por xmm6, xmm2
+    por xmm4, xmm2
 ; x6 -= x7
-    psubq xmm0, xmm6
+    psubq xmm0, xmm4
 ; x9 ^= x8
-    movq xmm2, [esp + 368]
-    pxor xmm2, [esp + 352]
-    movq [esp + 336], xmm6
+    movq xmm2, [esp + 80]
+    pxor xmm2, [esp + 0]
+    movq [esp + 64], xmm4
 ; x9 >>>= 8
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 56
-    psrlq xmm6, 8
-    por xmm2, xmm6
+    psrlq xmm4, 8
+    por xmm2, xmm4
 ; x8 -= x9
-    movq xmm6, [esp + 352]
-    psubq xmm6, xmm2
-    movq [esp + 368], xmm2
+    movq xmm4, [esp + 0]
+    psubq xmm4, xmm2
+    movq [esp + 80], xmm2
 ; x11 ^= x10
-    movq xmm2, [esp + 400]
-    pxor xmm2, [esp + 384]
-    movq [esp + 352], xmm6
+    movq xmm2, [esp + 96]
+    pxor xmm2, [esp + 16]
+    movq [esp + 0], xmm4
 ; x11 >>>= 17
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 47
-    psrlq xmm6, 17
-    por xmm2, xmm6
+    psrlq xmm4, 17
+    por xmm2, xmm4
 ; x10 -= x11
-    movq xmm6, [esp + 384]
-    psubq xmm6, xmm2
-    movq [esp + 400], xmm2
+    movq xmm4, [esp + 16]
+    psubq xmm4, xmm2
+    movq [esp + 96], xmm2
 ; x13 ^= x12
-    movq xmm2, [esp + 432]
-    pxor xmm2, [esp + 416]
-    movq [esp + 384], xmm6
+    movq xmm2, [esp + 112]
+    pxor xmm2, [esp + 32]
+    movq [esp + 16], xmm4
 ; x13 >>>= 22
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 42
-    psrlq xmm6, 22
-    por xmm2, xmm6
+    psrlq xmm4, 22
+    por xmm2, xmm4
 ; x12 -= x13
-    movq xmm6, [esp + 416]
-    psubq xmm6, xmm2
-    movq [esp + 432], xmm2
+    movq xmm4, [esp + 32]
+    psubq xmm4, xmm2
+    movq [esp + 112], xmm2
 ; x15 ^= x14
-    movq xmm2, [esp + 544]
-    pxor xmm2, [esp + 448]
-    movq [esp + 416], xmm6
+    movq xmm2, [esp + 176]
+    pxor xmm2, [esp + 48]
+    movq [esp + 32], xmm4
 ; x15 >>>= 37
-    movdqa xmm6, xmm2
+    movdqa xmm4, xmm2
     psllq xmm2, 27
-    psrlq xmm6, 37
-    por xmm2, xmm6
+    psrlq xmm4, 37
+    por xmm2, xmm4
 ; x14 -= x15
-    movq xmm6, [esp + 448]
-    psubq xmm6, xmm2
+    movq xmm4, [esp + 48]
+    psubq xmm4, xmm2
 ; subtract subkey 0
 ; x0 -= k0
-    psubq xmm3, [esp + 160]
+    psubq xmm3, [esp + 432]
 ; x1 -= k1
-    psubq xmm1, [esp + 176]
+    psubq xmm1, [esp + 448]
 ; x2 -= k2
-    psubq xmm5, [esp + 208]
+    psubq xmm5, [esp + 352]
 ; x3 -= k3
-    psubq xmm7, [esp + 224]
+    psubq xmm7, [esp + 368]
 ; x4 -= k4
-    psubq xmm4, [esp + 240]
-    movq [esp + 512], xmm4
+    psubq xmm6, [esp + 384]
+    movq [esp + 160], xmm6
 ; x5 -= k5
-    movq xmm4, [esp + 480]
-    psubq xmm4, [esp + 256]
+    movq xmm6, [esp + 128]
+    psubq xmm6, [esp + 400]
 ; x6 -= k6
-    psubq xmm0, [esp + 272]
-    movq [esp + 864], xmm0
+    psubq xmm0, [esp + 416]
+    movq [esp + 1168], xmm0
 ; x7 -= k7
-    movq xmm0, [esp + 336]
-    psubq xmm0, [esp + 0]
-    movq [esp + 336], xmm0
+    movq xmm0, [esp + 64]
+    psubq xmm0, [esp + 208]
+    movq [esp + 64], xmm0
 ; x8 -= k8
-    movq xmm0, [esp + 352]
-    psubq xmm0, [esp + 16]
-    movq [esp + 352], xmm0
+    movq xmm0, [esp + 0]
+    psubq xmm0, [esp + 224]
+    movq [esp + 0], xmm0
 ; x9 -= k9
-    movq xmm0, [esp + 368]
-    psubq xmm0, [esp + 32]
-    movq [esp + 368], xmm0
+    movq xmm0, [esp + 80]
+    psubq xmm0, [esp + 240]
+    movq [esp + 80], xmm0
 ; x10 -= k10
-    movq xmm0, [esp + 384]
-    psubq xmm0, [esp + 48]
-    movq [esp + 384], xmm0
+    movq xmm0, [esp + 16]
+    psubq xmm0, [esp + 256]
+    movq [esp + 16], xmm0
 ; x11 -= k11
-    movq xmm0, [esp + 400]
-    psubq xmm0, [esp + 64]
-    movq [esp + 400], xmm0
+    movq xmm0, [esp + 96]
+    psubq xmm0, [esp + 272]
+    movq [esp + 96], xmm0
 ; x12 -= k12
-    movq xmm0, [esp + 416]
-    psubq xmm0, [esp + 80]
-    movq [esp + 416], xmm0
-; x13 -= k13
-    movq xmm0, [esp + 432]
-    psubq xmm0, [esp + 96]
-; x14 -= k14
-    psubq xmm6, [esp + 112]
+    movq xmm0, [esp + 32]
+    psubq xmm0, [esp + 288]
+    movq [esp + 32], xmm0
+; sk22 = k13
+    movq xmm0, [esp + 304]
+; sk22 += t0
+    paddq xmm0, [esp + 480]
+    movq [esp + 128], xmm6
+; x13 -= sk22
+    movq xmm6, [esp + 112]
+    psubq xmm6, xmm0
+; x14 -= sk21
+    psubq xmm4, [esp + 1152]
 ; x15 -= k15
-    psubq xmm2, [esp + 144]
-; x13 -= t0
-    psubq xmm0, [esp + 304]
-; x14 -= t1
-    psubq xmm6, [esp + 288]
+    psubq xmm2, [esp + 336]
 ; store the block(s)
 ; out[0] = x0
     mov edx, dword [ebp + 20]
@@ -17772,35 +17977,36 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; out[3] = x3
     movq [edx + 24], xmm7
 ; out[4] = x4
-    movq xmm1, [esp + 512]
-    movq [edx + 32], xmm1
+    movq xmm0, [esp + 160]
+    movq [edx + 32], xmm0
 ; out[5] = x5
-    movq [edx + 40], xmm4
+    movq xmm0, [esp + 128]
+    movq [edx + 40], xmm0
 ; out[6] = x6
-    movq xmm1, [esp + 864]
-    movq [edx + 48], xmm1
+    movq xmm0, [esp + 1168]
+    movq [edx + 48], xmm0
 ; out[7] = x7
-    movq xmm1, [esp + 336]
-    movq [edx + 56], xmm1
+    movq xmm0, [esp + 64]
+    movq [edx + 56], xmm0
 ; out[8] = x8
-    movq xmm1, [esp + 352]
-    movq [edx + 64], xmm1
+    movq xmm0, [esp + 0]
+    movq [edx + 64], xmm0
 ; out[9] = x9
-    movq xmm1, [esp + 368]
-    movq [edx + 72], xmm1
+    movq xmm0, [esp + 80]
+    movq [edx + 72], xmm0
 ; out[10] = x10
-    movq xmm1, [esp + 384]
-    movq [edx + 80], xmm1
+    movq xmm0, [esp + 16]
+    movq [edx + 80], xmm0
 ; out[11] = x11
-    movq xmm1, [esp + 400]
-    movq [edx + 88], xmm1
+    movq xmm0, [esp + 96]
+    movq [edx + 88], xmm0
 ; out[12] = x12
-    movq xmm1, [esp + 416]
-    movq [edx + 96], xmm1
+    movq xmm0, [esp + 32]
+    movq [edx + 96], xmm0
 ; out[13] = x13
-    movq [edx + 104], xmm0
+    movq [edx + 104], xmm6
 ; out[14] = x14
-    movq [edx + 112], xmm6
+    movq [edx + 112], xmm4
 ; out[15] = x15
     movq [edx + 120], xmm2
 ; next block
@@ -17820,8 +18026,8 @@ tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 880 bytes of stack slots
-    mov ecx, 220 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 1520 bytes of stack slots
+    mov ecx, 380 ; (spilled key, tweak and state words)
 .wipe:
     mov dword [esp + ecx * 4 - 4], eax
     dec ecx

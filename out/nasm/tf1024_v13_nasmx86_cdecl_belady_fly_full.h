@@ -4,8 +4,8 @@
  * Threefish-1024, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
  * nasm-x86 (isa sse2, abi cdecl, strategy belady, rotate shift, schedule description): assemble tf1024_v13_nasmx86_cdecl_belady_fly_full.asm with nasm -f elf32
- * tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 940, reloads 921, memory operands 1013, moves 328, instructions 6173
- * tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 920, reloads 901, memory operands 710, moves 641, instructions 6133
+ * tf1024_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 960, reloads 921, memory operands 1063, moves 298, instructions 6235
+ * tf1024_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 941, reloads 902, memory operands 692, moves 651, instructions 6197
  */
 #ifndef TF1024_V13_NASMX86_CDECL_BELADY_FLY_FULL_H
 #define TF1024_V13_NASMX86_CDECL_BELADY_FLY_FULL_H

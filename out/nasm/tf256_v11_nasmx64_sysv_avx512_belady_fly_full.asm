@@ -12,9 +12,9 @@
 ;
 ; Allocation report (per function):
 ;   tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 17, spills 9, reloads 0, memory operands 0, moves 1, instructions 599
-;   tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 9, spills 13, reloads 4, memory operands 76, moves 1, instructions 607
+;   tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 10, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;   tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 17, spills 9, reloads 0, memory operands 0, moves 1, instructions 599
-;   tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 9, spills 13, reloads 4, memory operands 76, moves 1, instructions 607
+;   tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 11, spills 13, reloads 4, memory operands 40, moves 19, instructions 645
 ;
 ; Register map of tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
@@ -27,12 +27,17 @@
 ;
 ; Register map of tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
-;       k3: r11                   k4: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9                    x2: r10
-;       x3: r11
+;       k3: r11                   k4: rdi                  kcs: rbx                  key: rdi
+;        n: r8, rdx              out: rcx                  sk1: rbx                  sk2: rbx
+;      sk3: rbx                  sk4: rbx                  sk5: rbx                  sk6: rbx
+;      sk7: rbx                  sk8: rbx                  sk9: rbx                 sk10: rbx
+;     sk11: rbx                 sk12: rbx                 sk13: rbx                 sk14: rbx
+;     sk15: rbx                 sk16: rbx                 sk17: rbx                 sk18: rbx
+;     sk19: rsi                 sk20: rcx                   t0: rcx                   t1: rdx
+;       t2: rsi                tweak: rax, rsi              x0: r8                    x1: r9
+;       x2: r10                   x3: r11
 ;   stack slots: in k0 k1 k2 k3 k4 n out tweak
-;   frame: 72 bytes of stack slots; callee-saved registers pushed: none
+;   frame: 224 bytes of stack slots; callee-saved registers pushed: rbx
 ;
 ; Register map of tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
@@ -45,12 +50,17 @@
 ;
 ; Register map of tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
-;       k3: r11                   k4: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9                    x2: r10
-;       x3: r11
+;       k3: r11                   k4: rdi                  kcs: rbx                  key: rdi
+;        n: r8, rdx              out: rcx                  sk1: rbx                  sk2: rbp
+;      sk3: rbp                  sk4: rbx                  sk5: rbp                  sk6: rbx
+;      sk7: rbp                  sk8: rbx                  sk9: rbp                 sk10: rbx
+;     sk11: rbp                 sk12: rbx                 sk13: rbp                 sk14: rbx
+;     sk15: rbp                 sk16: rbx                 sk17: rbp                 sk18: rbx
+;     sk19: rsi                 sk20: rdx                   t0: rcx                   t1: rdx
+;       t2: rsi                tweak: rax, rsi              x0: r8                    x1: r9
+;       x2: r10                   x3: r11
 ;   stack slots: in k0 k1 k2 k3 k4 n out tweak
-;   frame: 72 bytes of stack slots; callee-saved registers pushed: none
+;   frame: 216 bytes of stack slots; callee-saved registers pushed: rbx rbp
 
 bits 64
 default rel
@@ -99,6 +109,7 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 bloc
     pop rbx
     jmp tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     endbr64
 .entry:
@@ -1727,10 +1738,13 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt:
     mov r8d, 1 ; n = 1
     jmp tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     endbr64
 .entry:
-    sub rsp, 72
+    push rbx
+.pushed_rbx:
+    sub rsp, 224
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -1754,12 +1768,103 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-    mov qword [rsp + 0], rdx
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 1
+    mov rbx, rdi
+    add rbx, 1
+; kc[1] = kcs
+    mov qword [rsp + 72], rbx
+; kcs += 2
+    mov rbx, rax
+    add rbx, 2
+; kc[2] = kcs
+    mov qword [rsp + 80], rbx
+; kcs += 3
+    mov rbx, r9
+    add rbx, 3
+; kc[3] = kcs
+    mov qword [rsp + 88], rbx
+; kcs += 4
+    mov rbx, r10
+    add rbx, 4
+; kc[4] = kcs
+    mov qword [rsp + 96], rbx
+; kcs += 5
+    mov rbx, r11
+    add rbx, 5
+; kc[5] = kcs
+    mov qword [rsp + 104], rbx
+; kcs += 6
+    mov rbx, rdi
+    add rbx, 6
+; kc[6] = kcs
+    mov qword [rsp + 112], rbx
+; kcs += 7
+    mov rbx, rax
+    add rbx, 7
+; kc[7] = kcs
+    mov qword [rsp + 120], rbx
+; kcs += 8
+    mov rbx, r9
+    add rbx, 8
+; kc[8] = kcs
+    mov qword [rsp + 128], rbx
+; kcs += 9
+    mov rbx, r10
+    add rbx, 9
+; kc[9] = kcs
+    mov qword [rsp + 136], rbx
+; kcs += 0xa
+    mov rbx, r11
+    add rbx, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 144], rbx
+; kcs += 0xb
+    mov rbx, rdi
+    add rbx, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 152], rbx
+; kcs += 0xc
+    mov rbx, rax
+    add rbx, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 160], rbx
+; kcs += 0xd
+    mov rbx, r9
+    add rbx, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 168], rbx
+; kcs += 0xe
+    mov rbx, r10
+    add rbx, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 176], rbx
+; kcs += 0xf
+    mov rbx, r11
+    add rbx, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 184], rbx
+; kcs += 0x10
+    mov rbx, rdi
+    add rbx, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 192], rbx
+; kcs += 0x11
+    mov rbx, rax
+    add rbx, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 200], rbx
+; kcs += 0x12
+    mov rbx, r9
+    add rbx, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 208], rbx
+    mov qword [rsp + 40], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
     mov qword [rsp + 24], r10
-    mov qword [rsp + 32], r11
-    mov qword [rsp + 40], rdi
+    mov qword [rsp + 0], r11
+    mov qword [rsp + 32], rdi
     mov qword [rsp + 48], r8
     mov qword [rsp + 56], rcx
     mov qword [rsp + 64], rsi
@@ -1776,7 +1881,7 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 0]
+    mov rdi, qword [rsp + 40]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -1787,16 +1892,20 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 0
 ; x0 += k0
     add r8, qword [rsp + 8]
-; x1 += k1
-    add r9, qword [rsp + 16]
-; x2 += k2
-    add r10, qword [rsp + 24]
+; sk1 = k1
+    mov rbx, qword [rsp + 16]
+; sk1 += t0
+    add rbx, rcx
+; x1 += sk1
+    add r9, rbx
+; sk2 = k2
+    mov rbx, qword [rsp + 24]
+; sk2 += t1
+    add rbx, rdx
+; x2 += sk2
+    add r10, rbx
 ; x3 += k3
-    add r11, qword [rsp + 32]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
+    add r11, qword [rsp + 0]
 ; round 0
 ; x0 += x1
     add r8, r9
@@ -1852,18 +1961,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 1
 ; x0 += k1
     add r8, qword [rsp + 16]
-; x1 += k2
-    add r9, qword [rsp + 24]
-; x2 += k3
-    add r10, qword [rsp + 32]
-; x3 += k4
-    add r11, qword [rsp + 40]
-; x1 += t1
-    add r9, rdx
-; x2 += t2
-    add r10, rsi
-; x3 += 1
-    add r11, 1
+; x1 += sk2
+    add r9, rbx
+; sk3 = k3
+    mov rbx, qword [rsp + 0]
+; sk3 += t2
+    add rbx, rsi
+; x2 += sk3
+    add r10, rbx
+; x3 += kc[1]
+    add r11, qword [rsp + 72]
 ; round 4
 ; x0 += x1
     add r8, r9
@@ -1919,18 +2026,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 2
 ; x0 += k2
     add r8, qword [rsp + 24]
-; x1 += k3
-    add r9, qword [rsp + 32]
-; x2 += k4
-    add r10, qword [rsp + 40]
-; x3 += k0
-    add r11, qword [rsp + 8]
-; x1 += t2
-    add r9, rsi
-; x2 += t0
-    add r10, rcx
-; x3 += 2
-    add r11, 2
+; x1 += sk3
+    add r9, rbx
+; sk4 = k4
+    mov rbx, qword [rsp + 32]
+; sk4 += t0
+    add rbx, rcx
+; x2 += sk4
+    add r10, rbx
+; x3 += kc[2]
+    add r11, qword [rsp + 80]
 ; round 8
 ; x0 += x1
     add r8, r9
@@ -1985,19 +2090,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 3
 ; x0 += k3
-    add r8, qword [rsp + 32]
-; x1 += k4
-    add r9, qword [rsp + 40]
-; x2 += k0
-    add r10, qword [rsp + 8]
-; x3 += k1
-    add r11, qword [rsp + 16]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
-; x3 += 3
-    add r11, 3
+    add r8, qword [rsp + 0]
+; x1 += sk4
+    add r9, rbx
+; sk5 = k0
+    mov rbx, qword [rsp + 8]
+; sk5 += t1
+    add rbx, rdx
+; x2 += sk5
+    add r10, rbx
+; x3 += kc[3]
+    add r11, qword [rsp + 88]
 ; round 12
 ; x0 += x1
     add r8, r9
@@ -2052,19 +2155,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 4
 ; x0 += k4
-    add r8, qword [rsp + 40]
-; x1 += k0
-    add r9, qword [rsp + 8]
-; x2 += k1
-    add r10, qword [rsp + 16]
-; x3 += k2
-    add r11, qword [rsp + 24]
-; x1 += t1
-    add r9, rdx
-; x2 += t2
-    add r10, rsi
-; x3 += 4
-    add r11, 4
+    add r8, qword [rsp + 32]
+; x1 += sk5
+    add r9, rbx
+; sk6 = k1
+    mov rbx, qword [rsp + 16]
+; sk6 += t2
+    add rbx, rsi
+; x2 += sk6
+    add r10, rbx
+; x3 += kc[4]
+    add r11, qword [rsp + 96]
 ; round 16
 ; x0 += x1
     add r8, r9
@@ -2120,18 +2221,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 5
 ; x0 += k0
     add r8, qword [rsp + 8]
-; x1 += k1
-    add r9, qword [rsp + 16]
-; x2 += k2
-    add r10, qword [rsp + 24]
-; x3 += k3
-    add r11, qword [rsp + 32]
-; x1 += t2
-    add r9, rsi
-; x2 += t0
-    add r10, rcx
-; x3 += 5
-    add r11, 5
+; x1 += sk6
+    add r9, rbx
+; sk7 = k2
+    mov rbx, qword [rsp + 24]
+; sk7 += t0
+    add rbx, rcx
+; x2 += sk7
+    add r10, rbx
+; x3 += kc[5]
+    add r11, qword [rsp + 104]
 ; round 20
 ; x0 += x1
     add r8, r9
@@ -2187,18 +2286,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 6
 ; x0 += k1
     add r8, qword [rsp + 16]
-; x1 += k2
-    add r9, qword [rsp + 24]
-; x2 += k3
-    add r10, qword [rsp + 32]
-; x3 += k4
-    add r11, qword [rsp + 40]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
-; x3 += 6
-    add r11, 6
+; x1 += sk7
+    add r9, rbx
+; sk8 = k3
+    mov rbx, qword [rsp + 0]
+; sk8 += t1
+    add rbx, rdx
+; x2 += sk8
+    add r10, rbx
+; x3 += kc[6]
+    add r11, qword [rsp + 112]
 ; round 24
 ; x0 += x1
     add r8, r9
@@ -2254,18 +2351,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 7
 ; x0 += k2
     add r8, qword [rsp + 24]
-; x1 += k3
-    add r9, qword [rsp + 32]
-; x2 += k4
-    add r10, qword [rsp + 40]
-; x3 += k0
-    add r11, qword [rsp + 8]
-; x1 += t1
-    add r9, rdx
-; x2 += t2
-    add r10, rsi
-; x3 += 7
-    add r11, 7
+; x1 += sk8
+    add r9, rbx
+; sk9 = k4
+    mov rbx, qword [rsp + 32]
+; sk9 += t2
+    add rbx, rsi
+; x2 += sk9
+    add r10, rbx
+; x3 += kc[7]
+    add r11, qword [rsp + 120]
 ; round 28
 ; x0 += x1
     add r8, r9
@@ -2320,19 +2415,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 8
 ; x0 += k3
-    add r8, qword [rsp + 32]
-; x1 += k4
-    add r9, qword [rsp + 40]
-; x2 += k0
-    add r10, qword [rsp + 8]
-; x3 += k1
-    add r11, qword [rsp + 16]
-; x1 += t2
-    add r9, rsi
-; x2 += t0
-    add r10, rcx
-; x3 += 8
-    add r11, 8
+    add r8, qword [rsp + 0]
+; x1 += sk9
+    add r9, rbx
+; sk10 = k0
+    mov rbx, qword [rsp + 8]
+; sk10 += t0
+    add rbx, rcx
+; x2 += sk10
+    add r10, rbx
+; x3 += kc[8]
+    add r11, qword [rsp + 128]
 ; round 32
 ; x0 += x1
     add r8, r9
@@ -2387,19 +2480,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 9
 ; x0 += k4
-    add r8, qword [rsp + 40]
-; x1 += k0
-    add r9, qword [rsp + 8]
-; x2 += k1
-    add r10, qword [rsp + 16]
-; x3 += k2
-    add r11, qword [rsp + 24]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
-; x3 += 9
-    add r11, 9
+    add r8, qword [rsp + 32]
+; x1 += sk10
+    add r9, rbx
+; sk11 = k1
+    mov rbx, qword [rsp + 16]
+; sk11 += t1
+    add rbx, rdx
+; x2 += sk11
+    add r10, rbx
+; x3 += kc[9]
+    add r11, qword [rsp + 136]
 ; round 36
 ; x0 += x1
     add r8, r9
@@ -2455,18 +2546,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 10
 ; x0 += k0
     add r8, qword [rsp + 8]
-; x1 += k1
-    add r9, qword [rsp + 16]
-; x2 += k2
-    add r10, qword [rsp + 24]
-; x3 += k3
-    add r11, qword [rsp + 32]
-; x1 += t1
-    add r9, rdx
-; x2 += t2
-    add r10, rsi
-; x3 += 0xa
-    add r11, 0xa
+; x1 += sk11
+    add r9, rbx
+; sk12 = k2
+    mov rbx, qword [rsp + 24]
+; sk12 += t2
+    add rbx, rsi
+; x2 += sk12
+    add r10, rbx
+; x3 += kc[10]
+    add r11, qword [rsp + 144]
 ; round 40
 ; x0 += x1
     add r8, r9
@@ -2522,18 +2611,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 11
 ; x0 += k1
     add r8, qword [rsp + 16]
-; x1 += k2
-    add r9, qword [rsp + 24]
-; x2 += k3
-    add r10, qword [rsp + 32]
-; x3 += k4
-    add r11, qword [rsp + 40]
-; x1 += t2
-    add r9, rsi
-; x2 += t0
-    add r10, rcx
-; x3 += 0xb
-    add r11, 0xb
+; x1 += sk12
+    add r9, rbx
+; sk13 = k3
+    mov rbx, qword [rsp + 0]
+; sk13 += t0
+    add rbx, rcx
+; x2 += sk13
+    add r10, rbx
+; x3 += kc[11]
+    add r11, qword [rsp + 152]
 ; round 44
 ; x0 += x1
     add r8, r9
@@ -2589,18 +2676,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 12
 ; x0 += k2
     add r8, qword [rsp + 24]
-; x1 += k3
-    add r9, qword [rsp + 32]
-; x2 += k4
-    add r10, qword [rsp + 40]
-; x3 += k0
-    add r11, qword [rsp + 8]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
-; x3 += 0xc
-    add r11, 0xc
+; x1 += sk13
+    add r9, rbx
+; sk14 = k4
+    mov rbx, qword [rsp + 32]
+; sk14 += t1
+    add rbx, rdx
+; x2 += sk14
+    add r10, rbx
+; x3 += kc[12]
+    add r11, qword [rsp + 160]
 ; round 48
 ; x0 += x1
     add r8, r9
@@ -2655,19 +2740,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 13
 ; x0 += k3
-    add r8, qword [rsp + 32]
-; x1 += k4
-    add r9, qword [rsp + 40]
-; x2 += k0
-    add r10, qword [rsp + 8]
-; x3 += k1
-    add r11, qword [rsp + 16]
-; x1 += t1
-    add r9, rdx
-; x2 += t2
-    add r10, rsi
-; x3 += 0xd
-    add r11, 0xd
+    add r8, qword [rsp + 0]
+; x1 += sk14
+    add r9, rbx
+; sk15 = k0
+    mov rbx, qword [rsp + 8]
+; sk15 += t2
+    add rbx, rsi
+; x2 += sk15
+    add r10, rbx
+; x3 += kc[13]
+    add r11, qword [rsp + 168]
 ; round 52
 ; x0 += x1
     add r8, r9
@@ -2722,19 +2805,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 14
 ; x0 += k4
-    add r8, qword [rsp + 40]
-; x1 += k0
-    add r9, qword [rsp + 8]
-; x2 += k1
-    add r10, qword [rsp + 16]
-; x3 += k2
-    add r11, qword [rsp + 24]
-; x1 += t2
-    add r9, rsi
-; x2 += t0
-    add r10, rcx
-; x3 += 0xe
-    add r11, 0xe
+    add r8, qword [rsp + 32]
+; x1 += sk15
+    add r9, rbx
+; sk16 = k1
+    mov rbx, qword [rsp + 16]
+; sk16 += t0
+    add rbx, rcx
+; x2 += sk16
+    add r10, rbx
+; x3 += kc[14]
+    add r11, qword [rsp + 176]
 ; round 56
 ; x0 += x1
     add r8, r9
@@ -2790,18 +2871,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 15
 ; x0 += k0
     add r8, qword [rsp + 8]
-; x1 += k1
-    add r9, qword [rsp + 16]
-; x2 += k2
-    add r10, qword [rsp + 24]
-; x3 += k3
-    add r11, qword [rsp + 32]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
-; x3 += 0xf
-    add r11, 0xf
+; x1 += sk16
+    add r9, rbx
+; sk17 = k2
+    mov rbx, qword [rsp + 24]
+; sk17 += t1
+    add rbx, rdx
+; x2 += sk17
+    add r10, rbx
+; x3 += kc[15]
+    add r11, qword [rsp + 184]
 ; round 60
 ; x0 += x1
     add r8, r9
@@ -2857,18 +2936,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 16
 ; x0 += k1
     add r8, qword [rsp + 16]
-; x1 += k2
-    add r9, qword [rsp + 24]
-; x2 += k3
-    add r10, qword [rsp + 32]
-; x3 += k4
-    add r11, qword [rsp + 40]
-; x1 += t1
-    add r9, rdx
-; x2 += t2
-    add r10, rsi
-; x3 += 0x10
-    add r11, 0x10
+; x1 += sk17
+    add r9, rbx
+; sk18 = k3
+    mov rbx, qword [rsp + 0]
+; sk18 += t2
+    add rbx, rsi
+; x2 += sk18
+    add r10, rbx
+; x3 += kc[16]
+    add r11, qword [rsp + 192]
 ; round 64
 ; x0 += x1
     add r8, r9
@@ -2924,18 +3001,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; add subkey 17
 ; x0 += k2
     add r8, qword [rsp + 24]
-; x1 += k3
-    add r9, qword [rsp + 32]
-; x2 += k4
-    add r10, qword [rsp + 40]
-; x3 += k0
-    add r11, qword [rsp + 8]
-; x1 += t2
-    add r9, rsi
-; x2 += t0
-    add r10, rcx
-; x3 += 0x11
-    add r11, 0x11
+; x1 += sk18
+    add r9, rbx
+; sk19 = k4
+    mov rsi, qword [rsp + 32]
+; sk19 += t0
+    add rsi, rcx
+; x2 += sk19
+    add r10, rsi
+; x3 += kc[17]
+    add r11, qword [rsp + 200]
 ; round 68
 ; x0 += x1
     add r8, r9
@@ -2990,19 +3065,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r9, r10
 ; add subkey 18
 ; x0 += k3
-    add r8, qword [rsp + 32]
-; x1 += k4
-    add r9, qword [rsp + 40]
-; x2 += k0
-    add r10, qword [rsp + 8]
-; x3 += k1
-    add r11, qword [rsp + 16]
-; x1 += t0
-    add r9, rcx
-; x2 += t1
-    add r10, rdx
-; x3 += 0x12
-    add r11, 0x12
+    add r8, qword [rsp + 0]
+; x1 += sk19
+    add r9, rsi
+; sk20 = k0
+    mov rcx, qword [rsp + 8]
+; sk20 += t1
+    add rcx, rdx
+; x2 += sk20
+    add r10, rcx
+; x3 += kc[18]
+    add r11, qword [rsp + 208]
 ; store the block(s)
 ; out[0] = x0
     mov rcx, qword [rsp + 56]
@@ -3023,20 +3096,21 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; n -= 1
     mov rdx, qword [rsp + 48]
     sub rdx, 1
-    mov qword [rsp + 0], rdi
+    mov qword [rsp + 40], rdi
     mov qword [rsp + 48], rdx
     mov qword [rsp + 56], rcx
     mov qword [rsp + 64], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 72 bytes of stack slots
-    mov ecx, 9 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 224 bytes of stack slots
+    mov ecx, 28 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 72
+    add rsp, 224
+    pop rbx
     ret
 .end:
 
@@ -3078,6 +3152,7 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 bloc
     pop rbx
     jmp tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     endbr64
 .entry:
@@ -4706,10 +4781,15 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt:
     mov r8d, 1 ; n = 1
     jmp tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     endbr64
 .entry:
-    sub rsp, 72
+    push rbx
+.pushed_rbx:
+    push rbp
+.pushed_rbp:
+    sub rsp, 216
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -4733,12 +4813,103 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r10
 ; k4 ^= k3
     xor rdi, r11
-    mov qword [rsp + 0], rdx
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 0x12
+    mov rbx, r9
+    add rbx, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 72], rbx
+; kcs += 0x11
+    mov rbx, rax
+    add rbx, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 80], rbx
+; kcs += 0x10
+    mov rbx, rdi
+    add rbx, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 88], rbx
+; kcs += 0xf
+    mov rbx, r11
+    add rbx, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 96], rbx
+; kcs += 0xe
+    mov rbx, r10
+    add rbx, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 104], rbx
+; kcs += 0xd
+    mov rbx, r9
+    add rbx, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 112], rbx
+; kcs += 0xc
+    mov rbx, rax
+    add rbx, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 120], rbx
+; kcs += 0xb
+    mov rbx, rdi
+    add rbx, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 128], rbx
+; kcs += 0xa
+    mov rbx, r11
+    add rbx, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 136], rbx
+; kcs += 9
+    mov rbx, r10
+    add rbx, 9
+; kc[9] = kcs
+    mov qword [rsp + 144], rbx
+; kcs += 8
+    mov rbx, r9
+    add rbx, 8
+; kc[8] = kcs
+    mov qword [rsp + 152], rbx
+; kcs += 7
+    mov rbx, rax
+    add rbx, 7
+; kc[7] = kcs
+    mov qword [rsp + 160], rbx
+; kcs += 6
+    mov rbx, rdi
+    add rbx, 6
+; kc[6] = kcs
+    mov qword [rsp + 168], rbx
+; kcs += 5
+    mov rbx, r11
+    add rbx, 5
+; kc[5] = kcs
+    mov qword [rsp + 176], rbx
+; kcs += 4
+    mov rbx, r10
+    add rbx, 4
+; kc[4] = kcs
+    mov qword [rsp + 184], rbx
+; kcs += 3
+    mov rbx, r9
+    add rbx, 3
+; kc[3] = kcs
+    mov qword [rsp + 192], rbx
+; kcs += 2
+    mov rbx, rax
+    add rbx, 2
+; kc[2] = kcs
+    mov qword [rsp + 200], rbx
+; kcs += 1
+    mov rbx, rdi
+    add rbx, 1
+; kc[1] = kcs
+    mov qword [rsp + 208], rbx
+    mov qword [rsp + 40], rdx
     mov qword [rsp + 8], rax
     mov qword [rsp + 16], r9
     mov qword [rsp + 24], r10
-    mov qword [rsp + 32], r11
-    mov qword [rsp + 40], rdi
+    mov qword [rsp + 0], r11
+    mov qword [rsp + 32], rdi
     mov qword [rsp + 48], r8
     mov qword [rsp + 56], rcx
     mov qword [rsp + 64], rsi
@@ -4755,7 +4926,7 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 0]
+    mov rdi, qword [rsp + 40]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -4765,19 +4936,21 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov r11, qword [rdi + 24]
 ; subtract subkey 18
 ; x0 -= k3
-    sub r8, qword [rsp + 32]
-; x1 -= k4
-    sub r9, qword [rsp + 40]
-; x2 -= k0
-    sub r10, qword [rsp + 8]
-; x3 -= k1
-    sub r11, qword [rsp + 16]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
-; x3 -= 0x12
-    sub r11, 0x12
+    sub r8, qword [rsp + 0]
+; sk1 = k4
+    mov rbx, qword [rsp + 32]
+; sk1 += t0
+    add rbx, rcx
+; x1 -= sk1
+    sub r9, rbx
+; sk2 = k0
+    mov rbp, qword [rsp + 8]
+; sk2 += t1
+    add rbp, rdx
+; x2 -= sk2
+    sub r10, rbp
+; x3 -= kc[18]
+    sub r11, qword [rsp + 72]
 ; inverse round 71
 ; x3 ^= x0
     xor r11, r8
@@ -4833,18 +5006,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 17
 ; x0 -= k2
     sub r8, qword [rsp + 24]
-; x1 -= k3
-    sub r9, qword [rsp + 32]
-; x2 -= k4
-    sub r10, qword [rsp + 40]
-; x3 -= k0
-    sub r11, qword [rsp + 8]
-; x1 -= t2
-    sub r9, rsi
-; x2 -= t0
-    sub r10, rcx
-; x3 -= 0x11
-    sub r11, 0x11
+; sk3 = k3
+    mov rbp, qword [rsp + 0]
+; sk3 += t2
+    add rbp, rsi
+; x1 -= sk3
+    sub r9, rbp
+; x2 -= sk1
+    sub r10, rbx
+; x3 -= kc[17]
+    sub r11, qword [rsp + 80]
 ; inverse round 67
 ; x3 ^= x0
     xor r11, r8
@@ -4900,18 +5071,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 16
 ; x0 -= k1
     sub r8, qword [rsp + 16]
-; x1 -= k2
-    sub r9, qword [rsp + 24]
-; x2 -= k3
-    sub r10, qword [rsp + 32]
-; x3 -= k4
-    sub r11, qword [rsp + 40]
-; x1 -= t1
-    sub r9, rdx
-; x2 -= t2
-    sub r10, rsi
-; x3 -= 0x10
-    sub r11, 0x10
+; sk4 = k2
+    mov rbx, qword [rsp + 24]
+; sk4 += t1
+    add rbx, rdx
+; x1 -= sk4
+    sub r9, rbx
+; x2 -= sk3
+    sub r10, rbp
+; x3 -= kc[16]
+    sub r11, qword [rsp + 88]
 ; inverse round 63
 ; x3 ^= x0
     xor r11, r8
@@ -4967,18 +5136,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 15
 ; x0 -= k0
     sub r8, qword [rsp + 8]
-; x1 -= k1
-    sub r9, qword [rsp + 16]
-; x2 -= k2
-    sub r10, qword [rsp + 24]
-; x3 -= k3
-    sub r11, qword [rsp + 32]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
-; x3 -= 0xf
-    sub r11, 0xf
+; sk5 = k1
+    mov rbp, qword [rsp + 16]
+; sk5 += t0
+    add rbp, rcx
+; x1 -= sk5
+    sub r9, rbp
+; x2 -= sk4
+    sub r10, rbx
+; x3 -= kc[15]
+    sub r11, qword [rsp + 96]
 ; inverse round 59
 ; x3 ^= x0
     xor r11, r8
@@ -5033,19 +5200,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r10, r11
 ; subtract subkey 14
 ; x0 -= k4
-    sub r8, qword [rsp + 40]
-; x1 -= k0
-    sub r9, qword [rsp + 8]
-; x2 -= k1
-    sub r10, qword [rsp + 16]
-; x3 -= k2
-    sub r11, qword [rsp + 24]
-; x1 -= t2
-    sub r9, rsi
-; x2 -= t0
-    sub r10, rcx
-; x3 -= 0xe
-    sub r11, 0xe
+    sub r8, qword [rsp + 32]
+; sk6 = k0
+    mov rbx, qword [rsp + 8]
+; sk6 += t2
+    add rbx, rsi
+; x1 -= sk6
+    sub r9, rbx
+; x2 -= sk5
+    sub r10, rbp
+; x3 -= kc[14]
+    sub r11, qword [rsp + 104]
 ; inverse round 55
 ; x3 ^= x0
     xor r11, r8
@@ -5100,19 +5265,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r10, r11
 ; subtract subkey 13
 ; x0 -= k3
-    sub r8, qword [rsp + 32]
-; x1 -= k4
-    sub r9, qword [rsp + 40]
-; x2 -= k0
-    sub r10, qword [rsp + 8]
-; x3 -= k1
-    sub r11, qword [rsp + 16]
-; x1 -= t1
-    sub r9, rdx
-; x2 -= t2
-    sub r10, rsi
-; x3 -= 0xd
-    sub r11, 0xd
+    sub r8, qword [rsp + 0]
+; sk7 = k4
+    mov rbp, qword [rsp + 32]
+; sk7 += t1
+    add rbp, rdx
+; x1 -= sk7
+    sub r9, rbp
+; x2 -= sk6
+    sub r10, rbx
+; x3 -= kc[13]
+    sub r11, qword [rsp + 112]
 ; inverse round 51
 ; x3 ^= x0
     xor r11, r8
@@ -5168,18 +5331,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 12
 ; x0 -= k2
     sub r8, qword [rsp + 24]
-; x1 -= k3
-    sub r9, qword [rsp + 32]
-; x2 -= k4
-    sub r10, qword [rsp + 40]
-; x3 -= k0
-    sub r11, qword [rsp + 8]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
-; x3 -= 0xc
-    sub r11, 0xc
+; sk8 = k3
+    mov rbx, qword [rsp + 0]
+; sk8 += t0
+    add rbx, rcx
+; x1 -= sk8
+    sub r9, rbx
+; x2 -= sk7
+    sub r10, rbp
+; x3 -= kc[12]
+    sub r11, qword [rsp + 120]
 ; inverse round 47
 ; x3 ^= x0
     xor r11, r8
@@ -5235,18 +5396,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 11
 ; x0 -= k1
     sub r8, qword [rsp + 16]
-; x1 -= k2
-    sub r9, qword [rsp + 24]
-; x2 -= k3
-    sub r10, qword [rsp + 32]
-; x3 -= k4
-    sub r11, qword [rsp + 40]
-; x1 -= t2
-    sub r9, rsi
-; x2 -= t0
-    sub r10, rcx
-; x3 -= 0xb
-    sub r11, 0xb
+; sk9 = k2
+    mov rbp, qword [rsp + 24]
+; sk9 += t2
+    add rbp, rsi
+; x1 -= sk9
+    sub r9, rbp
+; x2 -= sk8
+    sub r10, rbx
+; x3 -= kc[11]
+    sub r11, qword [rsp + 128]
 ; inverse round 43
 ; x3 ^= x0
     xor r11, r8
@@ -5302,18 +5461,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 10
 ; x0 -= k0
     sub r8, qword [rsp + 8]
-; x1 -= k1
-    sub r9, qword [rsp + 16]
-; x2 -= k2
-    sub r10, qword [rsp + 24]
-; x3 -= k3
-    sub r11, qword [rsp + 32]
-; x1 -= t1
-    sub r9, rdx
-; x2 -= t2
-    sub r10, rsi
-; x3 -= 0xa
-    sub r11, 0xa
+; sk10 = k1
+    mov rbx, qword [rsp + 16]
+; sk10 += t1
+    add rbx, rdx
+; x1 -= sk10
+    sub r9, rbx
+; x2 -= sk9
+    sub r10, rbp
+; x3 -= kc[10]
+    sub r11, qword [rsp + 136]
 ; inverse round 39
 ; x3 ^= x0
     xor r11, r8
@@ -5368,19 +5525,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r10, r11
 ; subtract subkey 9
 ; x0 -= k4
-    sub r8, qword [rsp + 40]
-; x1 -= k0
-    sub r9, qword [rsp + 8]
-; x2 -= k1
-    sub r10, qword [rsp + 16]
-; x3 -= k2
-    sub r11, qword [rsp + 24]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
-; x3 -= 9
-    sub r11, 9
+    sub r8, qword [rsp + 32]
+; sk11 = k0
+    mov rbp, qword [rsp + 8]
+; sk11 += t0
+    add rbp, rcx
+; x1 -= sk11
+    sub r9, rbp
+; x2 -= sk10
+    sub r10, rbx
+; x3 -= kc[9]
+    sub r11, qword [rsp + 144]
 ; inverse round 35
 ; x3 ^= x0
     xor r11, r8
@@ -5435,19 +5590,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r10, r11
 ; subtract subkey 8
 ; x0 -= k3
-    sub r8, qword [rsp + 32]
-; x1 -= k4
-    sub r9, qword [rsp + 40]
-; x2 -= k0
-    sub r10, qword [rsp + 8]
-; x3 -= k1
-    sub r11, qword [rsp + 16]
-; x1 -= t2
-    sub r9, rsi
-; x2 -= t0
-    sub r10, rcx
-; x3 -= 8
-    sub r11, 8
+    sub r8, qword [rsp + 0]
+; sk12 = k4
+    mov rbx, qword [rsp + 32]
+; sk12 += t2
+    add rbx, rsi
+; x1 -= sk12
+    sub r9, rbx
+; x2 -= sk11
+    sub r10, rbp
+; x3 -= kc[8]
+    sub r11, qword [rsp + 152]
 ; inverse round 31
 ; x3 ^= x0
     xor r11, r8
@@ -5503,18 +5656,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 7
 ; x0 -= k2
     sub r8, qword [rsp + 24]
-; x1 -= k3
-    sub r9, qword [rsp + 32]
-; x2 -= k4
-    sub r10, qword [rsp + 40]
-; x3 -= k0
-    sub r11, qword [rsp + 8]
-; x1 -= t1
-    sub r9, rdx
-; x2 -= t2
-    sub r10, rsi
-; x3 -= 7
-    sub r11, 7
+; sk13 = k3
+    mov rbp, qword [rsp + 0]
+; sk13 += t1
+    add rbp, rdx
+; x1 -= sk13
+    sub r9, rbp
+; x2 -= sk12
+    sub r10, rbx
+; x3 -= kc[7]
+    sub r11, qword [rsp + 160]
 ; inverse round 27
 ; x3 ^= x0
     xor r11, r8
@@ -5570,18 +5721,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 6
 ; x0 -= k1
     sub r8, qword [rsp + 16]
-; x1 -= k2
-    sub r9, qword [rsp + 24]
-; x2 -= k3
-    sub r10, qword [rsp + 32]
-; x3 -= k4
-    sub r11, qword [rsp + 40]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
-; x3 -= 6
-    sub r11, 6
+; sk14 = k2
+    mov rbx, qword [rsp + 24]
+; sk14 += t0
+    add rbx, rcx
+; x1 -= sk14
+    sub r9, rbx
+; x2 -= sk13
+    sub r10, rbp
+; x3 -= kc[6]
+    sub r11, qword [rsp + 168]
 ; inverse round 23
 ; x3 ^= x0
     xor r11, r8
@@ -5637,18 +5786,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 5
 ; x0 -= k0
     sub r8, qword [rsp + 8]
-; x1 -= k1
-    sub r9, qword [rsp + 16]
-; x2 -= k2
-    sub r10, qword [rsp + 24]
-; x3 -= k3
-    sub r11, qword [rsp + 32]
-; x1 -= t2
-    sub r9, rsi
-; x2 -= t0
-    sub r10, rcx
-; x3 -= 5
-    sub r11, 5
+; sk15 = k1
+    mov rbp, qword [rsp + 16]
+; sk15 += t2
+    add rbp, rsi
+; x1 -= sk15
+    sub r9, rbp
+; x2 -= sk14
+    sub r10, rbx
+; x3 -= kc[5]
+    sub r11, qword [rsp + 176]
 ; inverse round 19
 ; x3 ^= x0
     xor r11, r8
@@ -5703,19 +5850,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r10, r11
 ; subtract subkey 4
 ; x0 -= k4
-    sub r8, qword [rsp + 40]
-; x1 -= k0
-    sub r9, qword [rsp + 8]
-; x2 -= k1
-    sub r10, qword [rsp + 16]
-; x3 -= k2
-    sub r11, qword [rsp + 24]
-; x1 -= t1
-    sub r9, rdx
-; x2 -= t2
-    sub r10, rsi
-; x3 -= 4
-    sub r11, 4
+    sub r8, qword [rsp + 32]
+; sk16 = k0
+    mov rbx, qword [rsp + 8]
+; sk16 += t1
+    add rbx, rdx
+; x1 -= sk16
+    sub r9, rbx
+; x2 -= sk15
+    sub r10, rbp
+; x3 -= kc[4]
+    sub r11, qword [rsp + 184]
 ; inverse round 15
 ; x3 ^= x0
     xor r11, r8
@@ -5770,19 +5915,17 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r10, r11
 ; subtract subkey 3
 ; x0 -= k3
-    sub r8, qword [rsp + 32]
-; x1 -= k4
-    sub r9, qword [rsp + 40]
-; x2 -= k0
-    sub r10, qword [rsp + 8]
-; x3 -= k1
-    sub r11, qword [rsp + 16]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
-; x3 -= 3
-    sub r11, 3
+    sub r8, qword [rsp + 0]
+; sk17 = k4
+    mov rbp, qword [rsp + 32]
+; sk17 += t0
+    add rbp, rcx
+; x1 -= sk17
+    sub r9, rbp
+; x2 -= sk16
+    sub r10, rbx
+; x3 -= kc[3]
+    sub r11, qword [rsp + 192]
 ; inverse round 11
 ; x3 ^= x0
     xor r11, r8
@@ -5838,18 +5981,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 2
 ; x0 -= k2
     sub r8, qword [rsp + 24]
-; x1 -= k3
-    sub r9, qword [rsp + 32]
-; x2 -= k4
-    sub r10, qword [rsp + 40]
-; x3 -= k0
-    sub r11, qword [rsp + 8]
-; x1 -= t2
-    sub r9, rsi
-; x2 -= t0
-    sub r10, rcx
-; x3 -= 2
-    sub r11, 2
+; sk18 = k3
+    mov rbx, qword [rsp + 0]
+; sk18 += t2
+    add rbx, rsi
+; x1 -= sk18
+    sub r9, rbx
+; x2 -= sk17
+    sub r10, rbp
+; x3 -= kc[2]
+    sub r11, qword [rsp + 200]
 ; inverse round 7
 ; x3 ^= x0
     xor r11, r8
@@ -5905,18 +6046,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 1
 ; x0 -= k1
     sub r8, qword [rsp + 16]
-; x1 -= k2
-    sub r9, qword [rsp + 24]
-; x2 -= k3
-    sub r10, qword [rsp + 32]
-; x3 -= k4
-    sub r11, qword [rsp + 40]
-; x1 -= t1
-    sub r9, rdx
-; x2 -= t2
-    sub r10, rsi
-; x3 -= 1
-    sub r11, 1
+; sk19 = k2
+    mov rsi, qword [rsp + 24]
+; sk19 += t1
+    add rsi, rdx
+; x1 -= sk19
+    sub r9, rsi
+; x2 -= sk18
+    sub r10, rbx
+; x3 -= kc[1]
+    sub r11, qword [rsp + 208]
 ; inverse round 3
 ; x3 ^= x0
     xor r11, r8
@@ -5972,16 +6111,16 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; subtract subkey 0
 ; x0 -= k0
     sub r8, qword [rsp + 8]
-; x1 -= k1
-    sub r9, qword [rsp + 16]
-; x2 -= k2
-    sub r10, qword [rsp + 24]
+; sk20 = k1
+    mov rdx, qword [rsp + 16]
+; sk20 += t0
+    add rdx, rcx
+; x1 -= sk20
+    sub r9, rdx
+; x2 -= sk19
+    sub r10, rsi
 ; x3 -= k3
-    sub r11, qword [rsp + 32]
-; x1 -= t0
-    sub r9, rcx
-; x2 -= t1
-    sub r10, rdx
+    sub r11, qword [rsp + 0]
 ; store the block(s)
 ; out[0] = x0
     mov rcx, qword [rsp + 56]
@@ -6002,20 +6141,22 @@ tf256_v11_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; n -= 1
     mov rdx, qword [rsp + 48]
     sub rdx, 1
-    mov qword [rsp + 0], rdi
+    mov qword [rsp + 40], rdi
     mov qword [rsp + 48], rdx
     mov qword [rsp + 56], rcx
     mov qword [rsp + 64], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 72 bytes of stack slots
-    mov ecx, 9 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 216 bytes of stack slots
+    mov ecx, 27 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 72
+    add rsp, 216
+    pop rbp
+    pop rbx
     ret
 .end:
 

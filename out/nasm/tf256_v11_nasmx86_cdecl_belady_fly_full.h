@@ -4,8 +4,8 @@
  * Threefish-256, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
  * nasm-x86 (isa sse2, abi cdecl, strategy belady, rotate shift, schedule description): assemble tf256_v11_nasmx86_cdecl_belady_fly_full.asm with nasm -f elf32
- * tf256_v11_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 9, reloads 5, memory operands 76, moves 145, instructions 1036
- * tf256_v11_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 9, reloads 5, memory operands 76, moves 145, instructions 1036
+ * tf256_v11_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 10, reloads 5, memory operands 46, moves 163, instructions 1075
+ * tf256_v11_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 10, reloads 5, memory operands 46, moves 163, instructions 1075
  */
 #ifndef TF256_V11_NASMX86_CDECL_BELADY_FLY_FULL_H
 #define TF256_V11_NASMX86_CDECL_BELADY_FLY_FULL_H

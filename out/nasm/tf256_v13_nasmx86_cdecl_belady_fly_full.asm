@@ -11,98 +11,108 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 9, reloads 5, memory operands 76, moves 145, instructions 1036
-;   tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 9, reloads 5, memory operands 76, moves 145, instructions 1036
+;   tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 10, reloads 5, memory operands 46, moves 163, instructions 1075
+;   tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 10, reloads 5, memory operands 46, moves 163, instructions 1075
 ;
 ; Register map of tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks (value: registers it occupies):
 ;       in: ecx                   k0: xmm0                  k1: xmm1                  k2: xmm2
-;       k3: xmm3                  k4: xmm4                 key: eax                    n: ebx
-;      out: edx                   r1: xmm7                  r2: xmm7                  r3: xmm7
-;       r4: xmm7                  r5: xmm7                  r6: xmm7                  r7: xmm7
-;       r8: xmm7                  r9: xmm7                 r10: xmm7                 r11: xmm7
-;      r12: xmm7                 r13: xmm7                 r14: xmm7                 r15: xmm7
-;      r16: xmm7                 r17: xmm7                 r18: xmm7                 r19: xmm7
-;      r20: xmm7                 r21: xmm7                 r22: xmm7                 r23: xmm7
-;      r24: xmm7                 r25: xmm7                 r26: xmm7                 r27: xmm7
-;      r28: xmm7                 r29: xmm7                 r30: xmm7                 r31: xmm7
-;      r32: xmm7                 r33: xmm7                 r34: xmm7                 r35: xmm7
-;      r36: xmm7                 r37: xmm7                 r38: xmm7                 r39: xmm7
-;      r40: xmm7                 r41: xmm7                 r42: xmm7                 r43: xmm7
-;      r44: xmm7                 r45: xmm7                 r46: xmm7                 r47: xmm7
-;      r48: xmm7                 r49: xmm7                 r50: xmm7                 r51: xmm7
-;      r52: xmm7                 r53: xmm7                 r54: xmm7                 r55: xmm7
-;      r56: xmm7                 r57: xmm7                 r58: xmm7                 r59: xmm7
-;      r60: xmm7                 r61: xmm7                 r62: xmm7                 r63: xmm7
-;      r64: xmm7                 r65: xmm7                 r66: xmm7                 r67: xmm7
-;      r68: xmm7                 r69: xmm7                 r70: xmm7                 r71: xmm7
-;      r72: xmm7                 r73: xmm7                 r74: xmm7                 r75: xmm7
-;      r76: xmm7                 r77: xmm7                 r78: xmm7                 r79: xmm7
-;      r80: xmm7                 r81: xmm7                 r82: xmm7                 r83: xmm7
-;      r84: xmm7                 r85: xmm7                 r86: xmm7                 r87: xmm7
-;      r88: xmm7                 r89: xmm7                 r90: xmm7                 r91: xmm7
-;      r92: xmm7                 r93: xmm7                 r94: xmm7                 r95: xmm7
-;      r96: xmm7                 r97: xmm7                 r98: xmm7                 r99: xmm7
-;     r100: xmm7                r101: xmm7                r102: xmm7                r103: xmm7
-;     r104: xmm7                r105: xmm7                r106: xmm7                r107: xmm7
-;     r108: xmm7                r109: xmm7                r110: xmm7                r111: xmm7
-;     r112: xmm7                r113: xmm7                r114: xmm7                r115: xmm7
-;     r116: xmm7                r117: xmm7                r118: xmm7                r119: xmm7
-;     r120: xmm7                r121: xmm7                r122: xmm7                r123: xmm7
-;     r124: xmm7                r125: xmm7                r126: xmm7                r127: xmm7
-;     r128: xmm7                r129: xmm7                r130: xmm7                r131: xmm7
-;     r132: xmm7                r133: xmm7                r134: xmm7                r135: xmm7
-;     r136: xmm7                r137: xmm2                r138: xmm2                r139: xmm2
-;     r140: xmm2                r141: xmm2                r142: xmm2                r143: xmm2
-;     r144: xmm2                  t0: xmm0                  t1: xmm1                  t2: xmm2
-;    tweak: eax                   x0: xmm3                  x1: xmm4                  x2: xmm5
-;       x3: xmm6
-;   stack slots: k0 k1 k2 k3 k4
-;   frame: 384 bytes of stack slots; callee-saved registers pushed: ebx
+;       k3: xmm3                  k4: xmm4                 kcs: xmm5                 key: eax
+;        n: ebx                  out: edx                   r1: xmm1                  r2: xmm1
+;       r3: xmm1                  r4: xmm1                  r5: xmm1                  r6: xmm1
+;       r7: xmm1                  r8: xmm1                  r9: xmm7                 r10: xmm7
+;      r11: xmm7                 r12: xmm7                 r13: xmm7                 r14: xmm7
+;      r15: xmm7                 r16: xmm7                 r17: xmm7                 r18: xmm7
+;      r19: xmm7                 r20: xmm7                 r21: xmm7                 r22: xmm7
+;      r23: xmm7                 r24: xmm7                 r25: xmm7                 r26: xmm7
+;      r27: xmm7                 r28: xmm7                 r29: xmm7                 r30: xmm7
+;      r31: xmm7                 r32: xmm7                 r33: xmm7                 r34: xmm7
+;      r35: xmm7                 r36: xmm7                 r37: xmm7                 r38: xmm7
+;      r39: xmm7                 r40: xmm7                 r41: xmm7                 r42: xmm7
+;      r43: xmm7                 r44: xmm7                 r45: xmm7                 r46: xmm7
+;      r47: xmm7                 r48: xmm7                 r49: xmm7                 r50: xmm7
+;      r51: xmm7                 r52: xmm7                 r53: xmm7                 r54: xmm7
+;      r55: xmm7                 r56: xmm7                 r57: xmm7                 r58: xmm7
+;      r59: xmm7                 r60: xmm7                 r61: xmm7                 r62: xmm7
+;      r63: xmm7                 r64: xmm7                 r65: xmm7                 r66: xmm7
+;      r67: xmm7                 r68: xmm7                 r69: xmm7                 r70: xmm7
+;      r71: xmm7                 r72: xmm7                 r73: xmm7                 r74: xmm7
+;      r75: xmm7                 r76: xmm7                 r77: xmm7                 r78: xmm7
+;      r79: xmm7                 r80: xmm7                 r81: xmm7                 r82: xmm7
+;      r83: xmm7                 r84: xmm7                 r85: xmm7                 r86: xmm7
+;      r87: xmm7                 r88: xmm7                 r89: xmm7                 r90: xmm7
+;      r91: xmm7                 r92: xmm7                 r93: xmm7                 r94: xmm7
+;      r95: xmm7                 r96: xmm7                 r97: xmm7                 r98: xmm7
+;      r99: xmm7                r100: xmm7                r101: xmm7                r102: xmm7
+;     r103: xmm7                r104: xmm7                r105: xmm7                r106: xmm7
+;     r107: xmm7                r108: xmm7                r109: xmm7                r110: xmm7
+;     r111: xmm7                r112: xmm7                r113: xmm7                r114: xmm7
+;     r115: xmm7                r116: xmm7                r117: xmm7                r118: xmm7
+;     r119: xmm7                r120: xmm7                r121: xmm7                r122: xmm7
+;     r123: xmm7                r124: xmm7                r125: xmm7                r126: xmm7
+;     r127: xmm7                r128: xmm7                r129: xmm2                r130: xmm2
+;     r131: xmm2                r132: xmm2                r133: xmm2                r134: xmm2
+;     r135: xmm2                r136: xmm2                r137: xmm0                r138: xmm0
+;     r139: xmm0                r140: xmm0                r141: xmm0                r142: xmm0
+;     r143: xmm0                r144: xmm0                 sk1: xmm7                 sk2: xmm7
+;      sk3: xmm1                 sk4: xmm1                 sk5: xmm1                 sk6: xmm1
+;      sk7: xmm1                 sk8: xmm1                 sk9: xmm1                sk10: xmm1
+;     sk11: xmm1                sk12: xmm1                sk13: xmm1                sk14: xmm1
+;     sk15: xmm1                sk16: xmm1                sk17: xmm1                sk18: xmm1
+;     sk19: xmm1                sk20: xmm0                  t0: xmm0                  t1: xmm1
+;       t2: xmm2               tweak: eax                   x0: xmm3                  x1: xmm4
+;       x2: xmm5                  x3: xmm6
+;   stack slots: k0 k1 k2 k3 k4 t1
+;   frame: 688 bytes of stack slots; callee-saved registers pushed: ebx
 ;
 ; Register map of tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: ecx                   k0: xmm0                  k1: xmm1                  k2: xmm2
-;       k3: xmm3                  k4: xmm4                 key: eax                    n: ebx
-;      out: edx                   r1: xmm7                  r2: xmm7                  r3: xmm7
-;       r4: xmm7                  r5: xmm7                  r6: xmm7                  r7: xmm7
-;       r8: xmm7                  r9: xmm7                 r10: xmm7                 r11: xmm7
-;      r12: xmm7                 r13: xmm7                 r14: xmm7                 r15: xmm7
-;      r16: xmm7                 r17: xmm7                 r18: xmm7                 r19: xmm7
-;      r20: xmm7                 r21: xmm7                 r22: xmm7                 r23: xmm7
-;      r24: xmm7                 r25: xmm7                 r26: xmm7                 r27: xmm7
-;      r28: xmm7                 r29: xmm7                 r30: xmm7                 r31: xmm7
-;      r32: xmm7                 r33: xmm7                 r34: xmm7                 r35: xmm7
-;      r36: xmm7                 r37: xmm7                 r38: xmm7                 r39: xmm7
-;      r40: xmm7                 r41: xmm7                 r42: xmm7                 r43: xmm7
-;      r44: xmm7                 r45: xmm7                 r46: xmm7                 r47: xmm7
-;      r48: xmm7                 r49: xmm7                 r50: xmm7                 r51: xmm7
-;      r52: xmm7                 r53: xmm7                 r54: xmm7                 r55: xmm7
-;      r56: xmm7                 r57: xmm7                 r58: xmm7                 r59: xmm7
-;      r60: xmm7                 r61: xmm7                 r62: xmm7                 r63: xmm7
-;      r64: xmm7                 r65: xmm7                 r66: xmm7                 r67: xmm7
-;      r68: xmm7                 r69: xmm7                 r70: xmm7                 r71: xmm7
-;      r72: xmm7                 r73: xmm7                 r74: xmm7                 r75: xmm7
-;      r76: xmm7                 r77: xmm7                 r78: xmm7                 r79: xmm7
-;      r80: xmm7                 r81: xmm7                 r82: xmm7                 r83: xmm7
-;      r84: xmm7                 r85: xmm7                 r86: xmm7                 r87: xmm7
-;      r88: xmm7                 r89: xmm7                 r90: xmm7                 r91: xmm7
-;      r92: xmm7                 r93: xmm7                 r94: xmm7                 r95: xmm7
-;      r96: xmm7                 r97: xmm7                 r98: xmm7                 r99: xmm7
-;     r100: xmm7                r101: xmm7                r102: xmm7                r103: xmm7
-;     r104: xmm7                r105: xmm7                r106: xmm7                r107: xmm7
-;     r108: xmm7                r109: xmm7                r110: xmm7                r111: xmm7
-;     r112: xmm7                r113: xmm7                r114: xmm7                r115: xmm7
-;     r116: xmm7                r117: xmm7                r118: xmm7                r119: xmm7
-;     r120: xmm7                r121: xmm7                r122: xmm7                r123: xmm7
-;     r124: xmm7                r125: xmm7                r126: xmm7                r127: xmm7
-;     r128: xmm7                r129: xmm7                r130: xmm7                r131: xmm7
-;     r132: xmm7                r133: xmm7                r134: xmm7                r135: xmm7
-;     r136: xmm7                r137: xmm2                r138: xmm2                r139: xmm2
-;     r140: xmm2                r141: xmm2                r142: xmm2                r143: xmm2
-;     r144: xmm2                  t0: xmm0                  t1: xmm1                  t2: xmm2
-;    tweak: eax                   x0: xmm3                  x1: xmm4                  x2: xmm5
-;       x3: xmm6
-;   stack slots: k0 k1 k2 k3 k4
-;   frame: 384 bytes of stack slots; callee-saved registers pushed: ebx
+;       k3: xmm3                  k4: xmm4                 kcs: xmm5                 key: eax
+;        n: ebx                  out: edx                   r1: xmm0                  r2: xmm0
+;       r3: xmm0                  r4: xmm0                  r5: xmm0                  r6: xmm0
+;       r7: xmm0                  r8: xmm0                  r9: xmm7                 r10: xmm7
+;      r11: xmm7                 r12: xmm7                 r13: xmm7                 r14: xmm7
+;      r15: xmm7                 r16: xmm7                 r17: xmm0                 r18: xmm0
+;      r19: xmm0                 r20: xmm0                 r21: xmm0                 r22: xmm0
+;      r23: xmm0                 r24: xmm0                 r25: xmm7                 r26: xmm7
+;      r27: xmm7                 r28: xmm7                 r29: xmm7                 r30: xmm7
+;      r31: xmm7                 r32: xmm7                 r33: xmm0                 r34: xmm0
+;      r35: xmm0                 r36: xmm0                 r37: xmm0                 r38: xmm0
+;      r39: xmm0                 r40: xmm0                 r41: xmm7                 r42: xmm7
+;      r43: xmm7                 r44: xmm7                 r45: xmm7                 r46: xmm7
+;      r47: xmm7                 r48: xmm7                 r49: xmm0                 r50: xmm0
+;      r51: xmm0                 r52: xmm0                 r53: xmm0                 r54: xmm0
+;      r55: xmm0                 r56: xmm0                 r57: xmm7                 r58: xmm7
+;      r59: xmm7                 r60: xmm7                 r61: xmm7                 r62: xmm7
+;      r63: xmm7                 r64: xmm7                 r65: xmm0                 r66: xmm0
+;      r67: xmm0                 r68: xmm0                 r69: xmm0                 r70: xmm0
+;      r71: xmm0                 r72: xmm0                 r73: xmm7                 r74: xmm7
+;      r75: xmm7                 r76: xmm7                 r77: xmm7                 r78: xmm7
+;      r79: xmm7                 r80: xmm7                 r81: xmm0                 r82: xmm0
+;      r83: xmm0                 r84: xmm0                 r85: xmm0                 r86: xmm0
+;      r87: xmm0                 r88: xmm0                 r89: xmm7                 r90: xmm7
+;      r91: xmm7                 r92: xmm7                 r93: xmm7                 r94: xmm7
+;      r95: xmm7                 r96: xmm7                 r97: xmm0                 r98: xmm0
+;      r99: xmm0                r100: xmm0                r101: xmm0                r102: xmm0
+;     r103: xmm0                r104: xmm0                r105: xmm7                r106: xmm7
+;     r107: xmm7                r108: xmm7                r109: xmm7                r110: xmm7
+;     r111: xmm7                r112: xmm7                r113: xmm0                r114: xmm0
+;     r115: xmm0                r116: xmm0                r117: xmm0                r118: xmm0
+;     r119: xmm0                r120: xmm0                r121: xmm7                r122: xmm7
+;     r123: xmm7                r124: xmm7                r125: xmm7                r126: xmm7
+;     r127: xmm7                r128: xmm7                r129: xmm0                r130: xmm0
+;     r131: xmm0                r132: xmm0                r133: xmm0                r134: xmm0
+;     r135: xmm0                r136: xmm0                r137: xmm1                r138: xmm1
+;     r139: xmm1                r140: xmm1                r141: xmm1                r142: xmm1
+;     r143: xmm1                r144: xmm1                 sk1: xmm7                 sk2: xmm0
+;      sk3: xmm0                 sk4: xmm7                 sk5: xmm0                 sk6: xmm7
+;      sk7: xmm0                 sk8: xmm7                 sk9: xmm0                sk10: xmm7
+;     sk11: xmm0                sk12: xmm7                sk13: xmm0                sk14: xmm7
+;     sk15: xmm0                sk16: xmm7                sk17: xmm0                sk18: xmm7
+;     sk19: xmm0                sk20: xmm1                  t0: xmm0                  t1: xmm1
+;       t2: xmm2               tweak: eax                   x0: xmm3                  x1: xmm4
+;       x2: xmm5                  x3: xmm6
+;   stack slots: k0 k1 k2 k3 k4 t0
+;   frame: 688 bytes of stack slots; callee-saved registers pushed: ebx
 
 bits 32
 section .text
@@ -124,6 +134,7 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt:
     add esp, 20
     ret
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     endbr32
 .entry:
@@ -131,45 +142,45 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     mov ebp, esp
     push ebx
     and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
-    sub esp, 384
-    mov dword [esp + 0], 0xa9fc1a22
-    mov dword [esp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [esp + 96], 0x00000001
-    mov dword [esp + 100], 0x00000000 ; constant 0x0000000000000001
-    mov dword [esp + 112], 0x00000002
-    mov dword [esp + 116], 0x00000000 ; constant 0x0000000000000002
-    mov dword [esp + 128], 0x00000003
-    mov dword [esp + 132], 0x00000000 ; constant 0x0000000000000003
-    mov dword [esp + 144], 0x00000004
-    mov dword [esp + 148], 0x00000000 ; constant 0x0000000000000004
-    mov dword [esp + 160], 0x00000005
-    mov dword [esp + 164], 0x00000000 ; constant 0x0000000000000005
-    mov dword [esp + 176], 0x00000006
-    mov dword [esp + 180], 0x00000000 ; constant 0x0000000000000006
-    mov dword [esp + 192], 0x00000007
-    mov dword [esp + 196], 0x00000000 ; constant 0x0000000000000007
-    mov dword [esp + 208], 0x00000008
-    mov dword [esp + 212], 0x00000000 ; constant 0x0000000000000008
-    mov dword [esp + 224], 0x00000009
-    mov dword [esp + 228], 0x00000000 ; constant 0x0000000000000009
-    mov dword [esp + 240], 0x0000000a
-    mov dword [esp + 244], 0x00000000 ; constant 0x000000000000000a
-    mov dword [esp + 256], 0x0000000b
-    mov dword [esp + 260], 0x00000000 ; constant 0x000000000000000b
-    mov dword [esp + 272], 0x0000000c
-    mov dword [esp + 276], 0x00000000 ; constant 0x000000000000000c
-    mov dword [esp + 288], 0x0000000d
-    mov dword [esp + 292], 0x00000000 ; constant 0x000000000000000d
-    mov dword [esp + 304], 0x0000000e
-    mov dword [esp + 308], 0x00000000 ; constant 0x000000000000000e
-    mov dword [esp + 320], 0x0000000f
-    mov dword [esp + 324], 0x00000000 ; constant 0x000000000000000f
-    mov dword [esp + 336], 0x00000010
-    mov dword [esp + 340], 0x00000000 ; constant 0x0000000000000010
-    mov dword [esp + 352], 0x00000011
-    mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000011
-    mov dword [esp + 368], 0x00000012
-    mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000012
+    sub esp, 688
+    mov dword [esp + 384], 0xa9fc1a22
+    mov dword [esp + 388], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 400], 0x00000001
+    mov dword [esp + 404], 0x00000000 ; constant 0x0000000000000001
+    mov dword [esp + 416], 0x00000002
+    mov dword [esp + 420], 0x00000000 ; constant 0x0000000000000002
+    mov dword [esp + 432], 0x00000003
+    mov dword [esp + 436], 0x00000000 ; constant 0x0000000000000003
+    mov dword [esp + 448], 0x00000004
+    mov dword [esp + 452], 0x00000000 ; constant 0x0000000000000004
+    mov dword [esp + 464], 0x00000005
+    mov dword [esp + 468], 0x00000000 ; constant 0x0000000000000005
+    mov dword [esp + 480], 0x00000006
+    mov dword [esp + 484], 0x00000000 ; constant 0x0000000000000006
+    mov dword [esp + 496], 0x00000007
+    mov dword [esp + 500], 0x00000000 ; constant 0x0000000000000007
+    mov dword [esp + 512], 0x00000008
+    mov dword [esp + 516], 0x00000000 ; constant 0x0000000000000008
+    mov dword [esp + 528], 0x00000009
+    mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000009
+    mov dword [esp + 544], 0x0000000a
+    mov dword [esp + 548], 0x00000000 ; constant 0x000000000000000a
+    mov dword [esp + 560], 0x0000000b
+    mov dword [esp + 564], 0x00000000 ; constant 0x000000000000000b
+    mov dword [esp + 576], 0x0000000c
+    mov dword [esp + 580], 0x00000000 ; constant 0x000000000000000c
+    mov dword [esp + 592], 0x0000000d
+    mov dword [esp + 596], 0x00000000 ; constant 0x000000000000000d
+    mov dword [esp + 608], 0x0000000e
+    mov dword [esp + 612], 0x00000000 ; constant 0x000000000000000e
+    mov dword [esp + 624], 0x0000000f
+    mov dword [esp + 628], 0x00000000 ; constant 0x000000000000000f
+    mov dword [esp + 640], 0x00000010
+    mov dword [esp + 644], 0x00000000 ; constant 0x0000000000000010
+    mov dword [esp + 656], 0x00000011
+    mov dword [esp + 660], 0x00000000 ; constant 0x0000000000000011
+    mov dword [esp + 672], 0x00000012
+    mov dword [esp + 676], 0x00000000 ; constant 0x0000000000000012
 ; if n == 0 return
     cmp dword [ebp + 24], 0
     jz .done
@@ -184,7 +195,7 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; k3 = key[3]
     movq xmm3, [eax + 24]
 ; k4 = 0x1bd11bdaa9fc1a22
-    movq xmm4, [esp + 0]
+    movq xmm4, [esp + 384]
 ; k4 ^= k0
     pxor xmm4, xmm0
 ; k4 ^= k1
@@ -193,11 +204,102 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm2
 ; k4 ^= k3
     pxor xmm4, xmm3
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 1
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 400]
+; kc[1] = kcs
+    movq [esp + 96], xmm5
+; kcs += 2
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 416]
+; kc[2] = kcs
+    movq [esp + 112], xmm5
+; kcs += 3
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 432]
+; kc[3] = kcs
+    movq [esp + 128], xmm5
+; kcs += 4
+    movdqa xmm5, xmm2
+    paddq xmm5, [esp + 448]
+; kc[4] = kcs
+    movq [esp + 144], xmm5
+; kcs += 5
+    movdqa xmm5, xmm3
+    paddq xmm5, [esp + 464]
+; kc[5] = kcs
+    movq [esp + 160], xmm5
+; kcs += 6
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 480]
+; kc[6] = kcs
+    movq [esp + 176], xmm5
+; kcs += 7
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 496]
+; kc[7] = kcs
+    movq [esp + 192], xmm5
+; kcs += 8
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 512]
+; kc[8] = kcs
+    movq [esp + 208], xmm5
+; kcs += 9
+    movdqa xmm5, xmm2
+    paddq xmm5, [esp + 528]
+; kc[9] = kcs
+    movq [esp + 224], xmm5
+; kcs += 0xa
+    movdqa xmm5, xmm3
+    paddq xmm5, [esp + 544]
+; kc[10] = kcs
+    movq [esp + 240], xmm5
+; kcs += 0xb
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 560]
+; kc[11] = kcs
+    movq [esp + 256], xmm5
+; kcs += 0xc
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 576]
+; kc[12] = kcs
+    movq [esp + 272], xmm5
+; kcs += 0xd
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 592]
+; kc[13] = kcs
+    movq [esp + 288], xmm5
+; kcs += 0xe
+    movdqa xmm5, xmm2
+    paddq xmm5, [esp + 608]
+; kc[14] = kcs
+    movq [esp + 304], xmm5
+; kcs += 0xf
+    movdqa xmm5, xmm3
+    paddq xmm5, [esp + 624]
+; kc[15] = kcs
+    movq [esp + 320], xmm5
+; kcs += 0x10
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 640]
+; kc[16] = kcs
+    movq [esp + 336], xmm5
+; kcs += 0x11
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 656]
+; kc[17] = kcs
+    movq [esp + 352], xmm5
+; kcs += 0x12
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 672]
+; kc[18] = kcs
+    movq [esp + 368], xmm5
     movq [esp + 16], xmm0
     movq [esp + 32], xmm1
     movq [esp + 48], xmm2
-    movq [esp + 64], xmm3
-    movq [esp + 80], xmm4
+    movq [esp + 0], xmm3
+    movq [esp + 64], xmm4
 ; for each block
     align 32
 .loop:
@@ -222,106 +324,109 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 0
 ; x0 += k0
     paddq xmm3, [esp + 16]
-; x1 += k1
-    paddq xmm4, [esp + 32]
-; x2 += k2
-    paddq xmm5, [esp + 48]
+; sk1 = k1
+    movq xmm7, [esp + 32]
+; sk1 += t0
+    paddq xmm7, xmm0
+; x1 += sk1
+    paddq xmm4, xmm7
+; sk2 = k2
+    movq xmm7, [esp + 48]
+; sk2 += t1
+    paddq xmm7, xmm1
+; x2 += sk2
+    paddq xmm5, xmm7
 ; x3 += k3
-    paddq xmm6, [esp + 64]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
-    paddq xmm5, xmm1
+    paddq xmm6, [esp + 0]
 ; round 0
 ; x0 += x1
     paddq xmm3, xmm4
+    movq [esp + 80], xmm1
 ; x1 <<<= 14
-    movdqa xmm7, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 14
-    psrlq xmm7, 50
-    por xmm4, xmm7
+    psrlq xmm1, 50
+    por xmm4, xmm1
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 16
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 16
-    psrlq xmm7, 48
-    por xmm6, xmm7
+    psrlq xmm1, 48
+    por xmm6, xmm1
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; round 1
 ; x0 += x3
     paddq xmm3, xmm6
 ; x3 <<<= 52
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 52
-    psrlq xmm7, 12
-    por xmm6, xmm7
+    psrlq xmm1, 12
+    por xmm6, xmm1
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x2 += x1
     paddq xmm5, xmm4
 ; x1 <<<= 57
-    movdqa xmm7, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 57
-    psrlq xmm7, 7
-    por xmm4, xmm7
+    psrlq xmm1, 7
+    por xmm4, xmm1
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; round 2
 ; x0 += x1
     paddq xmm3, xmm4
 ; x1 <<<= 23
-    movdqa xmm7, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 23
-    psrlq xmm7, 41
-    por xmm4, xmm7
+    psrlq xmm1, 41
+    por xmm4, xmm1
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 40
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 40
-    psrlq xmm7, 24
-    por xmm6, xmm7
+    psrlq xmm1, 24
+    por xmm6, xmm1
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; round 3
 ; x0 += x3
     paddq xmm3, xmm6
 ; x3 <<<= 5
-    movdqa xmm7, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 5
-    psrlq xmm7, 59
-    por xmm6, xmm7
+    psrlq xmm1, 59
+    por xmm6, xmm1
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x2 += x1
     paddq xmm5, xmm4
 ; x1 <<<= 37
-    movdqa xmm7, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 37
-    psrlq xmm7, 27
-    por xmm4, xmm7
+    psrlq xmm1, 27
+    por xmm4, xmm1
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; add subkey 1
 ; x0 += k1
     paddq xmm3, [esp + 32]
-; x1 += k2
-    paddq xmm4, [esp + 48]
-; x2 += k3
-    paddq xmm5, [esp + 64]
-; x3 += k4
-    paddq xmm6, [esp + 80]
-; x1 += t1
-    paddq xmm4, xmm1
-; x2 += t2
-    paddq xmm5, xmm2
-; x3 += 1
+; x1 += sk2
+    paddq xmm4, xmm7
+; sk3 = k3
+    movq xmm1, [esp + 0]
+; sk3 += t2
+    paddq xmm1, xmm2
+; x2 += sk3
+    paddq xmm5, xmm1
+; x3 += kc[1]
     paddq xmm6, [esp + 96]
 ; round 4
 ; x0 += x1
@@ -402,17 +507,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 2
 ; x0 += k2
     paddq xmm3, [esp + 48]
-; x1 += k3
-    paddq xmm4, [esp + 64]
-; x2 += k4
-    paddq xmm5, [esp + 80]
-; x3 += k0
-    paddq xmm6, [esp + 16]
-; x1 += t2
-    paddq xmm4, xmm2
-; x2 += t0
-    paddq xmm5, xmm0
-; x3 += 2
+; x1 += sk3
+    paddq xmm4, xmm1
+; sk4 = k4
+    movq xmm1, [esp + 64]
+; sk4 += t0
+    paddq xmm1, xmm0
+; x2 += sk4
+    paddq xmm5, xmm1
+; x3 += kc[2]
     paddq xmm6, [esp + 112]
 ; round 8
 ; x0 += x1
@@ -492,18 +595,16 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm5
 ; add subkey 3
 ; x0 += k3
-    paddq xmm3, [esp + 64]
-; x1 += k4
-    paddq xmm4, [esp + 80]
-; x2 += k0
-    paddq xmm5, [esp + 16]
-; x3 += k1
-    paddq xmm6, [esp + 32]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
+    paddq xmm3, [esp + 0]
+; x1 += sk4
+    paddq xmm4, xmm1
+; sk5 = k0
+    movq xmm1, [esp + 16]
+; sk5 += t1
+    paddq xmm1, [esp + 80]
+; x2 += sk5
     paddq xmm5, xmm1
-; x3 += 3
+; x3 += kc[3]
     paddq xmm6, [esp + 128]
 ; round 12
 ; x0 += x1
@@ -583,18 +684,16 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm5
 ; add subkey 4
 ; x0 += k4
-    paddq xmm3, [esp + 80]
-; x1 += k0
-    paddq xmm4, [esp + 16]
-; x2 += k1
-    paddq xmm5, [esp + 32]
-; x3 += k2
-    paddq xmm6, [esp + 48]
-; x1 += t1
+    paddq xmm3, [esp + 64]
+; x1 += sk5
     paddq xmm4, xmm1
-; x2 += t2
-    paddq xmm5, xmm2
-; x3 += 4
+; sk6 = k1
+    movq xmm1, [esp + 32]
+; sk6 += t2
+    paddq xmm1, xmm2
+; x2 += sk6
+    paddq xmm5, xmm1
+; x3 += kc[4]
     paddq xmm6, [esp + 144]
 ; round 16
 ; x0 += x1
@@ -675,17 +774,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 5
 ; x0 += k0
     paddq xmm3, [esp + 16]
-; x1 += k1
-    paddq xmm4, [esp + 32]
-; x2 += k2
-    paddq xmm5, [esp + 48]
-; x3 += k3
-    paddq xmm6, [esp + 64]
-; x1 += t2
-    paddq xmm4, xmm2
-; x2 += t0
-    paddq xmm5, xmm0
-; x3 += 5
+; x1 += sk6
+    paddq xmm4, xmm1
+; sk7 = k2
+    movq xmm1, [esp + 48]
+; sk7 += t0
+    paddq xmm1, xmm0
+; x2 += sk7
+    paddq xmm5, xmm1
+; x3 += kc[5]
     paddq xmm6, [esp + 160]
 ; round 20
 ; x0 += x1
@@ -766,17 +863,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 6
 ; x0 += k1
     paddq xmm3, [esp + 32]
-; x1 += k2
-    paddq xmm4, [esp + 48]
-; x2 += k3
-    paddq xmm5, [esp + 64]
-; x3 += k4
-    paddq xmm6, [esp + 80]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
+; x1 += sk7
+    paddq xmm4, xmm1
+; sk8 = k3
+    movq xmm1, [esp + 0]
+; sk8 += t1
+    paddq xmm1, [esp + 80]
+; x2 += sk8
     paddq xmm5, xmm1
-; x3 += 6
+; x3 += kc[6]
     paddq xmm6, [esp + 176]
 ; round 24
 ; x0 += x1
@@ -857,17 +952,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 7
 ; x0 += k2
     paddq xmm3, [esp + 48]
-; x1 += k3
-    paddq xmm4, [esp + 64]
-; x2 += k4
-    paddq xmm5, [esp + 80]
-; x3 += k0
-    paddq xmm6, [esp + 16]
-; x1 += t1
+; x1 += sk8
     paddq xmm4, xmm1
-; x2 += t2
-    paddq xmm5, xmm2
-; x3 += 7
+; sk9 = k4
+    movq xmm1, [esp + 64]
+; sk9 += t2
+    paddq xmm1, xmm2
+; x2 += sk9
+    paddq xmm5, xmm1
+; x3 += kc[7]
     paddq xmm6, [esp + 192]
 ; round 28
 ; x0 += x1
@@ -947,18 +1040,16 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm5
 ; add subkey 8
 ; x0 += k3
-    paddq xmm3, [esp + 64]
-; x1 += k4
-    paddq xmm4, [esp + 80]
-; x2 += k0
-    paddq xmm5, [esp + 16]
-; x3 += k1
-    paddq xmm6, [esp + 32]
-; x1 += t2
-    paddq xmm4, xmm2
-; x2 += t0
-    paddq xmm5, xmm0
-; x3 += 8
+    paddq xmm3, [esp + 0]
+; x1 += sk9
+    paddq xmm4, xmm1
+; sk10 = k0
+    movq xmm1, [esp + 16]
+; sk10 += t0
+    paddq xmm1, xmm0
+; x2 += sk10
+    paddq xmm5, xmm1
+; x3 += kc[8]
     paddq xmm6, [esp + 208]
 ; round 32
 ; x0 += x1
@@ -1038,18 +1129,16 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm5
 ; add subkey 9
 ; x0 += k4
-    paddq xmm3, [esp + 80]
-; x1 += k0
-    paddq xmm4, [esp + 16]
-; x2 += k1
-    paddq xmm5, [esp + 32]
-; x3 += k2
-    paddq xmm6, [esp + 48]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
+    paddq xmm3, [esp + 64]
+; x1 += sk10
+    paddq xmm4, xmm1
+; sk11 = k1
+    movq xmm1, [esp + 32]
+; sk11 += t1
+    paddq xmm1, [esp + 80]
+; x2 += sk11
     paddq xmm5, xmm1
-; x3 += 9
+; x3 += kc[9]
     paddq xmm6, [esp + 224]
 ; round 36
 ; x0 += x1
@@ -1130,17 +1219,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 10
 ; x0 += k0
     paddq xmm3, [esp + 16]
-; x1 += k1
-    paddq xmm4, [esp + 32]
-; x2 += k2
-    paddq xmm5, [esp + 48]
-; x3 += k3
-    paddq xmm6, [esp + 64]
-; x1 += t1
+; x1 += sk11
     paddq xmm4, xmm1
-; x2 += t2
-    paddq xmm5, xmm2
-; x3 += 0xa
+; sk12 = k2
+    movq xmm1, [esp + 48]
+; sk12 += t2
+    paddq xmm1, xmm2
+; x2 += sk12
+    paddq xmm5, xmm1
+; x3 += kc[10]
     paddq xmm6, [esp + 240]
 ; round 40
 ; x0 += x1
@@ -1221,17 +1308,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 11
 ; x0 += k1
     paddq xmm3, [esp + 32]
-; x1 += k2
-    paddq xmm4, [esp + 48]
-; x2 += k3
-    paddq xmm5, [esp + 64]
-; x3 += k4
-    paddq xmm6, [esp + 80]
-; x1 += t2
-    paddq xmm4, xmm2
-; x2 += t0
-    paddq xmm5, xmm0
-; x3 += 0xb
+; x1 += sk12
+    paddq xmm4, xmm1
+; sk13 = k3
+    movq xmm1, [esp + 0]
+; sk13 += t0
+    paddq xmm1, xmm0
+; x2 += sk13
+    paddq xmm5, xmm1
+; x3 += kc[11]
     paddq xmm6, [esp + 256]
 ; round 44
 ; x0 += x1
@@ -1312,17 +1397,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 12
 ; x0 += k2
     paddq xmm3, [esp + 48]
-; x1 += k3
-    paddq xmm4, [esp + 64]
-; x2 += k4
-    paddq xmm5, [esp + 80]
-; x3 += k0
-    paddq xmm6, [esp + 16]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
+; x1 += sk13
+    paddq xmm4, xmm1
+; sk14 = k4
+    movq xmm1, [esp + 64]
+; sk14 += t1
+    paddq xmm1, [esp + 80]
+; x2 += sk14
     paddq xmm5, xmm1
-; x3 += 0xc
+; x3 += kc[12]
     paddq xmm6, [esp + 272]
 ; round 48
 ; x0 += x1
@@ -1402,18 +1485,16 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm5
 ; add subkey 13
 ; x0 += k3
-    paddq xmm3, [esp + 64]
-; x1 += k4
-    paddq xmm4, [esp + 80]
-; x2 += k0
-    paddq xmm5, [esp + 16]
-; x3 += k1
-    paddq xmm6, [esp + 32]
-; x1 += t1
+    paddq xmm3, [esp + 0]
+; x1 += sk14
     paddq xmm4, xmm1
-; x2 += t2
-    paddq xmm5, xmm2
-; x3 += 0xd
+; sk15 = k0
+    movq xmm1, [esp + 16]
+; sk15 += t2
+    paddq xmm1, xmm2
+; x2 += sk15
+    paddq xmm5, xmm1
+; x3 += kc[13]
     paddq xmm6, [esp + 288]
 ; round 52
 ; x0 += x1
@@ -1493,18 +1574,16 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm4, xmm5
 ; add subkey 14
 ; x0 += k4
-    paddq xmm3, [esp + 80]
-; x1 += k0
-    paddq xmm4, [esp + 16]
-; x2 += k1
-    paddq xmm5, [esp + 32]
-; x3 += k2
-    paddq xmm6, [esp + 48]
-; x1 += t2
-    paddq xmm4, xmm2
-; x2 += t0
-    paddq xmm5, xmm0
-; x3 += 0xe
+    paddq xmm3, [esp + 64]
+; x1 += sk15
+    paddq xmm4, xmm1
+; sk16 = k1
+    movq xmm1, [esp + 32]
+; sk16 += t0
+    paddq xmm1, xmm0
+; x2 += sk16
+    paddq xmm5, xmm1
+; x3 += kc[14]
     paddq xmm6, [esp + 304]
 ; round 56
 ; x0 += x1
@@ -1585,17 +1664,15 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 15
 ; x0 += k0
     paddq xmm3, [esp + 16]
-; x1 += k1
-    paddq xmm4, [esp + 32]
-; x2 += k2
-    paddq xmm5, [esp + 48]
-; x3 += k3
-    paddq xmm6, [esp + 64]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
+; x1 += sk16
+    paddq xmm4, xmm1
+; sk17 = k2
+    movq xmm1, [esp + 48]
+; sk17 += t1
+    paddq xmm1, [esp + 80]
+; x2 += sk17
     paddq xmm5, xmm1
-; x3 += 0xf
+; x3 += kc[15]
     paddq xmm6, [esp + 320]
 ; round 60
 ; x0 += x1
@@ -1676,199 +1753,193 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; add subkey 16
 ; x0 += k1
     paddq xmm3, [esp + 32]
-; x1 += k2
-    paddq xmm4, [esp + 48]
-; x2 += k3
-    paddq xmm5, [esp + 64]
-; x3 += k4
-    paddq xmm6, [esp + 80]
-; x1 += t1
+; x1 += sk17
     paddq xmm4, xmm1
-; x2 += t2
-    paddq xmm5, xmm2
-; x3 += 0x10
+; sk18 = k3
+    movq xmm1, [esp + 0]
+; sk18 += t2
+    paddq xmm1, xmm2
+; x2 += sk18
+    paddq xmm5, xmm1
+; x3 += kc[16]
     paddq xmm6, [esp + 336]
 ; round 64
 ; x0 += x1
     paddq xmm3, xmm4
 ; x1 <<<= 14
-    movdqa xmm7, xmm4
+    movdqa xmm2, xmm4
     psllq xmm4, 14
-    psrlq xmm7, 50
-    por xmm4, xmm7
+    psrlq xmm2, 50
+    por xmm4, xmm2
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 16
-    movdqa xmm7, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 16
-    psrlq xmm7, 48
-    por xmm6, xmm7
+    psrlq xmm2, 48
+    por xmm6, xmm2
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; round 65
 ; x0 += x3
     paddq xmm3, xmm6
 ; x3 <<<= 52
-    movdqa xmm7, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 52
-    psrlq xmm7, 12
-    por xmm6, xmm7
+    psrlq xmm2, 12
+    por xmm6, xmm2
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x2 += x1
     paddq xmm5, xmm4
 ; x1 <<<= 57
-    movdqa xmm7, xmm4
+    movdqa xmm2, xmm4
     psllq xmm4, 57
-    psrlq xmm7, 7
-    por xmm4, xmm7
+    psrlq xmm2, 7
+    por xmm4, xmm2
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; round 66
 ; x0 += x1
     paddq xmm3, xmm4
 ; x1 <<<= 23
-    movdqa xmm7, xmm4
+    movdqa xmm2, xmm4
     psllq xmm4, 23
-    psrlq xmm7, 41
-    por xmm4, xmm7
+    psrlq xmm2, 41
+    por xmm4, xmm2
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 40
-    movdqa xmm7, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 40
-    psrlq xmm7, 24
-    por xmm6, xmm7
+    psrlq xmm2, 24
+    por xmm6, xmm2
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; round 67
 ; x0 += x3
     paddq xmm3, xmm6
 ; x3 <<<= 5
-    movdqa xmm7, xmm6
+    movdqa xmm2, xmm6
     psllq xmm6, 5
-    psrlq xmm7, 59
-    por xmm6, xmm7
+    psrlq xmm2, 59
+    por xmm6, xmm2
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x2 += x1
     paddq xmm5, xmm4
 ; x1 <<<= 37
-    movdqa xmm7, xmm4
+    movdqa xmm2, xmm4
     psllq xmm4, 37
-    psrlq xmm7, 27
-    por xmm4, xmm7
+    psrlq xmm2, 27
+    por xmm4, xmm2
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; add subkey 17
 ; x0 += k2
     paddq xmm3, [esp + 48]
-; x1 += k3
-    paddq xmm4, [esp + 64]
-; x2 += k4
-    paddq xmm5, [esp + 80]
-; x3 += k0
-    paddq xmm6, [esp + 16]
-; x1 += t2
-    paddq xmm4, xmm2
-; x2 += t0
-    paddq xmm5, xmm0
-; x3 += 0x11
+; x1 += sk18
+    paddq xmm4, xmm1
+; sk19 = k4
+    movq xmm1, [esp + 64]
+; sk19 += t0
+    paddq xmm1, xmm0
+; x2 += sk19
+    paddq xmm5, xmm1
+; x3 += kc[17]
     paddq xmm6, [esp + 352]
 ; round 68
 ; x0 += x1
     paddq xmm3, xmm4
 ; x1 <<<= 25
-    movdqa xmm2, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 25
-    psrlq xmm2, 39
-    por xmm4, xmm2
+    psrlq xmm0, 39
+    por xmm4, xmm0
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 33
-    movdqa xmm2, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 33
-    psrlq xmm2, 31
-    por xmm6, xmm2
+    psrlq xmm0, 31
+    por xmm6, xmm0
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; round 69
 ; x0 += x3
     paddq xmm3, xmm6
 ; x3 <<<= 46
-    movdqa xmm2, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 46
-    psrlq xmm2, 18
-    por xmm6, xmm2
+    psrlq xmm0, 18
+    por xmm6, xmm0
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x2 += x1
     paddq xmm5, xmm4
 ; x1 <<<= 12
-    movdqa xmm2, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 12
-    psrlq xmm2, 52
-    por xmm4, xmm2
+    psrlq xmm0, 52
+    por xmm4, xmm0
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; round 70
 ; x0 += x1
     paddq xmm3, xmm4
 ; x1 <<<= 58
-    movdqa xmm2, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 58
-    psrlq xmm2, 6
-    por xmm4, xmm2
+    psrlq xmm0, 6
+    por xmm4, xmm0
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 22
-    movdqa xmm2, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 22
-    psrlq xmm2, 42
-    por xmm6, xmm2
+    psrlq xmm0, 42
+    por xmm6, xmm0
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; round 71
 ; x0 += x3
     paddq xmm3, xmm6
 ; x3 <<<= 32
-    movdqa xmm2, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm2, 32
-    por xmm6, xmm2
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x2 += x1
     paddq xmm5, xmm4
 ; x1 <<<= 32
-    movdqa xmm2, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm2, 32
-    por xmm4, xmm2
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; add subkey 18
 ; x0 += k3
-    paddq xmm3, [esp + 64]
-; x1 += k4
-    paddq xmm4, [esp + 80]
-; x2 += k0
-    paddq xmm5, [esp + 16]
-; x3 += k1
-    paddq xmm6, [esp + 32]
-; x1 += t0
-    paddq xmm4, xmm0
-; x2 += t1
-    paddq xmm5, xmm1
-; x3 += 0x12
+    paddq xmm3, [esp + 0]
+; x1 += sk19
+    paddq xmm4, xmm1
+; sk20 = k0
+    movq xmm0, [esp + 16]
+; sk20 += t1
+    paddq xmm0, [esp + 80]
+; x2 += sk20
+    paddq xmm5, xmm0
+; x3 += kc[18]
     paddq xmm6, [esp + 368]
 ; store the block(s)
 ; out[0] = x0
@@ -1897,8 +1968,8 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 384 bytes of stack slots
-    mov ecx, 96 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 688 bytes of stack slots
+    mov ecx, 172 ; (spilled key, tweak and state words)
 .wipe:
     mov dword [esp + ecx * 4 - 4], eax
     dec ecx
@@ -1921,6 +1992,7 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt:
     add esp, 20
     ret
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     endbr32
 .entry:
@@ -1928,45 +2000,45 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     mov ebp, esp
     push ebx
     and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
-    sub esp, 384
-    mov dword [esp + 0], 0xa9fc1a22
-    mov dword [esp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [esp + 96], 0x00000012
-    mov dword [esp + 100], 0x00000000 ; constant 0x0000000000000012
-    mov dword [esp + 112], 0x00000011
-    mov dword [esp + 116], 0x00000000 ; constant 0x0000000000000011
-    mov dword [esp + 128], 0x00000010
-    mov dword [esp + 132], 0x00000000 ; constant 0x0000000000000010
-    mov dword [esp + 144], 0x0000000f
-    mov dword [esp + 148], 0x00000000 ; constant 0x000000000000000f
-    mov dword [esp + 160], 0x0000000e
-    mov dword [esp + 164], 0x00000000 ; constant 0x000000000000000e
-    mov dword [esp + 176], 0x0000000d
-    mov dword [esp + 180], 0x00000000 ; constant 0x000000000000000d
-    mov dword [esp + 192], 0x0000000c
-    mov dword [esp + 196], 0x00000000 ; constant 0x000000000000000c
-    mov dword [esp + 208], 0x0000000b
-    mov dword [esp + 212], 0x00000000 ; constant 0x000000000000000b
-    mov dword [esp + 224], 0x0000000a
-    mov dword [esp + 228], 0x00000000 ; constant 0x000000000000000a
-    mov dword [esp + 240], 0x00000009
-    mov dword [esp + 244], 0x00000000 ; constant 0x0000000000000009
-    mov dword [esp + 256], 0x00000008
-    mov dword [esp + 260], 0x00000000 ; constant 0x0000000000000008
-    mov dword [esp + 272], 0x00000007
-    mov dword [esp + 276], 0x00000000 ; constant 0x0000000000000007
-    mov dword [esp + 288], 0x00000006
-    mov dword [esp + 292], 0x00000000 ; constant 0x0000000000000006
-    mov dword [esp + 304], 0x00000005
-    mov dword [esp + 308], 0x00000000 ; constant 0x0000000000000005
-    mov dword [esp + 320], 0x00000004
-    mov dword [esp + 324], 0x00000000 ; constant 0x0000000000000004
-    mov dword [esp + 336], 0x00000003
-    mov dword [esp + 340], 0x00000000 ; constant 0x0000000000000003
-    mov dword [esp + 352], 0x00000002
-    mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000002
-    mov dword [esp + 368], 0x00000001
-    mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000001
+    sub esp, 688
+    mov dword [esp + 384], 0xa9fc1a22
+    mov dword [esp + 388], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 400], 0x00000012
+    mov dword [esp + 404], 0x00000000 ; constant 0x0000000000000012
+    mov dword [esp + 416], 0x00000011
+    mov dword [esp + 420], 0x00000000 ; constant 0x0000000000000011
+    mov dword [esp + 432], 0x00000010
+    mov dword [esp + 436], 0x00000000 ; constant 0x0000000000000010
+    mov dword [esp + 448], 0x0000000f
+    mov dword [esp + 452], 0x00000000 ; constant 0x000000000000000f
+    mov dword [esp + 464], 0x0000000e
+    mov dword [esp + 468], 0x00000000 ; constant 0x000000000000000e
+    mov dword [esp + 480], 0x0000000d
+    mov dword [esp + 484], 0x00000000 ; constant 0x000000000000000d
+    mov dword [esp + 496], 0x0000000c
+    mov dword [esp + 500], 0x00000000 ; constant 0x000000000000000c
+    mov dword [esp + 512], 0x0000000b
+    mov dword [esp + 516], 0x00000000 ; constant 0x000000000000000b
+    mov dword [esp + 528], 0x0000000a
+    mov dword [esp + 532], 0x00000000 ; constant 0x000000000000000a
+    mov dword [esp + 544], 0x00000009
+    mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000009
+    mov dword [esp + 560], 0x00000008
+    mov dword [esp + 564], 0x00000000 ; constant 0x0000000000000008
+    mov dword [esp + 576], 0x00000007
+    mov dword [esp + 580], 0x00000000 ; constant 0x0000000000000007
+    mov dword [esp + 592], 0x00000006
+    mov dword [esp + 596], 0x00000000 ; constant 0x0000000000000006
+    mov dword [esp + 608], 0x00000005
+    mov dword [esp + 612], 0x00000000 ; constant 0x0000000000000005
+    mov dword [esp + 624], 0x00000004
+    mov dword [esp + 628], 0x00000000 ; constant 0x0000000000000004
+    mov dword [esp + 640], 0x00000003
+    mov dword [esp + 644], 0x00000000 ; constant 0x0000000000000003
+    mov dword [esp + 656], 0x00000002
+    mov dword [esp + 660], 0x00000000 ; constant 0x0000000000000002
+    mov dword [esp + 672], 0x00000001
+    mov dword [esp + 676], 0x00000000 ; constant 0x0000000000000001
 ; if n == 0 return
     cmp dword [ebp + 24], 0
     jz .done
@@ -1981,7 +2053,7 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; k3 = key[3]
     movq xmm3, [eax + 24]
 ; k4 = 0x1bd11bdaa9fc1a22
-    movq xmm4, [esp + 0]
+    movq xmm4, [esp + 384]
 ; k4 ^= k0
     pxor xmm4, xmm0
 ; k4 ^= k1
@@ -1990,11 +2062,102 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     pxor xmm4, xmm2
 ; k4 ^= k3
     pxor xmm4, xmm3
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 0x12
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 400]
+; kc[18] = kcs
+    movq [esp + 96], xmm5
+; kcs += 0x11
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 416]
+; kc[17] = kcs
+    movq [esp + 112], xmm5
+; kcs += 0x10
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 432]
+; kc[16] = kcs
+    movq [esp + 128], xmm5
+; kcs += 0xf
+    movdqa xmm5, xmm3
+    paddq xmm5, [esp + 448]
+; kc[15] = kcs
+    movq [esp + 144], xmm5
+; kcs += 0xe
+    movdqa xmm5, xmm2
+    paddq xmm5, [esp + 464]
+; kc[14] = kcs
+    movq [esp + 160], xmm5
+; kcs += 0xd
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 480]
+; kc[13] = kcs
+    movq [esp + 176], xmm5
+; kcs += 0xc
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 496]
+; kc[12] = kcs
+    movq [esp + 192], xmm5
+; kcs += 0xb
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 512]
+; kc[11] = kcs
+    movq [esp + 208], xmm5
+; kcs += 0xa
+    movdqa xmm5, xmm3
+    paddq xmm5, [esp + 528]
+; kc[10] = kcs
+    movq [esp + 224], xmm5
+; kcs += 9
+    movdqa xmm5, xmm2
+    paddq xmm5, [esp + 544]
+; kc[9] = kcs
+    movq [esp + 240], xmm5
+; kcs += 8
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 560]
+; kc[8] = kcs
+    movq [esp + 256], xmm5
+; kcs += 7
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 576]
+; kc[7] = kcs
+    movq [esp + 272], xmm5
+; kcs += 6
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 592]
+; kc[6] = kcs
+    movq [esp + 288], xmm5
+; kcs += 5
+    movdqa xmm5, xmm3
+    paddq xmm5, [esp + 608]
+; kc[5] = kcs
+    movq [esp + 304], xmm5
+; kcs += 4
+    movdqa xmm5, xmm2
+    paddq xmm5, [esp + 624]
+; kc[4] = kcs
+    movq [esp + 320], xmm5
+; kcs += 3
+    movdqa xmm5, xmm1
+    paddq xmm5, [esp + 640]
+; kc[3] = kcs
+    movq [esp + 336], xmm5
+; kcs += 2
+    movdqa xmm5, xmm0
+    paddq xmm5, [esp + 656]
+; kc[2] = kcs
+    movq [esp + 352], xmm5
+; kcs += 1
+    movdqa xmm5, xmm4
+    paddq xmm5, [esp + 672]
+; kc[1] = kcs
+    movq [esp + 368], xmm5
     movq [esp + 16], xmm0
     movq [esp + 32], xmm1
     movq [esp + 48], xmm2
-    movq [esp + 64], xmm3
-    movq [esp + 80], xmm4
+    movq [esp + 0], xmm3
+    movq [esp + 64], xmm4
 ; for each block
     align 32
 .loop:
@@ -2018,109 +2181,110 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     movq xmm6, [ecx + 24]
 ; subtract subkey 18
 ; x0 -= k3
-    psubq xmm3, [esp + 64]
-; x1 -= k4
-    psubq xmm4, [esp + 80]
-; x2 -= k0
-    psubq xmm5, [esp + 16]
-; x3 -= k1
-    psubq xmm6, [esp + 32]
-; x1 -= t0
-    psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
-; x3 -= 0x12
+    psubq xmm3, [esp + 0]
+; sk1 = k4
+    movq xmm7, [esp + 64]
+; sk1 += t0
+    paddq xmm7, xmm0
+; x1 -= sk1
+    psubq xmm4, xmm7
+    movq [esp + 80], xmm0
+; sk2 = k0
+    movq xmm0, [esp + 16]
+; sk2 += t1
+    paddq xmm0, xmm1
+; x2 -= sk2
+    psubq xmm5, xmm0
+; x3 -= kc[18]
     psubq xmm6, [esp + 96]
 ; inverse round 71
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 70
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 69
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 68
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 17
 ; x0 -= k2
     psubq xmm3, [esp + 48]
-; x1 -= k3
-    psubq xmm4, [esp + 64]
-; x2 -= k4
-    psubq xmm5, [esp + 80]
-; x3 -= k0
-    psubq xmm6, [esp + 16]
-; x1 -= t2
-    psubq xmm4, xmm2
-; x2 -= t0
-    psubq xmm5, xmm0
-; x3 -= 0x11
+; sk3 = k3
+    movq xmm0, [esp + 0]
+; sk3 += t2
+    paddq xmm0, xmm2
+; x1 -= sk3
+    psubq xmm4, xmm0
+; x2 -= sk1
+    psubq xmm5, xmm7
+; x3 -= kc[17]
     psubq xmm6, [esp + 112]
 ; inverse round 67
 ; x3 ^= x0
@@ -2201,108 +2365,104 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; subtract subkey 16
 ; x0 -= k1
     psubq xmm3, [esp + 32]
-; x1 -= k2
-    psubq xmm4, [esp + 48]
-; x2 -= k3
-    psubq xmm5, [esp + 64]
-; x3 -= k4
-    psubq xmm6, [esp + 80]
-; x1 -= t1
-    psubq xmm4, xmm1
-; x2 -= t2
-    psubq xmm5, xmm2
-; x3 -= 0x10
+; sk4 = k2
+    movq xmm7, [esp + 48]
+; sk4 += t1
+    paddq xmm7, xmm1
+; x1 -= sk4
+    psubq xmm4, xmm7
+; x2 -= sk3
+    psubq xmm5, xmm0
+; x3 -= kc[16]
     psubq xmm6, [esp + 128]
 ; inverse round 63
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 62
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 61
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 60
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 15
 ; x0 -= k0
     psubq xmm3, [esp + 16]
-; x1 -= k1
-    psubq xmm4, [esp + 32]
-; x2 -= k2
-    psubq xmm5, [esp + 48]
-; x3 -= k3
-    psubq xmm6, [esp + 64]
-; x1 -= t0
+; sk5 = k1
+    movq xmm0, [esp + 32]
+; sk5 += t0
+    paddq xmm0, [esp + 80]
+; x1 -= sk5
     psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
-; x3 -= 0xf
+; x2 -= sk4
+    psubq xmm5, xmm7
+; x3 -= kc[15]
     psubq xmm6, [esp + 144]
 ; inverse round 59
 ; x3 ^= x0
@@ -2382,109 +2542,105 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     psubq xmm5, xmm6
 ; subtract subkey 14
 ; x0 -= k4
-    psubq xmm3, [esp + 80]
-; x1 -= k0
-    psubq xmm4, [esp + 16]
-; x2 -= k1
-    psubq xmm5, [esp + 32]
-; x3 -= k2
-    psubq xmm6, [esp + 48]
-; x1 -= t2
-    psubq xmm4, xmm2
-; x2 -= t0
+    psubq xmm3, [esp + 64]
+; sk6 = k0
+    movq xmm7, [esp + 16]
+; sk6 += t2
+    paddq xmm7, xmm2
+; x1 -= sk6
+    psubq xmm4, xmm7
+; x2 -= sk5
     psubq xmm5, xmm0
-; x3 -= 0xe
+; x3 -= kc[14]
     psubq xmm6, [esp + 160]
 ; inverse round 55
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 54
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 53
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 52
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 13
 ; x0 -= k3
-    psubq xmm3, [esp + 64]
-; x1 -= k4
-    psubq xmm4, [esp + 80]
-; x2 -= k0
-    psubq xmm5, [esp + 16]
-; x3 -= k1
-    psubq xmm6, [esp + 32]
-; x1 -= t1
-    psubq xmm4, xmm1
-; x2 -= t2
-    psubq xmm5, xmm2
-; x3 -= 0xd
+    psubq xmm3, [esp + 0]
+; sk7 = k4
+    movq xmm0, [esp + 64]
+; sk7 += t1
+    paddq xmm0, xmm1
+; x1 -= sk7
+    psubq xmm4, xmm0
+; x2 -= sk6
+    psubq xmm5, xmm7
+; x3 -= kc[13]
     psubq xmm6, [esp + 176]
 ; inverse round 51
 ; x3 ^= x0
@@ -2565,108 +2721,104 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; subtract subkey 12
 ; x0 -= k2
     psubq xmm3, [esp + 48]
-; x1 -= k3
-    psubq xmm4, [esp + 64]
-; x2 -= k4
-    psubq xmm5, [esp + 80]
-; x3 -= k0
-    psubq xmm6, [esp + 16]
-; x1 -= t0
-    psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
-; x3 -= 0xc
+; sk8 = k3
+    movq xmm7, [esp + 0]
+; sk8 += t0
+    paddq xmm7, [esp + 80]
+; x1 -= sk8
+    psubq xmm4, xmm7
+; x2 -= sk7
+    psubq xmm5, xmm0
+; x3 -= kc[12]
     psubq xmm6, [esp + 192]
 ; inverse round 47
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 46
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 45
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 44
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 11
 ; x0 -= k1
     psubq xmm3, [esp + 32]
-; x1 -= k2
-    psubq xmm4, [esp + 48]
-; x2 -= k3
-    psubq xmm5, [esp + 64]
-; x3 -= k4
-    psubq xmm6, [esp + 80]
-; x1 -= t2
-    psubq xmm4, xmm2
-; x2 -= t0
-    psubq xmm5, xmm0
-; x3 -= 0xb
+; sk9 = k2
+    movq xmm0, [esp + 48]
+; sk9 += t2
+    paddq xmm0, xmm2
+; x1 -= sk9
+    psubq xmm4, xmm0
+; x2 -= sk8
+    psubq xmm5, xmm7
+; x3 -= kc[11]
     psubq xmm6, [esp + 208]
 ; inverse round 43
 ; x3 ^= x0
@@ -2747,108 +2899,104 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; subtract subkey 10
 ; x0 -= k0
     psubq xmm3, [esp + 16]
-; x1 -= k1
-    psubq xmm4, [esp + 32]
-; x2 -= k2
-    psubq xmm5, [esp + 48]
-; x3 -= k3
-    psubq xmm6, [esp + 64]
-; x1 -= t1
-    psubq xmm4, xmm1
-; x2 -= t2
-    psubq xmm5, xmm2
-; x3 -= 0xa
+; sk10 = k1
+    movq xmm7, [esp + 32]
+; sk10 += t1
+    paddq xmm7, xmm1
+; x1 -= sk10
+    psubq xmm4, xmm7
+; x2 -= sk9
+    psubq xmm5, xmm0
+; x3 -= kc[10]
     psubq xmm6, [esp + 224]
 ; inverse round 39
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 38
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 37
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 36
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 9
 ; x0 -= k4
-    psubq xmm3, [esp + 80]
-; x1 -= k0
-    psubq xmm4, [esp + 16]
-; x2 -= k1
-    psubq xmm5, [esp + 32]
-; x3 -= k2
-    psubq xmm6, [esp + 48]
-; x1 -= t0
+    psubq xmm3, [esp + 64]
+; sk11 = k0
+    movq xmm0, [esp + 16]
+; sk11 += t0
+    paddq xmm0, [esp + 80]
+; x1 -= sk11
     psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
-; x3 -= 9
+; x2 -= sk10
+    psubq xmm5, xmm7
+; x3 -= kc[9]
     psubq xmm6, [esp + 240]
 ; inverse round 35
 ; x3 ^= x0
@@ -2928,109 +3076,105 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     psubq xmm5, xmm6
 ; subtract subkey 8
 ; x0 -= k3
-    psubq xmm3, [esp + 64]
-; x1 -= k4
-    psubq xmm4, [esp + 80]
-; x2 -= k0
-    psubq xmm5, [esp + 16]
-; x3 -= k1
-    psubq xmm6, [esp + 32]
-; x1 -= t2
-    psubq xmm4, xmm2
-; x2 -= t0
+    psubq xmm3, [esp + 0]
+; sk12 = k4
+    movq xmm7, [esp + 64]
+; sk12 += t2
+    paddq xmm7, xmm2
+; x1 -= sk12
+    psubq xmm4, xmm7
+; x2 -= sk11
     psubq xmm5, xmm0
-; x3 -= 8
+; x3 -= kc[8]
     psubq xmm6, [esp + 256]
 ; inverse round 31
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 30
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 29
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 28
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 7
 ; x0 -= k2
     psubq xmm3, [esp + 48]
-; x1 -= k3
-    psubq xmm4, [esp + 64]
-; x2 -= k4
-    psubq xmm5, [esp + 80]
-; x3 -= k0
-    psubq xmm6, [esp + 16]
-; x1 -= t1
-    psubq xmm4, xmm1
-; x2 -= t2
-    psubq xmm5, xmm2
-; x3 -= 7
+; sk13 = k3
+    movq xmm0, [esp + 0]
+; sk13 += t1
+    paddq xmm0, xmm1
+; x1 -= sk13
+    psubq xmm4, xmm0
+; x2 -= sk12
+    psubq xmm5, xmm7
+; x3 -= kc[7]
     psubq xmm6, [esp + 272]
 ; inverse round 27
 ; x3 ^= x0
@@ -3111,108 +3255,104 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; subtract subkey 6
 ; x0 -= k1
     psubq xmm3, [esp + 32]
-; x1 -= k2
-    psubq xmm4, [esp + 48]
-; x2 -= k3
-    psubq xmm5, [esp + 64]
-; x3 -= k4
-    psubq xmm6, [esp + 80]
-; x1 -= t0
-    psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
-; x3 -= 6
+; sk14 = k2
+    movq xmm7, [esp + 48]
+; sk14 += t0
+    paddq xmm7, [esp + 80]
+; x1 -= sk14
+    psubq xmm4, xmm7
+; x2 -= sk13
+    psubq xmm5, xmm0
+; x3 -= kc[6]
     psubq xmm6, [esp + 288]
 ; inverse round 23
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 22
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 21
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 20
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 5
 ; x0 -= k0
     psubq xmm3, [esp + 16]
-; x1 -= k1
-    psubq xmm4, [esp + 32]
-; x2 -= k2
-    psubq xmm5, [esp + 48]
-; x3 -= k3
-    psubq xmm6, [esp + 64]
-; x1 -= t2
-    psubq xmm4, xmm2
-; x2 -= t0
-    psubq xmm5, xmm0
-; x3 -= 5
+; sk15 = k1
+    movq xmm0, [esp + 32]
+; sk15 += t2
+    paddq xmm0, xmm2
+; x1 -= sk15
+    psubq xmm4, xmm0
+; x2 -= sk14
+    psubq xmm5, xmm7
+; x3 -= kc[5]
     psubq xmm6, [esp + 304]
 ; inverse round 19
 ; x3 ^= x0
@@ -3292,109 +3432,105 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     psubq xmm5, xmm6
 ; subtract subkey 4
 ; x0 -= k4
-    psubq xmm3, [esp + 80]
-; x1 -= k0
-    psubq xmm4, [esp + 16]
-; x2 -= k1
-    psubq xmm5, [esp + 32]
-; x3 -= k2
-    psubq xmm6, [esp + 48]
-; x1 -= t1
-    psubq xmm4, xmm1
-; x2 -= t2
-    psubq xmm5, xmm2
-; x3 -= 4
+    psubq xmm3, [esp + 64]
+; sk16 = k0
+    movq xmm7, [esp + 16]
+; sk16 += t1
+    paddq xmm7, xmm1
+; x1 -= sk16
+    psubq xmm4, xmm7
+; x2 -= sk15
+    psubq xmm5, xmm0
+; x3 -= kc[4]
     psubq xmm6, [esp + 320]
 ; inverse round 15
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 14
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 13
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 12
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 3
 ; x0 -= k3
-    psubq xmm3, [esp + 64]
-; x1 -= k4
-    psubq xmm4, [esp + 80]
-; x2 -= k0
-    psubq xmm5, [esp + 16]
-; x3 -= k1
-    psubq xmm6, [esp + 32]
-; x1 -= t0
+    psubq xmm3, [esp + 0]
+; sk17 = k4
+    movq xmm0, [esp + 64]
+; sk17 += t0
+    paddq xmm0, [esp + 80]
+; x1 -= sk17
     psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
-; x3 -= 3
+; x2 -= sk16
+    psubq xmm5, xmm7
+; x3 -= kc[3]
     psubq xmm6, [esp + 336]
 ; inverse round 11
 ; x3 ^= x0
@@ -3475,198 +3611,194 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; subtract subkey 2
 ; x0 -= k2
     psubq xmm3, [esp + 48]
-; x1 -= k3
-    psubq xmm4, [esp + 64]
-; x2 -= k4
-    psubq xmm5, [esp + 80]
-; x3 -= k0
-    psubq xmm6, [esp + 16]
-; x1 -= t2
-    psubq xmm4, xmm2
-; x2 -= t0
+; sk18 = k3
+    movq xmm7, [esp + 0]
+; sk18 += t2
+    paddq xmm7, xmm2
+; x1 -= sk18
+    psubq xmm4, xmm7
+; x2 -= sk17
     psubq xmm5, xmm0
-; x3 -= 2
+; x3 -= kc[2]
     psubq xmm6, [esp + 352]
 ; inverse round 7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 32
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 32
-    psrlq xmm7, 32
-    por xmm6, xmm7
+    psrlq xmm0, 32
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 32
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 32
-    psrlq xmm7, 32
-    por xmm4, xmm7
+    psrlq xmm0, 32
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 6
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 58
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 6
-    psrlq xmm7, 58
-    por xmm4, xmm7
+    psrlq xmm0, 58
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 5
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 46
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 18
-    psrlq xmm7, 46
-    por xmm6, xmm7
+    psrlq xmm0, 46
+    por xmm6, xmm0
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 12
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 52
-    psrlq xmm7, 12
-    por xmm4, xmm7
+    psrlq xmm0, 12
+    por xmm4, xmm0
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 4
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 25
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 39
-    psrlq xmm7, 25
-    por xmm4, xmm7
+    psrlq xmm0, 25
+    por xmm4, xmm0
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 33
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 31
-    psrlq xmm7, 33
-    por xmm6, xmm7
+    psrlq xmm0, 33
+    por xmm6, xmm0
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 1
 ; x0 -= k1
     psubq xmm3, [esp + 32]
-; x1 -= k2
-    psubq xmm4, [esp + 48]
-; x2 -= k3
-    psubq xmm5, [esp + 64]
-; x3 -= k4
-    psubq xmm6, [esp + 80]
-; x1 -= t1
-    psubq xmm4, xmm1
-; x2 -= t2
-    psubq xmm5, xmm2
-; x3 -= 1
+; sk19 = k2
+    movq xmm0, [esp + 48]
+; sk19 += t1
+    paddq xmm0, xmm1
+; x1 -= sk19
+    psubq xmm4, xmm0
+; x2 -= sk18
+    psubq xmm5, xmm7
+; x3 -= kc[1]
     psubq xmm6, [esp + 368]
 ; inverse round 3
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 5
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 59
-    psrlq xmm2, 5
-    por xmm6, xmm2
+    psrlq xmm1, 5
+    por xmm6, xmm1
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 37
-    movdqa xmm2, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 27
-    psrlq xmm2, 37
-    por xmm4, xmm2
+    psrlq xmm1, 37
+    por xmm4, xmm1
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 2
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 23
-    movdqa xmm2, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 41
-    psrlq xmm2, 23
-    por xmm4, xmm2
+    psrlq xmm1, 23
+    por xmm4, xmm1
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 40
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 24
-    psrlq xmm2, 40
-    por xmm6, xmm2
+    psrlq xmm1, 40
+    por xmm6, xmm1
 ; x2 -= x3
     psubq xmm5, xmm6
 ; inverse round 1
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; x3 >>>= 52
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 12
-    psrlq xmm2, 52
-    por xmm6, xmm2
+    psrlq xmm1, 52
+    por xmm6, xmm1
 ; x0 -= x3
     psubq xmm3, xmm6
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x1 >>>= 57
-    movdqa xmm2, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 7
-    psrlq xmm2, 57
-    por xmm4, xmm2
+    psrlq xmm1, 57
+    por xmm4, xmm1
 ; x2 -= x1
     psubq xmm5, xmm4
 ; inverse round 0
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 14
-    movdqa xmm2, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 50
-    psrlq xmm2, 14
-    por xmm4, xmm2
+    psrlq xmm1, 14
+    por xmm4, xmm1
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 16
-    movdqa xmm2, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 48
-    psrlq xmm2, 16
-    por xmm6, xmm2
+    psrlq xmm1, 16
+    por xmm6, xmm1
 ; x2 -= x3
     psubq xmm5, xmm6
 ; subtract subkey 0
 ; x0 -= k0
     psubq xmm3, [esp + 16]
-; x1 -= k1
-    psubq xmm4, [esp + 32]
-; x2 -= k2
-    psubq xmm5, [esp + 48]
+; sk20 = k1
+    movq xmm1, [esp + 32]
+; sk20 += t0
+    paddq xmm1, [esp + 80]
+; x1 -= sk20
+    psubq xmm4, xmm1
+; x2 -= sk19
+    psubq xmm5, xmm0
 ; x3 -= k3
-    psubq xmm6, [esp + 64]
-; x1 -= t0
-    psubq xmm4, xmm0
-; x2 -= t1
-    psubq xmm5, xmm1
+    psubq xmm6, [esp + 0]
 ; store the block(s)
 ; out[0] = x0
     mov edx, dword [ebp + 20]
@@ -3694,8 +3826,8 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 384 bytes of stack slots
-    mov ecx, 96 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 688 bytes of stack slots
+    mov ecx, 172 ; (spilled key, tweak and state words)
 .wipe:
     mov dword [esp + ecx * 4 - 4], eax
     dec ecx

@@ -4,8 +4,8 @@
  * Threefish-512, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa gpr, abi sysv, strategy belady, rotate rol, schedule description): assemble tf512_v11_nasmx64_sysv_belady_fly_full.asm with nasm -f elf64
- * tf512_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks: belady: registers 13, spills 17, reloads 4, memory operands 152, moves 1, instructions 1135
- * tf512_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks: belady: registers 13, spills 17, reloads 4, memory operands 152, moves 1, instructions 1135
+ * tf512_v11_nasmx64_sysv_belady_fly_full_encrypt_blocks: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
+ * tf512_v11_nasmx64_sysv_belady_fly_full_decrypt_blocks: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
  */
 #ifndef TF512_V11_NASMX64_SYSV_BELADY_FLY_FULL_H
 #define TF512_V11_NASMX64_SYSV_BELADY_FLY_FULL_H

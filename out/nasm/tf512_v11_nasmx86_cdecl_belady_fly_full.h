@@ -4,8 +4,8 @@
  * Threefish-512, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * nasm-x86 (isa sse2, abi cdecl, strategy belady, rotate shift, schedule description): assemble tf512_v11_nasmx86_cdecl_belady_fly_full.asm with nasm -f elf32
- * tf512_v11_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 106, reloads 95, memory operands 227, moves 271, instructions 2179
- * tf512_v11_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 88, reloads 77, memory operands 245, moves 289, instructions 2143
+ * tf512_v11_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 125, reloads 96, memory operands 290, moves 237, instructions 2237
+ * tf512_v11_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 108, reloads 79, memory operands 195, moves 303, instructions 2203
  */
 #ifndef TF512_V11_NASMX86_CDECL_BELADY_FLY_FULL_H
 #define TF512_V11_NASMX86_CDECL_BELADY_FLY_FULL_H

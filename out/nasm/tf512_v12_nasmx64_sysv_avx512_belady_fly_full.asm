@@ -12,9 +12,9 @@
 ;
 ; Allocation report (per function):
 ;   tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
-;   tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 13, spills 17, reloads 4, memory operands 152, moves 1, instructions 1135
+;   tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;   tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
-;   tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 13, spills 17, reloads 4, memory operands 152, moves 1, instructions 1135
+;   tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
 ;
 ; Register map of tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
@@ -30,13 +30,18 @@
 ; Register map of tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9                    x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13
+;       k7: r13                   k8: rdi                  kcs: r14                  key: rdi
+;        n: r8, rdx              out: rcx                  sk1: r14                  sk2: r14
+;      sk3: r14                  sk4: r14                  sk5: r14                  sk6: r14
+;      sk7: r14                  sk8: r14                  sk9: r14                 sk10: r14
+;     sk11: r14                 sk12: r14                 sk13: r14                 sk14: r14
+;     sk15: r14                 sk16: r14                 sk17: r14                 sk18: r14
+;     sk19: rsi                 sk20: rcx                   t0: rcx                   t1: rdx
+;       t2: rsi                tweak: rax, rsi              x0: r8                    x1: r9
+;       x2: r10                   x3: r11                   x4: rbx                   x5: rbp
+;       x6: r12                   x7: r13
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 n out tweak
-;   frame: 104 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13
+;   frame: 256 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14
 ;
 ; Register map of tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes (value: registers it occupies):
 ;       in: rdx                   k0: zmm0                  k1: zmm1                  k2: zmm2
@@ -52,13 +57,18 @@
 ; Register map of tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar (value: registers it occupies):
 ;       in: rdi, rdx              k0: rax                   k1: r9                    k2: r10
 ;       k3: r11                   k4: rbx                   k5: rbp                   k6: r12
-;       k7: r13                   k8: rdi                  key: rdi                    n: r8, rdx
-;      out: rcx                   t0: rcx                   t1: rdx                   t2: rsi
-;    tweak: rax, rsi              x0: r8                    x1: r9                    x2: r10
-;       x3: r11                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13
+;       k7: r13                   k8: rdi                  kcs: r14                  key: rdi
+;        n: r8, rdx              out: rcx                  sk1: r14                  sk2: r15
+;      sk3: r15                  sk4: r14                  sk5: r15                  sk6: r14
+;      sk7: r15                  sk8: r14                  sk9: r15                 sk10: r14
+;     sk11: r15                 sk12: r14                 sk13: r15                 sk14: r14
+;     sk15: r15                 sk16: r14                 sk17: r15                 sk18: r14
+;     sk19: rsi                 sk20: rdx                   t0: rcx                   t1: rdx
+;       t2: rsi                tweak: rax, rsi              x0: r8                    x1: r9
+;       x2: r10                   x3: r11                   x4: rbx                   x5: rbp
+;       x6: r12                   x7: r13
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 n out tweak
-;   frame: 104 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13
+;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp r12 r13 r14 r15
 
 bits 64
 default rel
@@ -107,6 +117,7 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks: ; groups of 8 bloc
     pop rbx
     jmp tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
     endbr64
 .entry:
@@ -2795,6 +2806,7 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt:
     mov r8d, 1 ; n = 1
     jmp tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     endbr64
 .entry:
@@ -2806,7 +2818,9 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 .pushed_r12:
     push r13
 .pushed_r13:
-    sub rsp, 104
+    push r14
+.pushed_r14:
+    sub rsp, 256
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -2846,16 +2860,107 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rax
-    mov qword [rsp + 16], r9
-    mov qword [rsp + 24], r10
-    mov qword [rsp + 32], r11
-    mov qword [rsp + 40], rbx
-    mov qword [rsp + 48], rbp
-    mov qword [rsp + 56], r12
-    mov qword [rsp + 64], r13
-    mov qword [rsp + 72], rdi
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 1
+    mov r14, rdi
+    add r14, 1
+; kc[1] = kcs
+    mov qword [rsp + 104], r14
+; kcs += 2
+    mov r14, rax
+    add r14, 2
+; kc[2] = kcs
+    mov qword [rsp + 112], r14
+; kcs += 3
+    mov r14, r9
+    add r14, 3
+; kc[3] = kcs
+    mov qword [rsp + 120], r14
+; kcs += 4
+    mov r14, r10
+    add r14, 4
+; kc[4] = kcs
+    mov qword [rsp + 128], r14
+; kcs += 5
+    mov r14, r11
+    add r14, 5
+; kc[5] = kcs
+    mov qword [rsp + 136], r14
+; kcs += 6
+    mov r14, rbx
+    add r14, 6
+; kc[6] = kcs
+    mov qword [rsp + 144], r14
+; kcs += 7
+    mov r14, rbp
+    add r14, 7
+; kc[7] = kcs
+    mov qword [rsp + 152], r14
+; kcs += 8
+    mov r14, r12
+    add r14, 8
+; kc[8] = kcs
+    mov qword [rsp + 160], r14
+; kcs += 9
+    mov r14, r13
+    add r14, 9
+; kc[9] = kcs
+    mov qword [rsp + 168], r14
+; kcs += 0xa
+    mov r14, rdi
+    add r14, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 176], r14
+; kcs += 0xb
+    mov r14, rax
+    add r14, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 184], r14
+; kcs += 0xc
+    mov r14, r9
+    add r14, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 192], r14
+; kcs += 0xd
+    mov r14, r10
+    add r14, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 200], r14
+; kcs += 0xe
+    mov r14, r11
+    add r14, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 208], r14
+; kcs += 0xf
+    mov r14, rbx
+    add r14, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 216], r14
+; kcs += 0x10
+    mov r14, rbp
+    add r14, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 224], r14
+; kcs += 0x11
+    mov r14, r12
+    add r14, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 232], r14
+; kcs += 0x12
+    mov r14, r13
+    add r14, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 240], r14
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 0], rax
+    mov qword [rsp + 8], r9
+    mov qword [rsp + 16], r10
+    mov qword [rsp + 24], r11
+    mov qword [rsp + 32], rbx
+    mov qword [rsp + 40], rbp
+    mov qword [rsp + 48], r12
+    mov qword [rsp + 56], r13
+    mov qword [rsp + 64], rdi
     mov qword [rsp + 80], r8
     mov qword [rsp + 88], rcx
     mov qword [rsp + 96], rsi
@@ -2872,7 +2977,7 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 0]
+    mov rdi, qword [rsp + 72]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -2890,25 +2995,29 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     mov r13, qword [rdi + 56]
 ; add subkey 0
 ; x0 += k0
-    add r8, qword [rsp + 8]
+    add r8, qword [rsp + 0]
 ; x1 += k1
-    add r9, qword [rsp + 16]
+    add r9, qword [rsp + 8]
 ; x2 += k2
-    add r10, qword [rsp + 24]
+    add r10, qword [rsp + 16]
 ; x3 += k3
-    add r11, qword [rsp + 32]
+    add r11, qword [rsp + 24]
 ; x4 += k4
-    add rbx, qword [rsp + 40]
-; x5 += k5
-    add rbp, qword [rsp + 48]
-; x6 += k6
-    add r12, qword [rsp + 56]
+    add rbx, qword [rsp + 32]
+; sk1 = k5
+    mov r14, qword [rsp + 40]
+; sk1 += t0
+    add r14, rcx
+; x5 += sk1
+    add rbp, r14
+; sk2 = k6
+    mov r14, qword [rsp + 48]
+; sk2 += t1
+    add r14, rdx
+; x6 += sk2
+    add r12, r14
 ; x7 += k7
-    add r13, qword [rsp + 64]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
+    add r13, qword [rsp + 56]
 ; round 0
 ; x0 += x1
     add r8, r9
@@ -3011,27 +3120,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 1
 ; x0 += k1
-    add r8, qword [rsp + 16]
+    add r8, qword [rsp + 8]
 ; x1 += k2
-    add r9, qword [rsp + 24]
+    add r9, qword [rsp + 16]
 ; x2 += k3
-    add r10, qword [rsp + 32]
+    add r10, qword [rsp + 24]
 ; x3 += k4
-    add r11, qword [rsp + 40]
+    add r11, qword [rsp + 32]
 ; x4 += k5
-    add rbx, qword [rsp + 48]
-; x5 += k6
-    add rbp, qword [rsp + 56]
-; x6 += k7
-    add r12, qword [rsp + 64]
-; x7 += k8
-    add r13, qword [rsp + 72]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, rsi
-; x7 += 1
-    add r13, 1
+    add rbx, qword [rsp + 40]
+; x5 += sk2
+    add rbp, r14
+; sk3 = k7
+    mov r14, qword [rsp + 56]
+; sk3 += t2
+    add r14, rsi
+; x6 += sk3
+    add r12, r14
+; x7 += kc[1]
+    add r13, qword [rsp + 104]
 ; round 4
 ; x0 += x1
     add r8, r9
@@ -3134,27 +3241,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 2
 ; x0 += k2
-    add r8, qword [rsp + 24]
+    add r8, qword [rsp + 16]
 ; x1 += k3
-    add r9, qword [rsp + 32]
+    add r9, qword [rsp + 24]
 ; x2 += k4
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 32]
 ; x3 += k5
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 40]
 ; x4 += k6
-    add rbx, qword [rsp + 56]
-; x5 += k7
-    add rbp, qword [rsp + 64]
-; x6 += k8
-    add r12, qword [rsp + 72]
-; x7 += k0
-    add r13, qword [rsp + 8]
-; x5 += t2
-    add rbp, rsi
-; x6 += t0
-    add r12, rcx
-; x7 += 2
-    add r13, 2
+    add rbx, qword [rsp + 48]
+; x5 += sk3
+    add rbp, r14
+; sk4 = k8
+    mov r14, qword [rsp + 64]
+; sk4 += t0
+    add r14, rcx
+; x6 += sk4
+    add r12, r14
+; x7 += kc[2]
+    add r13, qword [rsp + 112]
 ; round 8
 ; x0 += x1
     add r8, r9
@@ -3257,27 +3362,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 3
 ; x0 += k3
-    add r8, qword [rsp + 32]
+    add r8, qword [rsp + 24]
 ; x1 += k4
-    add r9, qword [rsp + 40]
+    add r9, qword [rsp + 32]
 ; x2 += k5
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 40]
 ; x3 += k6
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 48]
 ; x4 += k7
-    add rbx, qword [rsp + 64]
-; x5 += k8
-    add rbp, qword [rsp + 72]
-; x6 += k0
-    add r12, qword [rsp + 8]
-; x7 += k1
-    add r13, qword [rsp + 16]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 3
-    add r13, 3
+    add rbx, qword [rsp + 56]
+; x5 += sk4
+    add rbp, r14
+; sk5 = k0
+    mov r14, qword [rsp + 0]
+; sk5 += t1
+    add r14, rdx
+; x6 += sk5
+    add r12, r14
+; x7 += kc[3]
+    add r13, qword [rsp + 120]
 ; round 12
 ; x0 += x1
     add r8, r9
@@ -3380,27 +3483,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 4
 ; x0 += k4
-    add r8, qword [rsp + 40]
+    add r8, qword [rsp + 32]
 ; x1 += k5
-    add r9, qword [rsp + 48]
+    add r9, qword [rsp + 40]
 ; x2 += k6
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 48]
 ; x3 += k7
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x4 += k8
-    add rbx, qword [rsp + 72]
-; x5 += k0
-    add rbp, qword [rsp + 8]
-; x6 += k1
-    add r12, qword [rsp + 16]
-; x7 += k2
-    add r13, qword [rsp + 24]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, rsi
-; x7 += 4
-    add r13, 4
+    add rbx, qword [rsp + 64]
+; x5 += sk5
+    add rbp, r14
+; sk6 = k1
+    mov r14, qword [rsp + 8]
+; sk6 += t2
+    add r14, rsi
+; x6 += sk6
+    add r12, r14
+; x7 += kc[4]
+    add r13, qword [rsp + 128]
 ; round 16
 ; x0 += x1
     add r8, r9
@@ -3503,27 +3604,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 5
 ; x0 += k5
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 40]
 ; x1 += k6
-    add r9, qword [rsp + 56]
+    add r9, qword [rsp + 48]
 ; x2 += k7
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x3 += k8
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x4 += k0
-    add rbx, qword [rsp + 8]
-; x5 += k1
-    add rbp, qword [rsp + 16]
-; x6 += k2
-    add r12, qword [rsp + 24]
-; x7 += k3
-    add r13, qword [rsp + 32]
-; x5 += t2
-    add rbp, rsi
-; x6 += t0
-    add r12, rcx
-; x7 += 5
-    add r13, 5
+    add rbx, qword [rsp + 0]
+; x5 += sk6
+    add rbp, r14
+; sk7 = k2
+    mov r14, qword [rsp + 16]
+; sk7 += t0
+    add r14, rcx
+; x6 += sk7
+    add r12, r14
+; x7 += kc[5]
+    add r13, qword [rsp + 136]
 ; round 20
 ; x0 += x1
     add r8, r9
@@ -3626,27 +3725,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 6
 ; x0 += k6
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 48]
 ; x1 += k7
-    add r9, qword [rsp + 64]
+    add r9, qword [rsp + 56]
 ; x2 += k8
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x3 += k0
-    add r11, qword [rsp + 8]
+    add r11, qword [rsp + 0]
 ; x4 += k1
-    add rbx, qword [rsp + 16]
-; x5 += k2
-    add rbp, qword [rsp + 24]
-; x6 += k3
-    add r12, qword [rsp + 32]
-; x7 += k4
-    add r13, qword [rsp + 40]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 6
-    add r13, 6
+    add rbx, qword [rsp + 8]
+; x5 += sk7
+    add rbp, r14
+; sk8 = k3
+    mov r14, qword [rsp + 24]
+; sk8 += t1
+    add r14, rdx
+; x6 += sk8
+    add r12, r14
+; x7 += kc[6]
+    add r13, qword [rsp + 144]
 ; round 24
 ; x0 += x1
     add r8, r9
@@ -3749,27 +3846,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 7
 ; x0 += k7
-    add r8, qword [rsp + 64]
+    add r8, qword [rsp + 56]
 ; x1 += k8
-    add r9, qword [rsp + 72]
+    add r9, qword [rsp + 64]
 ; x2 += k0
-    add r10, qword [rsp + 8]
+    add r10, qword [rsp + 0]
 ; x3 += k1
-    add r11, qword [rsp + 16]
+    add r11, qword [rsp + 8]
 ; x4 += k2
-    add rbx, qword [rsp + 24]
-; x5 += k3
-    add rbp, qword [rsp + 32]
-; x6 += k4
-    add r12, qword [rsp + 40]
-; x7 += k5
-    add r13, qword [rsp + 48]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, rsi
-; x7 += 7
-    add r13, 7
+    add rbx, qword [rsp + 16]
+; x5 += sk8
+    add rbp, r14
+; sk9 = k4
+    mov r14, qword [rsp + 32]
+; sk9 += t2
+    add r14, rsi
+; x6 += sk9
+    add r12, r14
+; x7 += kc[7]
+    add r13, qword [rsp + 152]
 ; round 28
 ; x0 += x1
     add r8, r9
@@ -3872,27 +3967,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 8
 ; x0 += k8
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x1 += k0
-    add r9, qword [rsp + 8]
+    add r9, qword [rsp + 0]
 ; x2 += k1
-    add r10, qword [rsp + 16]
+    add r10, qword [rsp + 8]
 ; x3 += k2
-    add r11, qword [rsp + 24]
+    add r11, qword [rsp + 16]
 ; x4 += k3
-    add rbx, qword [rsp + 32]
-; x5 += k4
-    add rbp, qword [rsp + 40]
-; x6 += k5
-    add r12, qword [rsp + 48]
-; x7 += k6
-    add r13, qword [rsp + 56]
-; x5 += t2
-    add rbp, rsi
-; x6 += t0
-    add r12, rcx
-; x7 += 8
-    add r13, 8
+    add rbx, qword [rsp + 24]
+; x5 += sk9
+    add rbp, r14
+; sk10 = k5
+    mov r14, qword [rsp + 40]
+; sk10 += t0
+    add r14, rcx
+; x6 += sk10
+    add r12, r14
+; x7 += kc[8]
+    add r13, qword [rsp + 160]
 ; round 32
 ; x0 += x1
     add r8, r9
@@ -3995,27 +4088,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 9
 ; x0 += k0
-    add r8, qword [rsp + 8]
+    add r8, qword [rsp + 0]
 ; x1 += k1
-    add r9, qword [rsp + 16]
+    add r9, qword [rsp + 8]
 ; x2 += k2
-    add r10, qword [rsp + 24]
+    add r10, qword [rsp + 16]
 ; x3 += k3
-    add r11, qword [rsp + 32]
+    add r11, qword [rsp + 24]
 ; x4 += k4
-    add rbx, qword [rsp + 40]
-; x5 += k5
-    add rbp, qword [rsp + 48]
-; x6 += k6
-    add r12, qword [rsp + 56]
-; x7 += k7
-    add r13, qword [rsp + 64]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 9
-    add r13, 9
+    add rbx, qword [rsp + 32]
+; x5 += sk10
+    add rbp, r14
+; sk11 = k6
+    mov r14, qword [rsp + 48]
+; sk11 += t1
+    add r14, rdx
+; x6 += sk11
+    add r12, r14
+; x7 += kc[9]
+    add r13, qword [rsp + 168]
 ; round 36
 ; x0 += x1
     add r8, r9
@@ -4118,27 +4209,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 10
 ; x0 += k1
-    add r8, qword [rsp + 16]
+    add r8, qword [rsp + 8]
 ; x1 += k2
-    add r9, qword [rsp + 24]
+    add r9, qword [rsp + 16]
 ; x2 += k3
-    add r10, qword [rsp + 32]
+    add r10, qword [rsp + 24]
 ; x3 += k4
-    add r11, qword [rsp + 40]
+    add r11, qword [rsp + 32]
 ; x4 += k5
-    add rbx, qword [rsp + 48]
-; x5 += k6
-    add rbp, qword [rsp + 56]
-; x6 += k7
-    add r12, qword [rsp + 64]
-; x7 += k8
-    add r13, qword [rsp + 72]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, rsi
-; x7 += 0xa
-    add r13, 0xa
+    add rbx, qword [rsp + 40]
+; x5 += sk11
+    add rbp, r14
+; sk12 = k7
+    mov r14, qword [rsp + 56]
+; sk12 += t2
+    add r14, rsi
+; x6 += sk12
+    add r12, r14
+; x7 += kc[10]
+    add r13, qword [rsp + 176]
 ; round 40
 ; x0 += x1
     add r8, r9
@@ -4241,27 +4330,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 11
 ; x0 += k2
-    add r8, qword [rsp + 24]
+    add r8, qword [rsp + 16]
 ; x1 += k3
-    add r9, qword [rsp + 32]
+    add r9, qword [rsp + 24]
 ; x2 += k4
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 32]
 ; x3 += k5
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 40]
 ; x4 += k6
-    add rbx, qword [rsp + 56]
-; x5 += k7
-    add rbp, qword [rsp + 64]
-; x6 += k8
-    add r12, qword [rsp + 72]
-; x7 += k0
-    add r13, qword [rsp + 8]
-; x5 += t2
-    add rbp, rsi
-; x6 += t0
-    add r12, rcx
-; x7 += 0xb
-    add r13, 0xb
+    add rbx, qword [rsp + 48]
+; x5 += sk12
+    add rbp, r14
+; sk13 = k8
+    mov r14, qword [rsp + 64]
+; sk13 += t0
+    add r14, rcx
+; x6 += sk13
+    add r12, r14
+; x7 += kc[11]
+    add r13, qword [rsp + 184]
 ; round 44
 ; x0 += x1
     add r8, r9
@@ -4364,27 +4451,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 12
 ; x0 += k3
-    add r8, qword [rsp + 32]
+    add r8, qword [rsp + 24]
 ; x1 += k4
-    add r9, qword [rsp + 40]
+    add r9, qword [rsp + 32]
 ; x2 += k5
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 40]
 ; x3 += k6
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 48]
 ; x4 += k7
-    add rbx, qword [rsp + 64]
-; x5 += k8
-    add rbp, qword [rsp + 72]
-; x6 += k0
-    add r12, qword [rsp + 8]
-; x7 += k1
-    add r13, qword [rsp + 16]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 0xc
-    add r13, 0xc
+    add rbx, qword [rsp + 56]
+; x5 += sk13
+    add rbp, r14
+; sk14 = k0
+    mov r14, qword [rsp + 0]
+; sk14 += t1
+    add r14, rdx
+; x6 += sk14
+    add r12, r14
+; x7 += kc[12]
+    add r13, qword [rsp + 192]
 ; round 48
 ; x0 += x1
     add r8, r9
@@ -4487,27 +4572,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 13
 ; x0 += k4
-    add r8, qword [rsp + 40]
+    add r8, qword [rsp + 32]
 ; x1 += k5
-    add r9, qword [rsp + 48]
+    add r9, qword [rsp + 40]
 ; x2 += k6
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 48]
 ; x3 += k7
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x4 += k8
-    add rbx, qword [rsp + 72]
-; x5 += k0
-    add rbp, qword [rsp + 8]
-; x6 += k1
-    add r12, qword [rsp + 16]
-; x7 += k2
-    add r13, qword [rsp + 24]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, rsi
-; x7 += 0xd
-    add r13, 0xd
+    add rbx, qword [rsp + 64]
+; x5 += sk14
+    add rbp, r14
+; sk15 = k1
+    mov r14, qword [rsp + 8]
+; sk15 += t2
+    add r14, rsi
+; x6 += sk15
+    add r12, r14
+; x7 += kc[13]
+    add r13, qword [rsp + 200]
 ; round 52
 ; x0 += x1
     add r8, r9
@@ -4610,27 +4693,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 14
 ; x0 += k5
-    add r8, qword [rsp + 48]
+    add r8, qword [rsp + 40]
 ; x1 += k6
-    add r9, qword [rsp + 56]
+    add r9, qword [rsp + 48]
 ; x2 += k7
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x3 += k8
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x4 += k0
-    add rbx, qword [rsp + 8]
-; x5 += k1
-    add rbp, qword [rsp + 16]
-; x6 += k2
-    add r12, qword [rsp + 24]
-; x7 += k3
-    add r13, qword [rsp + 32]
-; x5 += t2
-    add rbp, rsi
-; x6 += t0
-    add r12, rcx
-; x7 += 0xe
-    add r13, 0xe
+    add rbx, qword [rsp + 0]
+; x5 += sk15
+    add rbp, r14
+; sk16 = k2
+    mov r14, qword [rsp + 16]
+; sk16 += t0
+    add r14, rcx
+; x6 += sk16
+    add r12, r14
+; x7 += kc[14]
+    add r13, qword [rsp + 208]
 ; round 56
 ; x0 += x1
     add r8, r9
@@ -4733,27 +4814,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 15
 ; x0 += k6
-    add r8, qword [rsp + 56]
+    add r8, qword [rsp + 48]
 ; x1 += k7
-    add r9, qword [rsp + 64]
+    add r9, qword [rsp + 56]
 ; x2 += k8
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x3 += k0
-    add r11, qword [rsp + 8]
+    add r11, qword [rsp + 0]
 ; x4 += k1
-    add rbx, qword [rsp + 16]
-; x5 += k2
-    add rbp, qword [rsp + 24]
-; x6 += k3
-    add r12, qword [rsp + 32]
-; x7 += k4
-    add r13, qword [rsp + 40]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 0xf
-    add r13, 0xf
+    add rbx, qword [rsp + 8]
+; x5 += sk16
+    add rbp, r14
+; sk17 = k3
+    mov r14, qword [rsp + 24]
+; sk17 += t1
+    add r14, rdx
+; x6 += sk17
+    add r12, r14
+; x7 += kc[15]
+    add r13, qword [rsp + 216]
 ; round 60
 ; x0 += x1
     add r8, r9
@@ -4856,27 +4935,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 16
 ; x0 += k7
-    add r8, qword [rsp + 64]
+    add r8, qword [rsp + 56]
 ; x1 += k8
-    add r9, qword [rsp + 72]
+    add r9, qword [rsp + 64]
 ; x2 += k0
-    add r10, qword [rsp + 8]
+    add r10, qword [rsp + 0]
 ; x3 += k1
-    add r11, qword [rsp + 16]
+    add r11, qword [rsp + 8]
 ; x4 += k2
-    add rbx, qword [rsp + 24]
-; x5 += k3
-    add rbp, qword [rsp + 32]
-; x6 += k4
-    add r12, qword [rsp + 40]
-; x7 += k5
-    add r13, qword [rsp + 48]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, rsi
-; x7 += 0x10
-    add r13, 0x10
+    add rbx, qword [rsp + 16]
+; x5 += sk17
+    add rbp, r14
+; sk18 = k4
+    mov r14, qword [rsp + 32]
+; sk18 += t2
+    add r14, rsi
+; x6 += sk18
+    add r12, r14
+; x7 += kc[16]
+    add r13, qword [rsp + 224]
 ; round 64
 ; x0 += x1
     add r8, r9
@@ -4979,27 +5056,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 17
 ; x0 += k8
-    add r8, qword [rsp + 72]
+    add r8, qword [rsp + 64]
 ; x1 += k0
-    add r9, qword [rsp + 8]
+    add r9, qword [rsp + 0]
 ; x2 += k1
-    add r10, qword [rsp + 16]
+    add r10, qword [rsp + 8]
 ; x3 += k2
-    add r11, qword [rsp + 24]
+    add r11, qword [rsp + 16]
 ; x4 += k3
-    add rbx, qword [rsp + 32]
-; x5 += k4
-    add rbp, qword [rsp + 40]
-; x6 += k5
-    add r12, qword [rsp + 48]
-; x7 += k6
-    add r13, qword [rsp + 56]
-; x5 += t2
-    add rbp, rsi
-; x6 += t0
-    add r12, rcx
-; x7 += 0x11
-    add r13, 0x11
+    add rbx, qword [rsp + 24]
+; x5 += sk18
+    add rbp, r14
+; sk19 = k5
+    mov rsi, qword [rsp + 40]
+; sk19 += t0
+    add rsi, rcx
+; x6 += sk19
+    add r12, rsi
+; x7 += kc[17]
+    add r13, qword [rsp + 232]
 ; round 68
 ; x0 += x1
     add r8, r9
@@ -5102,27 +5177,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
     xor r11, rbx
 ; add subkey 18
 ; x0 += k0
-    add r8, qword [rsp + 8]
+    add r8, qword [rsp + 0]
 ; x1 += k1
-    add r9, qword [rsp + 16]
+    add r9, qword [rsp + 8]
 ; x2 += k2
-    add r10, qword [rsp + 24]
+    add r10, qword [rsp + 16]
 ; x3 += k3
-    add r11, qword [rsp + 32]
+    add r11, qword [rsp + 24]
 ; x4 += k4
-    add rbx, qword [rsp + 40]
-; x5 += k5
-    add rbp, qword [rsp + 48]
-; x6 += k6
-    add r12, qword [rsp + 56]
-; x7 += k7
-    add r13, qword [rsp + 64]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 0x12
-    add r13, 0x12
+    add rbx, qword [rsp + 32]
+; x5 += sk19
+    add rbp, rsi
+; sk20 = k6
+    mov rcx, qword [rsp + 48]
+; sk20 += t1
+    add rcx, rdx
+; x6 += sk20
+    add r12, rcx
+; x7 += kc[18]
+    add r13, qword [rsp + 240]
 ; store the block(s)
 ; out[0] = x0
     mov rcx, qword [rsp + 88]
@@ -5151,20 +5224,21 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; n -= 1
     mov rdx, qword [rsp + 80]
     sub rdx, 1
-    mov qword [rsp + 0], rdi
+    mov qword [rsp + 72], rdi
     mov qword [rsp + 80], rdx
     mov qword [rsp + 88], rcx
     mov qword [rsp + 96], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 104 bytes of stack slots
-    mov ecx, 13 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 256 bytes of stack slots
+    mov ecx, 32 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 104
+    add rsp, 256
+    pop r14
     pop r13
     pop r12
     pop rbp
@@ -5210,6 +5284,7 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks: ; groups of 8 bloc
     pop rbx
     jmp tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
     endbr64
 .entry:
@@ -7898,6 +7973,7 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt:
     mov r8d, 1 ; n = 1
     jmp tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar.entry ; tail call
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     endbr64
 .entry:
@@ -7909,7 +7985,11 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 .pushed_r12:
     push r13
 .pushed_r13:
-    sub rsp, 104
+    push r14
+.pushed_r14:
+    push r15
+.pushed_r15:
+    sub rsp, 248
 .prolog_end:
 ; if n == 0 return
     test r8, r8
@@ -7949,16 +8029,107 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     xor rdi, r12
 ; k8 ^= k7
     xor rdi, r13
-    mov qword [rsp + 0], rdx
-    mov qword [rsp + 8], rax
-    mov qword [rsp + 16], r9
-    mov qword [rsp + 24], r10
-    mov qword [rsp + 32], r11
-    mov qword [rsp + 40], rbx
-    mov qword [rsp + 48], rbp
-    mov qword [rsp + 56], r12
-    mov qword [rsp + 64], r13
-    mov qword [rsp + 72], rdi
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 0x12
+    mov r14, r13
+    add r14, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 104], r14
+; kcs += 0x11
+    mov r14, r12
+    add r14, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 112], r14
+; kcs += 0x10
+    mov r14, rbp
+    add r14, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 120], r14
+; kcs += 0xf
+    mov r14, rbx
+    add r14, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 128], r14
+; kcs += 0xe
+    mov r14, r11
+    add r14, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 136], r14
+; kcs += 0xd
+    mov r14, r10
+    add r14, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 144], r14
+; kcs += 0xc
+    mov r14, r9
+    add r14, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 152], r14
+; kcs += 0xb
+    mov r14, rax
+    add r14, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 160], r14
+; kcs += 0xa
+    mov r14, rdi
+    add r14, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 168], r14
+; kcs += 9
+    mov r14, r13
+    add r14, 9
+; kc[9] = kcs
+    mov qword [rsp + 176], r14
+; kcs += 8
+    mov r14, r12
+    add r14, 8
+; kc[8] = kcs
+    mov qword [rsp + 184], r14
+; kcs += 7
+    mov r14, rbp
+    add r14, 7
+; kc[7] = kcs
+    mov qword [rsp + 192], r14
+; kcs += 6
+    mov r14, rbx
+    add r14, 6
+; kc[6] = kcs
+    mov qword [rsp + 200], r14
+; kcs += 5
+    mov r14, r11
+    add r14, 5
+; kc[5] = kcs
+    mov qword [rsp + 208], r14
+; kcs += 4
+    mov r14, r10
+    add r14, 4
+; kc[4] = kcs
+    mov qword [rsp + 216], r14
+; kcs += 3
+    mov r14, r9
+    add r14, 3
+; kc[3] = kcs
+    mov qword [rsp + 224], r14
+; kcs += 2
+    mov r14, rax
+    add r14, 2
+; kc[2] = kcs
+    mov qword [rsp + 232], r14
+; kcs += 1
+    mov r14, rdi
+    add r14, 1
+; kc[1] = kcs
+    mov qword [rsp + 240], r14
+    mov qword [rsp + 72], rdx
+    mov qword [rsp + 0], rax
+    mov qword [rsp + 8], r9
+    mov qword [rsp + 16], r10
+    mov qword [rsp + 24], r11
+    mov qword [rsp + 32], rbx
+    mov qword [rsp + 40], rbp
+    mov qword [rsp + 48], r12
+    mov qword [rsp + 56], r13
+    mov qword [rsp + 64], rdi
     mov qword [rsp + 80], r8
     mov qword [rsp + 88], rcx
     mov qword [rsp + 96], rsi
@@ -7975,7 +8146,7 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov rsi, rcx
     xor rsi, rdx
 ; x0 = in[0]
-    mov rdi, qword [rsp + 0]
+    mov rdi, qword [rsp + 72]
     mov r8, qword [rdi]
 ; x1 = in[1]
     mov r9, qword [rdi + 8]
@@ -7993,27 +8164,29 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     mov r13, qword [rdi + 56]
 ; subtract subkey 18
 ; x0 -= k0
-    sub r8, qword [rsp + 8]
+    sub r8, qword [rsp + 0]
 ; x1 -= k1
-    sub r9, qword [rsp + 16]
+    sub r9, qword [rsp + 8]
 ; x2 -= k2
-    sub r10, qword [rsp + 24]
+    sub r10, qword [rsp + 16]
 ; x3 -= k3
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 24]
 ; x4 -= k4
-    sub rbx, qword [rsp + 40]
-; x5 -= k5
-    sub rbp, qword [rsp + 48]
-; x6 -= k6
-    sub r12, qword [rsp + 56]
-; x7 -= k7
-    sub r13, qword [rsp + 64]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 0x12
-    sub r13, 0x12
+    sub rbx, qword [rsp + 32]
+; sk1 = k5
+    mov r14, qword [rsp + 40]
+; sk1 += t0
+    add r14, rcx
+; x5 -= sk1
+    sub rbp, r14
+; sk2 = k6
+    mov r15, qword [rsp + 48]
+; sk2 += t1
+    add r15, rdx
+; x6 -= sk2
+    sub r12, r15
+; x7 -= kc[18]
+    sub r13, qword [rsp + 104]
 ; inverse round 71
 ; x1 ^= x6
     xor r9, r12
@@ -8116,27 +8289,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 17
 ; x0 -= k8
-    sub r8, qword [rsp + 72]
+    sub r8, qword [rsp + 64]
 ; x1 -= k0
-    sub r9, qword [rsp + 8]
+    sub r9, qword [rsp + 0]
 ; x2 -= k1
-    sub r10, qword [rsp + 16]
+    sub r10, qword [rsp + 8]
 ; x3 -= k2
-    sub r11, qword [rsp + 24]
+    sub r11, qword [rsp + 16]
 ; x4 -= k3
-    sub rbx, qword [rsp + 32]
-; x5 -= k4
-    sub rbp, qword [rsp + 40]
-; x6 -= k5
-    sub r12, qword [rsp + 48]
-; x7 -= k6
-    sub r13, qword [rsp + 56]
-; x5 -= t2
-    sub rbp, rsi
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 0x11
-    sub r13, 0x11
+    sub rbx, qword [rsp + 24]
+; sk3 = k4
+    mov r15, qword [rsp + 32]
+; sk3 += t2
+    add r15, rsi
+; x5 -= sk3
+    sub rbp, r15
+; x6 -= sk1
+    sub r12, r14
+; x7 -= kc[17]
+    sub r13, qword [rsp + 112]
 ; inverse round 67
 ; x1 ^= x6
     xor r9, r12
@@ -8239,27 +8410,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 16
 ; x0 -= k7
-    sub r8, qword [rsp + 64]
+    sub r8, qword [rsp + 56]
 ; x1 -= k8
-    sub r9, qword [rsp + 72]
+    sub r9, qword [rsp + 64]
 ; x2 -= k0
-    sub r10, qword [rsp + 8]
+    sub r10, qword [rsp + 0]
 ; x3 -= k1
-    sub r11, qword [rsp + 16]
+    sub r11, qword [rsp + 8]
 ; x4 -= k2
-    sub rbx, qword [rsp + 24]
-; x5 -= k3
-    sub rbp, qword [rsp + 32]
-; x6 -= k4
-    sub r12, qword [rsp + 40]
-; x7 -= k5
-    sub r13, qword [rsp + 48]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, rsi
-; x7 -= 0x10
-    sub r13, 0x10
+    sub rbx, qword [rsp + 16]
+; sk4 = k3
+    mov r14, qword [rsp + 24]
+; sk4 += t1
+    add r14, rdx
+; x5 -= sk4
+    sub rbp, r14
+; x6 -= sk3
+    sub r12, r15
+; x7 -= kc[16]
+    sub r13, qword [rsp + 120]
 ; inverse round 63
 ; x1 ^= x6
     xor r9, r12
@@ -8362,27 +8531,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 15
 ; x0 -= k6
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 48]
 ; x1 -= k7
-    sub r9, qword [rsp + 64]
+    sub r9, qword [rsp + 56]
 ; x2 -= k8
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 64]
 ; x3 -= k0
-    sub r11, qword [rsp + 8]
+    sub r11, qword [rsp + 0]
 ; x4 -= k1
-    sub rbx, qword [rsp + 16]
-; x5 -= k2
-    sub rbp, qword [rsp + 24]
-; x6 -= k3
-    sub r12, qword [rsp + 32]
-; x7 -= k4
-    sub r13, qword [rsp + 40]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 0xf
-    sub r13, 0xf
+    sub rbx, qword [rsp + 8]
+; sk5 = k2
+    mov r15, qword [rsp + 16]
+; sk5 += t0
+    add r15, rcx
+; x5 -= sk5
+    sub rbp, r15
+; x6 -= sk4
+    sub r12, r14
+; x7 -= kc[15]
+    sub r13, qword [rsp + 128]
 ; inverse round 59
 ; x1 ^= x6
     xor r9, r12
@@ -8485,27 +8652,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 14
 ; x0 -= k5
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 40]
 ; x1 -= k6
-    sub r9, qword [rsp + 56]
+    sub r9, qword [rsp + 48]
 ; x2 -= k7
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 56]
 ; x3 -= k8
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 64]
 ; x4 -= k0
-    sub rbx, qword [rsp + 8]
-; x5 -= k1
-    sub rbp, qword [rsp + 16]
-; x6 -= k2
-    sub r12, qword [rsp + 24]
-; x7 -= k3
-    sub r13, qword [rsp + 32]
-; x5 -= t2
-    sub rbp, rsi
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 0xe
-    sub r13, 0xe
+    sub rbx, qword [rsp + 0]
+; sk6 = k1
+    mov r14, qword [rsp + 8]
+; sk6 += t2
+    add r14, rsi
+; x5 -= sk6
+    sub rbp, r14
+; x6 -= sk5
+    sub r12, r15
+; x7 -= kc[14]
+    sub r13, qword [rsp + 136]
 ; inverse round 55
 ; x1 ^= x6
     xor r9, r12
@@ -8608,27 +8773,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 13
 ; x0 -= k4
-    sub r8, qword [rsp + 40]
+    sub r8, qword [rsp + 32]
 ; x1 -= k5
-    sub r9, qword [rsp + 48]
+    sub r9, qword [rsp + 40]
 ; x2 -= k6
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 48]
 ; x3 -= k7
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 56]
 ; x4 -= k8
-    sub rbx, qword [rsp + 72]
-; x5 -= k0
-    sub rbp, qword [rsp + 8]
-; x6 -= k1
-    sub r12, qword [rsp + 16]
-; x7 -= k2
-    sub r13, qword [rsp + 24]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, rsi
-; x7 -= 0xd
-    sub r13, 0xd
+    sub rbx, qword [rsp + 64]
+; sk7 = k0
+    mov r15, qword [rsp + 0]
+; sk7 += t1
+    add r15, rdx
+; x5 -= sk7
+    sub rbp, r15
+; x6 -= sk6
+    sub r12, r14
+; x7 -= kc[13]
+    sub r13, qword [rsp + 144]
 ; inverse round 51
 ; x1 ^= x6
     xor r9, r12
@@ -8731,27 +8894,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 12
 ; x0 -= k3
-    sub r8, qword [rsp + 32]
+    sub r8, qword [rsp + 24]
 ; x1 -= k4
-    sub r9, qword [rsp + 40]
+    sub r9, qword [rsp + 32]
 ; x2 -= k5
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 40]
 ; x3 -= k6
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 48]
 ; x4 -= k7
-    sub rbx, qword [rsp + 64]
-; x5 -= k8
-    sub rbp, qword [rsp + 72]
-; x6 -= k0
-    sub r12, qword [rsp + 8]
-; x7 -= k1
-    sub r13, qword [rsp + 16]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 0xc
-    sub r13, 0xc
+    sub rbx, qword [rsp + 56]
+; sk8 = k8
+    mov r14, qword [rsp + 64]
+; sk8 += t0
+    add r14, rcx
+; x5 -= sk8
+    sub rbp, r14
+; x6 -= sk7
+    sub r12, r15
+; x7 -= kc[12]
+    sub r13, qword [rsp + 152]
 ; inverse round 47
 ; x1 ^= x6
     xor r9, r12
@@ -8854,27 +9015,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 11
 ; x0 -= k2
-    sub r8, qword [rsp + 24]
+    sub r8, qword [rsp + 16]
 ; x1 -= k3
-    sub r9, qword [rsp + 32]
+    sub r9, qword [rsp + 24]
 ; x2 -= k4
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 32]
 ; x3 -= k5
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 40]
 ; x4 -= k6
-    sub rbx, qword [rsp + 56]
-; x5 -= k7
-    sub rbp, qword [rsp + 64]
-; x6 -= k8
-    sub r12, qword [rsp + 72]
-; x7 -= k0
-    sub r13, qword [rsp + 8]
-; x5 -= t2
-    sub rbp, rsi
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 0xb
-    sub r13, 0xb
+    sub rbx, qword [rsp + 48]
+; sk9 = k7
+    mov r15, qword [rsp + 56]
+; sk9 += t2
+    add r15, rsi
+; x5 -= sk9
+    sub rbp, r15
+; x6 -= sk8
+    sub r12, r14
+; x7 -= kc[11]
+    sub r13, qword [rsp + 160]
 ; inverse round 43
 ; x1 ^= x6
     xor r9, r12
@@ -8977,27 +9136,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 10
 ; x0 -= k1
-    sub r8, qword [rsp + 16]
+    sub r8, qword [rsp + 8]
 ; x1 -= k2
-    sub r9, qword [rsp + 24]
+    sub r9, qword [rsp + 16]
 ; x2 -= k3
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 24]
 ; x3 -= k4
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 32]
 ; x4 -= k5
-    sub rbx, qword [rsp + 48]
-; x5 -= k6
-    sub rbp, qword [rsp + 56]
-; x6 -= k7
-    sub r12, qword [rsp + 64]
-; x7 -= k8
-    sub r13, qword [rsp + 72]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, rsi
-; x7 -= 0xa
-    sub r13, 0xa
+    sub rbx, qword [rsp + 40]
+; sk10 = k6
+    mov r14, qword [rsp + 48]
+; sk10 += t1
+    add r14, rdx
+; x5 -= sk10
+    sub rbp, r14
+; x6 -= sk9
+    sub r12, r15
+; x7 -= kc[10]
+    sub r13, qword [rsp + 168]
 ; inverse round 39
 ; x1 ^= x6
     xor r9, r12
@@ -9100,27 +9257,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 9
 ; x0 -= k0
-    sub r8, qword [rsp + 8]
+    sub r8, qword [rsp + 0]
 ; x1 -= k1
-    sub r9, qword [rsp + 16]
+    sub r9, qword [rsp + 8]
 ; x2 -= k2
-    sub r10, qword [rsp + 24]
+    sub r10, qword [rsp + 16]
 ; x3 -= k3
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 24]
 ; x4 -= k4
-    sub rbx, qword [rsp + 40]
-; x5 -= k5
-    sub rbp, qword [rsp + 48]
-; x6 -= k6
-    sub r12, qword [rsp + 56]
-; x7 -= k7
-    sub r13, qword [rsp + 64]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 9
-    sub r13, 9
+    sub rbx, qword [rsp + 32]
+; sk11 = k5
+    mov r15, qword [rsp + 40]
+; sk11 += t0
+    add r15, rcx
+; x5 -= sk11
+    sub rbp, r15
+; x6 -= sk10
+    sub r12, r14
+; x7 -= kc[9]
+    sub r13, qword [rsp + 176]
 ; inverse round 35
 ; x1 ^= x6
     xor r9, r12
@@ -9223,27 +9378,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 8
 ; x0 -= k8
-    sub r8, qword [rsp + 72]
+    sub r8, qword [rsp + 64]
 ; x1 -= k0
-    sub r9, qword [rsp + 8]
+    sub r9, qword [rsp + 0]
 ; x2 -= k1
-    sub r10, qword [rsp + 16]
+    sub r10, qword [rsp + 8]
 ; x3 -= k2
-    sub r11, qword [rsp + 24]
+    sub r11, qword [rsp + 16]
 ; x4 -= k3
-    sub rbx, qword [rsp + 32]
-; x5 -= k4
-    sub rbp, qword [rsp + 40]
-; x6 -= k5
-    sub r12, qword [rsp + 48]
-; x7 -= k6
-    sub r13, qword [rsp + 56]
-; x5 -= t2
-    sub rbp, rsi
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 8
-    sub r13, 8
+    sub rbx, qword [rsp + 24]
+; sk12 = k4
+    mov r14, qword [rsp + 32]
+; sk12 += t2
+    add r14, rsi
+; x5 -= sk12
+    sub rbp, r14
+; x6 -= sk11
+    sub r12, r15
+; x7 -= kc[8]
+    sub r13, qword [rsp + 184]
 ; inverse round 31
 ; x1 ^= x6
     xor r9, r12
@@ -9346,27 +9499,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 7
 ; x0 -= k7
-    sub r8, qword [rsp + 64]
+    sub r8, qword [rsp + 56]
 ; x1 -= k8
-    sub r9, qword [rsp + 72]
+    sub r9, qword [rsp + 64]
 ; x2 -= k0
-    sub r10, qword [rsp + 8]
+    sub r10, qword [rsp + 0]
 ; x3 -= k1
-    sub r11, qword [rsp + 16]
+    sub r11, qword [rsp + 8]
 ; x4 -= k2
-    sub rbx, qword [rsp + 24]
-; x5 -= k3
-    sub rbp, qword [rsp + 32]
-; x6 -= k4
-    sub r12, qword [rsp + 40]
-; x7 -= k5
-    sub r13, qword [rsp + 48]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, rsi
-; x7 -= 7
-    sub r13, 7
+    sub rbx, qword [rsp + 16]
+; sk13 = k3
+    mov r15, qword [rsp + 24]
+; sk13 += t1
+    add r15, rdx
+; x5 -= sk13
+    sub rbp, r15
+; x6 -= sk12
+    sub r12, r14
+; x7 -= kc[7]
+    sub r13, qword [rsp + 192]
 ; inverse round 27
 ; x1 ^= x6
     xor r9, r12
@@ -9469,27 +9620,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 6
 ; x0 -= k6
-    sub r8, qword [rsp + 56]
+    sub r8, qword [rsp + 48]
 ; x1 -= k7
-    sub r9, qword [rsp + 64]
+    sub r9, qword [rsp + 56]
 ; x2 -= k8
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 64]
 ; x3 -= k0
-    sub r11, qword [rsp + 8]
+    sub r11, qword [rsp + 0]
 ; x4 -= k1
-    sub rbx, qword [rsp + 16]
-; x5 -= k2
-    sub rbp, qword [rsp + 24]
-; x6 -= k3
-    sub r12, qword [rsp + 32]
-; x7 -= k4
-    sub r13, qword [rsp + 40]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 6
-    sub r13, 6
+    sub rbx, qword [rsp + 8]
+; sk14 = k2
+    mov r14, qword [rsp + 16]
+; sk14 += t0
+    add r14, rcx
+; x5 -= sk14
+    sub rbp, r14
+; x6 -= sk13
+    sub r12, r15
+; x7 -= kc[6]
+    sub r13, qword [rsp + 200]
 ; inverse round 23
 ; x1 ^= x6
     xor r9, r12
@@ -9592,27 +9741,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 5
 ; x0 -= k5
-    sub r8, qword [rsp + 48]
+    sub r8, qword [rsp + 40]
 ; x1 -= k6
-    sub r9, qword [rsp + 56]
+    sub r9, qword [rsp + 48]
 ; x2 -= k7
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 56]
 ; x3 -= k8
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 64]
 ; x4 -= k0
-    sub rbx, qword [rsp + 8]
-; x5 -= k1
-    sub rbp, qword [rsp + 16]
-; x6 -= k2
-    sub r12, qword [rsp + 24]
-; x7 -= k3
-    sub r13, qword [rsp + 32]
-; x5 -= t2
-    sub rbp, rsi
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 5
-    sub r13, 5
+    sub rbx, qword [rsp + 0]
+; sk15 = k1
+    mov r15, qword [rsp + 8]
+; sk15 += t2
+    add r15, rsi
+; x5 -= sk15
+    sub rbp, r15
+; x6 -= sk14
+    sub r12, r14
+; x7 -= kc[5]
+    sub r13, qword [rsp + 208]
 ; inverse round 19
 ; x1 ^= x6
     xor r9, r12
@@ -9715,27 +9862,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 4
 ; x0 -= k4
-    sub r8, qword [rsp + 40]
+    sub r8, qword [rsp + 32]
 ; x1 -= k5
-    sub r9, qword [rsp + 48]
+    sub r9, qword [rsp + 40]
 ; x2 -= k6
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 48]
 ; x3 -= k7
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 56]
 ; x4 -= k8
-    sub rbx, qword [rsp + 72]
-; x5 -= k0
-    sub rbp, qword [rsp + 8]
-; x6 -= k1
-    sub r12, qword [rsp + 16]
-; x7 -= k2
-    sub r13, qword [rsp + 24]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, rsi
-; x7 -= 4
-    sub r13, 4
+    sub rbx, qword [rsp + 64]
+; sk16 = k0
+    mov r14, qword [rsp + 0]
+; sk16 += t1
+    add r14, rdx
+; x5 -= sk16
+    sub rbp, r14
+; x6 -= sk15
+    sub r12, r15
+; x7 -= kc[4]
+    sub r13, qword [rsp + 216]
 ; inverse round 15
 ; x1 ^= x6
     xor r9, r12
@@ -9838,27 +9983,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 3
 ; x0 -= k3
-    sub r8, qword [rsp + 32]
+    sub r8, qword [rsp + 24]
 ; x1 -= k4
-    sub r9, qword [rsp + 40]
+    sub r9, qword [rsp + 32]
 ; x2 -= k5
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 40]
 ; x3 -= k6
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 48]
 ; x4 -= k7
-    sub rbx, qword [rsp + 64]
-; x5 -= k8
-    sub rbp, qword [rsp + 72]
-; x6 -= k0
-    sub r12, qword [rsp + 8]
-; x7 -= k1
-    sub r13, qword [rsp + 16]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 3
-    sub r13, 3
+    sub rbx, qword [rsp + 56]
+; sk17 = k8
+    mov r15, qword [rsp + 64]
+; sk17 += t0
+    add r15, rcx
+; x5 -= sk17
+    sub rbp, r15
+; x6 -= sk16
+    sub r12, r14
+; x7 -= kc[3]
+    sub r13, qword [rsp + 224]
 ; inverse round 11
 ; x1 ^= x6
     xor r9, r12
@@ -9961,27 +10104,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 2
 ; x0 -= k2
-    sub r8, qword [rsp + 24]
+    sub r8, qword [rsp + 16]
 ; x1 -= k3
-    sub r9, qword [rsp + 32]
+    sub r9, qword [rsp + 24]
 ; x2 -= k4
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 32]
 ; x3 -= k5
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 40]
 ; x4 -= k6
-    sub rbx, qword [rsp + 56]
-; x5 -= k7
-    sub rbp, qword [rsp + 64]
-; x6 -= k8
-    sub r12, qword [rsp + 72]
-; x7 -= k0
-    sub r13, qword [rsp + 8]
-; x5 -= t2
-    sub rbp, rsi
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 2
-    sub r13, 2
+    sub rbx, qword [rsp + 48]
+; sk18 = k7
+    mov r14, qword [rsp + 56]
+; sk18 += t2
+    add r14, rsi
+; x5 -= sk18
+    sub rbp, r14
+; x6 -= sk17
+    sub r12, r15
+; x7 -= kc[2]
+    sub r13, qword [rsp + 232]
 ; inverse round 7
 ; x1 ^= x6
     xor r9, r12
@@ -10084,27 +10225,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 1
 ; x0 -= k1
-    sub r8, qword [rsp + 16]
+    sub r8, qword [rsp + 8]
 ; x1 -= k2
-    sub r9, qword [rsp + 24]
+    sub r9, qword [rsp + 16]
 ; x2 -= k3
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 24]
 ; x3 -= k4
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 32]
 ; x4 -= k5
-    sub rbx, qword [rsp + 48]
-; x5 -= k6
-    sub rbp, qword [rsp + 56]
-; x6 -= k7
-    sub r12, qword [rsp + 64]
-; x7 -= k8
-    sub r13, qword [rsp + 72]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, rsi
-; x7 -= 1
-    sub r13, 1
+    sub rbx, qword [rsp + 40]
+; sk19 = k6
+    mov rsi, qword [rsp + 48]
+; sk19 += t1
+    add rsi, rdx
+; x5 -= sk19
+    sub rbp, rsi
+; x6 -= sk18
+    sub r12, r14
+; x7 -= kc[1]
+    sub r13, qword [rsp + 240]
 ; inverse round 3
 ; x1 ^= x6
     xor r9, r12
@@ -10207,25 +10346,25 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
     sub r12, r13
 ; subtract subkey 0
 ; x0 -= k0
-    sub r8, qword [rsp + 8]
+    sub r8, qword [rsp + 0]
 ; x1 -= k1
-    sub r9, qword [rsp + 16]
+    sub r9, qword [rsp + 8]
 ; x2 -= k2
-    sub r10, qword [rsp + 24]
+    sub r10, qword [rsp + 16]
 ; x3 -= k3
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 24]
 ; x4 -= k4
-    sub rbx, qword [rsp + 40]
-; x5 -= k5
-    sub rbp, qword [rsp + 48]
-; x6 -= k6
-    sub r12, qword [rsp + 56]
+    sub rbx, qword [rsp + 32]
+; sk20 = k5
+    mov rdx, qword [rsp + 40]
+; sk20 += t0
+    add rdx, rcx
+; x5 -= sk20
+    sub rbp, rdx
+; x6 -= sk19
+    sub r12, rsi
 ; x7 -= k7
-    sub r13, qword [rsp + 64]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
+    sub r13, qword [rsp + 56]
 ; store the block(s)
 ; out[0] = x0
     mov rcx, qword [rsp + 88]
@@ -10254,20 +10393,22 @@ tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; n -= 1
     mov rdx, qword [rsp + 80]
     sub rdx, 1
-    mov qword [rsp + 0], rdi
+    mov qword [rsp + 72], rdi
     mov qword [rsp + 80], rdx
     mov qword [rsp + 88], rcx
     mov qword [rsp + 96], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 104 bytes of stack slots
-    mov ecx, 13 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 104
+    add rsp, 248
+    pop r15
+    pop r14
     pop r13
     pop r12
     pop rbp

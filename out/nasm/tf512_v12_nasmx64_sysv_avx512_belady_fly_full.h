@@ -5,9 +5,9 @@
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa avx512, abi sysv, strategy belady, rotate rol, schedule description): assemble tf512_v12_nasmx64_sysv_avx512_belady_fly_full.asm with nasm -f elf64
  * tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
- * tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 13, spills 17, reloads 4, memory operands 152, moves 1, instructions 1135
+ * tf512_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar: belady: registers 14, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
  * tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes: belady: registers 25, spills 13, reloads 0, memory operands 0, moves 1, instructions 1127
- * tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 13, spills 17, reloads 4, memory operands 152, moves 1, instructions 1135
+ * tf512_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar: belady: registers 15, spills 17, reloads 4, memory operands 116, moves 19, instructions 1173
  */
 #ifndef TF512_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H
 #define TF512_V12_NASMX64_SYSV_AVX512_BELADY_FLY_FULL_H

@@ -11,30 +11,40 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 13, spills 16, reloads 4, memory operands 152, moves 1, instructions 1134
-;   tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 13, spills 16, reloads 4, memory operands 152, moves 1, instructions 1134
+;   tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 14, spills 16, reloads 4, memory operands 116, moves 19, instructions 1172
+;   tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 15, spills 16, reloads 4, memory operands 116, moves 19, instructions 1172
 ;
 ; Register map of tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks (value: registers it occupies):
 ;       in: r8, r9                k0: rax                   k1: r10                   k2: r11
 ;       k3: rsi                   k4: rdi                   k5: rbx                   k6: rbp
-;       k7: r12                   k8: rcx                  key: rcx                    n: rdx
-;      out: r9, rcx               t0: rcx                   t1: rdx                   t2: r8
-;    tweak: rax, rdx              x0: r10                   x1: r11                   x2: rsi
-;       x3: rdi                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13
+;       k7: r12                   k8: rcx                  kcs: r13                  key: rcx
+;        n: rdx                  out: r9, rcx              sk1: r14                  sk2: r14
+;      sk3: r14                  sk4: r14                  sk5: r14                  sk6: r14
+;      sk7: r14                  sk8: r14                  sk9: r14                 sk10: r14
+;     sk11: r14                 sk12: r14                 sk13: r14                 sk14: r14
+;     sk15: r14                 sk16: r14                 sk17: r14                 sk18: r14
+;     sk19: r8                  sk20: rcx                   t0: rcx                   t1: rdx
+;       t2: r8                 tweak: rax, rdx              x0: r10                   x1: r11
+;       x2: rsi                   x3: rdi                   x4: rbx                   x5: rbp
+;       x6: r12                   x7: r13
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 out tweak
-;   frame: 104 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13
+;   frame: 240 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13 r14
 ;
 ; Register map of tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: r8, r9                k0: rax                   k1: r10                   k2: r11
 ;       k3: rsi                   k4: rdi                   k5: rbx                   k6: rbp
-;       k7: r12                   k8: rcx                  key: rcx                    n: rdx
-;      out: r9, rcx               t0: rcx                   t1: rdx                   t2: r8
-;    tweak: rax, rdx              x0: r10                   x1: r11                   x2: rsi
-;       x3: rdi                   x4: rbx                   x5: rbp                   x6: r12
-;       x7: r13
+;       k7: r12                   k8: rcx                  kcs: r13                  key: rcx
+;        n: rdx                  out: r9, rcx              sk1: r14                  sk2: r15
+;      sk3: r15                  sk4: r14                  sk5: r15                  sk6: r14
+;      sk7: r15                  sk8: r14                  sk9: r15                 sk10: r14
+;     sk11: r15                 sk12: r14                 sk13: r15                 sk14: r14
+;     sk15: r15                 sk16: r14                 sk17: r15                 sk18: r14
+;     sk19: r8                  sk20: rdx                   t0: rcx                   t1: rdx
+;       t2: r8                 tweak: rax, rdx              x0: r10                   x1: r11
+;       x2: rsi                   x3: rdi                   x4: rbx                   x5: rbp
+;       x6: r12                   x7: r13
 ;   stack slots: in k0 k1 k2 k3 k4 k5 k6 k7 k8 out tweak
-;   frame: 104 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13
+;   frame: 248 bytes of stack slots; callee-saved registers pushed: rbx rbp rdi rsi r12 r13 r14 r15
 
 bits 64
 default rel
@@ -55,6 +65,7 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt:
     ret
 .end:
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .entry:
     push rbx
@@ -69,10 +80,12 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 .pushed_r12:
     push r13
 .pushed_r13:
-    sub rsp, 104
+    push r14
+.pushed_r14:
+    sub rsp, 240
 .prolog_end:
 ; if n == 0 return
-    cmp qword [rsp + 192], 0
+    cmp qword [rsp + 336], 0
     jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
@@ -109,16 +122,107 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rcx, rbp
 ; k8 ^= k7
     xor rcx, r12
-    mov qword [rsp + 0], r8
-    mov qword [rsp + 8], rax
-    mov qword [rsp + 16], r10
-    mov qword [rsp + 24], r11
-    mov qword [rsp + 32], rsi
-    mov qword [rsp + 40], rdi
-    mov qword [rsp + 48], rbx
-    mov qword [rsp + 56], rbp
-    mov qword [rsp + 64], r12
-    mov qword [rsp + 72], rcx
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 1
+    mov r13, rcx
+    add r13, 1
+; kc[1] = kcs
+    mov qword [rsp + 96], r13
+; kcs += 2
+    mov r13, rax
+    add r13, 2
+; kc[2] = kcs
+    mov qword [rsp + 104], r13
+; kcs += 3
+    mov r13, r10
+    add r13, 3
+; kc[3] = kcs
+    mov qword [rsp + 112], r13
+; kcs += 4
+    mov r13, r11
+    add r13, 4
+; kc[4] = kcs
+    mov qword [rsp + 120], r13
+; kcs += 5
+    mov r13, rsi
+    add r13, 5
+; kc[5] = kcs
+    mov qword [rsp + 128], r13
+; kcs += 6
+    mov r13, rdi
+    add r13, 6
+; kc[6] = kcs
+    mov qword [rsp + 136], r13
+; kcs += 7
+    mov r13, rbx
+    add r13, 7
+; kc[7] = kcs
+    mov qword [rsp + 144], r13
+; kcs += 8
+    mov r13, rbp
+    add r13, 8
+; kc[8] = kcs
+    mov qword [rsp + 152], r13
+; kcs += 9
+    mov r13, r12
+    add r13, 9
+; kc[9] = kcs
+    mov qword [rsp + 160], r13
+; kcs += 0xa
+    mov r13, rcx
+    add r13, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 168], r13
+; kcs += 0xb
+    mov r13, rax
+    add r13, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 176], r13
+; kcs += 0xc
+    mov r13, r10
+    add r13, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 184], r13
+; kcs += 0xd
+    mov r13, r11
+    add r13, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 192], r13
+; kcs += 0xe
+    mov r13, rsi
+    add r13, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 200], r13
+; kcs += 0xf
+    mov r13, rdi
+    add r13, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 208], r13
+; kcs += 0x10
+    mov r13, rbx
+    add r13, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 216], r13
+; kcs += 0x11
+    mov r13, rbp
+    add r13, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 224], r13
+; kcs += 0x12
+    mov r13, r12
+    add r13, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 232], r13
+    mov qword [rsp + 72], r8
+    mov qword [rsp + 0], rax
+    mov qword [rsp + 8], r10
+    mov qword [rsp + 16], r11
+    mov qword [rsp + 24], rsi
+    mov qword [rsp + 32], rdi
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], rcx
     mov qword [rsp + 80], r9
     mov qword [rsp + 88], rdx
 ; for each block
@@ -134,7 +238,7 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     mov r8, rcx
     xor r8, rdx
 ; x0 = in[0]
-    mov r9, qword [rsp + 0]
+    mov r9, qword [rsp + 72]
     mov r10, qword [r9]
 ; x1 = in[1]
     mov r11, qword [r9 + 8]
@@ -152,25 +256,29 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     mov r13, qword [r9 + 56]
 ; add subkey 0
 ; x0 += k0
-    add r10, qword [rsp + 8]
+    add r10, qword [rsp + 0]
 ; x1 += k1
-    add r11, qword [rsp + 16]
+    add r11, qword [rsp + 8]
 ; x2 += k2
-    add rsi, qword [rsp + 24]
+    add rsi, qword [rsp + 16]
 ; x3 += k3
-    add rdi, qword [rsp + 32]
+    add rdi, qword [rsp + 24]
 ; x4 += k4
-    add rbx, qword [rsp + 40]
-; x5 += k5
-    add rbp, qword [rsp + 48]
-; x6 += k6
-    add r12, qword [rsp + 56]
+    add rbx, qword [rsp + 32]
+; sk1 = k5
+    mov r14, qword [rsp + 40]
+; sk1 += t0
+    add r14, rcx
+; x5 += sk1
+    add rbp, r14
+; sk2 = k6
+    mov r14, qword [rsp + 48]
+; sk2 += t1
+    add r14, rdx
+; x6 += sk2
+    add r12, r14
 ; x7 += k7
-    add r13, qword [rsp + 64]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
+    add r13, qword [rsp + 56]
 ; round 0
 ; x0 += x1
     add r10, r11
@@ -273,27 +381,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 1
 ; x0 += k1
-    add r10, qword [rsp + 16]
+    add r10, qword [rsp + 8]
 ; x1 += k2
-    add r11, qword [rsp + 24]
+    add r11, qword [rsp + 16]
 ; x2 += k3
-    add rsi, qword [rsp + 32]
+    add rsi, qword [rsp + 24]
 ; x3 += k4
-    add rdi, qword [rsp + 40]
+    add rdi, qword [rsp + 32]
 ; x4 += k5
-    add rbx, qword [rsp + 48]
-; x5 += k6
-    add rbp, qword [rsp + 56]
-; x6 += k7
-    add r12, qword [rsp + 64]
-; x7 += k8
-    add r13, qword [rsp + 72]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, r8
-; x7 += 1
-    add r13, 1
+    add rbx, qword [rsp + 40]
+; x5 += sk2
+    add rbp, r14
+; sk3 = k7
+    mov r14, qword [rsp + 56]
+; sk3 += t2
+    add r14, r8
+; x6 += sk3
+    add r12, r14
+; x7 += kc[1]
+    add r13, qword [rsp + 96]
 ; round 4
 ; x0 += x1
     add r10, r11
@@ -396,27 +502,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 2
 ; x0 += k2
-    add r10, qword [rsp + 24]
+    add r10, qword [rsp + 16]
 ; x1 += k3
-    add r11, qword [rsp + 32]
+    add r11, qword [rsp + 24]
 ; x2 += k4
-    add rsi, qword [rsp + 40]
+    add rsi, qword [rsp + 32]
 ; x3 += k5
-    add rdi, qword [rsp + 48]
+    add rdi, qword [rsp + 40]
 ; x4 += k6
-    add rbx, qword [rsp + 56]
-; x5 += k7
-    add rbp, qword [rsp + 64]
-; x6 += k8
-    add r12, qword [rsp + 72]
-; x7 += k0
-    add r13, qword [rsp + 8]
-; x5 += t2
-    add rbp, r8
-; x6 += t0
-    add r12, rcx
-; x7 += 2
-    add r13, 2
+    add rbx, qword [rsp + 48]
+; x5 += sk3
+    add rbp, r14
+; sk4 = k8
+    mov r14, qword [rsp + 64]
+; sk4 += t0
+    add r14, rcx
+; x6 += sk4
+    add r12, r14
+; x7 += kc[2]
+    add r13, qword [rsp + 104]
 ; round 8
 ; x0 += x1
     add r10, r11
@@ -519,27 +623,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 3
 ; x0 += k3
-    add r10, qword [rsp + 32]
+    add r10, qword [rsp + 24]
 ; x1 += k4
-    add r11, qword [rsp + 40]
+    add r11, qword [rsp + 32]
 ; x2 += k5
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 40]
 ; x3 += k6
-    add rdi, qword [rsp + 56]
+    add rdi, qword [rsp + 48]
 ; x4 += k7
-    add rbx, qword [rsp + 64]
-; x5 += k8
-    add rbp, qword [rsp + 72]
-; x6 += k0
-    add r12, qword [rsp + 8]
-; x7 += k1
-    add r13, qword [rsp + 16]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 3
-    add r13, 3
+    add rbx, qword [rsp + 56]
+; x5 += sk4
+    add rbp, r14
+; sk5 = k0
+    mov r14, qword [rsp + 0]
+; sk5 += t1
+    add r14, rdx
+; x6 += sk5
+    add r12, r14
+; x7 += kc[3]
+    add r13, qword [rsp + 112]
 ; round 12
 ; x0 += x1
     add r10, r11
@@ -642,27 +744,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 4
 ; x0 += k4
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 32]
 ; x1 += k5
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 40]
 ; x2 += k6
-    add rsi, qword [rsp + 56]
+    add rsi, qword [rsp + 48]
 ; x3 += k7
-    add rdi, qword [rsp + 64]
+    add rdi, qword [rsp + 56]
 ; x4 += k8
-    add rbx, qword [rsp + 72]
-; x5 += k0
-    add rbp, qword [rsp + 8]
-; x6 += k1
-    add r12, qword [rsp + 16]
-; x7 += k2
-    add r13, qword [rsp + 24]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, r8
-; x7 += 4
-    add r13, 4
+    add rbx, qword [rsp + 64]
+; x5 += sk5
+    add rbp, r14
+; sk6 = k1
+    mov r14, qword [rsp + 8]
+; sk6 += t2
+    add r14, r8
+; x6 += sk6
+    add r12, r14
+; x7 += kc[4]
+    add r13, qword [rsp + 120]
 ; round 16
 ; x0 += x1
     add r10, r11
@@ -765,27 +865,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 5
 ; x0 += k5
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 40]
 ; x1 += k6
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 48]
 ; x2 += k7
-    add rsi, qword [rsp + 64]
+    add rsi, qword [rsp + 56]
 ; x3 += k8
-    add rdi, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x4 += k0
-    add rbx, qword [rsp + 8]
-; x5 += k1
-    add rbp, qword [rsp + 16]
-; x6 += k2
-    add r12, qword [rsp + 24]
-; x7 += k3
-    add r13, qword [rsp + 32]
-; x5 += t2
-    add rbp, r8
-; x6 += t0
-    add r12, rcx
-; x7 += 5
-    add r13, 5
+    add rbx, qword [rsp + 0]
+; x5 += sk6
+    add rbp, r14
+; sk7 = k2
+    mov r14, qword [rsp + 16]
+; sk7 += t0
+    add r14, rcx
+; x6 += sk7
+    add r12, r14
+; x7 += kc[5]
+    add r13, qword [rsp + 128]
 ; round 20
 ; x0 += x1
     add r10, r11
@@ -888,27 +986,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 6
 ; x0 += k6
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 48]
 ; x1 += k7
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x2 += k8
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x3 += k0
-    add rdi, qword [rsp + 8]
+    add rdi, qword [rsp + 0]
 ; x4 += k1
-    add rbx, qword [rsp + 16]
-; x5 += k2
-    add rbp, qword [rsp + 24]
-; x6 += k3
-    add r12, qword [rsp + 32]
-; x7 += k4
-    add r13, qword [rsp + 40]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 6
-    add r13, 6
+    add rbx, qword [rsp + 8]
+; x5 += sk7
+    add rbp, r14
+; sk8 = k3
+    mov r14, qword [rsp + 24]
+; sk8 += t1
+    add r14, rdx
+; x6 += sk8
+    add r12, r14
+; x7 += kc[6]
+    add r13, qword [rsp + 136]
 ; round 24
 ; x0 += x1
     add r10, r11
@@ -1011,27 +1107,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 7
 ; x0 += k7
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x1 += k8
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x2 += k0
-    add rsi, qword [rsp + 8]
+    add rsi, qword [rsp + 0]
 ; x3 += k1
-    add rdi, qword [rsp + 16]
+    add rdi, qword [rsp + 8]
 ; x4 += k2
-    add rbx, qword [rsp + 24]
-; x5 += k3
-    add rbp, qword [rsp + 32]
-; x6 += k4
-    add r12, qword [rsp + 40]
-; x7 += k5
-    add r13, qword [rsp + 48]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, r8
-; x7 += 7
-    add r13, 7
+    add rbx, qword [rsp + 16]
+; x5 += sk8
+    add rbp, r14
+; sk9 = k4
+    mov r14, qword [rsp + 32]
+; sk9 += t2
+    add r14, r8
+; x6 += sk9
+    add r12, r14
+; x7 += kc[7]
+    add r13, qword [rsp + 144]
 ; round 28
 ; x0 += x1
     add r10, r11
@@ -1134,27 +1228,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 8
 ; x0 += k8
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x1 += k0
-    add r11, qword [rsp + 8]
+    add r11, qword [rsp + 0]
 ; x2 += k1
-    add rsi, qword [rsp + 16]
+    add rsi, qword [rsp + 8]
 ; x3 += k2
-    add rdi, qword [rsp + 24]
+    add rdi, qword [rsp + 16]
 ; x4 += k3
-    add rbx, qword [rsp + 32]
-; x5 += k4
-    add rbp, qword [rsp + 40]
-; x6 += k5
-    add r12, qword [rsp + 48]
-; x7 += k6
-    add r13, qword [rsp + 56]
-; x5 += t2
-    add rbp, r8
-; x6 += t0
-    add r12, rcx
-; x7 += 8
-    add r13, 8
+    add rbx, qword [rsp + 24]
+; x5 += sk9
+    add rbp, r14
+; sk10 = k5
+    mov r14, qword [rsp + 40]
+; sk10 += t0
+    add r14, rcx
+; x6 += sk10
+    add r12, r14
+; x7 += kc[8]
+    add r13, qword [rsp + 152]
 ; round 32
 ; x0 += x1
     add r10, r11
@@ -1257,27 +1349,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 9
 ; x0 += k0
-    add r10, qword [rsp + 8]
+    add r10, qword [rsp + 0]
 ; x1 += k1
-    add r11, qword [rsp + 16]
+    add r11, qword [rsp + 8]
 ; x2 += k2
-    add rsi, qword [rsp + 24]
+    add rsi, qword [rsp + 16]
 ; x3 += k3
-    add rdi, qword [rsp + 32]
+    add rdi, qword [rsp + 24]
 ; x4 += k4
-    add rbx, qword [rsp + 40]
-; x5 += k5
-    add rbp, qword [rsp + 48]
-; x6 += k6
-    add r12, qword [rsp + 56]
-; x7 += k7
-    add r13, qword [rsp + 64]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 9
-    add r13, 9
+    add rbx, qword [rsp + 32]
+; x5 += sk10
+    add rbp, r14
+; sk11 = k6
+    mov r14, qword [rsp + 48]
+; sk11 += t1
+    add r14, rdx
+; x6 += sk11
+    add r12, r14
+; x7 += kc[9]
+    add r13, qword [rsp + 160]
 ; round 36
 ; x0 += x1
     add r10, r11
@@ -1380,27 +1470,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 10
 ; x0 += k1
-    add r10, qword [rsp + 16]
+    add r10, qword [rsp + 8]
 ; x1 += k2
-    add r11, qword [rsp + 24]
+    add r11, qword [rsp + 16]
 ; x2 += k3
-    add rsi, qword [rsp + 32]
+    add rsi, qword [rsp + 24]
 ; x3 += k4
-    add rdi, qword [rsp + 40]
+    add rdi, qword [rsp + 32]
 ; x4 += k5
-    add rbx, qword [rsp + 48]
-; x5 += k6
-    add rbp, qword [rsp + 56]
-; x6 += k7
-    add r12, qword [rsp + 64]
-; x7 += k8
-    add r13, qword [rsp + 72]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, r8
-; x7 += 0xa
-    add r13, 0xa
+    add rbx, qword [rsp + 40]
+; x5 += sk11
+    add rbp, r14
+; sk12 = k7
+    mov r14, qword [rsp + 56]
+; sk12 += t2
+    add r14, r8
+; x6 += sk12
+    add r12, r14
+; x7 += kc[10]
+    add r13, qword [rsp + 168]
 ; round 40
 ; x0 += x1
     add r10, r11
@@ -1503,27 +1591,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 11
 ; x0 += k2
-    add r10, qword [rsp + 24]
+    add r10, qword [rsp + 16]
 ; x1 += k3
-    add r11, qword [rsp + 32]
+    add r11, qword [rsp + 24]
 ; x2 += k4
-    add rsi, qword [rsp + 40]
+    add rsi, qword [rsp + 32]
 ; x3 += k5
-    add rdi, qword [rsp + 48]
+    add rdi, qword [rsp + 40]
 ; x4 += k6
-    add rbx, qword [rsp + 56]
-; x5 += k7
-    add rbp, qword [rsp + 64]
-; x6 += k8
-    add r12, qword [rsp + 72]
-; x7 += k0
-    add r13, qword [rsp + 8]
-; x5 += t2
-    add rbp, r8
-; x6 += t0
-    add r12, rcx
-; x7 += 0xb
-    add r13, 0xb
+    add rbx, qword [rsp + 48]
+; x5 += sk12
+    add rbp, r14
+; sk13 = k8
+    mov r14, qword [rsp + 64]
+; sk13 += t0
+    add r14, rcx
+; x6 += sk13
+    add r12, r14
+; x7 += kc[11]
+    add r13, qword [rsp + 176]
 ; round 44
 ; x0 += x1
     add r10, r11
@@ -1626,27 +1712,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 12
 ; x0 += k3
-    add r10, qword [rsp + 32]
+    add r10, qword [rsp + 24]
 ; x1 += k4
-    add r11, qword [rsp + 40]
+    add r11, qword [rsp + 32]
 ; x2 += k5
-    add rsi, qword [rsp + 48]
+    add rsi, qword [rsp + 40]
 ; x3 += k6
-    add rdi, qword [rsp + 56]
+    add rdi, qword [rsp + 48]
 ; x4 += k7
-    add rbx, qword [rsp + 64]
-; x5 += k8
-    add rbp, qword [rsp + 72]
-; x6 += k0
-    add r12, qword [rsp + 8]
-; x7 += k1
-    add r13, qword [rsp + 16]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 0xc
-    add r13, 0xc
+    add rbx, qword [rsp + 56]
+; x5 += sk13
+    add rbp, r14
+; sk14 = k0
+    mov r14, qword [rsp + 0]
+; sk14 += t1
+    add r14, rdx
+; x6 += sk14
+    add r12, r14
+; x7 += kc[12]
+    add r13, qword [rsp + 184]
 ; round 48
 ; x0 += x1
     add r10, r11
@@ -1749,27 +1833,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 13
 ; x0 += k4
-    add r10, qword [rsp + 40]
+    add r10, qword [rsp + 32]
 ; x1 += k5
-    add r11, qword [rsp + 48]
+    add r11, qword [rsp + 40]
 ; x2 += k6
-    add rsi, qword [rsp + 56]
+    add rsi, qword [rsp + 48]
 ; x3 += k7
-    add rdi, qword [rsp + 64]
+    add rdi, qword [rsp + 56]
 ; x4 += k8
-    add rbx, qword [rsp + 72]
-; x5 += k0
-    add rbp, qword [rsp + 8]
-; x6 += k1
-    add r12, qword [rsp + 16]
-; x7 += k2
-    add r13, qword [rsp + 24]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, r8
-; x7 += 0xd
-    add r13, 0xd
+    add rbx, qword [rsp + 64]
+; x5 += sk14
+    add rbp, r14
+; sk15 = k1
+    mov r14, qword [rsp + 8]
+; sk15 += t2
+    add r14, r8
+; x6 += sk15
+    add r12, r14
+; x7 += kc[13]
+    add r13, qword [rsp + 192]
 ; round 52
 ; x0 += x1
     add r10, r11
@@ -1872,27 +1954,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 14
 ; x0 += k5
-    add r10, qword [rsp + 48]
+    add r10, qword [rsp + 40]
 ; x1 += k6
-    add r11, qword [rsp + 56]
+    add r11, qword [rsp + 48]
 ; x2 += k7
-    add rsi, qword [rsp + 64]
+    add rsi, qword [rsp + 56]
 ; x3 += k8
-    add rdi, qword [rsp + 72]
+    add rdi, qword [rsp + 64]
 ; x4 += k0
-    add rbx, qword [rsp + 8]
-; x5 += k1
-    add rbp, qword [rsp + 16]
-; x6 += k2
-    add r12, qword [rsp + 24]
-; x7 += k3
-    add r13, qword [rsp + 32]
-; x5 += t2
-    add rbp, r8
-; x6 += t0
-    add r12, rcx
-; x7 += 0xe
-    add r13, 0xe
+    add rbx, qword [rsp + 0]
+; x5 += sk15
+    add rbp, r14
+; sk16 = k2
+    mov r14, qword [rsp + 16]
+; sk16 += t0
+    add r14, rcx
+; x6 += sk16
+    add r12, r14
+; x7 += kc[14]
+    add r13, qword [rsp + 200]
 ; round 56
 ; x0 += x1
     add r10, r11
@@ -1995,27 +2075,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 15
 ; x0 += k6
-    add r10, qword [rsp + 56]
+    add r10, qword [rsp + 48]
 ; x1 += k7
-    add r11, qword [rsp + 64]
+    add r11, qword [rsp + 56]
 ; x2 += k8
-    add rsi, qword [rsp + 72]
+    add rsi, qword [rsp + 64]
 ; x3 += k0
-    add rdi, qword [rsp + 8]
+    add rdi, qword [rsp + 0]
 ; x4 += k1
-    add rbx, qword [rsp + 16]
-; x5 += k2
-    add rbp, qword [rsp + 24]
-; x6 += k3
-    add r12, qword [rsp + 32]
-; x7 += k4
-    add r13, qword [rsp + 40]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 0xf
-    add r13, 0xf
+    add rbx, qword [rsp + 8]
+; x5 += sk16
+    add rbp, r14
+; sk17 = k3
+    mov r14, qword [rsp + 24]
+; sk17 += t1
+    add r14, rdx
+; x6 += sk17
+    add r12, r14
+; x7 += kc[15]
+    add r13, qword [rsp + 208]
 ; round 60
 ; x0 += x1
     add r10, r11
@@ -2118,27 +2196,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 16
 ; x0 += k7
-    add r10, qword [rsp + 64]
+    add r10, qword [rsp + 56]
 ; x1 += k8
-    add r11, qword [rsp + 72]
+    add r11, qword [rsp + 64]
 ; x2 += k0
-    add rsi, qword [rsp + 8]
+    add rsi, qword [rsp + 0]
 ; x3 += k1
-    add rdi, qword [rsp + 16]
+    add rdi, qword [rsp + 8]
 ; x4 += k2
-    add rbx, qword [rsp + 24]
-; x5 += k3
-    add rbp, qword [rsp + 32]
-; x6 += k4
-    add r12, qword [rsp + 40]
-; x7 += k5
-    add r13, qword [rsp + 48]
-; x5 += t1
-    add rbp, rdx
-; x6 += t2
-    add r12, r8
-; x7 += 0x10
-    add r13, 0x10
+    add rbx, qword [rsp + 16]
+; x5 += sk17
+    add rbp, r14
+; sk18 = k4
+    mov r14, qword [rsp + 32]
+; sk18 += t2
+    add r14, r8
+; x6 += sk18
+    add r12, r14
+; x7 += kc[16]
+    add r13, qword [rsp + 216]
 ; round 64
 ; x0 += x1
     add r10, r11
@@ -2241,27 +2317,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 17
 ; x0 += k8
-    add r10, qword [rsp + 72]
+    add r10, qword [rsp + 64]
 ; x1 += k0
-    add r11, qword [rsp + 8]
+    add r11, qword [rsp + 0]
 ; x2 += k1
-    add rsi, qword [rsp + 16]
+    add rsi, qword [rsp + 8]
 ; x3 += k2
-    add rdi, qword [rsp + 24]
+    add rdi, qword [rsp + 16]
 ; x4 += k3
-    add rbx, qword [rsp + 32]
-; x5 += k4
-    add rbp, qword [rsp + 40]
-; x6 += k5
-    add r12, qword [rsp + 48]
-; x7 += k6
-    add r13, qword [rsp + 56]
-; x5 += t2
-    add rbp, r8
-; x6 += t0
-    add r12, rcx
-; x7 += 0x11
-    add r13, 0x11
+    add rbx, qword [rsp + 24]
+; x5 += sk18
+    add rbp, r14
+; sk19 = k5
+    mov r8, qword [rsp + 40]
+; sk19 += t0
+    add r8, rcx
+; x6 += sk19
+    add r12, r8
+; x7 += kc[17]
+    add r13, qword [rsp + 224]
 ; round 68
 ; x0 += x1
     add r10, r11
@@ -2364,27 +2438,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
     xor rdi, rbx
 ; add subkey 18
 ; x0 += k0
-    add r10, qword [rsp + 8]
+    add r10, qword [rsp + 0]
 ; x1 += k1
-    add r11, qword [rsp + 16]
+    add r11, qword [rsp + 8]
 ; x2 += k2
-    add rsi, qword [rsp + 24]
+    add rsi, qword [rsp + 16]
 ; x3 += k3
-    add rdi, qword [rsp + 32]
+    add rdi, qword [rsp + 24]
 ; x4 += k4
-    add rbx, qword [rsp + 40]
-; x5 += k5
-    add rbp, qword [rsp + 48]
-; x6 += k6
-    add r12, qword [rsp + 56]
-; x7 += k7
-    add r13, qword [rsp + 64]
-; x5 += t0
-    add rbp, rcx
-; x6 += t1
-    add r12, rdx
-; x7 += 0x12
-    add r13, 0x12
+    add rbx, qword [rsp + 32]
+; x5 += sk19
+    add rbp, r8
+; sk20 = k6
+    mov rcx, qword [rsp + 48]
+; sk20 += t1
+    add rcx, rdx
+; x6 += sk20
+    add r12, rcx
+; x7 += kc[18]
+    add r13, qword [rsp + 232]
 ; store the block(s)
 ; out[0] = x0
     mov rcx, qword [rsp + 80]
@@ -2411,22 +2483,23 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; out += 64
     add rcx, 0x40
 ; n -= 1
-    mov rdx, qword [rsp + 192]
+    mov rdx, qword [rsp + 336]
     sub rdx, 1
-    mov qword [rsp + 0], r9
-    mov qword [rsp + 192], rdx
+    mov qword [rsp + 72], r9
+    mov qword [rsp + 336], rdx
     mov qword [rsp + 80], rcx
     mov qword [rsp + 88], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 104 bytes of stack slots
-    mov ecx, 13 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 240 bytes of stack slots
+    mov ecx, 30 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 104
+    add rsp, 240
+    pop r14
     pop r13
     pop r12
     pop rsi
@@ -2446,6 +2519,7 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt:
     ret
 .end:
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .entry:
     push rbx
@@ -2460,10 +2534,14 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 .pushed_r12:
     push r13
 .pushed_r13:
-    sub rsp, 104
+    push r14
+.pushed_r14:
+    push r15
+.pushed_r15:
+    sub rsp, 248
 .prolog_end:
 ; if n == 0 return
-    cmp qword [rsp + 192], 0
+    cmp qword [rsp + 352], 0
     jz .done
 ; key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1]
 ; k0 = key[0]
@@ -2500,16 +2578,107 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     xor rcx, rbp
 ; k8 ^= k7
     xor rcx, r12
-    mov qword [rsp + 0], r8
-    mov qword [rsp + 8], rax
-    mov qword [rsp + 16], r10
-    mov qword [rsp + 24], r11
-    mov qword [rsp + 32], rsi
-    mov qword [rsp + 40], rdi
-    mov qword [rsp + 48], rbx
-    mov qword [rsp + 56], rbp
-    mov qword [rsp + 64], r12
-    mov qword [rsp + 72], rcx
+; key words + s of the subkeys: kc[s] (once per call)
+; kcs += 0x12
+    mov r13, r12
+    add r13, 0x12
+; kc[18] = kcs
+    mov qword [rsp + 96], r13
+; kcs += 0x11
+    mov r13, rbp
+    add r13, 0x11
+; kc[17] = kcs
+    mov qword [rsp + 104], r13
+; kcs += 0x10
+    mov r13, rbx
+    add r13, 0x10
+; kc[16] = kcs
+    mov qword [rsp + 112], r13
+; kcs += 0xf
+    mov r13, rdi
+    add r13, 0xf
+; kc[15] = kcs
+    mov qword [rsp + 120], r13
+; kcs += 0xe
+    mov r13, rsi
+    add r13, 0xe
+; kc[14] = kcs
+    mov qword [rsp + 128], r13
+; kcs += 0xd
+    mov r13, r11
+    add r13, 0xd
+; kc[13] = kcs
+    mov qword [rsp + 136], r13
+; kcs += 0xc
+    mov r13, r10
+    add r13, 0xc
+; kc[12] = kcs
+    mov qword [rsp + 144], r13
+; kcs += 0xb
+    mov r13, rax
+    add r13, 0xb
+; kc[11] = kcs
+    mov qword [rsp + 152], r13
+; kcs += 0xa
+    mov r13, rcx
+    add r13, 0xa
+; kc[10] = kcs
+    mov qword [rsp + 160], r13
+; kcs += 9
+    mov r13, r12
+    add r13, 9
+; kc[9] = kcs
+    mov qword [rsp + 168], r13
+; kcs += 8
+    mov r13, rbp
+    add r13, 8
+; kc[8] = kcs
+    mov qword [rsp + 176], r13
+; kcs += 7
+    mov r13, rbx
+    add r13, 7
+; kc[7] = kcs
+    mov qword [rsp + 184], r13
+; kcs += 6
+    mov r13, rdi
+    add r13, 6
+; kc[6] = kcs
+    mov qword [rsp + 192], r13
+; kcs += 5
+    mov r13, rsi
+    add r13, 5
+; kc[5] = kcs
+    mov qword [rsp + 200], r13
+; kcs += 4
+    mov r13, r11
+    add r13, 4
+; kc[4] = kcs
+    mov qword [rsp + 208], r13
+; kcs += 3
+    mov r13, r10
+    add r13, 3
+; kc[3] = kcs
+    mov qword [rsp + 216], r13
+; kcs += 2
+    mov r13, rax
+    add r13, 2
+; kc[2] = kcs
+    mov qword [rsp + 224], r13
+; kcs += 1
+    mov r13, rcx
+    add r13, 1
+; kc[1] = kcs
+    mov qword [rsp + 232], r13
+    mov qword [rsp + 72], r8
+    mov qword [rsp + 0], rax
+    mov qword [rsp + 8], r10
+    mov qword [rsp + 16], r11
+    mov qword [rsp + 24], rsi
+    mov qword [rsp + 32], rdi
+    mov qword [rsp + 40], rbx
+    mov qword [rsp + 48], rbp
+    mov qword [rsp + 56], r12
+    mov qword [rsp + 64], rcx
     mov qword [rsp + 80], r9
     mov qword [rsp + 88], rdx
 ; for each block
@@ -2525,7 +2694,7 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     mov r8, rcx
     xor r8, rdx
 ; x0 = in[0]
-    mov r9, qword [rsp + 0]
+    mov r9, qword [rsp + 72]
     mov r10, qword [r9]
 ; x1 = in[1]
     mov r11, qword [r9 + 8]
@@ -2543,27 +2712,29 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     mov r13, qword [r9 + 56]
 ; subtract subkey 18
 ; x0 -= k0
-    sub r10, qword [rsp + 8]
+    sub r10, qword [rsp + 0]
 ; x1 -= k1
-    sub r11, qword [rsp + 16]
+    sub r11, qword [rsp + 8]
 ; x2 -= k2
-    sub rsi, qword [rsp + 24]
+    sub rsi, qword [rsp + 16]
 ; x3 -= k3
-    sub rdi, qword [rsp + 32]
+    sub rdi, qword [rsp + 24]
 ; x4 -= k4
-    sub rbx, qword [rsp + 40]
-; x5 -= k5
-    sub rbp, qword [rsp + 48]
-; x6 -= k6
-    sub r12, qword [rsp + 56]
-; x7 -= k7
-    sub r13, qword [rsp + 64]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 0x12
-    sub r13, 0x12
+    sub rbx, qword [rsp + 32]
+; sk1 = k5
+    mov r14, qword [rsp + 40]
+; sk1 += t0
+    add r14, rcx
+; x5 -= sk1
+    sub rbp, r14
+; sk2 = k6
+    mov r15, qword [rsp + 48]
+; sk2 += t1
+    add r15, rdx
+; x6 -= sk2
+    sub r12, r15
+; x7 -= kc[18]
+    sub r13, qword [rsp + 96]
 ; inverse round 71
 ; x1 ^= x6
     xor r11, r12
@@ -2666,27 +2837,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 17
 ; x0 -= k8
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 64]
 ; x1 -= k0
-    sub r11, qword [rsp + 8]
+    sub r11, qword [rsp + 0]
 ; x2 -= k1
-    sub rsi, qword [rsp + 16]
+    sub rsi, qword [rsp + 8]
 ; x3 -= k2
-    sub rdi, qword [rsp + 24]
+    sub rdi, qword [rsp + 16]
 ; x4 -= k3
-    sub rbx, qword [rsp + 32]
-; x5 -= k4
-    sub rbp, qword [rsp + 40]
-; x6 -= k5
-    sub r12, qword [rsp + 48]
-; x7 -= k6
-    sub r13, qword [rsp + 56]
-; x5 -= t2
-    sub rbp, r8
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 0x11
-    sub r13, 0x11
+    sub rbx, qword [rsp + 24]
+; sk3 = k4
+    mov r15, qword [rsp + 32]
+; sk3 += t2
+    add r15, r8
+; x5 -= sk3
+    sub rbp, r15
+; x6 -= sk1
+    sub r12, r14
+; x7 -= kc[17]
+    sub r13, qword [rsp + 104]
 ; inverse round 67
 ; x1 ^= x6
     xor r11, r12
@@ -2789,27 +2958,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 16
 ; x0 -= k7
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 56]
 ; x1 -= k8
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 64]
 ; x2 -= k0
-    sub rsi, qword [rsp + 8]
+    sub rsi, qword [rsp + 0]
 ; x3 -= k1
-    sub rdi, qword [rsp + 16]
+    sub rdi, qword [rsp + 8]
 ; x4 -= k2
-    sub rbx, qword [rsp + 24]
-; x5 -= k3
-    sub rbp, qword [rsp + 32]
-; x6 -= k4
-    sub r12, qword [rsp + 40]
-; x7 -= k5
-    sub r13, qword [rsp + 48]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, r8
-; x7 -= 0x10
-    sub r13, 0x10
+    sub rbx, qword [rsp + 16]
+; sk4 = k3
+    mov r14, qword [rsp + 24]
+; sk4 += t1
+    add r14, rdx
+; x5 -= sk4
+    sub rbp, r14
+; x6 -= sk3
+    sub r12, r15
+; x7 -= kc[16]
+    sub r13, qword [rsp + 112]
 ; inverse round 63
 ; x1 ^= x6
     xor r11, r12
@@ -2912,27 +3079,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 15
 ; x0 -= k6
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 48]
 ; x1 -= k7
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 56]
 ; x2 -= k8
-    sub rsi, qword [rsp + 72]
+    sub rsi, qword [rsp + 64]
 ; x3 -= k0
-    sub rdi, qword [rsp + 8]
+    sub rdi, qword [rsp + 0]
 ; x4 -= k1
-    sub rbx, qword [rsp + 16]
-; x5 -= k2
-    sub rbp, qword [rsp + 24]
-; x6 -= k3
-    sub r12, qword [rsp + 32]
-; x7 -= k4
-    sub r13, qword [rsp + 40]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 0xf
-    sub r13, 0xf
+    sub rbx, qword [rsp + 8]
+; sk5 = k2
+    mov r15, qword [rsp + 16]
+; sk5 += t0
+    add r15, rcx
+; x5 -= sk5
+    sub rbp, r15
+; x6 -= sk4
+    sub r12, r14
+; x7 -= kc[15]
+    sub r13, qword [rsp + 120]
 ; inverse round 59
 ; x1 ^= x6
     xor r11, r12
@@ -3035,27 +3200,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 14
 ; x0 -= k5
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 40]
 ; x1 -= k6
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 48]
 ; x2 -= k7
-    sub rsi, qword [rsp + 64]
+    sub rsi, qword [rsp + 56]
 ; x3 -= k8
-    sub rdi, qword [rsp + 72]
+    sub rdi, qword [rsp + 64]
 ; x4 -= k0
-    sub rbx, qword [rsp + 8]
-; x5 -= k1
-    sub rbp, qword [rsp + 16]
-; x6 -= k2
-    sub r12, qword [rsp + 24]
-; x7 -= k3
-    sub r13, qword [rsp + 32]
-; x5 -= t2
-    sub rbp, r8
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 0xe
-    sub r13, 0xe
+    sub rbx, qword [rsp + 0]
+; sk6 = k1
+    mov r14, qword [rsp + 8]
+; sk6 += t2
+    add r14, r8
+; x5 -= sk6
+    sub rbp, r14
+; x6 -= sk5
+    sub r12, r15
+; x7 -= kc[14]
+    sub r13, qword [rsp + 128]
 ; inverse round 55
 ; x1 ^= x6
     xor r11, r12
@@ -3158,27 +3321,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 13
 ; x0 -= k4
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 32]
 ; x1 -= k5
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 40]
 ; x2 -= k6
-    sub rsi, qword [rsp + 56]
+    sub rsi, qword [rsp + 48]
 ; x3 -= k7
-    sub rdi, qword [rsp + 64]
+    sub rdi, qword [rsp + 56]
 ; x4 -= k8
-    sub rbx, qword [rsp + 72]
-; x5 -= k0
-    sub rbp, qword [rsp + 8]
-; x6 -= k1
-    sub r12, qword [rsp + 16]
-; x7 -= k2
-    sub r13, qword [rsp + 24]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, r8
-; x7 -= 0xd
-    sub r13, 0xd
+    sub rbx, qword [rsp + 64]
+; sk7 = k0
+    mov r15, qword [rsp + 0]
+; sk7 += t1
+    add r15, rdx
+; x5 -= sk7
+    sub rbp, r15
+; x6 -= sk6
+    sub r12, r14
+; x7 -= kc[13]
+    sub r13, qword [rsp + 136]
 ; inverse round 51
 ; x1 ^= x6
     xor r11, r12
@@ -3281,27 +3442,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 12
 ; x0 -= k3
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 24]
 ; x1 -= k4
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 32]
 ; x2 -= k5
-    sub rsi, qword [rsp + 48]
+    sub rsi, qword [rsp + 40]
 ; x3 -= k6
-    sub rdi, qword [rsp + 56]
+    sub rdi, qword [rsp + 48]
 ; x4 -= k7
-    sub rbx, qword [rsp + 64]
-; x5 -= k8
-    sub rbp, qword [rsp + 72]
-; x6 -= k0
-    sub r12, qword [rsp + 8]
-; x7 -= k1
-    sub r13, qword [rsp + 16]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 0xc
-    sub r13, 0xc
+    sub rbx, qword [rsp + 56]
+; sk8 = k8
+    mov r14, qword [rsp + 64]
+; sk8 += t0
+    add r14, rcx
+; x5 -= sk8
+    sub rbp, r14
+; x6 -= sk7
+    sub r12, r15
+; x7 -= kc[12]
+    sub r13, qword [rsp + 144]
 ; inverse round 47
 ; x1 ^= x6
     xor r11, r12
@@ -3404,27 +3563,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 11
 ; x0 -= k2
-    sub r10, qword [rsp + 24]
+    sub r10, qword [rsp + 16]
 ; x1 -= k3
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 24]
 ; x2 -= k4
-    sub rsi, qword [rsp + 40]
+    sub rsi, qword [rsp + 32]
 ; x3 -= k5
-    sub rdi, qword [rsp + 48]
+    sub rdi, qword [rsp + 40]
 ; x4 -= k6
-    sub rbx, qword [rsp + 56]
-; x5 -= k7
-    sub rbp, qword [rsp + 64]
-; x6 -= k8
-    sub r12, qword [rsp + 72]
-; x7 -= k0
-    sub r13, qword [rsp + 8]
-; x5 -= t2
-    sub rbp, r8
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 0xb
-    sub r13, 0xb
+    sub rbx, qword [rsp + 48]
+; sk9 = k7
+    mov r15, qword [rsp + 56]
+; sk9 += t2
+    add r15, r8
+; x5 -= sk9
+    sub rbp, r15
+; x6 -= sk8
+    sub r12, r14
+; x7 -= kc[11]
+    sub r13, qword [rsp + 152]
 ; inverse round 43
 ; x1 ^= x6
     xor r11, r12
@@ -3527,27 +3684,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 10
 ; x0 -= k1
-    sub r10, qword [rsp + 16]
+    sub r10, qword [rsp + 8]
 ; x1 -= k2
-    sub r11, qword [rsp + 24]
+    sub r11, qword [rsp + 16]
 ; x2 -= k3
-    sub rsi, qword [rsp + 32]
+    sub rsi, qword [rsp + 24]
 ; x3 -= k4
-    sub rdi, qword [rsp + 40]
+    sub rdi, qword [rsp + 32]
 ; x4 -= k5
-    sub rbx, qword [rsp + 48]
-; x5 -= k6
-    sub rbp, qword [rsp + 56]
-; x6 -= k7
-    sub r12, qword [rsp + 64]
-; x7 -= k8
-    sub r13, qword [rsp + 72]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, r8
-; x7 -= 0xa
-    sub r13, 0xa
+    sub rbx, qword [rsp + 40]
+; sk10 = k6
+    mov r14, qword [rsp + 48]
+; sk10 += t1
+    add r14, rdx
+; x5 -= sk10
+    sub rbp, r14
+; x6 -= sk9
+    sub r12, r15
+; x7 -= kc[10]
+    sub r13, qword [rsp + 160]
 ; inverse round 39
 ; x1 ^= x6
     xor r11, r12
@@ -3650,27 +3805,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 9
 ; x0 -= k0
-    sub r10, qword [rsp + 8]
+    sub r10, qword [rsp + 0]
 ; x1 -= k1
-    sub r11, qword [rsp + 16]
+    sub r11, qword [rsp + 8]
 ; x2 -= k2
-    sub rsi, qword [rsp + 24]
+    sub rsi, qword [rsp + 16]
 ; x3 -= k3
-    sub rdi, qword [rsp + 32]
+    sub rdi, qword [rsp + 24]
 ; x4 -= k4
-    sub rbx, qword [rsp + 40]
-; x5 -= k5
-    sub rbp, qword [rsp + 48]
-; x6 -= k6
-    sub r12, qword [rsp + 56]
-; x7 -= k7
-    sub r13, qword [rsp + 64]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 9
-    sub r13, 9
+    sub rbx, qword [rsp + 32]
+; sk11 = k5
+    mov r15, qword [rsp + 40]
+; sk11 += t0
+    add r15, rcx
+; x5 -= sk11
+    sub rbp, r15
+; x6 -= sk10
+    sub r12, r14
+; x7 -= kc[9]
+    sub r13, qword [rsp + 168]
 ; inverse round 35
 ; x1 ^= x6
     xor r11, r12
@@ -3773,27 +3926,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 8
 ; x0 -= k8
-    sub r10, qword [rsp + 72]
+    sub r10, qword [rsp + 64]
 ; x1 -= k0
-    sub r11, qword [rsp + 8]
+    sub r11, qword [rsp + 0]
 ; x2 -= k1
-    sub rsi, qword [rsp + 16]
+    sub rsi, qword [rsp + 8]
 ; x3 -= k2
-    sub rdi, qword [rsp + 24]
+    sub rdi, qword [rsp + 16]
 ; x4 -= k3
-    sub rbx, qword [rsp + 32]
-; x5 -= k4
-    sub rbp, qword [rsp + 40]
-; x6 -= k5
-    sub r12, qword [rsp + 48]
-; x7 -= k6
-    sub r13, qword [rsp + 56]
-; x5 -= t2
-    sub rbp, r8
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 8
-    sub r13, 8
+    sub rbx, qword [rsp + 24]
+; sk12 = k4
+    mov r14, qword [rsp + 32]
+; sk12 += t2
+    add r14, r8
+; x5 -= sk12
+    sub rbp, r14
+; x6 -= sk11
+    sub r12, r15
+; x7 -= kc[8]
+    sub r13, qword [rsp + 176]
 ; inverse round 31
 ; x1 ^= x6
     xor r11, r12
@@ -3896,27 +4047,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 7
 ; x0 -= k7
-    sub r10, qword [rsp + 64]
+    sub r10, qword [rsp + 56]
 ; x1 -= k8
-    sub r11, qword [rsp + 72]
+    sub r11, qword [rsp + 64]
 ; x2 -= k0
-    sub rsi, qword [rsp + 8]
+    sub rsi, qword [rsp + 0]
 ; x3 -= k1
-    sub rdi, qword [rsp + 16]
+    sub rdi, qword [rsp + 8]
 ; x4 -= k2
-    sub rbx, qword [rsp + 24]
-; x5 -= k3
-    sub rbp, qword [rsp + 32]
-; x6 -= k4
-    sub r12, qword [rsp + 40]
-; x7 -= k5
-    sub r13, qword [rsp + 48]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, r8
-; x7 -= 7
-    sub r13, 7
+    sub rbx, qword [rsp + 16]
+; sk13 = k3
+    mov r15, qword [rsp + 24]
+; sk13 += t1
+    add r15, rdx
+; x5 -= sk13
+    sub rbp, r15
+; x6 -= sk12
+    sub r12, r14
+; x7 -= kc[7]
+    sub r13, qword [rsp + 184]
 ; inverse round 27
 ; x1 ^= x6
     xor r11, r12
@@ -4019,27 +4168,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 6
 ; x0 -= k6
-    sub r10, qword [rsp + 56]
+    sub r10, qword [rsp + 48]
 ; x1 -= k7
-    sub r11, qword [rsp + 64]
+    sub r11, qword [rsp + 56]
 ; x2 -= k8
-    sub rsi, qword [rsp + 72]
+    sub rsi, qword [rsp + 64]
 ; x3 -= k0
-    sub rdi, qword [rsp + 8]
+    sub rdi, qword [rsp + 0]
 ; x4 -= k1
-    sub rbx, qword [rsp + 16]
-; x5 -= k2
-    sub rbp, qword [rsp + 24]
-; x6 -= k3
-    sub r12, qword [rsp + 32]
-; x7 -= k4
-    sub r13, qword [rsp + 40]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 6
-    sub r13, 6
+    sub rbx, qword [rsp + 8]
+; sk14 = k2
+    mov r14, qword [rsp + 16]
+; sk14 += t0
+    add r14, rcx
+; x5 -= sk14
+    sub rbp, r14
+; x6 -= sk13
+    sub r12, r15
+; x7 -= kc[6]
+    sub r13, qword [rsp + 192]
 ; inverse round 23
 ; x1 ^= x6
     xor r11, r12
@@ -4142,27 +4289,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 5
 ; x0 -= k5
-    sub r10, qword [rsp + 48]
+    sub r10, qword [rsp + 40]
 ; x1 -= k6
-    sub r11, qword [rsp + 56]
+    sub r11, qword [rsp + 48]
 ; x2 -= k7
-    sub rsi, qword [rsp + 64]
+    sub rsi, qword [rsp + 56]
 ; x3 -= k8
-    sub rdi, qword [rsp + 72]
+    sub rdi, qword [rsp + 64]
 ; x4 -= k0
-    sub rbx, qword [rsp + 8]
-; x5 -= k1
-    sub rbp, qword [rsp + 16]
-; x6 -= k2
-    sub r12, qword [rsp + 24]
-; x7 -= k3
-    sub r13, qword [rsp + 32]
-; x5 -= t2
-    sub rbp, r8
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 5
-    sub r13, 5
+    sub rbx, qword [rsp + 0]
+; sk15 = k1
+    mov r15, qword [rsp + 8]
+; sk15 += t2
+    add r15, r8
+; x5 -= sk15
+    sub rbp, r15
+; x6 -= sk14
+    sub r12, r14
+; x7 -= kc[5]
+    sub r13, qword [rsp + 200]
 ; inverse round 19
 ; x1 ^= x6
     xor r11, r12
@@ -4265,27 +4410,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 4
 ; x0 -= k4
-    sub r10, qword [rsp + 40]
+    sub r10, qword [rsp + 32]
 ; x1 -= k5
-    sub r11, qword [rsp + 48]
+    sub r11, qword [rsp + 40]
 ; x2 -= k6
-    sub rsi, qword [rsp + 56]
+    sub rsi, qword [rsp + 48]
 ; x3 -= k7
-    sub rdi, qword [rsp + 64]
+    sub rdi, qword [rsp + 56]
 ; x4 -= k8
-    sub rbx, qword [rsp + 72]
-; x5 -= k0
-    sub rbp, qword [rsp + 8]
-; x6 -= k1
-    sub r12, qword [rsp + 16]
-; x7 -= k2
-    sub r13, qword [rsp + 24]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, r8
-; x7 -= 4
-    sub r13, 4
+    sub rbx, qword [rsp + 64]
+; sk16 = k0
+    mov r14, qword [rsp + 0]
+; sk16 += t1
+    add r14, rdx
+; x5 -= sk16
+    sub rbp, r14
+; x6 -= sk15
+    sub r12, r15
+; x7 -= kc[4]
+    sub r13, qword [rsp + 208]
 ; inverse round 15
 ; x1 ^= x6
     xor r11, r12
@@ -4388,27 +4531,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 3
 ; x0 -= k3
-    sub r10, qword [rsp + 32]
+    sub r10, qword [rsp + 24]
 ; x1 -= k4
-    sub r11, qword [rsp + 40]
+    sub r11, qword [rsp + 32]
 ; x2 -= k5
-    sub rsi, qword [rsp + 48]
+    sub rsi, qword [rsp + 40]
 ; x3 -= k6
-    sub rdi, qword [rsp + 56]
+    sub rdi, qword [rsp + 48]
 ; x4 -= k7
-    sub rbx, qword [rsp + 64]
-; x5 -= k8
-    sub rbp, qword [rsp + 72]
-; x6 -= k0
-    sub r12, qword [rsp + 8]
-; x7 -= k1
-    sub r13, qword [rsp + 16]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
-; x7 -= 3
-    sub r13, 3
+    sub rbx, qword [rsp + 56]
+; sk17 = k8
+    mov r15, qword [rsp + 64]
+; sk17 += t0
+    add r15, rcx
+; x5 -= sk17
+    sub rbp, r15
+; x6 -= sk16
+    sub r12, r14
+; x7 -= kc[3]
+    sub r13, qword [rsp + 216]
 ; inverse round 11
 ; x1 ^= x6
     xor r11, r12
@@ -4511,27 +4652,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 2
 ; x0 -= k2
-    sub r10, qword [rsp + 24]
+    sub r10, qword [rsp + 16]
 ; x1 -= k3
-    sub r11, qword [rsp + 32]
+    sub r11, qword [rsp + 24]
 ; x2 -= k4
-    sub rsi, qword [rsp + 40]
+    sub rsi, qword [rsp + 32]
 ; x3 -= k5
-    sub rdi, qword [rsp + 48]
+    sub rdi, qword [rsp + 40]
 ; x4 -= k6
-    sub rbx, qword [rsp + 56]
-; x5 -= k7
-    sub rbp, qword [rsp + 64]
-; x6 -= k8
-    sub r12, qword [rsp + 72]
-; x7 -= k0
-    sub r13, qword [rsp + 8]
-; x5 -= t2
-    sub rbp, r8
-; x6 -= t0
-    sub r12, rcx
-; x7 -= 2
-    sub r13, 2
+    sub rbx, qword [rsp + 48]
+; sk18 = k7
+    mov r14, qword [rsp + 56]
+; sk18 += t2
+    add r14, r8
+; x5 -= sk18
+    sub rbp, r14
+; x6 -= sk17
+    sub r12, r15
+; x7 -= kc[2]
+    sub r13, qword [rsp + 224]
 ; inverse round 7
 ; x1 ^= x6
     xor r11, r12
@@ -4634,27 +4773,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 1
 ; x0 -= k1
-    sub r10, qword [rsp + 16]
+    sub r10, qword [rsp + 8]
 ; x1 -= k2
-    sub r11, qword [rsp + 24]
+    sub r11, qword [rsp + 16]
 ; x2 -= k3
-    sub rsi, qword [rsp + 32]
+    sub rsi, qword [rsp + 24]
 ; x3 -= k4
-    sub rdi, qword [rsp + 40]
+    sub rdi, qword [rsp + 32]
 ; x4 -= k5
-    sub rbx, qword [rsp + 48]
-; x5 -= k6
-    sub rbp, qword [rsp + 56]
-; x6 -= k7
-    sub r12, qword [rsp + 64]
-; x7 -= k8
-    sub r13, qword [rsp + 72]
-; x5 -= t1
-    sub rbp, rdx
-; x6 -= t2
-    sub r12, r8
-; x7 -= 1
-    sub r13, 1
+    sub rbx, qword [rsp + 40]
+; sk19 = k6
+    mov r8, qword [rsp + 48]
+; sk19 += t1
+    add r8, rdx
+; x5 -= sk19
+    sub rbp, r8
+; x6 -= sk18
+    sub r12, r14
+; x7 -= kc[1]
+    sub r13, qword [rsp + 232]
 ; inverse round 3
 ; x1 ^= x6
     xor r11, r12
@@ -4757,25 +4894,25 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
     sub r12, r13
 ; subtract subkey 0
 ; x0 -= k0
-    sub r10, qword [rsp + 8]
+    sub r10, qword [rsp + 0]
 ; x1 -= k1
-    sub r11, qword [rsp + 16]
+    sub r11, qword [rsp + 8]
 ; x2 -= k2
-    sub rsi, qword [rsp + 24]
+    sub rsi, qword [rsp + 16]
 ; x3 -= k3
-    sub rdi, qword [rsp + 32]
+    sub rdi, qword [rsp + 24]
 ; x4 -= k4
-    sub rbx, qword [rsp + 40]
-; x5 -= k5
-    sub rbp, qword [rsp + 48]
-; x6 -= k6
-    sub r12, qword [rsp + 56]
+    sub rbx, qword [rsp + 32]
+; sk20 = k5
+    mov rdx, qword [rsp + 40]
+; sk20 += t0
+    add rdx, rcx
+; x5 -= sk20
+    sub rbp, rdx
+; x6 -= sk19
+    sub r12, r8
 ; x7 -= k7
-    sub r13, qword [rsp + 64]
-; x5 -= t0
-    sub rbp, rcx
-; x6 -= t1
-    sub r12, rdx
+    sub r13, qword [rsp + 56]
 ; store the block(s)
 ; out[0] = x0
     mov rcx, qword [rsp + 80]
@@ -4802,22 +4939,24 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; out += 64
     add rcx, 0x40
 ; n -= 1
-    mov rdx, qword [rsp + 192]
+    mov rdx, qword [rsp + 352]
     sub rdx, 1
-    mov qword [rsp + 0], r9
-    mov qword [rsp + 192], rdx
+    mov qword [rsp + 72], r9
+    mov qword [rsp + 352], rdx
     mov qword [rsp + 80], rcx
     mov qword [rsp + 88], rax
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 104 bytes of stack slots
-    mov ecx, 13 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 248 bytes of stack slots
+    mov ecx, 31 ; (spilled key, tweak and state words)
 .wipe:
     mov qword [rsp + rcx * 8 - 8], rax
     dec ecx
     jnz .wipe
-    add rsp, 104
+    add rsp, 248
+    pop r15
+    pop r14
     pop r13
     pop r12
     pop rsi
@@ -4844,8 +4983,9 @@ tf512_v12_nasmx64_win64_belady_fly_full_encrypt_xdata:
     db tf512_v12_nasmx64_win64_belady_fly_full_encrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt, 0x62 ; UWOP_ALLOC_SMALL 56
     dw 0
 tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks_xdata:
-    db 1, tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 7, 0
-    db tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xc2
+    db 1, tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 9, 0
+    db tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 0x01, 0x1e, 0x00
+    db tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_r14 - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xe0
     db tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_r13 - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xd0
     db tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_r12 - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 0xc0
     db tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks.pushed_rsi - tf512_v12_nasmx64_win64_belady_fly_full_encrypt_blocks, 0x60
@@ -4858,12 +4998,13 @@ tf512_v12_nasmx64_win64_belady_fly_full_decrypt_xdata:
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt, 0x62 ; UWOP_ALLOC_SMALL 56
     dw 0
 tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks_xdata:
-    db 1, tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 7, 0
-    db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xc2
+    db 1, tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 10, 0
+    db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.prolog_end - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x01, 0x1f, 0x00
+    db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r15 - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xf0
+    db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r14 - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xe0
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r13 - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xd0
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_r12 - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0xc0
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_rsi - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x60
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_rdi - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x70
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_rbp - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x50
     db tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks.pushed_rbx - tf512_v12_nasmx64_win64_belady_fly_full_decrypt_blocks, 0x30
-    dw 0

@@ -4,8 +4,8 @@
  * Threefish-512, Skein v1.3 constants (C240 = 0x1bd11bdaa9fc1a22),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * nasm-x64 (isa gpr, abi win64, strategy belady, rotate rol, schedule description): assemble tf512_v13_nasmx64_win64_belady_fly_full.asm with nasm -f win64
- * tf512_v13_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 13, spills 16, reloads 4, memory operands 152, moves 1, instructions 1134
- * tf512_v13_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 13, spills 16, reloads 4, memory operands 152, moves 1, instructions 1134
+ * tf512_v13_nasmx64_win64_belady_fly_full_encrypt_blocks: belady: registers 14, spills 16, reloads 4, memory operands 116, moves 19, instructions 1172
+ * tf512_v13_nasmx64_win64_belady_fly_full_decrypt_blocks: belady: registers 15, spills 16, reloads 4, memory operands 116, moves 19, instructions 1172
  */
 #ifndef TF512_V13_NASMX64_WIN64_BELADY_FLY_FULL_H
 #define TF512_V13_NASMX64_WIN64_BELADY_FLY_FULL_H

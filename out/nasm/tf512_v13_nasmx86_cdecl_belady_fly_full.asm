@@ -11,174 +11,184 @@
 ; The single-block functions call the *_blocks function with n = 1.
 ;
 ; Allocation report (per function):
-;   tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 106, reloads 95, memory operands 227, moves 271, instructions 2179
-;   tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 88, reloads 77, memory operands 245, moves 289, instructions 2143
+;   tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks: belady: registers 12, spills 125, reloads 96, memory operands 290, moves 237, instructions 2237
+;   tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks: belady: registers 12, spills 108, reloads 79, memory operands 195, moves 303, instructions 2203
 ;
 ; Register map of tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks (value: registers it occupies):
 ;       in: ecx                   k0: xmm0                  k1: xmm1                  k2: xmm2
 ;       k3: xmm3                  k4: xmm4                  k5: xmm5                  k6: xmm6
-;       k7: xmm7                  k8: xmm7                 key: eax                    n: ebx
-;      out: edx                   r1: xmm1                  r2: xmm1                  r3: xmm1
-;       r4: xmm6                  r5: xmm6                  r6: xmm6                  r7: xmm6
-;       r8: xmm6                  r9: xmm6                 r10: xmm6                 r11: xmm6
-;      r12: xmm7                 r13: xmm7                 r14: xmm7                 r15: xmm7
-;      r16: xmm0                 r17: xmm1                 r18: xmm1                 r19: xmm1
-;      r20: xmm5                 r21: xmm5                 r22: xmm5                 r23: xmm5
-;      r24: xmm5                 r25: xmm5                 r26: xmm5                 r27: xmm5
-;      r28: xmm7                 r29: xmm7                 r30: xmm7                 r31: xmm7
-;      r32: xmm0                 r33: xmm1                 r34: xmm1                 r35: xmm1
-;      r36: xmm6                 r37: xmm6                 r38: xmm6                 r39: xmm6
-;      r40: xmm6                 r41: xmm6                 r42: xmm6                 r43: xmm6
-;      r44: xmm7                 r45: xmm7                 r46: xmm7                 r47: xmm7
-;      r48: xmm0                 r49: xmm1                 r50: xmm1                 r51: xmm1
-;      r52: xmm5                 r53: xmm5                 r54: xmm5                 r55: xmm5
-;      r56: xmm5                 r57: xmm5                 r58: xmm5                 r59: xmm5
-;      r60: xmm7                 r61: xmm7                 r62: xmm7                 r63: xmm7
-;      r64: xmm0                 r65: xmm1                 r66: xmm1                 r67: xmm1
-;      r68: xmm6                 r69: xmm6                 r70: xmm6                 r71: xmm6
-;      r72: xmm6                 r73: xmm6                 r74: xmm6                 r75: xmm6
-;      r76: xmm7                 r77: xmm7                 r78: xmm7                 r79: xmm7
-;      r80: xmm0                 r81: xmm1                 r82: xmm1                 r83: xmm1
-;      r84: xmm5                 r85: xmm5                 r86: xmm5                 r87: xmm5
-;      r88: xmm5                 r89: xmm5                 r90: xmm5                 r91: xmm5
-;      r92: xmm7                 r93: xmm7                 r94: xmm7                 r95: xmm7
-;      r96: xmm0                 r97: xmm1                 r98: xmm1                 r99: xmm1
-;     r100: xmm6                r101: xmm6                r102: xmm6                r103: xmm6
-;     r104: xmm6                r105: xmm6                r106: xmm6                r107: xmm6
-;     r108: xmm7                r109: xmm7                r110: xmm7                r111: xmm7
-;     r112: xmm0                r113: xmm1                r114: xmm1                r115: xmm1
-;     r116: xmm5                r117: xmm5                r118: xmm5                r119: xmm5
-;     r120: xmm5                r121: xmm5                r122: xmm5                r123: xmm5
-;     r124: xmm7                r125: xmm7                r126: xmm7                r127: xmm7
-;     r128: xmm0                r129: xmm1                r130: xmm1                r131: xmm1
-;     r132: xmm6                r133: xmm6                r134: xmm6                r135: xmm6
-;     r136: xmm6                r137: xmm6                r138: xmm6                r139: xmm6
-;     r140: xmm7                r141: xmm7                r142: xmm7                r143: xmm7
-;     r144: xmm0                r145: xmm1                r146: xmm1                r147: xmm1
-;     r148: xmm5                r149: xmm5                r150: xmm5                r151: xmm5
-;     r152: xmm5                r153: xmm5                r154: xmm5                r155: xmm5
-;     r156: xmm7                r157: xmm7                r158: xmm7                r159: xmm7
-;     r160: xmm0                r161: xmm1                r162: xmm1                r163: xmm1
-;     r164: xmm6                r165: xmm6                r166: xmm6                r167: xmm6
-;     r168: xmm6                r169: xmm6                r170: xmm6                r171: xmm6
-;     r172: xmm7                r173: xmm7                r174: xmm7                r175: xmm7
-;     r176: xmm0                r177: xmm1                r178: xmm1                r179: xmm1
-;     r180: xmm5                r181: xmm5                r182: xmm5                r183: xmm5
-;     r184: xmm5                r185: xmm5                r186: xmm5                r187: xmm5
-;     r188: xmm7                r189: xmm7                r190: xmm7                r191: xmm7
-;     r192: xmm0                r193: xmm1                r194: xmm1                r195: xmm1
-;     r196: xmm6                r197: xmm6                r198: xmm6                r199: xmm6
-;     r200: xmm6                r201: xmm6                r202: xmm6                r203: xmm6
-;     r204: xmm7                r205: xmm7                r206: xmm7                r207: xmm7
-;     r208: xmm0                r209: xmm1                r210: xmm1                r211: xmm1
-;     r212: xmm5                r213: xmm5                r214: xmm5                r215: xmm5
-;     r216: xmm5                r217: xmm5                r218: xmm5                r219: xmm5
-;     r220: xmm7                r221: xmm7                r222: xmm7                r223: xmm7
-;     r224: xmm0                r225: xmm1                r226: xmm1                r227: xmm1
-;     r228: xmm6                r229: xmm6                r230: xmm6                r231: xmm6
-;     r232: xmm6                r233: xmm6                r234: xmm6                r235: xmm6
-;     r236: xmm7                r237: xmm7                r238: xmm7                r239: xmm7
-;     r240: xmm0                r241: xmm1                r242: xmm1                r243: xmm1
-;     r244: xmm5                r245: xmm5                r246: xmm5                r247: xmm5
-;     r248: xmm5                r249: xmm5                r250: xmm5                r251: xmm5
-;     r252: xmm7                r253: xmm7                r254: xmm7                r255: xmm7
-;     r256: xmm0                r257: xmm1                r258: xmm1                r259: xmm1
-;     r260: xmm6                r261: xmm6                r262: xmm6                r263: xmm6
-;     r264: xmm6                r265: xmm6                r266: xmm6                r267: xmm6
-;     r268: xmm7                r269: xmm7                r270: xmm7                r271: xmm7
-;     r272: xmm0                r273: xmm1                r274: xmm1                r275: xmm1
-;     r276: xmm5                r277: xmm5                r278: xmm5                r279: xmm5
-;     r280: xmm5                r281: xmm5                r282: xmm5                r283: xmm5
-;     r284: xmm7                r285: xmm7                r286: xmm7                r287: xmm7
-;     r288: xmm0                  t0: xmm0                  t1: xmm1                  t2: xmm2
-;    tweak: eax                   x0: xmm3                  x1: xmm4                  x2: xmm5, xmm6
-;       x3: xmm5, xmm6            x4: xmm7                  x5: xmm2                  x6: xmm1
-;       x7: xmm0
-;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 t0 t1 t2 x2 x3 x4 x6 x7
-;   frame: 576 bytes of stack slots; callee-saved registers pushed: ebx
+;       k7: xmm7                  k8: xmm7                 kcs: xmm6                 key: eax
+;        n: ebx                  out: edx                   r1: xmm7                  r2: xmm7
+;       r3: xmm6                  r4: xmm6                  r5: xmm6                  r6: xmm6
+;       r7: xmm6                  r8: xmm6                  r9: xmm6                 r10: xmm6
+;      r11: xmm6                 r12: xmm7                 r13: xmm7                 r14: xmm7
+;      r15: xmm7                 r16: xmm1                 r17: xmm1                 r18: xmm1
+;      r19: xmm1                 r20: xmm1                 r21: xmm1                 r22: xmm1
+;      r23: xmm1                 r24: xmm1                 r25: xmm1                 r26: xmm1
+;      r27: xmm1                 r28: xmm7                 r29: xmm7                 r30: xmm7
+;      r31: xmm7                 r32: xmm5                 r33: xmm5                 r34: xmm5
+;      r35: xmm5                 r36: xmm5                 r37: xmm5                 r38: xmm5
+;      r39: xmm5                 r40: xmm5                 r41: xmm5                 r42: xmm5
+;      r43: xmm5                 r44: xmm5                 r45: xmm5                 r46: xmm5
+;      r47: xmm5                 r48: xmm7                 r49: xmm7                 r50: xmm7
+;      r51: xmm7                 r52: xmm7                 r53: xmm7                 r54: xmm7
+;      r55: xmm7                 r56: xmm7                 r57: xmm7                 r58: xmm7
+;      r59: xmm7                 r60: xmm7                 r61: xmm7                 r62: xmm7
+;      r63: xmm7                 r64: xmm7                 r65: xmm7                 r66: xmm7
+;      r67: xmm7                 r68: xmm7                 r69: xmm7                 r70: xmm7
+;      r71: xmm7                 r72: xmm7                 r73: xmm7                 r74: xmm7
+;      r75: xmm7                 r76: xmm7                 r77: xmm7                 r78: xmm7
+;      r79: xmm7                 r80: xmm7                 r81: xmm7                 r82: xmm7
+;      r83: xmm7                 r84: xmm7                 r85: xmm7                 r86: xmm7
+;      r87: xmm7                 r88: xmm7                 r89: xmm7                 r90: xmm7
+;      r91: xmm7                 r92: xmm7                 r93: xmm7                 r94: xmm7
+;      r95: xmm7                 r96: xmm7                 r97: xmm7                 r98: xmm7
+;      r99: xmm7                r100: xmm7                r101: xmm7                r102: xmm7
+;     r103: xmm7                r104: xmm7                r105: xmm7                r106: xmm7
+;     r107: xmm7                r108: xmm7                r109: xmm7                r110: xmm7
+;     r111: xmm7                r112: xmm7                r113: xmm7                r114: xmm7
+;     r115: xmm7                r116: xmm7                r117: xmm7                r118: xmm7
+;     r119: xmm7                r120: xmm7                r121: xmm7                r122: xmm7
+;     r123: xmm7                r124: xmm7                r125: xmm7                r126: xmm7
+;     r127: xmm7                r128: xmm7                r129: xmm7                r130: xmm7
+;     r131: xmm7                r132: xmm7                r133: xmm7                r134: xmm7
+;     r135: xmm7                r136: xmm7                r137: xmm7                r138: xmm7
+;     r139: xmm7                r140: xmm7                r141: xmm7                r142: xmm7
+;     r143: xmm7                r144: xmm7                r145: xmm7                r146: xmm7
+;     r147: xmm7                r148: xmm7                r149: xmm7                r150: xmm7
+;     r151: xmm7                r152: xmm7                r153: xmm7                r154: xmm7
+;     r155: xmm7                r156: xmm7                r157: xmm7                r158: xmm7
+;     r159: xmm7                r160: xmm7                r161: xmm7                r162: xmm7
+;     r163: xmm7                r164: xmm7                r165: xmm7                r166: xmm7
+;     r167: xmm7                r168: xmm7                r169: xmm7                r170: xmm7
+;     r171: xmm7                r172: xmm7                r173: xmm7                r174: xmm7
+;     r175: xmm7                r176: xmm7                r177: xmm7                r178: xmm7
+;     r179: xmm7                r180: xmm7                r181: xmm7                r182: xmm7
+;     r183: xmm7                r184: xmm7                r185: xmm7                r186: xmm7
+;     r187: xmm7                r188: xmm7                r189: xmm7                r190: xmm7
+;     r191: xmm7                r192: xmm7                r193: xmm7                r194: xmm7
+;     r195: xmm7                r196: xmm7                r197: xmm7                r198: xmm7
+;     r199: xmm7                r200: xmm7                r201: xmm7                r202: xmm7
+;     r203: xmm7                r204: xmm7                r205: xmm7                r206: xmm7
+;     r207: xmm7                r208: xmm7                r209: xmm7                r210: xmm7
+;     r211: xmm7                r212: xmm7                r213: xmm7                r214: xmm7
+;     r215: xmm7                r216: xmm7                r217: xmm7                r218: xmm7
+;     r219: xmm7                r220: xmm7                r221: xmm7                r222: xmm7
+;     r223: xmm7                r224: xmm7                r225: xmm7                r226: xmm7
+;     r227: xmm7                r228: xmm7                r229: xmm7                r230: xmm7
+;     r231: xmm7                r232: xmm7                r233: xmm7                r234: xmm7
+;     r235: xmm7                r236: xmm7                r237: xmm7                r238: xmm7
+;     r239: xmm7                r240: xmm7                r241: xmm7                r242: xmm7
+;     r243: xmm7                r244: xmm7                r245: xmm7                r246: xmm7
+;     r247: xmm7                r248: xmm7                r249: xmm7                r250: xmm7
+;     r251: xmm7                r252: xmm7                r253: xmm7                r254: xmm7
+;     r255: xmm7                r256: xmm7                r257: xmm7                r258: xmm7
+;     r259: xmm7                r260: xmm7                r261: xmm7                r262: xmm7
+;     r263: xmm7                r264: xmm7                r265: xmm7                r266: xmm7
+;     r267: xmm7                r268: xmm7                r269: xmm7                r270: xmm7
+;     r271: xmm7                r272: xmm7                r273: xmm7                r274: xmm7
+;     r275: xmm7                r276: xmm7                r277: xmm7                r278: xmm7
+;     r279: xmm7                r280: xmm7                r281: xmm7                r282: xmm7
+;     r283: xmm7                r284: xmm7                r285: xmm7                r286: xmm7
+;     r287: xmm7                r288: xmm7                 sk1: xmm7                 sk2: xmm7
+;      sk3: xmm1                 sk4: xmm5                 sk5: xmm7                 sk6: xmm7
+;      sk7: xmm7                 sk8: xmm7                 sk9: xmm7                sk10: xmm7
+;     sk11: xmm7                sk12: xmm7                sk13: xmm7                sk14: xmm7
+;     sk15: xmm7                sk16: xmm7                sk17: xmm7                sk18: xmm7
+;     sk19: xmm7                sk20: xmm7                  t0: xmm0                  t1: xmm1
+;       t2: xmm2               tweak: eax                   x0: xmm3                  x1: xmm4
+;       x2: xmm1, xmm5, xmm6      x3: xmm5, xmm6            x4: xmm5, xmm7            x5: xmm2
+;       x6: xmm0, xmm1            x7: xmm1, xmm5, xmm6, xmm7
+;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 sk2 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 t0 t1 t2 x2 x3 x4 x6 x7
+;   frame: 1152 bytes of stack slots; callee-saved registers pushed: ebx
 ;
 ; Register map of tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks (value: registers it occupies):
 ;       in: ecx                   k0: xmm0                  k1: xmm1                  k2: xmm2
 ;       k3: xmm3                  k4: xmm4                  k5: xmm5                  k6: xmm6
-;       k7: xmm7                  k8: xmm7                 key: eax                    n: ebx
-;      out: edx                   r1: xmm7                  r2: xmm7                  r3: xmm7
-;       r4: xmm7                  r5: xmm5                  r6: xmm5                  r7: xmm5
-;       r8: xmm5                  r9: xmm6                 r10: xmm6                 r11: xmm6
-;      r12: xmm1                 r13: xmm1                 r14: xmm1                 r15: xmm1
-;      r16: xmm1                 r17: xmm7                 r18: xmm7                 r19: xmm7
-;      r20: xmm7                 r21: xmm5                 r22: xmm5                 r23: xmm5
-;      r24: xmm5                 r25: xmm6                 r26: xmm6                 r27: xmm6
-;      r28: xmm1                 r29: xmm1                 r30: xmm1                 r31: xmm1
-;      r32: xmm1                 r33: xmm7                 r34: xmm7                 r35: xmm7
-;      r36: xmm7                 r37: xmm5                 r38: xmm5                 r39: xmm5
-;      r40: xmm5                 r41: xmm6                 r42: xmm6                 r43: xmm6
-;      r44: xmm1                 r45: xmm1                 r46: xmm1                 r47: xmm1
-;      r48: xmm1                 r49: xmm7                 r50: xmm7                 r51: xmm7
-;      r52: xmm7                 r53: xmm5                 r54: xmm5                 r55: xmm5
-;      r56: xmm5                 r57: xmm6                 r58: xmm6                 r59: xmm6
-;      r60: xmm1                 r61: xmm1                 r62: xmm1                 r63: xmm1
-;      r64: xmm1                 r65: xmm7                 r66: xmm7                 r67: xmm7
-;      r68: xmm7                 r69: xmm5                 r70: xmm5                 r71: xmm5
-;      r72: xmm5                 r73: xmm6                 r74: xmm6                 r75: xmm6
-;      r76: xmm1                 r77: xmm1                 r78: xmm1                 r79: xmm1
-;      r80: xmm1                 r81: xmm7                 r82: xmm7                 r83: xmm7
-;      r84: xmm7                 r85: xmm5                 r86: xmm5                 r87: xmm5
-;      r88: xmm5                 r89: xmm6                 r90: xmm6                 r91: xmm6
-;      r92: xmm1                 r93: xmm1                 r94: xmm1                 r95: xmm1
-;      r96: xmm1                 r97: xmm7                 r98: xmm7                 r99: xmm7
-;     r100: xmm7                r101: xmm5                r102: xmm5                r103: xmm5
-;     r104: xmm5                r105: xmm6                r106: xmm6                r107: xmm6
-;     r108: xmm1                r109: xmm1                r110: xmm1                r111: xmm1
-;     r112: xmm1                r113: xmm7                r114: xmm7                r115: xmm7
-;     r116: xmm7                r117: xmm5                r118: xmm5                r119: xmm5
-;     r120: xmm5                r121: xmm6                r122: xmm6                r123: xmm6
-;     r124: xmm1                r125: xmm1                r126: xmm1                r127: xmm1
-;     r128: xmm1                r129: xmm7                r130: xmm7                r131: xmm7
-;     r132: xmm7                r133: xmm5                r134: xmm5                r135: xmm5
-;     r136: xmm5                r137: xmm6                r138: xmm6                r139: xmm6
-;     r140: xmm1                r141: xmm1                r142: xmm1                r143: xmm1
-;     r144: xmm1                r145: xmm7                r146: xmm7                r147: xmm7
-;     r148: xmm7                r149: xmm5                r150: xmm5                r151: xmm5
-;     r152: xmm5                r153: xmm6                r154: xmm6                r155: xmm6
-;     r156: xmm1                r157: xmm1                r158: xmm1                r159: xmm1
-;     r160: xmm1                r161: xmm7                r162: xmm7                r163: xmm7
-;     r164: xmm7                r165: xmm5                r166: xmm5                r167: xmm5
-;     r168: xmm5                r169: xmm6                r170: xmm6                r171: xmm6
-;     r172: xmm1                r173: xmm1                r174: xmm1                r175: xmm1
-;     r176: xmm1                r177: xmm7                r178: xmm7                r179: xmm7
-;     r180: xmm7                r181: xmm5                r182: xmm5                r183: xmm5
-;     r184: xmm5                r185: xmm6                r186: xmm6                r187: xmm6
-;     r188: xmm1                r189: xmm1                r190: xmm1                r191: xmm1
-;     r192: xmm1                r193: xmm7                r194: xmm7                r195: xmm7
-;     r196: xmm7                r197: xmm5                r198: xmm5                r199: xmm5
-;     r200: xmm5                r201: xmm6                r202: xmm6                r203: xmm6
-;     r204: xmm1                r205: xmm1                r206: xmm1                r207: xmm1
-;     r208: xmm1                r209: xmm7                r210: xmm7                r211: xmm7
-;     r212: xmm7                r213: xmm5                r214: xmm5                r215: xmm5
-;     r216: xmm5                r217: xmm6                r218: xmm6                r219: xmm6
-;     r220: xmm1                r221: xmm1                r222: xmm1                r223: xmm1
-;     r224: xmm1                r225: xmm7                r226: xmm7                r227: xmm7
-;     r228: xmm7                r229: xmm5                r230: xmm5                r231: xmm5
-;     r232: xmm5                r233: xmm6                r234: xmm6                r235: xmm6
-;     r236: xmm1                r237: xmm1                r238: xmm1                r239: xmm1
-;     r240: xmm1                r241: xmm7                r242: xmm7                r243: xmm7
-;     r244: xmm7                r245: xmm5                r246: xmm5                r247: xmm5
-;     r248: xmm5                r249: xmm6                r250: xmm6                r251: xmm6
-;     r252: xmm1                r253: xmm1                r254: xmm1                r255: xmm1
-;     r256: xmm1                r257: xmm7                r258: xmm7                r259: xmm7
-;     r260: xmm7                r261: xmm5                r262: xmm5                r263: xmm5
-;     r264: xmm5                r265: xmm6                r266: xmm6                r267: xmm6
-;     r268: xmm1                r269: xmm1                r270: xmm1                r271: xmm1
-;     r272: xmm1                r273: xmm7                r274: xmm7                r275: xmm7
-;     r276: xmm7                r277: xmm5                r278: xmm5                r279: xmm5
-;     r280: xmm5                r281: xmm6                r282: xmm6                r283: xmm6
-;     r284: xmm1                r285: xmm1                r286: xmm1                r287: xmm1
-;     r288: xmm1                  t0: xmm0                  t1: xmm1                  t2: xmm2
-;    tweak: eax                   x0: xmm3                  x1: xmm4                  x2: xmm5
-;       x3: xmm6                  x4: xmm7                  x5: xmm2                  x6: xmm1
-;       x7: xmm0
-;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 t0 t1 t2 x2 x3 x4 x6
-;   frame: 560 bytes of stack slots; callee-saved registers pushed: ebx
+;       k7: xmm7                  k8: xmm7                 kcs: xmm7                 key: eax
+;        n: ebx                  out: edx                   r1: xmm0                  r2: xmm0
+;       r3: xmm0                  r4: xmm0                  r5: xmm5                  r6: xmm5
+;       r7: xmm5                  r8: xmm5                  r9: xmm6                 r10: xmm6
+;      r11: xmm6                 r12: xmm7                 r13: xmm7                 r14: xmm7
+;      r15: xmm7                 r16: xmm7                 r17: xmm6                 r18: xmm6
+;      r19: xmm6                 r20: xmm5                 r21: xmm5                 r22: xmm5
+;      r23: xmm5                 r24: xmm5                 r25: xmm6                 r26: xmm6
+;      r27: xmm6                 r28: xmm7                 r29: xmm7                 r30: xmm7
+;      r31: xmm7                 r32: xmm7                 r33: xmm6                 r34: xmm6
+;      r35: xmm6                 r36: xmm5                 r37: xmm5                 r38: xmm5
+;      r39: xmm5                 r40: xmm5                 r41: xmm6                 r42: xmm6
+;      r43: xmm6                 r44: xmm7                 r45: xmm7                 r46: xmm7
+;      r47: xmm7                 r48: xmm7                 r49: xmm6                 r50: xmm6
+;      r51: xmm6                 r52: xmm5                 r53: xmm5                 r54: xmm5
+;      r55: xmm5                 r56: xmm5                 r57: xmm6                 r58: xmm6
+;      r59: xmm6                 r60: xmm7                 r61: xmm7                 r62: xmm7
+;      r63: xmm7                 r64: xmm7                 r65: xmm6                 r66: xmm6
+;      r67: xmm6                 r68: xmm5                 r69: xmm5                 r70: xmm5
+;      r71: xmm5                 r72: xmm5                 r73: xmm6                 r74: xmm6
+;      r75: xmm6                 r76: xmm7                 r77: xmm7                 r78: xmm7
+;      r79: xmm7                 r80: xmm7                 r81: xmm6                 r82: xmm6
+;      r83: xmm6                 r84: xmm5                 r85: xmm5                 r86: xmm5
+;      r87: xmm5                 r88: xmm5                 r89: xmm6                 r90: xmm6
+;      r91: xmm6                 r92: xmm7                 r93: xmm7                 r94: xmm7
+;      r95: xmm7                 r96: xmm7                 r97: xmm6                 r98: xmm6
+;      r99: xmm6                r100: xmm5                r101: xmm5                r102: xmm5
+;     r103: xmm5                r104: xmm5                r105: xmm6                r106: xmm6
+;     r107: xmm6                r108: xmm7                r109: xmm7                r110: xmm7
+;     r111: xmm7                r112: xmm7                r113: xmm6                r114: xmm6
+;     r115: xmm6                r116: xmm5                r117: xmm5                r118: xmm5
+;     r119: xmm5                r120: xmm5                r121: xmm6                r122: xmm6
+;     r123: xmm6                r124: xmm7                r125: xmm7                r126: xmm7
+;     r127: xmm7                r128: xmm7                r129: xmm6                r130: xmm6
+;     r131: xmm6                r132: xmm5                r133: xmm5                r134: xmm5
+;     r135: xmm5                r136: xmm5                r137: xmm6                r138: xmm6
+;     r139: xmm6                r140: xmm7                r141: xmm7                r142: xmm7
+;     r143: xmm7                r144: xmm7                r145: xmm6                r146: xmm6
+;     r147: xmm6                r148: xmm5                r149: xmm5                r150: xmm5
+;     r151: xmm5                r152: xmm5                r153: xmm6                r154: xmm6
+;     r155: xmm6                r156: xmm7                r157: xmm7                r158: xmm7
+;     r159: xmm7                r160: xmm7                r161: xmm6                r162: xmm6
+;     r163: xmm6                r164: xmm5                r165: xmm5                r166: xmm5
+;     r167: xmm5                r168: xmm5                r169: xmm6                r170: xmm6
+;     r171: xmm6                r172: xmm7                r173: xmm7                r174: xmm7
+;     r175: xmm7                r176: xmm7                r177: xmm6                r178: xmm6
+;     r179: xmm6                r180: xmm5                r181: xmm5                r182: xmm5
+;     r183: xmm5                r184: xmm5                r185: xmm6                r186: xmm6
+;     r187: xmm6                r188: xmm7                r189: xmm7                r190: xmm7
+;     r191: xmm7                r192: xmm7                r193: xmm6                r194: xmm6
+;     r195: xmm6                r196: xmm5                r197: xmm5                r198: xmm5
+;     r199: xmm5                r200: xmm5                r201: xmm6                r202: xmm6
+;     r203: xmm6                r204: xmm7                r205: xmm7                r206: xmm7
+;     r207: xmm7                r208: xmm7                r209: xmm6                r210: xmm6
+;     r211: xmm6                r212: xmm5                r213: xmm5                r214: xmm5
+;     r215: xmm5                r216: xmm5                r217: xmm6                r218: xmm6
+;     r219: xmm6                r220: xmm7                r221: xmm7                r222: xmm7
+;     r223: xmm7                r224: xmm7                r225: xmm6                r226: xmm6
+;     r227: xmm6                r228: xmm5                r229: xmm5                r230: xmm5
+;     r231: xmm5                r232: xmm5                r233: xmm6                r234: xmm6
+;     r235: xmm6                r236: xmm7                r237: xmm7                r238: xmm7
+;     r239: xmm7                r240: xmm7                r241: xmm6                r242: xmm6
+;     r243: xmm6                r244: xmm5                r245: xmm5                r246: xmm5
+;     r247: xmm5                r248: xmm5                r249: xmm6                r250: xmm6
+;     r251: xmm6                r252: xmm7                r253: xmm7                r254: xmm7
+;     r255: xmm7                r256: xmm7                r257: xmm6                r258: xmm6
+;     r259: xmm6                r260: xmm5                r261: xmm5                r262: xmm5
+;     r263: xmm5                r264: xmm5                r265: xmm6                r266: xmm6
+;     r267: xmm6                r268: xmm7                r269: xmm7                r270: xmm7
+;     r271: xmm7                r272: xmm7                r273: xmm6                r274: xmm6
+;     r275: xmm6                r276: xmm5                r277: xmm5                r278: xmm5
+;     r279: xmm5                r280: xmm5                r281: xmm6                r282: xmm6
+;     r283: xmm6                r284: xmm7                r285: xmm7                r286: xmm7
+;     r287: xmm7                r288: xmm7                 sk1: xmm7                 sk2: xmm0
+;      sk3: xmm6                 sk4: xmm6                 sk5: xmm6                 sk6: xmm6
+;      sk7: xmm6                 sk8: xmm6                 sk9: xmm6                sk10: xmm6
+;     sk11: xmm6                sk12: xmm6                sk13: xmm6                sk14: xmm6
+;     sk15: xmm6                sk16: xmm6                sk17: xmm6                sk18: xmm6
+;     sk19: xmm6                sk20: xmm0                  t0: xmm0                  t1: xmm1
+;       t2: xmm2               tweak: eax                   x0: xmm3                  x1: xmm4
+;       x2: xmm5                  x3: xmm6                  x4: xmm0, xmm7            x5: xmm2
+;       x6: xmm1, xmm7            x7: xmm1
+;   stack slots: k0 k1 k2 k3 k4 k5 k6 k7 k8 sk1 sk3 sk4 sk5 sk6 sk7 sk8 sk9 sk10 sk11 sk12 sk13 sk14 sk15 sk16 sk17 sk18 sk19 t0 t1 t2 x2 x3 x4 x6
+;   frame: 1136 bytes of stack slots; callee-saved registers pushed: ebx
 
 bits 32
 section .text
@@ -200,6 +210,7 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt:
     add esp, 20
     ret
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     endbr32
 .entry:
@@ -207,45 +218,45 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     mov ebp, esp
     push ebx
     and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
-    sub esp, 576
-    mov dword [esp + 0], 0xa9fc1a22
-    mov dword [esp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [esp + 288], 0x00000001
-    mov dword [esp + 292], 0x00000000 ; constant 0x0000000000000001
-    mov dword [esp + 304], 0x00000002
-    mov dword [esp + 308], 0x00000000 ; constant 0x0000000000000002
-    mov dword [esp + 320], 0x00000003
-    mov dword [esp + 324], 0x00000000 ; constant 0x0000000000000003
-    mov dword [esp + 336], 0x00000004
-    mov dword [esp + 340], 0x00000000 ; constant 0x0000000000000004
-    mov dword [esp + 352], 0x00000005
-    mov dword [esp + 356], 0x00000000 ; constant 0x0000000000000005
-    mov dword [esp + 368], 0x00000006
-    mov dword [esp + 372], 0x00000000 ; constant 0x0000000000000006
-    mov dword [esp + 384], 0x00000007
-    mov dword [esp + 388], 0x00000000 ; constant 0x0000000000000007
-    mov dword [esp + 400], 0x00000008
-    mov dword [esp + 404], 0x00000000 ; constant 0x0000000000000008
-    mov dword [esp + 416], 0x00000009
-    mov dword [esp + 420], 0x00000000 ; constant 0x0000000000000009
-    mov dword [esp + 432], 0x0000000a
-    mov dword [esp + 436], 0x00000000 ; constant 0x000000000000000a
-    mov dword [esp + 448], 0x0000000b
-    mov dword [esp + 452], 0x00000000 ; constant 0x000000000000000b
-    mov dword [esp + 464], 0x0000000c
-    mov dword [esp + 468], 0x00000000 ; constant 0x000000000000000c
-    mov dword [esp + 480], 0x0000000d
-    mov dword [esp + 484], 0x00000000 ; constant 0x000000000000000d
-    mov dword [esp + 496], 0x0000000e
-    mov dword [esp + 500], 0x00000000 ; constant 0x000000000000000e
-    mov dword [esp + 512], 0x0000000f
-    mov dword [esp + 516], 0x00000000 ; constant 0x000000000000000f
-    mov dword [esp + 528], 0x00000010
-    mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000010
-    mov dword [esp + 544], 0x00000011
-    mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000011
-    mov dword [esp + 560], 0x00000012
-    mov dword [esp + 564], 0x00000000 ; constant 0x0000000000000012
+    sub esp, 1152
+    mov dword [esp + 848], 0xa9fc1a22
+    mov dword [esp + 852], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 864], 0x00000001
+    mov dword [esp + 868], 0x00000000 ; constant 0x0000000000000001
+    mov dword [esp + 880], 0x00000002
+    mov dword [esp + 884], 0x00000000 ; constant 0x0000000000000002
+    mov dword [esp + 896], 0x00000003
+    mov dword [esp + 900], 0x00000000 ; constant 0x0000000000000003
+    mov dword [esp + 912], 0x00000004
+    mov dword [esp + 916], 0x00000000 ; constant 0x0000000000000004
+    mov dword [esp + 928], 0x00000005
+    mov dword [esp + 932], 0x00000000 ; constant 0x0000000000000005
+    mov dword [esp + 944], 0x00000006
+    mov dword [esp + 948], 0x00000000 ; constant 0x0000000000000006
+    mov dword [esp + 960], 0x00000007
+    mov dword [esp + 964], 0x00000000 ; constant 0x0000000000000007
+    mov dword [esp + 976], 0x00000008
+    mov dword [esp + 980], 0x00000000 ; constant 0x0000000000000008
+    mov dword [esp + 992], 0x00000009
+    mov dword [esp + 996], 0x00000000 ; constant 0x0000000000000009
+    mov dword [esp + 1008], 0x0000000a
+    mov dword [esp + 1012], 0x00000000 ; constant 0x000000000000000a
+    mov dword [esp + 1024], 0x0000000b
+    mov dword [esp + 1028], 0x00000000 ; constant 0x000000000000000b
+    mov dword [esp + 1040], 0x0000000c
+    mov dword [esp + 1044], 0x00000000 ; constant 0x000000000000000c
+    mov dword [esp + 1056], 0x0000000d
+    mov dword [esp + 1060], 0x00000000 ; constant 0x000000000000000d
+    mov dword [esp + 1072], 0x0000000e
+    mov dword [esp + 1076], 0x00000000 ; constant 0x000000000000000e
+    mov dword [esp + 1088], 0x0000000f
+    mov dword [esp + 1092], 0x00000000 ; constant 0x000000000000000f
+    mov dword [esp + 1104], 0x00000010
+    mov dword [esp + 1108], 0x00000000 ; constant 0x0000000000000010
+    mov dword [esp + 1120], 0x00000011
+    mov dword [esp + 1124], 0x00000000 ; constant 0x0000000000000011
+    mov dword [esp + 1136], 0x00000012
+    mov dword [esp + 1140], 0x00000000 ; constant 0x0000000000000012
 ; if n == 0 return
     cmp dword [ebp + 24], 0
     jz .done
@@ -267,9 +278,9 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     movq xmm6, [eax + 48]
 ; k7 = key[7]
     movq xmm7, [eax + 56]
-    movq [esp + 16], xmm7
+    movq [esp + 32], xmm7
 ; k8 = 0x1bd11bdaa9fc1a22
-    movq xmm7, [esp + 0]
+    movq xmm7, [esp + 848]
 ; k8 ^= k0
     pxor xmm7, xmm0
 ; k8 ^= k1
@@ -285,15 +296,111 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; k8 ^= k6
     pxor xmm7, xmm6
 ; k8 ^= k7
-    pxor xmm7, [esp + 16]
-    movq [esp + 32], xmm0
-    movq [esp + 48], xmm1
-    movq [esp + 64], xmm2
-    movq [esp + 80], xmm3
-    movq [esp + 96], xmm4
-    movq [esp + 112], xmm5
-    movq [esp + 128], xmm6
-    movq [esp + 144], xmm7
+    pxor xmm7, [esp + 32]
+; key words + s of the subkeys: kc[s] (once per call)
+; k8 ^= k7
+    movq [esp + 48], xmm6
+; kcs += 1
+    movdqa xmm6, xmm7
+    paddq xmm6, [esp + 864]
+; kc[1] = kcs
+    movq [esp + 256], xmm6
+; kcs += 2
+    movdqa xmm6, xmm0
+    paddq xmm6, [esp + 880]
+; kc[2] = kcs
+    movq [esp + 272], xmm6
+; kcs += 3
+    movdqa xmm6, xmm1
+    paddq xmm6, [esp + 896]
+; kc[3] = kcs
+    movq [esp + 288], xmm6
+; kcs += 4
+    movdqa xmm6, xmm2
+    paddq xmm6, [esp + 912]
+; kc[4] = kcs
+    movq [esp + 304], xmm6
+; kcs += 5
+    movdqa xmm6, xmm3
+    paddq xmm6, [esp + 928]
+; kc[5] = kcs
+    movq [esp + 320], xmm6
+; kcs += 6
+    movdqa xmm6, xmm4
+    paddq xmm6, [esp + 944]
+; kc[6] = kcs
+    movq [esp + 336], xmm6
+; kcs += 7
+    movdqa xmm6, xmm5
+    paddq xmm6, [esp + 960]
+; kc[7] = kcs
+    movq [esp + 352], xmm6
+; kcs = k6
+    movq xmm6, [esp + 48]
+; kcs += 8
+    paddq xmm6, [esp + 976]
+; kc[8] = kcs
+    movq [esp + 368], xmm6
+; kcs = k7
+    movq xmm6, [esp + 32]
+; kcs += 9
+    paddq xmm6, [esp + 992]
+; kc[9] = kcs
+    movq [esp + 384], xmm6
+; kcs += 0xa
+    movdqa xmm6, xmm7
+    paddq xmm6, [esp + 1008]
+; kc[10] = kcs
+    movq [esp + 400], xmm6
+; kcs += 0xb
+    movdqa xmm6, xmm0
+    paddq xmm6, [esp + 1024]
+; kc[11] = kcs
+    movq [esp + 416], xmm6
+; kcs += 0xc
+    movdqa xmm6, xmm1
+    paddq xmm6, [esp + 1040]
+; kc[12] = kcs
+    movq [esp + 432], xmm6
+; kcs += 0xd
+    movdqa xmm6, xmm2
+    paddq xmm6, [esp + 1056]
+; kc[13] = kcs
+    movq [esp + 448], xmm6
+; kcs += 0xe
+    movdqa xmm6, xmm3
+    paddq xmm6, [esp + 1072]
+; kc[14] = kcs
+    movq [esp + 464], xmm6
+; kcs += 0xf
+    movdqa xmm6, xmm4
+    paddq xmm6, [esp + 1088]
+; kc[15] = kcs
+    movq [esp + 480], xmm6
+; kcs += 0x10
+    movdqa xmm6, xmm5
+    paddq xmm6, [esp + 1104]
+; kc[16] = kcs
+    movq [esp + 496], xmm6
+; kcs = k6
+    movq xmm6, [esp + 48]
+; kcs += 0x11
+    paddq xmm6, [esp + 1120]
+; kc[17] = kcs
+    movq [esp + 512], xmm6
+; kcs = k7
+    movq xmm6, [esp + 32]
+; kcs += 0x12
+    paddq xmm6, [esp + 1136]
+; kc[18] = kcs
+    movq [esp + 528], xmm6
+    movq [esp + 64], xmm0
+    movq [esp + 80], xmm1
+    movq [esp + 96], xmm2
+    movq [esp + 112], xmm3
+    movq [esp + 128], xmm4
+    movq [esp + 144], xmm5
+    movq [esp + 160], xmm7
 ; for each block
     align 32
 .loop:
@@ -317,76 +424,83 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     movq xmm6, [ecx + 24]
 ; x4 = in[4]
     movq xmm7, [ecx + 32]
-    movq [esp + 160], xmm2
+    movq [esp + 208], xmm2
 ; x5 = in[5]
     movq xmm2, [ecx + 40]
     movq [esp + 176], xmm1
 ; x6 = in[6]
     movq xmm1, [ecx + 48]
-    movq [esp + 192], xmm0
+    movq [esp + 544], xmm1
 ; x7 = in[7]
-    movq xmm0, [ecx + 56]
+    movq xmm1, [ecx + 56]
 ; add subkey 0
 ; x0 += k0
-    paddq xmm3, [esp + 32]
+    paddq xmm3, [esp + 64]
 ; x1 += k1
-    paddq xmm4, [esp + 48]
+    paddq xmm4, [esp + 80]
 ; x2 += k2
-    paddq xmm5, [esp + 64]
+    paddq xmm5, [esp + 96]
 ; x3 += k3
-    paddq xmm6, [esp + 80]
+    paddq xmm6, [esp + 112]
 ; x4 += k4
-    paddq xmm7, [esp + 96]
-; x5 += k5
-    paddq xmm2, [esp + 112]
-; x6 += k6
-    paddq xmm1, [esp + 128]
+    paddq xmm7, [esp + 128]
+    movq [esp + 192], xmm7
+; sk1 = k5
+    movq xmm7, [esp + 144]
+; sk1 += t0
+    paddq xmm7, xmm0
+; x5 += sk1
+    paddq xmm2, xmm7
+; sk2 = k6
+    movq xmm7, [esp + 48]
+; sk2 += t1
+    paddq xmm7, [esp + 176]
+    movq [esp + 224], xmm0
+; x6 += sk2
+    movq xmm0, [esp + 544]
+    paddq xmm0, xmm7
 ; x7 += k7
-    paddq xmm0, [esp + 16]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
+    paddq xmm1, [esp + 32]
 ; round 0
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 560], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
     paddq xmm5, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x4 += x5
+    movq xmm7, [esp + 192]
     paddq xmm7, xmm2
+    movq [esp + 16], xmm6
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm6, 45
+    por xmm2, xmm6
 ; x5 ^= x4
     pxor xmm2, xmm7
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, xmm1
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm1, xmm0
 ; round 1
 ; x2 += x1
     paddq xmm5, xmm4
@@ -398,29 +512,29 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x1 ^= x2
     pxor xmm4, xmm5
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm7, xmm1
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
+    movdqa xmm6, xmm1
+    psllq xmm1, 27
     psrlq xmm6, 37
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm7
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
     movdqa xmm6, xmm2
     psllq xmm2, 14
     psrlq xmm6, 50
     por xmm2, xmm6
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
+    movq xmm6, [esp + 16]
     movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
+    movq xmm5, [esp + 16]
     psllq xmm5, 42
     psrlq xmm6, 22
     por xmm5, xmm6
@@ -437,14 +551,14 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x1 ^= x4
     pxor xmm4, xmm7
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm5
 ; x3 <<<= 49
     movdqa xmm6, xmm5
     psllq xmm5, 49
     psrlq xmm6, 15
     por xmm5, xmm6
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm5, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
@@ -456,34 +570,34 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
     pxor xmm2, xmm3
 ; x2 += x7
     movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm6, xmm1
+    movq [esp + 192], xmm7
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movdqa xmm7, xmm1
+    psllq xmm1, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm1, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm1, xmm6
 ; round 3
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm1
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm1
+    psllq xmm1, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm1, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x2 += x5
     paddq xmm6, xmm2
 ; x5 <<<= 54
@@ -494,44 +608,43 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x5 ^= x2
     pxor xmm2, xmm6
 ; x4 += x3
-    movq xmm7, [esp + 256]
+    movq xmm7, [esp + 192]
     paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    movq [esp + 0], xmm1
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
+    movdqa xmm1, xmm5
     psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    psrlq xmm1, 8
+    por xmm5, xmm1
 ; x3 ^= x4
     pxor xmm5, xmm7
 ; add subkey 1
 ; x0 += k1
-    paddq xmm3, [esp + 48]
+    paddq xmm3, [esp + 80]
 ; x1 += k2
-    paddq xmm4, [esp + 64]
+    paddq xmm4, [esp + 96]
 ; x2 += k3
-    paddq xmm6, [esp + 80]
+    paddq xmm6, [esp + 112]
 ; x3 += k4
-    paddq xmm5, [esp + 96]
+    paddq xmm5, [esp + 128]
 ; x4 += k5
-    paddq xmm7, [esp + 112]
-; x5 += k6
-    paddq xmm2, [esp + 128]
-; x6 += k7
-    paddq xmm1, [esp + 16]
-; x7 += k8
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 144]
-; x5 += t1
-    paddq xmm2, [esp + 176]
-; x6 += t2
-    paddq xmm1, [esp + 160]
-; x7 += 1
-    paddq xmm0, [esp + 288]
+    paddq xmm7, [esp + 144]
+; x5 += sk2
+    paddq xmm2, [esp + 560]
+; sk3 = k7
+    movq xmm1, [esp + 32]
+; sk3 += t2
+    paddq xmm1, [esp + 208]
+; x6 += sk3
+    paddq xmm0, xmm1
+    movq [esp + 576], xmm1
+; x7 += kc[1]
+    movq xmm1, [esp + 0]
+    paddq xmm1, [esp + 256]
 ; round 4
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm1
 ; x1 <<<= 39
     movdqa xmm1, xmm4
     psllq xmm4, 39
@@ -558,3053 +671,3035 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; x5 ^= x4
     pxor xmm2, xmm7
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm1, [esp + 0]
+    movq [esp + 16], xmm5
+    movq xmm5, [esp + 0]
+    psllq xmm5, 24
+    psrlq xmm1, 40
+    por xmm5, xmm1
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm5, xmm0
 ; round 5
 ; x2 += x1
     paddq xmm6, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm1, 51
+    por xmm4, xmm1
 ; x1 ^= x2
     pxor xmm4, xmm6
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm7, xmm5
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm1, xmm5
+    psllq xmm5, 50
+    psrlq xmm1, 14
+    por xmm5, xmm1
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm5, xmm7
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm1, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm1, 54
+    por xmm2, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
+    movq xmm1, [esp + 16]
     movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm1, 47
+    por xmm6, xmm1
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 6
 ; x4 += x1
     paddq xmm7, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm1, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm1, 39
+    por xmm4, xmm1
 ; x1 ^= x4
     pxor xmm4, xmm7
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm1, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm1, 35
+    por xmm6, xmm1
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm1, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm1, 25
+    por xmm2, xmm1
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    movq xmm1, [esp + 240]
+    paddq xmm1, xmm5
+    movq [esp + 192], xmm7
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movdqa xmm7, xmm5
+    psllq xmm5, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm5, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm5, xmm1
 ; round 7
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm5
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm5
+    psllq xmm5, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm5, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm5, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
+    movq xmm7, [esp + 192]
     paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    movq [esp + 0], xmm5
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm5, 42
+    por xmm6, xmm5
 ; x3 ^= x4
     pxor xmm6, xmm7
 ; add subkey 2
 ; x0 += k2
-    paddq xmm3, [esp + 64]
+    paddq xmm3, [esp + 96]
 ; x1 += k3
-    paddq xmm4, [esp + 80]
+    paddq xmm4, [esp + 112]
 ; x2 += k4
-    paddq xmm5, [esp + 96]
+    paddq xmm1, [esp + 128]
 ; x3 += k5
-    paddq xmm6, [esp + 112]
+    paddq xmm6, [esp + 144]
 ; x4 += k6
-    paddq xmm7, [esp + 128]
-; x5 += k7
-    paddq xmm2, [esp + 16]
-; x6 += k8
-    paddq xmm1, [esp + 144]
-; x7 += k0
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 32]
-; x5 += t2
-    paddq xmm2, [esp + 160]
-; x6 += t0
-    paddq xmm1, [esp + 192]
-; x7 += 2
-    paddq xmm0, [esp + 304]
+    paddq xmm7, [esp + 48]
+; x5 += sk3
+    paddq xmm2, [esp + 576]
+; sk4 = k8
+    movq xmm5, [esp + 160]
+; sk4 += t0
+    paddq xmm5, [esp + 224]
+; x6 += sk4
+    paddq xmm0, xmm5
+    movq [esp + 592], xmm5
+; x7 += kc[2]
+    movq xmm5, [esp + 0]
+    paddq xmm5, [esp + 272]
 ; round 8
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm5
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm5, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm5, 18
+    por xmm4, xmm5
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm5, 28
+    por xmm6, xmm5
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
     paddq xmm7, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm5, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm5, 45
+    por xmm2, xmm5
 ; x5 ^= x4
     pxor xmm2, xmm7
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm5, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm5, 27
+    por xmm6, xmm5
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 9
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm5, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm5, 31
+    por xmm4, xmm5
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm7, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm5, xmm6
+    psllq xmm6, 27
+    psrlq xmm5, 37
+    por xmm6, xmm5
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm7
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm5, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm5, 50
+    por xmm2, xmm5
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm5, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 10
 ; x4 += x1
     paddq xmm7, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm5, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm5, 47
+    por xmm4, xmm5
 ; x1 ^= x4
     pxor xmm4, xmm7
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm5, xmm6
+    psllq xmm6, 49
+    psrlq xmm5, 15
+    por xmm6, xmm5
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm5, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm5, 28
+    por xmm2, xmm5
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
-    psrlq xmm7, 25
-    por xmm0, xmm7
+    movq xmm5, [esp + 0]
+    movq [esp + 192], xmm7
+    movq xmm7, [esp + 0]
+    psllq xmm7, 39
+    psrlq xmm5, 25
+    por xmm7, xmm5
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm7, xmm1
 ; round 11
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
-    movdqa xmm7, xmm4
+    movdqa xmm5, xmm4
     psllq xmm4, 44
-    psrlq xmm7, 20
-    por xmm4, xmm7
+    psrlq xmm5, 20
+    por xmm4, xmm5
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm7
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
-    psrlq xmm7, 55
-    por xmm0, xmm7
+    movdqa xmm5, xmm7
+    psllq xmm7, 9
+    psrlq xmm5, 55
+    por xmm7, xmm5
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm7, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
-    movdqa xmm7, xmm2
+    movdqa xmm5, xmm2
     psllq xmm2, 54
-    psrlq xmm7, 10
-    por xmm2, xmm7
+    psrlq xmm5, 10
+    por xmm2, xmm5
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    movq xmm5, [esp + 192]
+    paddq xmm5, xmm6
+    movq [esp + 0], xmm7
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movdqa xmm7, xmm6
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 3
 ; x0 += k3
-    paddq xmm3, [esp + 80]
+    paddq xmm3, [esp + 112]
 ; x1 += k4
-    paddq xmm4, [esp + 96]
+    paddq xmm4, [esp + 128]
 ; x2 += k5
-    paddq xmm6, [esp + 112]
+    paddq xmm1, [esp + 144]
 ; x3 += k6
-    paddq xmm5, [esp + 128]
+    paddq xmm6, [esp + 48]
 ; x4 += k7
-    paddq xmm7, [esp + 16]
-; x5 += k8
-    paddq xmm2, [esp + 144]
-; x6 += k0
-    paddq xmm1, [esp + 32]
-; x7 += k1
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 48]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
-; x7 += 3
-    paddq xmm0, [esp + 320]
+    paddq xmm5, [esp + 32]
+; x5 += sk4
+    paddq xmm2, [esp + 592]
+; sk5 = k0
+    movq xmm7, [esp + 64]
+; sk5 += t1
+    paddq xmm7, [esp + 176]
+; x6 += sk5
+    paddq xmm0, xmm7
+    movq [esp + 608], xmm7
+; x7 += kc[3]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 288]
 ; round 12
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 13
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 14
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 15
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 4
 ; x0 += k4
-    paddq xmm3, [esp + 96]
+    paddq xmm3, [esp + 128]
 ; x1 += k5
-    paddq xmm4, [esp + 112]
+    paddq xmm4, [esp + 144]
 ; x2 += k6
-    paddq xmm5, [esp + 128]
-; x3 += k7
-    paddq xmm6, [esp + 16]
-; x4 += k8
-    paddq xmm7, [esp + 144]
-; x5 += k0
-    paddq xmm2, [esp + 32]
-; x6 += k1
     paddq xmm1, [esp + 48]
-; x7 += k2
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 64]
-; x5 += t1
-    paddq xmm2, [esp + 176]
-; x6 += t2
-    paddq xmm1, [esp + 160]
-; x7 += 4
-    paddq xmm0, [esp + 336]
+; x3 += k7
+    paddq xmm6, [esp + 32]
+; x4 += k8
+    paddq xmm5, [esp + 160]
+; x5 += sk5
+    paddq xmm2, [esp + 608]
+; sk6 = k1
+    movq xmm7, [esp + 80]
+; sk6 += t2
+    paddq xmm7, [esp + 208]
+; x6 += sk6
+    paddq xmm0, xmm7
+    movq [esp + 624], xmm7
+; x7 += kc[4]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 304]
 ; round 16
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 17
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 18
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 19
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 5
 ; x0 += k5
-    paddq xmm3, [esp + 112]
+    paddq xmm3, [esp + 144]
 ; x1 += k6
-    paddq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
 ; x2 += k7
-    paddq xmm6, [esp + 16]
+    paddq xmm1, [esp + 32]
 ; x3 += k8
-    paddq xmm5, [esp + 144]
+    paddq xmm6, [esp + 160]
 ; x4 += k0
-    paddq xmm7, [esp + 32]
-; x5 += k1
-    paddq xmm2, [esp + 48]
-; x6 += k2
-    paddq xmm1, [esp + 64]
-; x7 += k3
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 80]
-; x5 += t2
-    paddq xmm2, [esp + 160]
-; x6 += t0
-    paddq xmm1, [esp + 192]
-; x7 += 5
-    paddq xmm0, [esp + 352]
+    paddq xmm5, [esp + 64]
+; x5 += sk6
+    paddq xmm2, [esp + 624]
+; sk7 = k2
+    movq xmm7, [esp + 96]
+; sk7 += t0
+    paddq xmm7, [esp + 224]
+; x6 += sk7
+    paddq xmm0, xmm7
+    movq [esp + 640], xmm7
+; x7 += kc[5]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 320]
 ; round 20
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 21
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 22
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 23
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 6
 ; x0 += k6
-    paddq xmm3, [esp + 128]
+    paddq xmm3, [esp + 48]
 ; x1 += k7
-    paddq xmm4, [esp + 16]
+    paddq xmm4, [esp + 32]
 ; x2 += k8
-    paddq xmm5, [esp + 144]
+    paddq xmm1, [esp + 160]
 ; x3 += k0
-    paddq xmm6, [esp + 32]
+    paddq xmm6, [esp + 64]
 ; x4 += k1
-    paddq xmm7, [esp + 48]
-; x5 += k2
-    paddq xmm2, [esp + 64]
-; x6 += k3
-    paddq xmm1, [esp + 80]
-; x7 += k4
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 96]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
-; x7 += 6
-    paddq xmm0, [esp + 368]
+    paddq xmm5, [esp + 80]
+; x5 += sk7
+    paddq xmm2, [esp + 640]
+; sk8 = k3
+    movq xmm7, [esp + 112]
+; sk8 += t1
+    paddq xmm7, [esp + 176]
+; x6 += sk8
+    paddq xmm0, xmm7
+    movq [esp + 656], xmm7
+; x7 += kc[6]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 336]
 ; round 24
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 25
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 26
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 27
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 7
 ; x0 += k7
-    paddq xmm3, [esp + 16]
+    paddq xmm3, [esp + 32]
 ; x1 += k8
-    paddq xmm4, [esp + 144]
+    paddq xmm4, [esp + 160]
 ; x2 += k0
-    paddq xmm6, [esp + 32]
+    paddq xmm1, [esp + 64]
 ; x3 += k1
-    paddq xmm5, [esp + 48]
+    paddq xmm6, [esp + 80]
 ; x4 += k2
-    paddq xmm7, [esp + 64]
-; x5 += k3
-    paddq xmm2, [esp + 80]
-; x6 += k4
-    paddq xmm1, [esp + 96]
-; x7 += k5
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 112]
-; x5 += t1
-    paddq xmm2, [esp + 176]
-; x6 += t2
-    paddq xmm1, [esp + 160]
-; x7 += 7
-    paddq xmm0, [esp + 384]
+    paddq xmm5, [esp + 96]
+; x5 += sk8
+    paddq xmm2, [esp + 656]
+; sk9 = k4
+    movq xmm7, [esp + 128]
+; sk9 += t2
+    paddq xmm7, [esp + 208]
+; x6 += sk9
+    paddq xmm0, xmm7
+    movq [esp + 672], xmm7
+; x7 += kc[7]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 352]
 ; round 28
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 29
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 30
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 31
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 8
 ; x0 += k8
-    paddq xmm3, [esp + 144]
+    paddq xmm3, [esp + 160]
 ; x1 += k0
-    paddq xmm4, [esp + 32]
+    paddq xmm4, [esp + 64]
 ; x2 += k1
-    paddq xmm5, [esp + 48]
+    paddq xmm1, [esp + 80]
 ; x3 += k2
-    paddq xmm6, [esp + 64]
+    paddq xmm6, [esp + 96]
 ; x4 += k3
-    paddq xmm7, [esp + 80]
-; x5 += k4
-    paddq xmm2, [esp + 96]
-; x6 += k5
-    paddq xmm1, [esp + 112]
-; x7 += k6
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 128]
-; x5 += t2
-    paddq xmm2, [esp + 160]
-; x6 += t0
-    paddq xmm1, [esp + 192]
-; x7 += 8
-    paddq xmm0, [esp + 400]
+    paddq xmm5, [esp + 112]
+; x5 += sk9
+    paddq xmm2, [esp + 672]
+; sk10 = k5
+    movq xmm7, [esp + 144]
+; sk10 += t0
+    paddq xmm7, [esp + 224]
+; x6 += sk10
+    paddq xmm0, xmm7
+    movq [esp + 688], xmm7
+; x7 += kc[8]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 368]
 ; round 32
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 33
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 34
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 35
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 9
 ; x0 += k0
-    paddq xmm3, [esp + 32]
+    paddq xmm3, [esp + 64]
 ; x1 += k1
-    paddq xmm4, [esp + 48]
+    paddq xmm4, [esp + 80]
 ; x2 += k2
-    paddq xmm6, [esp + 64]
+    paddq xmm1, [esp + 96]
 ; x3 += k3
-    paddq xmm5, [esp + 80]
+    paddq xmm6, [esp + 112]
 ; x4 += k4
-    paddq xmm7, [esp + 96]
-; x5 += k5
-    paddq xmm2, [esp + 112]
-; x6 += k6
-    paddq xmm1, [esp + 128]
-; x7 += k7
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 16]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
-; x7 += 9
-    paddq xmm0, [esp + 416]
+    paddq xmm5, [esp + 128]
+; x5 += sk10
+    paddq xmm2, [esp + 688]
+; sk11 = k6
+    movq xmm7, [esp + 48]
+; sk11 += t1
+    paddq xmm7, [esp + 176]
+; x6 += sk11
+    paddq xmm0, xmm7
+    movq [esp + 704], xmm7
+; x7 += kc[9]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 384]
 ; round 36
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 37
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 38
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 39
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 10
 ; x0 += k1
-    paddq xmm3, [esp + 48]
+    paddq xmm3, [esp + 80]
 ; x1 += k2
-    paddq xmm4, [esp + 64]
+    paddq xmm4, [esp + 96]
 ; x2 += k3
-    paddq xmm5, [esp + 80]
+    paddq xmm1, [esp + 112]
 ; x3 += k4
-    paddq xmm6, [esp + 96]
+    paddq xmm6, [esp + 128]
 ; x4 += k5
-    paddq xmm7, [esp + 112]
-; x5 += k6
-    paddq xmm2, [esp + 128]
-; x6 += k7
-    paddq xmm1, [esp + 16]
-; x7 += k8
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 144]
-; x5 += t1
-    paddq xmm2, [esp + 176]
-; x6 += t2
-    paddq xmm1, [esp + 160]
-; x7 += 0xa
-    paddq xmm0, [esp + 432]
+    paddq xmm5, [esp + 144]
+; x5 += sk11
+    paddq xmm2, [esp + 704]
+; sk12 = k7
+    movq xmm7, [esp + 32]
+; sk12 += t2
+    paddq xmm7, [esp + 208]
+; x6 += sk12
+    paddq xmm0, xmm7
+    movq [esp + 720], xmm7
+; x7 += kc[10]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 400]
 ; round 40
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 41
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 42
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 43
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 11
 ; x0 += k2
-    paddq xmm3, [esp + 64]
+    paddq xmm3, [esp + 96]
 ; x1 += k3
-    paddq xmm4, [esp + 80]
+    paddq xmm4, [esp + 112]
 ; x2 += k4
-    paddq xmm6, [esp + 96]
+    paddq xmm1, [esp + 128]
 ; x3 += k5
-    paddq xmm5, [esp + 112]
+    paddq xmm6, [esp + 144]
 ; x4 += k6
-    paddq xmm7, [esp + 128]
-; x5 += k7
-    paddq xmm2, [esp + 16]
-; x6 += k8
-    paddq xmm1, [esp + 144]
-; x7 += k0
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 32]
-; x5 += t2
-    paddq xmm2, [esp + 160]
-; x6 += t0
-    paddq xmm1, [esp + 192]
-; x7 += 0xb
-    paddq xmm0, [esp + 448]
+    paddq xmm5, [esp + 48]
+; x5 += sk12
+    paddq xmm2, [esp + 720]
+; sk13 = k8
+    movq xmm7, [esp + 160]
+; sk13 += t0
+    paddq xmm7, [esp + 224]
+; x6 += sk13
+    paddq xmm0, xmm7
+    movq [esp + 736], xmm7
+; x7 += kc[11]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 416]
 ; round 44
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 45
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 46
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 47
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 12
 ; x0 += k3
-    paddq xmm3, [esp + 80]
+    paddq xmm3, [esp + 112]
 ; x1 += k4
-    paddq xmm4, [esp + 96]
+    paddq xmm4, [esp + 128]
 ; x2 += k5
-    paddq xmm5, [esp + 112]
+    paddq xmm1, [esp + 144]
 ; x3 += k6
-    paddq xmm6, [esp + 128]
+    paddq xmm6, [esp + 48]
 ; x4 += k7
-    paddq xmm7, [esp + 16]
-; x5 += k8
-    paddq xmm2, [esp + 144]
-; x6 += k0
-    paddq xmm1, [esp + 32]
-; x7 += k1
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 48]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
-; x7 += 0xc
-    paddq xmm0, [esp + 464]
+    paddq xmm5, [esp + 32]
+; x5 += sk13
+    paddq xmm2, [esp + 736]
+; sk14 = k0
+    movq xmm7, [esp + 64]
+; sk14 += t1
+    paddq xmm7, [esp + 176]
+; x6 += sk14
+    paddq xmm0, xmm7
+    movq [esp + 752], xmm7
+; x7 += kc[12]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 432]
 ; round 48
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 49
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 50
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 51
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 13
 ; x0 += k4
-    paddq xmm3, [esp + 96]
+    paddq xmm3, [esp + 128]
 ; x1 += k5
-    paddq xmm4, [esp + 112]
+    paddq xmm4, [esp + 144]
 ; x2 += k6
-    paddq xmm6, [esp + 128]
-; x3 += k7
-    paddq xmm5, [esp + 16]
-; x4 += k8
-    paddq xmm7, [esp + 144]
-; x5 += k0
-    paddq xmm2, [esp + 32]
-; x6 += k1
     paddq xmm1, [esp + 48]
-; x7 += k2
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 64]
-; x5 += t1
-    paddq xmm2, [esp + 176]
-; x6 += t2
-    paddq xmm1, [esp + 160]
-; x7 += 0xd
-    paddq xmm0, [esp + 480]
+; x3 += k7
+    paddq xmm6, [esp + 32]
+; x4 += k8
+    paddq xmm5, [esp + 160]
+; x5 += sk14
+    paddq xmm2, [esp + 752]
+; sk15 = k1
+    movq xmm7, [esp + 80]
+; sk15 += t2
+    paddq xmm7, [esp + 208]
+; x6 += sk15
+    paddq xmm0, xmm7
+    movq [esp + 768], xmm7
+; x7 += kc[13]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 448]
 ; round 52
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 53
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 54
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 55
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 14
 ; x0 += k5
-    paddq xmm3, [esp + 112]
+    paddq xmm3, [esp + 144]
 ; x1 += k6
-    paddq xmm4, [esp + 128]
+    paddq xmm4, [esp + 48]
 ; x2 += k7
-    paddq xmm5, [esp + 16]
+    paddq xmm1, [esp + 32]
 ; x3 += k8
-    paddq xmm6, [esp + 144]
+    paddq xmm6, [esp + 160]
 ; x4 += k0
-    paddq xmm7, [esp + 32]
-; x5 += k1
-    paddq xmm2, [esp + 48]
-; x6 += k2
-    paddq xmm1, [esp + 64]
-; x7 += k3
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 80]
-; x5 += t2
-    paddq xmm2, [esp + 160]
-; x6 += t0
-    paddq xmm1, [esp + 192]
-; x7 += 0xe
-    paddq xmm0, [esp + 496]
+    paddq xmm5, [esp + 64]
+; x5 += sk15
+    paddq xmm2, [esp + 768]
+; sk16 = k2
+    movq xmm7, [esp + 96]
+; sk16 += t0
+    paddq xmm7, [esp + 224]
+; x6 += sk16
+    paddq xmm0, xmm7
+    movq [esp + 784], xmm7
+; x7 += kc[14]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 464]
 ; round 56
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 57
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 58
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 59
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 15
 ; x0 += k6
-    paddq xmm3, [esp + 128]
+    paddq xmm3, [esp + 48]
 ; x1 += k7
-    paddq xmm4, [esp + 16]
+    paddq xmm4, [esp + 32]
 ; x2 += k8
-    paddq xmm6, [esp + 144]
+    paddq xmm1, [esp + 160]
 ; x3 += k0
-    paddq xmm5, [esp + 32]
+    paddq xmm6, [esp + 64]
 ; x4 += k1
-    paddq xmm7, [esp + 48]
-; x5 += k2
-    paddq xmm2, [esp + 64]
-; x6 += k3
-    paddq xmm1, [esp + 80]
-; x7 += k4
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 96]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
-; x7 += 0xf
-    paddq xmm0, [esp + 512]
+    paddq xmm5, [esp + 80]
+; x5 += sk16
+    paddq xmm2, [esp + 784]
+; sk17 = k3
+    movq xmm7, [esp + 112]
+; sk17 += t1
+    paddq xmm7, [esp + 176]
+; x6 += sk17
+    paddq xmm0, xmm7
+    movq [esp + 800], xmm7
+; x7 += kc[15]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 480]
 ; round 60
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 61
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 62
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 63
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 16
 ; x0 += k7
-    paddq xmm3, [esp + 16]
+    paddq xmm3, [esp + 32]
 ; x1 += k8
-    paddq xmm4, [esp + 144]
+    paddq xmm4, [esp + 160]
 ; x2 += k0
-    paddq xmm5, [esp + 32]
+    paddq xmm1, [esp + 64]
 ; x3 += k1
-    paddq xmm6, [esp + 48]
+    paddq xmm6, [esp + 80]
 ; x4 += k2
-    paddq xmm7, [esp + 64]
-; x5 += k3
-    paddq xmm2, [esp + 80]
-; x6 += k4
-    paddq xmm1, [esp + 96]
-; x7 += k5
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 112]
-; x5 += t1
-    paddq xmm2, [esp + 176]
-; x6 += t2
-    paddq xmm1, [esp + 160]
-; x7 += 0x10
-    paddq xmm0, [esp + 528]
+    paddq xmm5, [esp + 96]
+; x5 += sk17
+    paddq xmm2, [esp + 800]
+; sk18 = k4
+    movq xmm7, [esp + 128]
+; sk18 += t2
+    paddq xmm7, [esp + 208]
+; x6 += sk18
+    paddq xmm0, xmm7
+    movq [esp + 816], xmm7
+; x7 += kc[16]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 496]
 ; round 64
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 46
-    psrlq xmm1, 18
-    por xmm4, xmm1
+    psrlq xmm7, 18
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm5, xmm6
+    paddq xmm1, xmm6
 ; x3 <<<= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 36
-    psrlq xmm1, 28
-    por xmm6, xmm1
+    psrlq xmm7, 28
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm6, xmm5
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 19
-    psrlq xmm1, 45
-    por xmm2, xmm1
+    psrlq xmm7, 45
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm6
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 37
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
-    psrlq xmm6, 27
-    por xmm0, xmm6
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 37
+    psrlq xmm7, 27
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 65
 ; x2 += x1
-    paddq xmm5, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 33
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 33
-    psrlq xmm6, 31
-    por xmm4, xmm6
+    psrlq xmm7, 31
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm5
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 27
-    psrlq xmm6, 37
-    por xmm0, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 27
+    psrlq xmm7, 37
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 14
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 14
-    psrlq xmm6, 50
-    por xmm2, xmm6
+    psrlq xmm7, 50
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 42
-    movq xmm6, [esp + 224]
-    movq [esp + 240], xmm5
-    movq xmm5, [esp + 224]
-    psllq xmm5, 42
-    psrlq xmm6, 22
-    por xmm5, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 42
+    psrlq xmm7, 22
+    por xmm6, xmm7
 ; x3 ^= x0
-    pxor xmm5, xmm3
+    pxor xmm6, xmm3
 ; round 66
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 17
-    movdqa xmm6, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 17
-    psrlq xmm6, 47
-    por xmm4, xmm6
+    psrlq xmm7, 47
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm5
+    paddq xmm0, xmm6
 ; x3 <<<= 49
-    movdqa xmm6, xmm5
-    psllq xmm5, 49
-    psrlq xmm6, 15
-    por xmm5, xmm6
+    movdqa xmm7, xmm6
+    psllq xmm6, 49
+    psrlq xmm7, 15
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm5, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 36
-    movdqa xmm6, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 36
-    psrlq xmm6, 28
-    por xmm2, xmm6
+    psrlq xmm7, 28
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm6, [esp + 240]
-    paddq xmm6, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 39
-    movdqa xmm7, xmm0
-    psllq xmm0, 39
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 39
     psrlq xmm7, 25
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm6
+    pxor xmm6, xmm1
 ; round 67
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 44
     movdqa xmm7, xmm4
     psllq xmm4, 44
     psrlq xmm7, 20
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 9
+    movdqa xmm7, xmm6
+    psllq xmm6, 9
     psrlq xmm7, 55
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm6, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 54
     movdqa xmm7, xmm2
     psllq xmm2, 54
     psrlq xmm7, 10
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm6
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm5
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 56
-    movdqa xmm0, xmm5
-    psllq xmm5, 56
-    psrlq xmm0, 8
-    por xmm5, xmm0
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
+    psllq xmm6, 56
+    psrlq xmm7, 8
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm5, xmm7
+    pxor xmm6, xmm5
 ; add subkey 17
 ; x0 += k8
-    paddq xmm3, [esp + 144]
+    paddq xmm3, [esp + 160]
 ; x1 += k0
-    paddq xmm4, [esp + 32]
+    paddq xmm4, [esp + 64]
 ; x2 += k1
-    paddq xmm6, [esp + 48]
+    paddq xmm1, [esp + 80]
 ; x3 += k2
-    paddq xmm5, [esp + 64]
+    paddq xmm6, [esp + 96]
 ; x4 += k3
-    paddq xmm7, [esp + 80]
-; x5 += k4
-    paddq xmm2, [esp + 96]
-; x6 += k5
-    paddq xmm1, [esp + 112]
-; x7 += k6
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 128]
-; x5 += t2
-    paddq xmm2, [esp + 160]
-; x6 += t0
-    paddq xmm1, [esp + 192]
-; x7 += 0x11
-    paddq xmm0, [esp + 544]
+    paddq xmm5, [esp + 112]
+; x5 += sk18
+    paddq xmm2, [esp + 816]
+; sk19 = k5
+    movq xmm7, [esp + 144]
+; sk19 += t0
+    paddq xmm7, [esp + 224]
+; x6 += sk19
+    paddq xmm0, xmm7
+    movq [esp + 832], xmm7
+; x7 += kc[17]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 512]
 ; round 68
 ; x0 += x1
     paddq xmm3, xmm4
-    movq [esp + 208], xmm1
+    movq [esp + 0], xmm7
 ; x1 <<<= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 39
-    psrlq xmm1, 25
-    por xmm4, xmm1
+    psrlq xmm7, 25
+    por xmm4, xmm7
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x2 += x3
-    paddq xmm6, xmm5
+    paddq xmm1, xmm6
 ; x3 <<<= 30
-    movdqa xmm1, xmm5
-    psllq xmm5, 30
-    psrlq xmm1, 34
-    por xmm5, xmm1
+    movdqa xmm7, xmm6
+    psllq xmm6, 30
+    psrlq xmm7, 34
+    por xmm6, xmm7
 ; x3 ^= x2
-    pxor xmm5, xmm6
+    pxor xmm6, xmm1
 ; x4 += x5
-    paddq xmm7, xmm2
+    paddq xmm5, xmm2
 ; x5 <<<= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 34
-    psrlq xmm1, 30
-    por xmm2, xmm1
+    psrlq xmm7, 30
+    por xmm2, xmm7
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm5
 ; x6 += x7
-    movq xmm1, [esp + 208]
-    paddq xmm1, xmm0
-    movq [esp + 224], xmm5
+    paddq xmm0, [esp + 0]
 ; x7 <<<= 24
-    movdqa xmm5, xmm0
-    psllq xmm0, 24
-    psrlq xmm5, 40
-    por xmm0, xmm5
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 24
+    psrlq xmm7, 40
+    por xmm6, xmm7
 ; x7 ^= x6
-    pxor xmm0, xmm1
+    pxor xmm6, xmm0
 ; round 69
 ; x2 += x1
-    paddq xmm6, xmm4
+    paddq xmm1, xmm4
 ; x1 <<<= 13
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 13
-    psrlq xmm5, 51
-    por xmm4, xmm5
+    psrlq xmm7, 51
+    por xmm4, xmm7
 ; x1 ^= x2
-    pxor xmm4, xmm6
+    pxor xmm4, xmm1
 ; x4 += x7
-    paddq xmm7, xmm0
+    paddq xmm5, xmm6
 ; x7 <<<= 50
-    movdqa xmm5, xmm0
-    psllq xmm0, 50
-    psrlq xmm5, 14
-    por xmm0, xmm5
+    movdqa xmm7, xmm6
+    psllq xmm6, 50
+    psrlq xmm7, 14
+    por xmm6, xmm7
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm6, xmm5
 ; x6 += x5
-    paddq xmm1, xmm2
+    paddq xmm0, xmm2
 ; x5 <<<= 10
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 10
-    psrlq xmm5, 54
-    por xmm2, xmm5
+    psrlq xmm7, 54
+    por xmm2, xmm7
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm0
 ; x0 += x3
-    paddq xmm3, [esp + 224]
+    paddq xmm3, [esp + 16]
 ; x3 <<<= 17
-    movq xmm5, [esp + 224]
-    movq [esp + 240], xmm6
-    movq xmm6, [esp + 224]
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 17
-    psrlq xmm5, 47
-    por xmm6, xmm5
+    psrlq xmm7, 47
+    por xmm6, xmm7
 ; x3 ^= x0
     pxor xmm6, xmm3
 ; round 70
 ; x4 += x1
-    paddq xmm7, xmm4
+    paddq xmm5, xmm4
 ; x1 <<<= 25
-    movdqa xmm5, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm5, 39
-    por xmm4, xmm5
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x1 ^= x4
-    pxor xmm4, xmm7
+    pxor xmm4, xmm5
 ; x6 += x3
-    paddq xmm1, xmm6
+    paddq xmm0, xmm6
 ; x3 <<<= 29
-    movdqa xmm5, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 29
-    psrlq xmm5, 35
-    por xmm6, xmm5
+    psrlq xmm7, 35
+    por xmm6, xmm7
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm0
 ; x0 += x5
     paddq xmm3, xmm2
 ; x5 <<<= 39
-    movdqa xmm5, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 39
-    psrlq xmm5, 25
-    por xmm2, xmm5
+    psrlq xmm7, 25
+    por xmm2, xmm7
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x2 += x7
-    movq xmm5, [esp + 240]
-    paddq xmm5, xmm0
-    movq [esp + 256], xmm7
+    paddq xmm1, [esp + 0]
 ; x7 <<<= 43
-    movdqa xmm7, xmm0
-    psllq xmm0, 43
+    movq xmm7, [esp + 0]
+    movq [esp + 16], xmm6
+    movq xmm6, [esp + 0]
+    psllq xmm6, 43
     psrlq xmm7, 21
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x2
-    pxor xmm0, xmm5
+    pxor xmm6, xmm1
 ; round 71
 ; x6 += x1
-    paddq xmm1, xmm4
+    paddq xmm0, xmm4
 ; x1 <<<= 8
     movdqa xmm7, xmm4
     psllq xmm4, 8
     psrlq xmm7, 56
     por xmm4, xmm7
 ; x1 ^= x6
-    pxor xmm4, xmm1
+    pxor xmm4, xmm0
 ; x0 += x7
-    paddq xmm3, xmm0
+    paddq xmm3, xmm6
 ; x7 <<<= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 35
+    movdqa xmm7, xmm6
+    psllq xmm6, 35
     psrlq xmm7, 29
-    por xmm0, xmm7
+    por xmm6, xmm7
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm6, xmm3
 ; x2 += x5
-    paddq xmm5, xmm2
+    paddq xmm1, xmm2
 ; x5 <<<= 56
     movdqa xmm7, xmm2
     psllq xmm2, 56
     psrlq xmm7, 8
     por xmm2, xmm7
 ; x5 ^= x2
-    pxor xmm2, xmm5
+    pxor xmm2, xmm1
 ; x4 += x3
-    movq xmm7, [esp + 256]
-    paddq xmm7, xmm6
-    movq [esp + 272], xmm0
+    paddq xmm5, [esp + 16]
 ; x3 <<<= 22
-    movdqa xmm0, xmm6
+    movq xmm7, [esp + 16]
+    movq [esp + 0], xmm6
+    movq xmm6, [esp + 16]
     psllq xmm6, 22
-    psrlq xmm0, 42
-    por xmm6, xmm0
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x3 ^= x4
-    pxor xmm6, xmm7
+    pxor xmm6, xmm5
 ; add subkey 18
 ; x0 += k0
-    paddq xmm3, [esp + 32]
+    paddq xmm3, [esp + 64]
 ; x1 += k1
-    paddq xmm4, [esp + 48]
+    paddq xmm4, [esp + 80]
 ; x2 += k2
-    paddq xmm5, [esp + 64]
+    paddq xmm1, [esp + 96]
 ; x3 += k3
-    paddq xmm6, [esp + 80]
+    paddq xmm6, [esp + 112]
 ; x4 += k4
-    paddq xmm7, [esp + 96]
-; x5 += k5
-    paddq xmm2, [esp + 112]
-; x6 += k6
-    paddq xmm1, [esp + 128]
-; x7 += k7
-    movq xmm0, [esp + 272]
-    paddq xmm0, [esp + 16]
-; x5 += t0
-    paddq xmm2, [esp + 192]
-; x6 += t1
-    paddq xmm1, [esp + 176]
-; x7 += 0x12
-    paddq xmm0, [esp + 560]
+    paddq xmm5, [esp + 128]
+; x5 += sk19
+    paddq xmm2, [esp + 832]
+; sk20 = k6
+    movq xmm7, [esp + 48]
+; sk20 += t1
+    paddq xmm7, [esp + 176]
+; x6 += sk20
+    paddq xmm0, xmm7
+; x7 += kc[18]
+    movq xmm7, [esp + 0]
+    paddq xmm7, [esp + 528]
 ; store the block(s)
 ; out[0] = x0
     mov edx, dword [ebp + 20]
@@ -3612,17 +3707,17 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; out[1] = x1
     movq [edx + 8], xmm4
 ; out[2] = x2
-    movq [edx + 16], xmm5
+    movq [edx + 16], xmm1
 ; out[3] = x3
     movq [edx + 24], xmm6
 ; out[4] = x4
-    movq [edx + 32], xmm7
+    movq [edx + 32], xmm5
 ; out[5] = x5
     movq [edx + 40], xmm2
 ; out[6] = x6
-    movq [edx + 48], xmm1
+    movq [edx + 48], xmm0
 ; out[7] = x7
-    movq [edx + 56], xmm0
+    movq [edx + 56], xmm7
 ; next block
 ; tweak += 16
     add eax, 0x10
@@ -3640,8 +3735,8 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 576 bytes of stack slots
-    mov ecx, 144 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 1152 bytes of stack slots
+    mov ecx, 288 ; (spilled key, tweak and state words)
 .wipe:
     mov dword [esp + ecx * 4 - 4], eax
     dec ecx
@@ -3664,6 +3759,7 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt:
     add esp, 20
     ret
 
+    align 64 ; function entry on a cache line (single-block calls: fetch)
 tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     endbr32
 .entry:
@@ -3671,45 +3767,45 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     mov ebp, esp
     push ebx
     and esp, -16 ; 16-aligned stack slots (paddq xmm, m128)
-    sub esp, 560
-    mov dword [esp + 0], 0xa9fc1a22
-    mov dword [esp + 4], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
-    mov dword [esp + 208], 0x00000012
-    mov dword [esp + 212], 0x00000000 ; constant 0x0000000000000012
-    mov dword [esp + 288], 0x00000011
-    mov dword [esp + 292], 0x00000000 ; constant 0x0000000000000011
-    mov dword [esp + 304], 0x00000010
-    mov dword [esp + 308], 0x00000000 ; constant 0x0000000000000010
-    mov dword [esp + 320], 0x0000000f
-    mov dword [esp + 324], 0x00000000 ; constant 0x000000000000000f
-    mov dword [esp + 336], 0x0000000e
-    mov dword [esp + 340], 0x00000000 ; constant 0x000000000000000e
-    mov dword [esp + 352], 0x0000000d
-    mov dword [esp + 356], 0x00000000 ; constant 0x000000000000000d
-    mov dword [esp + 368], 0x0000000c
-    mov dword [esp + 372], 0x00000000 ; constant 0x000000000000000c
-    mov dword [esp + 384], 0x0000000b
-    mov dword [esp + 388], 0x00000000 ; constant 0x000000000000000b
-    mov dword [esp + 400], 0x0000000a
-    mov dword [esp + 404], 0x00000000 ; constant 0x000000000000000a
-    mov dword [esp + 416], 0x00000009
-    mov dword [esp + 420], 0x00000000 ; constant 0x0000000000000009
-    mov dword [esp + 432], 0x00000008
-    mov dword [esp + 436], 0x00000000 ; constant 0x0000000000000008
-    mov dword [esp + 448], 0x00000007
-    mov dword [esp + 452], 0x00000000 ; constant 0x0000000000000007
-    mov dword [esp + 464], 0x00000006
-    mov dword [esp + 468], 0x00000000 ; constant 0x0000000000000006
-    mov dword [esp + 480], 0x00000005
-    mov dword [esp + 484], 0x00000000 ; constant 0x0000000000000005
-    mov dword [esp + 496], 0x00000004
-    mov dword [esp + 500], 0x00000000 ; constant 0x0000000000000004
-    mov dword [esp + 512], 0x00000003
-    mov dword [esp + 516], 0x00000000 ; constant 0x0000000000000003
-    mov dword [esp + 528], 0x00000002
-    mov dword [esp + 532], 0x00000000 ; constant 0x0000000000000002
-    mov dword [esp + 544], 0x00000001
-    mov dword [esp + 548], 0x00000000 ; constant 0x0000000000000001
+    sub esp, 1136
+    mov dword [esp + 832], 0xa9fc1a22
+    mov dword [esp + 836], 0x1bd11bda ; constant 0x1bd11bdaa9fc1a22
+    mov dword [esp + 848], 0x00000012
+    mov dword [esp + 852], 0x00000000 ; constant 0x0000000000000012
+    mov dword [esp + 864], 0x00000011
+    mov dword [esp + 868], 0x00000000 ; constant 0x0000000000000011
+    mov dword [esp + 880], 0x00000010
+    mov dword [esp + 884], 0x00000000 ; constant 0x0000000000000010
+    mov dword [esp + 896], 0x0000000f
+    mov dword [esp + 900], 0x00000000 ; constant 0x000000000000000f
+    mov dword [esp + 912], 0x0000000e
+    mov dword [esp + 916], 0x00000000 ; constant 0x000000000000000e
+    mov dword [esp + 928], 0x0000000d
+    mov dword [esp + 932], 0x00000000 ; constant 0x000000000000000d
+    mov dword [esp + 944], 0x0000000c
+    mov dword [esp + 948], 0x00000000 ; constant 0x000000000000000c
+    mov dword [esp + 960], 0x0000000b
+    mov dword [esp + 964], 0x00000000 ; constant 0x000000000000000b
+    mov dword [esp + 976], 0x0000000a
+    mov dword [esp + 980], 0x00000000 ; constant 0x000000000000000a
+    mov dword [esp + 992], 0x00000009
+    mov dword [esp + 996], 0x00000000 ; constant 0x0000000000000009
+    mov dword [esp + 1008], 0x00000008
+    mov dword [esp + 1012], 0x00000000 ; constant 0x0000000000000008
+    mov dword [esp + 1024], 0x00000007
+    mov dword [esp + 1028], 0x00000000 ; constant 0x0000000000000007
+    mov dword [esp + 1040], 0x00000006
+    mov dword [esp + 1044], 0x00000000 ; constant 0x0000000000000006
+    mov dword [esp + 1056], 0x00000005
+    mov dword [esp + 1060], 0x00000000 ; constant 0x0000000000000005
+    mov dword [esp + 1072], 0x00000004
+    mov dword [esp + 1076], 0x00000000 ; constant 0x0000000000000004
+    mov dword [esp + 1088], 0x00000003
+    mov dword [esp + 1092], 0x00000000 ; constant 0x0000000000000003
+    mov dword [esp + 1104], 0x00000002
+    mov dword [esp + 1108], 0x00000000 ; constant 0x0000000000000002
+    mov dword [esp + 1120], 0x00000001
+    mov dword [esp + 1124], 0x00000000 ; constant 0x0000000000000001
 ; if n == 0 return
     cmp dword [ebp + 24], 0
     jz .done
@@ -3731,9 +3827,9 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     movq xmm6, [eax + 48]
 ; k7 = key[7]
     movq xmm7, [eax + 56]
-    movq [esp + 16], xmm7
+    movq [esp + 48], xmm7
 ; k8 = 0x1bd11bdaa9fc1a22
-    movq xmm7, [esp + 0]
+    movq xmm7, [esp + 832]
 ; k8 ^= k0
     pxor xmm7, xmm0
 ; k8 ^= k1
@@ -3749,15 +3845,111 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; k8 ^= k6
     pxor xmm7, xmm6
 ; k8 ^= k7
-    pxor xmm7, [esp + 16]
-    movq [esp + 32], xmm0
-    movq [esp + 48], xmm1
-    movq [esp + 64], xmm2
-    movq [esp + 80], xmm3
-    movq [esp + 96], xmm4
-    movq [esp + 112], xmm5
-    movq [esp + 128], xmm6
-    movq [esp + 144], xmm7
+    pxor xmm7, [esp + 48]
+; key words + s of the subkeys: kc[s] (once per call)
+; k8 ^= k7
+    movq [esp + 64], xmm7
+; kcs = k7
+    movq xmm7, [esp + 48]
+; kcs += 0x12
+    paddq xmm7, [esp + 848]
+; kc[18] = kcs
+    movq [esp + 256], xmm7
+; kcs += 0x11
+    movdqa xmm7, xmm6
+    paddq xmm7, [esp + 864]
+; kc[17] = kcs
+    movq [esp + 272], xmm7
+; kcs += 0x10
+    movdqa xmm7, xmm5
+    paddq xmm7, [esp + 880]
+; kc[16] = kcs
+    movq [esp + 288], xmm7
+; kcs += 0xf
+    movdqa xmm7, xmm4
+    paddq xmm7, [esp + 896]
+; kc[15] = kcs
+    movq [esp + 304], xmm7
+; kcs += 0xe
+    movdqa xmm7, xmm3
+    paddq xmm7, [esp + 912]
+; kc[14] = kcs
+    movq [esp + 320], xmm7
+; kcs += 0xd
+    movdqa xmm7, xmm2
+    paddq xmm7, [esp + 928]
+; kc[13] = kcs
+    movq [esp + 336], xmm7
+; kcs += 0xc
+    movdqa xmm7, xmm1
+    paddq xmm7, [esp + 944]
+; kc[12] = kcs
+    movq [esp + 352], xmm7
+; kcs += 0xb
+    movdqa xmm7, xmm0
+    paddq xmm7, [esp + 960]
+; kc[11] = kcs
+    movq [esp + 368], xmm7
+; kcs = k8
+    movq xmm7, [esp + 64]
+; kcs += 0xa
+    paddq xmm7, [esp + 976]
+; kc[10] = kcs
+    movq [esp + 384], xmm7
+; kcs = k7
+    movq xmm7, [esp + 48]
+; kcs += 9
+    paddq xmm7, [esp + 992]
+; kc[9] = kcs
+    movq [esp + 400], xmm7
+; kcs += 8
+    movdqa xmm7, xmm6
+    paddq xmm7, [esp + 1008]
+; kc[8] = kcs
+    movq [esp + 416], xmm7
+; kcs += 7
+    movdqa xmm7, xmm5
+    paddq xmm7, [esp + 1024]
+; kc[7] = kcs
+    movq [esp + 432], xmm7
+; kcs += 6
+    movdqa xmm7, xmm4
+    paddq xmm7, [esp + 1040]
+; kc[6] = kcs
+    movq [esp + 448], xmm7
+; kcs += 5
+    movdqa xmm7, xmm3
+    paddq xmm7, [esp + 1056]
+; kc[5] = kcs
+    movq [esp + 464], xmm7
+; kcs += 4
+    movdqa xmm7, xmm2
+    paddq xmm7, [esp + 1072]
+; kc[4] = kcs
+    movq [esp + 480], xmm7
+; kcs += 3
+    movdqa xmm7, xmm1
+    paddq xmm7, [esp + 1088]
+; kc[3] = kcs
+    movq [esp + 496], xmm7
+; kcs += 2
+    movdqa xmm7, xmm0
+    paddq xmm7, [esp + 1104]
+; kc[2] = kcs
+    movq [esp + 512], xmm7
+; kcs = k8
+    movq xmm7, [esp + 64]
+; kcs += 1
+    paddq xmm7, [esp + 1120]
+; kc[1] = kcs
+    movq [esp + 528], xmm7
+    movq [esp + 80], xmm0
+    movq [esp + 96], xmm1
+    movq [esp + 112], xmm2
+    movq [esp + 128], xmm3
+    movq [esp + 144], xmm4
+    movq [esp + 160], xmm5
+    movq [esp + 176], xmm6
 ; for each block
     align 32
 .loop:
@@ -3781,97 +3973,102 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
     movq xmm6, [ecx + 24]
 ; x4 = in[4]
     movq xmm7, [ecx + 32]
-    movq [esp + 160], xmm2
+    movq [esp + 208], xmm2
 ; x5 = in[5]
     movq xmm2, [ecx + 40]
-    movq [esp + 176], xmm1
+    movq [esp + 192], xmm1
 ; x6 = in[6]
     movq xmm1, [ecx + 48]
-    movq [esp + 192], xmm0
+    movq [esp + 16], xmm1
 ; x7 = in[7]
-    movq xmm0, [ecx + 56]
+    movq xmm1, [ecx + 56]
 ; subtract subkey 18
 ; x0 -= k0
-    psubq xmm3, [esp + 32]
+    psubq xmm3, [esp + 80]
 ; x1 -= k1
-    psubq xmm4, [esp + 48]
+    psubq xmm4, [esp + 96]
 ; x2 -= k2
-    psubq xmm5, [esp + 64]
+    psubq xmm5, [esp + 112]
 ; x3 -= k3
-    psubq xmm6, [esp + 80]
+    psubq xmm6, [esp + 128]
 ; x4 -= k4
-    psubq xmm7, [esp + 96]
-; x5 -= k5
-    psubq xmm2, [esp + 112]
-; x6 -= k6
-    psubq xmm1, [esp + 128]
-; x7 -= k7
-    psubq xmm0, [esp + 16]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
-; x7 -= 0x12
-    psubq xmm0, [esp + 208]
+    psubq xmm7, [esp + 144]
+    movq [esp + 240], xmm7
+; sk1 = k5
+    movq xmm7, [esp + 160]
+; sk1 += t0
+    paddq xmm7, xmm0
+; x5 -= sk1
+    psubq xmm2, xmm7
+    movq [esp + 224], xmm0
+; sk2 = k6
+    movq xmm0, [esp + 176]
+; sk2 += t1
+    paddq xmm0, [esp + 192]
+    movq [esp + 544], xmm7
+; x6 -= sk2
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm0
+; x7 -= kc[18]
+    psubq xmm1, [esp + 256]
 ; inverse round 71
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm0, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm0, 8
+    por xmm4, xmm0
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm0, xmm1
+    psllq xmm1, 29
+    psrlq xmm0, 35
+    por xmm1, xmm0
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm0, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm0, 56
+    por xmm2, xmm0
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    pxor xmm6, [esp + 240]
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm0, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm0, 22
+    por xmm6, xmm0
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    movq xmm0, [esp + 240]
+    psubq xmm0, xmm6
 ; inverse round 70
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
+    movq [esp + 32], xmm5
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -3882,19 +4079,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 69
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -3903,154 +4100,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 68
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 17
 ; x0 -= k8
-    psubq xmm3, [esp + 144]
+    psubq xmm3, [esp + 64]
 ; x1 -= k0
-    psubq xmm4, [esp + 32]
+    psubq xmm4, [esp + 80]
 ; x2 -= k1
-    psubq xmm5, [esp + 48]
+    psubq xmm5, [esp + 96]
 ; x3 -= k2
-    psubq xmm6, [esp + 64]
+    psubq xmm6, [esp + 112]
 ; x4 -= k3
-    psubq xmm7, [esp + 80]
-; x5 -= k4
-    psubq xmm2, [esp + 96]
-; x6 -= k5
-    psubq xmm1, [esp + 112]
-; x7 -= k6
     psubq xmm0, [esp + 128]
-; x5 -= t2
-    psubq xmm2, [esp + 160]
-; x6 -= t0
-    psubq xmm1, [esp + 192]
-; x7 -= 0x11
-    psubq xmm0, [esp + 288]
+    movq [esp + 0], xmm6
+; sk3 = k4
+    movq xmm6, [esp + 144]
+; sk3 += t2
+    paddq xmm6, [esp + 208]
+; x5 -= sk3
+    psubq xmm2, xmm6
+; x6 -= sk1
+    psubq xmm7, [esp + 544]
+; x7 -= kc[17]
+    psubq xmm1, [esp + 272]
 ; inverse round 67
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 560], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 66
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -4061,19 +4257,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 65
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -4082,154 +4278,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 64
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 16
 ; x0 -= k7
-    psubq xmm3, [esp + 16]
+    psubq xmm3, [esp + 48]
 ; x1 -= k8
-    psubq xmm4, [esp + 144]
+    psubq xmm4, [esp + 64]
 ; x2 -= k0
-    psubq xmm5, [esp + 32]
+    psubq xmm5, [esp + 80]
 ; x3 -= k1
-    psubq xmm6, [esp + 48]
+    psubq xmm6, [esp + 96]
 ; x4 -= k2
-    psubq xmm7, [esp + 64]
-; x5 -= k3
-    psubq xmm2, [esp + 80]
-; x6 -= k4
-    psubq xmm1, [esp + 96]
-; x7 -= k5
     psubq xmm0, [esp + 112]
-; x5 -= t1
-    psubq xmm2, [esp + 176]
-; x6 -= t2
-    psubq xmm1, [esp + 160]
-; x7 -= 0x10
-    psubq xmm0, [esp + 304]
+    movq [esp + 0], xmm6
+; sk4 = k3
+    movq xmm6, [esp + 128]
+; sk4 += t1
+    paddq xmm6, [esp + 192]
+; x5 -= sk4
+    psubq xmm2, xmm6
+; x6 -= sk3
+    psubq xmm7, [esp + 560]
+; x7 -= kc[16]
+    psubq xmm1, [esp + 288]
 ; inverse round 63
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 576], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 62
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -4240,19 +4435,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 61
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -4261,154 +4456,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 60
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 15
 ; x0 -= k6
-    psubq xmm3, [esp + 128]
+    psubq xmm3, [esp + 176]
 ; x1 -= k7
-    psubq xmm4, [esp + 16]
+    psubq xmm4, [esp + 48]
 ; x2 -= k8
-    psubq xmm5, [esp + 144]
+    psubq xmm5, [esp + 64]
 ; x3 -= k0
-    psubq xmm6, [esp + 32]
+    psubq xmm6, [esp + 80]
 ; x4 -= k1
-    psubq xmm7, [esp + 48]
-; x5 -= k2
-    psubq xmm2, [esp + 64]
-; x6 -= k3
-    psubq xmm1, [esp + 80]
-; x7 -= k4
     psubq xmm0, [esp + 96]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
-; x7 -= 0xf
-    psubq xmm0, [esp + 320]
+    movq [esp + 0], xmm6
+; sk5 = k2
+    movq xmm6, [esp + 112]
+; sk5 += t0
+    paddq xmm6, [esp + 224]
+; x5 -= sk5
+    psubq xmm2, xmm6
+; x6 -= sk4
+    psubq xmm7, [esp + 576]
+; x7 -= kc[15]
+    psubq xmm1, [esp + 304]
 ; inverse round 59
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 592], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 58
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -4419,19 +4613,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 57
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -4440,154 +4634,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 56
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 14
 ; x0 -= k5
-    psubq xmm3, [esp + 112]
+    psubq xmm3, [esp + 160]
 ; x1 -= k6
-    psubq xmm4, [esp + 128]
+    psubq xmm4, [esp + 176]
 ; x2 -= k7
-    psubq xmm5, [esp + 16]
+    psubq xmm5, [esp + 48]
 ; x3 -= k8
-    psubq xmm6, [esp + 144]
+    psubq xmm6, [esp + 64]
 ; x4 -= k0
-    psubq xmm7, [esp + 32]
-; x5 -= k1
-    psubq xmm2, [esp + 48]
-; x6 -= k2
-    psubq xmm1, [esp + 64]
-; x7 -= k3
     psubq xmm0, [esp + 80]
-; x5 -= t2
-    psubq xmm2, [esp + 160]
-; x6 -= t0
-    psubq xmm1, [esp + 192]
-; x7 -= 0xe
-    psubq xmm0, [esp + 336]
+    movq [esp + 0], xmm6
+; sk6 = k1
+    movq xmm6, [esp + 96]
+; sk6 += t2
+    paddq xmm6, [esp + 208]
+; x5 -= sk6
+    psubq xmm2, xmm6
+; x6 -= sk5
+    psubq xmm7, [esp + 592]
+; x7 -= kc[14]
+    psubq xmm1, [esp + 320]
 ; inverse round 55
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 608], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 54
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -4598,19 +4791,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 53
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -4619,154 +4812,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 52
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 13
 ; x0 -= k4
-    psubq xmm3, [esp + 96]
+    psubq xmm3, [esp + 144]
 ; x1 -= k5
-    psubq xmm4, [esp + 112]
+    psubq xmm4, [esp + 160]
 ; x2 -= k6
-    psubq xmm5, [esp + 128]
+    psubq xmm5, [esp + 176]
 ; x3 -= k7
-    psubq xmm6, [esp + 16]
+    psubq xmm6, [esp + 48]
 ; x4 -= k8
-    psubq xmm7, [esp + 144]
-; x5 -= k0
-    psubq xmm2, [esp + 32]
-; x6 -= k1
-    psubq xmm1, [esp + 48]
-; x7 -= k2
     psubq xmm0, [esp + 64]
-; x5 -= t1
-    psubq xmm2, [esp + 176]
-; x6 -= t2
-    psubq xmm1, [esp + 160]
-; x7 -= 0xd
-    psubq xmm0, [esp + 352]
+    movq [esp + 0], xmm6
+; sk7 = k0
+    movq xmm6, [esp + 80]
+; sk7 += t1
+    paddq xmm6, [esp + 192]
+; x5 -= sk7
+    psubq xmm2, xmm6
+; x6 -= sk6
+    psubq xmm7, [esp + 608]
+; x7 -= kc[13]
+    psubq xmm1, [esp + 336]
 ; inverse round 51
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 624], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 50
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -4777,19 +4969,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 49
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -4798,154 +4990,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 48
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 12
 ; x0 -= k3
-    psubq xmm3, [esp + 80]
+    psubq xmm3, [esp + 128]
 ; x1 -= k4
-    psubq xmm4, [esp + 96]
+    psubq xmm4, [esp + 144]
 ; x2 -= k5
-    psubq xmm5, [esp + 112]
+    psubq xmm5, [esp + 160]
 ; x3 -= k6
-    psubq xmm6, [esp + 128]
+    psubq xmm6, [esp + 176]
 ; x4 -= k7
-    psubq xmm7, [esp + 16]
-; x5 -= k8
-    psubq xmm2, [esp + 144]
-; x6 -= k0
-    psubq xmm1, [esp + 32]
-; x7 -= k1
     psubq xmm0, [esp + 48]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
-; x7 -= 0xc
-    psubq xmm0, [esp + 368]
+    movq [esp + 0], xmm6
+; sk8 = k8
+    movq xmm6, [esp + 64]
+; sk8 += t0
+    paddq xmm6, [esp + 224]
+; x5 -= sk8
+    psubq xmm2, xmm6
+; x6 -= sk7
+    psubq xmm7, [esp + 624]
+; x7 -= kc[12]
+    psubq xmm1, [esp + 352]
 ; inverse round 47
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 640], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 46
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -4956,19 +5147,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 45
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -4977,154 +5168,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 44
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 11
 ; x0 -= k2
-    psubq xmm3, [esp + 64]
+    psubq xmm3, [esp + 112]
 ; x1 -= k3
-    psubq xmm4, [esp + 80]
+    psubq xmm4, [esp + 128]
 ; x2 -= k4
-    psubq xmm5, [esp + 96]
+    psubq xmm5, [esp + 144]
 ; x3 -= k5
-    psubq xmm6, [esp + 112]
+    psubq xmm6, [esp + 160]
 ; x4 -= k6
-    psubq xmm7, [esp + 128]
-; x5 -= k7
-    psubq xmm2, [esp + 16]
-; x6 -= k8
-    psubq xmm1, [esp + 144]
-; x7 -= k0
-    psubq xmm0, [esp + 32]
-; x5 -= t2
-    psubq xmm2, [esp + 160]
-; x6 -= t0
-    psubq xmm1, [esp + 192]
-; x7 -= 0xb
-    psubq xmm0, [esp + 384]
+    psubq xmm0, [esp + 176]
+    movq [esp + 0], xmm6
+; sk9 = k7
+    movq xmm6, [esp + 48]
+; sk9 += t2
+    paddq xmm6, [esp + 208]
+; x5 -= sk9
+    psubq xmm2, xmm6
+; x6 -= sk8
+    psubq xmm7, [esp + 640]
+; x7 -= kc[11]
+    psubq xmm1, [esp + 368]
 ; inverse round 43
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 656], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 42
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -5135,19 +5325,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 41
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -5156,154 +5346,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 40
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 10
 ; x0 -= k1
-    psubq xmm3, [esp + 48]
+    psubq xmm3, [esp + 96]
 ; x1 -= k2
-    psubq xmm4, [esp + 64]
+    psubq xmm4, [esp + 112]
 ; x2 -= k3
-    psubq xmm5, [esp + 80]
+    psubq xmm5, [esp + 128]
 ; x3 -= k4
-    psubq xmm6, [esp + 96]
+    psubq xmm6, [esp + 144]
 ; x4 -= k5
-    psubq xmm7, [esp + 112]
-; x5 -= k6
-    psubq xmm2, [esp + 128]
-; x6 -= k7
-    psubq xmm1, [esp + 16]
-; x7 -= k8
-    psubq xmm0, [esp + 144]
-; x5 -= t1
-    psubq xmm2, [esp + 176]
-; x6 -= t2
-    psubq xmm1, [esp + 160]
-; x7 -= 0xa
-    psubq xmm0, [esp + 400]
+    psubq xmm0, [esp + 160]
+    movq [esp + 0], xmm6
+; sk10 = k6
+    movq xmm6, [esp + 176]
+; sk10 += t1
+    paddq xmm6, [esp + 192]
+; x5 -= sk10
+    psubq xmm2, xmm6
+; x6 -= sk9
+    psubq xmm7, [esp + 656]
+; x7 -= kc[10]
+    psubq xmm1, [esp + 384]
 ; inverse round 39
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 672], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 38
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -5314,19 +5503,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 37
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -5335,154 +5524,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 36
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 9
 ; x0 -= k0
-    psubq xmm3, [esp + 32]
+    psubq xmm3, [esp + 80]
 ; x1 -= k1
-    psubq xmm4, [esp + 48]
+    psubq xmm4, [esp + 96]
 ; x2 -= k2
-    psubq xmm5, [esp + 64]
+    psubq xmm5, [esp + 112]
 ; x3 -= k3
-    psubq xmm6, [esp + 80]
+    psubq xmm6, [esp + 128]
 ; x4 -= k4
-    psubq xmm7, [esp + 96]
-; x5 -= k5
-    psubq xmm2, [esp + 112]
-; x6 -= k6
-    psubq xmm1, [esp + 128]
-; x7 -= k7
-    psubq xmm0, [esp + 16]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
-; x7 -= 9
-    psubq xmm0, [esp + 416]
+    psubq xmm0, [esp + 144]
+    movq [esp + 0], xmm6
+; sk11 = k5
+    movq xmm6, [esp + 160]
+; sk11 += t0
+    paddq xmm6, [esp + 224]
+; x5 -= sk11
+    psubq xmm2, xmm6
+; x6 -= sk10
+    psubq xmm7, [esp + 672]
+; x7 -= kc[9]
+    psubq xmm1, [esp + 400]
 ; inverse round 35
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 688], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 34
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -5493,19 +5681,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 33
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -5514,154 +5702,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 32
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 8
 ; x0 -= k8
-    psubq xmm3, [esp + 144]
+    psubq xmm3, [esp + 64]
 ; x1 -= k0
-    psubq xmm4, [esp + 32]
+    psubq xmm4, [esp + 80]
 ; x2 -= k1
-    psubq xmm5, [esp + 48]
+    psubq xmm5, [esp + 96]
 ; x3 -= k2
-    psubq xmm6, [esp + 64]
+    psubq xmm6, [esp + 112]
 ; x4 -= k3
-    psubq xmm7, [esp + 80]
-; x5 -= k4
-    psubq xmm2, [esp + 96]
-; x6 -= k5
-    psubq xmm1, [esp + 112]
-; x7 -= k6
     psubq xmm0, [esp + 128]
-; x5 -= t2
-    psubq xmm2, [esp + 160]
-; x6 -= t0
-    psubq xmm1, [esp + 192]
-; x7 -= 8
-    psubq xmm0, [esp + 432]
+    movq [esp + 0], xmm6
+; sk12 = k4
+    movq xmm6, [esp + 144]
+; sk12 += t2
+    paddq xmm6, [esp + 208]
+; x5 -= sk12
+    psubq xmm2, xmm6
+; x6 -= sk11
+    psubq xmm7, [esp + 688]
+; x7 -= kc[8]
+    psubq xmm1, [esp + 416]
 ; inverse round 31
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 704], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 30
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -5672,19 +5859,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 29
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -5693,154 +5880,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 28
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 7
 ; x0 -= k7
-    psubq xmm3, [esp + 16]
+    psubq xmm3, [esp + 48]
 ; x1 -= k8
-    psubq xmm4, [esp + 144]
+    psubq xmm4, [esp + 64]
 ; x2 -= k0
-    psubq xmm5, [esp + 32]
+    psubq xmm5, [esp + 80]
 ; x3 -= k1
-    psubq xmm6, [esp + 48]
+    psubq xmm6, [esp + 96]
 ; x4 -= k2
-    psubq xmm7, [esp + 64]
-; x5 -= k3
-    psubq xmm2, [esp + 80]
-; x6 -= k4
-    psubq xmm1, [esp + 96]
-; x7 -= k5
     psubq xmm0, [esp + 112]
-; x5 -= t1
-    psubq xmm2, [esp + 176]
-; x6 -= t2
-    psubq xmm1, [esp + 160]
-; x7 -= 7
-    psubq xmm0, [esp + 448]
+    movq [esp + 0], xmm6
+; sk13 = k3
+    movq xmm6, [esp + 128]
+; sk13 += t1
+    paddq xmm6, [esp + 192]
+; x5 -= sk13
+    psubq xmm2, xmm6
+; x6 -= sk12
+    psubq xmm7, [esp + 704]
+; x7 -= kc[7]
+    psubq xmm1, [esp + 432]
 ; inverse round 27
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 720], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 26
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -5851,19 +6037,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 25
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -5872,154 +6058,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 24
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 6
 ; x0 -= k6
-    psubq xmm3, [esp + 128]
+    psubq xmm3, [esp + 176]
 ; x1 -= k7
-    psubq xmm4, [esp + 16]
+    psubq xmm4, [esp + 48]
 ; x2 -= k8
-    psubq xmm5, [esp + 144]
+    psubq xmm5, [esp + 64]
 ; x3 -= k0
-    psubq xmm6, [esp + 32]
+    psubq xmm6, [esp + 80]
 ; x4 -= k1
-    psubq xmm7, [esp + 48]
-; x5 -= k2
-    psubq xmm2, [esp + 64]
-; x6 -= k3
-    psubq xmm1, [esp + 80]
-; x7 -= k4
     psubq xmm0, [esp + 96]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
-; x7 -= 6
-    psubq xmm0, [esp + 464]
+    movq [esp + 0], xmm6
+; sk14 = k2
+    movq xmm6, [esp + 112]
+; sk14 += t0
+    paddq xmm6, [esp + 224]
+; x5 -= sk14
+    psubq xmm2, xmm6
+; x6 -= sk13
+    psubq xmm7, [esp + 720]
+; x7 -= kc[6]
+    psubq xmm1, [esp + 448]
 ; inverse round 23
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 736], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 22
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -6030,19 +6215,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 21
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -6051,154 +6236,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 20
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 5
 ; x0 -= k5
-    psubq xmm3, [esp + 112]
+    psubq xmm3, [esp + 160]
 ; x1 -= k6
-    psubq xmm4, [esp + 128]
+    psubq xmm4, [esp + 176]
 ; x2 -= k7
-    psubq xmm5, [esp + 16]
+    psubq xmm5, [esp + 48]
 ; x3 -= k8
-    psubq xmm6, [esp + 144]
+    psubq xmm6, [esp + 64]
 ; x4 -= k0
-    psubq xmm7, [esp + 32]
-; x5 -= k1
-    psubq xmm2, [esp + 48]
-; x6 -= k2
-    psubq xmm1, [esp + 64]
-; x7 -= k3
     psubq xmm0, [esp + 80]
-; x5 -= t2
-    psubq xmm2, [esp + 160]
-; x6 -= t0
-    psubq xmm1, [esp + 192]
-; x7 -= 5
-    psubq xmm0, [esp + 480]
+    movq [esp + 0], xmm6
+; sk15 = k1
+    movq xmm6, [esp + 96]
+; sk15 += t2
+    paddq xmm6, [esp + 208]
+; x5 -= sk15
+    psubq xmm2, xmm6
+; x6 -= sk14
+    psubq xmm7, [esp + 736]
+; x7 -= kc[5]
+    psubq xmm1, [esp + 464]
 ; inverse round 19
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 752], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 18
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -6209,19 +6393,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 17
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -6230,154 +6414,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 16
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 4
 ; x0 -= k4
-    psubq xmm3, [esp + 96]
+    psubq xmm3, [esp + 144]
 ; x1 -= k5
-    psubq xmm4, [esp + 112]
+    psubq xmm4, [esp + 160]
 ; x2 -= k6
-    psubq xmm5, [esp + 128]
+    psubq xmm5, [esp + 176]
 ; x3 -= k7
-    psubq xmm6, [esp + 16]
+    psubq xmm6, [esp + 48]
 ; x4 -= k8
-    psubq xmm7, [esp + 144]
-; x5 -= k0
-    psubq xmm2, [esp + 32]
-; x6 -= k1
-    psubq xmm1, [esp + 48]
-; x7 -= k2
     psubq xmm0, [esp + 64]
-; x5 -= t1
-    psubq xmm2, [esp + 176]
-; x6 -= t2
-    psubq xmm1, [esp + 160]
-; x7 -= 4
-    psubq xmm0, [esp + 496]
+    movq [esp + 0], xmm6
+; sk16 = k0
+    movq xmm6, [esp + 80]
+; sk16 += t1
+    paddq xmm6, [esp + 192]
+; x5 -= sk16
+    psubq xmm2, xmm6
+; x6 -= sk15
+    psubq xmm7, [esp + 752]
+; x7 -= kc[4]
+    psubq xmm1, [esp + 480]
 ; inverse round 15
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 768], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 14
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -6388,19 +6571,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 13
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -6409,154 +6592,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 12
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 3
 ; x0 -= k3
-    psubq xmm3, [esp + 80]
+    psubq xmm3, [esp + 128]
 ; x1 -= k4
-    psubq xmm4, [esp + 96]
+    psubq xmm4, [esp + 144]
 ; x2 -= k5
-    psubq xmm5, [esp + 112]
+    psubq xmm5, [esp + 160]
 ; x3 -= k6
-    psubq xmm6, [esp + 128]
+    psubq xmm6, [esp + 176]
 ; x4 -= k7
-    psubq xmm7, [esp + 16]
-; x5 -= k8
-    psubq xmm2, [esp + 144]
-; x6 -= k0
-    psubq xmm1, [esp + 32]
-; x7 -= k1
     psubq xmm0, [esp + 48]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
-; x7 -= 3
-    psubq xmm0, [esp + 512]
+    movq [esp + 0], xmm6
+; sk17 = k8
+    movq xmm6, [esp + 64]
+; sk17 += t0
+    paddq xmm6, [esp + 224]
+; x5 -= sk17
+    psubq xmm2, xmm6
+; x6 -= sk16
+    psubq xmm7, [esp + 768]
+; x7 -= kc[3]
+    psubq xmm1, [esp + 496]
 ; inverse round 11
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 784], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 10
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -6567,19 +6749,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 9
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -6588,154 +6770,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 8
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 2
 ; x0 -= k2
-    psubq xmm3, [esp + 64]
+    psubq xmm3, [esp + 112]
 ; x1 -= k3
-    psubq xmm4, [esp + 80]
+    psubq xmm4, [esp + 128]
 ; x2 -= k4
-    psubq xmm5, [esp + 96]
+    psubq xmm5, [esp + 144]
 ; x3 -= k5
-    psubq xmm6, [esp + 112]
+    psubq xmm6, [esp + 160]
 ; x4 -= k6
-    psubq xmm7, [esp + 128]
-; x5 -= k7
-    psubq xmm2, [esp + 16]
-; x6 -= k8
-    psubq xmm1, [esp + 144]
-; x7 -= k0
-    psubq xmm0, [esp + 32]
-; x5 -= t2
-    psubq xmm2, [esp + 160]
-; x6 -= t0
-    psubq xmm1, [esp + 192]
-; x7 -= 2
-    psubq xmm0, [esp + 528]
+    psubq xmm0, [esp + 176]
+    movq [esp + 0], xmm6
+; sk18 = k7
+    movq xmm6, [esp + 48]
+; sk18 += t2
+    paddq xmm6, [esp + 208]
+; x5 -= sk18
+    psubq xmm2, xmm6
+; x6 -= sk17
+    psubq xmm7, [esp + 784]
+; x7 -= kc[2]
+    psubq xmm1, [esp + 512]
 ; inverse round 7
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 800], xmm6
 ; x1 >>>= 8
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 56
-    psrlq xmm7, 8
-    por xmm4, xmm7
+    psrlq xmm6, 8
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 35
-    movdqa xmm7, xmm0
-    psllq xmm0, 29
-    psrlq xmm7, 35
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 29
+    psrlq xmm6, 35
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 56
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 8
-    psrlq xmm7, 56
-    por xmm2, xmm7
+    psrlq xmm6, 56
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 22
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 42
-    psrlq xmm7, 22
-    por xmm6, xmm7
+    psrlq xmm5, 22
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 6
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 25
     movdqa xmm5, xmm4
     psllq xmm4, 39
     psrlq xmm5, 25
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 29
     movdqa xmm5, xmm6
     psllq xmm6, 35
     psrlq xmm5, 29
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 39
@@ -6746,19 +6927,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 43
-    movdqa xmm5, xmm0
-    psllq xmm0, 21
+    movdqa xmm5, xmm1
+    psllq xmm1, 21
     psrlq xmm5, 43
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 5
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 13
     movdqa xmm6, xmm4
     psllq xmm4, 51
@@ -6767,154 +6948,153 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 50
-    movdqa xmm6, xmm0
-    psllq xmm0, 14
+    movdqa xmm6, xmm1
+    psllq xmm1, 14
     psrlq xmm6, 50
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 10
     movdqa xmm6, xmm2
     psllq xmm2, 54
     psrlq xmm6, 10
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 17
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 47
-    psrlq xmm1, 17
-    por xmm6, xmm1
+    psrlq xmm7, 17
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 4
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 39
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 25
-    psrlq xmm1, 39
-    por xmm4, xmm1
+    psrlq xmm7, 39
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 30
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 34
-    psrlq xmm1, 30
-    por xmm6, xmm1
+    psrlq xmm7, 30
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 34
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 30
-    psrlq xmm1, 34
-    por xmm2, xmm1
+    psrlq xmm7, 34
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 24
-    movdqa xmm1, xmm0
-    psllq xmm0, 40
-    psrlq xmm1, 24
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 40
+    psrlq xmm7, 24
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 1
 ; x0 -= k1
-    psubq xmm3, [esp + 48]
+    psubq xmm3, [esp + 96]
 ; x1 -= k2
-    psubq xmm4, [esp + 64]
+    psubq xmm4, [esp + 112]
 ; x2 -= k3
-    psubq xmm5, [esp + 80]
+    psubq xmm5, [esp + 128]
 ; x3 -= k4
-    psubq xmm6, [esp + 96]
+    psubq xmm6, [esp + 144]
 ; x4 -= k5
-    psubq xmm7, [esp + 112]
-; x5 -= k6
-    psubq xmm2, [esp + 128]
-; x6 -= k7
-    psubq xmm1, [esp + 16]
-; x7 -= k8
-    psubq xmm0, [esp + 144]
-; x5 -= t1
-    psubq xmm2, [esp + 176]
-; x6 -= t2
-    psubq xmm1, [esp + 160]
-; x7 -= 1
-    psubq xmm0, [esp + 544]
+    psubq xmm0, [esp + 160]
+    movq [esp + 0], xmm6
+; sk19 = k6
+    movq xmm6, [esp + 176]
+; sk19 += t1
+    paddq xmm6, [esp + 192]
+; x5 -= sk19
+    psubq xmm2, xmm6
+; x6 -= sk18
+    psubq xmm7, [esp + 800]
+; x7 -= kc[1]
+    psubq xmm1, [esp + 528]
 ; inverse round 3
 ; x1 ^= x6
-    pxor xmm4, xmm1
-    movq [esp + 224], xmm7
+    pxor xmm4, xmm7
+    movq [esp + 816], xmm6
 ; x1 >>>= 44
-    movdqa xmm7, xmm4
+    movdqa xmm6, xmm4
     psllq xmm4, 20
-    psrlq xmm7, 44
-    por xmm4, xmm7
+    psrlq xmm6, 44
+    por xmm4, xmm6
 ; x6 -= x1
-    psubq xmm1, xmm4
+    psubq xmm7, xmm4
 ; x7 ^= x0
-    pxor xmm0, xmm3
+    pxor xmm1, xmm3
 ; x7 >>>= 9
-    movdqa xmm7, xmm0
-    psllq xmm0, 55
-    psrlq xmm7, 9
-    por xmm0, xmm7
+    movdqa xmm6, xmm1
+    psllq xmm1, 55
+    psrlq xmm6, 9
+    por xmm1, xmm6
 ; x0 -= x7
-    psubq xmm3, xmm0
+    psubq xmm3, xmm1
 ; x5 ^= x2
     pxor xmm2, xmm5
 ; x5 >>>= 54
-    movdqa xmm7, xmm2
+    movdqa xmm6, xmm2
     psllq xmm2, 10
-    psrlq xmm7, 54
-    por xmm2, xmm7
+    psrlq xmm6, 54
+    por xmm2, xmm6
 ; x2 -= x5
     psubq xmm5, xmm2
 ; x3 ^= x4
-    pxor xmm6, [esp + 224]
+    movq xmm6, [esp + 0]
+    pxor xmm6, xmm0
+    movq [esp + 32], xmm5
 ; x3 >>>= 56
-    movdqa xmm7, xmm6
+    movdqa xmm5, xmm6
     psllq xmm6, 8
-    psrlq xmm7, 56
-    por xmm6, xmm7
+    psrlq xmm5, 56
+    por xmm6, xmm5
 ; x4 -= x3
-    movq xmm7, [esp + 224]
-    psubq xmm7, xmm6
+    psubq xmm0, xmm6
 ; inverse round 2
 ; x1 ^= x4
-    pxor xmm4, xmm7
-    movq [esp + 240], xmm5
+    pxor xmm4, xmm0
 ; x1 >>>= 17
     movdqa xmm5, xmm4
     psllq xmm4, 47
     psrlq xmm5, 17
     por xmm4, xmm5
 ; x4 -= x1
-    psubq xmm7, xmm4
+    psubq xmm0, xmm4
 ; x3 ^= x6
-    pxor xmm6, xmm1
+    pxor xmm6, xmm7
 ; x3 >>>= 49
     movdqa xmm5, xmm6
     psllq xmm6, 15
     psrlq xmm5, 49
     por xmm6, xmm5
 ; x6 -= x3
-    psubq xmm1, xmm6
+    psubq xmm7, xmm6
 ; x5 ^= x0
     pxor xmm2, xmm3
 ; x5 >>>= 36
@@ -6925,19 +7105,19 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x0 -= x5
     psubq xmm3, xmm2
 ; x7 ^= x2
-    pxor xmm0, [esp + 240]
+    pxor xmm1, [esp + 32]
 ; x7 >>>= 39
-    movdqa xmm5, xmm0
-    psllq xmm0, 25
+    movdqa xmm5, xmm1
+    psllq xmm1, 25
     psrlq xmm5, 39
-    por xmm0, xmm5
+    por xmm1, xmm5
 ; x2 -= x7
-    movq xmm5, [esp + 240]
-    psubq xmm5, xmm0
+    movq xmm5, [esp + 32]
+    psubq xmm5, xmm1
 ; inverse round 1
 ; x1 ^= x2
     pxor xmm4, xmm5
-    movq [esp + 256], xmm6
+    movq [esp + 0], xmm6
 ; x1 >>>= 33
     movdqa xmm6, xmm4
     psllq xmm4, 31
@@ -6946,93 +7126,94 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; x2 -= x1
     psubq xmm5, xmm4
 ; x7 ^= x4
-    pxor xmm0, xmm7
+    pxor xmm1, xmm0
 ; x7 >>>= 27
-    movdqa xmm6, xmm0
-    psllq xmm0, 37
+    movdqa xmm6, xmm1
+    psllq xmm1, 37
     psrlq xmm6, 27
-    por xmm0, xmm6
+    por xmm1, xmm6
 ; x4 -= x7
-    psubq xmm7, xmm0
+    psubq xmm0, xmm1
 ; x5 ^= x6
-    pxor xmm2, xmm1
+    pxor xmm2, xmm7
 ; x5 >>>= 14
     movdqa xmm6, xmm2
     psllq xmm2, 50
     psrlq xmm6, 14
     por xmm2, xmm6
 ; x6 -= x5
-    psubq xmm1, xmm2
+    psubq xmm7, xmm2
 ; x3 ^= x0
-    movq xmm6, [esp + 256]
+    movq xmm6, [esp + 0]
     pxor xmm6, xmm3
-    movq [esp + 272], xmm1
+    movq [esp + 16], xmm7
 ; x3 >>>= 42
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 22
-    psrlq xmm1, 42
-    por xmm6, xmm1
+    psrlq xmm7, 42
+    por xmm6, xmm7
 ; x0 -= x3
     psubq xmm3, xmm6
 ; inverse round 0
 ; x1 ^= x0
     pxor xmm4, xmm3
 ; x1 >>>= 46
-    movdqa xmm1, xmm4
+    movdqa xmm7, xmm4
     psllq xmm4, 18
-    psrlq xmm1, 46
-    por xmm4, xmm1
+    psrlq xmm7, 46
+    por xmm4, xmm7
 ; x0 -= x1
     psubq xmm3, xmm4
 ; x3 ^= x2
     pxor xmm6, xmm5
 ; x3 >>>= 36
-    movdqa xmm1, xmm6
+    movdqa xmm7, xmm6
     psllq xmm6, 28
-    psrlq xmm1, 36
-    por xmm6, xmm1
+    psrlq xmm7, 36
+    por xmm6, xmm7
 ; x2 -= x3
     psubq xmm5, xmm6
 ; x5 ^= x4
-    pxor xmm2, xmm7
+    pxor xmm2, xmm0
 ; x5 >>>= 19
-    movdqa xmm1, xmm2
+    movdqa xmm7, xmm2
     psllq xmm2, 45
-    psrlq xmm1, 19
-    por xmm2, xmm1
+    psrlq xmm7, 19
+    por xmm2, xmm7
 ; x4 -= x5
-    psubq xmm7, xmm2
+    psubq xmm0, xmm2
 ; x7 ^= x6
-    pxor xmm0, [esp + 272]
+    pxor xmm1, [esp + 16]
 ; x7 >>>= 37
-    movdqa xmm1, xmm0
-    psllq xmm0, 27
-    psrlq xmm1, 37
-    por xmm0, xmm1
+    movdqa xmm7, xmm1
+    psllq xmm1, 27
+    psrlq xmm7, 37
+    por xmm1, xmm7
 ; x6 -= x7
-    movq xmm1, [esp + 272]
-    psubq xmm1, xmm0
+    movq xmm7, [esp + 16]
+    psubq xmm7, xmm1
 ; subtract subkey 0
 ; x0 -= k0
-    psubq xmm3, [esp + 32]
+    psubq xmm3, [esp + 80]
 ; x1 -= k1
-    psubq xmm4, [esp + 48]
+    psubq xmm4, [esp + 96]
 ; x2 -= k2
-    psubq xmm5, [esp + 64]
+    psubq xmm5, [esp + 112]
 ; x3 -= k3
-    psubq xmm6, [esp + 80]
+    psubq xmm6, [esp + 128]
 ; x4 -= k4
-    psubq xmm7, [esp + 96]
-; x5 -= k5
-    psubq xmm2, [esp + 112]
-; x6 -= k6
-    psubq xmm1, [esp + 128]
+    psubq xmm0, [esp + 144]
+    movq [esp + 240], xmm0
+; sk20 = k5
+    movq xmm0, [esp + 160]
+; sk20 += t0
+    paddq xmm0, [esp + 224]
+; x5 -= sk20
+    psubq xmm2, xmm0
+; x6 -= sk19
+    psubq xmm7, [esp + 816]
 ; x7 -= k7
-    psubq xmm0, [esp + 16]
-; x5 -= t0
-    psubq xmm2, [esp + 192]
-; x6 -= t1
-    psubq xmm1, [esp + 176]
+    psubq xmm1, [esp + 48]
 ; store the block(s)
 ; out[0] = x0
     mov edx, dword [ebp + 20]
@@ -7044,13 +7225,14 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; out[3] = x3
     movq [edx + 24], xmm6
 ; out[4] = x4
-    movq [edx + 32], xmm7
+    movq xmm0, [esp + 240]
+    movq [edx + 32], xmm0
 ; out[5] = x5
     movq [edx + 40], xmm2
 ; out[6] = x6
-    movq [edx + 48], xmm1
+    movq [edx + 48], xmm7
 ; out[7] = x7
-    movq [edx + 56], xmm0
+    movq [edx + 56], xmm1
 ; next block
 ; tweak += 16
     add eax, 0x10
@@ -7068,8 +7250,8 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 560 bytes of stack slots
-    mov ecx, 140 ; (spilled key, tweak and state words)
+    xor eax, eax ; wipe: zero the 1136 bytes of stack slots
+    mov ecx, 284 ; (spilled key, tweak and state words)
 .wipe:
     mov dword [esp + ecx * 4 - 4], eax
     dec ecx

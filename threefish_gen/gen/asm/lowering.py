@@ -131,16 +131,98 @@ def schedule_ops(ops: list, schedule: str) -> list:
     return out
 
 
+def fuse_injections(ops: list, key_values=frozenset(), share: bool = True) -> tuple[list, list]:
+    """Subkey injection (the ops tagged ``("key", s)``): a word that gets two or three terms
+    (key word, tweak word, the counter s) gets their sum instead -- one add on the word's
+    dependency chain, not two or three (what C compilers do by reassociation).  Returns
+    (ops for the setup, the ops).
+
+    * key word + s (``key_values``: values the setup defines): the sum depends on the key only,
+      so the setup computes it once per call into the stack array ``kc[s]``, and the word gets
+      ``x3 += kc[s]`` (a memory operand);
+    * otherwise (a tweak word in the sum) a fresh value ``skN`` is computed first, off the chain:
+      ``x1 += k1; x1 += t0`` becomes ``sk1 = k1; sk1 += t0; x1 += sk1`` (decrypt: ``x1 -= sk1``);
+      with ``share`` a sum is kept for the next injection, whose word Nw-3 gets the sum word Nw-2
+      got (one add fewer per block and injection, one more value live across 4 rounds)."""
+    out: list = []
+    setup: list = []
+    # a key value the body writes is not the setup's any more: no kc for it
+    key_values = set(key_values) - {o.dst for o in ops if isinstance(o, Op) and o.kind not in ("store", "note")}
+    hoisted: set = set()
+    sums: dict = {}               # the terms of a sum -> (the value that holds it, injection)
+    count = groups = 0
+    i = 0
+    while i < len(ops):
+        op = ops[i]
+        tag = op.tag if isinstance(op, Op) else ()
+        if tag[:1] != ("key",):
+            if isinstance(op, Op) and op.kind not in ("store", "note"):     # a term written: its sums go
+                sums = {k: ng for k, ng in sums.items() if op.dst not in k}
+            out.append(op)
+            i += 1
+            continue
+        j = i
+        while j < len(ops) and isinstance(ops[j], Op) and ops[j].tag == tag:
+            j += 1
+        group = ops[i:j]
+        groups += 1
+        # a sum is kept for the next injection only (word Nw-2's sum is word Nw-3's at the next
+        # subkey): short lives, so that every strategy (named too) still fits the words
+        sums = {k: (n, g) for k, (n, g) in sums.items() if g >= groups - 1} if share else {}
+        written = {o.dst for o in group}
+        terms: dict = {}
+        for o in group:
+            terms.setdefault(o.dst, []).append(o)
+        done: set = set()
+        for o in group:
+            mine = terms[o.dst]
+            fusable = (len(mine) > 1 and len({m.kind for m in mine}) == 1 and mine[0].kind in ("add", "sub")
+                       and not any(isinstance(m.a, str) and m.a in written for m in mine)
+                       and any(isinstance(m.a, str) for m in mine))
+            if not fusable:
+                out.append(o)
+                continue
+            if o.dst in done:
+                continue
+            done.add(o.dst)
+            srcs = sorted((m.a for m in mine), key=lambda a: not isinstance(a, str))
+            if (len(srcs) == 2 and srcs[0] in key_values and isinstance(srcs[1], Idx) and not srcs[1].scale):
+                s = srcs[1].base
+                slot = Mem("kc", s)
+                if s not in hoisted:
+                    hoisted.add(s)
+                    setup += [Op("mov", "kcs", srcs[0]), Op("add", "kcs", srcs[1]), Op("store", "kcs", slot)]
+                out.append(Op(o.kind, o.dst, slot, tag))
+                continue
+            key = tuple(sorted(map(str, srcs)))
+            name = sums.get(key, (None,))[0]
+            if name is None:
+                count += 1
+                name = f"sk{count}"
+                sums[key] = (name, groups)
+                out.append(Op("mov", name, srcs[0], tag))
+                out.extend(Op("add", name, a, tag) for a in srcs[1:])
+            out.append(Op(o.kind, o.dst, name, tag))
+        i = j
+    if setup:
+        setup.insert(0, Op("note", None, "key words + s of the subkeys: kc[s] (once per call)"))
+    return setup, out
+
+
 def _unrolled(items) -> list:
     if any(isinstance(x, (Loop, ir.Loop)) for x in items):
         raise GenError("the nasm targets need --unroll full")
     return list(items)
 
 
-def lower(prog: Program, isa: ISA, schedule: str = "description") -> list[MOp]:
+def lower(prog: Program, isa: ISA, schedule: str = "description", share_sums: bool = True) -> list[MOp]:
     """The machine ops of ``PREFIX{direction}_blocks(key, tweaks, in, out, n)``:
-    setup once, then the body for each block, pointers advanced, ``n`` counted down."""
-    return _lower(isa, prog, _unrolled(prog.setup), schedule_ops(_unrolled(prog.body), schedule))
+    setup once, then the body for each block, pointers advanced, ``n`` counted down; the subkey
+    injections fused (:func:`fuse_injections`; ``share_sums``: sums kept for the next injection)."""
+    setup = _unrolled(prog.setup)
+    keys = {o.dst for o in setup if isinstance(o, Op) and o.kind == "mov"}
+    extra, body = fuse_injections(schedule_ops(_unrolled(prog.body), schedule), keys, share_sums)
+    return _lower(isa, prog, setup + extra, body)
 
 
 def _lower(isa: ISA, prog: Program, setup: list, body: list) -> list[MOp]:

@@ -66,6 +66,12 @@ X86_PACKED_OPS = {
 X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
                "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
 
+# the *_blocks dispatch of a split variant (templates/nasm/threefish.asm.j2): the callee-saved
+# registers it keeps the arguments in across the call of the group function, and its stack
+# allocation (Win64: shadow space + the 5th argument, rsp 16-aligned at the call)
+DISPATCH_PUSHES = {"sysv": ("rbx", "rbp", "r12", "r13", "r14"), "win64": ("rbx", "rsi", "rdi", "r12", "r13")}
+DISPATCH_FRAME = {"sysv": 0, "win64": 48}
+
 # AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
 YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
 ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
@@ -80,7 +86,13 @@ class Frame:
         self.abi, self.isa = abi, isa
         regs = {r for rs in alloc.used.values() for r in rs}
         self.pushes = isa.abi.pushes(regs)
-        keys = [k for k in alloc.slots if k[0] != "arg"]
+        # the most used slots first: [rsp + disp8] (offsets below 128) is 3 bytes shorter than disp32
+        uses: dict = {}
+        for op in alloc.code:
+            for x in (op.dst, op.src):
+                if isinstance(x, Slot):
+                    uses[x.key] = uses.get(x.key, 0) + 1
+        keys = sorted((k for k in alloc.slots if k[0] != "arg"), key=lambda k: -uses.get(k, 0))
         self.offset = {k: i * isa.slot_bytes for i, k in enumerate(keys)}
         size = len(keys) * isa.slot_bytes
         # the return address and the pushes sit above the frame; keep the stack pointer aligned
@@ -89,6 +101,14 @@ class Frame:
             size += word
         self.size = size
         self.consts = [k for k in keys if k[0] == "const"]
+
+    @classmethod
+    def dispatch(cls, isa: ISA, pushes: list[str], size: int) -> "Frame":
+        """The frame of a *_blocks dispatch (templates/nasm): its pushes and stack allocation,
+        for the Win64 unwind data."""
+        f = cls.__new__(cls)
+        f.abi, f.isa, f.pushes, f.size, f.offset, f.consts = isa.abi.name, isa, pushes, size, {}, []
+        return f
 
     def unwind_codes(self) -> list[tuple[str, str]]:
         """Win64 UNWIND_CODE slots, last prolog operation first: (label after it, bytes)."""
@@ -380,8 +400,11 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
         tail = lanes and part == "scalar"
         frame = Frame(no.abi, alloc, isa)
         frame.block_bytes = variant.spec.block_bytes
-        name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if lanes else "")
-        funcs.append(dict(direction=direction, part=part, name=name, frame=frame,
+        name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if no.split else "")
+        group = isa.lanes * (no.interleave if part == "interleave" else 1)
+        dispatch = Frame.dispatch(isa, list(DISPATCH_PUSHES[no.abi]), DISPATCH_FRAME[no.abi]) \
+            if no.split and part != "scalar" else None
+        funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group, dispatch=dispatch,
                           lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
                           regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [],
                           report=report_line(alloc), lanes=isa.lanes, vreg=isa.data_class,
@@ -403,8 +426,13 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
               "avx512": "layout lanes: 8 blocks per pass, zmm lane b = word i of block b (gather/scatter); "
                         "the n mod 8 blocks left and single blocks run the scalar GPR code"}[
         "packed" if no.layout == "packed" else no.words]
+    if no.interleave > 1:
+        layout += (f"; *_blocks runs {no.interleave} independent blocks per pass (their rounds interleaved), "
+                   f"the n mod {no.interleave} blocks left and single blocks run the one-block code")
+        opts.insert(1, f"interleave {no.interleave}")
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
                abi=no.abi, wipe=no.wipe, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
+               split=no.split,
                block_shift=variant.spec.block_bytes.bit_length() - 1, cpu=cpu_support(cpu),
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "

@@ -50,28 +50,57 @@ class NasmOptions:
     layout: str
     annotate: str
     wipe: bool = True
+    interleave: int = 1           # blocks per pass of the GPR *_blocks loop
 
     @property
     def lanes(self) -> bool:
         return self.words in ("avx2", "avx512")
 
+    @property
+    def split(self) -> bool:
+        """*_blocks is a dispatch: groups of blocks (lanes, or interleaved GPR blocks) in one
+        function, the n mod group blocks left (and single blocks) in the one-block function."""
+        return self.lanes or self.interleave > 1
+
+
+# --interleave N: N independent blocks per pass of the GPR loop (the dispatch splits n with a
+# shift, so N is a power of two); nasm-x86 keeps --interleave 1 (see Nasm.interleave_why)
+INTERLEAVE = (1, 2, 4)
+
 
 class Nasm(Target):
     unroll = ("full",)
     interleave = (1,)
+    interleave_why = ""           # why a target keeps --interleave 1 (its error line)
     machine: str = ""             # gen/asm/machine.py machine the code runs on
     formats: dict = {}            # abi -> nasm -f format
     recommended_extra: list = []  # target options (sorted pairs) rendered for every size/version
     all_extra: list = []
+    recommended_interleave: dict = {}   # size -> --interleave of the recommended GPR variants
+    all_interleave: list = []     # (interleave, target options) added to verify --set all, every size
 
     def default_options(self, spec):
         return Options("fly", "full", 1)
 
+    def default_options_for(self, spec, values):
+        """--interleave: the recommended one for the size where the words are in GPRs (scalar
+        layout, Threefish), else 1."""
+        return Options("fly", "full", self.interleave_for(spec, values))
+
+    def interleave_for(self, spec, values) -> int:
+        gpr = (values.get("isa") or "gpr") == "gpr" and (values.get("layout") or "scalar") == "scalar"
+        threefish = (values.get("primitive") or "threefish") == "threefish"
+        return self.recommended_interleave.get(spec.bits, 1) if gpr and threefish else 1
+
     def check_options(self, o):
         if o.unroll != "full":
             raise GenError(f"{self.name} needs --unroll full (the loop form indexes memory by the counter)")
-        if o.interleave != 1:
-            raise GenError(f"{self.name} supports --interleave 1 only")
+        o.check()
+        if o.interleave not in self.interleave:
+            why = self.interleave_why or ("the *_blocks dispatch splits n into groups with a shift: "
+                                          "powers of two only")
+            raise GenError(f"{self.name} takes --interleave {' | '.join(map(str, self.interleave))}, "
+                           f"not {o.interleave} ({why})")
         return super().check_options(o)
 
     def extra(self, spec, o, values):
@@ -98,6 +127,9 @@ class Nasm(Target):
                 raise GenError("--schedule interleave does not apply to --layout packed (a round is one vector step)")
             if v.options.keys != "fly":
                 raise GenError("--layout packed needs --keys fly (the subkey pairs are built from the key words)")
+        if v.options.interleave > 1 and (no.words != "gpr" or no.layout != "scalar"):
+            raise GenError(f"--interleave {v.options.interleave} needs --isa gpr (the lanes layouts already run "
+                           f"several blocks per pass; --isa sse2 is the x86 stream), not --isa {no.words}")
 
     def options(self, v) -> NasmOptions:
         """The variant's target options, defaults filled in."""
@@ -108,37 +140,47 @@ class Nasm(Target):
         return NasmOptions(self.name, self.machine, get("abi"), get("strategy"),
                            int(regs) if regs is not None else None, str(v.get("pin", "") or ""),
                            get("rotate"), get("schedule"), get("isa"), get("layout"), get("annotate"),
-                           get("wipe"))
+                           get("wipe"), v.options.interleave)
 
     # ---------------------------------------------------------------- passes
 
     def functions(self, v) -> list[tuple[str, str]]:
         """(direction, part) of every function the file holds: a lanes variant has the lanes
         blocks function and the scalar GPR function (left-over blocks, single blocks)."""
-        parts = ("lanes", "scalar") if self.options(v).lanes else ("scalar",)
-        return [(d, part) for d in DIRECTIONS for part in parts]
+        return [(d, part) for d in DIRECTIONS for part in self.parts(v)]
+
+    def parts(self, v) -> tuple:
+        """The functions of one direction: the group function (lanes, or ``interleave``: N GPR
+        blocks per pass) before the one-block function, or the one-block function alone."""
+        no = self.options(v)
+        return ("lanes", "scalar") if no.lanes else ("interleave", "scalar") if no.split else ("scalar",)
+
+    def main_part(self, v) -> str:
+        return self.parts(v)[0]
 
     def _needs(self, v):
-        return [(d, v.options, 1) for d in DIRECTIONS]
+        return [(d, v.options, n) for d in DIRECTIONS for n in sorted({1, v.options.interleave})]
 
     def _lower(self, v, programs):
         no = self.options(v)
         out = {}
         for d, part in self.functions(v):
-            prog = programs.get((d, v.options, 1))
+            prog = programs.get((d, v.options, v.options.interleave if part == "interleave" else 1))
             if prog is None:        # a one-direction compile (allocate, lowered)
                 continue
             if no.lanes and part == "scalar":
                 isa = asm.isa_for(no.machine, no.abi, "rol", "gpr")
                 out[(d, part)] = (isa, asm.lower(prog, isa), "belady")
                 continue
+            # named keeps every value in one register for its whole life: subkey sums are not kept
+            # for the next injection there (longer lives would not fit the words)
             isa = asm.isa_for(no.machine, no.abi, no.rotate, no.words, no.layout)
             if no.layout == "packed":
                 ops = asm.lower_packed(prog, isa)
             elif isa.lanes > 1:
                 ops = asm.lower_lanes(prog, isa, no.schedule)
             else:
-                ops = asm.lower(prog, isa, no.schedule)
+                ops = asm.lower(prog, isa, no.schedule, share_sums=no.strategy != "named")
             out[(d, part)] = (isa, ops, no.strategy)
         return out
 
@@ -177,26 +219,29 @@ class Nasm(Target):
                 Pass("print NASM (gen/printers/nasm.py)", "checked AOp list", ".asm + .h (templates/nasm/)",
                      lambda v, allocs: printer.render(v, self.options(v), allocs, cpu=self.features(v)))]
 
-    def lowered(self, v, direction: str = "encrypt"):
-        """(isa, MOps) of one direction's main function, through the same passes as render."""
-        ir = describe_pass(lambda v: [(direction, v.options, 1)]).run(v, None)
-        part = "lanes" if self.options(v).lanes else "scalar"
+    def lowered(self, v, direction: str = "encrypt", tail: bool = False):
+        """(isa, MOps) of one direction's main function (``tail``: its one-block function),
+        through the same passes as render."""
+        part = "scalar" if tail else self.main_part(v)
+        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction]).run(v, None)
         isa, ops, _ = self._lower(v, ir)[(direction, part)]
         return isa, ops
 
     def allocate(self, v, direction: str, strategy: str | None = None, tail: bool = False):
         """One function's allocation, checked: (isa, allocation).  The allocation report and the
         explorer ask for one direction (and strategy) at a time; the same passes as render."""
-        part = "scalar" if tail or not self.options(v).lanes else "lanes"
-        ir = describe_pass(lambda v: [(direction, v.options, 1)]).run(v, None)
+        part = "scalar" if tail else self.main_part(v)
+        ir = describe_pass(lambda v: [x for x in self._needs(v) if x[0] == direction]).run(v, None)
         lowered = {f: x for f, x in self._lower(v, ir).items() if f == (direction, part)}
         return self._check(v, self._assign(v, self._liveness(v, lowered), strategy))[(direction, part)]
 
     def variants(self, which, specs):
         out = []
         for s in specs:
-            for extra in (self.recommended_extra if which == "recommended" else self.all_extra):
-                v = self.variant(s, Options("fly", "full", 1), **dict(extra))
+            sets = [(self.interleave_for(s, dict(extra)), extra) for extra in self.recommended_extra] \
+                if which == "recommended" else [(1, extra) for extra in self.all_extra] + self.all_interleave
+            for il, extra in sets:
+                v = self.variant(s, Options("fly", "full", il), **dict(extra))
                 if which != "recommended":
                     try:
                         self.allocate(v, "encrypt")
@@ -206,8 +251,12 @@ class Nasm(Target):
         return out
 
     def recommended_lines(self):
-        return [f"  {self.name} (every size): " + " ".join(f"--{k} {v}" for k, v in extra)
-                for extra in self.recommended_extra]
+        lines = [f"  {self.name} (every size): " + " ".join(f"--{k} {v}" for k, v in extra)
+                 for extra in self.recommended_extra]
+        if self.recommended_interleave:
+            lines.append(f"  {self.name} words in GPRs: " + ", ".join(
+                f"{bits}: --interleave {il}" for bits, il in sorted(self.recommended_interleave.items())))
+        return lines
 
     def nasm_format(self, v) -> str:
         return self.formats[v.get("abi", self.schema[0].default)]
@@ -272,6 +321,8 @@ class Nasm(Target):
         d.pop("abi", None)
         isa = d.pop("isa", "gpr")
         parts = [self.name, isa] + [str(val) for _, val in sorted(d.items())]
+        if v.options.interleave > 1:
+            parts.append(f"i{v.options.interleave}")
         if isa in ("avx2", "avx512"):
             parts.insert(2, "lanes")
         name = " ".join(parts)

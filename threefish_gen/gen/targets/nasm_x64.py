@@ -8,7 +8,7 @@ from ..threefish import Options
 from .. import skein
 from .base import PRIMITIVE_OPTION, Pass, Recipe, is_skein
 from .c import render_skein, skein_context
-from .nasm import Nasm, schema
+from .nasm import INTERLEAVE, Nasm, schema
 
 
 class NasmX64(Nasm):
@@ -19,6 +19,7 @@ class NasmX64(Nasm):
     schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed")) \
         + (PRIMITIVE_OPTION,)
     formats = {"sysv": "elf64", "win64": "win64"}
+    interleave = INTERLEAVE
     recommended_extra = [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
                          (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
                          (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))]
@@ -29,6 +30,11 @@ class NasmX64(Nasm):
                     (("abi", "sysv"), ("isa", "sse2"), ("layout", "packed"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))])
+    # --interleave (words in GPRs): the recommended count per size (measured, docs/nasm.md: 2 blocks
+    # win for 256 bits; from 512 bits on the second block's words spill and 1 is faster), and the
+    # interleaved variants verify --set all adds (each size)
+    recommended_interleave = {256: 2}
+    all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
 
     # ---------------------------------------------------------------- Skein (--primitive skein)
 
@@ -36,6 +42,8 @@ class NasmX64(Nasm):
         super().validate(v)
         if is_skein(v) and (v.get("abi", "sysv") != "sysv" or v.get("isa", "gpr") != "gpr"):
             raise GenError("--primitive skein for nasm-x64 takes --abi sysv --isa gpr (words in GPRs)")
+        if is_skein(v) and v.options.interleave != 1:
+            raise GenError("--primitive skein takes --interleave 1 (UBI chains its blocks one at a time)")
 
     def checker(self, v):
         return "skein-nasm" if is_skein(v) else self.recipe.checker

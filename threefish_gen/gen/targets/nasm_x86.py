@@ -13,6 +13,8 @@ class NasmX86(Nasm):
     recipe = Recipe(checker="nasm", language="nasm", word_bits=32)
     schema = schema(("cdecl",), ("shift",), ("sse2",), ("scalar", "packed"))
     formats = {"cdecl": "elf32"}
+    interleave_why = ("64-bit words live in the 8 XMM registers: one block of Threefish-256 with its key and "
+                      "tweak words already spills, a second block would only add spills")
     recommended_extra = [(("abi", "cdecl"), ("strategy", "belady"))]
     all_extra = ([(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")]
                  + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
