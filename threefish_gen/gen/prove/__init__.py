@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 from ..errors import GenError
 from ..variant import Variant
-from . import engine, nasm
+from . import c, engine, nasm
 from .engine import ProveError, Unsupported
 from .expect import block_vars, expected, key_vars
 from .terms import Term, var
 
-LANGUAGES = ("nasm",)
+LANGUAGES = ("nasm", "c")
 
 
 @dataclass
@@ -56,23 +56,19 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
         return f
 
     try:
-        prog = nasm.Program(text)
+        jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text)
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
-    funcs = [(f, _kind(f)) for f in prog.globals if _kind(f)]
-    if not funcs:
+    if not jobs:
         raise GenError("no exported encrypt/decrypt function in the file")
-    heads = prog.heads()
-    for name, (direction, blocks) in funcs:
-        m = nasm.NasmMachine(prog, word_bits, v.get("abi", "sysv" if word_bits == 64 else "cdecl"))
+    for name, (direction, blocks), make in jobs:
         args = [var("ptr:key"), var("ptr:tweak"), var("ptr:in"), var("ptr:out")]
         if blocks:
             args.append(var("n"))
         try:
-            entry = m.enter(name, args)
+            m, entry, heads, line_text = make(args)
             ctx = engine.Context(nw, exp_for(direction))
-            summary = engine.prove_function(m, entry, heads, ctx, not blocks,
-                                            lambda pc: f"line {prog.lines[pc].no}")
+            summary = engine.prove_function(m, entry, heads, ctx, not blocks, line_text)
             rep.lines.append(f"{name}: equivalent ({summary})")
         except ProveError as e:
             rep.failed = True
@@ -81,3 +77,27 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
             raise GenError(f"{name}: cannot read the program: {e}") from None
     rep.seconds = time.monotonic() - t0
     return rep
+
+
+def _nasm_jobs(text: str, word_bits: int, v: Variant) -> list:
+    prog = nasm.Program(text)
+    heads = prog.heads()
+    abi = v.get("abi", "sysv" if word_bits == 64 else "cdecl")
+
+    def job(name):
+        def make(args):
+            m = nasm.NasmMachine(prog, word_bits, abi)
+            return m, m.enter(name, args), heads, lambda pc: f"line {prog.lines[pc].no}"
+        return make
+    return [(f, _kind(f), job(f)) for f in prog.globals if _kind(f)]
+
+
+def _c_jobs(text: str) -> list:
+    prog = c.Program(text)
+
+    def job(fn):
+        def make(args):
+            m = c.CMachine(prog, fn)
+            return m, m.enter(args), c.heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+        return make
+    return [(name, _kind(name), job(fn)) for name, fn in prog.functions.items() if _kind(name)]
