@@ -85,3 +85,26 @@ def test_unreadable_c_is_one_line_and_exit_2(tmp_path):
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
     p = _prove_file(tmp_path, "void foo_encrypt(const uint8_t *key)\n{\n    while (1) { }\n}\n")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr, p.stderr
+
+
+# ------------------------------------------------------------------ the prove row of verify
+
+def test_verify_prove_row_pass_and_fail(tmp_path):
+    from threefish_gen.verify import prove as vprove
+    from threefish_gen.verify import sources as vsources
+    from threefish_gen.verify.matrix import builds_of
+    assert vprove.BUILD in builds_of(V) and vprove.BUILD.thorough
+    good = vprove.check(V, vprove.BUILD, tmp_path)
+    assert good.status == "PASS" and good.checks == 4, good
+    files = render_variant(V)
+    name = next(n for n in files if n.endswith(".c"))
+    files[name], line = _edit_nth(files[name], "x0 += x1;", "x0 += x2;")
+    vsources.use(V, files)
+    try:
+        bad = vprove.check(V, vprove.BUILD, tmp_path)
+    finally:
+        vsources.clear()
+    assert bad.status == "FAIL" and f"line {line}: x0 += x2;" in bad.detail, bad
+    skein = [v for v in targets.variants("all", "c", [get_spec("1.3", 256)]) if v.primitive != "threefish"][0]
+    row = vprove.check(skein, vprove.BUILD, tmp_path)
+    assert row.status == "SKIPPED" and row.detail.startswith("not modeled: "), row

@@ -26,8 +26,30 @@ class Report:
     seconds: float = 0.0
 
 
+# the file of a rendered variant the prover reads, by language
+SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs"}
+
+
 def proves(language: str) -> bool:
     return language in LANGUAGES
+
+
+def why_not(v: Variant) -> str | None:
+    """Why the prover does not cover a variant yet (None: it does)."""
+    if v.primitive != "threefish":
+        return "the Skein UBI loop is checked by verify, not proved"
+    if v.get("layout") == "packed":
+        return "layout packed (two words per XMM register) is not modelled by the prover"
+    return None
+
+
+def source_of(files: dict, language: str) -> tuple[str, str]:
+    """(name, text) of the rendered file that holds the variant's functions."""
+    suffix = SOURCE_SUFFIX.get(language, "")
+    for name, text in files.items():
+        if name.endswith(suffix):
+            return name, text
+    raise GenError(f"the render has no {suffix} file")
 
 
 def _kind(name: str):
