@@ -2,7 +2,8 @@
 
 ``prove_files(variant, files)`` symbolically executes every exported function of the emitted
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
-description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py).
+description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
+C (gen/prove/c.py).
 """
 from __future__ import annotations
 
