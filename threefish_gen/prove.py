@@ -6,30 +6,12 @@ from pathlib import Path
 import click
 
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.prove import LANGUAGES, prove_text
+from threefish_gen.gen.prove import LANGUAGES, prove_text, source_of, why_not
 from threefish_gen.gen.render import render_variant
-
-# the file of a rendered variant the prover reads, by language
-SOURCE_SUFFIX = {"nasm": ".asm", "c": ".c", "c#": ".cs"}
-
 
 def source_text(v, language: str) -> tuple[str, str]:
     """(name, text) of the rendered file that holds the variant's functions."""
-    files = render_variant(v)
-    suffix = SOURCE_SUFFIX.get(language, "")
-    for name, text in files.items():
-        if name.endswith(suffix):
-            return name, text
-    raise GenError(f"the render of {v.stem} has no {suffix} file")
-
-
-def why_not(v) -> str | None:
-    """Why the prover does not cover a variant yet (None: it does)."""
-    if v.primitive != "threefish":
-        return "the Skein UBI loop is checked by verify, not proved"
-    if v.get("layout") == "packed":
-        return "layout packed (two words per XMM register) is not modelled by the prover"
-    return None
+    return source_of(render_variant(v), language)
 
 
 def run(target, variants, file: str | None, echo=click.echo) -> int:

@@ -22,6 +22,7 @@ from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
 from . import csharp, ct, nasm, simd
+from . import prove as vprove
 from . import skein as skein_checker
 from . import skein_csharp
 from .proc import Timeout
@@ -60,6 +61,7 @@ def checker_of(v: Variant):
 def builds_of(v: Variant):
     """The variant's builds; C-ABI Threefish code also gets the constant-time column (verify/ct.py)."""
     extra = (ct.BUILD,) if get_target(v.target).recipe.bench == "c-abi" and v.primitive == "threefish" else ()
+    extra += (vprove.BUILD,) if vprove.applies(v) else ()
     return tuple(checker_of(v)[1](get_target(v.target), v)) + extra
 
 
@@ -98,7 +100,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 return Row(v.label(), b.name, "SKIPPED", f"CPU lacks {', '.join(lacking)} (--thorough runs it "
                            f"emulated where SIMDe is installed)")
             try:
-                check = ct.check if b is ct.BUILD else checker_of(v)[0]
+                check = ct.check if b is ct.BUILD else vprove.check if b is vprove.BUILD else checker_of(v)[0]
                 return check(v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "

@@ -12,7 +12,7 @@ and trip count) is checked for many n.
 """
 from __future__ import annotations
 
-from .terms import MASK, Term, add, const, evaluate, show, sub, subterms, value, var
+from .terms import MASK, Term, add, const, evaluate, show, sub, subst, subterms, value, var, variables
 
 
 class ProveError(Exception):
@@ -83,6 +83,9 @@ class Machine:
     def undef(self, name: str) -> Term:
         return var(f"undef:{name}")
 
+    def concrete_head(self, pc: int) -> bool:
+        return False
+
     def return_marker(self, pc: int) -> Term:
         return var(f"ret:{pc}")
 
@@ -147,10 +150,9 @@ def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, 
     while work:
         m, pc = work.pop()
         while True:
-            if pc in heads and pc not in m.state.active:
-                m = _induction(m, pc, heads, ctx, line_text)
+            if pc in heads and pc not in m.state.active and not m.concrete_head(pc):
                 loops.add(pc)
-                pc = m._resume
+                m, pc = _induction(m, pc, ctx, line_text)
                 continue
             r = m.step(pc)
             if isinstance(r, int):
@@ -159,6 +161,7 @@ def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, 
             if r[0] == "ret":
                 ret = r[1]
                 if ret is m.ret0:
+                    _straight_outputs(m, ctx)
                     finished.append(m)
                     break
                 if ret.op == "var" and ret.args[0].startswith("ret:"):
@@ -182,29 +185,76 @@ def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, 
     return f"{len(finished)} path(s), {len(loops)} loop(s) proved by induction"
 
 
+def _straight_outputs(m, ctx: Context) -> None:
+    """Blocks stored outside any loop (straight-line single-block code) against the description."""
+    out = var("ptr:out")
+    stored = {value(off): t for (b, off), (size, t) in m.state.mem.items() if b is out and value(off) is not None}
+    if not stored:
+        return
+    blocks = (max(stored) + 8 + ctx.bs - 1) // ctx.bs
+    _check_blocks(m, stored, blocks, ctx, "tweak", "in", blocks, "the function")
+    m.state.segments.append(("straight", blocks))
+
+
+def _check_blocks(m, stored: dict, blocks: int, ctx: Context, tw: str, inn: str, per_iter: int, where: str):
+    want_offs = set(range(0, blocks * ctx.bs, 8))
+    if set(stored) != want_offs:
+        missing = sorted(want_offs - set(stored))
+        raise ProveError(f"{where}: output words "
+                         f"{'never stored: ' + str([o // 8 for o in missing]) if missing else 'outside the blocks'}")
+    for blk in range(blocks):
+        exp = ctx.expected(tw, inn, blk)
+        for i, e in enumerate(exp):
+            got = stored[blk * ctx.bs + 8 * i]
+            if got is not e:
+                raise ProveError(_divergence(m, blk, i, got, e, per_iter))
+
+
 def _run_body(m, head: int, line_text):
-    """Run straight from the loop head to the branch back to it; returns (is jz, next pc)."""
+    """Run from the loop head to the jump back to it.  A test at the head (a C for loop) is
+    taken as passed.  Returns (head test, back edge): head test (zf, exit pc) or None; back
+    edge (zf, fall-through pc) of a bottom test, or None for an unconditional jump back."""
     pc = head
-    for _ in range(10 ** 6):
+    top = None
+    for n in range(10 ** 6):
         r = m.step(pc)
         if isinstance(r, int):
+            if r == head:
+                return top, None
             pc = r
             continue
-        if r[0] == "branch" and r[2] == head:
-            return r[1], r[3]
-        raise Unsupported(f"line {m.line.no}: a branch or return inside the loop body at "
-                          f"{line_text(head)}")
+        if r[0] == "branch":
+            _, if_zero, target, fall = r
+            zf = m.state.zf
+            known = value(zf)
+            if n == 0 and target != head and known is None:      # the loop's own test, at its head
+                top = (zf, target if if_zero else fall)
+                pc = fall if if_zero else target
+                continue
+            if target == head:        # the back edge (its test may be decided on a first run)
+                if if_zero:
+                    raise ProveError(f"loop at {line_text(head)}: loops while its counter is zero")
+                return top, (zf, fall)
+            if known is None:
+                raise Unsupported(f"line {m.line.no}: a branch on a value that is not constant inside "
+                                  f"the loop at {line_text(head)}")
+            nxt = target if (known == 0) == if_zero else fall
+            if nxt == head:
+                return top, None
+            pc = nxt
+            continue
+        raise Unsupported(f"line {m.line.no}: a return inside the loop body at {line_text(head)}")
     raise Unsupported("loop body does not end")
 
 
-def _induction(m, head: int, heads, ctx: Context, line_text):
-    """Prove the loop at ``head`` for every trip count; returns the machine after its exit."""
+def _induction(m, head: int, ctx: Context, line_text):
+    """Prove the loop at ``head`` for every trip count; returns (machine, pc) after its exit."""
+    where = f"loop at {line_text(head)}"
     locs0 = m.locations()
     m1 = m.clone()
     m1.state.active.add(head)
     _run_body(m1, head, line_text)
     locs1 = m1.locations()
-    fresh: dict = {}
     ptrs: dict = {}          # kind -> (t0, stride, fresh var)
     counter = None
     changed = {}
@@ -222,35 +272,30 @@ def _induction(m, head: int, heads, ctx: Context, line_text):
                 k = None
         if k is not None:
             if k in ptrs and ptrs[k][0] is not t0:
-                raise ProveError(f"loop at {line_text(head)}: two different {k} pointers")
+                raise ProveError(f"{where}: two different {k} pointers")
             g = ptrs.get(k, (t0, d, var(f"ptr:{k}@{head}")))[2]
             ptrs[k] = (t0, d, g)
             changed[loc] = ("ptr", k)
-        elif d == MASK:
+        elif d is not None and 0 < (-d) & MASK <= 64:
             if counter is not None and counter[0] is not t0:
-                raise ProveError(f"loop at {line_text(head)}: two counters")
-            counter = (t0, var(f"n@{head}"))
+                raise ProveError(f"{where}: two counters")
+            counter = (t0, var(f"n@{head}"), (-d) & MASK)
             changed[loc] = ("counter",)
         else:
             changed[loc] = ("scratch",)
     if set(ptrs) != {"in", "tweak", "out"} or counter is None:
-        raise ProveError(f"loop at {line_text(head)}: pointers advanced {sorted(ptrs)}, "
-                         f"counter {'found' if counter else 'missing'}")
+        raise ProveError(f"{where}: pointers advanced {sorted(ptrs)}, counter {'found' if counter else 'missing'}")
     bs = ctx.bs
     k_in, k_tw, k_out = ptrs["in"][1], ptrs["tweak"][1], ptrs["out"][1]
     if k_in % bs or k_out != k_in or k_tw * bs != 16 * k_in or k_in == 0:
-        raise ProveError(f"loop at {line_text(head)}: strides in {k_in}, tweak {k_tw}, out {k_out} "
+        raise ProveError(f"{where}: strides in {k_in}, tweak {k_tw}, out {k_out} "
                          f"are not one count of {bs}-byte blocks and 16-byte tweaks")
     per_iter = k_in // bs
     o_in, o_tw, o_out = (base_of(ptrs[k][0])[1] for k in ("in", "tweak", "out"))
     if o_out is not o_in or sub(o_in, _scale(o_tw, bs // 16)) is not const(0):
-        raise ProveError(f"loop at {line_text(head)}: enters with in, tweak and out at different "
+        raise ProveError(f"{where}: enters with in, tweak and out at different "
                          f"blocks ({show(o_in)}, {show(o_tw)}, {show(o_out)})")
-    c0 = counter[0]
-    vc = value(c0)
-    if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
-        raise ProveError(f"loop at {line_text(head)}: entered without testing its counter for zero")
-    m.state.segments.append((o_in, per_iter, c0))
+    c0, nvar, step = counter
 
     # the general state: fresh pointer, counter and scratch variables
     mg = m.clone()
@@ -259,12 +304,13 @@ def _induction(m, head: int, heads, ctx: Context, line_text):
         if what[0] == "ptr":
             t = ptrs[what[1]][2]
         elif what[0] == "counter":
-            t = counter[1]
+            t = nvar
         else:
             t = var(f"undef:{loc[0]}{loc[1:]}@{head}")
         mg.set_location(loc, t)
-    zf_before = dict(mg.state.mem)
-    if_zero, after = _run_body(mg, head, line_text)
+    before = set(mg.state.mem)
+    m_top = mg.clone()
+    top, bottom = _run_body(mg, head, line_text)
     locsb = mg.locations()
     for loc, t0 in locs0.items():
         what = changed.get(loc)
@@ -273,32 +319,56 @@ def _induction(m, head: int, heads, ctx: Context, line_text):
         elif what[0] == "ptr":
             want = add(ptrs[what[1]][2], const(ptrs[what[1]][1]))
         elif what[0] == "counter":
-            want = sub(counter[1], const(1))
+            want = sub(nvar, const(step))
         else:
             continue
         if locsb.get(loc) is not want:
-            raise ProveError(f"loop at {line_text(head)}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
+            raise ProveError(f"{where}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
                              f"one iteration, not {show(want, 2)}")
-    if if_zero or mg.state.zf is not sub(counter[1], const(1)):
-        raise ProveError(f"loop at {line_text(head)}: does not loop while the decremented counter is nonzero")
+    # the loop test: a term of the counter alone that is zero when the loop ends
+    if (top is None) == (bottom is None):
+        raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
+    test = top[0] if top else bottom[0]
+    if variables(test) != {nvar.args[0]}:
+        raise ProveError(f"{where}: its test {show(test, 2)} is not a function of its counter")
+    if bottom is not None:
+        vc = value(c0)
+        if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
+            raise ProveError(f"{where}: entered without testing its counter for zero")
     out = ptrs["out"][2]
     stored = {value(off): t for (b, off), (size, t) in mg.state.mem.items()
-              if b is out and (b, off) not in zf_before}
-    want_offs = set(range(0, per_iter * bs, 8))
-    if set(stored) != want_offs:
-        missing = sorted(want_offs - set(stored))
-        raise ProveError(f"loop at {line_text(head)}: output words "
-                         f"{'never stored: ' + str([o // 8 for o in missing]) if missing else 'outside the blocks'}")
-    tw, inn = stem(ptrs["tweak"][2]), stem(ptrs["in"][2])
-    for blk in range(per_iter):
-        exp = ctx.expected(tw, inn, blk)
-        for i, e in enumerate(exp):
-            got = stored[blk * bs + 8 * i]
-            if got is not e:
-                raise ProveError(_divergence(mg, blk, i, got, e, per_iter))
-    mg.state.assume[mg.state.zf] = True      # the exit: counter - 1 == 0
-    mg._resume = after
-    return mg
+              if b is out and (b, off) not in before}
+    _check_blocks(mg, stored, per_iter, ctx, stem(ptrs["tweak"][2]), stem(ptrs["in"][2]), per_iter, where)
+
+    # the state after the loop: T iterations ran (T bound when coverage evaluates)
+    trips = var(f"T@{head}")
+    done = sub(trips, const(1)) if bottom is not None else trips
+    mapping = {ptrs[k][2]: add(ptrs[k][0], _scale(done, ptrs[k][1])) for k in ptrs}
+    mapping[nvar] = sub(c0, _scale(done, step))
+    if top is not None:
+        mx, pc = m_top, top[1]
+    else:
+        mx, pc = mg, bottom[1]
+    mx.state.assume[test] = True
+    _substitute(mx, mapping)
+    mx.state.segments.append(("loop", head, o_in, per_iter, c0, step, test, nvar, bottom is not None))
+    return mx, pc
+
+
+def _substitute(m, mapping: dict) -> None:
+    st = m.state
+    memo: dict = {}
+    st.regs = {r: subst(t, mapping, memo) for r, t in st.regs.items()}
+    st.vregs = {i: tuple(subst(t, mapping, memo) for t in v) for i, v in st.vregs.items()}
+    mem = {}
+    for (b, off), (size, t) in st.mem.items():
+        if b in mapping:
+            b, off = base_of(subst(add(b, off), mapping, memo))
+        mem[(b, off)] = (size, subst(t, mapping, memo))
+    st.mem = mem
+    st.assume = {subst(t, mapping, memo): z for t, z in st.assume.items()}
+    if st.zf is not None:
+        st.zf = subst(st.zf, mapping, memo)
 
 
 def _scale(t: Term, k: int) -> Term:
@@ -324,32 +394,75 @@ def _divergence(m, blk: int, word: int, got: Term, want: Term, per_iter: int) ->
 
 
 def _coverage(finished, ctx: Context, single: bool) -> None:
-    """The loops of the paths together store blocks 0..n-1, each once (checked for many n)."""
+    """The paths together store blocks 0..n-1, each once: for many n, exactly one path's
+    assumptions hold, and its loops (first block, trip count from the loop test) tile 0..n-1."""
     if not finished:
         raise ProveError("no path returns")
     ns = [1] if single else list(range(0, 40)) + [255, 256, 257, 1000, 1 << 20, (1 << 32) + 7]
     for n in ns:
-        env = {"n": n}
-        hits = []
+        hits, why = [], None
         for m in finished:
+            env = {"n": n}
             try:
-                ok = all((evaluate(t, env) == 0) == z for t, z in m.state.assume.items() if "n@" not in show(t))
-            except KeyError:
-                ok = True
+                pos = _tile(m, env, ctx, n)
+                ok = all((evaluate(t, env) == 0) == z for t, z in m.state.assume.items())
+            except KeyError as e:
+                raise ProveError(f"a path's conditions depend on more than n ({e})") from None
+            except ProveError as e:     # a loop of a path that does not apply to this n
+                ok, why = False, why or str(e)
             if ok:
-                hits.append(m)
+                hits.append((m, pos))
         if len(hits) != 1:
-            raise ProveError(f"n = {n}: {len(hits)} paths apply")
-        pos = 0
-        for o_in, per_iter, count in hits[0].state.segments:
-            try:
-                start, trips = evaluate(o_in, env), evaluate(count, env)
-            except KeyError:
-                raise ProveError(f"loop bounds depend on more than n: {show(o_in)}, {show(count)}") from None
-            if trips == 0:
-                continue
-            if start != pos * ctx.bs:
-                raise ProveError(f"n = {n}: a loop starts at block {start // ctx.bs}, not {pos}")
-            pos += per_iter * trips
-        if pos != n:
-            raise ProveError(f"n = {n}: the loops store {pos} blocks")
+            raise ProveError(why if not hits and why else f"n = {n}: {len(hits)} paths apply")
+        if hits[0][1] != n:
+            raise ProveError(f"n = {n}: the function stores {hits[0][1]} blocks")
+
+
+def _tile(m, env: dict, ctx: Context, n: int) -> int:
+    """Blocks stored in order from block 0 (binds each loop's trip count T@head in env)."""
+    pos = 0
+    for seg in m.state.segments:
+        if seg[0] == "straight":
+            pos += seg[1]
+            continue
+        _, head, o_in, per_iter, c0, step, test, nvar, bottom = seg
+        count = evaluate(c0, env)
+        trips = _trips(count, step, test, nvar, bottom, env, n)
+        env[f"T@{head}"] = trips
+        start = evaluate(o_in, env)
+        if trips and start != pos * ctx.bs:
+            raise ProveError(f"n = {n}: a loop starts at block {start // ctx.bs}, not {pos}")
+        pos += per_iter * trips
+    return pos
+
+
+def _trips(count: int, step: int, test: Term, nvar: Term, bottom: bool, env: dict, n: int) -> int:
+    """How often a loop runs: the first trip whose test is zero.  Counted one by one up to
+    4096 trips; beyond, by bisection when the test is monotone in the counter (the counter
+    itself or the counter shifted right: zero exactly below a bound)."""
+    def zero_at(trips):
+        cur = (count - step * (trips - 1 if bottom else trips)) & MASK
+        return evaluate(test, {**env, nvar.args[0]: cur}) == 0
+
+    first = 1 if bottom else 0
+    limit = min(n + 64, first + 4096)
+    for trips in range(first, limit + 1):
+        if zero_at(trips):
+            return trips
+    if limit >= n + 64:
+        raise ProveError(f"n = {n}: a loop does not end within {n + 64} trips")
+    k = value(sub(nvar, test))
+    if k is not None:           # the test is counter - k: zero exactly when the counter is k
+        k &= MASK
+        if count < k or (count - k) % step:
+            raise ProveError(f"n = {n}: a loop does not end")
+        return (count - k) // step + first
+    if not (test is nvar or (test.op == "shr" and test.args[0] is nvar)):
+        raise ProveError(f"n = {n}: a loop does not end within {n + 64} trips")
+    lo, hi = limit, max(first, count // step + first)      # zero_at(lo) is false, zero_at(hi) true
+    if not zero_at(hi):
+        raise ProveError(f"n = {n}: a loop does not end")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if zero_at(mid) else (mid, hi)
+    return hi

@@ -318,3 +318,39 @@ def evaluate(t: Term, env: dict, memo: dict | None = None) -> int:
         raise KeyError(op)
     memo[t] = v & MASK
     return memo[t]
+
+
+def subst(t: Term, mapping: dict, memo: dict | None = None) -> Term:
+    """t with the terms in mapping replaced (rebuilt through the normalising constructors)."""
+    memo = {} if memo is None else memo
+    if t in mapping:
+        return mapping[t]
+    if t in memo:
+        return memo[t]
+    op, a = t.op, t.args
+    if op in ("const", "var"):
+        r = t
+    elif op == "lin":
+        r = const(a[1])
+        for u, k in a[0]:
+            r = add(r, mul(subst(u, mapping, memo), k))
+    elif op == "xor":
+        r = const(a[1])
+        for u in a[0]:
+            r = xor(r, subst(u, mapping, memo))
+    elif op == "rotl":
+        r = rotl(subst(a[0], mapping, memo), a[1])
+    elif op == "shr":
+        r = shr(subst(a[0], mapping, memo), a[1])
+    elif op == "and":
+        r = and_(subst(a[0], mapping, memo), a[1])
+    elif op == "or":
+        r = or_(subst(a[0], mapping, memo), subst(a[1], mapping, memo))
+    else:
+        r = Term(op, tuple(subst(u, mapping, memo) if isinstance(u, Term) else u for u in a))
+    memo[t] = r
+    return r
+
+
+def variables(t: Term) -> set:
+    return {u.args[0] for u in subterms(t) if u.op == "var"}

@@ -1,0 +1,375 @@
+"""Symbolic execution of the C printer's output (gen/printers/c.py), read as text.
+
+The straight-line text is a small language: ``uint64_t``/``unsigned``/``int`` declarations,
+assignments (``=``, ``+=``, ``-=``, ``^=``) of expressions over variables, integer literals
+(``UINT64_C(..)``), ``+ - * ^ | & << >>``, local arrays (``ks[16 * c + 3]``), the printer's
+little-endian helpers ``<prefix>load64(p)`` and ``<prefix>store64(p, v)``, and ``for`` loops
+(the blocks loops over ``n``, the 8-round-cycle loops over a counter with a constant bound).
+A loop is compiled to a test at its head, the body, the step and a jump back, and run by the
+same engine as the NASM programs.
+"""
+from __future__ import annotations
+
+import re
+
+from .engine import Machine, ProveError, Unsupported
+from .terms import Term, add, and_, const, mul, or_, shr, sub, value, var, xor
+
+_TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
+                    r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|[-+*^|&()\[\],<>=])")
+_BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
+           "&": 2, "^": 1, "|": 0}
+
+
+def _tokens(s: str) -> list[str]:
+    out, pos = [], 0
+    s = s.strip()
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if not m or m.end() == pos:
+            raise Unsupported(f"cannot read {s[pos:pos + 20]!r}")
+        out.append(m.group(1))
+        pos = m.end()
+    return out
+
+
+class Stmt:
+    __slots__ = ("no", "text", "kind", "a", "b", "c")
+
+    def __init__(self, no, text, kind, a=None, b=None, c=None):
+        self.no, self.text, self.kind, self.a, self.b, self.c = no, text, kind, a, b, c
+
+
+class Function:
+    def __init__(self, name: str, params: list[str]):
+        self.name, self.params = name, params
+        self.stmts: list[Stmt] = []
+
+
+_FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:\w+_NOINLINE\s+)?(?:void|uint64_t)\s+(\w+)\s*\(([^)]*)\)\s*$")
+
+
+def _strip_comments(text: str) -> str:
+    """Comments become spaces (line numbers stay)."""
+    return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+
+
+class Program:
+    """The exported functions of one C file, compiled to statements with jumps."""
+
+    def __init__(self, text: str):
+        self.functions: dict[str, Function] = {}
+        self.raw = text.splitlines()
+        lines = _strip_comments(text).splitlines()
+        i = 0
+        while i < len(lines):
+            head = lines[i].strip()
+            start = i
+            if head.startswith(("void ", "static ")) and "(" in head and not head.endswith(";"):
+                while not head.endswith(")") and i + 1 < len(lines):   # parameters over two lines
+                    i += 1
+                    head += " " + lines[i].strip()
+                m = _FUNC.match(head)
+                if m and head.startswith("static") and not m.group(1).endswith("_work"):
+                    # the load/store helpers are modelled by name; burn (the wipe) changes no output
+                    i = self._skip(lines, i + 1)
+                    continue
+                if m and i + 1 < len(lines) and lines[i + 1].strip() == "{":
+                    params = [p.strip().split()[-1].lstrip("*").split("[")[0] for p in m.group(2).split(",")]
+                    fn = Function(m.group(1), params)
+                    i = self._body(fn, lines, i + 2)
+                    self.functions[fn.name] = self._wrapper(fn)
+                    continue
+            i = start + 1
+
+    def _wrapper(self, fn: Function) -> Function:
+        """A public function that calls its *_work function (then wipes the stack) is that
+        function: the call must pass the parameters in order."""
+        calls = [s for s in fn.stmts if s.kind == "call"]
+        if not calls:
+            return fn
+        work = [s for s in calls if not s.a.endswith("_burn")]
+        if len(work) != 1 or work[0].a not in self.functions or [s.kind for s in fn.stmts][-1] != "ret" \
+                or len(fn.stmts) != len(calls) + 1:
+            raise Unsupported(f"line {calls[0].no}: {fn.name} calls more than its work function")
+        callee = self.functions[work[0].a]
+        if work[0].b != fn.params or callee.params != fn.params:
+            raise Unsupported(f"line {work[0].no}: {work[0].a} is called with other arguments than {fn.name}'s")
+        out = Function(fn.name, fn.params)
+        out.stmts = callee.stmts
+        return out
+
+    @staticmethod
+    def _skip(lines: list[str], i: int) -> int:
+        depth = 0
+        while i < len(lines):
+            depth += lines[i].count("{") - lines[i].count("}")
+            i += 1
+            if depth == 0:
+                return i
+        return i
+
+    def _body(self, fn: Function, lines: list[str], i: int) -> int:
+        """Compile statements up to the function's closing brace; returns the next line index."""
+        loops = []          # (head index, step statements, line number) of the open for loops
+        depth = 1
+        while i < len(lines):
+            s = lines[i].strip()
+            no = i + 1
+            i += 1
+            if not s or s.startswith("#"):
+                continue
+            if s == "{":
+                depth += 1
+                loops.append(None)
+                continue
+            if s == "}":
+                depth -= 1
+                if depth == 0:
+                    fn.stmts.append(Stmt(no, "}", "ret"))
+                    return i
+                lp = loops.pop()
+                if lp is not None:
+                    head, steps, exit_stmt = lp
+                    fn.stmts.extend(steps)
+                    fn.stmts.append(Stmt(no, "}", "jmp", head))
+                    exit_stmt.b = len(fn.stmts)
+                continue
+            m = re.fullmatch(r"for\s*\((.*);(.*);(.*)\)\s*\{", s)
+            if m:
+                depth += 1
+                for part in filter(None, (p.strip() for p in m.group(1).split(","))):
+                    fn.stmts.append(self._simple(part, no, s))
+                head = len(fn.stmts)
+                test = Stmt(no, s, "test", _tokens(m.group(2)))
+                fn.stmts.append(test)
+                steps = [self._simple(p.strip(), no, s) for p in m.group(3).split(",") if p.strip()]
+                loops.append((head, steps, test))
+                continue
+            m = re.fullmatch(r"if\s*\((.*)==\s*0\s*\)", s)
+            if m:               # if (x == 0) followed by one statement on the next line
+                fn.stmts.append(Stmt(no, s, "ifzero", _tokens(m.group(1))))
+                continue
+            if not s.endswith(";"):
+                raise Unsupported(f"line {no}: cannot read {s!r}")
+            s1 = s[:-1].strip()
+            if re.match(r"(const\s+)?(uint64_t|unsigned|int|size_t)\b", s1):
+                continue
+            if s1 == "return":
+                fn.stmts.append(Stmt(no, s, "ret"))
+                continue
+            fn.stmts.append(self._simple(s1, no, s))
+        raise Unsupported("a function body does not end")
+
+    def _simple(self, s: str, no: int, text: str) -> Stmt:
+        m = re.fullmatch(r"(\w+)store64\((.*)\)", s)
+        if m:
+            toks = _tokens(m.group(2))
+            depth, cut = 0, None
+            for j, t in enumerate(toks):
+                depth += t in "([" and 1 or (t in ")]" and -1 or 0)
+                if t == "," and depth == 0:
+                    cut = j
+            if cut is None:
+                raise Unsupported(f"line {no}: store64 needs two arguments")
+            return Stmt(no, text, "store", toks[:cut], toks[cut + 1:])
+        m = re.fullmatch(r"(\w+)\((.*)\)", s)
+        if m and not m.group(1).endswith("store64"):
+            return Stmt(no, text, "call", m.group(1), [a.strip() for a in m.group(2).split(",")])
+        m = re.fullmatch(r"(\w+)\s*(\+\+|--)", s)
+        if m:
+            return Stmt(no, text, "assign", [m.group(1)], "+=" if m.group(2) == "++" else "-=", ["1"])
+        m = re.fullmatch(r"(\w+(?:\s*\[[^\]]*\])?)\s*(=|\+=|-=|\^=)\s*(.*)", s)
+        if m:
+            return Stmt(no, text, "assign", _tokens(m.group(1)), m.group(2), _tokens(m.group(3)))
+        raise Unsupported(f"line {no}: cannot read {s!r}")
+
+
+class CMachine(Machine):
+    """One path through one function of a C program."""
+
+    def __init__(self, prog: Program, fn: Function):
+        super().__init__()
+        self.prog, self.fn = prog, fn
+        self.line = None
+        self.cur = None
+
+    def enter(self, args: list[Term]) -> int:
+        if len(args) != len(self.fn.params):
+            raise Unsupported(f"{self.fn.name} takes {len(self.fn.params)} parameters")
+        for p, a in zip(self.fn.params, args):
+            self.state.regs[p] = a
+        return 0
+
+    # ---------------------------------------------------------------- expressions
+
+    def expr(self, toks: list[str]) -> Term:
+        self._t, self._i = toks, 0
+        t = self._binary(-1)
+        if self._i != len(toks):
+            raise Unsupported(f"line {self.line.no}: cannot read {' '.join(toks[self._i:])!r}")
+        return t
+
+    def _peek(self):
+        return self._t[self._i] if self._i < len(self._t) else None
+
+    def _binary(self, floor: int) -> Term:
+        left = self._unary()
+        while True:
+            op = self._peek()
+            prec = _BINARY.get(op)
+            if prec is None or prec <= floor:
+                return left
+            self._i += 1
+            right = self._binary(prec)
+            left = self._apply(op, left, right)
+
+    def _apply(self, op, a, b):
+        vb = value(b)
+        if op == "+":
+            return add(a, b)
+        if op == "-":
+            return sub(a, b)
+        if op == "^":
+            return xor(a, b)
+        if op == "|":
+            return or_(a, b)
+        if op in ("*", "<<", ">>", "&") and vb is None:
+            if op == "*" and value(a) is not None:
+                return mul(b, value(a))
+            raise Unsupported(f"line {self.line.no}: {op} by a non-constant")
+        if op == "*":
+            return mul(a, vb)
+        if op == "<<":
+            return mul(a, 1 << vb)
+        if op == ">>":
+            return shr(a, vb)
+        if op == "&":
+            return and_(a, vb)
+        return self._compare(op, a, b)
+
+    def _compare(self, op, a, b):
+        """A loop test as a term that is zero exactly when the test fails."""
+        va, vb = value(a), value(b)
+        if va is not None and vb is not None:
+            ok = {"<": va < vb, ">": va > vb, "<=": va <= vb, ">=": va >= vb, "==": va == vb, "!=": va != vb}[op]
+            return const(int(ok))
+        if vb == 0 and op in (">", "!="):
+            return a
+        if op == ">=" and vb and vb & (vb - 1) == 0:
+            return shr(a, vb.bit_length() - 1)          # a >= 2^k  <=>  a >> k != 0
+        raise Unsupported(f"line {self.line.no}: loop test {op} {vb} is not modelled")
+
+    def _unary(self) -> Term:
+        tok = self._peek()
+        if tok is None:
+            raise Unsupported(f"line {self.line.no}: expression ends early")
+        self._i += 1
+        if tok == "(":
+            t = self._binary(-1)
+            self._expect(")")
+            return t
+        if tok == "-":
+            return sub(const(0), self._unary())
+        if tok.startswith("UINT64_C"):
+            return const(int(tok[tok.index("(") + 1:-1].strip(), 0))
+        if tok[0].isdigit():
+            return const(int(tok.rstrip("uUlL"), 0))
+        if self._peek() == "(":
+            if not tok.endswith("load64"):
+                raise Unsupported(f"line {self.line.no}: call of {tok}")
+            self._i += 1
+            addr = self._binary(-1)
+            self._expect(")")
+            return self.load(addr, 8)
+        if self._peek() == "[":
+            self._i += 1
+            idx = self._binary(-1)
+            self._expect("]")
+            return self.load(self._element(tok, idx), 8)
+        if tok not in self.state.regs:
+            raise ProveError(f"line {self.line.no}: {tok} is read before it is set")
+        return self.state.regs[tok]
+
+    def _expect(self, tok):
+        if self._peek() != tok:
+            raise Unsupported(f"line {self.line.no}: expected {tok!r}")
+        self._i += 1
+
+    def _element(self, array: str, idx: Term) -> Term:
+        if value(idx) is None:
+            raise Unsupported(f"line {self.line.no}: {array}[{idx}] with a non-constant index")
+        return add(var(f"rsp0.{array}"), const(8 * value(idx)))
+
+    # ---------------------------------------------------------------- statements
+
+    def step(self, pc: int):
+        st = self.fn.stmts[pc]
+        self.line = st
+        if st.kind == "ret":
+            return ("ret", self.ret0)
+        if st.kind == "jmp":
+            return st.a
+        if st.kind == "test":
+            self.state.zf = self.expr(st.a)
+            return ("branch", True, st.b, pc + 1)
+        if st.kind == "ifzero":
+            self.state.zf = self.expr(st.a)
+            return ("branch", True, pc + 1, pc + 2)
+        if st.kind == "call":
+            raise Unsupported(f"line {st.no}: a call of {st.a}")
+        if st.kind == "store":
+            addr, v = self.expr(st.a), self.expr(st.b)
+            self.store(addr, 8, v)
+            return pc + 1
+        lhs, op, rhs = st.a, st.b, self.expr(st.c)
+        if len(lhs) > 1:                          # array element
+            self._t, self._i = lhs, 2
+            idx = self._binary(-1)
+            addr = self._element(lhs[0], idx)
+            old = self.load(addr, 8) if op != "=" else None
+            self.store(addr, 8, self._combine(op, old, rhs))
+            return pc + 1
+        name = lhs[0]
+        old = self.state.regs.get(name) if op != "=" else None
+        if op != "=" and old is None:
+            raise ProveError(f"line {st.no}: {name} is read before it is set")
+        t = self._combine(op, old, rhs)
+        self.note(t)
+        self.state.regs[name] = t
+        return pc + 1
+
+    @staticmethod
+    def _combine(op, old, t):
+        return {"=": lambda: t, "+=": lambda: add(old, t), "-=": lambda: sub(old, t),
+                "^=": lambda: xor(old, t)}[op]()
+
+    def concrete_head(self, pc: int) -> bool:
+        """A loop whose test is decided here (a counter with a constant bound) just runs."""
+        st = self.fn.stmts[pc]
+        if st.kind != "test":
+            return False
+        self.line = st
+        try:
+            return value(self.expr(st.a)) is not None
+        except (ProveError, Unsupported):
+            return False
+
+    # ---------------------------------------------------------------- locations for loops
+
+    def locations(self) -> dict:
+        locs = {("r", r): t for r, t in self.state.regs.items()}
+        for k, (size, t) in self.state.mem.items():
+            locs[("m",) + k] = t
+        return locs
+
+    def set_location(self, loc, t: Term) -> None:
+        if loc[0] == "r":
+            self.state.regs[loc[1]] = t
+        else:
+            size, _ = self.state.mem[loc[1:]]
+            self.state.mem[loc[1:]] = (size, t)
+
+
+def heads(fn: Function) -> set:
+    return {s.a for i, s in enumerate(fn.stmts) if s.kind == "jmp" and s.a <= i}
