@@ -39,3 +39,24 @@ def cpu_flags() -> frozenset:
     return _proc_flags() - hidden_flags()
 
 
+
+
+@lru_cache(maxsize=None)
+def cpu_id() -> dict:
+    """vendor (cpuid vendor string), family and model (as cpuid's display family/model, the
+    extended fields folded in, like /proc/cpuinfo), model_name: of the first CPU in
+    /proc/cpuinfo; {} where unknown."""
+    keys = {"vendor_id": "vendor", "cpu family": "family", "model": "model", "model name": "model_name"}
+    out: dict = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if not line.strip():
+                break
+            k, _, val = line.partition(":")
+            k = k.strip()
+            if k in keys:
+                val = val.strip()
+                out[keys[k]] = int(val) if k in ("cpu family", "model") and val.isdigit() else val
+    except OSError:
+        pass
+    return out
