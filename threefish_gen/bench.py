@@ -142,16 +142,20 @@ def ops_text(ops: dict) -> str:
 
 # --------------------------------------------------------------------------- build
 
-def _run(cmd, cwd=None):
-    p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def _run(cmd, cwd=None, timeout=None):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise GenError(f"bench build timed out after {timeout:.0f} s: {' '.join(map(str, cmd))[:120]}") from None
     if p.returncode:
         raise GenError(f"bench build failed: {' '.join(map(str, cmd))[:120]}: "
                        f"{(p.stderr or p.stdout).strip().splitlines()[:1]}")
     return p.stdout
 
 
-def _object(name: str, v: Variant, cc: str, workdir: Path) -> Path:
-    """Render and build one variant; objects are cached by the hash of sources and commands."""
+def _object(name: str, v: Variant, cc: str, workdir: Path, timeout: float | None = None) -> Path:
+    """Render and build one variant; objects are cached by the hash of sources and commands
+    (``timeout``: seconds each build command may take; GenError past it)."""
     src = workdir / "src" / v.stem
     files = render_variant(v)
     write_files(files, src)
@@ -164,7 +168,7 @@ def _object(name: str, v: Variant, cc: str, workdir: Path) -> Path:
         obj.parent.mkdir(parents=True, exist_ok=True)
         tmp = obj.with_suffix(".tmp.o")
         for cmd in object_commands(v, src, tmp, cc):
-            _run(cmd)
+            _run(cmd, timeout=timeout)
         os.replace(tmp, obj)
     return obj
 
@@ -206,29 +210,42 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
             continue
         objs.append(str(obj))
         ops[(name, v.spec.bits)] = op_counts(v)   # names repeat across sizes
-        lines.append(f'BENCH_VARIANT("{name}", "{v.prefix}", {v.spec.block_bytes}, '
-                     f"{v.prefix}encrypt, {v.prefix}encrypt_blocks)")
+        lines.append(bench_line(name, v))
+    exe, link_notes = link(lines, objs, workdir)
+    return exe, notes + link_notes, ops
+
+
+def bench_line(name: str, v: Variant) -> str:
+    """The variants.inc line (bench/bench.c) of one built variant."""
+    return (f'BENCH_VARIANT("{name}", "{v.prefix}", {v.spec.block_bytes}, '
+            f"{v.prefix}encrypt, {v.prefix}encrypt_blocks)")
+
+
+def link(lines: list[str], objs: list[str], workdir: Path, peers: bool = True) -> tuple[Path, list[str]]:
+    """Compile bench/bench.c over the variants.inc ``lines`` and link it with the objects (and,
+    with ``peers``, the peer libraries that are installed).  Returns (program, SKIPPED notes)."""
+    notes: list[str] = []
     inc = workdir / "variants.inc"
     inc.write_text("\n".join(lines) + "\n")
     defs, peer_objs, libs = [], [], []
-    if Path("/usr/include/botan-2/botan/threefish_512.h").exists():
+    if peers and Path("/usr/include/botan-2/botan/threefish_512.h").exists():
         defs.append("-DHAVE_BOTAN")
         peer_objs.append(_peer(workdir, "peers_botan.cpp", ["-isystem", "/usr/include/botan-2"]))
         libs.append("-lbotan-2")
-    else:
+    elif peers:
         notes.append("SKIPPED Botan peer: libbotan-2-dev not installed")
-    if Path("/usr/include/crypto++/threefish.h").exists() or Path("/usr/include/cryptopp/threefish.h").exists():
+    if peers and (Path("/usr/include/crypto++/threefish.h").exists() or Path("/usr/include/cryptopp/threefish.h").exists()):
         defs.append("-DHAVE_CRYPTOPP")
         peer_objs.append(_peer(workdir, "peers_cryptopp.cpp", []))
         libs.append("-lcryptopp")
-    else:
+    elif peers:
         notes.append("SKIPPED Crypto++ peer: libcrypto++-dev not installed")
     bench_o = workdir / "bench.o"
     _run(["gcc", "-std=c11", "-O2", "-Wall", "-Wextra", f'-DBENCH_VARIANTS="{inc}"', *defs,
           "-c", str(BENCH_DIR / "bench.c"), "-o", str(bench_o)])
     exe = workdir / "bench"
     _run(["g++" if peer_objs else "gcc", str(bench_o), *objs, *peer_objs, *libs, "-o", str(exe)])
-    return exe, notes, ops
+    return exe, notes
 
 
 def _peer(workdir: Path, src: str, extra: list[str]) -> str:
@@ -271,6 +288,23 @@ def merge_passes(runs: list[tuple[list[Result], dict]]) -> tuple[list[Result], d
                              min(r.cpb_min for r in rs), statistics.median(r.ghz for r in rs), rs[0].kind))
     info["passes"] = len(runs)
     return merged, info
+
+
+def measure(cmd: list[str], names: set[str], passes: int, label: str = "the C-ABI rows",
+            stream=sys.stderr) -> tuple[list[Result], dict, int]:
+    """Run the bench program ``cmd`` ``passes`` times; (merged results, info, exit status:
+    0, or 3 when a variant failed its check: FAIL lines say which)."""
+    runs, rc = [], 0
+    for i in range(passes):
+        if stream is not None:
+            print(f"bench: timing {label} (pass {i + 1}/{passes}) ...", file=stream, flush=True)
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode not in (0, 3):
+            raise GenError(f"bench run failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
+        rc = max(rc, p.returncode)
+        runs.append(parse(p.stdout, names))
+    results, info = merge_passes(runs)
+    return results, info, rc
 
 
 # --------------------------------------------------------------------------- ratios and tables
@@ -477,14 +511,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     if samples or passes > 1:
         cmd += ["--samples", str(samples or max(1, 21 // passes))]
     names = {name for name, _, _ in entries}
-    runs = []
-    for i in range(passes):
-        print(f"bench: timing the C-ABI rows (pass {i + 1}/{passes}) ...", file=sys.stderr, flush=True)
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode not in (0, 3):       # 3: a variant failed its check (FAIL lines say which)
-            raise GenError(f"bench run failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
-        runs.append(parse(p.stdout, names))
-    results, info = merge_passes(runs)
+    results, info, rc = measure(cmd, names, passes)
     if sizes:
         results = [r for r in results if r.bits in set(sizes)]
     annotate(results, {name: v.target for name, v, _ in entries}, ops)
@@ -519,6 +546,6 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     if md_path:
         Path(md_path).parent.mkdir(parents=True, exist_ok=True)
         Path(md_path).write_text(markdown(results, info, cs_rows, notes))
-    if p.returncode == 3 or any(n.startswith("FAIL") for n in notes):
+    if rc == 3 or any(n.startswith("FAIL") for n in notes):
         raise GenError("bench: a generated variant failed to build or failed its check (see FAIL lines)")
     return results

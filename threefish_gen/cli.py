@@ -22,6 +22,7 @@ from threefish_gen.gen.threefish import KEYS, UNROLL, Options
 
 from .check import check_cmd
 from .cli_options import constants_option
+from .tune import tune_cmd
 
 
 def _specs(sizes: tuple, versions: tuple):
@@ -141,18 +142,31 @@ def one_variant(t, size, version, keys, unroll, interleave, prefix, given: dict,
               "(default: the recommended variant's)")
 @click.option("--interleave", type=int, default=None, help="blocks per pass in *_blocks, 1..4 (default: recommended)")
 @click.option("--prefix", default=None, help="symbol prefix (default names size, version and variant)")
-@click.option("--set", "which", type=click.Choice(["recommended"]), default=None,
-              help="render every recommended variant (all sizes and versions) instead of one")
+@click.option("--set", "which", type=click.Choice(["recommended", "tuned"]), default=None,
+              help="render every recommended variant (all sizes and versions) instead of one; tuned: the "
+              "bulk winners of --profile (default: the shipped profile of this CPU), every version")
+@click.option("--profile", "profile", default=None, type=click.Path(dir_okay=False),
+              help="a tune profile: its bulk winner's options replace the defaults (not options given here)")
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help="output folder")
 @click.option("--package", "package_dir", default=None, type=click.Path(file_okay=False),
               help="output folder that also gets a package project (csharp: a packable class library)")
 @click.option("--force", is_flag=True, help="overwrite files in --out that threefish-gen did not write")
 @target_options()
-def render(target, size, version, keys, unroll, interleave, prefix, which, out_dir, package_dir, force, **values):
+def render(target, size, version, keys, unroll, interleave, prefix, which, profile, out_dir, package_dir, force,
+           **values):
     """Render one variant (or the recommended set) into a folder: a .c and a .h per variant (C
     targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     if "cls" in values:
         values["class"] = values.pop("cls")
+    from . import tune as tunemod
+    if which == "tuned" or profile:
+        explicit = click.get_current_context().get_parameter_source("target") == click.core.ParameterSource.COMMANDLINE
+        tuned = tunemod.Tuned(profile, which, target if explicit else None)
+        if which != "tuned":
+            if which or size is None:
+                raise GenError("--profile applies to one variant (give --size) or to --set tuned")
+            keys, unroll, interleave, values = tuned.fill(resolve_target(target, values).name, int(size), keys,
+                                                          unroll, interleave, values)
     t = resolve_target(target, values)
     given = {k: v for k, v in values.items() if v is not None}
     for k in given:
@@ -165,7 +179,11 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
                                        given.get("layout"), given.get("class"))):
             raise GenError("--set renders a fixed set; drop --size/--constants/--keys/--unroll/--interleave/"
                            "--prefix/--isa/--layout/--class")
-        chosen = t.variants("recommended", all_specs())
+        if which == "tuned":
+            chosen, files = tuned.render_set(given)      # given options applied there
+            t, given = registry.get(chosen[0].target), {}
+        else:
+            chosen = t.variants("recommended", all_specs())
         if "primitive" in given:     # --primitive picks that primitive's part of the set
             prim = given.pop("primitive")
             chosen = [v for v in chosen if v.get("primitive", "threefish") == prim]
@@ -173,9 +191,11 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, out_d
             chosen = [t.variant(v.spec, v.options, v.prefix, **{**dict(v.extra), **given}) for v in chosen]
     else:
         chosen = [one_variant(t, size, version, keys, unroll, interleave, prefix, given, "render")]
-    files: dict[str, str] = {}
-    for v in chosen:           # render everything first: nothing is written if any fails
+    files: dict[str, str] = files if which == "tuned" else {}
+    for v in ([] if which == "tuned" else chosen):     # render everything first: nothing is written if any fails
         files.update(render_variant(v))
+    if profile and not which:
+        files = tunemod.stamp(files, tuned.record)
     from .placing import package, place
     out_dir, files = package(t, chosen, files, out_dir, package_dir)
     for line in place(files, out_dir, force):
@@ -356,6 +376,7 @@ def explore(target, size, version, keys, interleave, strategy, bench, out_path, 
 
 
 cli.add_command(check_cmd)     # threefish_gen/check.py: `check DIR`
+cli.add_command(tune_cmd)      # threefish_gen/tune.py: `tune --out PROFILE.json`
 
 
 def _quiet_stdout() -> None:

@@ -3,12 +3,13 @@
  *   threefish-gen render --target c-simd --size 1024 --constants 1.2 --keys fly --unroll full --interleave 1 --isa auto --prefix tf1024_v12_csimd_auto_fly_full_
  * Threefish-1024, Skein v1.2 constants (C240 = 0x5555555555555555),
  * 80 rounds, 128-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
- * path avx512: c-simd avx512 lanes 1024 v1.2 fly/full/i1 (n >= 8)
- * path avx2: c-simd avx2 lanes 1024 v1.2 fly/full/i1 (n >= 4)
- * path neon: c-simd neon lanes 1024 v1.2 fly/full/i1 (n >= 2)
+ * path avx512: c-simd avx512 lanes 1024 v1.2 fly/full/i1 (n >= 8; default)
+ * path avx2: c-simd avx2 lanes 1024 v1.2 fly/full/i1 (n >= 4; default)
+ * path neon: c-simd neon lanes 1024 v1.2 fly/full/i1 (n >= 2; default)
+ * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
  */
 #include "tf1024_v12_csimd_auto_fly_full.h"
 
@@ -26113,44 +26114,140 @@ static int tf1024_v12_csimd_auto_fly_full_level(void)
     return v;
 }
 
-/* Name of the path a call with n blocks takes (declared in the header). */
-const char *tf1024_v12_csimd_auto_fly_full_dispatch_path(size_t n)
+/* The path a call with n blocks takes: an index into choice_names (-1: scalar).  CPU table rows
+   first (where the CPU matches, the row's ISA is allowed and its pass fits in n), then the
+   default rule: the highest-level path the CPU and $THREEFISH_GEN_ISA allow whose pass fits in n. */
+#if defined(THREEFISH_GEN_X86)
+
+/* cpuid's vendor string and display family/model (extended fields folded in, as in
+   /proc/cpuinfo); 0 where unknown.  -DTHREEFISH_GEN_FAKE_CPUID='"GenuineIntel",6,0x8f' replaces
+   the answer (tests of the CPU table). */
+#if defined(THREEFISH_GEN_FAKE_CPUID)
+static int tf1024_v12_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+    static const struct { const char *vendor; unsigned family, model; } fake = { THREEFISH_GEN_FAKE_CPUID };
+    size_t len = strlen(fake.vendor);
+    memcpy(vendor, fake.vendor, len < 12 ? len : 12);
+    *family = fake.family;
+    *model = fake.model;
+    return 1;
+}
+#elif !defined(THREEFISH_GEN_SIMDE) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+static int tf1024_v12_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+    unsigned a, b, c, d, base;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    base = (a >> 8) & 0xfu;
+    *family = base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
+    *model = ((a >> 4) & 0xfu) | ((base == 0xfu || base == 0x6u) ? ((a >> 16) & 0xfu) << 4 : 0u);
+    return 1;
+}
+#else
+static int tf1024_v12_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+    (void)vendor;
+    (void)family;
+    (void)model;
+    return 0; /* SIMDe build or no cpuid: the default rule */
+}
+#endif
+
+/* The CPU table (shipped tuning profiles, threefish_gen/profiles/; docs/tune.md): the row
+   matching this CPU, or -1 (the default rule). */
+static int tf1024_v12_csimd_auto_fly_full_cpu_rule(void)
+{
+    static int cached = -2;
+    int r = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (r == -2) {
+        char vendor[13] = { 0 };
+        unsigned family = 0, model = 0;
+        r = -1;
+        if (tf1024_v12_csimd_auto_fly_full_cpu_ident(vendor, &family, &model)) {
+            if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
+                ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
+                r = 0; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+        }
+        __atomic_store_n(&cached, r, __ATOMIC_RELAXED);
+    }
+    return r;
+}
+
+static const char *const tf1024_v12_csimd_auto_fly_full_choice_names[] = {
+    "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
+    "avx512 lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
+    "avx2 lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+};
+
+static int tf1024_v12_csimd_auto_fly_full_choice(size_t n)
 {
     int level = tf1024_v12_csimd_auto_fly_full_level();
-    (void)level;
-    (void)n;
-#if defined(THREEFISH_GEN_X86)
+    int rule = tf1024_v12_csimd_auto_fly_full_cpu_rule();
+    if (rule == 0 && level >= 3 && n >= 4)
+        return 0;
     if (level >= 4 && n >= 8)
-        return "avx512";
+        return 1;
     if (level >= 3 && n >= 4)
-        return "avx2";
+        return 2;
+    return -1;
+}
 #elif defined(THREEFISH_GEN_NEON)
+static const char *const tf1024_v12_csimd_auto_fly_full_choice_names[] = {
+    "neon lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+};
+
+static int tf1024_v12_csimd_auto_fly_full_choice(size_t n)
+{
+    int level = tf1024_v12_csimd_auto_fly_full_level();
     if (level >= 1 && n >= 2)
-        return "neon";
+        return 0;
+    return -1;
+}
+#else
+static const char *const tf1024_v12_csimd_auto_fly_full_choice_names[] = { "scalar" };
+
+static int tf1024_v12_csimd_auto_fly_full_choice(size_t n)
+{
+    (void)n;
+    return -1;
+}
 #endif
-    return "scalar";
+
+/* Name of the path a call with n blocks takes and of the rule that chose it (declared in the header). */
+const char *tf1024_v12_csimd_auto_fly_full_dispatch_path(size_t n)
+{
+    int c = tf1024_v12_csimd_auto_fly_full_choice(n);
+    return c < 0 ? "scalar" : tf1024_v12_csimd_auto_fly_full_choice_names[c];
 }
 
 static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_encrypt_blocks_work(const uint8_t key[128], const uint8_t *tweaks,
                                                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
-    int level = tf1024_v12_csimd_auto_fly_full_level();
-    (void)level;
+    switch (tf1024_v12_csimd_auto_fly_full_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
-    if (level >= 4 && n >= 8) {
-        tf1024_v12_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
-        return;
-    }
-    if (level >= 3 && n >= 4) {
+    case 0:
         tf1024_v12_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
+    case 1:
+        tf1024_v12_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 2:
+        tf1024_v12_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
 #elif defined(THREEFISH_GEN_NEON)
-    if (level >= 1 && n >= 2) {
+    case 0:
         tf1024_v12_csimd_auto_fly_full_neon_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
 #endif
+    default:
+        break;
+    }
     tf1024_v12_csimd_auto_fly_full_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
@@ -26168,23 +26265,25 @@ void tf1024_v12_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[128], const
 static tf1024_v12_csimd_auto_fly_full_NOINLINE void tf1024_v12_csimd_auto_fly_full_decrypt_blocks_work(const uint8_t key[128], const uint8_t *tweaks,
                                                                                                        const uint8_t *in, uint8_t *out, size_t n)
 {
-    int level = tf1024_v12_csimd_auto_fly_full_level();
-    (void)level;
+    switch (tf1024_v12_csimd_auto_fly_full_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
-    if (level >= 4 && n >= 8) {
-        tf1024_v12_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
-        return;
-    }
-    if (level >= 3 && n >= 4) {
+    case 0:
         tf1024_v12_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
+    case 1:
+        tf1024_v12_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 2:
+        tf1024_v12_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
 #elif defined(THREEFISH_GEN_NEON)
-    if (level >= 1 && n >= 2) {
+    case 0:
         tf1024_v12_csimd_auto_fly_full_neon_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
 #endif
+    default:
+        break;
+    }
     tf1024_v12_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
 }
 

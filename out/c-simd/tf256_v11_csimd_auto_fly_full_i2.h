@@ -3,12 +3,13 @@
  *   threefish-gen render --target c-simd --size 256 --constants 1.1 --keys fly --unroll full --interleave 2 --isa auto --prefix tf256_v11_csimd_auto_fly_full_i2_
  * Threefish-256, Skein v1.1 constants (C240 = 0x5555555555555555),
  * 72 rounds, 32-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
- * path avx512: c-simd avx512 lanes 256 v1.1 fly/full/i2 (n >= 8)
- * path avx2: c-simd avx2 lanes 256 v1.1 fly/full/i2 (n >= 4)
- * path neon: c-simd neon lanes 256 v1.1 fly/full/i2 (n >= 2)
+ * path avx512: c-simd avx512 lanes 256 v1.1 fly/full/i2 (n >= 8; default)
+ * path avx2: c-simd avx2 lanes 256 v1.1 fly/full/i2 (n >= 4; default)
+ * path neon: c-simd neon lanes 256 v1.1 fly/full/i2 (n >= 2; default)
+ * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i2
  */
 #ifndef TF256_V11_CSIMD_AUTO_FLY_FULL_I2_H
 #define TF256_V11_CSIMD_AUTO_FLY_FULL_I2_H

@@ -3,12 +3,13 @@
  *   threefish-gen render --target c-simd --size 512 --constants 1.2 --keys fly --unroll full --interleave 1 --isa auto --prefix tf512_v12_csimd_auto_fly_full_
  * Threefish-512, Skein v1.2 constants (C240 = 0x5555555555555555),
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
- * runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar
- * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path)
+ * runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n; else scalar
+ * environment THREEFISH_GEN_ISA=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the level (tests force each path); dispatch_path(n) names the path and the rule that chose it
  * x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time check) and its paths are compiled instead; elsewhere: portable scalar C
- * path avx512: c-simd avx512 lanes 512 v1.2 fly/full/i2 (n >= 8)
- * path avx2: c-simd avx2 lanes 512 v1.2 fly/full/i2 (n >= 4)
- * path neon: c-simd neon lanes 512 v1.2 fly/full/i1 (n >= 2)
+ * path avx512: c-simd avx512 lanes 512 v1.2 fly/full/i2 (n >= 8; default)
+ * path avx2: c-simd avx2 lanes 512 v1.2 fly/full/i2 (n >= 4; default)
+ * path neon: c-simd neon lanes 512 v1.2 fly/full/i1 (n >= 2; default)
+ * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
  */
 #include "tf512_v12_csimd_auto_fly_full.h"
 
@@ -22503,6 +22504,2612 @@ static void tf512_v12_csimd_auto_fly_full_neon_lanes_decrypt_blocks(const uint8_
 
 #endif
 
+#if defined(THREEFISH_GEN_X86)
+
+/* ---- avx2: compiled for target "avx2"; called only where the CPU has it */
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+#endif
+
+static void tf512_v12_csimd_auto_fly_full_avx2_lanes_fly_full_i1_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
+                                                                                const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf512_v12_csimd_auto_fly_full_load64(key);
+    k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf512_v12_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf512_v12_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf512_v12_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf512_v12_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf512_v12_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf512_v12_csimd_auto_fly_full_load64(key + 56);
+    k8 = UINT64_C(0x5555555555555555);
+    k8 ^= k0;
+    k8 ^= k1;
+    k8 ^= k2;
+    k8 ^= k3;
+    k8 ^= k4;
+    k8 ^= k5;
+    k8 ^= k6;
+    k8 ^= k7;
+    if (n >= 4) {
+        const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
+        const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
+        const __m256i bk2 = _mm256_set1_epi64x((long long)(k2));
+        const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
+        const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
+        const __m256i bk5 = _mm256_set1_epi64x((long long)(k5));
+        const __m256i bk6 = _mm256_set1_epi64x((long long)(k6));
+        const __m256i bk7 = _mm256_set1_epi64x((long long)(k7));
+        const __m256i bk8 = _mm256_set1_epi64x((long long)(k8));
+        const __m256i rot24 = _mm256_setr_epi8(5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12, 5, 6, 7, 0, 1, 2, 3, 4, 13, 14, 15, 8, 9, 10, 11, 12);
+        const __m256i rot56 = _mm256_setr_epi8(1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8);
+        const __m256i rot8 = _mm256_setr_epi8(7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, 7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14);
+        for (; n >= 4; n -= 4, tweaks += 64, in += 256, out += 256) {
+            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
+            __m256i vx7;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vt0 = s2_0;
+                vt1 = s2_1;
+            }
+            vt2 = vt0;
+            vt2 = _mm256_xor_si256(vt2, vt1);
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vx0 = s2_0;
+                vx1 = s2_1;
+                vx2 = s2_2;
+                vx3 = s2_3;
+            }
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vx4 = s2_0;
+                vx5 = s2_1;
+                vx6 = s2_2;
+                vx7 = s2_3;
+            }
+            /* add subkey 0 */
+            vx0 = _mm256_add_epi64(vx0, bk0);
+            vx1 = _mm256_add_epi64(vx1, bk1);
+            vx2 = _mm256_add_epi64(vx2, bk2);
+            vx3 = _mm256_add_epi64(vx3, bk3);
+            vx4 = _mm256_add_epi64(vx4, bk4);
+            vx5 = _mm256_add_epi64(vx5, bk5);
+            vx6 = _mm256_add_epi64(vx6, bk6);
+            vx7 = _mm256_add_epi64(vx7, bk7);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            /* round 0 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 1 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 2 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 3 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 1 */
+            vx0 = _mm256_add_epi64(vx0, bk1);
+            vx1 = _mm256_add_epi64(vx1, bk2);
+            vx2 = _mm256_add_epi64(vx2, bk3);
+            vx3 = _mm256_add_epi64(vx3, bk4);
+            vx4 = _mm256_add_epi64(vx4, bk5);
+            vx5 = _mm256_add_epi64(vx5, bk6);
+            vx6 = _mm256_add_epi64(vx6, bk7);
+            vx7 = _mm256_add_epi64(vx7, bk8);
+            vx5 = _mm256_add_epi64(vx5, vt1);
+            vx6 = _mm256_add_epi64(vx6, vt2);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
+            /* round 4 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 5 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 6 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 7 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 2 */
+            vx0 = _mm256_add_epi64(vx0, bk2);
+            vx1 = _mm256_add_epi64(vx1, bk3);
+            vx2 = _mm256_add_epi64(vx2, bk4);
+            vx3 = _mm256_add_epi64(vx3, bk5);
+            vx4 = _mm256_add_epi64(vx4, bk6);
+            vx5 = _mm256_add_epi64(vx5, bk7);
+            vx6 = _mm256_add_epi64(vx6, bk8);
+            vx7 = _mm256_add_epi64(vx7, bk0);
+            vx5 = _mm256_add_epi64(vx5, vt2);
+            vx6 = _mm256_add_epi64(vx6, vt0);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
+            /* round 8 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 9 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 10 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 11 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 3 */
+            vx0 = _mm256_add_epi64(vx0, bk3);
+            vx1 = _mm256_add_epi64(vx1, bk4);
+            vx2 = _mm256_add_epi64(vx2, bk5);
+            vx3 = _mm256_add_epi64(vx3, bk6);
+            vx4 = _mm256_add_epi64(vx4, bk7);
+            vx5 = _mm256_add_epi64(vx5, bk8);
+            vx6 = _mm256_add_epi64(vx6, bk0);
+            vx7 = _mm256_add_epi64(vx7, bk1);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
+            /* round 12 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 13 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 14 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 15 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 4 */
+            vx0 = _mm256_add_epi64(vx0, bk4);
+            vx1 = _mm256_add_epi64(vx1, bk5);
+            vx2 = _mm256_add_epi64(vx2, bk6);
+            vx3 = _mm256_add_epi64(vx3, bk7);
+            vx4 = _mm256_add_epi64(vx4, bk8);
+            vx5 = _mm256_add_epi64(vx5, bk0);
+            vx6 = _mm256_add_epi64(vx6, bk1);
+            vx7 = _mm256_add_epi64(vx7, bk2);
+            vx5 = _mm256_add_epi64(vx5, vt1);
+            vx6 = _mm256_add_epi64(vx6, vt2);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
+            /* round 16 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 17 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 18 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 19 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 5 */
+            vx0 = _mm256_add_epi64(vx0, bk5);
+            vx1 = _mm256_add_epi64(vx1, bk6);
+            vx2 = _mm256_add_epi64(vx2, bk7);
+            vx3 = _mm256_add_epi64(vx3, bk8);
+            vx4 = _mm256_add_epi64(vx4, bk0);
+            vx5 = _mm256_add_epi64(vx5, bk1);
+            vx6 = _mm256_add_epi64(vx6, bk2);
+            vx7 = _mm256_add_epi64(vx7, bk3);
+            vx5 = _mm256_add_epi64(vx5, vt2);
+            vx6 = _mm256_add_epi64(vx6, vt0);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
+            /* round 20 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 21 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 22 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 23 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 6 */
+            vx0 = _mm256_add_epi64(vx0, bk6);
+            vx1 = _mm256_add_epi64(vx1, bk7);
+            vx2 = _mm256_add_epi64(vx2, bk8);
+            vx3 = _mm256_add_epi64(vx3, bk0);
+            vx4 = _mm256_add_epi64(vx4, bk1);
+            vx5 = _mm256_add_epi64(vx5, bk2);
+            vx6 = _mm256_add_epi64(vx6, bk3);
+            vx7 = _mm256_add_epi64(vx7, bk4);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
+            /* round 24 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 25 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 26 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 27 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 7 */
+            vx0 = _mm256_add_epi64(vx0, bk7);
+            vx1 = _mm256_add_epi64(vx1, bk8);
+            vx2 = _mm256_add_epi64(vx2, bk0);
+            vx3 = _mm256_add_epi64(vx3, bk1);
+            vx4 = _mm256_add_epi64(vx4, bk2);
+            vx5 = _mm256_add_epi64(vx5, bk3);
+            vx6 = _mm256_add_epi64(vx6, bk4);
+            vx7 = _mm256_add_epi64(vx7, bk5);
+            vx5 = _mm256_add_epi64(vx5, vt1);
+            vx6 = _mm256_add_epi64(vx6, vt2);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
+            /* round 28 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 29 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 30 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 31 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 8 */
+            vx0 = _mm256_add_epi64(vx0, bk8);
+            vx1 = _mm256_add_epi64(vx1, bk0);
+            vx2 = _mm256_add_epi64(vx2, bk1);
+            vx3 = _mm256_add_epi64(vx3, bk2);
+            vx4 = _mm256_add_epi64(vx4, bk3);
+            vx5 = _mm256_add_epi64(vx5, bk4);
+            vx6 = _mm256_add_epi64(vx6, bk5);
+            vx7 = _mm256_add_epi64(vx7, bk6);
+            vx5 = _mm256_add_epi64(vx5, vt2);
+            vx6 = _mm256_add_epi64(vx6, vt0);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
+            /* round 32 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 33 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 34 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 35 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 9 */
+            vx0 = _mm256_add_epi64(vx0, bk0);
+            vx1 = _mm256_add_epi64(vx1, bk1);
+            vx2 = _mm256_add_epi64(vx2, bk2);
+            vx3 = _mm256_add_epi64(vx3, bk3);
+            vx4 = _mm256_add_epi64(vx4, bk4);
+            vx5 = _mm256_add_epi64(vx5, bk5);
+            vx6 = _mm256_add_epi64(vx6, bk6);
+            vx7 = _mm256_add_epi64(vx7, bk7);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
+            /* round 36 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 37 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 38 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 39 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 10 */
+            vx0 = _mm256_add_epi64(vx0, bk1);
+            vx1 = _mm256_add_epi64(vx1, bk2);
+            vx2 = _mm256_add_epi64(vx2, bk3);
+            vx3 = _mm256_add_epi64(vx3, bk4);
+            vx4 = _mm256_add_epi64(vx4, bk5);
+            vx5 = _mm256_add_epi64(vx5, bk6);
+            vx6 = _mm256_add_epi64(vx6, bk7);
+            vx7 = _mm256_add_epi64(vx7, bk8);
+            vx5 = _mm256_add_epi64(vx5, vt1);
+            vx6 = _mm256_add_epi64(vx6, vt2);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
+            /* round 40 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 41 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 42 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 43 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 11 */
+            vx0 = _mm256_add_epi64(vx0, bk2);
+            vx1 = _mm256_add_epi64(vx1, bk3);
+            vx2 = _mm256_add_epi64(vx2, bk4);
+            vx3 = _mm256_add_epi64(vx3, bk5);
+            vx4 = _mm256_add_epi64(vx4, bk6);
+            vx5 = _mm256_add_epi64(vx5, bk7);
+            vx6 = _mm256_add_epi64(vx6, bk8);
+            vx7 = _mm256_add_epi64(vx7, bk0);
+            vx5 = _mm256_add_epi64(vx5, vt2);
+            vx6 = _mm256_add_epi64(vx6, vt0);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
+            /* round 44 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 45 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 46 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 47 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 12 */
+            vx0 = _mm256_add_epi64(vx0, bk3);
+            vx1 = _mm256_add_epi64(vx1, bk4);
+            vx2 = _mm256_add_epi64(vx2, bk5);
+            vx3 = _mm256_add_epi64(vx3, bk6);
+            vx4 = _mm256_add_epi64(vx4, bk7);
+            vx5 = _mm256_add_epi64(vx5, bk8);
+            vx6 = _mm256_add_epi64(vx6, bk0);
+            vx7 = _mm256_add_epi64(vx7, bk1);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
+            /* round 48 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 49 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 50 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 51 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 13 */
+            vx0 = _mm256_add_epi64(vx0, bk4);
+            vx1 = _mm256_add_epi64(vx1, bk5);
+            vx2 = _mm256_add_epi64(vx2, bk6);
+            vx3 = _mm256_add_epi64(vx3, bk7);
+            vx4 = _mm256_add_epi64(vx4, bk8);
+            vx5 = _mm256_add_epi64(vx5, bk0);
+            vx6 = _mm256_add_epi64(vx6, bk1);
+            vx7 = _mm256_add_epi64(vx7, bk2);
+            vx5 = _mm256_add_epi64(vx5, vt1);
+            vx6 = _mm256_add_epi64(vx6, vt2);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
+            /* round 52 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 53 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 54 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 55 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 14 */
+            vx0 = _mm256_add_epi64(vx0, bk5);
+            vx1 = _mm256_add_epi64(vx1, bk6);
+            vx2 = _mm256_add_epi64(vx2, bk7);
+            vx3 = _mm256_add_epi64(vx3, bk8);
+            vx4 = _mm256_add_epi64(vx4, bk0);
+            vx5 = _mm256_add_epi64(vx5, bk1);
+            vx6 = _mm256_add_epi64(vx6, bk2);
+            vx7 = _mm256_add_epi64(vx7, bk3);
+            vx5 = _mm256_add_epi64(vx5, vt2);
+            vx6 = _mm256_add_epi64(vx6, vt0);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
+            /* round 56 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 57 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 58 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 59 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 15 */
+            vx0 = _mm256_add_epi64(vx0, bk6);
+            vx1 = _mm256_add_epi64(vx1, bk7);
+            vx2 = _mm256_add_epi64(vx2, bk8);
+            vx3 = _mm256_add_epi64(vx3, bk0);
+            vx4 = _mm256_add_epi64(vx4, bk1);
+            vx5 = _mm256_add_epi64(vx5, bk2);
+            vx6 = _mm256_add_epi64(vx6, bk3);
+            vx7 = _mm256_add_epi64(vx7, bk4);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
+            /* round 60 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 61 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 62 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 63 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 16 */
+            vx0 = _mm256_add_epi64(vx0, bk7);
+            vx1 = _mm256_add_epi64(vx1, bk8);
+            vx2 = _mm256_add_epi64(vx2, bk0);
+            vx3 = _mm256_add_epi64(vx3, bk1);
+            vx4 = _mm256_add_epi64(vx4, bk2);
+            vx5 = _mm256_add_epi64(vx5, bk3);
+            vx6 = _mm256_add_epi64(vx6, bk4);
+            vx7 = _mm256_add_epi64(vx7, bk5);
+            vx5 = _mm256_add_epi64(vx5, vt1);
+            vx6 = _mm256_add_epi64(vx6, vt2);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
+            /* round 64 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 46), _mm256_srli_epi64(vx1, 18));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 36), _mm256_srli_epi64(vx3, 28));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 19), _mm256_srli_epi64(vx5, 45));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 65 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 33), _mm256_srli_epi64(vx1, 31));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 14), _mm256_srli_epi64(vx5, 50));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 66 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 17), _mm256_srli_epi64(vx1, 47));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 49), _mm256_srli_epi64(vx3, 15));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 36), _mm256_srli_epi64(vx5, 28));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 39), _mm256_srli_epi64(vx7, 25));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 67 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 44), _mm256_srli_epi64(vx1, 20));
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 9), _mm256_srli_epi64(vx7, 55));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_shuffle_epi8(vx3, rot56);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 17 */
+            vx0 = _mm256_add_epi64(vx0, bk8);
+            vx1 = _mm256_add_epi64(vx1, bk0);
+            vx2 = _mm256_add_epi64(vx2, bk1);
+            vx3 = _mm256_add_epi64(vx3, bk2);
+            vx4 = _mm256_add_epi64(vx4, bk3);
+            vx5 = _mm256_add_epi64(vx5, bk4);
+            vx6 = _mm256_add_epi64(vx6, bk5);
+            vx7 = _mm256_add_epi64(vx7, bk6);
+            vx5 = _mm256_add_epi64(vx5, vt2);
+            vx6 = _mm256_add_epi64(vx6, vt0);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
+            /* round 68 */
+            vx0 = _mm256_add_epi64(vx0, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 30), _mm256_srli_epi64(vx3, 34));
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 34), _mm256_srli_epi64(vx5, 30));
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx7);
+            vx7 = _mm256_shuffle_epi8(vx7, rot24);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            /* round 69 */
+            vx2 = _mm256_add_epi64(vx2, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 13), _mm256_srli_epi64(vx1, 51));
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 50), _mm256_srli_epi64(vx7, 14));
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 17), _mm256_srli_epi64(vx3, 47));
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            /* round 70 */
+            vx4 = _mm256_add_epi64(vx4, vx1);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx6 = _mm256_add_epi64(vx6, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 29), _mm256_srli_epi64(vx3, 35));
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx5);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 39), _mm256_srli_epi64(vx5, 25));
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 43), _mm256_srli_epi64(vx7, 21));
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            /* round 71 */
+            vx6 = _mm256_add_epi64(vx6, vx1);
+            vx1 = _mm256_shuffle_epi8(vx1, rot8);
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx0 = _mm256_add_epi64(vx0, vx7);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 35), _mm256_srli_epi64(vx7, 29));
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx2 = _mm256_add_epi64(vx2, vx5);
+            vx5 = _mm256_shuffle_epi8(vx5, rot56);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx4 = _mm256_add_epi64(vx4, vx3);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            /* add subkey 18 */
+            vx0 = _mm256_add_epi64(vx0, bk0);
+            vx1 = _mm256_add_epi64(vx1, bk1);
+            vx2 = _mm256_add_epi64(vx2, bk2);
+            vx3 = _mm256_add_epi64(vx3, bk3);
+            vx4 = _mm256_add_epi64(vx4, bk4);
+            vx5 = _mm256_add_epi64(vx5, bk5);
+            vx6 = _mm256_add_epi64(vx6, bk6);
+            vx7 = _mm256_add_epi64(vx7, bk7);
+            vx5 = _mm256_add_epi64(vx5, vt0);
+            vx6 = _mm256_add_epi64(vx6, vt1);
+            vx7 = _mm256_add_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            /* store the block(s) */
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
+            }
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vx4, vx5);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vx6, vx7);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vx6, vx7);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
+        tf512_v12_csimd_auto_fly_full_encrypt(key, tweaks, in, out);
+    }
+}
+
+static void tf512_v12_csimd_auto_fly_full_avx2_lanes_fly_full_i1_decrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
+                                                                                const uint8_t *in, uint8_t *out, size_t n)
+{
+    uint64_t k0, k1, k2, k3, k4, k5, k6, k7, k8;
+    if (n == 0) /* before any load: n = 0 touches no pointer */
+        return;
+    /* key schedule: k[Nw] = C240 ^ k[0] ^ ... ^ k[Nw-1] */
+    k0 = tf512_v12_csimd_auto_fly_full_load64(key);
+    k1 = tf512_v12_csimd_auto_fly_full_load64(key + 8);
+    k2 = tf512_v12_csimd_auto_fly_full_load64(key + 16);
+    k3 = tf512_v12_csimd_auto_fly_full_load64(key + 24);
+    k4 = tf512_v12_csimd_auto_fly_full_load64(key + 32);
+    k5 = tf512_v12_csimd_auto_fly_full_load64(key + 40);
+    k6 = tf512_v12_csimd_auto_fly_full_load64(key + 48);
+    k7 = tf512_v12_csimd_auto_fly_full_load64(key + 56);
+    k8 = UINT64_C(0x5555555555555555);
+    k8 ^= k0;
+    k8 ^= k1;
+    k8 ^= k2;
+    k8 ^= k3;
+    k8 ^= k4;
+    k8 ^= k5;
+    k8 ^= k6;
+    k8 ^= k7;
+    if (n >= 4) {
+        const __m256i bk0 = _mm256_set1_epi64x((long long)(k0));
+        const __m256i bk1 = _mm256_set1_epi64x((long long)(k1));
+        const __m256i bk2 = _mm256_set1_epi64x((long long)(k2));
+        const __m256i bk3 = _mm256_set1_epi64x((long long)(k3));
+        const __m256i bk4 = _mm256_set1_epi64x((long long)(k4));
+        const __m256i bk5 = _mm256_set1_epi64x((long long)(k5));
+        const __m256i bk6 = _mm256_set1_epi64x((long long)(k6));
+        const __m256i bk7 = _mm256_set1_epi64x((long long)(k7));
+        const __m256i bk8 = _mm256_set1_epi64x((long long)(k8));
+        const __m256i rot40 = _mm256_setr_epi8(3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10, 3, 4, 5, 6, 7, 0, 1, 2, 11, 12, 13, 14, 15, 8, 9, 10);
+        const __m256i rot56 = _mm256_setr_epi8(1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8, 1, 2, 3, 4, 5, 6, 7, 0, 9, 10, 11, 12, 13, 14, 15, 8);
+        const __m256i rot8 = _mm256_setr_epi8(7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14, 7, 0, 1, 2, 3, 4, 5, 6, 15, 8, 9, 10, 11, 12, 13, 14);
+        for (; n >= 4; n -= 4, tweaks += 64, in += 256, out += 256) {
+            __m256i vt0, vt1, vt2, vx0, vx1, vx2, vx3, vx4, vx5, vx6;
+            __m256i vx7;
+            /* block 0: tweak t2 = t0 ^ t1 */
+            {
+                const __m256i s0_0 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 0)));
+                const __m256i s0_1 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 16)));
+                const __m256i s0_2 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 32)));
+                const __m256i s0_3 = _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(tweaks + 48)));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                vt0 = s2_0;
+                vt1 = s2_1;
+            }
+            vt2 = vt0;
+            vt2 = _mm256_xor_si256(vt2, vt1);
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 0));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 64));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 128));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 192));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vx0 = s2_0;
+                vx1 = s2_1;
+                vx2 = s2_2;
+                vx3 = s2_3;
+            }
+            {
+                const __m256i s0_0 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 32));
+                const __m256i s0_1 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 96));
+                const __m256i s0_2 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 160));
+                const __m256i s0_3 = _mm256_loadu_si256((const __m256i *)(const void *)(in + 224));
+                const __m256i s1_0 = _mm256_unpacklo_epi64(s0_0, s0_1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(s0_0, s0_1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(s0_2, s0_3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(s0_2, s0_3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                vx4 = s2_0;
+                vx5 = s2_1;
+                vx6 = s2_2;
+                vx7 = s2_3;
+            }
+            /* subtract subkey 18 */
+            vx0 = _mm256_sub_epi64(vx0, bk0);
+            vx1 = _mm256_sub_epi64(vx1, bk1);
+            vx2 = _mm256_sub_epi64(vx2, bk2);
+            vx3 = _mm256_sub_epi64(vx3, bk3);
+            vx4 = _mm256_sub_epi64(vx4, bk4);
+            vx5 = _mm256_sub_epi64(vx5, bk5);
+            vx6 = _mm256_sub_epi64(vx6, bk6);
+            vx7 = _mm256_sub_epi64(vx7, bk7);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x12))));
+            /* inverse round 71 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 70 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 69 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 68 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 17 */
+            vx0 = _mm256_sub_epi64(vx0, bk8);
+            vx1 = _mm256_sub_epi64(vx1, bk0);
+            vx2 = _mm256_sub_epi64(vx2, bk1);
+            vx3 = _mm256_sub_epi64(vx3, bk2);
+            vx4 = _mm256_sub_epi64(vx4, bk3);
+            vx5 = _mm256_sub_epi64(vx5, bk4);
+            vx6 = _mm256_sub_epi64(vx6, bk5);
+            vx7 = _mm256_sub_epi64(vx7, bk6);
+            vx5 = _mm256_sub_epi64(vx5, vt2);
+            vx6 = _mm256_sub_epi64(vx6, vt0);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x11))));
+            /* inverse round 67 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 66 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 65 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 64 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 16 */
+            vx0 = _mm256_sub_epi64(vx0, bk7);
+            vx1 = _mm256_sub_epi64(vx1, bk8);
+            vx2 = _mm256_sub_epi64(vx2, bk0);
+            vx3 = _mm256_sub_epi64(vx3, bk1);
+            vx4 = _mm256_sub_epi64(vx4, bk2);
+            vx5 = _mm256_sub_epi64(vx5, bk3);
+            vx6 = _mm256_sub_epi64(vx6, bk4);
+            vx7 = _mm256_sub_epi64(vx7, bk5);
+            vx5 = _mm256_sub_epi64(vx5, vt1);
+            vx6 = _mm256_sub_epi64(vx6, vt2);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x10))));
+            /* inverse round 63 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 62 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 61 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 60 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 15 */
+            vx0 = _mm256_sub_epi64(vx0, bk6);
+            vx1 = _mm256_sub_epi64(vx1, bk7);
+            vx2 = _mm256_sub_epi64(vx2, bk8);
+            vx3 = _mm256_sub_epi64(vx3, bk0);
+            vx4 = _mm256_sub_epi64(vx4, bk1);
+            vx5 = _mm256_sub_epi64(vx5, bk2);
+            vx6 = _mm256_sub_epi64(vx6, bk3);
+            vx7 = _mm256_sub_epi64(vx7, bk4);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xf))));
+            /* inverse round 59 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 58 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 57 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 56 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 14 */
+            vx0 = _mm256_sub_epi64(vx0, bk5);
+            vx1 = _mm256_sub_epi64(vx1, bk6);
+            vx2 = _mm256_sub_epi64(vx2, bk7);
+            vx3 = _mm256_sub_epi64(vx3, bk8);
+            vx4 = _mm256_sub_epi64(vx4, bk0);
+            vx5 = _mm256_sub_epi64(vx5, bk1);
+            vx6 = _mm256_sub_epi64(vx6, bk2);
+            vx7 = _mm256_sub_epi64(vx7, bk3);
+            vx5 = _mm256_sub_epi64(vx5, vt2);
+            vx6 = _mm256_sub_epi64(vx6, vt0);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xe))));
+            /* inverse round 55 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 54 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 53 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 52 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 13 */
+            vx0 = _mm256_sub_epi64(vx0, bk4);
+            vx1 = _mm256_sub_epi64(vx1, bk5);
+            vx2 = _mm256_sub_epi64(vx2, bk6);
+            vx3 = _mm256_sub_epi64(vx3, bk7);
+            vx4 = _mm256_sub_epi64(vx4, bk8);
+            vx5 = _mm256_sub_epi64(vx5, bk0);
+            vx6 = _mm256_sub_epi64(vx6, bk1);
+            vx7 = _mm256_sub_epi64(vx7, bk2);
+            vx5 = _mm256_sub_epi64(vx5, vt1);
+            vx6 = _mm256_sub_epi64(vx6, vt2);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xd))));
+            /* inverse round 51 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 50 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 49 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 48 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 12 */
+            vx0 = _mm256_sub_epi64(vx0, bk3);
+            vx1 = _mm256_sub_epi64(vx1, bk4);
+            vx2 = _mm256_sub_epi64(vx2, bk5);
+            vx3 = _mm256_sub_epi64(vx3, bk6);
+            vx4 = _mm256_sub_epi64(vx4, bk7);
+            vx5 = _mm256_sub_epi64(vx5, bk8);
+            vx6 = _mm256_sub_epi64(vx6, bk0);
+            vx7 = _mm256_sub_epi64(vx7, bk1);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xc))));
+            /* inverse round 47 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 46 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 45 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 44 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 11 */
+            vx0 = _mm256_sub_epi64(vx0, bk2);
+            vx1 = _mm256_sub_epi64(vx1, bk3);
+            vx2 = _mm256_sub_epi64(vx2, bk4);
+            vx3 = _mm256_sub_epi64(vx3, bk5);
+            vx4 = _mm256_sub_epi64(vx4, bk6);
+            vx5 = _mm256_sub_epi64(vx5, bk7);
+            vx6 = _mm256_sub_epi64(vx6, bk8);
+            vx7 = _mm256_sub_epi64(vx7, bk0);
+            vx5 = _mm256_sub_epi64(vx5, vt2);
+            vx6 = _mm256_sub_epi64(vx6, vt0);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xb))));
+            /* inverse round 43 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 42 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 41 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 40 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 10 */
+            vx0 = _mm256_sub_epi64(vx0, bk1);
+            vx1 = _mm256_sub_epi64(vx1, bk2);
+            vx2 = _mm256_sub_epi64(vx2, bk3);
+            vx3 = _mm256_sub_epi64(vx3, bk4);
+            vx4 = _mm256_sub_epi64(vx4, bk5);
+            vx5 = _mm256_sub_epi64(vx5, bk6);
+            vx6 = _mm256_sub_epi64(vx6, bk7);
+            vx7 = _mm256_sub_epi64(vx7, bk8);
+            vx5 = _mm256_sub_epi64(vx5, vt1);
+            vx6 = _mm256_sub_epi64(vx6, vt2);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0xa))));
+            /* inverse round 39 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 38 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 37 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 36 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 9 */
+            vx0 = _mm256_sub_epi64(vx0, bk0);
+            vx1 = _mm256_sub_epi64(vx1, bk1);
+            vx2 = _mm256_sub_epi64(vx2, bk2);
+            vx3 = _mm256_sub_epi64(vx3, bk3);
+            vx4 = _mm256_sub_epi64(vx4, bk4);
+            vx5 = _mm256_sub_epi64(vx5, bk5);
+            vx6 = _mm256_sub_epi64(vx6, bk6);
+            vx7 = _mm256_sub_epi64(vx7, bk7);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x9))));
+            /* inverse round 35 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 34 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 33 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 32 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 8 */
+            vx0 = _mm256_sub_epi64(vx0, bk8);
+            vx1 = _mm256_sub_epi64(vx1, bk0);
+            vx2 = _mm256_sub_epi64(vx2, bk1);
+            vx3 = _mm256_sub_epi64(vx3, bk2);
+            vx4 = _mm256_sub_epi64(vx4, bk3);
+            vx5 = _mm256_sub_epi64(vx5, bk4);
+            vx6 = _mm256_sub_epi64(vx6, bk5);
+            vx7 = _mm256_sub_epi64(vx7, bk6);
+            vx5 = _mm256_sub_epi64(vx5, vt2);
+            vx6 = _mm256_sub_epi64(vx6, vt0);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x8))));
+            /* inverse round 31 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 30 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 29 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 28 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 7 */
+            vx0 = _mm256_sub_epi64(vx0, bk7);
+            vx1 = _mm256_sub_epi64(vx1, bk8);
+            vx2 = _mm256_sub_epi64(vx2, bk0);
+            vx3 = _mm256_sub_epi64(vx3, bk1);
+            vx4 = _mm256_sub_epi64(vx4, bk2);
+            vx5 = _mm256_sub_epi64(vx5, bk3);
+            vx6 = _mm256_sub_epi64(vx6, bk4);
+            vx7 = _mm256_sub_epi64(vx7, bk5);
+            vx5 = _mm256_sub_epi64(vx5, vt1);
+            vx6 = _mm256_sub_epi64(vx6, vt2);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x7))));
+            /* inverse round 27 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 26 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 25 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 24 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 6 */
+            vx0 = _mm256_sub_epi64(vx0, bk6);
+            vx1 = _mm256_sub_epi64(vx1, bk7);
+            vx2 = _mm256_sub_epi64(vx2, bk8);
+            vx3 = _mm256_sub_epi64(vx3, bk0);
+            vx4 = _mm256_sub_epi64(vx4, bk1);
+            vx5 = _mm256_sub_epi64(vx5, bk2);
+            vx6 = _mm256_sub_epi64(vx6, bk3);
+            vx7 = _mm256_sub_epi64(vx7, bk4);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x6))));
+            /* inverse round 23 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 22 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 21 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 20 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 5 */
+            vx0 = _mm256_sub_epi64(vx0, bk5);
+            vx1 = _mm256_sub_epi64(vx1, bk6);
+            vx2 = _mm256_sub_epi64(vx2, bk7);
+            vx3 = _mm256_sub_epi64(vx3, bk8);
+            vx4 = _mm256_sub_epi64(vx4, bk0);
+            vx5 = _mm256_sub_epi64(vx5, bk1);
+            vx6 = _mm256_sub_epi64(vx6, bk2);
+            vx7 = _mm256_sub_epi64(vx7, bk3);
+            vx5 = _mm256_sub_epi64(vx5, vt2);
+            vx6 = _mm256_sub_epi64(vx6, vt0);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x5))));
+            /* inverse round 19 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 18 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 17 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 16 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 4 */
+            vx0 = _mm256_sub_epi64(vx0, bk4);
+            vx1 = _mm256_sub_epi64(vx1, bk5);
+            vx2 = _mm256_sub_epi64(vx2, bk6);
+            vx3 = _mm256_sub_epi64(vx3, bk7);
+            vx4 = _mm256_sub_epi64(vx4, bk8);
+            vx5 = _mm256_sub_epi64(vx5, bk0);
+            vx6 = _mm256_sub_epi64(vx6, bk1);
+            vx7 = _mm256_sub_epi64(vx7, bk2);
+            vx5 = _mm256_sub_epi64(vx5, vt1);
+            vx6 = _mm256_sub_epi64(vx6, vt2);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x4))));
+            /* inverse round 15 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 14 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 13 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 12 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 3 */
+            vx0 = _mm256_sub_epi64(vx0, bk3);
+            vx1 = _mm256_sub_epi64(vx1, bk4);
+            vx2 = _mm256_sub_epi64(vx2, bk5);
+            vx3 = _mm256_sub_epi64(vx3, bk6);
+            vx4 = _mm256_sub_epi64(vx4, bk7);
+            vx5 = _mm256_sub_epi64(vx5, bk8);
+            vx6 = _mm256_sub_epi64(vx6, bk0);
+            vx7 = _mm256_sub_epi64(vx7, bk1);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x3))));
+            /* inverse round 11 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 10 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 9 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 8 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 2 */
+            vx0 = _mm256_sub_epi64(vx0, bk2);
+            vx1 = _mm256_sub_epi64(vx1, bk3);
+            vx2 = _mm256_sub_epi64(vx2, bk4);
+            vx3 = _mm256_sub_epi64(vx3, bk5);
+            vx4 = _mm256_sub_epi64(vx4, bk6);
+            vx5 = _mm256_sub_epi64(vx5, bk7);
+            vx6 = _mm256_sub_epi64(vx6, bk8);
+            vx7 = _mm256_sub_epi64(vx7, bk0);
+            vx5 = _mm256_sub_epi64(vx5, vt2);
+            vx6 = _mm256_sub_epi64(vx6, vt0);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x2))));
+            /* inverse round 7 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_shuffle_epi8(vx1, rot56);
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 29), _mm256_srli_epi64(vx7, 35));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_shuffle_epi8(vx5, rot8);
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 42), _mm256_srli_epi64(vx3, 22));
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 6 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 39), _mm256_srli_epi64(vx1, 25));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 35), _mm256_srli_epi64(vx3, 29));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 25), _mm256_srli_epi64(vx5, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 21), _mm256_srli_epi64(vx7, 43));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 5 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 51), _mm256_srli_epi64(vx1, 13));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 14), _mm256_srli_epi64(vx7, 50));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 54), _mm256_srli_epi64(vx5, 10));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 47), _mm256_srli_epi64(vx3, 17));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 4 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 25), _mm256_srli_epi64(vx1, 39));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 34), _mm256_srli_epi64(vx3, 30));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 30), _mm256_srli_epi64(vx5, 34));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_shuffle_epi8(vx7, rot40);
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 1 */
+            vx0 = _mm256_sub_epi64(vx0, bk1);
+            vx1 = _mm256_sub_epi64(vx1, bk2);
+            vx2 = _mm256_sub_epi64(vx2, bk3);
+            vx3 = _mm256_sub_epi64(vx3, bk4);
+            vx4 = _mm256_sub_epi64(vx4, bk5);
+            vx5 = _mm256_sub_epi64(vx5, bk6);
+            vx6 = _mm256_sub_epi64(vx6, bk7);
+            vx7 = _mm256_sub_epi64(vx7, bk8);
+            vx5 = _mm256_sub_epi64(vx5, vt1);
+            vx6 = _mm256_sub_epi64(vx6, vt2);
+            vx7 = _mm256_sub_epi64(vx7, _mm256_set1_epi64x((long long)(UINT64_C(0x1))));
+            /* inverse round 3 */
+            vx1 = _mm256_xor_si256(vx1, vx6);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 20), _mm256_srli_epi64(vx1, 44));
+            vx6 = _mm256_sub_epi64(vx6, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx0);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 55), _mm256_srli_epi64(vx7, 9));
+            vx0 = _mm256_sub_epi64(vx0, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx2);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 10), _mm256_srli_epi64(vx5, 54));
+            vx2 = _mm256_sub_epi64(vx2, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx4);
+            vx3 = _mm256_shuffle_epi8(vx3, rot8);
+            vx4 = _mm256_sub_epi64(vx4, vx3);
+            /* inverse round 2 */
+            vx1 = _mm256_xor_si256(vx1, vx4);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 47), _mm256_srli_epi64(vx1, 17));
+            vx4 = _mm256_sub_epi64(vx4, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx6);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 15), _mm256_srli_epi64(vx3, 49));
+            vx6 = _mm256_sub_epi64(vx6, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx0);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 28), _mm256_srli_epi64(vx5, 36));
+            vx0 = _mm256_sub_epi64(vx0, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx2);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 25), _mm256_srli_epi64(vx7, 39));
+            vx2 = _mm256_sub_epi64(vx2, vx7);
+            /* inverse round 1 */
+            vx1 = _mm256_xor_si256(vx1, vx2);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 31), _mm256_srli_epi64(vx1, 33));
+            vx2 = _mm256_sub_epi64(vx2, vx1);
+            vx7 = _mm256_xor_si256(vx7, vx4);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 37), _mm256_srli_epi64(vx7, 27));
+            vx4 = _mm256_sub_epi64(vx4, vx7);
+            vx5 = _mm256_xor_si256(vx5, vx6);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 50), _mm256_srli_epi64(vx5, 14));
+            vx6 = _mm256_sub_epi64(vx6, vx5);
+            vx3 = _mm256_xor_si256(vx3, vx0);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 22), _mm256_srli_epi64(vx3, 42));
+            vx0 = _mm256_sub_epi64(vx0, vx3);
+            /* inverse round 0 */
+            vx1 = _mm256_xor_si256(vx1, vx0);
+            vx1 = _mm256_or_si256(_mm256_slli_epi64(vx1, 18), _mm256_srli_epi64(vx1, 46));
+            vx0 = _mm256_sub_epi64(vx0, vx1);
+            vx3 = _mm256_xor_si256(vx3, vx2);
+            vx3 = _mm256_or_si256(_mm256_slli_epi64(vx3, 28), _mm256_srli_epi64(vx3, 36));
+            vx2 = _mm256_sub_epi64(vx2, vx3);
+            vx5 = _mm256_xor_si256(vx5, vx4);
+            vx5 = _mm256_or_si256(_mm256_slli_epi64(vx5, 45), _mm256_srli_epi64(vx5, 19));
+            vx4 = _mm256_sub_epi64(vx4, vx5);
+            vx7 = _mm256_xor_si256(vx7, vx6);
+            vx7 = _mm256_or_si256(_mm256_slli_epi64(vx7, 27), _mm256_srli_epi64(vx7, 37));
+            vx6 = _mm256_sub_epi64(vx6, vx7);
+            /* subtract subkey 0 */
+            vx0 = _mm256_sub_epi64(vx0, bk0);
+            vx1 = _mm256_sub_epi64(vx1, bk1);
+            vx2 = _mm256_sub_epi64(vx2, bk2);
+            vx3 = _mm256_sub_epi64(vx3, bk3);
+            vx4 = _mm256_sub_epi64(vx4, bk4);
+            vx5 = _mm256_sub_epi64(vx5, bk5);
+            vx6 = _mm256_sub_epi64(vx6, bk6);
+            vx7 = _mm256_sub_epi64(vx7, bk7);
+            vx5 = _mm256_sub_epi64(vx5, vt0);
+            vx6 = _mm256_sub_epi64(vx6, vt1);
+            /* store the block(s) */
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vx0, vx1);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vx0, vx1);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vx2, vx3);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vx2, vx3);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 0), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 64), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 128), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 192), s2_3);
+            }
+            {
+                const __m256i s1_0 = _mm256_unpacklo_epi64(vx4, vx5);
+                const __m256i s1_1 = _mm256_unpackhi_epi64(vx4, vx5);
+                const __m256i s1_2 = _mm256_unpacklo_epi64(vx6, vx7);
+                const __m256i s1_3 = _mm256_unpackhi_epi64(vx6, vx7);
+                const __m256i s2_0 = _mm256_permute2x128_si256(s1_0, s1_2, 0x20);
+                const __m256i s2_2 = _mm256_permute2x128_si256(s1_0, s1_2, 0x31);
+                const __m256i s2_1 = _mm256_permute2x128_si256(s1_1, s1_3, 0x20);
+                const __m256i s2_3 = _mm256_permute2x128_si256(s1_1, s1_3, 0x31);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 32), s2_0);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 96), s2_1);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 160), s2_2);
+                _mm256_storeu_si256((__m256i *)(void *)(out + 224), s2_3);
+            }
+        }
+    }
+    for (; n > 0; n--, tweaks += 16, in += 64, out += 64) {
+        tf512_v12_csimd_auto_fly_full_decrypt(key, tweaks, in, out);
+    }
+}
+
+#if !defined(THREEFISH_GEN_SIMDE)
+#if defined(__clang__)
+#pragma clang attribute pop
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+#endif
+
+#endif
+
 /* ---- runtime dispatch ------------------------------------------------------------------ */
 
 #if defined(THREEFISH_GEN_X86)
@@ -22579,44 +25186,140 @@ static int tf512_v12_csimd_auto_fly_full_level(void)
     return v;
 }
 
-/* Name of the path a call with n blocks takes (declared in the header). */
-const char *tf512_v12_csimd_auto_fly_full_dispatch_path(size_t n)
+/* The path a call with n blocks takes: an index into choice_names (-1: scalar).  CPU table rows
+   first (where the CPU matches, the row's ISA is allowed and its pass fits in n), then the
+   default rule: the highest-level path the CPU and $THREEFISH_GEN_ISA allow whose pass fits in n. */
+#if defined(THREEFISH_GEN_X86)
+
+/* cpuid's vendor string and display family/model (extended fields folded in, as in
+   /proc/cpuinfo); 0 where unknown.  -DTHREEFISH_GEN_FAKE_CPUID='"GenuineIntel",6,0x8f' replaces
+   the answer (tests of the CPU table). */
+#if defined(THREEFISH_GEN_FAKE_CPUID)
+static int tf512_v12_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+    static const struct { const char *vendor; unsigned family, model; } fake = { THREEFISH_GEN_FAKE_CPUID };
+    size_t len = strlen(fake.vendor);
+    memcpy(vendor, fake.vendor, len < 12 ? len : 12);
+    *family = fake.family;
+    *model = fake.model;
+    return 1;
+}
+#elif !defined(THREEFISH_GEN_SIMDE) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+static int tf512_v12_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+    unsigned a, b, c, d, base;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    if (!__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    base = (a >> 8) & 0xfu;
+    *family = base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
+    *model = ((a >> 4) & 0xfu) | ((base == 0xfu || base == 0x6u) ? ((a >> 16) & 0xfu) << 4 : 0u);
+    return 1;
+}
+#else
+static int tf512_v12_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
+{
+    (void)vendor;
+    (void)family;
+    (void)model;
+    return 0; /* SIMDe build or no cpuid: the default rule */
+}
+#endif
+
+/* The CPU table (shipped tuning profiles, threefish_gen/profiles/; docs/tune.md): the row
+   matching this CPU, or -1 (the default rule). */
+static int tf512_v12_csimd_auto_fly_full_cpu_rule(void)
+{
+    static int cached = -2;
+    int r = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (r == -2) {
+        char vendor[13] = { 0 };
+        unsigned family = 0, model = 0;
+        r = -1;
+        if (tf512_v12_csimd_auto_fly_full_cpu_ident(vendor, &family, &model)) {
+            if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
+                ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
+                r = 0; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+        }
+        __atomic_store_n(&cached, r, __ATOMIC_RELAXED);
+    }
+    return r;
+}
+
+static const char *const tf512_v12_csimd_auto_fly_full_choice_names[] = {
+    "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
+    "avx512 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
+    "avx2 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+};
+
+static int tf512_v12_csimd_auto_fly_full_choice(size_t n)
 {
     int level = tf512_v12_csimd_auto_fly_full_level();
-    (void)level;
-    (void)n;
-#if defined(THREEFISH_GEN_X86)
+    int rule = tf512_v12_csimd_auto_fly_full_cpu_rule();
+    if (rule == 0 && level >= 3 && n >= 4)
+        return 0;
     if (level >= 4 && n >= 8)
-        return "avx512";
+        return 1;
     if (level >= 3 && n >= 4)
-        return "avx2";
+        return 2;
+    return -1;
+}
 #elif defined(THREEFISH_GEN_NEON)
+static const char *const tf512_v12_csimd_auto_fly_full_choice_names[] = {
+    "neon lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+};
+
+static int tf512_v12_csimd_auto_fly_full_choice(size_t n)
+{
+    int level = tf512_v12_csimd_auto_fly_full_level();
     if (level >= 1 && n >= 2)
-        return "neon";
+        return 0;
+    return -1;
+}
+#else
+static const char *const tf512_v12_csimd_auto_fly_full_choice_names[] = { "scalar" };
+
+static int tf512_v12_csimd_auto_fly_full_choice(size_t n)
+{
+    (void)n;
+    return -1;
+}
 #endif
-    return "scalar";
+
+/* Name of the path a call with n blocks takes and of the rule that chose it (declared in the header). */
+const char *tf512_v12_csimd_auto_fly_full_dispatch_path(size_t n)
+{
+    int c = tf512_v12_csimd_auto_fly_full_choice(n);
+    return c < 0 ? "scalar" : tf512_v12_csimd_auto_fly_full_choice_names[c];
 }
 
 static tf512_v12_csimd_auto_fly_full_NOINLINE void tf512_v12_csimd_auto_fly_full_encrypt_blocks_work(const uint8_t key[64], const uint8_t *tweaks,
                                                                                                      const uint8_t *in, uint8_t *out, size_t n)
 {
-    int level = tf512_v12_csimd_auto_fly_full_level();
-    (void)level;
+    switch (tf512_v12_csimd_auto_fly_full_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
-    if (level >= 4 && n >= 8) {
+    case 0:
+        tf512_v12_csimd_auto_fly_full_avx2_lanes_fly_full_i1_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 1:
         tf512_v12_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
-    if (level >= 3 && n >= 4) {
+    case 2:
         tf512_v12_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
 #elif defined(THREEFISH_GEN_NEON)
-    if (level >= 1 && n >= 2) {
+    case 0:
         tf512_v12_csimd_auto_fly_full_neon_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
 #endif
+    default:
+        break;
+    }
     tf512_v12_csimd_auto_fly_full_scalar_encrypt_blocks(key, tweaks, in, out, n);
 }
 
@@ -22634,23 +25337,25 @@ void tf512_v12_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const u
 static tf512_v12_csimd_auto_fly_full_NOINLINE void tf512_v12_csimd_auto_fly_full_decrypt_blocks_work(const uint8_t key[64], const uint8_t *tweaks,
                                                                                                      const uint8_t *in, uint8_t *out, size_t n)
 {
-    int level = tf512_v12_csimd_auto_fly_full_level();
-    (void)level;
+    switch (tf512_v12_csimd_auto_fly_full_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
-    if (level >= 4 && n >= 8) {
+    case 0:
+        tf512_v12_csimd_auto_fly_full_avx2_lanes_fly_full_i1_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 1:
         tf512_v12_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
-    if (level >= 3 && n >= 4) {
+    case 2:
         tf512_v12_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
 #elif defined(THREEFISH_GEN_NEON)
-    if (level >= 1 && n >= 2) {
+    case 0:
         tf512_v12_csimd_auto_fly_full_neon_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
-    }
 #endif
+    default:
+        break;
+    }
     tf512_v12_csimd_auto_fly_full_scalar_decrypt_blocks(key, tweaks, in, out, n);
 }
 

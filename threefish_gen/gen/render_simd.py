@@ -294,42 +294,66 @@ def _render_packed(v: Variant, progs) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def _render_dispatch(v: Variant, subs, progs) -> dict[str, str]:
+DEFAULT_RULE = f"default rule: the highest ISA the CPU and ${ENV_VAR} allow"
+
+
+def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
+    """The dispatcher: scalar, the default paths ``subs`` (one per ISA: the default rule picks
+    the highest the CPU allows) and the paths of the CPU table ``rules`` ([(Rule, path variant)],
+    gen/cpu_rules.py: x86 only, chosen by cpuid vendor, family and model)."""
     subs = list(subs)
     subs.sort(key=lambda s: -ISAS[s.get("isa")].level)
+    every = subs + [rv for _, rv in rules if rv not in subs]
+    every = list(dict.fromkeys(every))
     o = v.options
     public = [scalar_single(progs, v.prefix, v.prefix, v.spec, o, d) for d in ("encrypt", "decrypt")]
     regions = [dict(isa=None, functions=public + [
         blocks_function(progs, f"{v.prefix}scalar_", v.prefix, v.spec, o, d, None, "lanes") for d in ("encrypt", "decrypt")])]
-    paths = []
-    for s in subs:
+    paths, used = {}, set()
+    for s in every:
         isa, layout = s.get("isa"), s.get("layout", "lanes")
         stats: dict = {}
         pfx = f"{v.prefix}{isa}_{layout}_"
+        if pfx in used:            # a second path of one ISA and layout (a CPU rule's)
+            pfx += f"{s.options.keys}_{s.options.unroll}_i{s.options.interleave}_"
+        used.add(pfx)
         fns = [blocks_function(progs, pfx, v.prefix, v.spec, s.options, d, isa, layout, stats if d == "encrypt" else None)
                for d in ("encrypt", "decrypt")]
         fam = family_name(ISAS[isa])
         regions.append(dict(isa=ISAS[isa], functions=fns, guard=fam))
-        paths.append(dict(isa=ISAS[isa], prefix=pfx, min_n=stats["min blocks"], label=s.label(), family=fam))
+        o_ = s.options
+        paths[s] = dict(isa=ISAS[isa], prefix=pfx, min_n=stats["min blocks"], label=s.label(), family=fam,
+                        text=f"{isa} {layout} {o_.keys}/{o_.unroll}/i{o_.interleave}")
     for r in regions:
         for f in r["functions"]:
             f["static"] = f["name"] != f"{v.prefix}encrypt" and f["name"] != f"{v.prefix}decrypt"
-    notes = ["runtime dispatcher: single blocks -> scalar; n blocks -> the highest-level path below "
-             "that the CPU (x86: cpuid, xgetbv) supports and whose pass fits in n, else scalar",
+    table = [(rule, paths[rv]) for rule, rv in rules if paths[rv]["family"] == "x86"]
+    notes = ["runtime dispatcher: single blocks -> scalar; n blocks -> the path of the CPU table row that "
+             "matches this CPU (x86: cpuid vendor, family, model) where its ISA is allowed and its pass fits "
+             "in n; else (default rule) the highest-level default path that the CPU (x86: cpuid, xgetbv) "
+             "supports and whose pass fits in n; else scalar",
              f"environment {ENV_VAR}=scalar|sse2|avx|avx2|avx512 (x86) or scalar|neon (AArch64) caps the "
-             "level (tests force each path)",
+             "level (tests force each path); dispatch_path(n) names the path and the rule that chose it",
              "x86 paths compile on x86-64 and i386 only; on AArch64 NEON is architectural (no run-time "
              "check) and its paths are compiled instead; elsewhere: portable scalar C"]
-    notes += [f"path {p['isa'].name}: {p['label']} (n >= {p['min_n']})" for p in paths]
+    notes += [f"path {paths[s]['isa'].name}: {paths[s]['label']} (n >= {paths[s]['min_n']}; default)" for s in subs]
+    notes += [f"CPU table row {rule.name} ({rule.cpus()}; {rule.source}): {p['text']}" for rule, p in table]
     groups = []
-    for fam, table in (("x86", X86_ISAS), ("neon", NEON_ISAS)):
-        mine = [p for p in paths if p["family"] == fam]
-        if mine:
-            levels = ["scalar"] + [i.name for i in sorted(table.values(), key=lambda i: i.level)]
-            groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels))
+    for fam, isas in (("x86", X86_ISAS), ("neon", NEON_ISAS)):
+        mine = [p for p in paths.values() if p["family"] == fam]
+        if not mine:
+            continue
+        rows = [dict(rule=rule, index=i) for i, (rule, _) in enumerate(table)] if fam == "x86" else []
+        choices = [dict(rule=i, path=p, name=f"{p['text']} (cpu rule {rule.name}: {rule.cpus()})")
+                   for i, (rule, p) in enumerate(table)] if fam == "x86" else []
+        choices += [dict(rule=None, path=paths[s], name=f"{paths[s]['text']} ({DEFAULT_RULE})")
+                    for s in subs if paths[s]["family"] == fam]
+        levels = ["scalar"] + [i.name for i in sorted(isas.values(), key=lambda i: i.level)]
+        groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels, rows=rows, choices=choices))
     dispatch = dict(groups=groups)
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
-               simde_headers=sorted({p["isa"].simde for p in paths if p["family"] == "x86"}) or ["simde/x86/sse2.h"])
+               simde_headers=sorted({p["isa"].simde for p in paths.values() if p["family"] == "x86"})
+               or ["simde/x86/sse2.h"])
     # the public *_blocks dispatch, then wipe below it: the deepest path's frame (paths that are
     # not inlined lie below the dispatching function's own frame: 1 KiB more)
     blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
@@ -340,12 +364,12 @@ def _render_dispatch(v: Variant, subs, progs) -> dict[str, str]:
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
 
-def render_c_simd(v: Variant, progs, subs=()) -> dict[str, str]:
+def render_c_simd(v: Variant, progs, subs=(), rules=()) -> dict[str, str]:
     """The files of one c-simd variant from the described programs ``progs`` ({(direction,
-    options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's paths (its
-    standalone variants).  Each function is lowered (gen/layouts/) and printed
-    (gen/printers/c_simd.py, c_neon.py) here."""
-    files = _render_dispatch(v, subs, progs) if v.get("isa") == "auto" else _render_one(v, progs)
+    options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's default paths (its
+    standalone variants), ``rules``: its CPU table [(Rule, path variant)].  Each function is
+    lowered (gen/layouts/) and printed (gen/printers/c_simd.py, c_neon.py) here."""
+    files = _render_dispatch(v, subs, progs, rules) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}
 

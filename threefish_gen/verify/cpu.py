@@ -42,20 +42,28 @@ def cpu_flags() -> frozenset:
 
 
 @lru_cache(maxsize=None)
-def cpu_identity() -> tuple[str, int, int]:
-    """(vendor_id, cpu family, model) of this machine from /proc/cpuinfo; ('', 0, 0) where unknown."""
-    got: dict = {}
+def cpu_id() -> dict:
+    """vendor (cpuid vendor string), family and model (as cpuid's display family/model, the
+    extended fields folded in, like /proc/cpuinfo), model_name: of the first CPU in
+    /proc/cpuinfo; {} where unknown."""
+    keys = {"vendor_id": "vendor", "cpu family": "family", "model": "model", "model name": "model_name"}
+    out: dict = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, val = line.partition(":")
-            key = key.strip()
-            if key in ("vendor_id", "cpu family", "model") and key not in got:
-                got[key] = val.strip()
-            if len(got) == 3:
+            if not line.strip():
                 break
+            k, _, val = line.partition(":")
+            k = k.strip()
+            if k in keys:
+                val = val.strip()
+                out[keys[k]] = int(val) if k in ("cpu family", "model") and val.isdigit() else val
     except OSError:
         pass
-    try:
-        return got.get("vendor_id", ""), int(got.get("cpu family", "0")), int(got.get("model", "0"))
-    except ValueError:
-        return got.get("vendor_id", ""), 0, 0
+    return out
+
+
+def cpu_identity() -> tuple[str, int, int]:
+    """(vendor_id, cpu family, model) of this machine from /proc/cpuinfo; ('', 0, 0) where unknown."""
+    d = cpu_id()
+    fam, model = d.get("family", 0), d.get("model", 0)
+    return d.get("vendor", ""), fam if isinstance(fam, int) else 0, model if isinstance(model, int) else 0

@@ -295,6 +295,12 @@ class Target:
         its C program (recipe.bench != "c-abi")."""
         return []
 
+    def tune_candidates(self, spec: Spec) -> list:
+        """(variant, compiler) pairs ``threefish-gen tune`` may time for this target, the likeliest
+        winners first (tune builds in this order until its budget runs out); [] for targets tune
+        does not time.  Variants this CPU cannot run are dropped by tune (``features``)."""
+        return []
+
     def bench_note(self, asked: set) -> str | None:
         """A SKIPPED line for parts of this target that bench cannot time, or None."""
         return None

@@ -122,6 +122,13 @@ class C(Target):
     def chain_bound(self, v, model):
         return None if is_skein(v) else scalar_chain(v, model)
 
+    def tune_candidates(self, spec):
+        """Every keys x unroll x interleave set under gcc and clang: the recommended set first,
+        then bench's option sets, then the rest (higher interleave last)."""
+        sets = [RECOMMENDED[spec.bits]] + option_sets(spec)
+        sets += [Options(k, u, i) for i in self.interleave for k in KEYS for u in UNROLL]
+        return [(self.variant(spec, o), cc) for o in dict.fromkeys(sets) for cc in ("gcc", "clang")]
+
     def passes(self, v):
         if is_skein(v):
             return [ubi_pass(), Pass("print C Skein (gen/printers/c.py)", "UBI Program",

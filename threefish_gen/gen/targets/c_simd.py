@@ -10,7 +10,8 @@ from __future__ import annotations
 from .. import bounds
 from ..errors import GenError
 from ..printers.c_simd import packed_width
-from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, needs, render_c_simd, skein_lanes_kernel
+from .. import cpu_rules
+from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, family_name, needs, render_c_simd, skein_lanes_kernel
 from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
 from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
@@ -183,9 +184,23 @@ class CSimd(Target):
 
     # ---------------------------------------------------------------- compile
 
+    def rule_paths(self, spec) -> list:
+        """The dispatcher's CPU table: (Rule, path variant) from the bulk winners of this target
+        in the shipped profiles (gen/cpu_rules.py), x86 ISAs only (cpuid picks the row)."""
+        out = []
+        for r in cpu_rules.rules(self.name, spec.bits):
+            isa, layout = dict(r.values).get("isa"), dict(r.values).get("layout", "lanes")
+            if isa in ISAS and family_name(ISAS[isa]) == "x86":
+                out.append((r, self.simd(spec, isa, layout, r.options)))
+        return out
+
     def subs(self, v) -> list:
-        """The dispatcher's paths (its standalone variants); () for one path."""
-        return self.paths(v.spec) if v.get("isa") == "auto" else []
+        """Every path the dispatcher compiles (the default ones, then the CPU table's others);
+        () for one path."""
+        if v.get("isa") != "auto":
+            return []
+        paths = self.paths(v.spec)
+        return paths + list(dict.fromkeys(rv for _, rv in self.rule_paths(v.spec) if rv not in paths))
 
     def describe(self, v) -> Pass:
         return describe_pass(lambda v: needs(v, self.subs(v)))
@@ -211,7 +226,11 @@ class CSimd(Target):
             what = f"layout {v.get('layout')} (gen/layouts/) and print SIMD C ({v.get('isa')})"
         return [self.describe(v),
                 Pass(what + " (gen/render_simd.py, gen/printers/c_simd.py)", "Program",
-                     ".c + .h (templates/c_simd/)", lambda v, progs: render_c_simd(v, progs, self.subs(v)))]
+                     ".c + .h (templates/c_simd/)", self.render_simd)]
+
+    def render_simd(self, v, progs):
+        auto = v.get("isa") == "auto"
+        return render_c_simd(v, progs, self.paths(v.spec) if auto else [], self.rule_paths(v.spec) if auto else [])
 
     # ---------------------------------------------------------------- recipe
 
@@ -264,6 +283,16 @@ class CSimd(Target):
             return []
         return [(v, cc) for v in self.variants("recommended" if quick else "all", [spec]) if not is_skein(v)
                 for cc in (("gcc",) if quick else ("gcc", "clang"))]
+
+    def tune_candidates(self, spec):
+        """Keys fly, unroll full; every ISA (highest first) x layout x interleave under gcc and
+        clang: the recommended paths first, then lanes i1/i2, hybrid 1/2, packed, the wider rest."""
+        shapes = [("lanes", 1), ("lanes", 2), ("hybrid", 1), ("hybrid", 2), ("packed", 1),
+                  ("lanes", 3), ("lanes", 4), ("hybrid", 3), ("hybrid", 4)]
+        isas = sorted((i for i in ISA_NAMES if i != "neon"), key=lambda i: -ISAS[i].level)
+        paths = [(i, lay, o) for i, lay, o in RECOMMENDED[spec.bits]]
+        paths += [(i, lay, Options("fly", "full", il)) for lay, il in shapes for i in isas]
+        return [(self.simd(spec, i, lay, o), cc) for i, lay, o in dict.fromkeys(paths) for cc in ("gcc", "clang")]
 
     def bench_name(self, v, cc):
         if v.get("isa") == "auto":

@@ -316,6 +316,25 @@ class Nasm(Target):
             return scalar_chain(v, model)
         return scalar_chain(v, model, 128, 3) if isa == "sse2" else None
 
+    def tune_candidates(self, spec):
+        """System V, 64-bit code only (bench links one 64-bit program): words in GPRs or vector
+        lanes x allocation strategy x key schedule (x interleave where the target has it); the
+        recommended (belady, keys fly) first, strategy named last (it fails where words do not fit)."""
+        if self.recipe.word_bits != 64:
+            return []
+        isas = [i for i in ("gpr", "avx2", "avx512") if i in self.option("isa").choices]
+        out = []
+        for strategy in ("belady", "linear-scan", "named"):
+            for keys in self.keys:
+                for il in self.interleave:
+                    for isa in isas:
+                        try:
+                            v = self.variant(spec, Options(keys, "full", il), abi="sysv", isa=isa, strategy=strategy)
+                        except GenError:
+                            continue
+                        out.append((v, "nasm"))
+        return out
+
     def bench_name(self, v, cc):
         d = dict(v.extra)
         d.pop("abi", None)

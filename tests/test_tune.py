@@ -1,0 +1,265 @@
+"""threefish-gen tune (budget, pruning, profile), render --profile / --set tuned, and the
+dispatcher's CPU table (fake cpuid answers through -DTHREEFISH_GEN_FAKE_CPUID)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from threefish_gen import tune  # noqa: E402
+from threefish_gen.gen import cpu_rules, reference  # noqa: E402
+from threefish_gen.gen.errors import GenError  # noqa: E402
+from threefish_gen.gen.render import render_variant  # noqa: E402
+from threefish_gen.gen.spec import Spec  # noqa: E402
+from threefish_gen.gen.targets.c_simd import TARGET as SIMD  # noqa: E402
+from threefish_gen.gen.threefish import Options  # noqa: E402
+from threefish_gen.verify.cpu import cpu_flags  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "threefish_gen", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd or ROOT)
+
+
+def profile(results: dict, **top) -> dict:
+    return {"format": cpu_rules.FORMAT, "name": "test", "cpu": {"model_name": "Test CPU"}, "date": "2026-11-24",
+            "match": {"vendor": "TestVendor", "family": 1, "models": [[0, 255]]}, "results": results, **top}
+
+
+def win(options: dict, cc="gcc", cpb=1.5) -> dict:
+    return {"bulk": {"winner": {"name": "w", "options": options, "compiler": cc, "cpb": cpb}, "runner_up": None}}
+
+
+# --------------------------------------------------------------------------- pruning and planning
+
+def test_prune_keeps_what_is_within_the_ratio_of_the_best():
+    cheap = {"a": 2.0, "b": 2.5, "c": 2.51, "d": 1.9, "e": 9.0}
+    kept, pruned = tune.prune(cheap, 1.25)
+    assert kept == ["d", "a"]                     # 1.9 * 1.25 = 2.375
+    assert pruned == ["b", "c", "e"]
+    assert tune.prune({"x": 3.0}) == (["x"], [])
+    assert tune.prune({}) == ([], [])
+    kept, _ = tune.prune({"a": 1.0, "b": 1.25, "c": 1.2501})
+    assert kept == ["a", "b"]                     # the boundary is kept
+
+
+def test_plan_full_shrinks_to_the_budget():
+    groups = {("c", 256, "bulk"): [f"r{i}" for i in range(10)], ("c", 256, "chained"): ["q0", "q1"]}
+    assert tune.plan_full(groups, 1000.0) == (3, 7, groups)          # everything fits: full plan
+    p, s, kept = tune.plan_full(groups, 1.0)
+    assert (p, s) == (1, 3)
+    bulk = kept[("c", 256, "bulk")]
+    assert bulk == groups[("c", 256, "bulk")][:len(bulk)] and 1 <= len(bulk) < 10       # the fastest ones
+    assert tune.full_cost(len(bulk) + len(kept[("c", 256, "chained")]), 2, 1, 3) <= 1.0
+    p, s, kept = tune.plan_full(groups, 0.0)          # nothing fits: still the best of each group
+    assert all(len(v) == 1 for v in kept.values())
+
+# --------------------------------------------------------------------------- tune itself
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not installed")
+def test_tune_writes_a_profile_within_its_budget(tmp_path):
+    budget = 15
+    out = tmp_path / "p.json"
+    t = time.monotonic()
+    p = cli("tune", "--target", "c", "--size", "256", "--budget", budget, "--workdir", tmp_path / "w", "--out", out)
+    wall = time.monotonic() - t
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert wall < budget + 2.0, wall
+    assert "tune: 1/" in p.stderr and f"/{budget}s]" in p.stderr          # progress lines
+    prof = cpu_rules.load_profile(out.read_text(), str(out))
+    assert prof["cpu"]["vendor"] and isinstance(prof["cpu"]["family"], int) and "date" in prof
+    assert prof["budget_s"] == budget and prof["elapsed_s"] < budget
+    for mode in ("bulk", "chained"):
+        g = prof["results"]["c"]["256"][mode]
+        w = g["winner"]
+        assert w and w["cpb"] > 0 and w["cpb_min"] <= w["cpb"] and w["compiler"] in ("gcc", "clang")
+        assert set(w["options"]) >= {"keys", "unroll", "interleave"}
+        if g["runner_up"]:
+            assert g["runner_up"]["cpb"] >= w["cpb"]
+        built = prof["candidates"]["built"]
+        assert g["measured"] + len(g["pruned"]) + len(g["failed"]) <= built
+        assert all(x["cheap_cpb"] > 0 for x in g["pruned"])
+
+
+# --------------------------------------------------------------------------- render --profile / --set tuned
+
+def test_render_profile_bakes_the_winner_in(tmp_path):
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(profile({
+        "c": {"512": win({"keys": "table", "unroll": "loop", "interleave": 2}, "clang", 3.21)},
+        "c-simd": {"256": win({"keys": "fly", "unroll": "full", "interleave": 1, "isa": "avx2", "layout": "hybrid"})},
+    })))
+    p = cli("render", "--target", "c", "--size", "512", "--constants", "1.3", "--profile", pf, "--out", tmp_path / "a")
+    assert p.returncode == 0, p.stderr
+    c = next((tmp_path / "a").glob("*.c")).read_text()
+    head = "\n".join(c.splitlines()[:6])
+    assert "--keys table --unroll loop --interleave 2" in head
+    assert f"tuned: {pf} (test: Test CPU, 2026-11-24): bulk winner w, 3.21 c/B (clang)" in head
+    # an option given on the command line wins over the profile's
+    p = cli("render", "--target", "c", "--size", "512", "--constants", "1.3", "--interleave", "1", "--profile", pf,
+            "--out", tmp_path / "b")
+    assert p.returncode == 0, p.stderr
+    assert "--keys table --unroll loop --interleave 1" in next((tmp_path / "b").glob("*.c")).read_text()
+    # target options (isa, layout) come from the profile too
+    p = cli("render", "--target", "c-simd", "--size", "256", "--constants", "1.2", "--profile", pf,
+            "--out", tmp_path / "s")
+    assert p.returncode == 0, p.stderr
+    assert "--isa avx2 --layout hybrid" in next((tmp_path / "s").glob("*.c")).read_text()
+
+
+def test_render_set_tuned_renders_every_winner(tmp_path):
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(profile({
+        "c": {"256": win({"keys": "fly", "unroll": "loop", "interleave": 3}),
+              "1024": win({"keys": "table", "unroll": "full", "interleave": 1})}})))
+    p = cli("render", "--set", "tuned", "--profile", pf, "--out", tmp_path / "o")
+    assert p.returncode == 0, p.stderr
+    names = sorted(f.name for f in (tmp_path / "o").glob("*.c"))
+    assert names == sorted([f"tf256_v{v}_c_fly_loop_i3.c" for v in ("11", "12", "13")]
+                           + [f"tf1024_v{v}_c_table_full.c" for v in ("11", "12", "13")])
+
+
+BAD = [
+    ("missing", None, "cannot read it"),
+    ("notjson", "{nope", "not JSON"),
+    ("noformat", json.dumps({"results": {}}), "not a threefish-gen profile"),
+    ("badmatch", json.dumps({"format": cpu_rules.FORMAT, "match": {"vendor": "x"}, "results": {}}), "\"match\""),
+    ("badresults", json.dumps(profile({"c": {"512": {"bulk": {"winner": {"no": 1}}}}})), "results.c.512.bulk"),
+    ("nosize", json.dumps(profile({"c": {"256": win({"keys": "fly", "unroll": "full", "interleave": 1})}})),
+     "no bulk winner for --target c --size 512"),
+    ("badoption", json.dumps(profile({"c": {"512": win({"keys": "fly", "unroll": "full", "interleave": 1,
+                                                       "frobnicate": 2})}})), "frobnicate"),
+]
+
+
+@pytest.mark.parametrize("name,text,msg", BAD, ids=[b[0] for b in BAD])
+def test_bad_profiles_are_one_line_and_exit_2(tmp_path, name, text, msg):
+    pf = tmp_path / f"{name}.json"
+    if text is not None:
+        pf.write_text(text)
+    p = cli("render", "--target", "c", "--size", "512", "--constants", "1.3", "--profile", pf, "--out", tmp_path / "o")
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("threefish-gen: error:") and msg in lines[0], p.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_profile_without_size_or_with_recommended_set_is_refused(tmp_path):
+    pf = tmp_path / "p.json"
+    pf.write_text(json.dumps(profile({"c": {"512": win({"keys": "fly", "unroll": "full", "interleave": 1})}})))
+    for args in (["--target", "c"], ["--set", "recommended"]):
+        p = cli("render", *args, "--profile", pf, "--out", tmp_path / "o")
+        assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+        assert "--profile applies to one variant" in p.stderr
+
+
+def test_set_tuned_without_a_matching_shipped_profile(monkeypatch):
+    monkeypatch.setattr(tune, "cpu_id", lambda: {"vendor": "GenuineIntel", "family": 6, "model": 0x8f})
+    with pytest.raises(GenError, match=r"no shipped profile matches this CPU \(GenuineIntel family 0x6 model 0x8f\)"):
+        tune.Tuned(None, "tuned", None)
+    monkeypatch.setattr(tune, "cpu_id", lambda: {"vendor": "AuthenticAMD", "family": 0x19, "model": 0x21})
+    assert tune.Tuned(None, "tuned", None).p["name"] == "zen3"
+
+
+# --------------------------------------------------------------------------- the dispatcher's CPU table
+
+ZEN3 = '"AuthenticAMD",0x19,0x21'
+ZEN5 = '"AuthenticAMD",0x1a,0x02'
+OTHER = '"GenuineIntel",6,0x8f'
+
+
+@pytest.fixture(scope="module")
+def dispatcher_exe(tmp_path_factory):
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    if "avx2" not in cpu_flags():
+        pytest.skip("CPU lacks avx2")
+    tmp = tmp_path_factory.mktemp("disp")
+    spec = Spec("1.3", 512)
+    v = SIMD.dispatcher(spec)
+    for name, text in render_variant(v).items():
+        (tmp / name).write_text(text)
+    main = tmp / "main.c"
+    main.write_text(f"""#include <stdio.h>
+#include <stdint.h>
+#include "{v.stem}.h"
+int main(void)
+{{
+    static uint8_t key[64], tw[64 * 16], in[64 * 64], out[64 * 64];
+    size_t i;
+    for (i = 0; i < sizeof key; i++) key[i] = (uint8_t)(7 * i + 1);
+    for (i = 0; i < sizeof tw; i++) tw[i] = (uint8_t)(3 * i + 5);
+    for (i = 0; i < sizeof in; i++) in[i] = (uint8_t)(i * i + 11);
+    {v.prefix}encrypt_blocks(key, tw, in, out, 64);
+    printf("%s|%s\\n", {v.prefix}dispatch_path(64), {v.prefix}dispatch_path(2));
+    for (i = 0; i < sizeof out; i++) printf("%02x", out[i]);
+    printf("\\n");
+    return 0;
+}}
+""")
+    exes = {}
+    for label, fake in (("zen3", ZEN3), ("zen5", ZEN5), ("other", OTHER)):
+        exe = tmp / f"d_{label}"
+        subprocess.run(["gcc", "-O1", "-Wall", "-Wextra", "-Werror", f"-DTHREEFISH_GEN_FAKE_CPUID={fake}",
+                        f"-I{tmp}", str(main), str(tmp / f"{v.stem}.c"), "-o", str(exe)], check=True)
+        exes[label] = exe
+    key = bytes((7 * i + 1) & 0xff for i in range(64))
+    tw = bytes((3 * i + 5) & 0xff for i in range(64 * 16))
+    data = bytes((i * i + 11) & 0xff for i in range(64 * 64))
+    want = b"".join(reference.encrypt(spec, key, tw[16 * i:16 * i + 16], data[64 * i:64 * i + 64])
+                    for i in range(64)).hex()
+    return exes, want
+
+
+def _run(exe, isa=None):
+    env = dict(os.environ)
+    env.pop("THREEFISH_GEN_ISA", None)
+    if isa:
+        env["THREEFISH_GEN_ISA"] = isa
+    out = subprocess.run([str(exe)], env=env, capture_output=True, text=True, check=True).stdout.splitlines()
+    bulk, small = out[0].split("|")
+    return bulk, small, out[1]
+
+
+def test_dispatcher_table_zen3_takes_its_row(dispatcher_exe):
+    exes, want = dispatcher_exe
+    bulk, small, got = _run(exes["zen3"])
+    assert bulk == "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)"
+    assert small == "scalar"
+    assert got == want                              # the Zen 3 path computes Threefish-512
+    assert _run(exes["zen3"], "avx2")[0].startswith("avx2 lanes fly/full/i1 (cpu rule zen3")
+
+
+def test_dispatcher_table_unknown_cpu_takes_the_default_rule(dispatcher_exe):
+    exes, want = dispatcher_exe
+    bulk, _, got = _run(exes["other"])
+    top = "avx512" if {"avx512f", "avx512vl"} <= cpu_flags() else "avx2"
+    assert bulk == f"{top} lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
+    assert got == want
+    assert _run(exes["other"], "avx2")[0].startswith("avx2 lanes fly/full/i2 (default rule")
+    assert _run(exes["other"], "scalar")[:2] == ("scalar", "scalar")
+
+
+def test_dispatcher_table_isa_cap_beats_the_row(dispatcher_exe):
+    """THREEFISH_GEN_ISA caps the ISA: a row whose path needs more falls to the default rule."""
+    exes, want = dispatcher_exe
+    assert _run(exes["zen3"], "avx")[0] == "scalar"        # no default path at or below AVX for 512
+    assert _run(exes["zen3"], "scalar")[2] == want
+
+
+def test_zen3_model_ranges():
+    r = next(x for x in cpu_rules.rules("c-simd", 512) if x.name == "zen3")
+    assert r.matches("AuthenticAMD", 0x19, 0x21) and r.matches("AuthenticAMD", 0x19, 0x01)
+    assert not r.matches("AuthenticAMD", 0x19, 0x11) and not r.matches("AuthenticAMD", 0x19, 0x61)
+    assert not r.matches("GenuineIntel", 0x19, 0x21)
+    assert (r.options, dict(r.values)) == (Options("fly", "full", 1), {"isa": "avx2", "layout": "lanes"})

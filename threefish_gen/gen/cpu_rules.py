@@ -1,0 +1,115 @@
+"""Per-CPU choices from the shipped tuning profiles (``threefish_gen/profiles/*.json``, package
+data; written by ``threefish-gen tune``, docs/tune.md).
+
+A profile says which CPUs it stands for (``match``: cpuid vendor string, display family, model
+ranges) and, per target, size and mode, the measured winner with its options.  The SIMD C
+dispatcher (``--isa auto``) turns the bulk winners of its own target into a table of
+:class:`Rule` s: on a CPU a rule matches, ``*_blocks`` takes the rule's path; on any other CPU
+(or when ``THREEFISH_GEN_ISA`` caps the rule's ISA away) the documented default rule applies.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.resources import files
+
+from .errors import GenError
+from .threefish import Options
+
+FORMAT = "threefish-gen profile 1"
+DESCRIPTION_KEYS = ("keys", "unroll", "interleave")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of a dispatcher's CPU table: CPUs (vendor, family, model ranges) -> a path."""
+
+    name: str                   # the profile's name, e.g. zen3
+    vendor: str                 # cpuid leaf 0 vendor string, e.g. AuthenticAMD
+    family: int                 # display family (base + extended), e.g. 0x19
+    models: tuple               # ((lo, hi), ...) display models, inclusive
+    options: Options            # the winner's description options
+    values: tuple               # the winner's target options as sorted (name, value) pairs
+    source: str                 # where the figures come from
+
+    def matches(self, vendor: str, family: int, model: int) -> bool:
+        return vendor == self.vendor and family == self.family and any(lo <= model <= hi for lo, hi in self.models)
+
+    def cpus(self) -> str:
+        ranges = ",".join(f"{lo:#04x}-{hi:#04x}" if lo != hi else f"{lo:#04x}" for lo, hi in self.models)
+        return f"{self.vendor} family {self.family:#04x} models {ranges}"
+
+
+def check_profile(p, where: str) -> dict:
+    """The profile's structure, checked (GenError naming ``where`` and what is wrong)."""
+    if not isinstance(p, dict) or p.get("format") != FORMAT:
+        raise GenError(f"{where}: not a threefish-gen profile (no \"format\": \"{FORMAT}\")")
+    m = p.get("match")
+    try:
+        assert isinstance(m, dict) and isinstance(m["vendor"], str) and isinstance(m["family"], int)
+        assert m["models"] and all(len(r) == 2 and 0 <= int(r[0]) <= int(r[1]) for r in m["models"])
+    except (AssertionError, KeyError, TypeError, ValueError):
+        raise GenError(f"{where}: \"match\" needs vendor, family and models [[lo, hi], ...]") from None
+    res = p.get("results")
+    if not isinstance(res, dict):
+        raise GenError(f"{where}: no \"results\"")
+    shape = "needs {size: {mode: {\"winner\": {\"options\": {...}} or null}}}"
+    for target, sizes in res.items():
+        if not isinstance(sizes, dict) or not all(str(b).isdigit() and isinstance(m, dict) for b, m in sizes.items()):
+            raise GenError(f"{where}: results.{target} {shape}")
+        for bits, modes in sizes.items():
+            for mode, got in modes.items():
+                w = got.get("winner") if isinstance(got, dict) else "?"
+                if w is not None and not (isinstance(w, dict) and isinstance(w.get("options"), dict)):
+                    raise GenError(f"{where}: results.{target}.{bits}.{mode} {shape}")
+    return p
+
+
+def load_profile(text: str, where: str) -> dict:
+    try:
+        p = json.loads(text)
+    except ValueError as e:
+        raise GenError(f"{where}: not JSON ({e})") from None
+    return check_profile(p, where)
+
+
+@lru_cache(maxsize=None)
+def shipped() -> tuple:
+    """(file name, profile) of every shipped profile, by name."""
+    folder = files("threefish_gen") / "profiles"
+    out = []
+    for f in sorted((x for x in folder.iterdir() if x.name.endswith(".json")), key=lambda x: x.name):
+        out.append((f.name, load_profile(f.read_text(), f"threefish_gen/profiles/{f.name}")))
+    return tuple(out)
+
+
+def matches(p: dict, vendor: str, family: int, model: int) -> bool:
+    m = p["match"]
+    return vendor == m["vendor"] and family == m["family"] and any(lo <= model <= hi for lo, hi in m["models"])
+
+
+def winner(p: dict, target: str, bits: int, mode: str = "bulk") -> dict | None:
+    got = p["results"].get(target, {}).get(str(bits), {}).get(mode) or {}
+    return got.get("winner")
+
+
+def split_options(values: dict) -> tuple[Options, dict]:
+    """A winner's options -> (description options, target options)."""
+    o = Options(*(values[k] for k in DESCRIPTION_KEYS if k in values))
+    return o, {k: v for k, v in values.items() if k not in DESCRIPTION_KEYS}
+
+
+def rules(target: str, bits: int) -> list[Rule]:
+    """The dispatcher table of ``target`` for Threefish-``bits``: one rule per shipped profile
+    with a bulk winner for it, in file-name order (the first match wins)."""
+    out = []
+    for _, p in shipped():
+        w = winner(p, target, bits)
+        if w is None:
+            continue
+        o, values = split_options(w["options"])
+        m = p["match"]
+        out.append(Rule(p.get("name", "?"), m["vendor"], m["family"], tuple(tuple(r) for r in m["models"]),
+                        o, tuple(sorted(values.items())), p.get("source", "threefish-gen tune")))
+    return out
