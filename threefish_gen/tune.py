@@ -42,7 +42,7 @@ FLAGS = ("sse2", "ssse3", "avx", "avx2", "bmi2", "avx512f", "avx512vl", "avx512b
 SAFETY_S = 4.0            # left free at the end of the budget (exit, writing the profile)
 LINK_S = 3.0              # bench.c compile + link, before a first one was timed
 FIRST_BUILD_S = 3.0       # one build (render + compile) before one was timed
-CHEAP_ROW_S = 0.03        # one row, both modes, bench --quick (estimate; calibrated by the cheap run)
+CHEAP_ROW_S = 0.1         # one row, both modes, bench --quick (a 900 s run measured 9.1 s for its cheap pass)
 RUN_S = 0.35              # one bench invocation's start and clock warm-up (--quick: less)
 FULL_PLANS = ((3, 7), (2, 7), (1, 7), (1, 3))   # (passes, samples): the first that fits the budget
 MAX_FILTERS = 30          # bench.c takes at most 32 --filter arguments
@@ -183,7 +183,7 @@ def build_within(cands: list[Cand], workdir: Path, prog: Progress, jobs: int) ->
     done_n = 0
 
     def reserve(n: int) -> float:
-        return SAFETY_S + LINK_S + RUN_S + n * CHEAP_ROW_S + full_cost(min(n, 40), 4, 1, 3)
+        return SAFETY_S + LINK_S + RUN_S + n * CHEAP_ROW_S + full_cost(min(n, 40), 4, *FULL_PLANS[1])
 
     def guess(c: Cand) -> float:
         got = est.get(c.target)
