@@ -10,6 +10,7 @@
  * path avx2: c-simd avx2 lanes 1024 v1.1 fly/full/i1 (n >= 4; default)
  * path neon: c-simd neon lanes 1024 v1.1 fly/full/i1 (n >= 2; default)
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
+ * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i1
  */
 #include "tf1024_v11_csimd_auto_fly_full.h"
 
@@ -26173,6 +26174,9 @@ static int tf1024_v11_csimd_auto_fly_full_cpu_rule(void)
             if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
                 r = 0; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+            else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x1au &&
+                ((model <= 0x1fu)))
+                r = 1; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
         }
         __atomic_store_n(&cached, r, __ATOMIC_RELAXED);
     }
@@ -26181,6 +26185,7 @@ static int tf1024_v11_csimd_auto_fly_full_cpu_rule(void)
 
 static const char *const tf1024_v11_csimd_auto_fly_full_choice_names[] = {
     "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
+    "avx512 lanes fly/full/i1 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
     "avx512 lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
     "avx2 lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
 };
@@ -26191,10 +26196,12 @@ static int tf1024_v11_csimd_auto_fly_full_choice(size_t n)
     int rule = tf1024_v11_csimd_auto_fly_full_cpu_rule();
     if (rule == 0 && level >= 3 && n >= 4)
         return 0;
-    if (level >= 4 && n >= 8)
+    if (rule == 1 && level >= 4 && n >= 8)
         return 1;
-    if (level >= 3 && n >= 4)
+    if (level >= 4 && n >= 8)
         return 2;
+    if (level >= 3 && n >= 4)
+        return 3;
     return -1;
 }
 #elif defined(THREEFISH_GEN_NEON)
@@ -26238,6 +26245,9 @@ static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_fu
         tf1024_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 2:
+        tf1024_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 3:
         tf1024_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)
@@ -26274,6 +26284,9 @@ static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_fu
         tf1024_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 2:
+        tf1024_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 3:
         tf1024_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)
