@@ -81,16 +81,11 @@ ZEN4 = replace(ZEN3, key="zen4", name="AMD Zen 4 (family 19h, AVX-512 on 256-bit
 # AMD Zen 5 (family 1Ah): 6 ALUs, 4 load pipes, 8-wide dispatch, full 512-bit vector datapaths
 # (AMD SOG for family 1Ah (#58455); A. Yee, "Zen5's AVX512 teardown"); every simple vector
 # integer op 2 cycles of latency (measured by this project, gen/targets/c_simd.py).
-ZEN5 = PortModel(
-    key="zen5", name="AMD Zen 5 (family 1Ah, 512-bit datapaths)",
-    ports={"alu": _ports("ALU", 6), "rot": ("ALU1", "ALU2"), "load": _ports("AGU", 4),
-           "store": ("AGU0", "AGU1"), "mov": (),
-           "vadd": _ports("FP", 4), "vxor": _ports("FP", 4), "vshift": ("FP1", "FP2"),
-           "vrot": ("FP1", "FP2"), "shuffle": ("FP1", "FP2"), "vload": ("AGU0", "AGU1"),
-           "vstore": ("AGU0",)},
+ZEN5 = replace(
+    ZEN3, key="zen5", name="AMD Zen 5 (family 1Ah, 512-bit datapaths)",
+    ports={**ZEN3.ports, "alu": _ports("ALU", 6), "load": _ports("AGU", 4)},
     front_end=8,
-    latency={"alu": 1, "rot": 1, "load": 4, "vadd": 2, "vxor": 2, "vshift": 2, "vrot": 2,
-             "shuffle": 2, "vload": 7},
+    latency={**ZEN3.latency, "vadd": 2, "vxor": 2, "vshift": 2, "vrot": 2, "shuffle": 2},
     cost512=1,
     assumed=("rot on 2 of the 6 ALUs (as Zen 3/4)", "vshift/vrot/shuffle on 2 pipes (as Zen 4)"))
 
