@@ -22698,7 +22698,7 @@ static int tf256_v13_csimd_auto_fly_full_i2_cpu_ident(char vendor[13], unsigned 
     return 1;
 }
 #elif !defined(THREEFISH_GEN_SIMDE) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
+/* <cpuid.h>: included above, under the same condition, for the level detection */
 static int tf256_v13_csimd_auto_fly_full_i2_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
 {
     unsigned a, b, c, d, base;
@@ -22786,6 +22786,7 @@ static const char *const tf256_v13_csimd_auto_fly_full_i2_choice_names[] = { "sc
 static int tf256_v13_csimd_auto_fly_full_i2_choice(size_t n)
 {
     (void)n;
+    (void)tf256_v13_csimd_auto_fly_full_i2_level; /* no SIMD path here: the level only caps, nothing to pick */
     return -1;
 }
 #endif

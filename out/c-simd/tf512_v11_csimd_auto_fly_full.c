@@ -25200,7 +25200,7 @@ static int tf512_v11_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *fa
     return 1;
 }
 #elif !defined(THREEFISH_GEN_SIMDE) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
+/* <cpuid.h>: included above, under the same condition, for the level detection */
 static int tf512_v11_csimd_auto_fly_full_cpu_ident(char vendor[13], unsigned *family, unsigned *model)
 {
     unsigned a, b, c, d, base;
@@ -25288,6 +25288,7 @@ static const char *const tf512_v11_csimd_auto_fly_full_choice_names[] = { "scala
 static int tf512_v11_csimd_auto_fly_full_choice(size_t n)
 {
     (void)n;
+    (void)tf512_v11_csimd_auto_fly_full_level; /* no SIMD path here: the level only caps, nothing to pick */
     return -1;
 }
 #endif
