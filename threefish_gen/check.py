@@ -143,6 +143,6 @@ def check_cmd(folder, thorough, random_count, seed, jobs, junit_path, report_pat
     with tempfile.TemporaryDirectory(prefix="threefish-gen-check-") as tmp:
         rep = matrix.run([v for v, *_ in found], random_count=random_count, seed=seed, jobs=jobs,
                          workdir=Path(workdir or tmp), report_path=Path(report_path) if report_path else None,
-                         thorough=thorough, junit_path=Path(junit_path) if junit_path else None)
+                         thorough=thorough, junit_path=Path(junit_path) if junit_path else None, prove=thorough)
     sources.clear()
     sys.exit(rep.exit_status())

@@ -254,7 +254,7 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
     rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                      workdir=Path(workdir), report_path=Path(report_path),
-                     junit_path=Path(junit_path) if junit_path else None)
+                     junit_path=Path(junit_path) if junit_path else None, prove=which == "all")
     sys.exit(rep.exit_status())
 
 

@@ -68,17 +68,20 @@ def builds_of(v: Variant):
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
         jobs: int | None = None, workdir: Path = Path("build/verify"),
         report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout,
-        thorough: bool = True, junit_path: Path | None = None) -> Report:
+        thorough: bool = True, junit_path: Path | None = None, prove: bool = False) -> Report:
     """``thorough=False`` (check's default): native builds only -- no sanitizer, emulated, cross or
     other-ABI rows (``build.thorough``), and a variant whose ISA the CPU lacks is SKIPPED instead of
-    emulated.  ``junit_path``: also write the rows as JUnit XML."""
+    emulated.  ``prove``: also the translation-validation row (verify/prove.py; `verify --set all`
+    and `check --thorough`: minutes for the nasm sets).  ``junit_path``: also write the rows as
+    JUnit XML."""
     seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
     report = Report(seed=seed, random_vectors=random_count)
     specs = sorted({(VECTORS.get(kind_of(v), vector_file), v.spec) for v in variants},
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
-    tasks = [(v, b) for v in variants for b in builds_of(v) if thorough or not getattr(b, "thorough", False)]
+    tasks = [(v, b) for v in variants for b in builds_of(v)
+             if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:
