@@ -75,7 +75,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     echo "bootstrap: installing Debian packages: ${missing[*]}"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+      # one package apt cannot install must not keep the others out: one at a time, then name it
+      failed=()
+      for p in "${missing[@]}"; do
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 || failed+=("$p")
+      done
+      if [ ${#failed[@]} -gt 0 ]; then
+        echo "bootstrap: apt-get could not install: ${failed[*]}" >&2
+        exit 1
+      fi
+    fi
   else
     echo "bootstrap: missing: ${missing[*]} (install them, or: pip install -e '.[test]')" >&2
   fi
