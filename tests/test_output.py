@@ -67,6 +67,25 @@ def test_interrupt_at_random_moments_leaves_old_or_complete(tmp_path, sig):
     assert seen        # (which states occur depends on timing; the invariant is what counts)
 
 
+def test_an_interrupt_just_after_the_staging_folder_is_made_leaves_no_staging(tmp_path, monkeypatch):
+    """The window CI once hit: the signal lands after mkdir, before the name is kept."""
+    dest = tmp_path / "d"
+    _old(dest)
+    real = os.mkdir
+
+    def mkdir_then_interrupt(path, *a, **k):
+        real(path, *a, **k)
+        if Path(path).name.startswith(STAGING):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "mkdir", mkdir_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_files({n: "new " + n for n in NAMES}, dest)
+    monkeypatch.undo()
+    assert not [d for d in dest.iterdir() if d.name.startswith(STAGING)]
+    assert _state(dest) == "old"
+
+
 def test_a_complete_staging_left_by_a_kill_is_finished_by_the_next_run(tmp_path):
     dest = tmp_path / "d"
     _old(dest)
