@@ -44,5 +44,7 @@ def run(target, variants, file: str | None, echo=click.echo) -> int:
         for line in rep.lines:
             echo(line)
         echo(f"{name}: {'DIFFERS' if rep.failed else 'proved equivalent'} ({rep.seconds:.1f} s)")
+        if rep.note:
+            echo(f"{name}: not proved here: {rep.note}")
         failed |= rep.failed
     return 1 if failed else 0
