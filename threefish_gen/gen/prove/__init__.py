@@ -47,16 +47,18 @@ def why_not(v: Variant) -> str | None:
 
 
 def skein_why_not(v: Variant) -> str | None:
-    """Skein: the generated UBI function of scalar C and nasm-x64 is proved (the glue is checked
-    by verify against the golden records); the SIMD lanes kernels and C# are not read yet."""
-    if v.target == "c":
+    """Skein: the generated UBI function of scalar C and nasm-x64 (GPR) is proved (the glue is
+    checked by verify against the golden records); the SIMD lanes kernels and C# are not read yet."""
+    from ..targets import get as get_target
+    language = get_target(v.target).recipe.language
+    if language == "c" and not v.get("isa"):
         return None
-    if v.target == "c-simd":
+    if language == "c":
         return (f"the hash_many/tree lanes kernel (P_ubi_lanes_{v.get('isa')}, SIMD intrinsics) needs the "
                 f"SIMD C reader; the scalar UBI of this render is the --target c one, proved there")
-    if v.target == "nasm-x64" and v.get("isa", "gpr") == "gpr":
+    if language == "nasm" and v.get("isa", "gpr") == "gpr":
         return None
-    return f"the Skein UBI of --target {v.target} is not read by the prover (verify checks it)"
+    return f"the Skein UBI of --target {v.target} ({language}) is not read by the prover (verify checks it)"
 
 
 def source_of(files: dict, language: str) -> tuple[str, str]:

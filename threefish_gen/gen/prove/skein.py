@@ -24,8 +24,10 @@ import time
 
 from ..errors import GenError
 from ..skein import tweak as skein_tweak
-from . import c as creader, engine, nasm
-from .engine import ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of, kind, stem
+from .c import CMachine, Program as CProgram, heads as c_heads
+from .engine import (Context, ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of,
+                     kind, prove_function, stem)
+from .nasm import NasmMachine, Program as NasmProgram
 from .expect import expected
 from .terms import MASK, Term, add, and_, const, show, sub, subterms, value, var, variables, xor
 
@@ -36,7 +38,7 @@ GLUE = ("the glue (configuration, key/personalization stages, padding, output st
         "hash_many driver{asm}) is checked by verify against the 1,368 golden records")
 
 
-class UbiContext(engine.Context):
+class UbiContext(Context):
     """The UBI loop's description: the carried words and the next state of one block."""
 
     def __init__(self, v, tweak_in_state: bool):
@@ -266,8 +268,7 @@ def ubi_finish(m, ctx: UbiContext) -> None:
 
 def prove_text(v, language: str, word_bits: int, text: str, report):
     """Prove the UBI function(s) of one emitted Skein file; fills and returns ``report``."""
-    from .terms import Term as _T
-    _T.table.clear()
+    Term.table.clear()
     t0 = time.monotonic()
     try:
         jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text, v)
@@ -280,7 +281,7 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
         try:
             m, entry, heads, line_text = make()
             _seed(m, ctx)
-            summary = engine.prove_function(m, entry, heads, ctx, False, line_text)
+            summary = prove_function(m, entry, heads, ctx, False, line_text)
             report.lines.append(f"{name}: equivalent ({what}; {summary})")
         except ProveError as e:
             report.failed = True
@@ -297,28 +298,28 @@ ASM_WHAT = "UBI: h = E(h, tweaks[i], m_i) ^ m_i per block"
 
 
 def _c_jobs(text: str, v) -> list:
-    prog = creader.Program(text, select=lambda name: name.endswith("_ubi"))
+    prog = CProgram(text, select=lambda name: name.endswith("_ubi"))
     jobs = []
     for name, fn in prog.functions.items():
         if fn.params != ["h", "t", "blk", "n", "add"]:
             raise Unsupported(f"{name} takes ({', '.join(fn.params)}), not (h, t, blk, n, add)")
 
         def make(fn=fn):
-            m = creader.CMachine(prog, fn)
+            m = CMachine(prog, fn)
             entry = m.enter([var("ptr:h"), var("ptr:t"), var("ptr:in"), var("n"), var("add")])
-            return m, entry, creader.heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+            return m, entry, c_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         jobs.append((name, make, True, C_WHAT))
     return jobs
 
 
 def _nasm_jobs(text: str, word_bits: int, v) -> list:
-    prog = nasm.Program(text)
+    prog = NasmProgram(text)
     heads = prog.heads()
     abi = v.get("abi", "sysv")
 
     def job(name):
         def make():
-            m = nasm.NasmMachine(prog, word_bits, abi)
+            m = NasmMachine(prog, word_bits, abi)
             entry = m.enter(name, [var("ptr:h"), var("ptr:tweak"), var("ptr:in"), var("ptr:out"), var("n")])
             return m, entry, heads, lambda pc: f"line {prog.lines[pc].no}"
         return make
