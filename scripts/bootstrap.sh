@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build
 
+GCC_MAJOR=$(gcc -dumpversion 2>/dev/null | cut -d. -f1)
+GCC_MAJOR=${GCC_MAJOR:-12}
 # Debian packages: tool (or header) to look for -> package that provides it.
 DEB_TOOLS=(
   "gcc:gcc" "g++:g++" "clang:clang" "clang++:clang" "make:make"
@@ -24,7 +26,9 @@ DEB_TOOLS=(
 DEB_FILES=(
   "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"
   "/usr/include/crypto++/threefish.h:libcrypto++-dev"
-  "/usr/lib/gcc/x86_64-linux-gnu/$(gcc -dumpversion 2>/dev/null | cut -d. -f1)/32/crtbegin.o:gcc-multilib"  # gcc -m32
+  # gcc -m32: the versioned gcc-N-multilib, not the gcc-multilib metapackage, which Debian marks as
+  # conflicting with the aarch64/s390x cross compilers below (one apt-get call could not install both)
+  "/usr/lib/gcc/x86_64-linux-gnu/${GCC_MAJOR}/32/crtbegin.o:gcc-${GCC_MAJOR}-multilib"
   "/usr/include/simde/x86/avx512.h:libsimde-dev"   # SIMD variants the CPU lacks run emulated
   "/usr/aarch64-linux-gnu/lib/libc.a:libc6-dev-arm64-cross"   # static aarch64 harness
   "/usr/s390x-linux-gnu/lib/libc.a:libc6-dev-s390x-cross"     # static s390x harness
@@ -71,7 +75,17 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     echo "bootstrap: installing Debian packages: ${missing[*]}"
     $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+      # one package apt cannot install must not keep the others out: one at a time, then name it
+      failed=()
+      for p in "${missing[@]}"; do
+        DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 || failed+=("$p")
+      done
+      if [ ${#failed[@]} -gt 0 ]; then
+        echo "bootstrap: apt-get could not install: ${failed[*]}" >&2
+        exit 1
+      fi
+    fi
   else
     echo "bootstrap: missing: ${missing[*]} (install them, or: pip install -e '.[test]')" >&2
   fi

@@ -5348,6 +5348,36 @@ skein1024_v12_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; while n != 0
     jnz .loop
 .done:
+    pxor xmm0, xmm0 ; wipe: zero the 456 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movdqu [rsp + 240], xmm0
+    movdqu [rsp + 256], xmm0
+    movdqu [rsp + 272], xmm0
+    movdqu [rsp + 288], xmm0
+    movdqu [rsp + 304], xmm0
+    movdqu [rsp + 320], xmm0
+    movdqu [rsp + 336], xmm0
+    movdqu [rsp + 352], xmm0
+    movdqu [rsp + 368], xmm0
+    movdqu [rsp + 384], xmm0
+    movdqu [rsp + 400], xmm0
+    movdqu [rsp + 416], xmm0
+    movdqu [rsp + 432], xmm0
+    movq qword [rsp + 448], xmm0
     add rsp, 456
     pop r15
     pop r14

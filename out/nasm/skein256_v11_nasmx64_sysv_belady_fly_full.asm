@@ -1352,6 +1352,10 @@ skein256_v11_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; while n != 0
     jnz .loop
 .done:
+    pxor xmm0, xmm0 ; wipe: zero the 40 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movq qword [rsp + 32], xmm0
     add rsp, 40
     pop r15
     pop r14

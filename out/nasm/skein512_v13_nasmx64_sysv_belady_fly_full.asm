@@ -2443,6 +2443,14 @@ skein512_v13_nasmx64_sysv_belady_fly_full_ubi_asm:
 ; while n != 0
     jnz .loop
 .done:
+    pxor xmm0, xmm0 ; wipe: zero the 104 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movq qword [rsp + 96], xmm0
     add rsp, 104
     pop r15
     pop r14

@@ -5427,12 +5427,92 @@ tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 2696 bytes of stack slots
-    mov ecx, 337 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2696 bytes of stack slots (spilled key, tweak and state words)
+    vmovdqu [rsp + 0], ymm0
+    vmovdqu [rsp + 32], ymm0
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm0
+    vmovdqu [rsp + 128], ymm0
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu [rsp + 192], ymm0
+    vmovdqu [rsp + 224], ymm0
+    vmovdqu [rsp + 256], ymm0
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu [rsp + 320], ymm0
+    vmovdqu [rsp + 352], ymm0
+    vmovdqu [rsp + 384], ymm0
+    vmovdqu [rsp + 416], ymm0
+    vmovdqu [rsp + 448], ymm0
+    vmovdqu [rsp + 480], ymm0
+    vmovdqu [rsp + 512], ymm0
+    vmovdqu [rsp + 544], ymm0
+    vmovdqu [rsp + 576], ymm0
+    vmovdqu [rsp + 608], ymm0
+    vmovdqu [rsp + 640], ymm0
+    vmovdqu [rsp + 672], ymm0
+    vmovdqu [rsp + 704], ymm0
+    vmovdqu [rsp + 736], ymm0
+    vmovdqu [rsp + 768], ymm0
+    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 832], ymm0
+    vmovdqu [rsp + 864], ymm0
+    vmovdqu [rsp + 896], ymm0
+    vmovdqu [rsp + 928], ymm0
+    vmovdqu [rsp + 960], ymm0
+    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 1024], ymm0
+    vmovdqu [rsp + 1056], ymm0
+    vmovdqu [rsp + 1088], ymm0
+    vmovdqu [rsp + 1120], ymm0
+    vmovdqu [rsp + 1152], ymm0
+    vmovdqu [rsp + 1184], ymm0
+    vmovdqu [rsp + 1216], ymm0
+    vmovdqu [rsp + 1248], ymm0
+    vmovdqu [rsp + 1280], ymm0
+    vmovdqu [rsp + 1312], ymm0
+    vmovdqu [rsp + 1344], ymm0
+    vmovdqu [rsp + 1376], ymm0
+    vmovdqu [rsp + 1408], ymm0
+    vmovdqu [rsp + 1440], ymm0
+    vmovdqu [rsp + 1472], ymm0
+    vmovdqu [rsp + 1504], ymm0
+    vmovdqu [rsp + 1536], ymm0
+    vmovdqu [rsp + 1568], ymm0
+    vmovdqu [rsp + 1600], ymm0
+    vmovdqu [rsp + 1632], ymm0
+    vmovdqu [rsp + 1664], ymm0
+    vmovdqu [rsp + 1696], ymm0
+    vmovdqu [rsp + 1728], ymm0
+    vmovdqu [rsp + 1760], ymm0
+    vmovdqu [rsp + 1792], ymm0
+    vmovdqu [rsp + 1824], ymm0
+    vmovdqu [rsp + 1856], ymm0
+    vmovdqu [rsp + 1888], ymm0
+    vmovdqu [rsp + 1920], ymm0
+    vmovdqu [rsp + 1952], ymm0
+    vmovdqu [rsp + 1984], ymm0
+    vmovdqu [rsp + 2016], ymm0
+    vmovdqu [rsp + 2048], ymm0
+    vmovdqu [rsp + 2080], ymm0
+    vmovdqu [rsp + 2112], ymm0
+    vmovdqu [rsp + 2144], ymm0
+    vmovdqu [rsp + 2176], ymm0
+    vmovdqu [rsp + 2208], ymm0
+    vmovdqu [rsp + 2240], ymm0
+    vmovdqu [rsp + 2272], ymm0
+    vmovdqu [rsp + 2304], ymm0
+    vmovdqu [rsp + 2336], ymm0
+    vmovdqu [rsp + 2368], ymm0
+    vmovdqu [rsp + 2400], ymm0
+    vmovdqu [rsp + 2432], ymm0
+    vmovdqu [rsp + 2464], ymm0
+    vmovdqu [rsp + 2496], ymm0
+    vmovdqu [rsp + 2528], ymm0
+    vmovdqu [rsp + 2560], ymm0
+    vmovdqu [rsp + 2592], ymm0
+    vmovdqu [rsp + 2624], ymm0
+    vmovdqu [rsp + 2656], ymm0
+    vmovq qword [rsp + 2688], xmm0
     vzeroupper
     add rsp, 2696
     ret
@@ -10691,12 +10771,43 @@ tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 568 bytes of stack slots
-    mov ecx, 71 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 568 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movdqu [rsp + 240], xmm0
+    movdqu [rsp + 256], xmm0
+    movdqu [rsp + 272], xmm0
+    movdqu [rsp + 288], xmm0
+    movdqu [rsp + 304], xmm0
+    movdqu [rsp + 320], xmm0
+    movdqu [rsp + 336], xmm0
+    movdqu [rsp + 352], xmm0
+    movdqu [rsp + 368], xmm0
+    movdqu [rsp + 384], xmm0
+    movdqu [rsp + 400], xmm0
+    movdqu [rsp + 416], xmm0
+    movdqu [rsp + 432], xmm0
+    movdqu [rsp + 448], xmm0
+    movdqu [rsp + 464], xmm0
+    movdqu [rsp + 480], xmm0
+    movdqu [rsp + 496], xmm0
+    movdqu [rsp + 512], xmm0
+    movdqu [rsp + 528], xmm0
+    movdqu [rsp + 544], xmm0
+    movq qword [rsp + 560], xmm0
     add rsp, 568
     pop r15
     pop r14
@@ -16039,12 +16150,92 @@ tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 2696 bytes of stack slots
-    mov ecx, 337 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 2696 bytes of stack slots (spilled key, tweak and state words)
+    vmovdqu [rsp + 0], ymm0
+    vmovdqu [rsp + 32], ymm0
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm0
+    vmovdqu [rsp + 128], ymm0
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu [rsp + 192], ymm0
+    vmovdqu [rsp + 224], ymm0
+    vmovdqu [rsp + 256], ymm0
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu [rsp + 320], ymm0
+    vmovdqu [rsp + 352], ymm0
+    vmovdqu [rsp + 384], ymm0
+    vmovdqu [rsp + 416], ymm0
+    vmovdqu [rsp + 448], ymm0
+    vmovdqu [rsp + 480], ymm0
+    vmovdqu [rsp + 512], ymm0
+    vmovdqu [rsp + 544], ymm0
+    vmovdqu [rsp + 576], ymm0
+    vmovdqu [rsp + 608], ymm0
+    vmovdqu [rsp + 640], ymm0
+    vmovdqu [rsp + 672], ymm0
+    vmovdqu [rsp + 704], ymm0
+    vmovdqu [rsp + 736], ymm0
+    vmovdqu [rsp + 768], ymm0
+    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 832], ymm0
+    vmovdqu [rsp + 864], ymm0
+    vmovdqu [rsp + 896], ymm0
+    vmovdqu [rsp + 928], ymm0
+    vmovdqu [rsp + 960], ymm0
+    vmovdqu [rsp + 992], ymm0
+    vmovdqu [rsp + 1024], ymm0
+    vmovdqu [rsp + 1056], ymm0
+    vmovdqu [rsp + 1088], ymm0
+    vmovdqu [rsp + 1120], ymm0
+    vmovdqu [rsp + 1152], ymm0
+    vmovdqu [rsp + 1184], ymm0
+    vmovdqu [rsp + 1216], ymm0
+    vmovdqu [rsp + 1248], ymm0
+    vmovdqu [rsp + 1280], ymm0
+    vmovdqu [rsp + 1312], ymm0
+    vmovdqu [rsp + 1344], ymm0
+    vmovdqu [rsp + 1376], ymm0
+    vmovdqu [rsp + 1408], ymm0
+    vmovdqu [rsp + 1440], ymm0
+    vmovdqu [rsp + 1472], ymm0
+    vmovdqu [rsp + 1504], ymm0
+    vmovdqu [rsp + 1536], ymm0
+    vmovdqu [rsp + 1568], ymm0
+    vmovdqu [rsp + 1600], ymm0
+    vmovdqu [rsp + 1632], ymm0
+    vmovdqu [rsp + 1664], ymm0
+    vmovdqu [rsp + 1696], ymm0
+    vmovdqu [rsp + 1728], ymm0
+    vmovdqu [rsp + 1760], ymm0
+    vmovdqu [rsp + 1792], ymm0
+    vmovdqu [rsp + 1824], ymm0
+    vmovdqu [rsp + 1856], ymm0
+    vmovdqu [rsp + 1888], ymm0
+    vmovdqu [rsp + 1920], ymm0
+    vmovdqu [rsp + 1952], ymm0
+    vmovdqu [rsp + 1984], ymm0
+    vmovdqu [rsp + 2016], ymm0
+    vmovdqu [rsp + 2048], ymm0
+    vmovdqu [rsp + 2080], ymm0
+    vmovdqu [rsp + 2112], ymm0
+    vmovdqu [rsp + 2144], ymm0
+    vmovdqu [rsp + 2176], ymm0
+    vmovdqu [rsp + 2208], ymm0
+    vmovdqu [rsp + 2240], ymm0
+    vmovdqu [rsp + 2272], ymm0
+    vmovdqu [rsp + 2304], ymm0
+    vmovdqu [rsp + 2336], ymm0
+    vmovdqu [rsp + 2368], ymm0
+    vmovdqu [rsp + 2400], ymm0
+    vmovdqu [rsp + 2432], ymm0
+    vmovdqu [rsp + 2464], ymm0
+    vmovdqu [rsp + 2496], ymm0
+    vmovdqu [rsp + 2528], ymm0
+    vmovdqu [rsp + 2560], ymm0
+    vmovdqu [rsp + 2592], ymm0
+    vmovdqu [rsp + 2624], ymm0
+    vmovdqu [rsp + 2656], ymm0
+    vmovq qword [rsp + 2688], xmm0
     vzeroupper
     add rsp, 2696
     ret
@@ -21340,12 +21531,44 @@ tf1024_v12_nasmx64_sysv_avx512_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 584 bytes of stack slots
-    mov ecx, 73 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 584 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movdqu [rsp + 240], xmm0
+    movdqu [rsp + 256], xmm0
+    movdqu [rsp + 272], xmm0
+    movdqu [rsp + 288], xmm0
+    movdqu [rsp + 304], xmm0
+    movdqu [rsp + 320], xmm0
+    movdqu [rsp + 336], xmm0
+    movdqu [rsp + 352], xmm0
+    movdqu [rsp + 368], xmm0
+    movdqu [rsp + 384], xmm0
+    movdqu [rsp + 400], xmm0
+    movdqu [rsp + 416], xmm0
+    movdqu [rsp + 432], xmm0
+    movdqu [rsp + 448], xmm0
+    movdqu [rsp + 464], xmm0
+    movdqu [rsp + 480], xmm0
+    movdqu [rsp + 496], xmm0
+    movdqu [rsp + 512], xmm0
+    movdqu [rsp + 528], xmm0
+    movdqu [rsp + 544], xmm0
+    movdqu [rsp + 560], xmm0
+    movq qword [rsp + 576], xmm0
     add rsp, 584
     pop r15
     pop r14

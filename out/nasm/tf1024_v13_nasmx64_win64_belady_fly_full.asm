@@ -5322,12 +5322,42 @@ tf1024_v13_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 552 bytes of stack slots
-    mov ecx, 69 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 552 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movdqu [rsp + 240], xmm0
+    movdqu [rsp + 256], xmm0
+    movdqu [rsp + 272], xmm0
+    movdqu [rsp + 288], xmm0
+    movdqu [rsp + 304], xmm0
+    movdqu [rsp + 320], xmm0
+    movdqu [rsp + 336], xmm0
+    movdqu [rsp + 352], xmm0
+    movdqu [rsp + 368], xmm0
+    movdqu [rsp + 384], xmm0
+    movdqu [rsp + 400], xmm0
+    movdqu [rsp + 416], xmm0
+    movdqu [rsp + 432], xmm0
+    movdqu [rsp + 448], xmm0
+    movdqu [rsp + 464], xmm0
+    movdqu [rsp + 480], xmm0
+    movdqu [rsp + 496], xmm0
+    movdqu [rsp + 512], xmm0
+    movdqu [rsp + 528], xmm0
+    movq qword [rsp + 544], xmm0
     add rsp, 552
     pop r15
     pop r14
@@ -10636,12 +10666,44 @@ tf1024_v13_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 584 bytes of stack slots
-    mov ecx, 73 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 584 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movdqu [rsp + 240], xmm0
+    movdqu [rsp + 256], xmm0
+    movdqu [rsp + 272], xmm0
+    movdqu [rsp + 288], xmm0
+    movdqu [rsp + 304], xmm0
+    movdqu [rsp + 320], xmm0
+    movdqu [rsp + 336], xmm0
+    movdqu [rsp + 352], xmm0
+    movdqu [rsp + 368], xmm0
+    movdqu [rsp + 384], xmm0
+    movdqu [rsp + 400], xmm0
+    movdqu [rsp + 416], xmm0
+    movdqu [rsp + 432], xmm0
+    movdqu [rsp + 448], xmm0
+    movdqu [rsp + 464], xmm0
+    movdqu [rsp + 480], xmm0
+    movdqu [rsp + 496], xmm0
+    movdqu [rsp + 512], xmm0
+    movdqu [rsp + 528], xmm0
+    movdqu [rsp + 544], xmm0
+    movdqu [rsp + 560], xmm0
+    movq qword [rsp + 576], xmm0
     add rsp, 584
     pop r15
     pop r14

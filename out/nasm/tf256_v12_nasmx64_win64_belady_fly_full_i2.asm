@@ -2643,12 +2643,21 @@ tf256_v12_nasmx64_win64_belady_fly_full_i2_encrypt_blocks_interleave:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 216 bytes of stack slots
-    mov ecx, 27 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 216 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movq qword [rsp + 208], xmm0
     add rsp, 216
     pop r15
     pop r14
@@ -4038,12 +4047,20 @@ tf256_v12_nasmx64_win64_belady_fly_full_i2_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 208 bytes of stack slots
-    mov ecx, 26 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 208 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
     add rsp, 208
     pop rsi
     pop rdi
@@ -6600,12 +6617,22 @@ tf256_v12_nasmx64_win64_belady_fly_full_i2_decrypt_blocks_interleave:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 232 bytes of stack slots
-    mov ecx, 29 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 232 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movq qword [rsp + 224], xmm0
     add rsp, 232
     pop r15
     pop r14
@@ -7997,12 +8024,21 @@ tf256_v12_nasmx64_win64_belady_fly_full_i2_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 216 bytes of stack slots
-    mov ecx, 27 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 216 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movq qword [rsp + 208], xmm0
     add rsp, 216
     pop rsi
     pop rdi

@@ -1968,12 +1968,50 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 688 bytes of stack slots
-    mov ecx, 172 ; (spilled key, tweak and state words)
-.wipe:
-    mov dword [esp + ecx * 4 - 4], eax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 688 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [esp + 0], xmm0
+    movdqu [esp + 16], xmm0
+    movdqu [esp + 32], xmm0
+    movdqu [esp + 48], xmm0
+    movdqu [esp + 64], xmm0
+    movdqu [esp + 80], xmm0
+    movdqu [esp + 96], xmm0
+    movdqu [esp + 112], xmm0
+    movdqu [esp + 128], xmm0
+    movdqu [esp + 144], xmm0
+    movdqu [esp + 160], xmm0
+    movdqu [esp + 176], xmm0
+    movdqu [esp + 192], xmm0
+    movdqu [esp + 208], xmm0
+    movdqu [esp + 224], xmm0
+    movdqu [esp + 240], xmm0
+    movdqu [esp + 256], xmm0
+    movdqu [esp + 272], xmm0
+    movdqu [esp + 288], xmm0
+    movdqu [esp + 304], xmm0
+    movdqu [esp + 320], xmm0
+    movdqu [esp + 336], xmm0
+    movdqu [esp + 352], xmm0
+    movdqu [esp + 368], xmm0
+    movdqu [esp + 384], xmm0
+    movdqu [esp + 400], xmm0
+    movdqu [esp + 416], xmm0
+    movdqu [esp + 432], xmm0
+    movdqu [esp + 448], xmm0
+    movdqu [esp + 464], xmm0
+    movdqu [esp + 480], xmm0
+    movdqu [esp + 496], xmm0
+    movdqu [esp + 512], xmm0
+    movdqu [esp + 528], xmm0
+    movdqu [esp + 544], xmm0
+    movdqu [esp + 560], xmm0
+    movdqu [esp + 576], xmm0
+    movdqu [esp + 592], xmm0
+    movdqu [esp + 608], xmm0
+    movdqu [esp + 624], xmm0
+    movdqu [esp + 640], xmm0
+    movdqu [esp + 656], xmm0
+    movdqu [esp + 672], xmm0
     lea esp, [ebp - 4]
     pop ebx
     pop ebp
@@ -3826,12 +3864,50 @@ tf256_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 688 bytes of stack slots
-    mov ecx, 172 ; (spilled key, tweak and state words)
-.wipe:
-    mov dword [esp + ecx * 4 - 4], eax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 688 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [esp + 0], xmm0
+    movdqu [esp + 16], xmm0
+    movdqu [esp + 32], xmm0
+    movdqu [esp + 48], xmm0
+    movdqu [esp + 64], xmm0
+    movdqu [esp + 80], xmm0
+    movdqu [esp + 96], xmm0
+    movdqu [esp + 112], xmm0
+    movdqu [esp + 128], xmm0
+    movdqu [esp + 144], xmm0
+    movdqu [esp + 160], xmm0
+    movdqu [esp + 176], xmm0
+    movdqu [esp + 192], xmm0
+    movdqu [esp + 208], xmm0
+    movdqu [esp + 224], xmm0
+    movdqu [esp + 240], xmm0
+    movdqu [esp + 256], xmm0
+    movdqu [esp + 272], xmm0
+    movdqu [esp + 288], xmm0
+    movdqu [esp + 304], xmm0
+    movdqu [esp + 320], xmm0
+    movdqu [esp + 336], xmm0
+    movdqu [esp + 352], xmm0
+    movdqu [esp + 368], xmm0
+    movdqu [esp + 384], xmm0
+    movdqu [esp + 400], xmm0
+    movdqu [esp + 416], xmm0
+    movdqu [esp + 432], xmm0
+    movdqu [esp + 448], xmm0
+    movdqu [esp + 464], xmm0
+    movdqu [esp + 480], xmm0
+    movdqu [esp + 496], xmm0
+    movdqu [esp + 512], xmm0
+    movdqu [esp + 528], xmm0
+    movdqu [esp + 544], xmm0
+    movdqu [esp + 560], xmm0
+    movdqu [esp + 576], xmm0
+    movdqu [esp + 592], xmm0
+    movdqu [esp + 608], xmm0
+    movdqu [esp + 624], xmm0
+    movdqu [esp + 640], xmm0
+    movdqu [esp + 656], xmm0
+    movdqu [esp + 672], xmm0
     lea esp, [ebp - 4]
     pop ebx
     pop ebp

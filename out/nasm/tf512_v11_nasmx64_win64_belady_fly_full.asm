@@ -2492,12 +2492,22 @@ tf512_v11_nasmx64_win64_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 240 bytes of stack slots
-    mov ecx, 30 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 240 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
     add rsp, 240
     pop r14
     pop r13
@@ -4948,12 +4958,23 @@ tf512_v11_nasmx64_win64_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 248 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movq qword [rsp + 240], xmm0
     add rsp, 248
     pop r15
     pop r14

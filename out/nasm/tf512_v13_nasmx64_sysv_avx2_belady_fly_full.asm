@@ -3669,12 +3669,40 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 1032 bytes of stack slots
-    mov ecx, 129 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 1032 bytes of stack slots (spilled key, tweak and state words)
+    vmovdqu [rsp + 0], ymm0
+    vmovdqu [rsp + 32], ymm0
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm0
+    vmovdqu [rsp + 128], ymm0
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu [rsp + 192], ymm0
+    vmovdqu [rsp + 224], ymm0
+    vmovdqu [rsp + 256], ymm0
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu [rsp + 320], ymm0
+    vmovdqu [rsp + 352], ymm0
+    vmovdqu [rsp + 384], ymm0
+    vmovdqu [rsp + 416], ymm0
+    vmovdqu [rsp + 448], ymm0
+    vmovdqu [rsp + 480], ymm0
+    vmovdqu [rsp + 512], ymm0
+    vmovdqu [rsp + 544], ymm0
+    vmovdqu [rsp + 576], ymm0
+    vmovdqu [rsp + 608], ymm0
+    vmovdqu [rsp + 640], ymm0
+    vmovdqu [rsp + 672], ymm0
+    vmovdqu [rsp + 704], ymm0
+    vmovdqu [rsp + 736], ymm0
+    vmovdqu [rsp + 768], ymm0
+    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 832], ymm0
+    vmovdqu [rsp + 864], ymm0
+    vmovdqu [rsp + 896], ymm0
+    vmovdqu [rsp + 928], ymm0
+    vmovdqu [rsp + 960], ymm0
+    vmovdqu [rsp + 992], ymm0
+    vmovq qword [rsp + 1024], xmm0
     vzeroupper
     add rsp, 1032
     ret
@@ -6111,12 +6139,23 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_encrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 256 bytes of stack slots
-    mov ecx, 32 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 256 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movdqu [rsp + 240], xmm0
     add rsp, 256
     pop r14
     pop r13
@@ -9572,12 +9611,40 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_lanes:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 1032 bytes of stack slots
-    mov ecx, 129 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    vpxor xmm0, xmm0, xmm0 ; wipe: zero the 1032 bytes of stack slots (spilled key, tweak and state words)
+    vmovdqu [rsp + 0], ymm0
+    vmovdqu [rsp + 32], ymm0
+    vmovdqu [rsp + 64], ymm0
+    vmovdqu [rsp + 96], ymm0
+    vmovdqu [rsp + 128], ymm0
+    vmovdqu [rsp + 160], ymm0
+    vmovdqu [rsp + 192], ymm0
+    vmovdqu [rsp + 224], ymm0
+    vmovdqu [rsp + 256], ymm0
+    vmovdqu [rsp + 288], ymm0
+    vmovdqu [rsp + 320], ymm0
+    vmovdqu [rsp + 352], ymm0
+    vmovdqu [rsp + 384], ymm0
+    vmovdqu [rsp + 416], ymm0
+    vmovdqu [rsp + 448], ymm0
+    vmovdqu [rsp + 480], ymm0
+    vmovdqu [rsp + 512], ymm0
+    vmovdqu [rsp + 544], ymm0
+    vmovdqu [rsp + 576], ymm0
+    vmovdqu [rsp + 608], ymm0
+    vmovdqu [rsp + 640], ymm0
+    vmovdqu [rsp + 672], ymm0
+    vmovdqu [rsp + 704], ymm0
+    vmovdqu [rsp + 736], ymm0
+    vmovdqu [rsp + 768], ymm0
+    vmovdqu [rsp + 800], ymm0
+    vmovdqu [rsp + 832], ymm0
+    vmovdqu [rsp + 864], ymm0
+    vmovdqu [rsp + 896], ymm0
+    vmovdqu [rsp + 928], ymm0
+    vmovdqu [rsp + 960], ymm0
+    vmovdqu [rsp + 992], ymm0
+    vmovq qword [rsp + 1024], xmm0
     vzeroupper
     add rsp, 1032
     ret
@@ -12016,12 +12083,23 @@ tf512_v13_nasmx64_sysv_avx2_belady_fly_full_decrypt_blocks_scalar:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 248 bytes of stack slots
-    mov ecx, 31 ; (spilled key, tweak and state words)
-.wipe:
-    mov qword [rsp + rcx * 8 - 8], rax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 248 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [rsp + 0], xmm0
+    movdqu [rsp + 16], xmm0
+    movdqu [rsp + 32], xmm0
+    movdqu [rsp + 48], xmm0
+    movdqu [rsp + 64], xmm0
+    movdqu [rsp + 80], xmm0
+    movdqu [rsp + 96], xmm0
+    movdqu [rsp + 112], xmm0
+    movdqu [rsp + 128], xmm0
+    movdqu [rsp + 144], xmm0
+    movdqu [rsp + 160], xmm0
+    movdqu [rsp + 176], xmm0
+    movdqu [rsp + 192], xmm0
+    movdqu [rsp + 208], xmm0
+    movdqu [rsp + 224], xmm0
+    movq qword [rsp + 240], xmm0
     add rsp, 248
     pop r15
     pop r14

@@ -3735,12 +3735,79 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_encrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 1152 bytes of stack slots
-    mov ecx, 288 ; (spilled key, tweak and state words)
-.wipe:
-    mov dword [esp + ecx * 4 - 4], eax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 1152 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [esp + 0], xmm0
+    movdqu [esp + 16], xmm0
+    movdqu [esp + 32], xmm0
+    movdqu [esp + 48], xmm0
+    movdqu [esp + 64], xmm0
+    movdqu [esp + 80], xmm0
+    movdqu [esp + 96], xmm0
+    movdqu [esp + 112], xmm0
+    movdqu [esp + 128], xmm0
+    movdqu [esp + 144], xmm0
+    movdqu [esp + 160], xmm0
+    movdqu [esp + 176], xmm0
+    movdqu [esp + 192], xmm0
+    movdqu [esp + 208], xmm0
+    movdqu [esp + 224], xmm0
+    movdqu [esp + 240], xmm0
+    movdqu [esp + 256], xmm0
+    movdqu [esp + 272], xmm0
+    movdqu [esp + 288], xmm0
+    movdqu [esp + 304], xmm0
+    movdqu [esp + 320], xmm0
+    movdqu [esp + 336], xmm0
+    movdqu [esp + 352], xmm0
+    movdqu [esp + 368], xmm0
+    movdqu [esp + 384], xmm0
+    movdqu [esp + 400], xmm0
+    movdqu [esp + 416], xmm0
+    movdqu [esp + 432], xmm0
+    movdqu [esp + 448], xmm0
+    movdqu [esp + 464], xmm0
+    movdqu [esp + 480], xmm0
+    movdqu [esp + 496], xmm0
+    movdqu [esp + 512], xmm0
+    movdqu [esp + 528], xmm0
+    movdqu [esp + 544], xmm0
+    movdqu [esp + 560], xmm0
+    movdqu [esp + 576], xmm0
+    movdqu [esp + 592], xmm0
+    movdqu [esp + 608], xmm0
+    movdqu [esp + 624], xmm0
+    movdqu [esp + 640], xmm0
+    movdqu [esp + 656], xmm0
+    movdqu [esp + 672], xmm0
+    movdqu [esp + 688], xmm0
+    movdqu [esp + 704], xmm0
+    movdqu [esp + 720], xmm0
+    movdqu [esp + 736], xmm0
+    movdqu [esp + 752], xmm0
+    movdqu [esp + 768], xmm0
+    movdqu [esp + 784], xmm0
+    movdqu [esp + 800], xmm0
+    movdqu [esp + 816], xmm0
+    movdqu [esp + 832], xmm0
+    movdqu [esp + 848], xmm0
+    movdqu [esp + 864], xmm0
+    movdqu [esp + 880], xmm0
+    movdqu [esp + 896], xmm0
+    movdqu [esp + 912], xmm0
+    movdqu [esp + 928], xmm0
+    movdqu [esp + 944], xmm0
+    movdqu [esp + 960], xmm0
+    movdqu [esp + 976], xmm0
+    movdqu [esp + 992], xmm0
+    movdqu [esp + 1008], xmm0
+    movdqu [esp + 1024], xmm0
+    movdqu [esp + 1040], xmm0
+    movdqu [esp + 1056], xmm0
+    movdqu [esp + 1072], xmm0
+    movdqu [esp + 1088], xmm0
+    movdqu [esp + 1104], xmm0
+    movdqu [esp + 1120], xmm0
+    movdqu [esp + 1136], xmm0
     lea esp, [ebp - 4]
     pop ebx
     pop ebp
@@ -7250,12 +7317,78 @@ tf512_v13_nasmx86_cdecl_belady_fly_full_decrypt_blocks:
 ; while n != 0
     jnz .loop
 .done:
-    xor eax, eax ; wipe: zero the 1136 bytes of stack slots
-    mov ecx, 284 ; (spilled key, tweak and state words)
-.wipe:
-    mov dword [esp + ecx * 4 - 4], eax
-    dec ecx
-    jnz .wipe
+    pxor xmm0, xmm0 ; wipe: zero the 1136 bytes of stack slots (spilled key, tweak and state words)
+    movdqu [esp + 0], xmm0
+    movdqu [esp + 16], xmm0
+    movdqu [esp + 32], xmm0
+    movdqu [esp + 48], xmm0
+    movdqu [esp + 64], xmm0
+    movdqu [esp + 80], xmm0
+    movdqu [esp + 96], xmm0
+    movdqu [esp + 112], xmm0
+    movdqu [esp + 128], xmm0
+    movdqu [esp + 144], xmm0
+    movdqu [esp + 160], xmm0
+    movdqu [esp + 176], xmm0
+    movdqu [esp + 192], xmm0
+    movdqu [esp + 208], xmm0
+    movdqu [esp + 224], xmm0
+    movdqu [esp + 240], xmm0
+    movdqu [esp + 256], xmm0
+    movdqu [esp + 272], xmm0
+    movdqu [esp + 288], xmm0
+    movdqu [esp + 304], xmm0
+    movdqu [esp + 320], xmm0
+    movdqu [esp + 336], xmm0
+    movdqu [esp + 352], xmm0
+    movdqu [esp + 368], xmm0
+    movdqu [esp + 384], xmm0
+    movdqu [esp + 400], xmm0
+    movdqu [esp + 416], xmm0
+    movdqu [esp + 432], xmm0
+    movdqu [esp + 448], xmm0
+    movdqu [esp + 464], xmm0
+    movdqu [esp + 480], xmm0
+    movdqu [esp + 496], xmm0
+    movdqu [esp + 512], xmm0
+    movdqu [esp + 528], xmm0
+    movdqu [esp + 544], xmm0
+    movdqu [esp + 560], xmm0
+    movdqu [esp + 576], xmm0
+    movdqu [esp + 592], xmm0
+    movdqu [esp + 608], xmm0
+    movdqu [esp + 624], xmm0
+    movdqu [esp + 640], xmm0
+    movdqu [esp + 656], xmm0
+    movdqu [esp + 672], xmm0
+    movdqu [esp + 688], xmm0
+    movdqu [esp + 704], xmm0
+    movdqu [esp + 720], xmm0
+    movdqu [esp + 736], xmm0
+    movdqu [esp + 752], xmm0
+    movdqu [esp + 768], xmm0
+    movdqu [esp + 784], xmm0
+    movdqu [esp + 800], xmm0
+    movdqu [esp + 816], xmm0
+    movdqu [esp + 832], xmm0
+    movdqu [esp + 848], xmm0
+    movdqu [esp + 864], xmm0
+    movdqu [esp + 880], xmm0
+    movdqu [esp + 896], xmm0
+    movdqu [esp + 912], xmm0
+    movdqu [esp + 928], xmm0
+    movdqu [esp + 944], xmm0
+    movdqu [esp + 960], xmm0
+    movdqu [esp + 976], xmm0
+    movdqu [esp + 992], xmm0
+    movdqu [esp + 1008], xmm0
+    movdqu [esp + 1024], xmm0
+    movdqu [esp + 1040], xmm0
+    movdqu [esp + 1056], xmm0
+    movdqu [esp + 1072], xmm0
+    movdqu [esp + 1088], xmm0
+    movdqu [esp + 1104], xmm0
+    movdqu [esp + 1120], xmm0
     lea esp, [ebp - 4]
     pop ebx
     pop ebp

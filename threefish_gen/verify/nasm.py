@@ -4,7 +4,7 @@
   gcc ASan/UBSan build of the harness; run on the vectors.
 * nasm-x64, abi win64: ``nasm -f win64`` only, to prove it assembles (nothing runs it here).
 * nasm-x86 (cdecl): ``nasm -f elf32``, linked into a ``gcc -m32`` harness (Debian
-  gcc-multilib); run on the vectors.
+  gcc-12-multilib); run on the vectors.
 
 How a variant assembles and what CPU features it needs come from its target descriptor
 (gen/targets/nasm.py); which builds run comes from the recipe's word size.
@@ -47,7 +47,7 @@ class NasmBuild:
         if self.run and shutil.which("gcc") is None:
             return "gcc not installed"
         if self.run and "-m32" in self.cflags and not _m32_ok():
-            return "gcc -m32 cannot link (Debian package gcc-multilib)"
+            return "gcc -m32 cannot link (Debian package gcc-12-multilib)"
         if self.run and "-m32" in self.cflags and runner_32bit() is None:
             return "this kernel cannot run 32-bit programs and qemu-i386 (Debian qemu-user) is missing"
         if self.fmt == "win64-wine" and shutil.which(MINGW) is None:

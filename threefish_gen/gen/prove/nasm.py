@@ -356,7 +356,8 @@ class NasmMachine(Machine):
         return pc + 1
 
     def _wipe_at(self, pc: int):
-        """The wipe idiom of templates/nasm (xor eax, eax; mov ecx, N; .wipe: mov [sp + ecx * U - U],
+        """The wipe loop of earlier renders (files users hold; templates/nasm now stores a zeroed xmm/ymm,
+        read as ordinary stores): xor eax, eax; mov ecx, N; .wipe: mov [sp + ecx * U - U],
         eax|rax; dec ecx; jnz .wipe) starting at pc: (N, U, the pc after it), else None."""
         lines = self.prog.lines[pc:pc + 5]
         if len(lines) < 5 or [ln.op for ln in lines] != ["xor", "mov", "mov", "dec", "jnz"]:
