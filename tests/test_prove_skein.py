@@ -7,6 +7,7 @@ import pytest
 from test_prove import cli, committed_source, prove
 from threefish_gen.gen import targets
 from threefish_gen.gen.prove import why_not
+from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import get_spec
 
 
@@ -34,7 +35,7 @@ def test_every_c_option_set_proves(v):
     assert not rep.failed and ": equivalent (UBI" in rep.lines[0], rep.lines
 
 
-def test_cli_set_all_skein_c_and_the_verify_row(tmp_path):
+def test_cli_and_the_verify_row(tmp_path):
     from threefish_gen.verify import prove as vprove
     v, = skein("c", 512)
     row = vprove.check(v, vprove.BUILD, tmp_path)
@@ -44,9 +45,18 @@ def test_cli_set_all_skein_c_and_the_verify_row(tmp_path):
         p.stdout + p.stderr
 
 
-def test_simd_and_csharp_skein_skipped_with_their_reason():
+def _ubi_function(v):
+    text = render_variant(v)[f"{v.stem}.c"]
+    body = re.search(r"^static void \w+_ubi\(.*?^}$", text, re.S | re.M).group(0)
+    return body.replace(v.prefix, "P_").replace(v.prefix.upper(), "P_")
+
+
+def test_simd_skein_skipped_with_its_reason_and_its_scalar_ubi_is_the_proved_one():
     simd = skein("c-simd", 512, "all")
     assert simd and all("lanes kernel" in why_not(v) for v in simd)
+    scalar = _ubi_function(skein("c", 512)[0])
+    assert "for (; n > 0; n--, blk += 64)" in scalar
+    assert all(_ubi_function(v) == scalar for v in simd)
     assert all(why_not(v) is None for v in skein("c", 512, "all") + skein("nasm-x64", 512, "all"))
     p = cli("prove", "--target", "c", "--isa", "avx2", "--primitive", "skein", "--size", "512", "--constants", "1.3")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "lanes kernel" in p.stderr, p.stderr

@@ -54,8 +54,9 @@ def skein_why_not(v: Variant) -> str | None:
     if language == "c" and not v.get("isa"):
         return None
     if language == "c":
-        return (f"the hash_many/tree lanes kernel (P_ubi_lanes_{v.get('isa')}, SIMD intrinsics) needs the "
-                f"SIMD C reader; the scalar UBI of this render is the --target c one, proved there")
+        return (f"the SIMD lanes kernel of hash_many and tree leaves (P_ubi_lanes_*, one block of L "
+                f"messages with L chaining values) is not modelled; this render's scalar P_ubi is the "
+                f"--target c one, proved there")
     if language == "nasm" and v.get("isa", "gpr") == "gpr":
         return None
     return f"the Skein UBI of --target {v.target} ({language}) is not read by the prover (verify checks it)"
