@@ -144,3 +144,26 @@ def test_asm_rejects_a_dropped_spill_reload(tmp_path):
 def test_unreadable_skein_file_is_one_line(tmp_path):
     p = _prove_file(tmp_path, "c", "void nothing(void)\n{\n}\n")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "no UBI function" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_the_description_of_one_block_is_the_reference_ubi(bits):
+    """The terms the proof compares with, evaluated on numbers, are gen/skein.ubi's chaining value
+    for a one-block message (tweak position += block length, First and Final set, First cleared)."""
+    import random
+    from threefish_gen.gen import skein as ref
+    from threefish_gen.gen.prove.skein import FIRST, UbiContext
+    from threefish_gen.gen.prove.terms import evaluate, var
+    v, = skein("c", bits)
+    nw, nb = v.spec.nw, v.spec.block_bytes
+    rng = random.Random(bits)
+    h, msg = rng.randbytes(nb), rng.randbytes(nb)
+    t = ref.tweak(0, ref.T_MSG, first=True, final=True)
+    words = lambda b: [int.from_bytes(b[i:i + 8], "little") for i in range(0, len(b), 8)]    # noqa: E731
+    env = {**{f"h[{j}]": w for j, w in enumerate(words(h))}, **{f"m[{i}]": w for i, w in enumerate(words(msg))},
+           "t[0]": words(t)[0], "t[1]": words(t)[1], "add": nb}
+    ctx = UbiContext(v, True)
+    want = ctx.next_state({name: var(name) for name in ctx.carried}, [var(f"m[{i}]") for i in range(nw)], None)
+    got = b"".join(evaluate(want[f"h[{j}]"], env).to_bytes(8, "little") for j in range(nw))
+    assert got == ref.ubi(v.spec, h, msg, ref.T_MSG)
+    assert evaluate(want["t[0]"], env) == nb and evaluate(want["t[1]"], env) == words(t)[1] & ~FIRST
