@@ -20,7 +20,7 @@ def cli(*args):
 
 
 def recommended(target):
-    """The recommended Threefish variants (prove does not cover the Skein UBI loop yet)."""
+    """The recommended Threefish variants (Skein: tests/test_prove_skein.py)."""
     return [(target, v) for v in targets.variants("recommended", target, all_specs()) if v.primitive == "threefish"]
 
 

@@ -46,5 +46,6 @@ def check(variant: Variant, build: ProveBuild, workdir: Path, vectors: Path = No
     if rep.failed:
         first = next(line for line in rep.lines if "DIFFERS" in line)
         return Row(label, build.name, "FAIL", first, time.monotonic() - t0)
-    return Row(label, build.name, "PASS", f"{len(rep.lines)} function(s) proved equivalent to the description",
+    note = f"; not proved: {rep.note}" if rep.note else ""
+    return Row(label, build.name, "PASS", f"{len(rep.lines)} function(s) proved equivalent to the description{note}",
                time.monotonic() - t0, checks=len(rep.lines))

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 
 from .engine import Machine, ProveError, Unsupported
-from .terms import Term, add, and_, const, mul, or_, shr, sub, value, var, xor
+from .terms import MASK, Term, add, and_, const, mul, or_, shr, sub, value, var, xor
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
-                    r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|[-+*^|&()\[\],<>=])")
+                    r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|[-+*^|&()\[\],<>=~])")
 _BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
            "&": 2, "^": 1, "|": 0}
 
@@ -57,10 +57,15 @@ def _strip_comments(text: str) -> str:
 class Program:
     """The exported functions of one C file, compiled to statements with jumps."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, select=None):
+        """select: which functions to read, by name (default: the exported ones and the
+        *_work functions they call); the others are skipped."""
         self.functions: dict[str, Function] = {}
         self.raw = text.splitlines()
         lines = _strip_comments(text).splitlines()
+        # object-like constant macros (#define NAME expr), read where a statement names them
+        self.macros = {m.group(1): m.group(2) for m in
+                       (re.match(r"\s*#\s*define\s+(\w+)\s+(.+?)\s*$", ln) for ln in lines) if m}
         i = 0
         while i < len(lines):
             head = lines[i].strip()
@@ -70,7 +75,8 @@ class Program:
                     i += 1
                     head += " " + lines[i].strip()
                 m = _FUNC.match(head)
-                if m and head.startswith("static") and not m.group(1).endswith("_work"):
+                if m and (not select(m.group(1)) if select is not None else
+                          head.startswith("static") and not m.group(1).endswith("_work")):
                     # the load/store helpers are modelled by name; burn (the wipe) changes no output
                     i = self._skip(lines, i + 1)
                     continue
@@ -179,7 +185,7 @@ class Program:
         m = re.fullmatch(r"(\w+)\s*(\+\+|--)", s)
         if m:
             return Stmt(no, text, "assign", [m.group(1)], "+=" if m.group(2) == "++" else "-=", ["1"])
-        m = re.fullmatch(r"(\w+(?:\s*\[[^\]]*\])?)\s*(=|\+=|-=|\^=)\s*(.*)", s)
+        m = re.fullmatch(r"(\w+(?:\s*\[[^\]]*\])?)\s*(=|\+=|-=|\^=|&=)\s*(.*)", s)
         if m:
             return Stmt(no, text, "assign", _tokens(m.group(1)), m.group(2), _tokens(m.group(3)))
         raise Unsupported(f"line {no}: cannot read {s!r}")
@@ -271,6 +277,8 @@ class CMachine(Machine):
             return t
         if tok == "-":
             return sub(const(0), self._unary())
+        if tok == "~":
+            return xor(self._unary(), const(MASK))
         if tok.startswith("UINT64_C"):
             return const(int(tok[tok.index("(") + 1:-1].strip(), 0))
         if tok[0].isdigit():
@@ -287,6 +295,12 @@ class CMachine(Machine):
             idx = self._binary(-1)
             self._expect("]")
             return self.load(self._element(tok, idx), 8)
+        if tok not in self.state.regs and tok in self.prog.macros:
+            saved = self._t, self._i
+            try:
+                return self.expr(_tokens(self.prog.macros[tok]))
+            finally:
+                self._t, self._i = saved
         if tok not in self.state.regs:
             raise ProveError(f"line {self.line.no}: {tok} is read before it is set")
         return self.state.regs[tok]
@@ -299,6 +313,8 @@ class CMachine(Machine):
     def _element(self, array: str, idx: Term) -> Term:
         if value(idx) is None:
             raise Unsupported(f"line {self.line.no}: {array}[{idx}] with a non-constant index")
+        if array in self.fn.params:         # a uint64_t array parameter (Skein's h[], t[])
+            return add(self.state.regs[array], const(8 * value(idx)))
         return add(var(f"rsp0.{array}"), const(8 * value(idx)))
 
     # ---------------------------------------------------------------- statements
@@ -341,6 +357,10 @@ class CMachine(Machine):
 
     @staticmethod
     def _combine(op, old, t):
+        if op == "&=":
+            if value(t) is None:
+                raise Unsupported("&= with a non-constant")
+            return and_(old, value(t))
         return {"=": lambda: t, "+=": lambda: add(old, t), "-=": lambda: sub(old, t),
                 "^=": lambda: xor(old, t)}[op]()
 

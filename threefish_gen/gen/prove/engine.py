@@ -136,10 +136,15 @@ class Machine:
 class Context:
     """What the description says: expected(block vars) per direction, block sizes."""
 
-    def __init__(self, nw: int, expected):
+    def __init__(self, nw: int, expected, induction=None, finish=None):
         self.nw = nw
         self.bs = 8 * nw
         self.expected = expected        # (tweak stem, in stem, block) -> list of terms
+        # a primitive with other loops and outputs (Skein's UBI, gen/prove/skein.py) brings its
+        # own loop proof (machine, head, ctx, line_text) -> (machine, exit pc) and its own check
+        # of a returning path (machine, ctx); default: Threefish blocks stored through out
+        self.induction = induction
+        self.finish = finish
 
 
 def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, line_text) -> str:
@@ -152,7 +157,7 @@ def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, 
         while True:
             if pc in heads and pc not in m.state.active and not m.concrete_head(pc):
                 loops.add(pc)
-                m, pc = _induction(m, pc, ctx, line_text)
+                m, pc = (ctx.induction or _induction)(m, pc, ctx, line_text)
                 continue
             r = m.step(pc)
             if isinstance(r, int):
@@ -161,7 +166,7 @@ def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, 
             if r[0] == "ret":
                 ret = r[1]
                 if ret is m.ret0:
-                    _straight_outputs(m, ctx)
+                    (ctx.finish or _straight_outputs)(m, ctx)
                     finished.append(m)
                     break
                 if ret.op == "var" and ret.args[0].startswith("ret:"):

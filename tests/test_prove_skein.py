@@ -1,0 +1,169 @@
+"""threefish-gen prove --primitive skein: the generated UBI function (gen/prove/skein.py) of the C
+and nasm-x64 renders, by induction over the carried chaining value; mutations are rejected."""
+import re
+
+import pytest
+
+from test_prove import cli, committed_source, prove
+from threefish_gen.gen import targets
+from threefish_gen.gen.prove import why_not
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import get_spec
+
+
+def skein(target, bits, which="recommended"):
+    return [v for v in targets.variants(which, target, [get_spec("1.3", bits)]) if v.primitive == "skein"]
+
+
+@pytest.mark.parametrize("target", ["c", "nasm-x64"])
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_ubi_proves_equivalent(target, bits):
+    v, = skein(target, bits)
+    rep = prove(v, committed_source(v))
+    assert not rep.failed, "\n".join(rep.lines)
+    suffix = "ubi" if target == "c" else "ubi_asm"
+    assert len(rep.lines) == 1 and rep.lines[0].startswith(f"{v.prefix}{suffix}: equivalent (UBI"), rep.lines
+    paths = 1 if target == "c" else 2      # nasm: the n == 0 test before the bottom-tested loop
+    assert f"{paths} path(s), 1 loop(s) proved by induction" in rep.lines[0], rep.lines
+    assert "1,368 golden records" in rep.note
+
+
+@pytest.mark.parametrize("v", skein("c", 256, "all")[1:], ids=lambda v: v.stem)
+def test_every_c_option_set_proves(v):
+    """keys table (a subkey array in the loop body), unroll loop (an inner concrete loop)."""
+    rep = prove(v, committed_source(v))
+    assert not rep.failed and ": equivalent (UBI" in rep.lines[0], rep.lines
+
+
+def test_cli_and_the_verify_row(tmp_path):
+    from threefish_gen.verify import prove as vprove
+    v, = skein("c", 512)
+    row = vprove.check(v, vprove.BUILD, tmp_path)
+    assert row.status == "PASS" and "not proved: the glue" in row.detail, row
+    p = cli("prove", "--target", "c", "--primitive", "skein", "--size", "512", "--constants", "1.3")
+    assert p.returncode == 0 and "_ubi: equivalent (UBI" in p.stdout and "not proved here: the glue" in p.stdout, \
+        p.stdout + p.stderr
+
+
+def _ubi_function(v):
+    text = render_variant(v)[f"{v.stem}.c"]
+    body = re.search(r"^static void \w+_ubi\(.*?^}$", text, re.S | re.M).group(0)
+    return body.replace(v.prefix, "P_").replace(v.prefix.upper(), "P_")
+
+
+def test_simd_skein_skipped_with_its_reason_and_its_scalar_ubi_is_the_proved_one():
+    simd = skein("c-simd", 512, "all")
+    assert simd and all("lanes kernel" in why_not(v) for v in simd)
+    scalar = _ubi_function(skein("c", 512)[0])
+    assert "for (; n > 0; n--, blk += 64)" in scalar
+    assert all(_ubi_function(v) == scalar for v in simd)
+    assert all(why_not(v) is None for v in skein("c", 512, "all") + skein("nasm-x64", 512, "all"))
+    p = cli("prove", "--target", "c", "--isa", "avx2", "--primitive", "skein", "--size", "512", "--constants", "1.3")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "lanes kernel" in p.stderr, p.stderr
+
+
+# ------------------------------------------------------------------------------ mutations
+
+def _edit_nth(text, old, new, nth=1):
+    """Replace the nth line equal (stripped) to old (None: delete it); returns (text, 1-based line)."""
+    lines = text.splitlines()
+    hits = [i for i, ln in enumerate(lines) if ln.strip() == old]
+    i = hits[nth - 1]
+    if new is None:
+        del lines[i]
+    else:
+        lines[i] = lines[i].replace(old, new)
+    return "\n".join(lines) + "\n", i + 1
+
+
+def _prove_file(tmp_path, target, text):
+    f = tmp_path / ("edited.c" if target == "c" else "edited.asm")
+    f.write_text(text)
+    return cli("prove", "--target", target, "--primitive", "skein", "--size", "256", "--constants", "1.3",
+               "--file", str(f))
+
+
+C, = skein("c", 256)
+ASM, = skein("nasm-x64", 256)
+FF = f"x3 ^= {C.prefix}load64(blk + 24);"
+
+
+@pytest.mark.parametrize("old, new, word", [
+    ("x1 = (x1 << 14) | (x1 >> 50);", "x1 = (x1 << 15) | (x1 >> 49);", r"chaining value word h\[\d\]"),
+    ("x0 += x1;", "x0 += x2;", r"chaining value word h\[\d\]"),                    # a swapped variable
+    (FF, None, r"chaining value word h\[3\]"),                                         # no feed-forward xor
+    ("t[0] += add;", "t[0] += 32;", r"tweak word t\[0\]"),                           # a wrong tweak increment
+], ids=["rotation", "swapped", "feed-forward", "tweak"])
+def test_c_rejects(tmp_path, old, new, word):
+    text, line = _edit_nth(committed_source(C), old, new)
+    p = _prove_file(tmp_path, "c", text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    m = re.search(rf"{C.prefix}ubi: DIFFERS: loop at line \d+: {word} after one block differs .*"
+                  rf"first divergence at line (\d+): (.*)", p.stdout)
+    assert m, p.stdout
+    if new is not None:
+        assert int(m.group(1)) == line and m.group(2).strip() == new, p.stdout
+
+
+def test_c_rejects_first_flag_kept(tmp_path):
+    first = f"t[1] &= ~{C.prefix.upper()}FIRST;"
+    text, _ = _edit_nth(committed_source(C), first, None)
+    p = _prove_file(tmp_path, "c", text)
+    assert p.returncode == 1 and re.search(r"_ubi: DIFFERS: .*tweak word t\[1\]", p.stdout), p.stdout
+
+
+@pytest.mark.parametrize("old, new, nth, want", [
+    ("rol r13, 14", "rol r13, 15", 1, r"chaining value word h\[\d\] after one block differs"),
+    ("add r12, r13", "add r12, r14", 1, r"chaining value word h\[\d\] after one block differs"),   # swapped
+    ("xor r12, qword [rbp]", None, 1, r"chaining value word h\[0\] after one block differs"),      # feed-forward
+    ("add rcx, 0x10", "add rcx, 0x20", 1, r"the tweak pointer advances 0x20 bytes per block, not 16"),
+], ids=["rotation", "swapped", "feed-forward", "tweak"])
+def test_asm_rejects(tmp_path, old, new, nth, want):
+    text, line = _edit_nth(committed_source(ASM), old, new, nth)
+    p = _prove_file(tmp_path, "nasm-x64", text)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{ASM.prefix}ubi_asm: DIFFERS: .*{want}", p.stdout), p.stdout
+    if new is not None:
+        assert f"line {line}: {new}" in p.stdout, p.stdout
+
+
+def test_asm_rejects_a_dropped_spill_reload(tmp_path):
+    """Skein-512 spills k7 (the last subkey's word 7 reads it back): without the reload, x7 gets
+    the register's previous value."""
+    v, = skein("nasm-x64", 512)
+    text, line = _edit_nth(committed_source(v), "mov rdx, qword [rsp + 0]", None, 2)
+    f = tmp_path / "edited.asm"
+    f.write_text(text)
+    p = cli("prove", "--target", "nasm-x64", "--primitive", "skein", "--size", "512", "--constants", "1.3",
+            "--file", str(f))
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert re.search(rf"{v.prefix}ubi_asm: DIFFERS: loop at line \d+: chaining value word h\[7\] after one "
+                     rf"block differs .* first divergence at line \d+", p.stdout), p.stdout
+
+
+def test_unreadable_skein_file_is_one_line(tmp_path):
+    p = _prove_file(tmp_path, "c", "void nothing(void)\n{\n}\n")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "no UBI function" in p.stderr, p.stderr
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_the_description_of_one_block_is_the_reference_ubi(bits):
+    """The terms the proof compares with, evaluated on numbers, are gen/skein.ubi's chaining value
+    for a one-block message (tweak position += block length, First and Final set, First cleared)."""
+    import random
+    from threefish_gen.gen import skein as ref
+    from threefish_gen.gen.prove.skein import FIRST, UbiContext
+    from threefish_gen.gen.prove.terms import evaluate, var
+    v, = skein("c", bits)
+    nw, nb = v.spec.nw, v.spec.block_bytes
+    rng = random.Random(bits)
+    h, msg = rng.randbytes(nb), rng.randbytes(nb)
+    t = ref.tweak(0, ref.T_MSG, first=True, final=True)
+    words = lambda b: [int.from_bytes(b[i:i + 8], "little") for i in range(0, len(b), 8)]    # noqa: E731
+    env = {**{f"h[{j}]": w for j, w in enumerate(words(h))}, **{f"m[{i}]": w for i, w in enumerate(words(msg))},
+           "t[0]": words(t)[0], "t[1]": words(t)[1], "add": nb}
+    ctx = UbiContext(v, True)
+    want = ctx.next_state({name: var(name) for name in ctx.carried}, [var(f"m[{i}]") for i in range(nw)], None)
+    got = b"".join(evaluate(want[f"h[{j}]"], env).to_bytes(8, "little") for j in range(nw))
+    assert got == ref.ubi(v.spec, h, msg, ref.T_MSG)
+    assert evaluate(want["t[0]"], env) == nb and evaluate(want["t[1]"], env) == words(t)[1] & ~FIRST

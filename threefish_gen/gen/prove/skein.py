@@ -1,0 +1,326 @@
+"""Skein: the generated UBI compression function proved equal to the description.
+
+A Skein render holds one generated function, the UBI blocks loop, and hand-written glue
+(templates/c/skein.*: configuration, key / personalization stages, padding, the output stage,
+tree hashing, hash_many).  The prover reads the generated function only:
+
+* C (``P_ubi(h, t, blk, n, add)``, targets c and c-simd): for each of the n blocks m_i,
+  ``t[0] += add``; ``h = Threefish_E(key h, tweak t, m_i) ^ m_i``; ``t[1] &= ~First``.
+* nasm-x64 (``P_ubi_asm(h, tweaks, blocks, unused, n)``): for each block,
+  ``h = Threefish_E(key h, tweak = tweaks[i], m_i) ^ m_i`` (the C driver writes the tweaks).
+
+Threefish_E is the description's term (gen/prove/expect.py) and First is bit 62 of t[1] as in
+the reference model (gen/skein.tweak).  The loop is proved by induction over a carried state:
+the chaining value (and in C the tweak) at the loop head are fresh variables ``h@L[j]``,
+``t@L[j]``; one run of the body from that general state must store the description's next
+state, advance the block pointer (and the tweak pointer) by one block and count down once; the
+path that returns must hold the state the loop left (or the inputs, for n = 0), and the trip
+count must be n (engine._coverage).  The glue is not read here: verify checks it against the
+1,368 golden records and the reference model.
+"""
+from __future__ import annotations
+
+import time
+
+from ..errors import GenError
+from ..skein import tweak as skein_tweak
+from .c import CMachine, Program as CProgram, heads as c_heads
+from .engine import (Context, ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of,
+                     kind, prove_function, stem)
+from .nasm import NasmMachine, Program as NasmProgram
+from .expect import expected
+from .terms import MASK, Term, add, and_, const, show, sub, subterms, value, var, variables, xor
+
+# First (bit 62 of t[1]): the reference model's flag, read back from its tweak encoder
+FIRST = int.from_bytes(skein_tweak(0, 0, first=True)[8:], "little")
+
+GLUE = ("the glue (configuration, key/personalization stages, padding, output stage, tree, "
+        "hash_many driver{asm}) is checked by verify against the 1,368 golden records")
+
+
+class UbiContext(Context):
+    """The UBI loop's description: the carried words and the next state of one block."""
+
+    def __init__(self, v, tweak_in_state: bool):
+        super().__init__(v.spec.nw, None, induction=ubi_induction, finish=ubi_finish)
+        self.spec, self.options = v.spec, v.options
+        self.state_tweak = tweak_in_state
+        nw = v.spec.nw
+        # carried word name -> (pointer variable, byte offset)
+        self.carried = {f"h[{j}]": (var("ptr:h"), 8 * j) for j in range(nw)}
+        if tweak_in_state:
+            self.carried.update({f"t[{j}]": (var("ptr:t"), 8 * j) for j in range(2)})
+
+    def next_state(self, g: dict, msg: list, tw_stem: str | None) -> dict:
+        """The description's state after one block from state g (name -> term)."""
+        nw = self.nw
+        if self.state_tweak:
+            tw = [add(g["t[0]"], var("add")), g["t[1]"]]
+        else:
+            tw = [var(f"{tw_stem}[{j}]") for j in range(2)]
+        e = expected(self.spec, self.options, "encrypt", [g[f"h[{j}]"] for j in range(nw)], tw, msg)
+        out = {f"h[{j}]": xor(e[j], msg[j]) for j in range(nw)}
+        if self.state_tweak:
+            out["t[0]"] = tw[0]
+            out["t[1]"] = and_(g["t[1]"], MASK ^ FIRST)
+        return out
+
+
+def _seed(m, ctx: UbiContext) -> None:
+    """The carried words hold the function's inputs h[j] (t[j]) at entry."""
+    for name, (base, off) in ctx.carried.items():
+        m.state.mem[(base, const(off))] = (8, var(name))
+
+
+def _carried_terms(m, ctx: UbiContext) -> dict:
+    out = {}
+    for name, (base, off) in ctx.carried.items():
+        cell = m.state.mem.get((base, const(off)))
+        if cell is None or cell[0] != 8:
+            raise ProveError(f"{name} is not a 64-bit word in memory")
+        out[name] = cell[1]
+    return out
+
+
+def _origin(m, t: Term) -> str:
+    """The line that computed t, or the first line of a part of it that the description lacks."""
+    if t in m.origin:
+        no, text = m.origin[t]
+        return f"line {no}: {text}"
+    return "?"
+
+
+def _first_divergence(m, got: Term, want: Term) -> str:
+    inside = subterms(want)
+    cands = [m.origin[t] for t in subterms(got) if t not in inside and t in m.origin]
+    where = min(cands) if cands else m.origin.get(got)
+    return f"line {where[0]}: {where[1]}" if where else "?"
+
+
+def ubi_induction(m, head: int, ctx: UbiContext, line_text):
+    """The UBI loop at ``head`` for every trip count; returns (machine, pc) after its exit."""
+    where = f"loop at {line_text(head)}"
+    if any(seg[0] == "loop" for seg in m.state.segments):
+        raise ProveError(f"{where}: a second blocks loop (UBI chains its blocks in one)")
+    carried_locs = {("m", base, const(off)): name for name, (base, off) in ctx.carried.items()}
+    locs0 = m.locations()
+    for loc, name in carried_locs.items():           # the base case: the loop starts from the inputs
+        if locs0.get(loc) is not var(name):
+            raise ProveError(f"{where}: is entered with {name} = {show(locs0.get(loc), 2)}, "
+                             f"not the function's input")
+    m1 = m.clone()
+    m1.state.active.add(head)
+    _run_body(m1, head, line_text)
+    locs1 = m1.locations()
+    ptrs: dict = {}          # kind -> (t0, stride, fresh var)
+    counter = None
+    changed = {}
+    for loc, t0 in locs0.items():
+        if loc in carried_locs:
+            changed[loc] = ("carried", carried_locs[loc])
+            continue
+        t1 = locs1.get(loc)
+        if t1 is t0:
+            continue
+        d = value(sub(t1, t0)) if t1 is not None else None
+        k = None
+        if d is not None and t0.op in ("var", "lin"):
+            try:
+                b, _ = base_of(t0)
+                k = kind(b) if kind(b) in ("in", "tweak", "out") else None
+            except ProveError:
+                k = None
+        if k is not None:
+            if k in ptrs and ptrs[k][0] is not t0:
+                raise ProveError(f"{where}: two different {k} pointers")
+            ptrs[k] = (t0, d, ptrs.get(k, (t0, d, var(f"ptr:{k}@{head}")))[2])
+            changed[loc] = ("ptr", k)
+        elif d is not None and 0 < (-d) & MASK <= 64:
+            if counter is not None and counter[0] is not t0:
+                raise ProveError(f"{where}: two counters")
+            counter = (t0, var(f"n@{head}"), (-d) & MASK)
+            changed[loc] = ("counter",)
+        else:
+            changed[loc] = ("scratch",)
+    want_ptrs = {"in"} if ctx.state_tweak else {"in", "tweak"}
+    if not want_ptrs <= set(ptrs) or counter is None:
+        raise ProveError(f"{where}: pointers advanced {sorted(ptrs)} (needs {sorted(want_ptrs)}), "
+                         f"counter {'found' if counter else 'missing'}")
+    if counter[2] != 1:
+        raise ProveError(f"{where}: counts down by {counter[2]} per block, not 1")
+    bs = ctx.bs
+    o_in = base_of(ptrs["in"][0])[1]
+    if ptrs["in"][1] != bs:
+        raise ProveError(f"{where}: the block pointer advances {ptrs['in'][1] & MASK:#x} bytes per block, "
+                         f"not {bs} ({_stride_line(m1, ptrs['in'])})")
+    if not ctx.state_tweak:
+        if ptrs["tweak"][1] != 16:
+            raise ProveError(f"{where}: the tweak pointer advances {ptrs['tweak'][1] & MASK:#x} bytes per "
+                             f"block, not 16 ({_stride_line(m1, ptrs['tweak'])})")
+        o_tw = base_of(ptrs["tweak"][0])[1]
+        if sub(o_in, _scale(o_tw, bs // 16)) is not const(0):
+            raise ProveError(f"{where}: enters with the blocks and tweaks at different blocks "
+                             f"({show(o_in)}, {show(o_tw)})")
+    c0, nvar, step = counter
+
+    # the general state: fresh pointers, counter, carried words and scratch
+    mg = m.clone()
+    mg.state.active.add(head)
+    g = {}
+    for loc, what in changed.items():
+        if what[0] == "ptr":
+            t = ptrs[what[1]][2]
+        elif what[0] == "counter":
+            t = nvar
+        elif what[0] == "carried":
+            name = what[1]
+            t = g[name] = var(f"{name[0]}@{head}{name[1:]}")
+        else:
+            t = var(f"undef:{loc[0]}{loc[1:]}@{head}")
+        mg.set_location(loc, t)
+    before = set(mg.state.mem)
+    m_top = mg.clone()
+    top, bottom = _run_body(mg, head, line_text)
+    locsb = mg.locations()
+    for loc, t0 in locs0.items():
+        what = changed.get(loc)
+        if what is None:
+            want = t0
+        elif what[0] == "ptr":
+            want = add(ptrs[what[1]][2], const(ptrs[what[1]][1]))
+        elif what[0] == "counter":
+            want = sub(nvar, const(step))
+        else:
+            continue
+        if locsb.get(loc) is not want:
+            raise ProveError(f"{where}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
+                             f"one block, not {show(want, 2)}")
+    if (top is None) == (bottom is None):
+        raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
+    test = top[0] if top else bottom[0]
+    if variables(test) != {nvar.args[0]}:
+        raise ProveError(f"{where}: its test {show(test, 2)} is not a function of its counter")
+    if bottom is not None:
+        vc = value(c0)
+        if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
+            raise ProveError(f"{where}: entered without testing its counter for zero")
+
+    # the step: the body maps the carried state g to the description's next state
+    msg = [var(f"{stem(ptrs['in'][2])}[{i}]") for i in range(ctx.nw)]
+    want = ctx.next_state(g, msg, stem(ptrs["tweak"][2]) if "tweak" in ptrs else None)
+    got = _carried_terms(mg, ctx)
+    for name in sorted(want, key=lambda s: (s[0] != "t", s)):       # the tweak first: a cause
+        if got[name] is not want[name]:
+            terms = f" ({show(got[name], 2)}, not {show(want[name], 2)})" if name[0] == "t" else ""
+            raise ProveError(f"{where}: {_word(name)} after one block differs from the description{terms}; "
+                             f"first divergence at {_first_divergence(mg, got[name], want[name])}")
+    for (b, off) in set(mg.state.mem) - before:
+        _check_store(b, off, ctx, where)
+
+    # after the loop: T blocks ran (T bound when coverage evaluates)
+    trips = var(f"T@{head}")
+    done = sub(trips, const(1)) if bottom is not None else trips
+    mapping = {ptrs[k][2]: add(ptrs[k][0], _scale(done, ptrs[k][1])) for k in ptrs}
+    mapping[nvar] = sub(c0, _scale(done, step))
+    mx, pc = (m_top, top[1]) if top is not None else (mg, bottom[1])
+    mx.state.assume[test] = True
+    _substitute(mx, mapping)
+    # what the carried words hold now is the state after T blocks (top test: the general state
+    # itself; bottom test: one step after it); the returning path must keep it
+    mx.ubi_final = _carried_terms(mx, ctx)
+    mx.state.segments.append(("loop", head, o_in, 1, c0, step, test, nvar, bottom is not None))
+    return mx, pc
+
+
+def _word(name: str) -> str:
+    return (f"chaining value word {name}" if name[0] == "h" else f"tweak word {name}")
+
+
+def _stride_line(m, ptr) -> str:
+    t0, d, _ = ptr
+    return _origin(m, add(t0, const(d)))
+
+
+def _check_store(b: Term, off: Term, ctx: UbiContext, where: str) -> None:
+    """Memory the function may write: its stack, and the carried words."""
+    name = b.args[0]
+    if name.startswith(("rsp0", "sym:")):
+        return
+    if any(b is base and off is const(o) for base, o in ctx.carried.values()):
+        return
+    raise ProveError(f"{where}: writes [{show(b)} + {show(off)}], outside the chaining value")
+
+
+def ubi_finish(m, ctx: UbiContext) -> None:
+    """A returning path holds the state its loop left (the inputs when no loop ran), and wrote
+    nothing else but its stack."""
+    final = getattr(m, "ubi_final", None) or {name: var(name) for name in ctx.carried}
+    got = _carried_terms(m, ctx)
+    for name, want in final.items():
+        if got[name] is not want:
+            raise ProveError(f"the function returns a {_word(name)} that is not the state after its "
+                             f"blocks; first divergence at {_first_divergence(m, got[name], want)}")
+    for (b, off) in m.state.mem:
+        _check_store(b, off, ctx, "the function")
+
+
+# -------------------------------------------------------------------- the prover's entry
+
+def prove_text(v, language: str, word_bits: int, text: str, report):
+    """Prove the UBI function(s) of one emitted Skein file; fills and returns ``report``."""
+    Term.table.clear()
+    t0 = time.monotonic()
+    try:
+        jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text, v)
+    except Unsupported as e:
+        raise GenError(f"cannot read the file: {e}") from None
+    if not jobs:
+        raise GenError("no UBI function (P_ubi / P_ubi_asm) in the file")
+    for name, make, state_tweak, what in jobs:
+        ctx = UbiContext(v, state_tweak)
+        try:
+            m, entry, heads, line_text = make()
+            _seed(m, ctx)
+            summary = prove_function(m, entry, heads, ctx, False, line_text)
+            report.lines.append(f"{name}: equivalent ({what}; {summary})")
+        except ProveError as e:
+            report.failed = True
+            report.lines.append(f"{name}: DIFFERS: {e}")
+        except Unsupported as e:
+            raise GenError(f"{name}: cannot read the program: {e}") from None
+    report.note = GLUE.format(asm=", the C driver that writes the tweaks" if language == "nasm" else "")
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+C_WHAT = "UBI: h = E(h, t, m_i) ^ m_i, t[0] += add before, First cleared after each block"
+ASM_WHAT = "UBI: h = E(h, tweaks[i], m_i) ^ m_i per block"
+
+
+def _c_jobs(text: str, v) -> list:
+    prog = CProgram(text, select=lambda name: name.endswith("_ubi"))
+    jobs = []
+    for name, fn in prog.functions.items():
+        if fn.params != ["h", "t", "blk", "n", "add"]:
+            raise Unsupported(f"{name} takes ({', '.join(fn.params)}), not (h, t, blk, n, add)")
+
+        def make(fn=fn):
+            m = CMachine(prog, fn)
+            entry = m.enter([var("ptr:h"), var("ptr:t"), var("ptr:in"), var("n"), var("add")])
+            return m, entry, c_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+        jobs.append((name, make, True, C_WHAT))
+    return jobs
+
+
+def _nasm_jobs(text: str, word_bits: int, v) -> list:
+    prog = NasmProgram(text)
+    heads = prog.heads()
+    abi = v.get("abi", "sysv")
+
+    def job(name):
+        def make():
+            m = NasmMachine(prog, word_bits, abi)
+            entry = m.enter(name, [var("ptr:h"), var("ptr:tweak"), var("ptr:in"), var("ptr:out"), var("n")])
+            return m, entry, heads, lambda pc: f"line {prog.lines[pc].no}"
+        return make
+    return [(f, job(f), False, ASM_WHAT) for f in prog.globals if f.endswith("_ubi_asm")]
