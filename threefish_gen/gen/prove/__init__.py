@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..errors import GenError
 from ..variant import Variant
-from . import c, engine, nasm
+from . import c, c_simd, engine, nasm
 from .engine import ProveError, Unsupported
 from .expect import block_vars, expected, key_vars
 from .terms import Term, var
@@ -39,7 +39,7 @@ def why_not(v: Variant) -> str | None:
     """Why the prover does not cover a variant yet (None: it does)."""
     if v.primitive != "threefish":
         return "the Skein UBI loop is checked by verify, not proved"
-    if v.get("layout") == "packed":
+    if v.get("layout") == "packed" and v.target != "c-simd":
         return "layout packed (two words per XMM register) is not modelled by the prover"
     return None
 
@@ -79,7 +79,8 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
         return f
 
     try:
-        jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text)
+        jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
+                c_simd.jobs(text, _kind) if v.target == "c-simd" else _c_jobs(text))
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     if not jobs:
