@@ -332,34 +332,48 @@ class Program:
         return ("cond", _parse(s, no))
 
     def _switch(self, fn: Function, lines: list[str], i: int) -> int:
-        """The dispatcher: switch (choice(n)) { case K: path(params); return; ... default: break; }
-        path(params);  -- returns the index after the function."""
-        paths, no0 = [], i + 1
+        """The dispatcher, exactly: ``switch (choice(n)) { case K: path(params); return; ...
+        default: break; } path(params); }`` -- returns the index after the function.  The choice
+        (cpuid, xgetbv, $THREEFISH_GEN_ISA, n) is not modelled: every path is proved instead."""
+        body, no0 = [], i + 1
         depth = 0
         while i < len(lines):
             s = lines[i].strip()
-            no = i + 1
             i += 1
-            depth += s.count("{") - s.count("}")
-            if s.startswith("switch") or not s or s.startswith("#") or s in ("return;", "break;", "default:") \
-                    or re.fullmatch(r"case\s+\d+:", s) or s == "}":
-                if depth < 0:                    # the function's closing brace
-                    break
+            if not s or s.startswith("#"):
                 continue
-            m = re.fullmatch(r"(\w+)\((.*)\);", s)
-            if not m:
-                raise Unsupported(f"line {no}: cannot read {s!r} in the dispatcher")
-            if [a.strip() for a in m.group(2).split(",")] != fn.params:
-                raise Unsupported(f"line {no}: {m.group(1)} is called with other arguments than {fn.name}'s")
-            if m.group(1) not in self.functions:
-                raise Unsupported(f"line {no}: {m.group(1)} is not a function of the file")
-            if m.group(1) not in paths:
-                paths.append(m.group(1))
-        if not paths:
-            raise Unsupported(f"line {no0}: a switch that calls no path")
-        fn.paths = paths
+            depth += s.count("{") - s.count("}")
+            body.append((i, s))
+            if depth < 0:
+                break
+        paths = []
+        if not re.fullmatch(r"switch \(\w+\(n\)\) \{", body[0][1]):
+            raise Unsupported(f"line {no0}: a switch on more than a function of n")
+        j = 1
+        while j < len(body) and body[j][1].startswith("case"):
+            if not re.fullmatch(r"case \d+:", body[j][1]) or j + 2 >= len(body) or body[j + 2][1] != "return;":
+                raise Unsupported(f"line {body[j][0]}: a case that is not one call and return")
+            paths.append(self._path_call(fn, *body[j + 1]))
+            j += 3
+        tail = [t for _, t in body[j:j + 3]]
+        if tail != ["default:", "break;", "}"] or len(body) != j + 5 or body[-1][1] != "}":
+            raise Unsupported(f"line {body[min(j, len(body) - 1)][0]}: the dispatcher's switch does not end "
+                              f"in default: break; then one call")
+        paths.append(self._path_call(fn, *body[j + 3]))
+        fn.paths = list(dict.fromkeys(paths))
         fn.stmts = [Stmt(no0, "switch", "ret")]
         return i
+
+    def _path_call(self, fn: Function, no: int, s: str) -> str:
+        m = re.fullmatch(r"(\w+)\((.*)\);", s)
+        if not m:
+            raise Unsupported(f"line {no}: cannot read {s!r} in the dispatcher")
+        if [a.strip() for a in m.group(2).split(",")] != fn.params:
+            raise Unsupported(f"line {no}: {m.group(1)} is called with other arguments than {fn.name}'s")
+        callee = self.functions.get(m.group(1))
+        if callee is None or callee.params != fn.params:
+            raise Unsupported(f"line {no}: {m.group(1)} is not a function of the file with {fn.name}'s parameters")
+        return m.group(1)
 
     def _statement(self, fn: Function, s: str, no: int, text: str) -> None:
         if s == "return":
