@@ -3,7 +3,7 @@
 ``prove_files(variant, files)`` symbolically executes every exported function of the emitted
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
 description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
-C (gen/prove/c.py).
+C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py).
 """
 from __future__ import annotations
 
