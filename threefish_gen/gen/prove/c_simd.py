@@ -262,6 +262,7 @@ class Program:
     def _body(self, fn: Function, lines: list[str], i: int) -> int:
         """Compile statements up to the function's closing brace; returns the next line index."""
         blocks = []         # per open brace: None, ("loop", head, steps, test) or ("if", test)
+        self._scopes = [set(fn.params)]     # names declared per open brace (a shadowing declaration is refused)
         pending = []        # braceless for/if waiting for their one statement
         while i < len(lines):
             s = lines[i].strip()
@@ -271,12 +272,14 @@ class Program:
                 continue
             if s == "{":
                 blocks.append(None)
+                self._scopes.append(set())
                 continue
             if s == "}":
                 if not blocks:
                     fn.stmts.append(Stmt(no, "}", "ret"))
                     return i
                 self._close(fn, blocks.pop(), no)
+                self._scopes.pop()
                 self._close_pending(fn, pending, no)
                 continue
             if s.startswith("switch"):
@@ -290,6 +293,8 @@ class Program:
                 fn.stmts.append(test)
                 steps = [self._simple(None, p.strip(), no, s) for p in m.group(3).split(",") if p.strip()]
                 (blocks if m.group(4) else pending).append(("loop", head, steps, test))
+                if m.group(4):
+                    self._scopes.append(set())
                 continue
             m = re.fullmatch(r"if\s*\((.*)\)\s*(\{?)", s)
             if m:
@@ -303,6 +308,8 @@ class Program:
                 test = Stmt(no, s, "test", self._cond(cond, no), None)
                 fn.stmts.append(test)
                 (blocks if m.group(2) else pending).append(("if", test))
+                if m.group(2):
+                    self._scopes.append(set())
                 continue
             if not s.endswith(";"):
                 raise Unsupported(f"line {no}: cannot read {s!r}")
@@ -383,6 +390,10 @@ class Program:
         if m:
             typ = m.group(1)
             rest = m.group(2)
+            for name in re.findall(r"(?:^|,)\s*(\w+)", rest.split("=", 1)[0] if "=" in rest else rest):
+                if any(name in sc for sc in self._scopes):
+                    raise Unsupported(f"line {no}: {name} is declared again in an inner scope (shadowing)")
+                self._scopes[-1].add(name)
             if "=" in rest:
                 name, init = rest.split("=", 1)
                 fn.stmts.append(Stmt(no, text, "assign", ("name", name.strip()), "=", _parse(init, no)))
@@ -759,6 +770,8 @@ class SimdMachine(Machine):
             return tuple(shr(t, k) for t in self._vec(a[0]))
         if name == "vsriq_n_u64":           # (b >> n) inserted under the top n bits of a
             x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            if n >= 64:
+                return x
             keep = ~(MASK >> n) & MASK
             out = []
             for p, q in zip(x, y):
