@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import GenError
+from ..targets import get as get_target
 from ..variant import Variant
 from . import c, c_simd, engine, nasm
 from .engine import ProveError, Unsupported
@@ -39,9 +40,14 @@ def why_not(v: Variant) -> str | None:
     """Why the prover does not cover a variant yet (None: it does)."""
     if v.primitive != "threefish":
         return "the Skein UBI loop is checked by verify, not proved"
-    if v.get("layout") == "packed" and v.target != "c-simd":
+    if v.get("layout") == "packed" and not simd_c(v):
         return "layout packed (two words per XMM register) is not modelled by the prover"
     return None
+
+
+def simd_c(v: Variant) -> bool:
+    """C with an --isa: the SIMD C printer's output (intrinsics), read by gen/prove/c_simd.py."""
+    return v.get("isa") is not None and get_target(v.target).recipe.language == "c"
 
 
 def source_of(files: dict, language: str) -> tuple[str, str]:
@@ -80,7 +86,7 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
 
     try:
         jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
-                c_simd.jobs(text, _kind) if v.target == "c-simd" else _c_jobs(text))
+                c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     if not jobs:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from . import c as cscalar
+from .c import Program as _CProgram, _strip_comments
 from .engine import Machine, ProveError, Unsupported, base_of, kind
 from .terms import (MASK, Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
 
@@ -194,7 +194,7 @@ class Program:
 
     def __init__(self, text: str):
         self.functions: dict[str, Function] = {}
-        lines = cscalar._strip_comments(text).splitlines()
+        lines = _strip_comments(text).splitlines()
         i = 0
         while i < len(lines):
             head = lines[i].strip()
@@ -213,7 +213,7 @@ class Program:
                         i = self._body(fn, lines, i + 2)
                         self.functions[name] = self._wrapper(fn)
                         continue
-                    i = cscalar.Program._skip(lines, i + 1)   # helpers (modelled by name), cpu tests
+                    i = _CProgram._skip(lines, i + 1)   # helpers (modelled by name), cpu tests
                     continue
             i = start + 1
 
@@ -825,6 +825,12 @@ class SimdMachine(Machine):
     def step(self, pc: int):
         st = self.fn.stmts[pc]
         self.line = st
+        try:
+            return self._step(st, pc)
+        except (TypeError, IndexError, AttributeError, AssertionError, ZeroDivisionError) as e:
+            raise Unsupported(f"line {st.no}: cannot read {st.text.strip()!r} ({type(e).__name__})") from None
+
+    def _step(self, st: Stmt, pc: int):
         k = st.kind
         if k == "assign":
             self._assign(st)
@@ -926,7 +932,10 @@ def heads(fn: Function) -> set:
 def jobs(text: str, kind) -> list:
     """(name, (direction, blocks), make) per exported function, one per dispatcher path."""
     _BYTES.clear()
-    prog = Program(text)
+    try:
+        prog = Program(text)
+    except (TypeError, IndexError, AttributeError, AssertionError, ValueError) as e:
+        raise Unsupported(f"the program's structure ({type(e).__name__}: {e})") from None
     out = []
     exported = [f for f in prog.functions.values() if kind(f.name) and not _is_path(prog, f.name)]
     for fn in exported:
