@@ -145,3 +145,36 @@ def test_rejects_a_mutated_dispatcher_path_and_other_arguments(tmp_path):
         p.stdout + p.stderr
     with pytest.raises(GenError):
         prove(v, src.replace("    default:\n        break;\n", "", 1))
+
+
+def test_refuses_a_shadowing_declaration():
+    """The reader keeps one flat scope: an inner declaration of an outer name is not read (exit 2)."""
+    v = LANES
+    text, _ = _mutate(v, "const __m128i s0_0 = _mm_loadu_si128((const __m128i *)(const void *)(in + 0));",
+                      "const __m128i vx0 = _mm_loadu_si128((const __m128i *)(const void *)(in + 0));")
+    with pytest.raises(GenError, match="declared again in an inner scope"):
+        prove(v, text)
+
+
+def test_verify_prove_row_covers_c_simd(tmp_path):
+    from threefish_gen.verify import prove as vprove
+    from threefish_gen.verify import sources as vsources
+    v = _pick("avx2", "packed")
+    assert vprove.applies(v)
+    good = vprove.check(v, vprove.BUILD, tmp_path)
+    assert good.status == "PASS" and good.checks == 4, good
+    files = render_variant(v)
+    name = next(n for n in files if n.endswith(".c"))
+    lines = files[name].splitlines()
+    i = next(i for i, ln in enumerate(lines) if "_add_epi64(A0, B0)" in ln)
+    lines[i] = lines[i].replace("_add_epi64(A0, B0)", "_add_epi64(A0, A0)")
+    files[name] = "\n".join(lines) + "\n"
+    vsources.use(v, files)
+    try:
+        bad = vprove.check(v, vprove.BUILD, tmp_path)
+    finally:
+        vsources.clear()
+    assert bad.status == "FAIL" and f"line {i + 1}:" in bad.detail and "_add_epi64(A0, A0)" in bad.detail, bad
+    skein = [v for v in targets.variants("all", "c-simd", [get_spec("1.3", 256)]) if v.primitive != "threefish"][0]
+    row = vprove.check(skein, vprove.BUILD, tmp_path)
+    assert row.status == "SKIPPED" and row.detail.startswith("not modeled: "), row
