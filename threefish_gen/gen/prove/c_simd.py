@@ -609,7 +609,7 @@ class SimdMachine(Machine):
         for i, t in enumerate(v):
             self.store(add(addr, const(8 * i)), 8, t)
 
-    def _vec(self, x, no=None) -> tuple:
+    def _vec(self, x) -> tuple:
         if not isinstance(x, tuple):
             raise Unsupported(f"line {self.line.no}: a scalar where a vector is expected")
         return x
