@@ -3,7 +3,8 @@
 ``prove_files(variant, files)`` symbolically executes every exported function of the emitted
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
 description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
-C (gen/prove/c.py).  Skein renders: the generated UBI function (gen/prove/skein.py).
+C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py).  Skein renders: the
+generated UBI function (gen/prove/skein.py).
 """
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..errors import GenError
+from ..targets import get as get_target
 from ..variant import Variant
-from . import c, engine, nasm
+from . import c, c_simd, engine, nasm
 from . import skein as skein_ubi
 from .engine import ProveError, Unsupported
 from .expect import block_vars, expected, key_vars
@@ -41,7 +43,7 @@ def why_not(v: Variant) -> str | None:
     """Why the prover does not cover a variant yet (None: it does)."""
     if v.primitive == "skein":
         return skein_why_not(v)
-    if v.get("layout") == "packed":
+    if v.get("layout") == "packed" and not simd_c(v):
         return "layout packed (two words per XMM register) is not modelled by the prover"
     return None
 
@@ -49,7 +51,6 @@ def why_not(v: Variant) -> str | None:
 def skein_why_not(v: Variant) -> str | None:
     """Skein: the generated UBI function of scalar C and nasm-x64 (GPR) is proved (the glue is
     checked by verify against the golden records); the SIMD lanes kernels and C# are not read yet."""
-    from ..targets import get as get_target
     language = get_target(v.target).recipe.language
     if language == "c" and not v.get("isa"):
         return None
@@ -60,6 +61,11 @@ def skein_why_not(v: Variant) -> str | None:
     if language == "nasm" and v.get("isa", "gpr") == "gpr":
         return None
     return f"the Skein UBI of --target {v.target} ({language}) is not read by the prover (verify checks it)"
+
+
+def simd_c(v: Variant) -> bool:
+    """C with an --isa: the SIMD C printer's output (intrinsics), read by gen/prove/c_simd.py."""
+    return v.get("isa") is not None and get_target(v.target).recipe.language == "c"
 
 
 def source_of(files: dict, language: str) -> tuple[str, str]:
@@ -99,7 +105,8 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
         return f
 
     try:
-        jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text)
+        jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
+                c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     if not jobs:

@@ -462,7 +462,7 @@ def _trips(count: int, step: int, test: Term, nvar: Term, bottom: bool, env: dic
         if count < k or (count - k) % step:
             raise ProveError(f"n = {n}: a loop does not end")
         return (count - k) // step + first
-    if not (test is nvar or (test.op == "shr" and test.args[0] is nvar)):
+    if not (test is nvar or (test.op in ("shr", "ge") and test.args[0] is nvar)):
         raise ProveError(f"n = {n}: a loop does not end within {n + 64} trips")
     lo, hi = limit, max(first, count // step + first)      # zero_at(lo) is false, zero_at(hi) true
     if not zero_at(hi):

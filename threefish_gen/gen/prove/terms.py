@@ -242,6 +242,17 @@ def and_(x: Term, m: int) -> Term:
     return Term("and", (x, m))
 
 
+def ge(x: Term, k: int) -> Term:
+    """1 when x >= k (unsigned), else 0: a loop or block test on a counter (``n >= 3``)."""
+    k &= MASK
+    v = value(x)
+    if v is not None:
+        return const(int(v >= k))
+    if k == 0:
+        return const(1)
+    return Term("ge", (x, k))
+
+
 # --------------------------------------------------------------------------- inspection
 
 def subterms(t: Term) -> set:
@@ -314,6 +325,8 @@ def evaluate(t: Term, env: dict, memo: dict | None = None) -> int:
         v = evaluate(a[0], env, memo) & a[1]
     elif op == "or":
         v = evaluate(a[0], env, memo) | evaluate(a[1], env, memo)
+    elif op == "ge":
+        v = int(evaluate(a[0], env, memo) >= a[1])
     else:
         raise KeyError(op)
     memo[t] = v & MASK
@@ -346,6 +359,8 @@ def subst(t: Term, mapping: dict, memo: dict | None = None) -> Term:
         r = and_(subst(a[0], mapping, memo), a[1])
     elif op == "or":
         r = or_(subst(a[0], mapping, memo), subst(a[1], mapping, memo))
+    elif op == "ge":
+        r = ge(subst(a[0], mapping, memo), a[1])
     else:
         r = Term(op, tuple(subst(u, mapping, memo) if isinstance(u, Term) else u for u in a))
     memo[t] = r

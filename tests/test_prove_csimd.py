@@ -1,0 +1,180 @@
+"""threefish-gen prove --target c-simd: the SIMD C printer's output, vectors as tuples of lane terms
+(gen/prove/c_simd.py): x86 intrinsics SSE2..AVX-512, NEON, layouts lanes/hybrid/packed, the
+--isa auto dispatcher's paths; mutated files are rejected naming function, word and line."""
+import re
+
+import pytest
+
+from test_prove import cli, prove
+from threefish_gen.gen import targets
+from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import get_spec
+
+ALL = [v for v in targets.variants("all", "c-simd", [get_spec("1.3", 256)]) if v.primitive == "threefish"]
+
+
+def _pick(isa, layout=None, stem_end=None):
+    for v in ALL:
+        if v.get("isa") == isa and v.get("layout") == layout and (stem_end is None or v.stem.endswith(stem_end)):
+            return v
+    raise LookupError((isa, layout, stem_end))
+
+
+def _source(v):
+    return next(text for name, text in render_variant(v).items() if name.endswith(".c"))
+
+
+PICKS = [_pick("sse2", "lanes", "_fly_full"), _pick("sse2", "lanes", "_fly_loop"),
+         _pick("avx", "lanes", "_fly_full"), _pick("avx2", "lanes", "_i2"),
+         _pick("avx512", "lanes", "_table_loop"), _pick("neon", "lanes", "_i3"),
+         _pick("sse2", "hybrid"), _pick("avx512", "hybrid"),
+         _pick("sse2", "packed"), _pick("avx2", "packed"), _pick("avx512", "packed"), _pick("neon", "packed")]
+
+
+@pytest.mark.parametrize("v", PICKS, ids=lambda v: v.stem)
+def test_simd_variants_prove_equivalent(v):
+    """lanes per ISA family (fly/table, full/loop, interleave 1..3), hybrid, packed: all four functions,
+    the blocks functions with their vector loop(s) and the scalar tail proved by induction."""
+    rep = prove(v, _source(v))
+    assert not rep.failed, "\n".join(rep.lines)
+    assert len(rep.lines) == 4 and all(": equivalent (" in line for line in rep.lines), rep.lines
+    # vector loop, then the one-block tail; interleave > 1 and hybrid: the wide loop, the one-pass loop, the tail
+    loops = 3 if v.get("layout") == "hybrid" or v.options.interleave > 1 else 2
+    assert all(f"{loops} loop(s) proved by induction" in line for line in rep.lines if "_blocks:" in line), rep.lines
+
+
+def test_dispatcher_proves_every_path():
+    v = _pick("auto")
+    rep = prove(v, _source(v))
+    assert not rep.failed, "\n".join(rep.lines)
+    paths = [line for line in rep.lines if "_encrypt_blocks [path " in line]
+    for isa in ("scalar", "avx2_lanes", "avx512_lanes", "neon_lanes"):
+        assert any(f"{isa}_encrypt_blocks]: equivalent" in line for line in paths), paths
+    assert all(": equivalent (" in line for line in rep.lines)
+
+
+LANES = _pick("sse2", "lanes", "_fly_full")
+
+
+def _mutate(v, old, new, nth=1):
+    """The render with the nth line whose stripped text is old replaced (new None: dropped)."""
+    lines = _source(v).splitlines()
+    hits = [i for i, ln in enumerate(lines) if ln.strip() == old]
+    i = hits[nth - 1]
+    if new is None:
+        del lines[i]
+    else:
+        lines[i] = lines[i].replace(old, new)
+    return "\n".join(lines) + "\n", i + 1
+
+
+def _differs(v, text, fn):
+    rep = prove(v, text)
+    assert rep.failed
+    return next(line for line in rep.lines if line.startswith(f"{v.prefix}{fn}:"))
+
+
+def test_rejects_one_changed_rotation_count():
+    text, line = _mutate(LANES, "vx1 = _mm_or_si128(_mm_slli_epi64(vx1, 14), _mm_srli_epi64(vx1, 50));",
+                         "vx1 = _mm_or_si128(_mm_slli_epi64(vx1, 15), _mm_srli_epi64(vx1, 49));")
+    msg = _differs(LANES, text, "encrypt_blocks")
+    assert re.search(rf"DIFFERS: output word \d+ \(block 0 of 2 per iteration\) .* line {line}: "
+                     r"vx1 = _mm_or_si128\(_mm_slli_epi64\(vx1, 15\)", msg), msg
+
+
+def test_rejects_one_swapped_operand():
+    text, line = _mutate(LANES, "vx0 = _mm_add_epi64(vx0, vx1);", "vx0 = _mm_add_epi64(vx0, vx2);", nth=2)
+    msg = _differs(LANES, text, "encrypt_blocks")
+    assert re.search(rf"DIFFERS: output word \d+ .* line {line}: vx0 = _mm_add_epi64\(vx0, vx2\);", msg), msg
+
+
+def test_rejects_one_dropped_store():
+    text, _ = _mutate(LANES, "_mm_storeu_si128((__m128i *)(void *)(out + 32), s1_1);", None)
+    msg = _differs(LANES, text, "encrypt_blocks")
+    assert "DIFFERS: loop at line" in msg and "output words never stored: [4, 5]" in msg, msg
+
+
+def test_rejects_an_aligned_load_of_the_callers_pointer():
+    text, line = _mutate(LANES, "const __m128i s0_0 = _mm_loadu_si128((const __m128i *)(const void *)(in + 0));",
+                         "const __m128i s0_0 = _mm_load_si128((const __m128i *)(const void *)(in + 0));")
+    msg = _differs(LANES, text, "encrypt_blocks")
+    assert f"line {line}: _mm_load_si128 on the caller's pointer" in msg, msg
+
+
+def test_rejects_a_changed_avx512_rol_and_neon_shift():
+    v = _pick("avx512", "lanes", "_fly_full")
+    src = _source(v)
+    old = re.search(r"vx1 = _mm512_rol_epi64\(vx1, (\d+)\);", src)
+    text, line = _mutate(v, old.group(0), old.group(0).replace(f", {old.group(1)})", f", {int(old.group(1)) + 1})"))
+    assert re.search(rf"DIFFERS: output word \d+ .* line {line}: vx1 = _mm512_rol_epi64",
+                     _differs(v, text, "encrypt_blocks"))
+    v = _pick("neon", "packed")
+    src = _source(v)
+    old = re.search(r"vshlq_n_u64\((\w+), (\d+)\)", src)
+    line_text = next(ln.strip() for ln in src.splitlines() if old.group(0) in ln)
+    k = int(old.group(2))
+    text, line = _mutate(v, line_text, line_text.replace(old.group(0), f"vshlq_n_u64({old.group(1)}, {k + 1})", 1))
+    rep = prove(v, text)
+    assert rep.failed and any("DIFFERS: output word" in ln and f"line {line}:" in ln for ln in rep.lines), rep.lines
+
+
+def test_rejects_a_changed_word_shuffle_in_packed():
+    v = _pick("sse2", "packed")
+    text, line = _mutate(v, "A0 = _mm_shuffle_epi32(oA0, 0x4e);", "A0 = _mm_shuffle_epi32(oA0, 0xb1);")
+    msg = _differs(v, text, "encrypt")
+    assert re.search(rf"DIFFERS: output word \d+ .* line {line}: A0 = _mm_shuffle_epi32\(oA0, 0xb1\);", msg), msg
+
+
+def test_rejects_a_mutated_dispatcher_path_and_other_arguments(tmp_path):
+    v = _pick("auto")
+    src = _source(v)
+    # the avx2 path's first vector rotation, changed: that path DIFFERS, the others stay equivalent
+    start = src.index(f"{v.prefix}avx2_lanes_encrypt_blocks(")
+    m = re.compile(r"_mm256_slli_epi64\((\w+), (\d+)\)").search(src, start)
+    text = src[:m.start()] + f"_mm256_slli_epi64({m.group(1)}, {int(m.group(2)) + 1})" + src[m.end():]
+    rep = prove(v, text)
+    bad = [ln for ln in rep.lines if "DIFFERS" in ln]
+    assert rep.failed and len(bad) == 1 and f"[path {v.prefix}avx2_lanes_encrypt_blocks]: DIFFERS" in bad[0], rep.lines
+    # a case passing other arguments than the public function's is not read (exit 2, one line)
+    call = f"{v.prefix}avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);"
+    f = tmp_path / "edited.c"
+    f.write_text(src.replace(call, f"{v.prefix}avx2_lanes_encrypt_blocks(key, tweaks, out, out, n);", 1))
+    p = cli("prove", "--target", "c-simd", "--size", "256", "--constants", "1.3", "--isa", "auto", "--file", str(f))
+    assert p.returncode == 2 and "called with other arguments" in p.stderr and len(p.stderr.splitlines()) == 1, \
+        p.stdout + p.stderr
+    with pytest.raises(GenError):
+        prove(v, src.replace("    default:\n        break;\n", "", 1))
+
+
+def test_refuses_a_shadowing_declaration():
+    """The reader keeps one flat scope: an inner declaration of an outer name is not read (exit 2)."""
+    v = LANES
+    text, _ = _mutate(v, "const __m128i s0_0 = _mm_loadu_si128((const __m128i *)(const void *)(in + 0));",
+                      "const __m128i vx0 = _mm_loadu_si128((const __m128i *)(const void *)(in + 0));")
+    with pytest.raises(GenError, match="declared again in an inner scope"):
+        prove(v, text)
+
+
+def test_verify_prove_row_covers_c_simd(tmp_path):
+    from threefish_gen.verify import prove as vprove
+    from threefish_gen.verify import sources as vsources
+    v = _pick("avx2", "packed")
+    assert vprove.applies(v)
+    good = vprove.check(v, vprove.BUILD, tmp_path)
+    assert good.status == "PASS" and good.checks == 4, good
+    files = render_variant(v)
+    name = next(n for n in files if n.endswith(".c"))
+    lines = files[name].splitlines()
+    i = next(i for i, ln in enumerate(lines) if "_add_epi64(A0, B0)" in ln)
+    lines[i] = lines[i].replace("_add_epi64(A0, B0)", "_add_epi64(A0, A0)")
+    files[name] = "\n".join(lines) + "\n"
+    vsources.use(v, files)
+    try:
+        bad = vprove.check(v, vprove.BUILD, tmp_path)
+    finally:
+        vsources.clear()
+    assert bad.status == "FAIL" and f"line {i + 1}:" in bad.detail and "_add_epi64(A0, A0)" in bad.detail, bad
+    skein = [v for v in targets.variants("all", "c-simd", [get_spec("1.3", 256)]) if v.primitive != "threefish"][0]
+    row = vprove.check(skein, vprove.BUILD, tmp_path)
+    assert row.status == "SKIPPED" and row.detail.startswith("not modeled: "), row

@@ -1,0 +1,956 @@
+"""Symbolic execution of the SIMD C printer's output (target c-simd: x86 intrinsics SSE2 to
+AVX-512, AArch64 NEON; layouts lanes, hybrid, packed; the ``--isa auto`` dispatcher), read as text.
+
+A vector value is a tuple of 64-bit lane terms (lane 0 first); a 128-bit NEON/SSE value has two,
+``__m256i`` four, ``__m512i`` eight.  Element shuffles on 8-, 16- or 32-bit elements
+(``_mm_shuffle_epi32``, ``_mm_shuffle_epi8``, ``vqtbl1q_u8``, ``vrev64q_u32``, ``_mm_blend_epi16``)
+go through exact byte views: each output word is rebuilt from (word, byte) sources and becomes
+the word itself, a rotation by a multiple of 8 (``rotl``), a constant, or an opaque ``bytes``
+term (which then cannot equal the description's term).  Every intrinsic the printers emit is
+modelled by name; any other call is an error of reading (exit 2).  Loads and stores are the
+unaligned forms (``loadu``/``storeu``, ``vld1q_u8`` through the NEON helpers); an aligned one on a
+caller's pointer is a difference (the caller promises no alignment).
+
+Control flow: ``if (cond) {..}``, ``if (cond) stmt``, ``for`` loops with or without braces (the
+blocks loops over ``n`` are proved by the engine's induction, loops with a constant bound just
+run), calls of the file's own functions (the scalar tail ``encrypt(key, tweaks, in, out)``, the
+hybrid's scalar blocks) inlined with their locals renamed.  The dispatcher's
+``switch (choice(n))`` is not followed: the CPU test (cpuid/xgetbv) and the choice are not
+proved; each path function a case (or the default) calls is proved as the public function, and
+the reader checks that every call passes the function's own parameters in order.
+"""
+from __future__ import annotations
+
+import re
+
+from .c import Program as _CProgram, _strip_comments
+from .engine import Machine, ProveError, Unsupported, base_of, kind
+from .terms import (MASK, Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
+
+_TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
+                    r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*^|&()\[\],<>=!~])")
+_BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
+           "&": 2, "^": 1, "|": 0}
+_TYPES = {"const", "void", "unsigned", "signed", "long", "int", "char", "short", "size_t", "uint8_t",
+          "uint32_t", "uint64_t", "int64_t", "__m128i", "__m256i", "__m512i", "__m128d", "uint64x2_t",
+          "uint64x1_t", "uint8x16_t", "int64x2_t", "uint32x4_t"}
+_VBYTES = {"__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16, "__m128d": 16}
+
+
+def _tokens(s: str) -> list[str]:
+    out, pos = [], 0
+    s = s.strip()
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if not m or m.end() == pos:
+            raise Unsupported(f"cannot read {s[pos:pos + 20]!r}")
+        out.append(m.group(1))
+        pos = m.end()
+    return out
+
+
+# ---------------------------------------------------------------------------- expressions (AST)
+
+class _Parser:
+    def __init__(self, toks, no):
+        self.t, self.i, self.no = toks, 0, no
+
+    def peek(self, k=0):
+        j = self.i + k
+        return self.t[j] if j < len(self.t) else None
+
+    def take(self, tok=None):
+        t = self.peek()
+        if t is None or (tok is not None and t != tok):
+            raise Unsupported(f"line {self.no}: expected {tok!r} in {' '.join(self.t)!r}")
+        self.i += 1
+        return t
+
+    def whole(self):
+        e = self.binary(-1)
+        if self.i != len(self.t):
+            raise Unsupported(f"line {self.no}: cannot read {' '.join(self.t[self.i:])!r}")
+        return e
+
+    def binary(self, floor):
+        left = self.unary()
+        while True:
+            op = self.peek()
+            prec = _BINARY.get(op)
+            if prec is None or prec <= floor:
+                return left
+            self.i += 1
+            left = ("bin", op, left, self.binary(prec))
+
+    def unary(self):
+        tok = self.take()
+        if tok == "(":
+            if self.peek() in _TYPES:            # a cast: value unchanged (64-bit words, byte pointers)
+                while self.peek() != ")":
+                    self.take()
+                self.take(")")
+                return self.unary()
+            e = self.binary(-1)
+            self.take(")")
+            return e
+        if tok == "-":
+            return ("neg", self.unary())
+        if tok.startswith("UINT64_C"):
+            return ("num", int(tok[tok.index("(") + 1:-1].strip(), 0) & MASK)
+        if tok[0].isdigit():
+            return ("num", int(tok.rstrip("uUlL"), 0) & MASK)
+        if not (tok[0].isalpha() or tok[0] == "_"):
+            raise Unsupported(f"line {self.no}: cannot read {tok!r}")
+        if self.peek() == "(":
+            self.take("(")
+            args = []
+            if self.peek() != ")":
+                while True:
+                    args.append(self.binary(-1))
+                    if self.peek() == ",":
+                        self.take(",")
+                        continue
+                    break
+            self.take(")")
+            return ("call", tok, tuple(args))
+        if self.peek() == "[":
+            self.take("[")
+            idx = self.binary(-1)
+            self.take("]")
+            return ("index", tok, idx)
+        return ("name", tok)
+
+
+def _parse(s: str, no: int):
+    return _Parser(_tokens(s), no).whole()
+
+
+def _rename(e, f):
+    """The expression with every local name passed through f."""
+    k = e[0]
+    if k == "num":
+        return e
+    if k == "name":
+        return ("name", f(e[1]))
+    if k == "index":
+        return ("index", f(e[1]), _rename(e[2], f))
+    if k == "bin":
+        return ("bin", e[1], _rename(e[2], f), _rename(e[3], f))
+    if k == "neg":
+        return ("neg", _rename(e[1], f))
+    if k == "call":
+        return ("call", e[1], tuple(_rename(a, f) for a in e[2]))
+    if k == "cond":
+        return ("cond", _rename(e[1], f))
+    raise AssertionError(k)
+
+
+# ---------------------------------------------------------------------------- statements
+
+class Stmt:
+    __slots__ = ("no", "text", "kind", "a", "b", "c")
+
+    def __init__(self, no, text, kind, a=None, b=None, c=None):
+        self.no, self.text, self.kind, self.a, self.b, self.c = no, text, kind, a, b, c
+
+    def moved(self, base: int, f, end: int) -> "Stmt":
+        k = self.kind
+        if k == "ret":
+            return Stmt(self.no, self.text, "jmp", end)
+        if k == "jmp":
+            return Stmt(self.no, self.text, "jmp", self.a + base)
+        if k in ("test", "ifzero"):
+            return Stmt(self.no, self.text, k, _rename(self.a, f), self.b + base)
+        if k == "assign":
+            return Stmt(self.no, self.text, k, _rename(self.a, f), self.b, _rename(self.c, f))
+        if k == "expr":
+            return Stmt(self.no, self.text, k, _rename(self.a, f))
+        raise AssertionError(k)
+
+
+class Function:
+    def __init__(self, name: str, params: list[str]):
+        self.name, self.params = name, params
+        self.stmts: list[Stmt] = []
+        self.arrays: dict = {}          # local array -> element bytes
+        self.paths: list[str] | None = None     # a dispatcher: the path functions it calls
+        self.inlined = 0
+
+
+_FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:\w+_NOINLINE\s+)?(void|uint64_t|uint64x2_t|int)\s+(\w+)\s*"
+                   r"\(([^)]*)\)\s*$")
+_DECL = re.compile(r"^(?:const\s+)?(uint64_t|unsigned|int|size_t|__m128i|__m256i|__m512i|uint64x2_t)\s+(.*)$")
+
+
+def _kind(name: str):
+    for suffix in ("_encrypt_blocks", "_decrypt_blocks", "_encrypt", "_decrypt"):
+        if name.endswith(suffix):
+            return True
+    return False
+
+
+class Program:
+    """The functions of one SIMD C file, compiled to statements with jumps (calls inlined)."""
+
+    def __init__(self, text: str):
+        self.functions: dict[str, Function] = {}
+        lines = _strip_comments(text).splitlines()
+        i = 0
+        while i < len(lines):
+            head = lines[i].strip()
+            start = i
+            if re.match(r"(void|static|int|uint64_t)\b", head) and "(" in head and not head.endswith(";") \
+                    and not head.endswith("=") and "= " not in head:
+                while not head.endswith(")") and i + 1 < len(lines) and not lines[i + 1].strip() == "{":
+                    i += 1
+                    head += " " + lines[i].strip()
+                m = _FUNC.match(head)
+                if m and i + 1 < len(lines) and lines[i + 1].strip() == "{":
+                    name = m.group(2)
+                    if (_kind(name) or name.endswith("_work")) and m.group(1) == "void":
+                        params = [p.strip().split()[-1].lstrip("*").split("[")[0] for p in m.group(3).split(",")]
+                        fn = Function(name, params)
+                        i = self._body(fn, lines, i + 2)
+                        self.functions[name] = self._wrapper(fn)
+                        continue
+                    i = _CProgram._skip(lines, i + 1)   # helpers (modelled by name), cpu tests
+                    continue
+            i = start + 1
+
+    # ---------------------------------------------------------------- functions
+
+    def _wrapper(self, fn: Function) -> Function:
+        """A public function that calls its *_work function (then wipes the stack) is that function."""
+        calls = [s for s in fn.stmts if s.kind == "callw"]
+        if not calls or fn.paths is not None:
+            return fn
+        work = [s for s in calls if not s.a.endswith("_burn")]
+        if len(work) != 1 or len(fn.stmts) != len(calls) + 1 or fn.stmts[-1].kind != "ret":
+            raise Unsupported(f"line {calls[0].no}: {fn.name} calls more than its work function")
+        callee = self.functions.get(work[0].a)
+        if callee is None:
+            raise Unsupported(f"line {work[0].no}: {work[0].a} is not a function of the file")
+        if work[0].b != fn.params or callee.params != fn.params:
+            raise Unsupported(f"line {work[0].no}: {work[0].a} is called with other arguments than {fn.name}'s")
+        out = Function(fn.name, fn.params)
+        out.stmts, out.arrays, out.paths = callee.stmts, callee.arrays, callee.paths
+        return out
+
+    def _inline(self, fn: Function, callee_name: str, args: list[str], no: int, text: str) -> None:
+        callee = self.functions.get(callee_name)
+        if callee is None:
+            raise Unsupported(f"line {no}: a call of {callee_name}, which is not a function of the file")
+        if callee.paths is not None:
+            raise Unsupported(f"line {no}: a call of the dispatcher {callee_name}")
+        if len(args) != len(callee.params):
+            raise Unsupported(f"line {no}: {callee_name} takes {len(callee.params)} arguments")
+        fn.inlined += 1
+        pre = f"{callee_name}#{fn.inlined}."
+
+        def f(name):
+            return pre + name
+
+        for p, a in zip(callee.params, args):
+            fn.stmts.append(Stmt(no, text, "assign", ("name", f(p)), "=", _parse(a, no)))
+        base = len(fn.stmts)
+        end = base + len(callee.stmts)
+        for s in callee.stmts:
+            fn.stmts.append(s.moved(base, f, end))
+        for a, size in callee.arrays.items():
+            fn.arrays[f(a)] = size
+
+    def _body(self, fn: Function, lines: list[str], i: int) -> int:
+        """Compile statements up to the function's closing brace; returns the next line index."""
+        blocks = []         # per open brace: None, ("loop", head, steps, test) or ("if", test)
+        self._scopes = [set(fn.params)]     # names declared per open brace (a shadowing declaration is refused)
+        pending = []        # braceless for/if waiting for their one statement
+        while i < len(lines):
+            s = lines[i].strip()
+            no = i + 1
+            i += 1
+            if not s or s.startswith("#"):
+                continue
+            if s == "{":
+                blocks.append(None)
+                self._scopes.append(set())
+                continue
+            if s == "}":
+                if not blocks:
+                    fn.stmts.append(Stmt(no, "}", "ret"))
+                    return i
+                self._close(fn, blocks.pop(), no)
+                self._scopes.pop()
+                self._close_pending(fn, pending, no)
+                continue
+            if s.startswith("switch"):
+                return self._switch(fn, lines, i - 1)
+            m = re.fullmatch(r"for\s*\((.*);(.*);(.*)\)\s*(\{?)", s)
+            if m:
+                for part in filter(None, (p.strip() for p in m.group(1).split(","))):
+                    fn.stmts.append(self._simple(fn, part, no, s))
+                head = len(fn.stmts)
+                test = Stmt(no, s, "test", self._cond(m.group(2), no), None)
+                fn.stmts.append(test)
+                steps = [self._simple(None, p.strip(), no, s) for p in m.group(3).split(",") if p.strip()]
+                (blocks if m.group(4) else pending).append(("loop", head, steps, test))
+                if m.group(4):
+                    self._scopes.append(set())
+                continue
+            m = re.fullmatch(r"if\s*\((.*)\)\s*(\{?)", s)
+            if m:
+                cond = m.group(1)
+                z = re.fullmatch(r"(.*)==\s*0\s*", cond)
+                if z and not m.group(2):       # if (x == 0) stmt: the statement runs when x is zero
+                    st = Stmt(no, s, "ifzero", _parse(z.group(1), no), None)
+                    fn.stmts.append(st)
+                    pending.append(("ifzero", st))
+                    continue
+                test = Stmt(no, s, "test", self._cond(cond, no), None)
+                fn.stmts.append(test)
+                (blocks if m.group(2) else pending).append(("if", test))
+                if m.group(2):
+                    self._scopes.append(set())
+                continue
+            if not s.endswith(";"):
+                raise Unsupported(f"line {no}: cannot read {s!r}")
+            self._statement(fn, s[:-1].strip(), no, s)
+            self._close_pending(fn, pending, no)
+        raise Unsupported("a function body does not end")
+
+    def _close_pending(self, fn, pending, no):
+        while pending:
+            self._close(fn, pending.pop(), no)
+
+    @staticmethod
+    def _close(fn: Function, blk, no: int) -> None:
+        if blk is None:
+            return
+        if blk[0] == "loop":
+            _, head, steps, test = blk
+            fn.stmts.extend(steps)
+            fn.stmts.append(Stmt(no, "}", "jmp", head))
+            test.b = len(fn.stmts)
+        elif blk[0] == "if":
+            blk[1].b = len(fn.stmts)
+        else:                               # ifzero: the one statement, then on
+            blk[1].b = len(fn.stmts)
+
+    def _cond(self, s: str, no: int):
+        return ("cond", _parse(s, no))
+
+    def _switch(self, fn: Function, lines: list[str], i: int) -> int:
+        """The dispatcher, exactly: ``switch (choice(n)) { case K: path(params); return; ...
+        default: break; } path(params); }`` -- returns the index after the function.  The choice
+        (cpuid, xgetbv, $THREEFISH_GEN_ISA, n) is not modelled: every path is proved instead."""
+        body, no0 = [], i + 1
+        depth = 0
+        while i < len(lines):
+            s = lines[i].strip()
+            i += 1
+            if not s or s.startswith("#"):
+                continue
+            depth += s.count("{") - s.count("}")
+            body.append((i, s))
+            if depth < 0:
+                break
+        paths = []
+        if not re.fullmatch(r"switch \(\w+\(n\)\) \{", body[0][1]):
+            raise Unsupported(f"line {no0}: a switch on more than a function of n")
+        j = 1
+        while j < len(body) and body[j][1].startswith("case"):
+            if not re.fullmatch(r"case \d+:", body[j][1]) or j + 2 >= len(body) or body[j + 2][1] != "return;":
+                raise Unsupported(f"line {body[j][0]}: a case that is not one call and return")
+            paths.append(self._path_call(fn, *body[j + 1]))
+            j += 3
+        tail = [t for _, t in body[j:j + 3]]
+        if tail != ["default:", "break;", "}"] or len(body) != j + 5 or body[-1][1] != "}":
+            raise Unsupported(f"line {body[min(j, len(body) - 1)][0]}: the dispatcher's switch does not end "
+                              f"in default: break; then one call")
+        paths.append(self._path_call(fn, *body[j + 3]))
+        fn.paths = list(dict.fromkeys(paths))
+        fn.stmts = [Stmt(no0, "switch", "ret")]
+        return i
+
+    def _path_call(self, fn: Function, no: int, s: str) -> str:
+        m = re.fullmatch(r"(\w+)\((.*)\);", s)
+        if not m:
+            raise Unsupported(f"line {no}: cannot read {s!r} in the dispatcher")
+        if [a.strip() for a in m.group(2).split(",")] != fn.params:
+            raise Unsupported(f"line {no}: {m.group(1)} is called with other arguments than {fn.name}'s")
+        callee = self.functions.get(m.group(1))
+        if callee is None or callee.params != fn.params:
+            raise Unsupported(f"line {no}: {m.group(1)} is not a function of the file with {fn.name}'s parameters")
+        return m.group(1)
+
+    def _statement(self, fn: Function, s: str, no: int, text: str) -> None:
+        if s == "return":
+            fn.stmts.append(Stmt(no, text, "ret"))
+            return
+        m = _DECL.match(s)
+        if m:
+            typ = m.group(1)
+            rest = m.group(2)
+            for name in re.findall(r"(?:^|,)\s*(\w+)", rest.split("=", 1)[0] if "=" in rest else rest):
+                if any(name in sc for sc in self._scopes):
+                    raise Unsupported(f"line {no}: {name} is declared again in an inner scope (shadowing)")
+                self._scopes[-1].add(name)
+            if "=" in rest:
+                name, init = rest.split("=", 1)
+                fn.stmts.append(Stmt(no, text, "assign", ("name", name.strip()), "=", _parse(init, no)))
+                return
+            for part in rest.split(","):
+                a = re.fullmatch(r"\s*(\w+)\s*\[\s*(\d+)\s*\]\s*", part)
+                if a:
+                    fn.arrays[a.group(1)] = _VBYTES.get(typ, 8)
+            return
+        m = re.fullmatch(r"(\w+)\((.*)\)", s)
+        if m and m.group(1) in self.functions or (m and m.group(1).endswith("_burn")):
+            args = [a.strip() for a in _split_args(m.group(2))]
+            if m.group(1).endswith("_burn"):
+                fn.stmts.append(Stmt(no, text, "callw", m.group(1), args))
+                return
+            if m.group(1).endswith("_work"):
+                fn.stmts.append(Stmt(no, text, "callw", m.group(1), args))
+                return
+            self._inline(fn, m.group(1), args, no, text)
+            return
+        fn.stmts.append(self._simple(fn, s, no, text))
+
+    def _simple(self, fn, s: str, no: int, text: str) -> Stmt:
+        m = re.fullmatch(r"(\w+)\s*(\+\+|--)", s)
+        if m:
+            return Stmt(no, text, "assign", ("name", m.group(1)), "+=" if m.group(2) == "++" else "-=", ("num", 1))
+        m = re.fullmatch(r"(\w+(?:\s*\[[^\]]*\])?)\s*(=|\+=|-=|\^=)\s*(.*)", s)
+        if m:
+            return Stmt(no, text, "assign", _parse(m.group(1), no), m.group(2), _parse(m.group(3), no))
+        e = _parse(s, no)
+        if e[0] != "call":
+            raise Unsupported(f"line {no}: cannot read {s!r}")
+        return Stmt(no, text, "expr", e)
+
+
+def _split_args(s: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+# ---------------------------------------------------------------------------- byte views
+
+_BYTES: dict = {}
+
+
+def _bytes_of(t: Term) -> tuple:
+    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant."""
+    r = _BYTES.get(t)
+    if r is not None:
+        return r
+    if t.op == "bytes":
+        a = t.args
+        r = tuple((a[2 * k], a[2 * k + 1]) for k in range(8))
+    elif t.op == "rotl" and t.args[1] % 8 == 0:
+        inner = _bytes_of(t.args[0])
+        s = t.args[1] // 8
+        r = tuple(inner[(k - s) % 8] for k in range(8))
+    else:
+        r = tuple((t, k) for k in range(8))
+    _BYTES[t] = r
+    return r
+
+
+def _word(pairs) -> Term:
+    """The 64-bit term of 8 byte sources."""
+    if all(value(t) is not None for t, _ in pairs):
+        v = 0
+        for k, (t, j) in enumerate(pairs):
+            v |= ((value(t) >> (8 * j)) & 0xff) << (8 * k)
+        return const(v)
+    t0, j0 = pairs[0]
+    if all(t is t0 for t, _ in pairs):
+        s = (0 - j0) % 8
+        if all((j - k + s) % 8 == 0 for k, (_, j) in enumerate(pairs)):
+            return rotl(t0, 8 * s)
+    flat = []
+    for t, j in pairs:
+        flat += [t, j]
+    return Term("bytes", tuple(flat))
+
+
+def _vbytes(v: tuple) -> list:
+    out = []
+    for t in v:
+        out.extend(_bytes_of(t))
+    return out
+
+
+def _vwords(bs: list) -> tuple:
+    return tuple(_word(bs[8 * i:8 * i + 8]) for i in range(len(bs) // 8))
+
+
+def _const_bytes(v: tuple, no: int) -> list:
+    out = []
+    for t in v:
+        x = value(t)
+        if x is None:
+            raise Unsupported(f"line {no}: a shuffle control that is not constant")
+        out += [(x >> (8 * k)) & 0xff for k in range(8)]
+    return out
+
+
+# ---------------------------------------------------------------------------- the machine
+
+class SimdMachine(Machine):
+    """One path through one function of a SIMD C program."""
+
+    def __init__(self, prog: Program, fn: Function):
+        super().__init__()
+        self.prog, self.fn = prog, fn
+        self.line = None
+
+    def enter(self, args: list[Term]) -> int:
+        if len(args) != len(self.fn.params):
+            raise Unsupported(f"{self.fn.name} takes {len(self.fn.params)} parameters")
+        for p, a in zip(self.fn.params, args):
+            self.state.regs[p] = a
+        return 0
+
+    # ---------------------------------------------------------------- values
+
+    def ev(self, e):
+        k = e[0]
+        if k == "num":
+            return const(e[1])
+        if k == "name":
+            n = e[1]
+            st = self.state
+            if n in st.vregs:
+                return st.vregs[n]
+            if n in st.regs:
+                return st.regs[n]
+            raise ProveError(f"line {self.line.no}: {n} is read before it is set")
+        if k == "bin":
+            return self._bin(e[1], self.ev(e[2]), self.ev(e[3]))
+        if k == "neg":
+            return sub(const(0), self.ev(e[1]))
+        if k == "index":
+            addr, size = self._element(e[1], self.ev(e[2]))
+            return self._vload(addr, size // 8) if size > 8 else self.load(addr, 8)
+        if k == "call":
+            return self._call(e[1], e[2])
+        if k == "cond":
+            return self._cond(e[1])
+        raise AssertionError(k)
+
+    def _bin(self, op, a, b):
+        if isinstance(a, tuple) or isinstance(b, tuple):
+            raise Unsupported(f"line {self.line.no}: C operator {op} on a vector")
+        vb = value(b)
+        if op == "+":
+            return add(a, b)
+        if op == "-":
+            return sub(a, b)
+        if op == "^":
+            return xor(a, b)
+        if op == "|":
+            return or_(a, b)
+        if op == "*" and vb is None and value(a) is not None:
+            return mul(b, value(a))
+        if vb is None:
+            raise Unsupported(f"line {self.line.no}: {op} by a non-constant")
+        if op == "*":
+            return mul(a, vb)
+        if op == "<<":
+            return mul(a, 1 << vb)
+        if op == ">>":
+            return shr(a, vb)
+        if op == "&":
+            return and_(a, vb)
+        raise Unsupported(f"line {self.line.no}: operator {op}")
+
+    def _cond(self, e):
+        """A test as a term that is zero exactly when it fails."""
+        if e[0] != "bin" or e[1] not in ("<", ">", "<=", ">=", "==", "!="):
+            raise Unsupported(f"line {self.line.no}: a test that is not a comparison")
+        op, a, b = e[1], self.ev(e[2]), self.ev(e[3])
+        va, vb = value(a), value(b)
+        if va is not None and vb is not None:
+            ok = {"<": va < vb, ">": va > vb, "<=": va <= vb, ">=": va >= vb, "==": va == vb, "!=": va != vb}[op]
+            return const(int(ok))
+        if vb == 0 and op in (">", "!="):
+            return a
+        if op == ">=" and vb:
+            if vb & (vb - 1) == 0:
+                return shr(a, vb.bit_length() - 1)
+            return ge(a, vb)
+        if op == ">" and vb is not None:
+            return ge(a, vb + 1)
+        raise Unsupported(f"line {self.line.no}: test {op} {vb} is not modelled")
+
+    def _element(self, array: str, idx: Term):
+        if value(idx) is None:
+            raise Unsupported(f"line {self.line.no}: {array}[..] with a non-constant index")
+        size = self.fn.arrays.get(array, 8)
+        return add(var(f"rsp0.{array}"), const(size * value(idx))), size
+
+    def _vload(self, addr: Term, lanes: int) -> tuple:
+        return tuple(self.load(add(addr, const(8 * i)), 8) for i in range(lanes))
+
+    def _vstore(self, addr: Term, v: tuple) -> None:
+        for i, t in enumerate(v):
+            self.store(add(addr, const(8 * i)), 8, t)
+
+    def _vec(self, x) -> tuple:
+        if not isinstance(x, tuple):
+            raise Unsupported(f"line {self.line.no}: a scalar where a vector is expected")
+        return x
+
+    def _imm(self, x) -> int:
+        v = value(x) if isinstance(x, Term) else None
+        if v is None:
+            raise Unsupported(f"line {self.line.no}: an immediate that is not constant")
+        return v
+
+    def _lane_counts(self, v: tuple) -> list:
+        return [self._imm(t) for t in v]
+
+    # ---------------------------------------------------------------- intrinsics
+
+    def _call(self, name: str, args):
+        a = [self.ev(x) for x in args]
+        no = self.line.no
+        if name.endswith("load64") and len(a) == 1:
+            return self.load(a[0], 8)
+        if name.endswith("store64") and len(a) == 2:
+            self.store(a[0], 8, a[1])
+            return None
+        if name.endswith("neon_load"):
+            return self._vload(a[0], 2)
+        if name.endswith("neon_store"):
+            self._vstore(a[0], self._vec(a[1]))
+            return None
+        if name.startswith("vreinterpretq_") or name in ("_mm_castsi128_pd", "_mm_castpd_si128"):
+            return a[0]
+        m = re.fullmatch(r"_mm(\d*)_(\w+)", name)
+        if m:
+            return self._x86(m.group(2), {"": 2, "256": 4, "512": 8}[m.group(1)], a, name)
+        return self._neon(name, a)
+
+    def _x86(self, op: str, w: int, a: list, name: str):
+        if op in ("loadu_si128", "loadu_si256", "loadu_si512"):
+            return self._vload(a[0], w)
+        if op in ("storeu_si128", "storeu_si256", "storeu_si512"):
+            self._vstore(a[0], self._vec(a[1])[:w] if len(a[1]) == w else self._bad_width(name))
+            return None
+        if op.startswith(("load_si", "store_si", "stream_si", "load_epi", "store_epi")):
+            base, _ = base_of(a[0])
+            if kind(base) in ("key", "tweak", "in", "out"):
+                raise ProveError(f"line {self.line.no}: {name} on the caller's pointer, which need not be "
+                                 f"aligned")
+            if op.startswith("load"):
+                return self._vload(a[0], w)
+            self._vstore(a[0], self._vec(a[1]))
+            return None
+        if op.startswith(("add_epi64", "sub_epi64", "xor_si", "or_si", "and_si")):
+            x, y = self._vec(a[0]), self._vec(a[1])
+            f = {"add": add, "sub": sub, "xor": xor, "or": or_}.get(op.split("_")[0])
+            if f is None:
+                raise Unsupported(f"line {self.line.no}: {name}")
+            return tuple(f(p, q) for p, q in zip(x, y))
+        if op == "slli_epi64":
+            k = self._imm(a[1])
+            return tuple(mul(t, 1 << k) if k < 64 else const(0) for t in self._vec(a[0]))
+        if op == "srli_epi64":
+            k = self._imm(a[1])
+            return tuple(shr(t, k) if k < 64 else const(0) for t in self._vec(a[0]))
+        if op == "rol_epi64":
+            k = self._imm(a[1])
+            return tuple(rotl(t, k) for t in self._vec(a[0]))
+        if op in ("sllv_epi64", "srlv_epi64", "rolv_epi64"):
+            x, cs = self._vec(a[0]), self._lane_counts(self._vec(a[1]))
+            if op == "rolv_epi64":
+                return tuple(rotl(t, c & 63) for t, c in zip(x, cs))
+            if op == "sllv_epi64":
+                return tuple(mul(t, 1 << c) if c < 64 else const(0) for t, c in zip(x, cs))
+            return tuple(shr(t, c) if c < 64 else const(0) for t, c in zip(x, cs))
+        if op in ("set1_epi64x", "set1_epi64"):
+            return (a[0],) * w
+        if op in ("set_epi64x", "set_epi64"):
+            return tuple(reversed(a))
+        if op == "setr_epi8":
+            bs = [self._imm(t) & 0xff for t in a]
+            return tuple(const(sum(b << (8 * k) for k, b in enumerate(bs[8 * i:8 * i + 8]))) for i in range(w))
+        if op.startswith("setzero_si"):
+            return (const(0),) * w
+        if op in ("unpacklo_epi64", "unpackhi_epi64"):
+            x, y = self._vec(a[0]), self._vec(a[1])
+            h = 0 if op == "unpacklo_epi64" else 1
+            out = []
+            for blk in range(0, w, 2):
+                out += [x[blk + h], y[blk + h]]
+            return tuple(out)
+        if op == "permute2x128_si256":
+            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            src = [x[0:2], x[2:4], y[0:2], y[2:4]]
+            out = ()
+            for half in range(2):
+                c = (imm >> (4 * half)) & 0xf
+                out += (const(0), const(0)) if c & 8 else src[c & 3]
+            return out
+        if op == "permute4x64_epi64":
+            x, imm = self._vec(a[0]), self._imm(a[1])
+            return tuple(x[(imm >> (2 * i)) & 3] for i in range(4))
+        if op == "permutex2var_epi64":
+            x, idx, y = self._vec(a[0]), self._lane_counts(self._vec(a[1])), self._vec(a[2])
+            return tuple((y if c & w else x)[c & (w - 1)] for c in idx)
+        if op == "permutexvar_epi64":
+            idx, x = self._lane_counts(self._vec(a[0])), self._vec(a[1])
+            return tuple(x[c & (w - 1)] for c in idx)
+        if op == "shuffle_i32x4":
+            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            out = ()
+            for i in range(4):
+                s = (x if i < 2 else y)
+                c = (imm >> (2 * i)) & 3
+                out += s[2 * c:2 * c + 2]
+            return out
+        if op == "shuffle_pd":
+            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            return (x[imm & 1], y[(imm >> 1) & 1])
+        if op in ("castsi128_si256", "castsi128_si512", "castsi256_si512"):
+            x = self._vec(a[0])
+            return x + tuple(var(f"undef:upper@{self.line.no}.{i}") for i in range(w - len(x)))
+        if op in ("castsi512_si256", "castsi256_si128", "castsi512_si128"):
+            n = {"castsi512_si256": 4}.get(op, 2)
+            return self._vec(a[0])[:n]
+        if op == "shuffle_epi32":
+            x, imm = self._vec(a[0]), self._imm(a[1])
+            bs, out = _vbytes(x), []
+            for blk in range(0, 8 * w, 16):
+                for d in range(4):
+                    s = (imm >> (2 * d)) & 3
+                    out += bs[blk + 4 * s:blk + 4 * s + 4]
+            return _vwords(out)
+        if op == "shuffle_epi8":
+            x = self._vec(a[0])
+            ctl = _const_bytes(self._vec(a[1]), self.line.no)
+            bs, out = _vbytes(x), []
+            for i, c in enumerate(ctl):
+                blk = i // 16 * 16
+                out.append((const(0), 0) if c & 0x80 else bs[blk + (c & 15)])
+            return _vwords(out)
+        if op == "blend_epi16":
+            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            bx, by = _vbytes(x), _vbytes(y)
+            out = [(by if (imm >> ((i % 16) // 2)) & 1 else bx)[i] for i in range(8 * w)]
+            return _vwords(out)
+        raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+
+    def _bad_width(self, name):
+        raise Unsupported(f"line {self.line.no}: {name} of a vector of another width")
+
+    def _neon(self, name: str, a: list):
+        bin_ = {"vaddq_u64": add, "vsubq_u64": sub, "veorq_u64": xor, "vorrq_u64": or_}.get(name)
+        if bin_ is not None:
+            return tuple(bin_(p, q) for p, q in zip(self._vec(a[0]), self._vec(a[1])))
+        if name == "vshlq_n_u64":
+            k = self._imm(a[1])
+            return tuple(mul(t, 1 << k) for t in self._vec(a[0]))
+        if name == "vshrq_n_u64":
+            k = self._imm(a[1])
+            return tuple(shr(t, k) for t in self._vec(a[0]))
+        if name == "vsriq_n_u64":           # (b >> n) inserted under the top n bits of a
+            x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            if n >= 64:
+                return x
+            keep = ~(MASK >> n) & MASK
+            out = []
+            for p, q in zip(x, y):
+                if p is mul(q, 1 << (64 - n)):
+                    out.append(rotl(q, 64 - n))
+                else:
+                    out.append(or_(and_(p, keep), shr(q, n)))
+            return tuple(out)
+        if name == "vshlq_u64":              # per-lane signed count (low byte): left, or right if negative
+            x, cs = self._vec(a[0]), self._lane_counts(self._vec(a[1]))
+            out = []
+            for t, c in zip(x, cs):
+                s = c & 0xff
+                s = s - 256 if s >= 128 else s
+                out.append((mul(t, 1 << s) if s < 64 else const(0)) if s >= 0 else
+                           (shr(t, -s) if -s < 64 else const(0)))
+            return tuple(out)
+        if name == "vdupq_n_u64":
+            return (a[0],) * 2
+        if name == "vcreate_u64":
+            return (a[0],)
+        if name == "vcombine_u64":
+            return self._vec(a[0]) + self._vec(a[1])
+        if name == "vgetq_lane_u64":
+            return self._vec(a[0])[self._imm(a[1]) & 1]
+        if name == "vzip1q_u64":
+            x, y = self._vec(a[0]), self._vec(a[1])
+            return (x[0], y[0])
+        if name == "vzip2q_u64":
+            x, y = self._vec(a[0]), self._vec(a[1])
+            return (x[1], y[1])
+        if name == "vextq_u64":
+            x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
+            return (x + y)[n:n + 2]
+        if name == "vcopyq_laneq_u64":
+            x, la, y, lb = self._vec(a[0]), self._imm(a[1]), self._vec(a[2]), self._imm(a[3])
+            out = list(x)
+            out[la & 1] = y[lb & 1]
+            return tuple(out)
+        if name == "vrev64q_u32":
+            return tuple(rotl(t, 32) for t in self._vec(a[0]))
+        if name == "vqtbl1q_u8":
+            x = self._vec(a[0])
+            ctl = _const_bytes(self._vec(a[1]), self.line.no)
+            bs = _vbytes(x)
+            return _vwords([bs[c] if c < 16 else (const(0), 0) for c in ctl])
+        raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+
+    # ---------------------------------------------------------------- statements
+
+    def step(self, pc: int):
+        st = self.fn.stmts[pc]
+        self.line = st
+        try:
+            return self._step(st, pc)
+        except (TypeError, IndexError, AttributeError, AssertionError, ZeroDivisionError) as e:
+            raise Unsupported(f"line {st.no}: cannot read {st.text.strip()!r} ({type(e).__name__})") from None
+
+    def _step(self, st: Stmt, pc: int):
+        k = st.kind
+        if k == "assign":
+            self._assign(st)
+            return pc + 1
+        if k == "expr":
+            if self.ev(st.a) is not None:
+                raise Unsupported(f"line {st.no}: a value computed and dropped")
+            return pc + 1
+        if k == "ret":
+            return ("ret", self.ret0)
+        if k == "jmp":
+            return st.a
+        if k == "test":
+            self.state.zf = self.ev(st.a)
+            return ("branch", True, st.b, pc + 1)
+        if k == "ifzero":
+            self.state.zf = self.ev(st.a)
+            return ("branch", True, pc + 1, st.b)
+        raise Unsupported(f"line {st.no}: a call of {st.a}")
+
+    def _assign(self, st: Stmt) -> None:
+        lhs, op = st.a, st.b
+        rhs = self.ev(st.c)
+        if lhs[0] == "index":
+            addr, size = self._element(lhs[1], self.ev(lhs[2]))
+            if isinstance(rhs, tuple):
+                if op != "=" or len(rhs) * 8 != size:
+                    raise Unsupported(f"line {st.no}: a vector array element of another width")
+                self._vstore(addr, rhs)
+                return
+            old = self.load(addr, 8) if op != "=" else None
+            self.store(addr, 8, self._combine(op, old, rhs))
+            return
+        if lhs[0] != "name":
+            raise Unsupported(f"line {st.no}: cannot assign to this")
+        name = lhs[1]
+        s = self.state
+        if isinstance(rhs, tuple):
+            if op != "=":
+                raise Unsupported(f"line {st.no}: {op} on a vector")
+            for t in rhs:
+                self.note(t)
+            s.vregs[name] = rhs
+            s.regs.pop(name, None)
+            return
+        old = s.regs.get(name) if op != "=" else None
+        if op != "=" and old is None:
+            raise ProveError(f"line {st.no}: {name} is read before it is set")
+        t = self._combine(op, old, rhs)
+        self.note(t)
+        s.regs[name] = t
+        s.vregs.pop(name, None)
+
+    @staticmethod
+    def _combine(op, old, t):
+        if op == "=":
+            return t
+        return {"+=": add, "-=": sub, "^=": xor}[op](old, t)
+
+    def concrete_head(self, pc: int) -> bool:
+        st = self.fn.stmts[pc]
+        if st.kind != "test":
+            return False
+        self.line = st
+        try:
+            return value(self.ev(st.a)) is not None
+        except (ProveError, Unsupported):
+            return False
+
+    # ---------------------------------------------------------------- locations for loops
+
+    def locations(self) -> dict:
+        st = self.state
+        locs = {("r", r): t for r, t in st.regs.items()}
+        for r, v in st.vregs.items():
+            for i, t in enumerate(v):
+                locs[("v", r, i)] = t
+        for key, (size, t) in st.mem.items():
+            locs[("m",) + key] = t
+        return locs
+
+    def set_location(self, loc, t: Term) -> None:
+        st = self.state
+        if loc[0] == "r":
+            st.regs[loc[1]] = t
+        elif loc[0] == "v":
+            lanes = list(st.vregs[loc[1]])
+            lanes[loc[2]] = t
+            st.vregs[loc[1]] = tuple(lanes)
+        else:
+            size, _ = st.mem[loc[1:]]
+            st.mem[loc[1:]] = (size, t)
+
+
+def heads(fn: Function) -> set:
+    return {s.a for i, s in enumerate(fn.stmts) if s.kind == "jmp" and s.a <= i}
+
+
+def jobs(text: str, kind) -> list:
+    """(name, (direction, blocks), make) per exported function, one per dispatcher path."""
+    _BYTES.clear()
+    try:
+        prog = Program(text)
+    except (TypeError, IndexError, AttributeError, AssertionError, ValueError) as e:
+        raise Unsupported(f"the program's structure ({type(e).__name__}: {e})") from None
+    out = []
+    exported = [f for f in prog.functions.values() if kind(f.name) and not _is_path(prog, f.name)]
+    for fn in exported:
+        targets = [(fn.name, fn)] if fn.paths is None else \
+            [(f"{fn.name} [path {p}]", prog.functions[p]) for p in fn.paths]
+        for label, body in targets:
+            if body.paths is not None:
+                raise Unsupported(f"{label}: a dispatcher that calls a dispatcher")
+
+            def make(args, body=body):
+                m = SimdMachine(prog, body)
+                return m, m.enter(args), heads(body), lambda pc: f"line {body.stmts[pc].no}"
+            out.append((label, kind(fn.name), make))
+    return out
+
+
+def _is_path(prog: Program, name: str) -> bool:
+    return any(f.paths and name in f.paths for f in prog.functions.values())
