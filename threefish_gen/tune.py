@@ -30,6 +30,7 @@ import click
 from threefish_gen.gen import cpu_rules
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.output import write_files
 from threefish_gen.gen.spec import SIZES, get_spec
 from threefish_gen.gen.variant import Variant
 from threefish_gen.verify.cpu import cpu_flags, cpu_id
@@ -467,13 +468,13 @@ def tune_cmd(targets, sizes, version, budget, workdir, out_path):
     p = tune(tuple(targets) or _tunable(), tuple(int(s) for s in sizes) or SIZES, version, budget,
              Path(workdir).resolve())
     out = Path(out_path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(p, indent=1) + "\n")
+    write_files({out.name: json.dumps(p, indent=1) + "\n"}, out.parent)     # whole or not at all
     for target, sizes_ in p["results"].items():
         for bits, modes in sizes_.items():
             for mode, g in modes.items():
                 w = g["winner"]
                 fig = f"{w['name']} {w['cpb']:.2f} c/B" if w else "none measured"
+                failed = f", {len(g['failed'])} failed to build" if g.get("failed") else ""
                 click.echo(f"{target} {bits} {mode}: {fig} ({g['measured']} measured, {len(g['pruned'])} pruned, "
-                           f"{g['not_built']} not built)")
+                           f"{g['not_built']} not built{failed})")
     click.echo(f"tune: profile written to {out} ({p['elapsed_s']} s of {budget:g})")
