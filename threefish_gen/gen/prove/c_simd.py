@@ -192,8 +192,11 @@ def _kind(name: str):
 class Program:
     """The functions of one SIMD C file, compiled to statements with jumps (calls inlined)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, select=None):
+        """``select``: a predicate on names choosing the functions to read (default: the
+        exported encrypt/decrypt functions and their *_work bodies)."""
         self.functions: dict[str, Function] = {}
+        wanted = select or (lambda name: _kind(name) or name.endswith("_work"))
         lines = _strip_comments(text).splitlines()
         i = 0
         while i < len(lines):
@@ -207,7 +210,7 @@ class Program:
                 m = _FUNC.match(head)
                 if m and i + 1 < len(lines) and lines[i + 1].strip() == "{":
                     name = m.group(2)
-                    if (_kind(name) or name.endswith("_work")) and m.group(1) == "void":
+                    if wanted(name) and m.group(1) == "void":
                         params = [p.strip().split()[-1].lstrip("*").split("[")[0] for p in m.group(3).split(",")]
                         fn = Function(name, params)
                         i = self._body(fn, lines, i + 2)

@@ -8,6 +8,11 @@ tree hashing, hash_many).  The prover reads the generated function only:
   ``t[0] += add``; ``h = Threefish_E(key h, tweak t, m_i) ^ m_i``; ``t[1] &= ~First``.
 * nasm-x64 (``P_ubi_asm(h, tweaks, blocks, unused, n)``): for each block,
   ``h = Threefish_E(key h, tweak = tweaks[i], m_i) ^ m_i`` (the C driver writes the tweaks).
+* SIMD C lanes kernels (``P_ubi_lanes_ISA(in, tweaks, out)``, target c-simd: hash_many and
+  tree leaves): one block of L messages at once, L = the ISA's 64-bit lanes (avx2 4, avx512
+  8); ``in`` holds L chaining values then L message blocks, ``tweaks`` L tweaks; for each lane
+  l, ``out_l = Threefish_E(key h_l, tweak t_l, m_l) ^ m_l``.  Straight-line code: read by
+  gen/prove/c_simd.py (intrinsics as lane terms), every output word compared.
 
 Threefish_E is the description's term (gen/prove/expect.py) and First is bit 62 of t[1] as in
 the reference model (gen/skein.tweak).  The loop is proved by induction over a carried state:
@@ -25,6 +30,7 @@ import time
 from ..errors import GenError
 from ..skein import tweak as skein_tweak
 from .c import CMachine, Program as CProgram, heads as c_heads
+from .c_simd import Program as SimdProgram, SimdMachine, heads as simd_heads
 from .engine import (Context, ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of,
                      kind, prove_function, stem)
 from .nasm import NasmMachine, Program as NasmProgram
@@ -272,16 +278,19 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
     t0 = time.monotonic()
     try:
         jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text, v)
+        if language == "c" and v.get("isa"):
+            jobs += _lanes_jobs(text, v)
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     if not jobs:
         raise GenError("no UBI function (P_ubi / P_ubi_asm) in the file")
-    for name, make, state_tweak, what in jobs:
-        ctx = UbiContext(v, state_tweak)
+    for name, make, ctx, what in jobs:
         try:
             m, entry, heads, line_text = make()
-            _seed(m, ctx)
-            summary = prove_function(m, entry, heads, ctx, False, line_text)
+            lanes = isinstance(ctx, LanesContext)       # straight-line: one call, no carried state
+            if not lanes:
+                _seed(m, ctx)
+            summary = prove_function(m, entry, heads, ctx, lanes, line_text)
             report.lines.append(f"{name}: equivalent ({what}; {summary})")
         except ProveError as e:
             report.failed = True
@@ -308,7 +317,7 @@ def _c_jobs(text: str, v) -> list:
             m = CMachine(prog, fn)
             entry = m.enter([var("ptr:h"), var("ptr:t"), var("ptr:in"), var("n"), var("add")])
             return m, entry, c_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
-        jobs.append((name, make, True, C_WHAT))
+        jobs.append((name, make, UbiContext(v, True), C_WHAT))
     return jobs
 
 
@@ -323,4 +332,76 @@ def _nasm_jobs(text: str, word_bits: int, v) -> list:
             entry = m.enter(name, [var("ptr:h"), var("ptr:tweak"), var("ptr:in"), var("ptr:out"), var("n")])
             return m, entry, heads, lambda pc: f"line {prog.lines[pc].no}"
         return make
-    return [(f, job(f), False, ASM_WHAT) for f in prog.globals if f.endswith("_ubi_asm")]
+    return [(f, job(f), UbiContext(v, False), ASM_WHAT) for f in prog.globals if f.endswith("_ubi_asm")]
+
+
+# -------------------------------------------------------------------- SIMD C lanes kernels
+
+LANES = {"sse2": 2, "avx": 2, "avx2": 4, "avx512": 8, "neon": 2}
+LANES_WHAT = "UBI lanes: out_l = E(h_l, t_l, m_l) ^ m_l for each of {L} lanes"
+
+
+class LanesContext(Context):
+    """One block of L messages: lane l's chaining value is in[l*nw ..], its message block
+    in[(L + l)*nw ..], its tweak tweak[2l], tweak[2l+1]; out[l*nw + j] is its next h[j]."""
+
+    def __init__(self, v, lanes: int):
+        super().__init__(v.spec.nw, None, induction=_no_loop, finish=_lanes_finish)
+        self.spec, self.options, self.lanes = v.spec, v.options, lanes
+
+    def want(self, lane: int) -> list:
+        nw = self.nw
+        h = [var(f"in[{lane * nw + j}]") for j in range(nw)]
+        msg = [var(f"in[{(self.lanes + lane) * nw + j}]") for j in range(nw)]
+        tw = [var(f"tweak[{2 * lane + j}]") for j in range(2)]
+        e = expected(self.spec, self.options, "encrypt", h, tw, msg)
+        return [xor(e[j], msg[j]) for j in range(nw)]
+
+
+def _no_loop(m, head, ctx, line_text):
+    raise ProveError(f"a loop at {line_text(head)}: the lanes kernel is one block of each lane")
+
+
+def _lanes_finish(m, ctx: LanesContext) -> None:
+    out = var("ptr:out")
+    stored = {}
+    for (b, off), (size, t) in m.state.mem.items():
+        if b is out:
+            if value(off) is None or size != 8:
+                raise ProveError(f"stores {size} bytes at out + {show(off)}")
+            stored[value(off)] = t
+        elif kind(b) in ("in", "tweak") or b.args[0].startswith("ptr:"):
+            raise ProveError(f"writes through {stem(b)}")
+    want_offs = set(range(0, 8 * ctx.nw * ctx.lanes, 8))
+    if set(stored) != want_offs:
+        missing = sorted(want_offs - set(stored))
+        raise ProveError("output words " + (f"never stored: {[o // 8 for o in missing]}" if missing
+                                            else f"outside the {ctx.lanes} lanes"))
+    for lane in range(ctx.lanes):
+        for j, want in enumerate(ctx.want(lane)):
+            got = stored[8 * (lane * ctx.nw + j)]
+            if got is not want:
+                raise ProveError(f"lane {lane}: h[{j}] differs from the description; first divergence at "
+                                 f"{_first_divergence(m, got, want)}")
+    m.state.segments.append(("straight", 1))
+
+
+def _lanes_jobs(text: str, v) -> list:
+    prog = SimdProgram(text, select=lambda name: "_ubi_lanes_" in name)
+    jobs = []
+    for name, fn in prog.functions.items():
+        isa = name.rsplit("_", 1)[1]
+        if isa not in LANES:
+            raise Unsupported(f"{name}: a lanes kernel of an ISA the prover does not know ({isa})")
+        if fn.params != ["in", "tweaks", "out"]:
+            raise Unsupported(f"{name} takes ({', '.join(fn.params)}), not (in, tweaks, out)")
+        ctx = LanesContext(v, LANES[isa])
+
+        def make(fn=fn):
+            m = SimdMachine(prog, fn)
+            entry = m.enter([var("ptr:in"), var("ptr:tweak"), var("ptr:out")])
+            return m, entry, simd_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+        jobs.append((name, make, ctx, LANES_WHAT.format(L=ctx.lanes)))
+    if not jobs:
+        raise Unsupported("no SIMD lanes kernel (P_ubi_lanes_ISA) in a Skein render with --isa")
+    return jobs
