@@ -43,8 +43,6 @@ def why_not(v: Variant) -> str | None:
     """Why the prover does not cover a variant yet (None: it does)."""
     if v.primitive == "skein":
         return skein_why_not(v)
-    if v.get("layout") == "packed" and not simd_c(v):
-        return "layout packed (two words per XMM register) is not modelled by the prover"
     return None
 
 

@@ -471,31 +471,32 @@ class NasmMachine(Machine):
             raise Unsupported(f"line {ln.no}: instruction {op} is not modelled")
 
     def shuffle(self, base, dst, srcs, w, vex):
-        """128-bit shuffles of 64-bit lanes (the packed layouts); per 128-bit lane for ymm/zmm."""
-        x = self.vread(srcs[0] if vex or base in ("pshufd",) else dst, w)
-        rest = srcs[1:] if vex or base == "pshufd" else srcs[1:]
-        if not vex and base != "pshufd":
-            rest = srcs[1:]
+        """128-bit shuffles of 64-bit lanes (the packed layouts); per 128-bit lane for ymm/zmm.
+        Operands after the destination: VEX forms and pshufd name their first source, the
+        two-operand SSE forms (punpck*, shufpd, pslldq) read the destination itself."""
+        ops = srcs[1:] if vex or base == "pshufd" else srcs
+        x = self.vread(ops[0], w)
+        y = self.vread(ops[1], w) if base in ("punpcklqdq", "punpckhqdq", "shufpd") else None
         out = []
         for lo in range(0, w, 2):
             a2 = x[lo:lo + 2]
             if base in ("punpcklqdq", "punpckhqdq", "shufpd"):
-                b2 = self.vread(rest[0] if vex else srcs[1], w)[lo:lo + 2]
+                b2 = y[lo:lo + 2]
                 if base == "punpcklqdq":
                     out += [a2[0], b2[0]]
                 elif base == "punpckhqdq":
                     out += [a2[1], b2[1]]
                 else:
-                    imm = _int(rest[1] if vex else srcs[2])
+                    imm = _int(ops[2])
                     out += [a2[imm & 1], b2[(imm >> 1) & 1]]
             elif base == "pshufd":
-                imm = _int(srcs[-1])
+                imm = _int(ops[1])
                 sel = [(imm >> (2 * i)) & 3 for i in range(4)]
                 if not all(sel[2 * i] % 2 == 0 and sel[2 * i + 1] == sel[2 * i] + 1 for i in range(2)):
                     raise Unsupported(f"pshufd {imm:#x} splits 64-bit words")
                 out += [a2[sel[0] // 2], a2[sel[2] // 2]]
             else:
-                n = _int(srcs[-1])
+                n = _int(ops[-1])
                 if n != 8:
                     raise Unsupported(f"{base} by {n} bytes splits 64-bit words")
                 out += [const(0), a2[0]] if base == "pslldq" else [a2[1], const(0)]
