@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import re
 
-from .engine import Machine, ProveError, Unsupported, base_of
-from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
+from .engine import INPUTS, Machine, ProveError, Unsupported, base_of, kind
+from .terms import MASK, Term, add, and_, const, mul, or_, rotl, show, shr, sub, value, var, xor
 
 GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}" for i in range(8, 16))
 GPR32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
          "esp": "rsp", **{f"r{i}d": f"r{i}" for i in range(8, 16)}}
 VWIDTH = {"xmm": 2, "ymm": 4, "zmm": 8}
+# other spellings of the same 128-bit moves and lane unpacks
+ALIASES = {"movaps": "movdqa", "movapd": "movdqa", "movups": "movdqu", "movupd": "movdqu",
+           "unpcklpd": "punpcklqdq", "unpckhpd": "punpckhqdq"}
+# legacy SSE forms whose memory operand may have any alignment (the others fault unless 16-aligned)
+UNALIGNED = ("movdqu", "movq", "movsd", "pextrq")
 SIZES = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "yword": 32, "zword": 64}
 ABI_ARGS = {"sysv": ("rdi", "rsi", "rdx", "rcx", "r8"), "win64": ("rcx", "rdx", "r8", "r9")}
 
@@ -52,6 +57,37 @@ def _int(s: str) -> int:
         return int(s, 0)
     except ValueError:
         raise Unsupported(f"not a number: {s!r}") from None
+
+
+def _dwords(pair: tuple, lo: int, hi: int) -> Term:
+    """The 64-bit lane whose low and high dwords are dwords lo and hi (0..3) of a lane pair
+    (pshufd): a lane itself when they are its two halves in order (0x4e, 0xe4, 0x44, 0xee), the
+    lane rotated by 32 when swapped (0xb1), else the halves as and/shift terms (sums of disjoint
+    bit ranges; they fold back into a word only where the halves recombine in order)."""
+    if lo // 2 == hi // 2 and lo != hi:
+        return pair[lo // 2] if lo < hi else rotl(pair[lo // 2], 32)
+
+    def half(j):
+        return and_(shr(pair[j // 2], 32 * (j % 2)), 0xFFFFFFFF)
+    return add(half(lo), mul(half(hi), 1 << 32))
+
+
+def _byte_shift(pair: tuple, n: int, left: bool) -> list:
+    """pslldq/psrldq: the 128-bit value (lo, hi) shifted by n bytes, as two 64-bit lanes
+    (by 8: a lane moves; else the bits crossing the lane boundary are added: disjoint ranges)."""
+    lo, hi = pair
+    b = 8 * min(n, 16)
+    if b == 0:
+        return [lo, hi]
+    if b == 128:
+        return [const(0), const(0)]
+    if left:
+        if b >= 64:
+            return [const(0), mul(lo, 1 << (b - 64))]
+        return [mul(lo, 1 << b), add(mul(hi, 1 << b), shr(lo, 64 - b))]
+    if b >= 64:
+        return [shr(hi, b - 64), const(0)]
+    return [add(shr(lo, b), mul(hi, 1 << (64 - b))), shr(hi, b)]
 
 
 class Program:
@@ -123,6 +159,7 @@ class NasmMachine(Machine):
         self.prog = prog
         self.wide = word_bits == 64
         self.abi = abi
+        self.frame_align: dict = {}      # frame base of ``and rsp, -2^k`` -> 2^k
 
     # ---------------------------------------------------------------- set-up
 
@@ -277,7 +314,18 @@ class NasmMachine(Machine):
     # ---------------------------------------------------------------- one instruction
 
     def step(self, pc: int):
-        """Execute line pc; returns the next pc, ("branch", cond, target, fallthrough) or ("ret",)."""
+        """Execute line pc; returns the next pc, ("branch", cond, target, fallthrough) or ("ret",).
+        A difference found inside the instruction (memory never written, a store into an input)
+        names the line."""
+        try:
+            return self._step(pc)
+        except ProveError as e:
+            ln = self.prog.lines[pc]
+            if str(e).startswith("line "):
+                raise
+            raise ProveError(f"line {ln.no}: {ln.text}: {e}") from None
+
+    def _step(self, pc: int):
         ln = self.prog.lines[pc]
         self.line = ln
         op, a = ln.op, ln.args
@@ -384,7 +432,35 @@ class NasmMachine(Machine):
             return None
         if not b.args[0].startswith("rsp0"):
             return None
-        return var(f"rsp0/aligned@{self.line.no}")
+        t = var(f"rsp0/aligned@{self.line.no}")
+        self.frame_align[t] = low + 1
+        return t
+
+    def check_aligned(self, op: str, need: int) -> None:
+        """A memory operand of an instruction that faults unless it is ``need``-byte aligned
+        (legacy SSE m128 operands, vmovdqa): its base must be known to be aligned (the frame
+        after ``and rsp, -2^k``; on x86-64 rsp at entry is 8 mod 16) and its offset constant."""
+        _, addr, _ = self.address(op)
+        base, off = base_of(addr)
+        if kind(base) in INPUTS + ("out",):
+            raise ProveError(f"needs a {need}-byte aligned address, "
+                             f"and the caller's {kind(base)} pointer need not be aligned")
+        mod, res = self.frame_align.get(base, 1), 0
+        if base is self.rsp0 and self.wide:
+            mod, res = 16, 8
+        vo = value(off)
+        if vo is not None and mod % need == 0 and (res + vo) % need == 0:
+            return
+        why = "is not known to be one"
+        if vo is not None:
+            vo = vo - (1 << 64) if vo >> 63 else vo
+            where = f"{base.args[0]} {'-' if vo < 0 else '+'} {abs(vo)}"
+            if mod % need == 0:
+                why = f"is {(res + vo) % need} mod {need}"
+        else:
+            where = show(addr)
+        raise ProveError(f"needs a {need}-byte aligned address, "
+                         f"{where} {why}")
 
     def dest(self, op: str, t: Term) -> None:
         if self._reg(op) is not None:
@@ -403,6 +479,7 @@ class NasmMachine(Machine):
     def vector(self, op: str, a: list, ln: Line) -> None:
         vex = op.startswith("v")
         base = op[1:] if vex else op
+        base = ALIASES.get(base, base)
         if base.endswith("64") or base.endswith("32"):
             base = base[:-2]
         if vex:
@@ -413,6 +490,9 @@ class NasmMachine(Machine):
         if base not in ("movq", "pextrq", "extracti128", "pgatherqq", "pscatterqq"):
             regs = [x for x in a if self._reg(x.split("{")[0]) is not None]
             w = self.width(dst if self._reg(dst.split("{")[0]) is not None or not regs else regs[0])
+        need = 16 if not vex and base not in UNALIGNED else 8 * w if vex and base == "movdqa" else 0
+        for x in (x for x in a if "[" in x and need):
+            self.check_aligned(x, need)
         lane_ops = {"paddq": add, "psubq": sub, "pxor": xor, "pxorq": xor, "por": or_, "porq": or_}
         if base in lane_ops:
             x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
@@ -467,14 +547,17 @@ class NasmMachine(Machine):
             self.scatter(a, ln)
         elif base in ("punpcklqdq", "punpckhqdq", "shufpd", "pshufd", "pslldq", "psrldq"):
             self.shuffle(base, dst, srcs, w, vex)
+        elif base in ("movhlps", "movlhps") and not vex:
+            d, s = self.lanes(self._reg(a[0])[1]), self.lanes(self._reg(a[1])[1])
+            self.vwrite(a[0], [s[1], d[1]] if base == "movhlps" else [d[0], s[0]], legacy=True)
         else:
             raise Unsupported(f"line {ln.no}: instruction {op} is not modelled")
 
     def shuffle(self, base, dst, srcs, w, vex):
         """128-bit shuffles of 64-bit lanes (the packed layouts); per 128-bit lane for ymm/zmm.
-        Operands after the destination: VEX forms and pshufd name their first source, the
-        two-operand SSE forms (punpck*, shufpd, pslldq) read the destination itself."""
-        ops = srcs[1:] if vex or base == "pshufd" else srcs
+        srcs: the operands after the destination (VEX) or all of them (SSE, whose two-operand
+        forms punpck*, shufpd and pslldq read the destination; pshufd reads its second operand)."""
+        ops = srcs[1:] if base == "pshufd" and not vex else srcs
         x = self.vread(ops[0], w)
         y = self.vread(ops[1], w) if base in ("punpcklqdq", "punpckhqdq", "shufpd") else None
         out = []
@@ -490,16 +573,10 @@ class NasmMachine(Machine):
                     imm = _int(ops[2])
                     out += [a2[imm & 1], b2[(imm >> 1) & 1]]
             elif base == "pshufd":
-                imm = _int(ops[1])
-                sel = [(imm >> (2 * i)) & 3 for i in range(4)]
-                if not all(sel[2 * i] % 2 == 0 and sel[2 * i + 1] == sel[2 * i] + 1 for i in range(2)):
-                    raise Unsupported(f"pshufd {imm:#x} splits 64-bit words")
-                out += [a2[sel[0] // 2], a2[sel[2] // 2]]
+                sel = [(_int(ops[1]) >> (2 * i)) & 3 for i in range(4)]
+                out += [_dwords(a2, sel[2 * i], sel[2 * i + 1]) for i in range(2)]
             else:
-                n = _int(ops[-1])
-                if n != 8:
-                    raise Unsupported(f"{base} by {n} bytes splits 64-bit words")
-                out += [const(0), a2[0]] if base == "pslldq" else [a2[1], const(0)]
+                out += _byte_shift(a2, _int(ops[-1]), base == "pslldq")
         self.vwrite(dst, out, legacy=not vex)
 
     def _vsib(self, op: str):
