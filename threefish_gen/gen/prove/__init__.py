@@ -92,11 +92,13 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
     spec, nw = v.spec, v.spec.nw
     key = key_vars(nw)
 
-    def exp_for(direction):
+    def exp_for(direction, steps=False):
         def f(tw_stem, in_stem, blk):
-            return expected(spec, v.options, direction, key,
-                            [var(f"{tw_stem}[{2 * blk + j}]") for j in range(2)],
-                            [var(f"{in_stem}[{blk * nw + i}]") for i in range(nw)])
+            seen: set = set()
+            out = expected(spec, v.options, direction, key,
+                           [var(f"{tw_stem}[{2 * blk + j}]") for j in range(2)],
+                           [var(f"{in_stem}[{blk * nw + i}]") for i in range(nw)], seen if steps else None)
+            return seen if steps else out
         return f
 
     try:
@@ -112,7 +114,7 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
             args.append(var("n"))
         try:
             m, entry, heads, line_text = make(args)
-            ctx = engine.Context(nw, exp_for(direction))
+            ctx = engine.Context(nw, exp_for(direction), steps=exp_for(direction, steps=True))
             summary = engine.prove_function(m, entry, heads, ctx, not blocks, line_text)
             rep.lines.append(f"{name}: equivalent ({summary})")
         except ProveError as e:

@@ -136,10 +136,11 @@ class Machine:
 class Context:
     """What the description says: expected(block vars) per direction, block sizes."""
 
-    def __init__(self, nw: int, expected, induction=None, finish=None):
+    def __init__(self, nw: int, expected, induction=None, finish=None, steps=None):
         self.nw = nw
         self.bs = 8 * nw
         self.expected = expected        # (tweak stem, in stem, block) -> list of terms
+        self.steps = steps              # same arguments -> the description's intermediate terms, or None
         # a primitive with other loops and outputs (Skein's UBI, gen/prove/skein.py) brings its
         # own loop proof (machine, head, ctx, line_text) -> (machine, exit pc) and its own check
         # of a returning path (machine, ctx); default: Threefish blocks stored through out
@@ -212,7 +213,8 @@ def _check_blocks(m, stored: dict, blocks: int, ctx: Context, tw: str, inn: str,
         for i, e in enumerate(exp):
             got = stored[blk * ctx.bs + 8 * i]
             if got is not e:
-                raise ProveError(_divergence(m, blk, i, got, e, per_iter))
+                steps = ctx.steps(tw, inn, blk) if ctx.steps else set()
+                raise ProveError(_divergence(m, blk, i, got, e, per_iter, steps))
 
 
 def _run_body(m, head: int, line_text):
@@ -389,9 +391,10 @@ def _loc_name(loc) -> str:
     return f"memory [{show(loc[1])} + {show(loc[2])}]"
 
 
-def _divergence(m, blk: int, word: int, got: Term, want: Term, per_iter: int) -> str:
-    """The output word and the first instruction whose result is not part of the description's term."""
-    inside = subterms(want)
+def _divergence(m, blk: int, word: int, got: Term, want: Term, per_iter: int, steps=frozenset()) -> str:
+    """The output word and the first instruction whose result is neither part of the description's
+    term nor one of the values the description computes on the way (``steps``: partial sums)."""
+    inside = subterms(want) | steps
     cands = [m.origin[t] for t in subterms(got) if t not in inside and t in m.origin]
     where = min(cands) if cands else m.origin.get(got, (0, "?"))
     lane = f" (block {blk} of {per_iter} per iteration)" if per_iter > 1 else ""

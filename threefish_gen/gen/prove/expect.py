@@ -17,13 +17,30 @@ def block_vars(stem: str, count: int) -> list:
     return [var(f"{stem}[{i}]") for i in range(count)]
 
 
-def expected(spec: Spec, options: Options, direction: str, key: list, tweak: list, data: list) -> list[Term]:
-    """Output words of one block whose key, tweak and input words are the given terms."""
+def expected(spec: Spec, options: Options, direction: str, key: list, tweak: list, data: list,
+             steps: set | None = None) -> list[Term]:
+    """Output words of one block whose key, tweak and input words are the given terms; with
+    ``steps``, every value the description assigns on the way is added to it (its partial sums,
+    which the flattened sums of the output terms do not contain: a program's divergence is
+    looked for among the terms that are not one of them, gen/prove/engine.py)."""
     prog = _program(spec, options, direction)
     memory = {"key": list(key), "tweak": list(tweak), "in": list(data)}
-    env = interpret(prog.setup, memory)
+    env = interpret(prog.setup, memory, _Recording(steps) if steps is not None else None)
     interpret(prog.body, memory, env)
     return memory["out"][:spec.nw]
+
+
+class _Recording(dict):
+    """An interpreter environment that keeps every term assigned to it."""
+
+    def __init__(self, seen: set):
+        super().__init__()
+        self.seen = seen
+
+    def __setitem__(self, name, t):
+        if isinstance(t, Term):
+            self.seen.add(t)
+        super().__setitem__(name, t)
 
 
 @lru_cache(maxsize=None)
