@@ -37,6 +37,19 @@ def base_of(addr: Term) -> tuple[Term, Term]:
     raise ProveError(f"address without one base pointer: {show(addr)}")
 
 
+def address_text(addr: Term) -> str:
+    """'rsp0/aligned@12 - 648' for a base pointer plus a constant offset, else the term."""
+    try:
+        base, off = base_of(addr)
+    except ProveError:
+        return show(addr)
+    vo = value(off)
+    if vo is None:
+        return show(addr)
+    vo = vo - (1 << 64) if vo >> 63 else vo
+    return f"{base.args[0]} {'-' if vo < 0 else '+'} {abs(vo)}" if vo else base.args[0]
+
+
 def _is_base(t: Term) -> bool:
     return t.args[0].startswith(("ptr:", "rsp0", "sym:"))
 
@@ -107,7 +120,7 @@ class Machine:
             if lo and hi and lo[0] == hi[0] == 4 and value(lo[1]) is not None and value(hi[1]) is not None:
                 return const(value(lo[1]) | value(hi[1]) << 32)
         if cell is not None:
-            raise ProveError(f"reads {size} bytes at {show(addr)}, {cell[0]} were written there")
+            raise ProveError(f"reads {size} bytes at {address_text(addr)}, {cell[0]} were written there")
         k = kind(base)
         if k in INPUTS and vo is not None and vo % 8 == 0 and size == 8:
             return var(f"{stem(base)}[{vo // 8}]")
@@ -117,7 +130,7 @@ class Machine:
             return var(f"{stem(base)}[#{off.id}]")
         if tolerant:      # a vector lane nothing uses (words in xmm lane 0 on x86)
             return var(f"undef:[{show(addr)}]")
-        raise ProveError(f"reads memory never written: {show(addr)}")
+        raise ProveError(f"reads memory never written: {address_text(addr)}")
 
     def store(self, addr: Term, size: int, t: Term) -> None:
         base, off = base_of(addr)

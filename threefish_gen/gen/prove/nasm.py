@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from .engine import INPUTS, Machine, ProveError, Unsupported, base_of, kind
-from .terms import MASK, Term, add, and_, const, mul, or_, rotl, show, shr, sub, value, var, xor
+from .engine import INPUTS, Machine, ProveError, Unsupported, address_text, base_of, kind
+from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
 
 GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}" for i in range(8, 16))
 GPR32 = {"eax": "rax", "ebx": "rbx", "ecx": "rcx", "edx": "rdx", "esi": "rsi", "edi": "rdi", "ebp": "rbp",
@@ -451,16 +451,8 @@ class NasmMachine(Machine):
         vo = value(off)
         if vo is not None and mod % need == 0 and (res + vo) % need == 0:
             return
-        why = "is not known to be one"
-        if vo is not None:
-            vo = vo - (1 << 64) if vo >> 63 else vo
-            where = f"{base.args[0]} {'-' if vo < 0 else '+'} {abs(vo)}"
-            if mod % need == 0:
-                why = f"is {(res + vo) % need} mod {need}"
-        else:
-            where = show(addr)
-        raise ProveError(f"needs a {need}-byte aligned address, "
-                         f"{where} {why}")
+        why = f"is {(res + vo) % need} mod {need}" if vo is not None and mod % need == 0 else "is not known to be one"
+        raise ProveError(f"needs a {need}-byte aligned address, {address_text(addr)} {why}")
 
     def dest(self, op: str, t: Term) -> None:
         if self._reg(op) is not None:
