@@ -500,27 +500,28 @@ class NasmMachine(Machine):
             else:
                 self.vwrite(dst, self.vread(a[1], self.width(a[1])))
         elif base == "movq":
-            if self._reg(a[0]) is not None and self._reg(a[0])[0] == "v":
-                r = self._reg(a[1])
+            d, r = self._reg(a[0]), self._reg(a[1])
+            if d is not None and d[0] == "v":
                 src = self.read(a[1], 8) if (r is None or r[0] == "g") else self.lanes(r[1])[0]
                 self.vwrite(a[0], [src, const(0)])
-            elif self._reg(a[0]) is not None:
-                self.write_gpr(a[0], self.lanes(self._reg(a[1])[1])[0])
+            elif d is not None:
+                self.write_gpr(a[0], self.lanes(self._vreg(a[1], ln))[0])
             else:
                 _, addr, _ = self.address(a[0])
-                self.store(addr, 8, self.lanes(self._reg(a[1])[1])[0])
+                self.store(addr, 8, self.lanes(self._vreg(a[1], ln))[0])
         elif base == "movsd":
             if self._reg(a[0]) is None:
                 _, addr, _ = self.address(a[0])
-                self.store(addr, 8, self.lanes(self._reg(a[1])[1])[0])
+                self.store(addr, 8, self.lanes(self._vreg(a[1], ln))[0])
             elif self._reg(a[1]) is None:
+                self._vreg(a[0], ln)
                 self.vwrite(a[0], [self.read(a[1], 8), const(0)], legacy=True)
             else:
-                old = self.lanes(self._reg(a[0])[1])
-                self.vwrite(a[0], [self.lanes(self._reg(a[1])[1])[0], old[1]], legacy=True)
+                old = self.lanes(self._vreg(a[0], ln))
+                self.vwrite(a[0], [self.lanes(self._vreg(a[1], ln))[0], old[1]], legacy=True)
         elif base == "pextrq":
             _, addr, _ = self.address(a[0])
-            self.store(addr, 8, self.lanes(self._reg(a[1])[1])[_int(a[2])])
+            self.store(addr, 8, self.lanes(self._vreg(a[1], ln))[_int(a[2])])
         elif base == "extracti128":
             lanes = self.lanes(self._reg(a[1])[1])
             k = _int(a[2])
@@ -540,10 +541,16 @@ class NasmMachine(Machine):
         elif base in ("punpcklqdq", "punpckhqdq", "shufpd", "pshufd", "pslldq", "psrldq"):
             self.shuffle(base, dst, srcs, w, vex)
         elif base in ("movhlps", "movlhps") and not vex:
-            d, s = self.lanes(self._reg(a[0])[1]), self.lanes(self._reg(a[1])[1])
+            d, s = (self.lanes(self._vreg(x, ln)) for x in a[:2])
             self.vwrite(a[0], [s[1], d[1]] if base == "movhlps" else [d[0], s[0]], legacy=True)
         else:
             raise Unsupported(f"line {ln.no}: instruction {op} is not modelled")
+
+    def _vreg(self, op: str, ln: Line) -> int:
+        r = self._reg(op)
+        if r is None or r[0] != "v":
+            raise Unsupported(f"line {ln.no}: {op} is not a vector register")
+        return r[1]
 
     def shuffle(self, base, dst, srcs, w, vex):
         """128-bit shuffles of 64-bit lanes (the packed layouts); per 128-bit lane for ymm/zmm.
