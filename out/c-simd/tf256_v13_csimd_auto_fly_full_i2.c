@@ -57,10 +57,12 @@ static inline uint64_t tf256_v13_csimd_auto_fly_full_i2_load64(const uint8_t *p)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 55296.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead.  Optimized builds (__OPTIMIZE__) clear twice the most bytes of the
-   locals declared in scopes open at the same time, plus 1 KiB: locals of scopes that are not open
-   together share their slots there. */
+   twice the bytes its locals declare plus 1 KiB, at most 55296.  Optimized builds
+   (__OPTIMIZE__) clear twice the bytes of the locals declared in scopes open at the same time (locals
+   of scopes not open together share their slots there) plus 256 (the 128-byte red zone, saved
+   registers, return address).  gcc and clang: 64-byte stores the compiler inlines, then an empty
+   asm that reads the memory, so the compiler cannot drop them as dead; other compilers: memset
+   through a volatile function pointer. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf256_v13_csimd_auto_fly_full_i2_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -68,12 +70,21 @@ static inline uint64_t tf256_v13_csimd_auto_fly_full_i2_load64(const uint8_t *p)
 #else
 #define tf256_v13_csimd_auto_fly_full_i2_NOINLINE
 #endif
+#if !defined(__GNUC__) && !defined(__clang__)
 static void *(*const volatile tf256_v13_csimd_auto_fly_full_i2_wipe_memset)(void *, int, size_t) = memset;
+#endif
 
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_burn(size_t n)
 {
     unsigned char stack[55296]; /* its top n bytes lie where the work function's frame was */
+#if defined(__GNUC__) || defined(__clang__)
+    size_t i;
+    for (i = sizeof stack - n; i < sizeof stack; i += 64) /* n is a multiple of 64 */
+        memset(stack + i, 0, 64);
+    __asm__ __volatile__("" : : "r"(stack) : "memory");
+#else
     tf256_v13_csimd_auto_fly_full_i2_wipe_memset(stack + sizeof stack - n, 0, n);
+#endif
 }
 
 static inline void tf256_v13_csimd_auto_fly_full_i2_store64(uint8_t *p, uint64_t v)
@@ -803,7 +814,11 @@ void tf256_v13_csimd_auto_fly_full_i2_encrypt(const uint8_t key[32], const uint8
                                               const uint8_t in[32], uint8_t out[32])
 {
     tf256_v13_csimd_auto_fly_full_i2_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf256_v13_csimd_auto_fly_full_i2_burn(448); /* optimized: locals of scopes not open together share slots */
+#else
     tf256_v13_csimd_auto_fly_full_i2_burn(1216);
+#endif
 }
 
 static tf256_v13_csimd_auto_fly_full_i2_NOINLINE void tf256_v13_csimd_auto_fly_full_i2_decrypt_work(const uint8_t key[32], const uint8_t tweak[16],
@@ -1498,7 +1513,11 @@ void tf256_v13_csimd_auto_fly_full_i2_decrypt(const uint8_t key[32], const uint8
                                               const uint8_t in[32], uint8_t out[32])
 {
     tf256_v13_csimd_auto_fly_full_i2_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf256_v13_csimd_auto_fly_full_i2_burn(448); /* optimized: locals of scopes not open together share slots */
+#else
     tf256_v13_csimd_auto_fly_full_i2_burn(1216);
+#endif
 }
 
 static void tf256_v13_csimd_auto_fly_full_i2_scalar_encrypt_blocks(const uint8_t key[32], const uint8_t *tweaks,
