@@ -10,6 +10,7 @@
  * path avx2: c-simd avx2 lanes 1024 v1.1 fly/full/i1 (n >= 4; default)
  * path neon: c-simd neon lanes 1024 v1.1 fly/full/i1 (n >= 2; default)
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
+ * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i1
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i1
  */
 #include "tf1024_v11_csimd_auto_fly_full.h"
@@ -26193,9 +26194,12 @@ static int tf1024_v11_csimd_auto_fly_full_cpu_rule(void)
             if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
                 r = 0; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+            else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
+                ((model >= 0x10u && model <= 0x1fu) || (model >= 0x60u && model <= 0x7fu) || (model >= 0xa0u && model <= 0xafu)))
+                r = 1; /* zen4: threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples */
             else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x1au &&
                 ((model <= 0x1fu)))
-                r = 1; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
+                r = 2; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
         }
         __atomic_store_n(&cached, r, __ATOMIC_RELAXED);
     }
@@ -26204,6 +26208,7 @@ static int tf1024_v11_csimd_auto_fly_full_cpu_rule(void)
 
 static const char *const tf1024_v11_csimd_auto_fly_full_choice_names[] = {
     "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
+    "avx512 lanes fly/full/i1 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)",
     "avx512 lanes fly/full/i1 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
     "avx512 lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
     "avx2 lanes fly/full/i1 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
@@ -26217,10 +26222,12 @@ static int tf1024_v11_csimd_auto_fly_full_choice(size_t n)
         return 0;
     if (rule == 1 && level >= 4 && n >= 8)
         return 1;
-    if (level >= 4 && n >= 8)
+    if (rule == 2 && level >= 4 && n >= 8)
         return 2;
-    if (level >= 3 && n >= 4)
+    if (level >= 4 && n >= 8)
         return 3;
+    if (level >= 3 && n >= 4)
+        return 4;
     return -1;
 }
 #elif defined(THREEFISH_GEN_NEON)
@@ -26268,6 +26275,9 @@ static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_fu
         tf1024_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 3:
+        tf1024_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 4:
         tf1024_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)
@@ -26307,6 +26317,9 @@ static tf1024_v11_csimd_auto_fly_full_NOINLINE void tf1024_v11_csimd_auto_fly_fu
         tf1024_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 3:
+        tf1024_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 4:
         tf1024_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)
