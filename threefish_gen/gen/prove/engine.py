@@ -508,8 +508,8 @@ def _trips(count: int, step: int, test: Term, nvar: Term, bottom: bool, env: dic
             raise ProveError(f"n = {n}: a loop does not end")
         return (count - k) // step + first
     up = step >> 63              # a counter that counts up (step = -d mod 2^64)
-    if not (test is nvar or (test.op in ("shr", "ge") and test.args[0] is nvar and not up)
-            or (test.op == "lt" and test.args[0] is nvar and up)):
+    if not ((test is nvar or (test.op in ("shr", "ge") and test.args[0] is nvar)) and not up
+            or test.op == "lt" and test.args[0] is nvar and up):
         raise ProveError(f"n = {n}: a loop does not end within {n + 64} trips")
     lo, hi = limit, max(first, count // step + first)      # zero_at(lo) is false, zero_at(hi) true
     while up and not zero_at(hi) and hi < 1 << 64:          # up to a bound: the first power of two past it
