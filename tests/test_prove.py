@@ -29,8 +29,21 @@ def committed_source(v):
     variant out/ does not ship (e.g. nasm-x64 Threefish-256 --interleave 1): rendered here."""
     folder = {"nasm": "nasm", "c": "c", "c#": "csharp"}[targets.get(v.target).recipe.language]
     suffix = {"nasm": ".asm", "c": ".c", "c#": ".cs"}[targets.get(v.target).recipe.language]
-    path = OUT / folder / f"{v.stem}{suffix}"
-    return path.read_text() if path.exists() else render_variant(v)[f"{v.stem}{suffix}"]
+    name = v.prefix if folder == "csharp" else v.stem        # C#: one file per class
+    path = OUT / folder / f"{name}{suffix}"
+    return path.read_text() if path.exists() else render_variant(v)[f"{name}{suffix}"]
+
+
+def edit_line(text, old, new, nth=1):
+    """Replace the nth line equal (stripped) to old (new None: drop it); returns (text, 1-based line number)."""
+    lines = text.splitlines()
+    hits = [i for i, ln in enumerate(lines) if ln.strip() == old]
+    i = hits[nth - 1]
+    if new is None:
+        del lines[i]
+    else:
+        lines[i] = lines[i].replace(old, new)
+    return "\n".join(lines) + "\n", i + 1
 
 
 def prove(v, text):

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from test_prove import cli, prove
+from test_prove import cli, edit_line, prove
 from threefish_gen.gen import targets
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import render_variant
@@ -59,14 +59,7 @@ LANES = _pick("sse2", "lanes", "_fly_full")
 
 def _mutate(v, old, new, nth=1):
     """The render with the nth line whose stripped text is old replaced (new None: dropped)."""
-    lines = _source(v).splitlines()
-    hits = [i for i, ln in enumerate(lines) if ln.strip() == old]
-    i = hits[nth - 1]
-    if new is None:
-        del lines[i]
-    else:
-        lines[i] = lines[i].replace(old, new)
-    return "\n".join(lines) + "\n", i + 1
+    return edit_line(_source(v), old, new, nth)
 
 
 def _differs(v, text, fn):

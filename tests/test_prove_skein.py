@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from test_prove import cli, committed_source, prove
+from test_prove import cli, committed_source, edit_line as _edit_nth, prove
 from threefish_gen.gen import targets
 from threefish_gen.gen.prove import why_not
 from threefish_gen.gen.render import render_variant
@@ -70,17 +70,6 @@ def test_simd_skein_proves_its_scalar_ubi_and_every_lanes_kernel():
 
 
 # ------------------------------------------------------------------------------ mutations
-
-def _edit_nth(text, old, new, nth=1):
-    """Replace the nth line equal (stripped) to old (None: delete it); returns (text, 1-based line)."""
-    lines = text.splitlines()
-    hits = [i for i, ln in enumerate(lines) if ln.strip() == old]
-    i = hits[nth - 1]
-    if new is None:
-        del lines[i]
-    else:
-        lines[i] = lines[i].replace(old, new)
-    return "\n".join(lines) + "\n", i + 1
 
 
 def _prove_file(tmp_path, target, text):

@@ -174,6 +174,7 @@ def test_set_tuned_without_a_matching_shipped_profile(monkeypatch):
 # --------------------------------------------------------------------------- the dispatcher's CPU table
 
 ZEN3 = '"AuthenticAMD",0x19,0x21'
+ZEN4 = '"AuthenticAMD",0x19,0x11'
 ZEN5 = '"AuthenticAMD",0x1a,0x02'
 OTHER = '"GenuineIntel",6,0x8f'
 
@@ -208,7 +209,7 @@ int main(void)
 }}
 """)
     exes = {}
-    for label, fake in (("zen3", ZEN3), ("zen5", ZEN5), ("other", OTHER)):
+    for label, fake in (("zen3", ZEN3), ("zen4", ZEN4), ("zen5", ZEN5), ("other", OTHER)):
         exe = tmp / f"d_{label}"
         subprocess.run(["gcc", "-O1", "-Wall", "-Wextra", "-Werror", f"-DTHREEFISH_GEN_FAKE_CPUID={fake}",
                         f"-I{tmp}", str(main), str(tmp / f"{v.stem}.c"), "-o", str(exe)], check=True)
@@ -238,6 +239,27 @@ def test_dispatcher_table_zen3_takes_its_row(dispatcher_exe):
     assert small == "scalar"
     assert got == want                              # the Zen 3 path computes Threefish-512
     assert _run(exes["zen3"], "avx2")[0].startswith("avx2 lanes fly/full/i1 (cpu rule zen3")
+
+
+def test_dispatcher_table_zen4_takes_its_row_where_the_cpu_allows_it(dispatcher_exe):
+    """Zen 4's row (tune on this project's Zen 4 VM: AVX-512 lanes i2 for Threefish-512) is named
+    where the CPU has AVX-512; elsewhere its ISA is not allowed and the default rule applies."""
+    exes, want = dispatcher_exe
+    bulk, small, got = _run(exes["zen4"])
+    if {"avx512f", "avx512vl"} <= cpu_flags():
+        assert bulk == "avx512 lanes fly/full/i2 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)"
+    else:
+        assert bulk.startswith("avx2 lanes fly/full/i2 (default rule"), bulk
+    assert (small, got) == ("scalar", want)
+    assert _run(exes["zen4"], "avx2")[0].startswith("avx2 lanes fly/full/i2 (default rule")
+
+
+def test_zen4_model_ranges():
+    r = next(x for x in cpu_rules.rules("c-simd", 256) if x.name == "zen4")
+    for model in (0x11, 0x18, 0x61, 0x74, 0xa0):       # Genoa, Storm Peak, Raphael, Phoenix, Bergamo
+        assert r.matches("AuthenticAMD", 0x19, model)
+    assert not r.matches("AuthenticAMD", 0x19, 0x21) and not r.matches("AuthenticAMD", 0x1a, 0x11)
+    assert (r.options, dict(r.values)) == (Options("fly", "full", 4), {"isa": "avx512", "layout": "lanes"})
 
 
 def test_dispatcher_table_unknown_cpu_takes_the_default_rule(dispatcher_exe):

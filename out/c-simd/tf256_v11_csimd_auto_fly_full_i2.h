@@ -10,6 +10,7 @@
  * path avx2: c-simd avx2 lanes 256 v1.1 fly/full/i2 (n >= 4; default)
  * path neon: c-simd neon lanes 256 v1.1 fly/full/i2 (n >= 2; default)
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i2
+ * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i4
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i4
  */
 #ifndef TF256_V11_CSIMD_AUTO_FLY_FULL_I2_H

@@ -10,6 +10,7 @@
  * path avx2: c-simd avx2 lanes 512 v1.1 fly/full/i2 (n >= 4; default)
  * path neon: c-simd neon lanes 512 v1.1 fly/full/i1 (n >= 2; default)
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
+ * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i2
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i2
  */
 #include "tf512_v11_csimd_auto_fly_full.h"
@@ -57,10 +58,12 @@ static inline uint64_t tf512_v11_csimd_auto_fly_full_load64(const uint8_t *p)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 37568.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead.  Optimized builds (__OPTIMIZE__) clear twice the most bytes of the
-   locals declared in scopes open at the same time, plus 1 KiB: locals of scopes that are not open
-   together share their slots there. */
+   twice the bytes its locals declare plus 1 KiB, at most 37568.  Optimized builds
+   (__OPTIMIZE__) clear twice the bytes of the locals declared in scopes open at the same time (locals
+   of scopes not open together share their slots there) plus 256 (the 128-byte red zone, saved
+   registers, return address).  gcc and clang: 64-byte stores the compiler inlines, then an empty
+   asm that reads the memory, so the compiler cannot drop them as dead; other compilers: memset
+   through a volatile function pointer. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf512_v11_csimd_auto_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -68,12 +71,21 @@ static inline uint64_t tf512_v11_csimd_auto_fly_full_load64(const uint8_t *p)
 #else
 #define tf512_v11_csimd_auto_fly_full_NOINLINE
 #endif
+#if !defined(__GNUC__) && !defined(__clang__)
 static void *(*const volatile tf512_v11_csimd_auto_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
 
 static tf512_v11_csimd_auto_fly_full_NOINLINE void tf512_v11_csimd_auto_fly_full_burn(size_t n)
 {
     unsigned char stack[37568]; /* its top n bytes lie where the work function's frame was */
+#if defined(__GNUC__) || defined(__clang__)
+    size_t i;
+    for (i = sizeof stack - n; i < sizeof stack; i += 64) /* n is a multiple of 64 */
+        memset(stack + i, 0, 64);
+    __asm__ __volatile__("" : : "r"(stack) : "memory");
+#else
     tf512_v11_csimd_auto_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
+#endif
 }
 
 static inline void tf512_v11_csimd_auto_fly_full_store64(uint8_t *p, uint64_t v)
@@ -1328,7 +1340,11 @@ void tf512_v11_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t 
                                            const uint8_t in[64], uint8_t out[64])
 {
     tf512_v11_csimd_auto_fly_full_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf512_v11_csimd_auto_fly_full_burn(576); /* optimized: locals of scopes not open together share slots */
+#else
     tf512_v11_csimd_auto_fly_full_burn(1344);
+#endif
 }
 
 static tf512_v11_csimd_auto_fly_full_NOINLINE void tf512_v11_csimd_auto_fly_full_decrypt_work(const uint8_t key[64], const uint8_t tweak[16],
@@ -2548,7 +2564,11 @@ void tf512_v11_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t 
                                            const uint8_t in[64], uint8_t out[64])
 {
     tf512_v11_csimd_auto_fly_full_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf512_v11_csimd_auto_fly_full_burn(576); /* optimized: locals of scopes not open together share slots */
+#else
     tf512_v11_csimd_auto_fly_full_burn(1344);
+#endif
 }
 
 static void tf512_v11_csimd_auto_fly_full_scalar_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
@@ -25240,9 +25260,12 @@ static int tf512_v11_csimd_auto_fly_full_cpu_rule(void)
             if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
                 r = 0; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+            else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
+                ((model >= 0x10u && model <= 0x1fu) || (model >= 0x60u && model <= 0x7fu) || (model >= 0xa0u && model <= 0xafu)))
+                r = 1; /* zen4: threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples */
             else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x1au &&
                 ((model <= 0x1fu)))
-                r = 1; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
+                r = 2; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
         }
         __atomic_store_n(&cached, r, __ATOMIC_RELAXED);
     }
@@ -25251,6 +25274,7 @@ static int tf512_v11_csimd_auto_fly_full_cpu_rule(void)
 
 static const char *const tf512_v11_csimd_auto_fly_full_choice_names[] = {
     "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
+    "avx512 lanes fly/full/i2 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)",
     "avx512 lanes fly/full/i2 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
     "avx512 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)",
     "avx2 lanes fly/full/i2 (default rule: the highest ISA the CPU and $THREEFISH_GEN_ISA allow)"
@@ -25264,10 +25288,12 @@ static int tf512_v11_csimd_auto_fly_full_choice(size_t n)
         return 0;
     if (rule == 1 && level >= 4 && n >= 8)
         return 1;
-    if (level >= 4 && n >= 8)
+    if (rule == 2 && level >= 4 && n >= 8)
         return 2;
-    if (level >= 3 && n >= 4)
+    if (level >= 4 && n >= 8)
         return 3;
+    if (level >= 3 && n >= 4)
+        return 4;
     return -1;
 }
 #elif defined(THREEFISH_GEN_NEON)
@@ -25315,6 +25341,9 @@ static tf512_v11_csimd_auto_fly_full_NOINLINE void tf512_v11_csimd_auto_fly_full
         tf512_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 3:
+        tf512_v11_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 4:
         tf512_v11_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)
@@ -25354,6 +25383,9 @@ static tf512_v11_csimd_auto_fly_full_NOINLINE void tf512_v11_csimd_auto_fly_full
         tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 3:
+        tf512_v11_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 4:
         tf512_v11_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)

@@ -41,8 +41,11 @@ static inline void tf1024_v11_c_fly_full_store64(uint8_t *p, uint64_t v)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 1920.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead. */
+   twice the bytes its locals declare plus 1 KiB, at most 1920.  Optimized builds
+   (__OPTIMIZE__) clear twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address).  gcc and clang: 64-byte stores the compiler inlines, then an empty
+   asm that reads the memory, so the compiler cannot drop them as dead; other compilers: memset
+   through a volatile function pointer. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf1024_v11_c_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -50,12 +53,21 @@ static inline void tf1024_v11_c_fly_full_store64(uint8_t *p, uint64_t v)
 #else
 #define tf1024_v11_c_fly_full_NOINLINE
 #endif
+#if !defined(__GNUC__) && !defined(__clang__)
 static void *(*const volatile tf1024_v11_c_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
 
 static tf1024_v11_c_fly_full_NOINLINE void tf1024_v11_c_fly_full_burn(size_t n)
 {
     unsigned char stack[1920]; /* its top n bytes lie where the work function's frame was */
+#if defined(__GNUC__) || defined(__clang__)
+    size_t i;
+    for (i = sizeof stack - n; i < sizeof stack; i += 64) /* n is a multiple of 64 */
+        memset(stack + i, 0, 64);
+    __asm__ __volatile__("" : : "r"(stack) : "memory");
+#else
     tf1024_v11_c_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
+#endif
 }
 
 static tf1024_v11_c_fly_full_NOINLINE void tf1024_v11_c_fly_full_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
@@ -5074,7 +5086,11 @@ void tf1024_v11_c_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[1
                                    const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v11_c_fly_full_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf1024_v11_c_fly_full_burn(832); /* optimized: locals of scopes not open together share slots */
+#else
     tf1024_v11_c_fly_full_burn(1600);
+#endif
 }
 
 void tf1024_v11_c_fly_full_encrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,
@@ -10100,7 +10116,11 @@ void tf1024_v11_c_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[1
                                    const uint8_t in[128], uint8_t out[128])
 {
     tf1024_v11_c_fly_full_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf1024_v11_c_fly_full_burn(832); /* optimized: locals of scopes not open together share slots */
+#else
     tf1024_v11_c_fly_full_burn(1600);
+#endif
 }
 
 void tf1024_v11_c_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t *tweaks,

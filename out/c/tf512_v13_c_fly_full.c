@@ -41,8 +41,11 @@ static inline void tf512_v13_c_fly_full_store64(uint8_t *p, uint64_t v)
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 1536.  The store goes through a volatile function pointer, so the compiler
-   cannot drop it as dead. */
+   twice the bytes its locals declare plus 1 KiB, at most 1536.  Optimized builds
+   (__OPTIMIZE__) clear twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address).  gcc and clang: 64-byte stores the compiler inlines, then an empty
+   asm that reads the memory, so the compiler cannot drop them as dead; other compilers: memset
+   through a volatile function pointer. */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf512_v13_c_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -50,12 +53,21 @@ static inline void tf512_v13_c_fly_full_store64(uint8_t *p, uint64_t v)
 #else
 #define tf512_v13_c_fly_full_NOINLINE
 #endif
+#if !defined(__GNUC__) && !defined(__clang__)
 static void *(*const volatile tf512_v13_c_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
 
 static tf512_v13_c_fly_full_NOINLINE void tf512_v13_c_fly_full_burn(size_t n)
 {
     unsigned char stack[1536]; /* its top n bytes lie where the work function's frame was */
+#if defined(__GNUC__) || defined(__clang__)
+    size_t i;
+    for (i = sizeof stack - n; i < sizeof stack; i += 64) /* n is a multiple of 64 */
+        memset(stack + i, 0, 64);
+    __asm__ __volatile__("" : : "r"(stack) : "memory");
+#else
     tf512_v13_c_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
+#endif
 }
 
 static tf512_v13_c_fly_full_NOINLINE void tf512_v13_c_fly_full_encrypt_work(const uint8_t key[64], const uint8_t tweak[16],
@@ -2496,7 +2508,11 @@ void tf512_v13_c_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16]
                                   const uint8_t in[64], uint8_t out[64])
 {
     tf512_v13_c_fly_full_encrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf512_v13_c_fly_full_burn(576); /* optimized: locals of scopes not open together share slots */
+#else
     tf512_v13_c_fly_full_burn(1344);
+#endif
 }
 
 void tf512_v13_c_fly_full_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
@@ -4944,7 +4960,11 @@ void tf512_v13_c_fly_full_decrypt(const uint8_t key[64], const uint8_t tweak[16]
                                   const uint8_t in[64], uint8_t out[64])
 {
     tf512_v13_c_fly_full_decrypt_work(key, tweak, in, out);
+#if defined(__OPTIMIZE__)
+    tf512_v13_c_fly_full_burn(576); /* optimized: locals of scopes not open together share slots */
+#else
     tf512_v13_c_fly_full_burn(1344);
+#endif
 }
 
 void tf512_v13_c_fly_full_decrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,

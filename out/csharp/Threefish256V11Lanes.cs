@@ -72,13 +72,22 @@ public static class Threefish256V11Lanes
     // Wipe (on by default; --no-wipe leaves it out): the kernels do not inline, so their frames
     // (key, subkey, tweak and state words the JIT spilled) lie below the public method; after
     // them Burn clears that much stack: twice the bytes the largest kernel's locals declare plus
-    // 1 KiB.  ZeroMemory is never elided.
+    // 1 KiB (BurnOne after Encrypt/Decrypt: their single-block kernels' locals).  ZeroMemory is
+    // never elided.
     private const int BurnBytes = 11392;
+    private const int BurnOneBytes = 1216;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void Burn()
     {
         Span<byte> stack = stackalloc byte[BurnBytes];
+        CryptographicOperations.ZeroMemory(stack);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void BurnOne()
+    {
+        Span<byte> stack = stackalloc byte[BurnOneBytes];
         CryptographicOperations.ZeroMemory(stack);
     }
 
@@ -88,7 +97,7 @@ public static class Threefish256V11Lanes
         CheckOne(key, tweak, input, output);
         EncryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
-        Burn();
+        BurnOne();
     }
 
     /// <summary>Encrypt n = input.Length / BlockBytes independent blocks under one key; block i uses
@@ -8552,7 +8561,7 @@ public static class Threefish256V11Lanes
         CheckOne(key, tweak, input, output);
         DecryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
-        Burn();
+        BurnOne();
     }
 
     /// <summary>Decrypt n = input.Length / BlockBytes independent blocks under one key; block i uses

@@ -72,13 +72,22 @@ public static class Threefish512V13Lanes
     // Wipe (on by default; --no-wipe leaves it out): the kernels do not inline, so their frames
     // (key, subkey, tweak and state words the JIT spilled) lie below the public method; after
     // them Burn clears that much stack: twice the bytes the largest kernel's locals declare plus
-    // 1 KiB.  ZeroMemory is never elided.
+    // 1 KiB (BurnOne after Encrypt/Decrypt: their single-block kernels' locals).  ZeroMemory is
+    // never elided.
     private const int BurnBytes = 8704;
+    private const int BurnOneBytes = 1344;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private static void Burn()
     {
         Span<byte> stack = stackalloc byte[BurnBytes];
+        CryptographicOperations.ZeroMemory(stack);
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void BurnOne()
+    {
+        Span<byte> stack = stackalloc byte[BurnOneBytes];
         CryptographicOperations.ZeroMemory(stack);
     }
 
@@ -88,7 +97,7 @@ public static class Threefish512V13Lanes
         CheckOne(key, tweak, input, output);
         EncryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
-        Burn();
+        BurnOne();
     }
 
     /// <summary>Encrypt n = input.Length / BlockBytes independent blocks under one key; block i uses
@@ -5091,7 +5100,7 @@ public static class Threefish512V13Lanes
         CheckOne(key, tweak, input, output);
         DecryptBlock(ref MemoryMarshal.GetReference(key), ref MemoryMarshal.GetReference(tweak),
                 ref MemoryMarshal.GetReference(input), ref MemoryMarshal.GetReference(output));
-        Burn();
+        BurnOne();
     }
 
     /// <summary>Decrypt n = input.Length / BlockBytes independent blocks under one key; block i uses

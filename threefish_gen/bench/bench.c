@@ -47,7 +47,9 @@
  *   --quick        short run for tests: 5 samples of ~0.5 ms, short warm-up
  *   --filter S     only rows whose name or prefix contains S (repeatable: any match)
  *   --mode M       bulk, chained or both (default both)
- *   --cpu N        pin to CPU N (default 0); --cpu -1 leaves affinity alone
+ *   --cpu N        pin to CPU N (default: the lowest CPU the inherited affinity
+ *                  allows, so `taskset -c 1 make bench` times on CPU 1); --cpu -1
+ *                  leaves affinity alone
  *   --sample-ms X  target duration of one timed sample (default 3)
  *   --check-only   run the correctness checks only
  *   --list         print the compiled-in rows and exit
@@ -182,7 +184,7 @@ static struct {
     int check_only, list;
     const char *filters[MAX_FILTERS];
     int n_filters;
-} g_opt = {21, 3.0, 20.0, 200.0, 1, 1, 0, 0, 0, {NULL}, 0};
+} g_opt = {21, 3.0, 20.0, 200.0, 1, 1, -2 /* lowest allowed CPU */, 0, 0, {NULL}, 0};
 
 static void usage(FILE *f)
 {
@@ -229,7 +231,7 @@ static int parse_args(int argc, char **argv)
             samples_given = 1;
             i++;
         } else if (v && !strcmp(a, "--cpu")) {
-            if (parse_int(v, &g_opt.cpu) != 0) return -1;
+            if (parse_int(v, &g_opt.cpu) != 0 || g_opt.cpu < -1) return -1;
             i++;
         } else if (v && !strcmp(a, "--sample-ms")) {
             char *end;
@@ -324,12 +326,18 @@ static void print_cpu_model(void)
 
 static void pin_cpu(void)
 {
-    if (g_opt.cpu < 0) {
+    if (g_opt.cpu == -1) {
         printf("PIN\tnone\tdisabled\n");
         return;
     }
 #ifdef __linux__
     cpu_set_t set;
+    if (g_opt.cpu == -2) {              /* default: the lowest CPU the caller's affinity allows */
+        g_opt.cpu = 0;
+        if (sched_getaffinity(0, sizeof set, &set) == 0)
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &set)) { g_opt.cpu = c; break; }
+    }
     CPU_ZERO(&set);
     CPU_SET(g_opt.cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) == 0)

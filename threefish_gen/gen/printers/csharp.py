@@ -443,9 +443,10 @@ def render(v, laid: dict) -> dict[str, str]:
                interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
     ctx["stackalloc"] = any("stackalloc" in ln for f in ctx["fn"].values()
                             for ln in f["arrays"] + f["blocks_arrays"] + [x for L in f["lanes"] for x in L["arrays"]])
-    text = render_template("csharp/threefish.cs.j2", burn=0, **ctx)
+    text = render_template("csharp/threefish.cs.j2", burn=0, burn_one=0, **ctx)
     if ctx["wipe"]:    # the wipe's size comes from the kernels as rendered
-        text = render_template("csharp/threefish.cs.j2", burn=burn_bytes(text), **ctx)
+        text = render_template("csharp/threefish.cs.j2", burn=burn_bytes(text),
+                               burn_one=burn_bytes(text, single_block_kernel), **ctx)
     return {f"{cls}.cs": text}
 
 
@@ -454,15 +455,28 @@ _CS_BYTES = {"ulong": 8, "Vector128<ulong>": 16, "Vector256<ulong>": 32, "Vector
 _CS_ALLOC = re.compile(r"stackalloc (ulong|byte)\[(\d+)\]")
 
 
-def burn_bytes(text: str) -> int:
+_MULTI_BLOCK_KERNEL = re.compile(r"(?:Encrypt|Decrypt)(?:Lanes\d+|BlocksScalar)$")
+
+
+def single_block_kernel(name: str) -> bool:
+    """A method Encrypt/Decrypt may run (every method but the *Blocks kernels)."""
+    return not _MULTI_BLOCK_KERNEL.search(name)
+
+
+def burn_bytes(text: str, methods=lambda name: True) -> int:
     """Bytes the C# wipe clears after a call: twice the most bytes of locals (and stackalloc
-    scratch) one method of ``text`` declares, plus 1 KiB, in 64-byte units."""
+    scratch) one method of ``text`` (of those ``methods`` accepts) declares, plus 1 KiB (the
+    JIT's tier-0 code gives temporaries slots of their own), in 64-byte units.  Encrypt and
+    Decrypt clear what their single-block kernels need, not what the 8-block Vector512 kernel
+    needs (Threefish-256 lanes: 1.2 KiB instead of 11 KiB per 32-byte block)."""
     per: dict[str, int] = {}
     name = ""
     for ln in text.splitlines():
         m = re.match(r"\s+(?:private|public) static \w+ (\w+)\(", ln)
         if m:
             name = m.group(1)
+        if not methods(name):
+            continue
         d = _CS_DECL.match(ln)
         if d:
             per[name] = per.get(name, 0) + _CS_BYTES[d.group(1)] * len(d.group(2).split(","))

@@ -3,8 +3,8 @@
 ``prove_files(variant, files)`` symbolically executes every exported function of the emitted
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
 description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
-C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py).  Skein renders: the
-generated UBI function (gen/prove/skein.py).
+C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py), C# (gen/prove/csharp.py,
+on the SIMD C reader's machinery).  Skein renders: the generated UBI function (gen/prove/skein.py).
 """
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 from ..errors import GenError
 from ..targets import get as get_target
 from ..variant import Variant
-from . import c, c_simd, engine, nasm
+from . import c, c_simd, csharp, engine, nasm
 from . import skein as skein_ubi
 from .engine import ProveError, Unsupported
 from .expect import block_vars, expected, key_vars
 from .terms import Term, var
 
-LANGUAGES = ("nasm", "c")
+LANGUAGES = ("nasm", "c", "c#")
 
 
 @dataclass
@@ -47,12 +47,11 @@ def why_not(v: Variant) -> str | None:
 
 
 def skein_why_not(v: Variant) -> str | None:
-    """Skein: the generated UBI function of scalar C and nasm-x64 (GPR) and the SIMD C lanes
-    kernels are proved (the glue is checked by verify against the golden records); C# is not
-    read yet."""
+    """Skein: the generated UBI function of scalar C, C# and nasm-x64 (GPR) and the SIMD C lanes
+    kernels are proved (the glue is checked by verify against the golden records)."""
     language = get_target(v.target).recipe.language
-    if language == "c":
-        return None         # the scalar P_ubi, and with --isa the SIMD lanes kernels too
+    if language in ("c", "c#"):
+        return None         # the scalar P_ubi (C# Ubi), and with --isa the SIMD lanes kernels too
     if language == "nasm" and v.get("isa", "gpr") == "gpr":
         return None
     return f"the Skein UBI of --target {v.target} ({language}) is not read by the prover (verify checks it)"
@@ -103,12 +102,11 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
 
     try:
         jobs = (_nasm_jobs(text, word_bits, v) if language == "nasm" else
+                csharp.jobs(text, bs=spec.block_bytes) if language == "c#" else
                 c_simd.jobs(text, _kind) if simd_c(v) else _c_jobs(text))
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
-    if not jobs:
-        raise GenError("no exported encrypt/decrypt function in the file")
-    for name, (direction, blocks), make in jobs:
+    for name, (direction, blocks), make in jobs:     # C#: made path by path, labelled once run
         args = [var("ptr:key"), var("ptr:tweak"), var("ptr:in"), var("ptr:out")]
         if blocks:
             args.append(var("n"))
@@ -116,14 +114,21 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
             m, entry, heads, line_text = make(args)
             ctx = engine.Context(nw, exp_for(direction), steps=exp_for(direction, steps=True))
             summary = engine.prove_function(m, entry, heads, ctx, not blocks, line_text)
-            rep.lines.append(f"{name}: equivalent ({summary})")
+            rep.lines.append(f"{_label(name)}: equivalent ({summary})")
         except ProveError as e:
             rep.failed = True
-            rep.lines.append(f"{name}: DIFFERS: {e}")
+            rep.lines.append(f"{_label(name)}: DIFFERS: {e}")
         except Unsupported as e:
-            raise GenError(f"{name}: cannot read the program: {e}") from None
+            raise GenError(f"{_label(name)}: cannot read the program: {e}") from None
+    if not rep.lines:
+        raise GenError("no exported encrypt/decrypt function in the file")
     rep.seconds = time.monotonic() - t0
     return rep
+
+
+def _label(name) -> str:
+    """A job's name (C#: a callable naming the flags the path read, known once it ran)."""
+    return name() if callable(name) else name
 
 
 def _nasm_jobs(text: str, word_bits: int, v: Variant) -> list:

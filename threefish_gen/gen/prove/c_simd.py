@@ -37,11 +37,12 @@ _TYPES = {"const", "void", "unsigned", "signed", "long", "int", "char", "short",
 _VBYTES = {"__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16, "__m128d": 16}
 
 
-def _tokens(s: str) -> list[str]:
+def _tokens(s: str, token=_TOKEN) -> list[str]:
+    """The tokens of an expression (``token``: the reader's pattern, its token in group 1)."""
     out, pos = [], 0
     s = s.strip()
     while pos < len(s):
-        m = _TOKEN.match(s, pos)
+        m = token.match(s, pos)
         if not m or m.end() == pos:
             raise Unsupported(f"cannot read {s[pos:pos + 20]!r}")
         out.append(m.group(1))
@@ -52,6 +53,8 @@ def _tokens(s: str) -> list[str]:
 # ---------------------------------------------------------------------------- expressions (AST)
 
 class _Parser:
+    BINARY = _BINARY
+
     def __init__(self, toks, no):
         self.t, self.i, self.no = toks, 0, no
 
@@ -76,7 +79,7 @@ class _Parser:
         left = self.unary()
         while True:
             op = self.peek()
-            prec = _BINARY.get(op)
+            prec = self.BINARY.get(op)
             if prec is None or prec <= floor:
                 return left
             self.i += 1
@@ -126,23 +129,19 @@ def _parse(s: str, no: int):
 
 
 def _rename(e, f):
-    """The expression with every local name passed through f."""
+    """The expression with every name passed through f (the nodes are tuples (kind, ...): a
+    child is a node, a tuple of nodes (call arguments) or a plain value)."""
     k = e[0]
-    if k == "num":
-        return e
     if k == "name":
         return ("name", f(e[1]))
     if k == "index":
         return ("index", f(e[1]), _rename(e[2], f))
-    if k == "bin":
-        return ("bin", e[1], _rename(e[2], f), _rename(e[3], f))
-    if k == "neg":
-        return ("neg", _rename(e[1], f))
-    if k == "call":
-        return ("call", e[1], tuple(_rename(a, f) for a in e[2]))
-    if k == "cond":
-        return ("cond", _rename(e[1], f))
-    raise AssertionError(k)
+    out = [k]
+    for x in e[1:]:
+        if isinstance(x, tuple):
+            x = _rename(x, f) if x and isinstance(x[0], str) else tuple(_rename(a, f) for a in x)
+        out.append(x)
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------- statements
@@ -248,19 +247,27 @@ class Program:
         if len(args) != len(callee.params):
             raise Unsupported(f"line {no}: {callee_name} takes {len(callee.params)} arguments")
         fn.inlined += 1
-        pre = f"{callee_name}#{fn.inlined}."
-
-        def f(name):
-            return pre + name
-
+        f = self._renamer(callee, f"{callee_name}#{fn.inlined}.")
         for p, a in zip(callee.params, args):
-            fn.stmts.append(Stmt(no, text, "assign", ("name", f(p)), "=", _parse(a, no)))
+            fn.stmts.append(Stmt(no, text, "assign", ("name", f(p)), "=", self._parse(a, no)))
         base = len(fn.stmts)
         end = base + len(callee.stmts)
         for s in callee.stmts:
             fn.stmts.append(s.moved(base, f, end))
+        self._inherit(fn, callee, f)
+
+    @staticmethod
+    def _renamer(callee: Function, pre: str):
+        """How the callee's names read inlined: every name prefixed (C: no other names in a body)."""
+        return lambda name: pre + name
+
+    @staticmethod
+    def _inherit(fn: Function, callee: Function, f) -> None:
+        """The callee's local arrays become the caller's (renamed)."""
         for a, size in callee.arrays.items():
             fn.arrays[f(a)] = size
+
+    _parse = staticmethod(_parse)
 
     def _body(self, fn: Function, lines: list[str], i: int) -> int:
         """Compile statements up to the function's closing brace; returns the next line index."""
@@ -304,7 +311,7 @@ class Program:
                 cond = m.group(1)
                 z = re.fullmatch(r"(.*)==\s*0\s*", cond)
                 if z and not m.group(2):       # if (x == 0) stmt: the statement runs when x is zero
-                    st = Stmt(no, s, "ifzero", _parse(z.group(1), no), None)
+                    st = Stmt(no, s, "ifzero", self._parse(z.group(1), no), None)
                     fn.stmts.append(st)
                     pending.append(("ifzero", st))
                     continue
@@ -339,7 +346,7 @@ class Program:
             blk[1].b = len(fn.stmts)
 
     def _cond(self, s: str, no: int):
-        return ("cond", _parse(s, no))
+        return ("cond", self._parse(s, no))
 
     def _switch(self, fn: Function, lines: list[str], i: int) -> int:
         """The dispatcher, exactly: ``switch (choice(n)) { case K: path(params); return; ...
@@ -399,7 +406,7 @@ class Program:
                 self._scopes[-1].add(name)
             if "=" in rest:
                 name, init = rest.split("=", 1)
-                fn.stmts.append(Stmt(no, text, "assign", ("name", name.strip()), "=", _parse(init, no)))
+                fn.stmts.append(Stmt(no, text, "assign", ("name", name.strip()), "=", self._parse(init, no)))
                 return
             for part in rest.split(","):
                 a = re.fullmatch(r"\s*(\w+)\s*\[\s*(\d+)\s*\]\s*", part)
@@ -425,8 +432,8 @@ class Program:
             return Stmt(no, text, "assign", ("name", m.group(1)), "+=" if m.group(2) == "++" else "-=", ("num", 1))
         m = re.fullmatch(r"(\w+(?:\s*\[[^\]]*\])?)\s*(=|\+=|-=|\^=)\s*(.*)", s)
         if m:
-            return Stmt(no, text, "assign", _parse(m.group(1), no), m.group(2), _parse(m.group(3), no))
-        e = _parse(s, no)
+            return Stmt(no, text, "assign", self._parse(m.group(1), no), m.group(2), self._parse(m.group(3), no))
+        e = self._parse(s, no)
         if e[0] != "call":
             raise Unsupported(f"line {no}: cannot read {s!r}")
         return Stmt(no, text, "expr", e)
@@ -489,6 +496,11 @@ def _word(pairs) -> Term:
     return Term("bytes", tuple(flat))
 
 
+def bswap(t: Term) -> Term:
+    """The word with its 8 bytes in reverse order (a big-endian load or store of a word)."""
+    return _word(tuple(reversed(_bytes_of(t))))
+
+
 def _vbytes(v: tuple) -> list:
     out = []
     for t in v:
@@ -519,6 +531,7 @@ class SimdMachine(Machine):
         super().__init__()
         self.prog, self.fn = prog, fn
         self.line = None
+        self.moves: dict = {}       # term -> lines that moved it into another vector lane
 
     def enter(self, args: list[Term]) -> int:
         if len(args) != len(self.fn.params):
@@ -584,7 +597,10 @@ class SimdMachine(Machine):
         """A test as a term that is zero exactly when it fails."""
         if e[0] != "bin" or e[1] not in ("<", ">", "<=", ">=", "==", "!="):
             raise Unsupported(f"line {self.line.no}: a test that is not a comparison")
-        op, a, b = e[1], self.ev(e[2]), self.ev(e[3])
+        return self._compare(e[1], self.ev(e[2]), self.ev(e[3]))
+
+    def _compare(self, op: str, a: Term, b: Term) -> Term:
+        """a op b as a term that is zero exactly when it is false."""
         va, vb = value(a), value(b)
         if va is not None and vb is not None:
             ok = {"<": va < vb, ">": va > vb, "<=": va <= vb, ">=": va >= vb, "==": va == vb, "!=": va != vb}[op]
@@ -675,13 +691,13 @@ class SimdMachine(Machine):
         if op == "srli_epi64":
             k = self._imm(a[1])
             return tuple(shr(t, k) if k < 64 else const(0) for t in self._vec(a[0]))
-        if op == "rol_epi64":
+        if op in ("rol_epi64", "ror_epi64"):
             k = self._imm(a[1])
-            return tuple(rotl(t, k) for t in self._vec(a[0]))
-        if op in ("sllv_epi64", "srlv_epi64", "rolv_epi64"):
+            return tuple(rotl(t, k if op == "rol_epi64" else -k) for t in self._vec(a[0]))
+        if op in ("sllv_epi64", "srlv_epi64", "rolv_epi64", "rorv_epi64"):
             x, cs = self._vec(a[0]), self._lane_counts(self._vec(a[1]))
-            if op == "rolv_epi64":
-                return tuple(rotl(t, c & 63) for t, c in zip(x, cs))
+            if op in ("rolv_epi64", "rorv_epi64"):
+                return tuple(rotl(t, c if op == "rolv_epi64" else -c) for t, c in zip(x, cs))
             if op == "sllv_epi64":
                 return tuple(mul(t, 1 << c) if c < 64 else const(0) for t, c in zip(x, cs))
             return tuple(shr(t, c) if c < 64 else const(0) for t, c in zip(x, cs))
@@ -875,7 +891,12 @@ class SimdMachine(Machine):
             if op != "=":
                 raise Unsupported(f"line {st.no}: {op} on a vector")
             for t in rhs:
-                self.note(t)
+                if t in self.origin:        # a lane moved (a shuffle, a copy): no new term
+                    lines = self.moves.setdefault(t, [])
+                    if len(lines) < 4 and st.no not in lines:
+                        lines.append(st.no)
+                else:
+                    self.note(t)
             s.vregs[name] = rhs
             s.regs.pop(name, None)
             return

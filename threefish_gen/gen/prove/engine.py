@@ -12,6 +12,8 @@ and trip count) is checked for many n.
 """
 from __future__ import annotations
 
+import re
+
 from .terms import MASK, Term, add, const, evaluate, show, sub, subst, subterms, value, var, variables
 
 
@@ -230,6 +232,62 @@ def _check_blocks(m, stored: dict, blocks: int, ctx: Context, tw: str, inn: str,
                 raise ProveError(_divergence(m, blk, i, got, e, per_iter, steps))
 
 
+def classify(locs0: dict, locs1: dict, head: int, where: str, skip=()) -> tuple:
+    """What one run of a loop body changes, location by location: (ptrs, counter, changed).
+    ptrs: kind (in, tweak, out) -> (entry term, stride, fresh variable) of the pointers that
+    advance by a constant; counter: (entry term, fresh variable n@head, step) of the location
+    that counts down by 1..64 per iteration (or, where none does, counts up by 1..64: a
+    ``for (b = 0; b < n; b++)``; its step is then the negative count mod 2^64); changed: loc
+    -> ("ptr", kind) | ("counter",) | ("scratch",).  ``skip``: locations the caller classifies."""
+    ptrs: dict = {}
+    changed: dict = {}
+    down, up = [], []
+    for loc, t0 in locs0.items():
+        if loc in skip:
+            continue
+        t1 = locs1.get(loc)
+        if t1 is t0:
+            continue
+        d = value(sub(t1, t0)) if t1 is not None else None
+        k = None
+        if d is not None and t0.op in ("var", "lin"):
+            try:
+                b, _ = base_of(t0)
+                k = kind(b) if kind(b) in ("in", "tweak", "out") else None
+            except ProveError:
+                k = None
+        if k is not None:
+            if k in ptrs and ptrs[k][0] is not t0:
+                raise ProveError(f"{where}: two different {k} pointers")
+            ptrs[k] = (t0, d, ptrs.get(k, (t0, d, var(f"ptr:{k}@{head}")))[2])
+            changed[loc] = ("ptr", k)
+        elif d is not None and 0 < (-d) & MASK <= 64:
+            down.append((loc, t0, (-d) & MASK))
+        elif d is not None and 0 < d <= 64:
+            up.append((loc, t0, (-d) & MASK))
+        else:
+            changed[loc] = ("scratch",)
+    counter = None
+    for loc, t0, step in down or up:
+        if counter is not None and counter[0] is not t0:
+            raise ProveError(f"{where}: two counters")
+        counter = (t0, var(f"n@{head}"), step)
+        changed[loc] = ("counter",)
+    for loc, _, _ in (up if down else ()):
+        changed[loc] = ("scratch",)
+    return ptrs, counter, changed
+
+
+def check_test(test: Term, nvar: Term, head: int, where: str) -> None:
+    """A loop test must be a function of its counter and of values the loop does not change
+    (the function's inputs, such as n in ``b < n``): no variable of the loop's general state
+    (named ``...@head``) but the counter."""
+    vs = variables(test)
+    mark = re.compile(rf"@{head}(?!\d)")
+    if nvar.args[0] not in vs or any(mark.search(v) for v in vs - {nvar.args[0]}):
+        raise ProveError(f"{where}: its test {show(test, 2)} is not a function of its counter")
+
+
 def _run_body(m, head: int, line_text):
     """Run from the loop head to the jump back to it.  A test at the head (a C for loop) is
     taken as passed.  Returns (head test, back edge): head test (zf, exit pc) or None; back
@@ -275,34 +333,7 @@ def _induction(m, head: int, ctx: Context, line_text):
     m1.state.active.add(head)
     _run_body(m1, head, line_text)
     locs1 = m1.locations()
-    ptrs: dict = {}          # kind -> (t0, stride, fresh var)
-    counter = None
-    changed = {}
-    for loc, t0 in locs0.items():
-        t1 = locs1.get(loc)
-        if t1 is t0:
-            continue
-        d = value(sub(t1, t0)) if t1 is not None else None
-        k = None
-        if d is not None and t0.op in ("var", "lin"):
-            try:
-                b, _ = base_of(t0)
-                k = kind(b) if kind(b) in ("in", "tweak", "out") else None
-            except ProveError:
-                k = None
-        if k is not None:
-            if k in ptrs and ptrs[k][0] is not t0:
-                raise ProveError(f"{where}: two different {k} pointers")
-            g = ptrs.get(k, (t0, d, var(f"ptr:{k}@{head}")))[2]
-            ptrs[k] = (t0, d, g)
-            changed[loc] = ("ptr", k)
-        elif d is not None and 0 < (-d) & MASK <= 64:
-            if counter is not None and counter[0] is not t0:
-                raise ProveError(f"{where}: two counters")
-            counter = (t0, var(f"n@{head}"), (-d) & MASK)
-            changed[loc] = ("counter",)
-        else:
-            changed[loc] = ("scratch",)
+    ptrs, counter, changed = classify(locs0, locs1, head, where)
     if set(ptrs) != {"in", "tweak", "out"} or counter is None:
         raise ProveError(f"{where}: pointers advanced {sorted(ptrs)}, counter {'found' if counter else 'missing'}")
     bs = ctx.bs
@@ -349,8 +380,7 @@ def _induction(m, head: int, ctx: Context, line_text):
     if (top is None) == (bottom is None):
         raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
     test = top[0] if top else bottom[0]
-    if variables(test) != {nvar.args[0]}:
-        raise ProveError(f"{where}: its test {show(test, 2)} is not a function of its counter")
+    check_test(test, nvar, head, where)
     if bottom is not None:
         vc = value(c0)
         if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
@@ -407,11 +437,26 @@ def _loc_name(loc) -> str:
 def _divergence(m, blk: int, word: int, got: Term, want: Term, per_iter: int, steps=frozenset()) -> str:
     """The output word and the first instruction whose result is neither part of the description's
     term nor one of the values the description computes on the way (``steps``: partial sums)."""
-    inside = subterms(want) | steps
-    cands = [m.origin[t] for t in subterms(got) if t not in inside and t in m.origin]
-    where = min(cands) if cands else m.origin.get(got, (0, "?"))
     lane = f" (block {blk} of {per_iter} per iteration)" if per_iter > 1 else ""
-    return f"output word {word}{lane} differs from the description; first divergence at line {where[0]}: {where[1]}"
+    return f"output word {word}{lane} differs from the description; first divergence at {first_divergence(m, got, want, steps)}"
+
+
+def first_divergence(m, got: Term, want: Term, steps=frozenset()) -> str:
+    """'line N: text' of the first instruction whose result is not part of the description's
+    term.  A word of the input the description's word does not read (it came through a wrong
+    load or a wrong lane move) is named with the lines that moved it between vector lanes
+    (``m.moves``, kept by the vector readers): a shuffle makes no new term.  ``steps``: values
+    the description computes on the way (partial sums), not divergences either."""
+    inside = subterms(want) | steps
+    cands = [(m.origin[t], t) for t in subterms(got) if t not in inside and t in m.origin]
+    if not cands:
+        where = m.origin.get(got)
+        return f"line {where[0]}: {where[1]}" if where else "?"
+    where, t = min(cands, key=lambda c: c[0])
+    moved = getattr(m, "moves", {}).get(t) if t.op == "var" else None
+    extra = (f" ({show(t)}, which the description's word does not read, moved by line(s) "
+             f"{', '.join(map(str, moved))})" if moved else "")
+    return f"line {where[0]}: {where[1]}{extra}"
 
 
 def _coverage(finished, ctx: Context, single: bool) -> None:
@@ -460,7 +505,8 @@ def _tile(m, env: dict, ctx: Context, n: int) -> int:
 def _trips(count: int, step: int, test: Term, nvar: Term, bottom: bool, env: dict, n: int) -> int:
     """How often a loop runs: the first trip whose test is zero.  Counted one by one up to
     4096 trips; beyond, by bisection when the test is monotone in the counter (the counter
-    itself or the counter shifted right: zero exactly below a bound)."""
+    itself or the counter shifted right: zero exactly below a bound; a counter that counts up
+    against a bound, ``lt(counter, bound)``: zero from the bound on)."""
     def zero_at(trips):
         cur = (count - step * (trips - 1 if bottom else trips)) & MASK
         return evaluate(test, {**env, nvar.args[0]: cur}) == 0
@@ -478,9 +524,13 @@ def _trips(count: int, step: int, test: Term, nvar: Term, bottom: bool, env: dic
         if count < k or (count - k) % step:
             raise ProveError(f"n = {n}: a loop does not end")
         return (count - k) // step + first
-    if not (test is nvar or (test.op in ("shr", "ge") and test.args[0] is nvar)):
+    up = step >> 63              # a counter that counts up (step = -d mod 2^64)
+    if not ((test is nvar or (test.op in ("shr", "ge") and test.args[0] is nvar)) and not up
+            or test.op == "lt" and test.args[0] is nvar and up):
         raise ProveError(f"n = {n}: a loop does not end within {n + 64} trips")
     lo, hi = limit, max(first, count // step + first)      # zero_at(lo) is false, zero_at(hi) true
+    while up and not zero_at(hi) and hi < 1 << 64:          # up to a bound: the first power of two past it
+        hi = max(2 * hi, 1)
     if not zero_at(hi):
         raise ProveError(f"n = {n}: a loop does not end")
     while hi - lo > 1:

@@ -31,11 +31,12 @@ from ..errors import GenError
 from ..skein import tweak as skein_tweak
 from .c import CMachine, Program as CProgram, heads as c_heads
 from .c_simd import Program as SimdProgram, SimdMachine, heads as simd_heads
+from .csharp import CsMachine, Program as CsProgram, clear_caches, describe, heads as cs_heads, paths
 from .engine import (Context, ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of,
-                     kind, prove_function, stem)
+                     check_test, classify, first_divergence, kind, prove_function, stem)
 from .nasm import NasmMachine, Program as NasmProgram
 from .expect import expected
-from .terms import MASK, Term, add, and_, const, show, sub, subterms, value, var, variables, xor
+from .terms import MASK, Term, add, and_, const, show, sub, value, var, xor
 
 # First (bit 62 of t[1]): the reference model's flag, read back from its tweak encoder
 FIRST = int.from_bytes(skein_tweak(0, 0, first=True)[8:], "little")
@@ -47,15 +48,17 @@ GLUE = ("the glue (configuration, key/personalization stages, padding, output st
 class UbiContext(Context):
     """The UBI loop's description: the carried words and the next state of one block."""
 
-    def __init__(self, v, tweak_in_state: bool):
+    def __init__(self, v, tweak_in_state: bool, one_array: bool = False):
+        """one_array: h and t in one array s = h[0..nw), t[0], t[1] (C#'s Span<ulong> s)."""
         super().__init__(v.spec.nw, None, induction=ubi_induction, finish=ubi_finish)
         self.spec, self.options = v.spec, v.options
         self.state_tweak = tweak_in_state
         nw = v.spec.nw
         # carried word name -> (pointer variable, byte offset)
-        self.carried = {f"h[{j}]": (var("ptr:h"), 8 * j) for j in range(nw)}
+        h, t, t0 = (var("ptr:s"), var("ptr:s"), 8 * nw) if one_array else (var("ptr:h"), var("ptr:t"), 0)
+        self.carried = {f"h[{j}]": (h, 8 * j) for j in range(nw)}
         if tweak_in_state:
-            self.carried.update({f"t[{j}]": (var("ptr:t"), 8 * j) for j in range(2)})
+            self.carried.update({f"t[{j}]": (t, t0 + 8 * j) for j in range(2)})
 
     def next_state(self, g: dict, msg: list, tw_stem: str | None) -> dict:
         """The description's state after one block from state g (name -> term)."""
@@ -96,64 +99,27 @@ def _origin(m, t: Term) -> str:
     return "?"
 
 
-def _first_divergence(m, got: Term, want: Term) -> str:
-    inside = subterms(want)
-    cands = [m.origin[t] for t in subterms(got) if t not in inside and t in m.origin]
-    where = min(cands) if cands else m.origin.get(got)
-    return f"line {where[0]}: {where[1]}" if where else "?"
-
-
 def ubi_induction(m, head: int, ctx: UbiContext, line_text):
     """The UBI loop at ``head`` for every trip count; returns (machine, pc) after its exit."""
     where = f"loop at {line_text(head)}"
     if any(seg[0] == "loop" for seg in m.state.segments):
         raise ProveError(f"{where}: a second blocks loop (UBI chains its blocks in one)")
-    carried_locs = {("m", base, const(off)): name for name, (base, off) in ctx.carried.items()}
     locs0 = m.locations()
-    for loc, name in carried_locs.items():           # the base case: the loop starts from the inputs
-        if locs0.get(loc) is not var(name):
-            raise ProveError(f"{where}: is entered with {name} = {show(locs0.get(loc), 2)}, "
-                             f"not the function's input")
     m1 = m.clone()
     m1.state.active.add(head)
     _run_body(m1, head, line_text)
     locs1 = m1.locations()
-    ptrs: dict = {}          # kind -> (t0, stride, fresh var)
-    counter = None
-    changed = {}
-    for loc, t0 in locs0.items():
-        if loc in carried_locs:
-            changed[loc] = ("carried", carried_locs[loc])
-            continue
-        t1 = locs1.get(loc)
-        if t1 is t0:
-            continue
-        d = value(sub(t1, t0)) if t1 is not None else None
-        k = None
-        if d is not None and t0.op in ("var", "lin"):
-            try:
-                b, _ = base_of(t0)
-                k = kind(b) if kind(b) in ("in", "tweak", "out") else None
-            except ProveError:
-                k = None
-        if k is not None:
-            if k in ptrs and ptrs[k][0] is not t0:
-                raise ProveError(f"{where}: two different {k} pointers")
-            ptrs[k] = (t0, d, ptrs.get(k, (t0, d, var(f"ptr:{k}@{head}")))[2])
-            changed[loc] = ("ptr", k)
-        elif d is not None and 0 < (-d) & MASK <= 64:
-            if counter is not None and counter[0] is not t0:
-                raise ProveError(f"{where}: two counters")
-            counter = (t0, var(f"n@{head}"), (-d) & MASK)
-            changed[loc] = ("counter",)
-        else:
-            changed[loc] = ("scratch",)
+    carried_locs = _carried_locations(locs0, locs1, ctx, where)
+    ptrs, counter, changed = classify(locs0, locs1, head, where, skip=carried_locs)
+    for loc, name in carried_locs.items():
+        changed[loc] = ("carried", name)
     want_ptrs = {"in"} if ctx.state_tweak else {"in", "tweak"}
     if not want_ptrs <= set(ptrs) or counter is None:
         raise ProveError(f"{where}: pointers advanced {sorted(ptrs)} (needs {sorted(want_ptrs)}), "
                          f"counter {'found' if counter else 'missing'}")
-    if counter[2] != 1:
-        raise ProveError(f"{where}: counts down by {counter[2]} per block, not 1")
+    if counter[2] not in (1, MASK):         # down by one (C, NASM) or up by one (C#: b++)
+        raise ProveError(f"{where}: counts by {counter[2] if counter[2] < 1 << 63 else counter[2] - (1 << 64)} "
+                         f"per block, not 1")
     bs = ctx.bs
     o_in = base_of(ptrs["in"][0])[1]
     if ptrs["in"][1] != bs:
@@ -204,8 +170,7 @@ def ubi_induction(m, head: int, ctx: UbiContext, line_text):
     if (top is None) == (bottom is None):
         raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
     test = top[0] if top else bottom[0]
-    if variables(test) != {nvar.args[0]}:
-        raise ProveError(f"{where}: its test {show(test, 2)} is not a function of its counter")
+    check_test(test, nvar, head, where)
     if bottom is not None:
         vc = value(c0)
         if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
@@ -214,12 +179,14 @@ def ubi_induction(m, head: int, ctx: UbiContext, line_text):
     # the step: the body maps the carried state g to the description's next state
     msg = [var(f"{stem(ptrs['in'][2])}[{i}]") for i in range(ctx.nw)]
     want = ctx.next_state(g, msg, stem(ptrs["tweak"][2]) if "tweak" in ptrs else None)
-    got = _carried_terms(mg, ctx)
+    got = {name: locsb[loc] for loc, name in carried_locs.items()}
     for name in sorted(want, key=lambda s: (s[0] != "t", s)):       # the tweak first: a cause
         if got[name] is not want[name]:
             terms = f" ({show(got[name], 2)}, not {show(want[name], 2)})" if name[0] == "t" else ""
+            at = ("none: the body does not update it" if got[name] is g[name] else
+                  first_divergence(mg, got[name], want[name]))
             raise ProveError(f"{where}: {_word(name)} after one block differs from the description{terms}; "
-                             f"first divergence at {_first_divergence(mg, got[name], want[name])}")
+                             f"first divergence at {at}")
     for (b, off) in set(mg.state.mem) - before:
         _check_store(b, off, ctx, where)
 
@@ -233,9 +200,28 @@ def ubi_induction(m, head: int, ctx: UbiContext, line_text):
     _substitute(mx, mapping)
     # what the carried words hold now is the state after T blocks (top test: the general state
     # itself; bottom test: one step after it); the returning path must keep it
-    mx.ubi_final = _carried_terms(mx, ctx)
+    locsx = mx.locations()
+    mx.ubi_final = {name: locsx[loc] for loc, name in carried_locs.items()}
     mx.state.segments.append(("loop", head, o_in, 1, c0, step, test, nvar, bottom is not None))
     return mx, pc
+
+
+def _carried_locations(locs0: dict, locs1: dict, ctx: UbiContext, where: str) -> dict:
+    """Where the loop carries each state word: the location that holds the function's input
+    word when the loop is entered and that one run of the body changes (C: the h[] and t[]
+    words in memory; C#: the locals h_j, t_j the words were read into).  A word no location
+    changes is carried where the function keeps it (the step then finds it not updated)."""
+    out = {}
+    for name, (base, off) in ctx.carried.items():
+        holders = [loc for loc, t in locs0.items() if t is var(name)]
+        if not holders:
+            raise ProveError(f"{where}: is entered without {name}, the function's input, in any location")
+        moving = [loc for loc in holders if locs1.get(loc) is not locs0[loc]]
+        if len(moving) > 1:
+            raise ProveError(f"{where}: carries {name} in {len(moving)} locations")
+        home = ("m", base, const(off))
+        out[moving[0] if moving else home if home in holders else holders[0]] = name
+    return out
 
 
 def _word(name: str) -> str:
@@ -265,7 +251,7 @@ def ubi_finish(m, ctx: UbiContext) -> None:
     for name, want in final.items():
         if got[name] is not want:
             raise ProveError(f"the function returns a {_word(name)} that is not the state after its "
-                             f"blocks; first divergence at {_first_divergence(m, got[name], want)}")
+                             f"blocks; first divergence at {first_divergence(m, got[name], want)}")
     for (b, off) in m.state.mem:
         _check_store(b, off, ctx, "the function")
 
@@ -277,13 +263,14 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
     Term.table.clear()
     t0 = time.monotonic()
     try:
-        jobs = _nasm_jobs(text, word_bits, v) if language == "nasm" else _c_jobs(text, v)
-        if language == "c" and v.get("isa"):
-            jobs += _lanes_jobs(text, v)
+        if language == "nasm":
+            jobs = _nasm_jobs(text, word_bits, v)
+        elif language == "c#":
+            jobs = _cs_jobs(text, v)        # made path by path (byte order), labelled once run
+        else:
+            jobs = _c_jobs(text, v) + (_lanes_jobs(text, v) if v.get("isa") else [])
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
-    if not jobs:
-        raise GenError("no UBI function (P_ubi / P_ubi_asm) in the file")
     for name, make, ctx, what in jobs:
         try:
             m, entry, heads, line_text = make()
@@ -291,12 +278,14 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
             if not lanes:
                 _seed(m, ctx)
             summary = prove_function(m, entry, heads, ctx, lanes, line_text)
-            report.lines.append(f"{name}: equivalent ({what}; {summary})")
+            report.lines.append(f"{_label(name)}: equivalent ({what}; {summary})")
         except ProveError as e:
             report.failed = True
-            report.lines.append(f"{name}: DIFFERS: {e}")
+            report.lines.append(f"{_label(name)}: DIFFERS: {e}")
         except Unsupported as e:
-            raise GenError(f"{name}: cannot read the program: {e}") from None
+            raise GenError(f"{_label(name)}: cannot read the program: {e}") from None
+    if not report.lines:
+        raise GenError("no UBI function (P_ubi / P_ubi_asm / Ubi) in the file")
     report.note = GLUE.format(asm=", the C driver that writes the tweaks" if language == "nasm" else "")
     report.seconds = time.monotonic() - t0
     return report
@@ -304,6 +293,7 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
 
 C_WHAT = "UBI: h = E(h, t, m_i) ^ m_i, t[0] += add before, First cleared after each block"
 ASM_WHAT = "UBI: h = E(h, tweaks[i], m_i) ^ m_i per block"
+CS_WHAT = "UBI: s = h, t; h = E(h, t, m_i) ^ m_i, t[0] += add before, First cleared after each block"
 
 
 def _c_jobs(text: str, v) -> list:
@@ -319,6 +309,35 @@ def _c_jobs(text: str, v) -> list:
             return m, entry, c_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         jobs.append((name, make, UbiContext(v, True), C_WHAT))
     return jobs
+
+
+def _label(name) -> str:
+    return name() if callable(name) else name
+
+
+def _cs_jobs(text: str, v):
+    """C# (``Ubi(Span<ulong> s, ReadOnlySpan<byte> blocks, int n, ulong add)``, s = h, t0, t1):
+    one job per byte order (gen/prove/csharp.py's paths); a generator, after the file is read."""
+    clear_caches()
+    prog = CsProgram(text, select=lambda name: name == "Ubi")
+    fn = prog.functions.get("Ubi")
+    if fn is None:
+        raise Unsupported("no Ubi method in the class")
+    if fn.params != ["s", "blocks", "n", "add"] or fn.spans.get("s") != 8 or fn.spans.get("blocks") != 1:
+        raise Unsupported(f"Ubi takes ({', '.join(fn.params)}), not (Span<ulong> s, ReadOnlySpan<byte> blocks, "
+                          f"int n, ulong add)")
+
+    def gen():
+        for flags, reads in paths(prog):
+            def make(flags=flags, reads=reads):
+                m = CsMachine(prog, fn, flags, reads)
+                entry = m.enter([var("ptr:s"), var("ptr:in"), var("n"), var("add")])
+                return m, entry, cs_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+
+            def label(flags=flags, reads=reads):
+                return f"{prog.cls}.Ubi [{describe(flags, reads)}]"
+            yield label, make, UbiContext(v, True, one_array=True), CS_WHAT
+    return gen()
 
 
 def _nasm_jobs(text: str, word_bits: int, v) -> list:
@@ -382,7 +401,7 @@ def _lanes_finish(m, ctx: LanesContext) -> None:
             got = stored[8 * (lane * ctx.nw + j)]
             if got is not want:
                 raise ProveError(f"lane {lane}: h[{j}] differs from the description; first divergence at "
-                                 f"{_first_divergence(m, got, want)}")
+                                 f"{first_divergence(m, got, want)}")
     m.state.segments.append(("straight", 1))
 
 

@@ -10,7 +10,8 @@ Normal forms, chosen so that the generator's emitted programs and the descriptio
 * ``xor``: a set of terms (pairs cancel) and a constant.
 * ``rotl``: rotate left by 1..63; ``(x << r) | (x >> (64 - r))`` (with ``|``, ``^`` or ``+``)
   and rotate right become ``rotl``, nested rotates fold.
-* ``shr``, ``and`` (constant mask), ``or``: what is left over (pointer arithmetic, counters).
+* ``shr``, ``and`` (constant mask), ``or``: what is left over (pointer arithmetic, counters);
+  ``ge``, ``lt``: loop and block tests (1 or 0).
 
 Terms overload Python's operators, so the description's own interpreter (``gen.dsl.interpret``)
 runs on them unchanged and yields the description's term of every output word.
@@ -101,6 +102,9 @@ def _lin(coefs: dict, c: int) -> Term:
 
 def _fuse_rotates(coefs: dict) -> None:
     """x * 2^r + (x >> (64 - r))  ->  rotl(x, r); and(x, m) + and(x, ~m) -> x."""
+    ops = {t.op for t in coefs}
+    if "shr" not in ops and "and" not in ops:
+        return
     for t in [t for t in coefs if t.op == "shr"]:
         x, s = t.args
         if coefs.get(t) == 1 and coefs.get(x) == (1 << (64 - s)) & MASK:
@@ -253,6 +257,16 @@ def ge(x: Term, k: int) -> Term:
     return Term("ge", (x, k))
 
 
+def lt(a: Term, b: Term) -> Term:
+    """1 when a < b (unsigned), else 0: a loop test of a counter against a bound (``b < n``)."""
+    va, vb = value(a), value(b)
+    if va is not None and vb is not None:
+        return const(int(va < vb))
+    if a is b or vb == 0:
+        return const(0)
+    return Term("lt", (a, b))
+
+
 # --------------------------------------------------------------------------- inspection
 
 def subterms(t: Term) -> set:
@@ -327,6 +341,8 @@ def evaluate(t: Term, env: dict, memo: dict | None = None) -> int:
         v = evaluate(a[0], env, memo) | evaluate(a[1], env, memo)
     elif op == "ge":
         v = int(evaluate(a[0], env, memo) >= a[1])
+    elif op == "lt":
+        v = int(evaluate(a[0], env, memo) < evaluate(a[1], env, memo))
     else:
         raise KeyError(op)
     memo[t] = v & MASK
@@ -361,6 +377,8 @@ def subst(t: Term, mapping: dict, memo: dict | None = None) -> Term:
         r = or_(subst(a[0], mapping, memo), subst(a[1], mapping, memo))
     elif op == "ge":
         r = ge(subst(a[0], mapping, memo), a[1])
+    elif op == "lt":
+        r = lt(subst(a[0], mapping, memo), subst(a[1], mapping, memo))
     else:
         r = Term(op, tuple(subst(u, mapping, memo) if isinstance(u, Term) else u for u in a))
     memo[t] = r
