@@ -55,7 +55,9 @@ def gpr_sysv(v):
     return v.get("isa", "gpr") == "gpr" and v.get("abi") == "sysv"
 
 
-NASM = recommended("nasm-x64") + recommended("nasm-x86")
+# v1.3 only: the other versions differ in constants, not in the code's shape, and `make verify`
+# proves every variant of every version (its prove row)
+NASM = [(t, v) for t, v in recommended("nasm-x64") + recommended("nasm-x86") if v.spec.version == "1.3"]
 
 
 @pytest.mark.parametrize("target,v", NASM, ids=lambda x: x.stem if hasattr(x, "stem") else x)

@@ -1,6 +1,6 @@
 """threefish-gen prove on NASM --layout packed (nasm-x86 and nasm-x64 --isa sse2): one block in XMM
 lane pairs (A = even words, B = odd words), read by gen/prove/nasm.py as two lane terms per XMM
-register; every packed variant of `--set all` proves equivalent and edited renders are rejected
+register; every packed v1.3 variant of `--set all` proves equivalent (make verify proves all versions) and edited renders are rejected
 naming function, word and line (exit 1), unreadable text is one line (exit 2)."""
 import functools
 import re
@@ -14,6 +14,9 @@ from threefish_gen.gen.spec import all_specs, get_spec
 
 PACKED = [v for t in ("nasm-x64", "nasm-x86") for v in targets.variants("all", t, all_specs())
           if v.get("layout") == "packed"]
+# the proofs of every variant: v1.3 here (the other versions differ in constants, not in the
+# code's shape); `make verify`'s prove row proves all three versions
+PACKED13 = [v for v in PACKED if v.spec.version == "1.3"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -27,7 +30,7 @@ def test_set_all_has_packed_variants_of_both_targets():
     assert {v.get("strategy") for v in PACKED if v.target == "nasm-x86"} == {"belady", "linear-scan", "named"}
 
 
-@pytest.mark.parametrize("v", PACKED, ids=lambda v: v.stem)
+@pytest.mark.parametrize("v", PACKED13, ids=lambda v: v.stem)
 def test_every_packed_variant_of_set_all_proves_equivalent(v):
     """encrypt, decrypt (the one-block calls into the loop) and both *_blocks loops by induction."""
     rep = prove(v, _source(v))
