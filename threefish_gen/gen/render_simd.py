@@ -24,7 +24,7 @@ from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
 from .layouts.ir import Broadcast
 from .printers import render_template
-from .printers.c import OPTIMIZED_SLACK, SLACK, CPrinter, annotate_text, scoped_stack_bound, section, stack_bound
+from .printers.c import CPrinter, annotate_text, section, wipe_bounds
 from .printers.c_neon import ISAS as NEON_ISAS
 from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
@@ -231,9 +231,8 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=Tr
 
 
 def _burn(f: dict) -> int:
-    """Bytes the wipe after function ``f`` clears (gen/printers/c.py stack_bound), recorded on it."""
-    f["burn"] = stack_bound(f["lines"])
-    f["burn_opt"] = scoped_stack_bound(f["lines"], OPTIMIZED_SLACK if f["kind"] == "one" else SLACK)
+    """Bytes the wipe after function ``f`` clears (gen/printers/c.py wipe_bounds), recorded on it."""
+    f["burn"], f["burn_opt"] = wipe_bounds(f["lines"], f["kind"] == "one")
     return f["burn"]
 
 

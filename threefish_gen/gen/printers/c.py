@@ -134,11 +134,6 @@ def _bound(total: int, slack: int = SLACK) -> int:
     return (2 * total + slack + 63) // 64 * 64
 
 
-def optimized_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:
-    """stack_bound for optimized builds of code whose locals are all open at once (scalar C)."""
-    return _bound(sum(_declared(ln) for ln in lines), slack)
-
-
 def stack_bound(lines) -> int:
     """Bytes a wipe clears below the caller after a call (the template's PREFIXburn): twice what
     the declared locals of ``lines`` take (room for the compiler's spills and copies of them),
@@ -149,6 +144,12 @@ def stack_bound(lines) -> int:
 
 
 _COMMENT = re.compile(r"/\*.*?\*/|//.*")
+
+
+def wipe_bounds(lines, single: bool) -> tuple[int, int]:
+    """(unoptimized, optimized) bytes the wipe after a function with ``lines`` clears: the
+    optimized bound gets OPTIMIZED_SLACK for single-block functions, SLACK for blocks ones."""
+    return stack_bound(lines), scoped_stack_bound(lines, OPTIMIZED_SLACK if single else SLACK)
 
 
 def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:

@@ -165,13 +165,10 @@ def print_c(v, laid) -> dict[str, str]:
     ctx["wipe"] = v.get("wipe", True)
     # bytes each public function's wipe clears: its locals (single block: setup + body; blocks:
     # setup + the interleaved and tail bodies), see gen/printers/c.py stack_bound
-    # (unoptimized, optimized builds: gen/printers/c.py stack_bound, optimized_bound)
-    ctx["burns"] = {}
-    for d, f in ctx["fn"].items():
-        one = f["setup"]["decl"] + f["body"]["decl"]
-        blocks = f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"]
-        ctx["burns"][d] = ((cprinter.stack_bound(one), cprinter.optimized_bound(one)),
-                           (cprinter.stack_bound(blocks), cprinter.optimized_bound(blocks, cprinter.SLACK)))
+    # (unoptimized, optimized builds: gen/printers/c.py wipe_bounds)
+    ctx["burns"] = {d: (cprinter.wipe_bounds(f["setup"]["decl"] + f["body"]["decl"], True),
+                        cprinter.wipe_bounds(f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"], False))
+                    for d, f in ctx["fn"].items()}
     ctx["burn"] = max(b[0] for pair in ctx["burns"].values() for b in pair)
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
