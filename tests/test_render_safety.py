@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from threefish_gen.gen import output
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import COMPLETE, MANIFEST, STAGING, render_files
 

@@ -39,7 +39,6 @@ always comes from one render.
 """
 from __future__ import annotations
 
-import errno
 import fcntl
 import hashlib
 import os
