@@ -72,7 +72,8 @@ def test_render_cli_emits_contract_and_is_deterministic(tmp_path):
             "--constants", "1.3", "--prefix", "tfx_"]
     a, b = _cli(*args, "--out", str(tmp_path / "a")), _cli(*args, "--out", str(tmp_path / "b"))
     assert a.returncode == 0 and b.returncode == 0, a.stderr
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["tfx_threefish512_csimd.c", "tfx_threefish512_csimd.h"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == [".threefish-gen-manifest", "tfx_threefish512_csimd.c",
+                                                                  "tfx_threefish512_csimd.h"]
     for name in ("tfx_threefish512_csimd.c", "tfx_threefish512_csimd.h"):
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
     h = (tmp_path / "a" / "tfx_threefish512_csimd.h").read_text()

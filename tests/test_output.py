@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.output import STAGING, recover, write_files
+from threefish_gen.gen.output import COMPLETE, STAGING, recover, write_files
 
 ROOT = Path(__file__).resolve().parent.parent
 NAMES = [f"f{i:03d}.txt" for i in range(200)]
@@ -86,14 +86,22 @@ def test_an_interrupt_just_after_the_staging_folder_is_made_leaves_no_staging(tm
     assert _state(dest) == "old"
 
 
+def _staging(dest: Path, names, pid=999999999, token="0123456789ab", mark=True) -> Path:
+    """A staging folder as a render killed while moving leaves it (the format of gen/output.py)."""
+    stage = dest / f"{STAGING}{pid}-{token}"
+    stage.mkdir()
+    for n in names:
+        (stage / n).write_text("new " + n)
+    if mark:
+        (stage / COMPLETE).write_text(f"threefish-gen staging 1\npid {pid}\ntoken {token}\n"
+                                      + "".join(f"file {n}\n" for n in names) + "end\n")
+    return stage
+
+
 def test_a_complete_staging_left_by_a_kill_is_finished_by_the_next_run(tmp_path):
     dest = tmp_path / "d"
     _old(dest)
-    stage = dest / f"{STAGING}999999999-x"
-    stage.mkdir()
-    for n in NAMES[:5]:
-        (stage / n).write_text("new " + n)
-    (stage / "READY").write_text("\n".join(NAMES[:5]) + "\n")
+    stage = _staging(dest, NAMES[:5])
     write_files({"other.txt": "x"}, dest)
     assert all((dest / n).read_text().startswith("new ") for n in NAMES[:5])
     assert not stage.exists() and (dest / "other.txt").read_text() == "x"
@@ -102,9 +110,7 @@ def test_a_complete_staging_left_by_a_kill_is_finished_by_the_next_run(tmp_path)
 def test_an_incomplete_staging_is_discarded(tmp_path):
     dest = tmp_path / "d"
     _old(dest)
-    stage = dest / f"{STAGING}999999999-y"
-    stage.mkdir()
-    (stage / NAMES[0]).write_text("new, but never marked ready")
+    stage = _staging(dest, NAMES[:1], mark=False)
     recover(dest)
     assert not stage.exists() and _state(dest) == "old"
 

@@ -150,7 +150,8 @@ def one_variant(t, size, version, keys, unroll, interleave, prefix, given: dict,
 @click.option("--out", "out_dir", default=None, type=click.Path(file_okay=False), help="output folder")
 @click.option("--package", "package_dir", default=None, type=click.Path(file_okay=False),
               help="output folder that also gets a package project (csharp: a packable class library)")
-@click.option("--force", is_flag=True, help="overwrite files in --out that threefish-gen did not write")
+@click.option("--force", is_flag=True,
+              help="overwrite files in --out that render did not write there, or that changed since")
 @target_options()
 def render(target, size, version, keys, unroll, interleave, prefix, which, profile, out_dir, package_dir, force,
            **values):

@@ -1,12 +1,10 @@
-"""How ``render`` puts files into a folder the user may already use: a file threefish-gen did not
-write is never overwritten (unless --force), and every file written is listed, with what it
-replaced."""
+"""How ``render`` puts files into a folder the user may already use: a file render did not write
+there (by the folder's manifest), or one changed since, is never overwritten (unless --force),
+and every file written is listed, with what it replaced."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.output import foreign_files, write_files
+from threefish_gen.gen.output import render_files
 
 
 def package(target, variants, files: dict[str, str], out_dir, package_dir):
@@ -24,25 +22,8 @@ def package(target, variants, files: dict[str, str], out_dir, package_dir):
 
 
 def place(files: dict[str, str], out_dir: str, force: bool = False) -> list[str]:
-    """Write ``files`` into ``out_dir`` (atomically, gen/output.py); returns one line per file:
-    its path, then ``(replaced)`` when a different file of that name was there, ``(unchanged)``
-    when the same one was."""
-    out = Path(out_dir)
-    if not force:
-        theirs = foreign_files(files, out)
-        if theirs:
-            raise GenError(f"{theirs[0]} exists and was not written by threefish-gen; not overwriting it "
-                           f"(--force overwrites" + (f"; {len(theirs) - 1} more such file(s))" if len(theirs) > 1
-                                                     else ")"))
-    before = {}
-    for name in files:
-        try:
-            before[name] = (out / name).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            before[name] = None
-    lines = []
-    for path in write_files(files, out):
-        old = before.get(path.name)
-        lines.append(str(path) + ("" if old is None else " (unchanged)" if old == files[path.name]
-                                  else " (replaced)"))
-    return lines
+    """Write ``files`` into ``out_dir`` (atomically, under the folder's lock, gen/output.py);
+    returns one line per file: its path, then ``(replaced)`` when a different file of that name
+    was there, ``(unchanged)`` when the same one was.  An existing file is replaced only when
+    the folder's manifest says render wrote it and it is unchanged since (or with ``force``)."""
+    return [str(path) + (f" ({how})" if how else "") for path, how in render_files(files, out_dir, force)]
