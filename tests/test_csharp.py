@@ -138,3 +138,111 @@ def test_harness_catches_a_wrong_rotation(tmp_path):
     p = subprocess.run(["dotnet", str(proj / "bin" / "harness.dll"), "ThreefishGen.Broken", str(vec)],
                        capture_output=True, text=True, env=vcs.dotnet_env(), timeout=300)
     assert p.returncode == 1 and "FAIL" in p.stderr and " 0 failed" not in p.stdout
+
+
+# --------------------------------------------------------------------------- jit disasm row (issue 31 item 3)
+
+def _listing(cls, methods):
+    """DOTNET_JitDisasm-shaped text: {method: [instruction lines]}."""
+    out = []
+    for name, body in methods.items():
+        out.append(f"; Assembly listing for method ThreefishGen.{cls}:{name}(byref,byref,byref,byref) (FullOpts)")
+        out += [f"       {ln}" for ln in body] + [f"; Total bytes of code {len(body)}", ""]
+    return "\n".join(out)
+
+
+def _good_methods(cls):
+    rounds = ["rol      rax, 14", "add      rax, rcx", "ret      "]
+    m = {d + k: list(rounds) for d in ("Encrypt", "Decrypt") for k in ("Block", "BlocksScalar")}
+    for d in ("Encrypt", "Decrypt"):
+        m[d] = [f"call     [ThreefishGen.{cls}:{d}Block(byref,byref,byref,byref)]", "nop      ",
+                f"tail.jmp [ThreefishGen.{cls}:BurnOne()]"]
+        m[d + "Blocks"] = [f"call     [ThreefishGen.{cls}:{d}BlocksScalar(byref,byref,byref,byref,int)]",
+                           f"call     [ThreefishGen.{cls}:Burn()]", "ret      "]
+    for b in ("Burn", "BurnOne"):
+        m[b] = ["call     CORINFO_HELP_MEMZERO",
+                "call     [System.Security.Cryptography.CryptographicOperations:ZeroMemory(System.Span`1[byte])]"]
+    return m
+
+
+def test_disasm_row_fails_a_kernel_call_and_a_missing_wipe():
+    """The jit disasm row: the kernels (the methods doing the rounds) make no call but the JIT's
+    frame helpers; the wipe lies outside them (Encrypt/Decrypt call BurnOne, *Blocks call Burn,
+    both call ZeroMemory).  Each way to break that FAILs, including the wipe moved into a kernel."""
+    from threefish_gen.verify import csharp as vcs
+    v = csharp_variant(get_spec("1.3", 256), "scalar", Options("table", "loop", 1))
+    cls = vcs.class_name(v).split(".")[-1]
+    good = _good_methods(cls)
+    problems, notes = vcs.disasm_findings(_listing(cls, good), v, set())
+    assert problems == [] and any(n.startswith("wipe:") for n in notes)
+    # another class's listing is not this one's
+    assert vcs.disasm_findings(_listing("Other", good), v, set())[0]
+
+    def broken(edit):
+        m = {k: list(b) for k, b in good.items()}
+        edit(m)
+        return "; ".join(vcs.disasm_findings(_listing(cls, m), v, set())[0])
+
+    assert "EncryptBlock: 1 call(s), e.g. call     [System.Numerics.BitOperations:RotateLeft" in broken(
+        lambda m: m["EncryptBlock"].insert(1, "call     [System.Numerics.BitOperations:RotateLeft(ulong,int):ulong]"))
+    assert "DecryptBlocksScalar: 1 call(s)" in broken(lambda m: m["DecryptBlocksScalar"].insert(
+        2, "call     [System.Security.Cryptography.CryptographicOperations:ZeroMemory(System.Span`1[byte])]"))
+    assert "Encrypt: no call to BurnOne" in broken(lambda m: m["Encrypt"].pop())
+    assert "DecryptBlocks: no call to Burn" in broken(lambda m: m["DecryptBlocks"].pop(1))
+    assert "Decrypt: no call to BurnOne" in broken(   # Burn is not BurnOne
+        lambda m: m["Decrypt"].__setitem__(2, f"tail.jmp [ThreefishGen.{cls}:Burn()]"))
+    assert "Burn: no call to CryptographicOperations:ZeroMemory" in broken(lambda m: m["Burn"].pop())
+    assert "BurnOne: no listing" in broken(lambda m: m.pop("BurnOne"))
+    nowipe = csharp_variant(get_spec("1.3", 256), "scalar", Options("table", "loop", 1))
+    nowipe = CSHARP.variant(nowipe.spec, nowipe.options, "", layout="scalar", wipe=False)
+    ncls = vcs.class_name(nowipe).split(".")[-1]
+    assert "Encrypt: calls BurnOne (--no-wipe)" in "; ".join(
+        vcs.disasm_findings(_listing(ncls, _good_methods(ncls)), nowipe, set())[0])
+
+
+def test_kernels_hold_no_wipe_call():
+    """The stackalloc scratch of loop/table kernels (key table, subkey ring) is cleared by Burn and
+    BurnOne after the kernel returns (their size counts it), not by a call inside the kernel."""
+    from threefish_gen.gen.printers.csharp import burn_bytes
+    for o in (Options("table", "loop", 1), Options("fly", "loop", 2)):
+        (text,) = render_variant(csharp_variant(get_spec("1.3", 1024), "lanes", o)).values()
+        assert "stackalloc ulong" in text
+        assert text.count("CryptographicOperations.ZeroMemory") == 2          # Burn, BurnOne only
+        scratch = max(8 * int(n) for n in re.findall(r"stackalloc ulong\[(\d+)\]", text))
+        assert burn_bytes(text) >= 2 * scratch + 1024
+
+
+@needs_dotnet
+def test_disasm_row_passes_loop_and_table_lanes_and_fails_a_planted_call(tmp_path, monkeypatch):
+    """The rows issue 31 reported (fly/loop and table/loop lanes) PASS the real jit disasm row; the
+    same class with one real call planted in EncryptBlock FAILs it."""
+    from threefish_gen.verify import csharp as vcs
+    from threefish_gen.verify.runner import vector_file
+    spec = get_spec("1.3", 256)
+    good = [csharp_variant(spec, "lanes", Options(k, "loop", 1)) for k in ("fly", "table")]
+    planted = csharp_variant(spec, "lanes", Options("table", "loop", 1), cls="Planted")
+    write = vcs.write_project
+
+    def write_planted(vs, proj, **kw):
+        write(vs, proj, **kw)
+        cs = proj / "ThreefishGen.Planted.cs"
+        text = cs.read_text()
+        head = "    private static void EncryptBlock(ref byte key, ref byte tweak, ref byte src, ref byte dst)\n    {\n"
+        assert text.count(head) == 1 and text.rstrip().endswith("}")
+        text = text.replace(head, head + "        PlantedCall();\n")
+        end = text.rstrip().rindex("}")             # the class's closing brace
+        cs.write_text(text[:end] + "\n    [MethodImpl(MethodImplOptions.NoInlining)]\n"
+                      "    private static void PlantedCall() { }\n" + text[end:])
+
+    monkeypatch.setattr(vcs, "write_project", write_planted)
+    vcs.prepare(good + [planted], tmp_path)
+    vec = vector_file(spec, tmp_path / "v.txt", 5, 1)
+    run = next(r for r in vcs.RUNS if r.disasm)
+    for v in good + [planted]:
+        (tmp_path / v.stem).mkdir()
+    for v in good:
+        row = vcs.check_csharp(v, run, tmp_path / v.stem, vec)
+        assert row.status == "PASS", (v.label(), row.detail)
+        assert "wipe: " in row.detail
+    row = vcs.check_csharp(planted, run, tmp_path / planted.stem, vec)
+    assert row.status == "FAIL" and "EncryptBlock: 1 call(s)" in row.detail and "PlantedCall()" in row.detail, row.detail

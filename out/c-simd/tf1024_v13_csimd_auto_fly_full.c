@@ -42,7 +42,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
-/* Little-endian word access at any alignment: memcpy compiles to one plain mov. */
+/* Little-endian word access at any alignment: memcpy compiles to one plain mov.  Only the
+   helpers the scalar statements call are defined (an unused static function is a warning). */
 static inline uint64_t tf1024_v13_csimd_auto_fly_full_load64(const uint8_t *p)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -102,13 +103,17 @@ static inline void tf1024_v13_csimd_auto_fly_full_store64(uint8_t *p, uint64_t v
 #if defined(THREEFISH_GEN_NEON)
 
 /* 128-bit rows of two little-endian words at any alignment: vld1q_u8/vst1q_u8 on little-endian
-   AArch64, the scalar word access on big-endian. */
+   AArch64, byte by byte on big-endian (self-contained: no word helper needed). */
 static inline uint64x2_t threefish_gen_neon_load(const uint8_t *p)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     return vreinterpretq_u64_u8(vld1q_u8(p));
 #else
-    return vcombine_u64(vcreate_u64(tf1024_v13_csimd_auto_fly_full_load64(p)), vcreate_u64(tf1024_v13_csimd_auto_fly_full_load64(p + 8)));
+    uint64_t w[2] = {0, 0};
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i / 8] |= (uint64_t)p[i] << (8 * (i % 8));
+    return vcombine_u64(vcreate_u64(w[0]), vcreate_u64(w[1]));
 #endif
 }
 
@@ -117,8 +122,10 @@ static inline void threefish_gen_neon_store(uint8_t *p, uint64x2_t v)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     vst1q_u8(p, vreinterpretq_u8_u64(v));
 #else
-    tf1024_v13_csimd_auto_fly_full_store64(p, vgetq_lane_u64(v, 0));
-    tf1024_v13_csimd_auto_fly_full_store64(p + 8, vgetq_lane_u64(v, 1));
+    const uint64_t w[2] = {vgetq_lane_u64(v, 0), vgetq_lane_u64(v, 1)};
+    int i;
+    for (i = 0; i < 16; i++)
+        p[i] = (uint8_t)(w[i / 8] >> (8 * (i % 8)));
 #endif
 }
 #endif

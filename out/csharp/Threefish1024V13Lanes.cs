@@ -71,9 +71,10 @@ public static class Threefish1024V13Lanes
 
     // Wipe (on by default; --no-wipe leaves it out): the kernels do not inline, so their frames
     // (key, subkey, tweak and state words the JIT spilled) lie below the public method; after
-    // them Burn clears that much stack: twice the bytes the largest kernel's locals declare plus
-    // 1 KiB (BurnOne after Encrypt/Decrypt: their single-block kernels' locals).  ZeroMemory is
-    // never elided.
+    // them Burn clears that much stack: twice the bytes the largest kernel's locals and stackalloc
+    // scratch (key tables, subkey rings) declare plus 1 KiB (BurnOne after Encrypt/Decrypt: their
+    // single-block kernels').  The kernels themselves make no call (verify's jit disasm row);
+    // ZeroMemory is never elided.
     private const int BurnBytes = 15872;
     private const int BurnOneBytes = 1600;
 

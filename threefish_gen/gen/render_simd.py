@@ -119,7 +119,7 @@ def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: st
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, prog.setup), section(pr, prog.body)
     lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
-    return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
+    return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.used)
 
 
 def packed_single(progs, prefix: str, helpers: str, spec, options, direction: str, isa_name: str,
@@ -132,7 +132,7 @@ def packed_single(progs, prefix: str, helpers: str, spec, options, direction: st
         stats.update(pr.cost)
         stats["vector bits"] = pr.w.bits
         stats["vectors"] = 2 * pr.G
-    return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False)
+    return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.scalar.used)
 
 
 def _ind(lines, n=4):
@@ -144,6 +144,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
     """encrypt_blocks / decrypt_blocks: vector passes, then one block at a time (scalar)."""
     one = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_MANY)
+    used = pr.used                     # word helpers the scalar parts call (the file defines those)
     setup = section(pr, one.setup)
     setup_vals = set(values(one.setup))
     lines = setup["decl"] + ["if (n == 0)         /* before any load: n = 0 touches no pointer */",
@@ -177,6 +178,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                 spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
                 ssec = section(spr, sprog.body, setup_vals)
+                used |= spr.used
                 decl = decl + ssec["decl"]
                 code = interleave_code(code, ssec["code"])
                 per += scalar_blocks
@@ -202,7 +204,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
         lines += _ind(tail["decl"] + tail["code"]) + ["}"]
     else:   # the tail: the single-block function (scalar body of the same description)
         lines += [f"    {helpers}{direction}(key, tweaks, in, out);", "}"]
-    return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False)
+    return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False, helpers=used)
 
 
 def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
@@ -220,13 +222,16 @@ def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
 
 # --------------------------------------------------------------------------- targets
 
-def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), store64=True, need=None):
+def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None):
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
+    # the word helpers a function's scalar statements call (CPrinter.used): a file defines only
+    # those (packed: every store is a vector store, so no store64)
+    used = set().union(*(f["helpers"] for r in regions for f in r["functions"]))
     return dict(spec=v.spec, prefix=v.prefix, command=v.command(), notes=notes,
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
-                store64=store64 or neon, neon=neon, guards=GUARDS,
+                load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
                 need=need and dict(family=family_name(need), level=need.level, name=need.name))
 
 
@@ -287,8 +292,7 @@ def _render_packed(v: Variant, progs) -> dict[str, str]:
              + f" per pass), tails of fewer than {bulk['blocks per pass']} blocks: the packed single block",
              _build_note(ISAS[isa])]
     regions = [dict(isa=ISAS[isa], functions=public + blocks)]
-    # every store is a vector store (the lanes tail is the packed single block): no store64
-    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], store64=False, need=ISAS[isa])
+    ctx = _ctx(v, notes, regions, simde_headers=[ISAS[isa].simde], need=ISAS[isa])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

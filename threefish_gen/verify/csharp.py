@@ -21,7 +21,9 @@ jit disasm         DOTNET_TieredCompilation=0 + DOTNET_JitDisasm of the hot meth
 
 The harness prints the kernel that ran; the row fails when it is not the one this CPU
 and setting should select (from /proc/cpuinfo flags).  The disasm row fails on any
-``call`` in a hot method (Encrypt*/Decrypt* kernels), and on a missing expected instruction (``vprolq``/``vpermt2q``
+``call`` in a hot method (Encrypt*/Decrypt* kernels: the methods doing the rounds), on a wipe
+that is missing or not outside the kernels (Encrypt/Decrypt call BurnOne, EncryptBlocks/
+DecryptBlocks call Burn, both call ZeroMemory; none with --no-wipe), and on a missing expected instruction (``vprolq``/``vpermt2q``
 for the Vector512 kernel when the CPU has AVX-512F, ``vpsllq``/``vpsrlq`` or ``vprolq``
 for the Vector256 kernel when it has AVX2, ``rol``/``ror``/``rorx`` for scalar); it reports
 stack accesses (spills) per method.
@@ -244,17 +246,33 @@ FRAME_HELPERS = ("CORINFO_HELP_MEMZERO", "CORINFO_HELP_FAIL_FAST", "CORINFO_HELP
                  "CORINFO_HELP_RNGCHKFAIL")
 HOT = tuple(d + m for d in ("Encrypt", "Decrypt")
             for m in ("Lanes512", "Lanes256", "Block", "BlocksScalar", "Packed"))
+# The wipe lies outside the kernels: each public method calls Burn/BurnOne after its kernel
+# returns, and they clear that much stack with CryptographicOperations.ZeroMemory.
+WIPE_CALLS = {"Encrypt": "BurnOne", "Decrypt": "BurnOne", "EncryptBlocks": "Burn", "DecryptBlocks": "Burn"}
+WIPE_ZERO = "CryptographicOperations:ZeroMemory"
+LISTED = HOT + tuple(WIPE_CALLS) + ("Burn", "BurnOne")
+
+
+def _calls_to(body: list[str], callee: str) -> bool:
+    """A call (or the JIT's tail call, ``tail.jmp``) in ``body`` whose target is method ``callee``
+    (``Burn`` is not ``BurnOne``; ``Class:Method`` names the class too)."""
+    pat = re.compile(rf"[\s\[.:]{re.escape(callee)}\(")
+    return any(re.match(r"\s+(?:call|tail\.jmp)\s", ln) and pat.search(ln) for ln in body)
 
 
 def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[str], list[str]]:
-    """(problems, notes) from DOTNET_JitDisasm output of the hot methods."""
+    """(problems, notes) from DOTNET_JitDisasm output of the hot methods (the kernels: no call
+    but the JIT's frame helpers) and of the wipe (each public method calls Burn/BurnOne, which
+    call ZeroMemory; --no-wipe classes: no Burn)."""
     methods: dict[str, list[str]] = {}
     cur = None
+    cls = class_name(variant)
     for ln in text.splitlines():
-        m = re.match(r"; Assembly listing for method [\w.]+:(\w+)\(", ln)
+        m = re.match(r"; Assembly listing for method ([\w.]+):(\w+)\(", ln)
         if m:
-            cur = m.group(1)
-            methods[cur] = []
+            cur = m.group(2) if m.group(1) == cls else None   # only the class under test
+            if cur:
+                methods[cur] = []
             continue
         if cur:
             methods[cur].append(ln)
@@ -291,6 +309,22 @@ def disasm_findings(text: str, variant: Variant, flags: set[str]) -> tuple[list[
                 problems.append(f"{name}: no {'/'.join(alts)}")
         stack = sum(1 for ln in body if re.search(r"\[(rsp|rbp)[^\]]*\]", ln))
         notes.append(f"{name} {len(ins)} ins, {stack} stack refs")
+    wipe = variant.get("wipe", True)
+    for pub, burn in WIPE_CALLS.items():
+        body = methods.get(pub)
+        if body is None:
+            problems.append(f"{pub}: no listing (not compiled?)")
+        elif _calls_to(body, burn) != wipe:
+            problems.append(f"{pub}: " + (f"no call to {burn} (the wipe)" if wipe else f"calls {burn} (--no-wipe)"))
+    if wipe:
+        for burn in sorted(set(WIPE_CALLS.values())):
+            body = methods.get(burn)
+            if body is None:
+                problems.append(f"{burn}: no listing (not compiled?)")
+            elif not _calls_to(body, WIPE_ZERO):
+                problems.append(f"{burn}: no call to {WIPE_ZERO} (the wipe)")
+        notes.append("wipe: Encrypt/Decrypt call BurnOne, EncryptBlocks/DecryptBlocks call Burn, "
+                     "both call ZeroMemory")
     return problems, notes
 
 
@@ -309,7 +343,7 @@ def check_csharp(variant: Variant, run: DotnetRun, workdir: Path, vectors: Path)
     if run.disasm:
         if out_file.exists():
             out_file.unlink()
-        extra.update(DOTNET_JitDisasm=" ".join(HOT), DOTNET_JitStdOutFile=str(out_file))
+        extra.update(DOTNET_JitDisasm=" ".join(LISTED), DOTNET_JitStdOutFile=str(out_file))
     cmd = ["dotnet", str(dll), class_name(variant), str(vectors)]
     rc, out = run_command(cmd, workdir, 900, dotnet_env(extra), what="dotnet harness run")
     secs = time.monotonic() - t0
@@ -341,5 +375,5 @@ def check_csharp(variant: Variant, run: DotnetRun, workdir: Path, vectors: Path)
         problems, notes = disasm_findings(text, variant, flags)
         if problems:
             return Row(label, run.name, "FAIL", "; ".join(problems), secs, checks)
-        detail = "no calls; " + "; ".join(notes)
+        detail = "no calls in the kernels; " + "; ".join(notes)
     return Row(label, run.name, "PASS", detail, secs, checks)

@@ -27,12 +27,15 @@ class CPrinter:
 
     ``pointers`` maps the function's input/output arrays (key, tweak, in, out) to the
     C pointer expressions that hold them; ``words``: arrays that are uint64_t arrays of the
-    function's parameters (indexed, never declared); other arrays are local uint64_t arrays."""
+    function's parameters (indexed, never declared); other arrays are local uint64_t arrays.
+    ``used``: the word-access helpers (``load64``, ``store64``) the printed statements call, so
+    a file defines only those (an unused static function is a -Wunused-function error)."""
 
     def __init__(self, prefix: str, pointers: dict[str, str], words=()):
         self.prefix = prefix
         self.pointers = pointers
         self.words = tuple(words)
+        self.used: set[str] = set()
 
     def index(self, idx: Idx) -> str:
         return str(idx).replace("*", " * ")
@@ -52,7 +55,10 @@ class CPrinter:
         if isinstance(a, str):
             return a
         if isinstance(a, Mem):
-            return self.mem(a)[0]
+            text, addr = self.mem(a)
+            if addr is not None:
+                self.used.add("load64")
+            return text
         if a.scale:
             return f"(uint64_t)({self.index(a)})"
         return f"UINT64_C({a.base:#018x})" if a.base > 0xFFFF else f"{a.base}"
@@ -63,6 +69,7 @@ class CPrinter:
         if op.kind == "store":
             text, addr = self.mem(op.a)
             if addr is not None:
+                self.used.add("store64")
                 return f"{self.prefix}store64({addr}, {op.dst});"
             return f"{text} = {op.dst};"
         if op.kind in ("rotl", "rotr"):

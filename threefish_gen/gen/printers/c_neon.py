@@ -14,7 +14,7 @@ and the rotations:
 
 Words are little-endian in memory.  Loads and stores go through ``threefish_gen_neon_load`` /
 ``_store`` (templates/c_simd/threefish.c.j2): ``vld1q_u8``/``vst1q_u8`` (any alignment) on
-little-endian AArch64, the scalar load64/store64 on a big-endian one.  NEON is architectural on
+little-endian AArch64, byte by byte on a big-endian one.  NEON is architectural on
 AArch64: no run-time check, no target attribute.
 """
 from __future__ import annotations
