@@ -457,24 +457,24 @@ def _split_args(s: str) -> list[str]:
 
 # ---------------------------------------------------------------------------- byte views
 
-_BYTES: dict = {}
-
-
-def _bytes_of(t: Term) -> tuple:
-    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant."""
-    r = _BYTES.get(t)
+def _bytes_of(t: Term, memo: dict | None = None) -> tuple:
+    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant (memoised in the
+    proof's scope, gen/prove/terms.py)."""
+    if memo is None:
+        memo = t.scope.cache("bytes")
+    r = memo.get(t)
     if r is not None:
         return r
     if t.op == "bytes":
         a = t.args
         r = tuple((a[2 * k], a[2 * k + 1]) for k in range(8))
     elif t.op == "rotl" and t.args[1] % 8 == 0:
-        inner = _bytes_of(t.args[0])
+        inner = _bytes_of(t.args[0], memo)
         s = t.args[1] // 8
         r = tuple(inner[(k - s) % 8] for k in range(8))
     else:
         r = tuple((t, k) for k in range(8))
-    _BYTES[t] = r
+    memo[t] = r
     return r
 
 
@@ -955,7 +955,6 @@ def heads(fn: Function) -> set:
 
 def jobs(text: str, kind) -> list:
     """(name, (direction, blocks), make) per exported function, one per dispatcher path."""
-    _BYTES.clear()
     try:
         prog = Program(text)
     except (TypeError, IndexError, AttributeError, AssertionError, ValueError) as e:
