@@ -23,6 +23,10 @@ from .terms import scope, var
 LANGUAGES = ("nasm", "c", "c#")
 
 
+class OutOfMemory(GenError):
+    """A proof ran out of memory (prove --memory-limit, or the machine's)."""
+
+
 @dataclass
 class Report:
     lines: list = field(default_factory=list)    # one per function
@@ -86,9 +90,15 @@ def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
     if language not in LANGUAGES:
         raise GenError(f"prove does not read {language} yet (it reads: {', '.join(LANGUAGES)})")
     with scope():
-        if v.primitive == "skein":
-            return skein_ubi.prove_text(v, language, word_bits, text, Report())
-        return _prove_threefish(v, language, word_bits, text)
+        try:
+            if v.primitive == "skein":
+                return skein_ubi.prove_text(v, language, word_bits, text, Report())
+            return _prove_threefish(v, language, word_bits, text)
+        except RecursionError:      # hostile text: 1,200 nested parentheses, a term 10,000 deep
+            raise GenError("cannot read the program: it nests deeper than the prover follows "
+                           "(RecursionError)") from None
+        except MemoryError:         # what the limits (prove --memory-limit) do not stop earlier
+            raise OutOfMemory("the proof ran out of memory (MemoryError)") from None
 
 
 def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Report:

@@ -51,7 +51,7 @@ import re
 
 from .c_simd import (Function, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser, _split_args,
                      bswap, heads)
-from .engine import ProveError, Unsupported
+from .engine import ProveError, Unsupported, literal
 from .terms import MASK, Term, add, and_, const, lt, mul, or_, rotl, shr, sub, value, var, xor
 
 LITTLE = "BitConverter.IsLittleEndian"
@@ -142,7 +142,7 @@ class _Parser(CParser):
         if tok == "ref":
             return ("ref", self.unary())
         if tok[0].isdigit():
-            return ("num", int(tok.rstrip("uUlL"), 0) & MASK)
+            return ("num", literal(tok.rstrip("uUlL"), f"line {self.no}"))
         if not (tok[0].isalpha() or tok[0] == "_"):
             raise Unsupported(f"line {self.no}: cannot read {tok!r}")
         if self.peek() == "(":
