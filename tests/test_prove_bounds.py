@@ -1,6 +1,7 @@
 """`prove --file` on hostile input: one line and exit 2 (what the prover cannot read or bound),
 never a traceback and never exit 1 (which means DIFFERS), each well under a minute (issue 25
-item 6): deep nesting, self-referencing macros, huge shifts and immediates, a 4e9-trip loop."""
+item 6): deep nesting, self-referencing macros, huge shifts and immediates, a 4e9-trip loop, and
+the wall-time and memory limits of the command."""
 import re
 import time
 
@@ -72,3 +73,14 @@ def test_hostile_shift_count_in_assembly_is_exit_2(tmp_path):
             "--interleave", str(o.interleave)] + [a for k, x in v.extra for a in (f"--{k}", x)]
     err = _exit_2(tmp_path, "hostile.asm", edited, args)
     assert "a shift or rotate count of 100000000000 (0..63)" in err, err
+
+
+@pytest.mark.parametrize("extra, want", [
+    (("--time-limit", "0.2"), r"gave up after 0\.2 s \(the time limit; --time-limit SECONDS, 0 for none\)"),
+    (("--memory-limit", "1"), r"gave up at 1 MiB \(the memory limit; --memory-limit MIB, 0 for none\)"),
+], ids=["time", "memory"])
+def test_the_time_and_memory_limits_are_one_line_and_exit_2(tmp_path, extra, want):
+    """A correct file past the limits is no verdict: exit 2, not 1 (the defaults, 1200 s and
+    8192 MiB, prove every generated file: the other tests of prove run under them)."""
+    err = _exit_2(tmp_path, "right.c", committed_source(V), C_ARGS, *extra)
+    assert re.search(want, err), err
