@@ -149,7 +149,7 @@ def test_the_description_of_one_block_is_the_reference_ubi(bits):
     import random
     from threefish_gen.gen import skein as ref
     from threefish_gen.gen.prove.skein import FIRST, UbiContext
-    from threefish_gen.gen.prove.terms import evaluate, var
+    from threefish_gen.gen.prove.terms import evaluate, scope, var
     v, = skein("c", bits)
     nw, nb = v.spec.nw, v.spec.block_bytes
     rng = random.Random(bits)
@@ -158,11 +158,12 @@ def test_the_description_of_one_block_is_the_reference_ubi(bits):
     words = lambda b: [int.from_bytes(b[i:i + 8], "little") for i in range(0, len(b), 8)]    # noqa: E731
     env = {**{f"h[{j}]": w for j, w in enumerate(words(h))}, **{f"m[{i}]": w for i, w in enumerate(words(msg))},
            "t[0]": words(t)[0], "t[1]": words(t)[1], "add": nb}
-    ctx = UbiContext(v, True)
-    want = ctx.next_state({name: var(name) for name in ctx.carried}, [var(f"m[{i}]") for i in range(nw)], None)
-    got = b"".join(evaluate(want[f"h[{j}]"], env).to_bytes(8, "little") for j in range(nw))
-    assert got == ref.ubi(v.spec, h, msg, ref.T_MSG)
-    assert evaluate(want["t[0]"], env) == nb and evaluate(want["t[1]"], env) == words(t)[1] & ~FIRST
+    with scope():           # terms are made in a proof's scope (gen/prove/terms.py)
+        ctx = UbiContext(v, True)
+        want = ctx.next_state({name: var(name) for name in ctx.carried}, [var(f"m[{i}]") for i in range(nw)], None)
+        got = b"".join(evaluate(want[f"h[{j}]"], env).to_bytes(8, "little") for j in range(nw))
+        assert got == ref.ubi(v.spec, h, msg, ref.T_MSG)
+        assert evaluate(want["t[0]"], env) == nb and evaluate(want["t[1]"], env) == words(t)[1] & ~FIRST
 
 
 # ------------------------------------------------------------------------------ SIMD lanes kernels
@@ -208,7 +209,7 @@ def test_the_lanes_description_is_the_reference_ubi():
     import random
     from threefish_gen.gen import skein as ref
     from threefish_gen.gen.prove.skein import LanesContext
-    from threefish_gen.gen.prove.terms import evaluate
+    from threefish_gen.gen.prove.terms import evaluate, scope
     v = LANES_V
     nw, nb, L = v.spec.nw, v.spec.block_bytes, 4
     rng = random.Random(7)
@@ -218,7 +219,8 @@ def test_the_lanes_description_is_the_reference_ubi():
     tws = b"".join(ref.tweak(nb, t, first=True, final=True) for t in types)
     env = {f"in[{i}]": w for i, w in enumerate(words(b"".join(hs) + b"".join(msgs)))}
     env.update({f"tweak[{i}]": w for i, w in enumerate(words(tws))})
-    ctx = LanesContext(v, L)
-    for lane in range(L):
-        got = b"".join(evaluate(t, env).to_bytes(8, "little") for t in ctx.want(lane))
-        assert got == ref.ubi(v.spec, hs[lane], msgs[lane], types[lane]), lane
+    with scope():
+        ctx = LanesContext(v, L)
+        for lane in range(L):
+            got = b"".join(evaluate(t, env).to_bytes(8, "little") for t in ctx.want(lane))
+            assert got == ref.ubi(v.spec, hs[lane], msgs[lane], types[lane]), lane

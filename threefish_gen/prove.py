@@ -1,21 +1,71 @@
 """`threefish-gen prove`: translation validation of emitted programs (gen/prove/)."""
 from __future__ import annotations
 
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
 
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.prove import LANGUAGES, prove_text, source_of, why_not
+from threefish_gen.gen.prove import LANGUAGES, OutOfMemory, prove_text, source_of, why_not
 from threefish_gen.gen.render import render_variant
+
+# the defaults of prove --time-limit (per file) and --memory-limit: far above what the largest
+# generated file needs (C# or SIMD C --isa auto Threefish-1024: a minute, a few hundred MB),
+# low enough that hostile input ends in one line and exit 2
+TIME_LIMIT_S = 1200
+MEMORY_LIMIT_MIB = 8192
+
+
+class TimeLimit(Exception):
+    """The proof of one file ran past --time-limit."""
+
+
+@contextmanager
+def _limits(seconds: float, mib: int):
+    """The proof of one file under a wall-time limit (SIGALRM: the main thread of a POSIX
+    process; elsewhere none) and an address-space limit (RLIMIT_AS, lowered for the process
+    while the proof runs, where the platform has it); 0: no limit."""
+    try:
+        import resource
+    except ImportError:         # not POSIX
+        resource = None
+    old_as = None
+    if mib and resource is not None and hasattr(resource, "RLIMIT_AS"):
+        old_as = resource.getrlimit(resource.RLIMIT_AS)
+        want = mib << 20
+        hard = old_as[1]
+        if hard != resource.RLIM_INFINITY:
+            want = min(want, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+    alarm = bool(seconds) and hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread()
+    if alarm:
+        def on_alarm(signum, frame):
+            raise TimeLimit()
+        old_handler = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old_handler)
+        if old_as is not None:
+            resource.setrlimit(resource.RLIMIT_AS, old_as)
+
 
 def source_text(v, language: str) -> tuple[str, str]:
     """(name, text) of the rendered file that holds the variant's functions."""
     return source_of(render_variant(v), language)
 
 
-def run(target, variants, file: str | None, echo=click.echo) -> int:
-    """Prove each variant (the file the user holds, or a fresh render); exit status 0, 1."""
+def run(target, variants, file: str | None, echo=click.echo, time_limit: float = TIME_LIMIT_S,
+        memory_limit: int = MEMORY_LIMIT_MIB) -> int:
+    """Prove each variant (the file the user holds, or a fresh render); exit status 0, 1.  Each
+    file's proof runs under time_limit seconds and memory_limit MiB (0: none); what the prover
+    cannot handle (GenError: exit 2, one line) includes running past either."""
     language = target.recipe.language
     if language not in LANGUAGES:
         raise GenError(f"prove reads {', '.join(LANGUAGES)} programs; --target {target.name} emits {language}")
@@ -39,7 +89,16 @@ def run(target, variants, file: str | None, echo=click.echo) -> int:
         else:
             name, text = source_text(v, language)
         try:
-            rep = prove_text(v, language, target.recipe.word_bits, text)
+            with _limits(time_limit, memory_limit):
+                rep = prove_text(v, language, target.recipe.word_bits, text)
+        except TimeLimit:
+            raise GenError(f"{name}: gave up after {time_limit:g} s (the time limit; --time-limit "
+                           f"SECONDS, 0 for none)") from None
+        except (MemoryError, OutOfMemory) as e:
+            if not memory_limit:
+                raise GenError(f"{name}: {e or 'the proof ran out of memory (MemoryError)'}") from None
+            raise GenError(f"{name}: gave up at {memory_limit} MiB (the memory limit; --memory-limit "
+                           f"MIB, 0 for none)") from None
         except (IndexError, KeyError, ValueError) as e:      # text the reader does not know: one line
             raise GenError(f"{name}: cannot read the program ({type(e).__name__}: {e})") from None
         for line in rep.lines:

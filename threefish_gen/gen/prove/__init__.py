@@ -18,9 +18,13 @@ from . import c, c_simd, csharp, engine, nasm
 from . import skein as skein_ubi
 from .engine import ProveError, Unsupported
 from .expect import block_vars, expected, key_vars
-from .terms import Term, var
+from .terms import scope, var
 
 LANGUAGES = ("nasm", "c", "c#")
+
+
+class OutOfMemory(GenError):
+    """A proof ran out of memory (prove --memory-limit, or the machine's)."""
 
 
 @dataclass
@@ -80,12 +84,24 @@ def _kind(name: str):
 
 
 def prove_text(v: Variant, language: str, word_bits: int, text: str) -> Report:
-    """Prove every exported encrypt/decrypt function of one emitted file."""
+    """Prove every exported encrypt/decrypt function of one emitted file, in a term scope of its
+    own (gen/prove/terms.py): proofs running at once in threads (verify's prove rows) or one
+    after another share no terms, table or cache."""
     if language not in LANGUAGES:
         raise GenError(f"prove does not read {language} yet (it reads: {', '.join(LANGUAGES)})")
-    if v.primitive == "skein":
-        return skein_ubi.prove_text(v, language, word_bits, text, Report())
-    Term.table.clear()
+    with scope():
+        try:
+            if v.primitive == "skein":
+                return skein_ubi.prove_text(v, language, word_bits, text, Report())
+            return _prove_threefish(v, language, word_bits, text)
+        except RecursionError:      # hostile text: 1,200 nested parentheses, a term 10,000 deep
+            raise GenError("cannot read the program: it nests deeper than the prover follows "
+                           "(RecursionError)") from None
+        except MemoryError:         # what the limits (prove --memory-limit) do not stop earlier
+            raise OutOfMemory("the proof ran out of memory (MemoryError)") from None
+
+
+def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Report:
     t0 = time.monotonic()
     rep = Report()
     spec, nw = v.spec, v.spec.nw

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from .engine import Machine, ProveError, Unsupported
+from .engine import Machine, ProveError, Unsupported, literal
 from .terms import MASK, Term, add, and_, const, mul, or_, shr, sub, value, var, xor
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
@@ -199,6 +199,7 @@ class CMachine(Machine):
         self.prog, self.fn = prog, fn
         self.line = None
         self.cur = None
+        self._expanding: set = set()        # the macros being expanded (empty between statements)
 
     def enter(self, args: list[Term]) -> int:
         if len(args) != len(self.fn.params):
@@ -246,6 +247,8 @@ class CMachine(Machine):
             raise Unsupported(f"line {self.line.no}: {op} by a non-constant")
         if op == "*":
             return mul(a, vb)
+        if op in ("<<", ">>") and vb > 63:
+            raise Unsupported(f"line {self.line.no}: a shift by {vb} (C shifts a 64-bit word by 0..63)")
         if op == "<<":
             return mul(a, 1 << vb)
         if op == ">>":
@@ -280,9 +283,9 @@ class CMachine(Machine):
         if tok == "~":
             return xor(self._unary(), const(MASK))
         if tok.startswith("UINT64_C"):
-            return const(int(tok[tok.index("(") + 1:-1].strip(), 0))
+            return const(literal(tok[tok.index("(") + 1:-1].strip(), f"line {self.line.no}"))
         if tok[0].isdigit():
-            return const(int(tok.rstrip("uUlL"), 0))
+            return const(literal(tok.rstrip("uUlL"), f"line {self.line.no}"))
         if self._peek() == "(":
             if not tok.endswith("load64"):
                 raise Unsupported(f"line {self.line.no}: call of {tok}")
@@ -296,10 +299,15 @@ class CMachine(Machine):
             self._expect("]")
             return self.load(self._element(tok, idx), 8)
         if tok not in self.state.regs and tok in self.prog.macros:
+            expanding = self._expanding
+            if tok in expanding:            # #define A B / #define B A
+                raise Unsupported(f"line {self.line.no}: the macro {tok} expands to itself")
             saved = self._t, self._i
+            expanding.add(tok)
             try:
                 return self.expr(_tokens(self.prog.macros[tok]))
             finally:
+                expanding.discard(tok)
                 self._t, self._i = saved
         if tok not in self.state.regs:
             raise ProveError(f"line {self.line.no}: {tok} is read before it is set")

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from .c import Program as _CProgram, _strip_comments
-from .engine import Machine, ProveError, Unsupported, base_of, kind
+from .engine import Machine, ProveError, Unsupported, base_of, kind, literal
 from .terms import (MASK, Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
@@ -99,9 +99,9 @@ class _Parser:
         if tok == "-":
             return ("neg", self.unary())
         if tok.startswith("UINT64_C"):
-            return ("num", int(tok[tok.index("(") + 1:-1].strip(), 0) & MASK)
+            return ("num", literal(tok[tok.index("(") + 1:-1].strip(), f"line {self.no}"))
         if tok[0].isdigit():
-            return ("num", int(tok.rstrip("uUlL"), 0) & MASK)
+            return ("num", literal(tok.rstrip("uUlL"), f"line {self.no}"))
         if not (tok[0].isalpha() or tok[0] == "_"):
             raise Unsupported(f"line {self.no}: cannot read {tok!r}")
         if self.peek() == "(":
@@ -457,24 +457,24 @@ def _split_args(s: str) -> list[str]:
 
 # ---------------------------------------------------------------------------- byte views
 
-_BYTES: dict = {}
-
-
-def _bytes_of(t: Term) -> tuple:
-    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant."""
-    r = _BYTES.get(t)
+def _bytes_of(t: Term, memo: dict | None = None) -> tuple:
+    """The 8 (word, byte) sources of a 64-bit term, byte 0 least significant (memoised in the
+    proof's scope, gen/prove/terms.py)."""
+    if memo is None:
+        memo = t.scope.cache("bytes")
+    r = memo.get(t)
     if r is not None:
         return r
     if t.op == "bytes":
         a = t.args
         r = tuple((a[2 * k], a[2 * k + 1]) for k in range(8))
     elif t.op == "rotl" and t.args[1] % 8 == 0:
-        inner = _bytes_of(t.args[0])
+        inner = _bytes_of(t.args[0], memo)
         s = t.args[1] // 8
         r = tuple(inner[(k - s) % 8] for k in range(8))
     else:
         r = tuple((t, k) for k in range(8))
-    _BYTES[t] = r
+    memo[t] = r
     return r
 
 
@@ -585,6 +585,8 @@ class SimdMachine(Machine):
             raise Unsupported(f"line {self.line.no}: {op} by a non-constant")
         if op == "*":
             return mul(a, vb)
+        if op in ("<<", ">>") and vb > 63:
+            raise Unsupported(f"line {self.line.no}: a shift by {vb} (C shifts a 64-bit word by 0..63)")
         if op == "<<":
             return mul(a, 1 << vb)
         if op == ">>":
@@ -783,10 +785,14 @@ class SimdMachine(Machine):
             return tuple(bin_(p, q) for p, q in zip(self._vec(a[0]), self._vec(a[1])))
         if name == "vshlq_n_u64":
             k = self._imm(a[1])
+            if k > 63:
+                raise Unsupported(f"line {self.line.no}: {name} by {k} (0..63)")
             return tuple(mul(t, 1 << k) for t in self._vec(a[0]))
         if name == "vshrq_n_u64":
             k = self._imm(a[1])
-            return tuple(shr(t, k) for t in self._vec(a[0]))
+            if not 1 <= k <= 64:
+                raise Unsupported(f"line {self.line.no}: {name} by {k} (1..64)")
+            return tuple(shr(t, k) if k < 64 else const(0) for t in self._vec(a[0]))
         if name == "vsriq_n_u64":           # (b >> n) inserted under the top n bits of a
             x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
             if n >= 64:
@@ -955,7 +961,6 @@ def heads(fn: Function) -> set:
 
 def jobs(text: str, kind) -> list:
     """(name, (direction, blocks), make) per exported function, one per dispatcher path."""
-    _BYTES.clear()
     try:
         prog = Program(text)
     except (TypeError, IndexError, AttributeError, AssertionError, ValueError) as e:

@@ -49,9 +49,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from .c_simd import (_BYTES, Function, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser, _split_args,
+from .c_simd import (Function, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser, _split_args,
                      bswap, heads)
-from .engine import ProveError, Unsupported
+from .engine import ProveError, Unsupported, literal
 from .terms import MASK, Term, add, and_, const, lt, mul, or_, rotl, shr, sub, value, var, xor
 
 LITTLE = "BitConverter.IsLittleEndian"
@@ -142,7 +142,7 @@ class _Parser(CParser):
         if tok == "ref":
             return ("ref", self.unary())
         if tok[0].isdigit():
-            return ("num", int(tok.rstrip("uUlL"), 0) & MASK)
+            return ("num", literal(tok.rstrip("uUlL"), f"line {self.no}"))
         if not (tok[0].isalpha() or tok[0] == "_"):
             raise Unsupported(f"line {self.no}: cannot read {tok!r}")
         if self.peek() == "(":
@@ -795,16 +795,10 @@ def paths(prog: Program):
             yield flags, reads
 
 
-def clear_caches() -> None:
-    """The byte views are cached per term (gen/prove/c_simd.py); the term table is new per file."""
-    _BYTES.clear()
-
-
 def jobs(text: str, bs: int):
     """(label, (direction, blocks), make) per public method and path; the label is a callable
     (its flags are known once the path ran).  The file is read here (exit 2 on what the reader
     does not know); the paths are made as the caller proves them."""
-    clear_caches()
     try:
         prog = Program(text)
     except (TypeError, IndexError, AttributeError, AssertionError, ValueError, KeyError) as e:

@@ -27,6 +27,23 @@ class Unsupported(Exception):
 
 INPUTS = ("key", "tweak", "in")
 
+# a loop whose test is decided on every run (a counter with a constant bound) is run, not proved
+# by induction; the generator's run at most 20 times per path (Threefish-1024 --unroll loop)
+TRIP_LIMIT = 10_000
+# an integer literal of C or C# (digits and prefix, no suffix): longer is no 64-bit constant
+LITERAL_CHARS = 24
+
+
+def literal(text: str, where: str) -> int:
+    """The value of an integer literal (0x.., decimal; suffixes stripped by the caller);
+    Unsupported when it does not fit 64 bits (huge literals are refused before they are read)."""
+    if len(text) > LITERAL_CHARS:
+        raise Unsupported(f"{where}: an integer constant of {len(text):,} characters (wider than 64 bits)")
+    v = int(text, 0)
+    if v >> 64:
+        raise Unsupported(f"{where}: the integer constant {text} is wider than 64 bits")
+    return v
+
 
 def base_of(addr: Term) -> tuple[Term, Term]:
     """(base pointer variable, offset term) of an address."""
@@ -168,13 +185,19 @@ def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, 
     finished = []
     work = [(machine, entry)]
     loops = set()
+    trips: dict = {}            # loop head -> runs of a loop that is run (all paths together)
     while work:
         m, pc = work.pop()
         while True:
-            if pc in heads and pc not in m.state.active and not m.concrete_head(pc):
-                loops.add(pc)
-                m, pc = (ctx.induction or _induction)(m, pc, ctx, line_text)
-                continue
+            if pc in heads and pc not in m.state.active:
+                if not m.concrete_head(pc):
+                    loops.add(pc)
+                    m, pc = (ctx.induction or _induction)(m, pc, ctx, line_text)
+                    continue
+                trips[pc] = trips.get(pc, 0) + 1
+                if trips[pc] > TRIP_LIMIT:
+                    raise Unsupported(f"the loop at {line_text(pc)} runs more than {TRIP_LIMIT:,} times "
+                                      f"(the prover's trip-count limit)")
             r = m.step(pc)
             if isinstance(r, int):
                 pc = r

@@ -1,12 +1,10 @@
 """The description's term of every output word: gen/dsl.py's interpreter run on terms."""
 from __future__ import annotations
 
-from functools import lru_cache
-
 from ..dsl import interpret
 from ..spec import Spec
 from ..threefish import Options, describe
-from .terms import Term, var
+from .terms import Term, cache, var
 
 
 def key_vars(nw: int) -> list:
@@ -43,6 +41,12 @@ class _Recording(dict):
         super().__setitem__(name, t)
 
 
-@lru_cache(maxsize=None)
 def _program(spec: Spec, options: Options, direction: str):
-    return describe(spec, options, direction, 1)
+    """The description of one block, made once per proof (kept in the proof's scope,
+    gen/prove/terms.py: nothing outlives or is shared between proofs)."""
+    programs = cache("programs")
+    key = (spec, options, direction)
+    prog = programs.get(key)
+    if prog is None:
+        prog = programs[key] = describe(spec, options, direction, 1)
+    return prog

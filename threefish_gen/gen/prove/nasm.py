@@ -53,10 +53,23 @@ def _split_operands(s: str) -> list[str]:
 
 def _int(s: str) -> int:
     s = s.strip()
+    if len(s) > 24:                 # refused before it is read (a huge number is no 64-bit operand)
+        raise Unsupported(f"a number of {len(s):,} characters (wider than 64 bits)")
     try:
-        return int(s, 0)
+        v = int(s, 0)
     except ValueError:
         raise Unsupported(f"not a number: {s!r}") from None
+    if not -(1 << 63) <= v < 1 << 64:
+        raise Unsupported(f"the number {s} is wider than 64 bits")
+    return v
+
+
+def _count(s: str) -> int:
+    """A shift or rotate count (the generator's are 1..63; the CPU would mask a wider one)."""
+    n = _int(s)
+    if not 0 <= n <= 63:
+        raise Unsupported(f"a shift or rotate count of {n} (0..63)")
+    return n
 
 
 def _dwords(pair: tuple, lo: int, hi: int) -> Term:
@@ -363,7 +376,7 @@ class NasmMachine(Machine):
             self.dest(a[0], r)
             st.zf = r
         elif op in ("rol", "ror", "shl", "shr"):
-            x, n = self.read(a[0]), _int(a[1])
+            x, n = self.read(a[0]), _count(a[1])
             if op in ("rol", "ror") and not self.wide:
                 raise Unsupported(f"line {ln.no}: 32-bit rotate")
             r = {"rol": lambda: rotl(x, n), "ror": lambda: rotl(x, 64 - n), "shl": lambda: mul(x, 1 << n),
@@ -372,7 +385,7 @@ class NasmMachine(Machine):
             if op in ("shl", "shr"):
                 st.zf = r
         elif op == "rorx":
-            self.write_gpr(a[0], rotl(self.read(a[1]), 64 - _int(a[2])))
+            self.write_gpr(a[0], rotl(self.read(a[1]), 64 - _count(a[2])))
         elif op == "lea":
             _, addr, _ = self.address(a[1])
             self.write_gpr(a[0], addr)
@@ -490,7 +503,7 @@ class NasmMachine(Machine):
             x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
             self.vwrite(dst, [lane_ops[base](p, q) for p, q in zip(x, y)], legacy=not vex)
         elif base in ("psllq", "psrlq", "prolq", "prorq"):
-            x, n = self.vread(srcs[0], w), _int(srcs[1])
+            x, n = self.vread(srcs[0], w), _count(srcs[1])
             f = {"psllq": lambda t: mul(t, 1 << n), "psrlq": lambda t: shr(t, n),
                  "prolq": lambda t: rotl(t, n), "prorq": lambda t: rotl(t, 64 - n)}[base]
             self.vwrite(dst, [f(t) for t in x], legacy=not vex)

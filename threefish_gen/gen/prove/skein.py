@@ -31,7 +31,7 @@ from ..errors import GenError
 from ..skein import tweak as skein_tweak
 from .c import CMachine, Program as CProgram, heads as c_heads
 from .c_simd import Program as SimdProgram, SimdMachine, heads as simd_heads
-from .csharp import CsMachine, Program as CsProgram, clear_caches, describe, heads as cs_heads, paths
+from .csharp import CsMachine, Program as CsProgram, describe, heads as cs_heads, paths
 from .engine import (Context, ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of,
                      check_test, classify, first_divergence, kind, prove_function, stem)
 from .nasm import NasmMachine, Program as NasmProgram
@@ -259,8 +259,8 @@ def ubi_finish(m, ctx: UbiContext) -> None:
 # -------------------------------------------------------------------- the prover's entry
 
 def prove_text(v, language: str, word_bits: int, text: str, report):
-    """Prove the UBI function(s) of one emitted Skein file; fills and returns ``report``."""
-    Term.table.clear()
+    """Prove the UBI function(s) of one emitted Skein file; fills and returns ``report``.  Runs in
+    the proof's term scope (gen/prove/__init__.py:prove_text opens it)."""
     t0 = time.monotonic()
     try:
         if language == "nasm":
@@ -318,7 +318,6 @@ def _label(name) -> str:
 def _cs_jobs(text: str, v):
     """C# (``Ubi(Span<ulong> s, ReadOnlySpan<byte> blocks, int n, ulong add)``, s = h, t0, t1):
     one job per byte order (gen/prove/csharp.py's paths); a generator, after the file is read."""
-    clear_caches()
     prog = CsProgram(text, select=lambda name: name == "Ubi")
     fn = prog.functions.get("Ubi")
     if fn is None:

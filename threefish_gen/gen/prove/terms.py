@@ -1,7 +1,15 @@
 """Hash-consed terms over 64-bit words: the values the prover compares.
 
-Every term is made once (``Term.table``): two terms are structurally equal exactly when they
-are the same object, so comparing a program's output word with the description's is ``is``.
+Every term is made once per proof: two terms of one proof are structurally equal exactly when
+they are the same object, so comparing a program's output word with the description's is ``is``.
+The hash-cons table lives in a :class:`Scope`, one per proof (``with scope(): ...``, opened by
+gen/prove/__init__.py:prove_text), made current through a context variable: proofs in two
+threads (verify's ThreadPoolExecutor) or one after the other never share a table, and there is
+no module-level mutable state.  The per-term caches of the readers (gen/prove/c_simd.py's byte
+views, gen/prove/expect.py's description programs) are owned by the scope too (``cache(name)``).
+Each term records its scope; a term is made only from terms of the current scope (checked when
+a term is first made: a table hit has the very arguments of a checked term), so terms of two
+proofs are never mixed, and making a term outside a scope is an error.
 Normal forms, chosen so that the generator's emitted programs and the description meet:
 
 * ``lin``: sum of coefficient * term + constant (mod 2^64): add, sub, negation, shift left by a
@@ -18,23 +26,90 @@ runs on them unchanged and yields the description's term of every output word.
 """
 from __future__ import annotations
 
-import itertools
+import contextvars
+from contextlib import contextmanager
 
 MASK = (1 << 64) - 1
 
 
+class ScopeError(RuntimeError):
+    """A term made outside a proof's scope, or from the terms of another scope (a prover bug)."""
+
+
+class Scope:
+    """One proof's terms: the hash-cons table ((op, args) -> term; a term's id is its index in it,
+    so ids are dense and ordered by creation) and the caches keyed by its terms."""
+    __slots__ = ("table", "caches")
+
+    def __init__(self):
+        self.table: dict = {}
+        self.caches: dict = {}
+
+    def cache(self, name: str) -> dict:
+        """The scope's cache called name (made empty on first use)."""
+        c = self.caches.get(name)
+        if c is None:
+            c = self.caches[name] = {}
+        return c
+
+
+_CURRENT: contextvars.ContextVar = contextvars.ContextVar("threefish_gen.prove.scope", default=None)
+
+
+@contextmanager
+def scope():
+    """Make a fresh Scope current for the block (per thread / task: a context variable); on exit
+    the previous one (if any) is current again and the fresh one's table and caches are dropped."""
+    s = Scope()
+    token = _CURRENT.set(s)
+    try:
+        yield s
+    finally:
+        _CURRENT.reset(token)
+        s.table.clear()         # its terms are garbage now (no cycle through the table to collect)
+        s.caches.clear()
+
+
+def current() -> Scope:
+    """The current proof's scope (ScopeError outside one)."""
+    s = _CURRENT.get()
+    if s is None:
+        raise ScopeError("a term made outside a proof scope (gen/prove/terms.scope())")
+    return s
+
+
+def cache(name: str) -> dict:
+    """The current scope's cache called name."""
+    return current().cache(name)
+
+
+def _foreign(s: Scope, args: tuple) -> bool:
+    """Whether args hold a term of another scope (args: terms, ints, names, tuples of terms and
+    of (term, coefficient) pairs)."""
+    for a in args:
+        if type(a) is Term:
+            if a.scope is not s:
+                return True
+        elif type(a) is tuple and _foreign(s, a):
+            return True
+    return False
+
+
 class Term:
-    __slots__ = ("op", "args", "id", "__weakref__")
-    table: dict = {}
-    _ids = itertools.count()
+    __slots__ = ("op", "args", "id", "scope", "__weakref__")
 
     def __new__(cls, op: str, args: tuple):
+        s = _CURRENT.get()
+        if s is None:
+            raise ScopeError(f"a term ({op}) made outside a proof scope (gen/prove/terms.scope())")
         key = (op, args)
-        t = cls.table.get(key)
+        t = s.table.get(key)
         if t is None:
+            if _foreign(s, args):
+                raise ScopeError(f"a term ({op}) made from the terms of another proof's scope")
             t = object.__new__(cls)
-            t.op, t.args, t.id = op, args, next(cls._ids)
-            cls.table[key] = t
+            t.op, t.args, t.id, t.scope = op, args, len(s.table), s
+            s.table[key] = t
         return t
 
     # Python operators (dsl.interpret runs on these)
