@@ -25,6 +25,7 @@ from . import csharp, ct, nasm, simd
 from . import prove as vprove
 from . import skein as skein_checker
 from . import skein_csharp
+from . import proc
 from .proc import Timeout
 from .junit import write_junit
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
@@ -88,6 +89,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             prep(mine, workdir)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
           f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
+    print(f"verify: {proc.sandbox_note()}; every build and run under CPU-time, memory, file-size and "
+          f"no-core limits", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         vec = dict(zip(specs, pool.map(
             lambda fs: fs[0](fs[1], workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt",
@@ -124,6 +127,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
         except BaseException:
             for fut in futures:
                 fut.cancel()
+            proc.stop_all("interrupted")     # the running builds too: the pool waits for them
             raise
         report.rows = rows
     print_matrix(report, stream)

@@ -28,6 +28,7 @@ from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
+from .proc import RUN_LIMITS
 from .proc import run as run_command
 from .sources import sources
 
@@ -183,11 +184,14 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
                 timeout: int = RUN_LIMIT, leaks: bool = True) -> tuple[bool, str, int]:
     """Run a built harness: (passed, its output, number of checks it reports).  A sanitizer
     report fails the run even when the exit status does not.  Raises proc.Timeout past the
-    limit.  ``leaks=False``: no LeakSanitizer (it cannot run under qemu-user's ptrace-like view)."""
+    limit.  ``leaks=False``: no LeakSanitizer (it cannot run under qemu-user's ptrace-like view).
+    The harness runs the user's code: under proc.RUN_LIMITS and in the sandbox (no network; where
+    bwrap works, nothing writable but ``workdir`` and a wine prefix the env names)."""
     env = dict(os.environ if env is None else env,
-               ASAN_OPTIONS=f"detect_leaks={int(leaks)}:abort_on_error=0",
+               ASAN_OPTIONS=f"detect_leaks={int(leaks)}:abort_on_error=0:disable_coredump=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    rc, out = run_command(argv, workdir, timeout, env, what="harness run")
+    writable = [Path(workdir).resolve()] + [Path(env[k]) for k in ("WINEPREFIX",) if env.get(k)]
+    rc, out = run_command(argv, workdir, timeout, env, what="harness run", limits=RUN_LIMITS, sandbox=writable)
     checks = 0
     for ln in out.splitlines():
         if ln.startswith("harness:") and "passed" in ln:
