@@ -12,6 +12,11 @@ def use(variant: Variant, files: dict[str, str]) -> None:
     _GIVEN[variant] = dict(files)
 
 
+def given(variant: Variant) -> bool:
+    """Whether ``variant``'s text is the user's (check DIR), not this threefish-gen's render."""
+    return variant in _GIVEN
+
+
 def clear() -> None:
     _GIVEN.clear()
 
