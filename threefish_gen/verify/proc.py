@@ -256,6 +256,11 @@ def run(cmd: list[str], cwd=None, timeout: float = 600, env: dict | None = None,
     aspace = limits.address_space if limits.address_space is not None and address_space_ok(cmd) else None
     wrapped = [sys.executable, "-I", "-S", "-c", _WRAPPER, str(max(1, int(cpu + 0.5))),
                str(aspace if aspace else -1), str(limits.file_size if limits.file_size else -1), str(limits.core)]
+    if cwd is not None and not Path(cmd[0]).name.startswith("dotnet"):
+        # temporary files (gcc's .s/.o, a harness's) go into the build folder: a killed compiler
+        # cannot leave them in /tmp, and the sandbox leaves the build folder writable.  Not for
+        # dotnet, whose build servers meet in TMPDIR.
+        env = dict(os.environ if env is None else env, TMPDIR=str(Path(cwd).resolve()))
     box = sandbox_kind() if sandbox is not None else "none"
     inner = {"bwrap": _bwrap_argv, "unshare": _unshare_argv}[box]([Path(d) for d in sandbox]) if box != "none" else []
     with _LOCK:
