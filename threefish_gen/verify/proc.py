@@ -30,7 +30,8 @@ runs may be hostile or broken:
 
 ``THREEFISH_GEN_TIMEOUT_SCALE`` (a positive number, default 1) multiplies every time limit, for
 slow or heavily loaded machines.  ``THREEFISH_GEN_CPU_LIMIT`` (seconds) lowers the CPU-time
-limit of every command (default: the command's wall-clock limit).  ``THREEFISH_GEN_SANDBOX=none``
+limit of every command (default: the command's wall-clock limit; for builds, times the number of
+CPUs, since a threaded build's CPU time is the sum over its threads).  ``THREEFISH_GEN_SANDBOX=none``
 turns the sandbox off.
 """
 from __future__ import annotations
@@ -71,14 +72,15 @@ class Stopped(BaseException):
 class Limits:
     """Resource limits of one command (None: leave the inherited limit)."""
 
-    cpu: float | None = None            # CPU seconds (default: the wall-clock limit)
+    cpu: float | None = None            # CPU seconds (default: the wall-clock limit, times the CPUs
+    threaded: bool = True               # when threaded: RLIMIT_CPU counts every thread's time)
     address_space: int | None = 8 * GiB
     file_size: int | None = 1 * GiB
     core: int = 0
 
 
-BUILD_LIMITS = Limits()                                   # compilers, assemblers, linkers
-RUN_LIMITS = Limits(address_space=4 * GiB, file_size=256 * MiB)   # harness runs
+BUILD_LIMITS = Limits()                   # compilers, assemblers, linkers, dotnet build (MSBuild threads)
+RUN_LIMITS = Limits(threaded=False, address_space=4 * GiB, file_size=256 * MiB)   # harness runs
 
 # Sets the limits given on its command line, then execs the command (argv after "--").
 # -1: leave that limit alone.  Runs as `python3 -I -S -c _WRAPPER ...` (about 10 ms).
@@ -251,7 +253,7 @@ def run(cmd: list[str], cwd=None, timeout: float = 600, env: dict | None = None,
     write (a list; see the module docstring), or None: no sandbox."""
     what = what or os.path.basename(cmd[0])
     limit = timeout * scale()
-    cpu = limits.cpu if limits.cpu is not None else limit
+    cpu = limits.cpu if limits.cpu is not None else limit * ((os.cpu_count() or 1) if limits.threaded else 1)
     cpu = min(cpu, _cpu_cap() or cpu)
     aspace = limits.address_space if limits.address_space is not None and address_space_ok(cmd) else None
     wrapped = [sys.executable, "-I", "-S", "-c", _WRAPPER, str(max(1, int(cpu + 0.5))),

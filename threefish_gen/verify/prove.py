@@ -78,7 +78,8 @@ def _prove_in_child(variant: Variant, language: str, word_bits: int, text: str, 
     root = str(Path(__file__).resolve().parents[2])       # the folder holding threefish_gen
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p))
     rc, out = proc.run([sys.executable, "-m", "threefish_gen.verify.prove", str(job)], workdir, PROVE_LIMIT,
-                       env, what="prove", limits=proc.Limits(address_space=8 * proc.GiB, file_size=proc.MiB))
+                       env, what="prove",
+                       limits=proc.Limits(threaded=False, address_space=8 * proc.GiB, file_size=proc.MiB))
     got = [ln[len(_RESULT):] for ln in out.splitlines() if ln.startswith(_RESULT)]
     if not got:
         why = [ln for ln in out.strip().splitlines() if ln.strip()][-1:] or [f"exit status {rc}"]
