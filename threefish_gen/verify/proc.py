@@ -288,6 +288,12 @@ def run(cmd: list[str], cwd=None, timeout: float = 600, env: dict | None = None,
             raise Stopped(_STOPPED[0])
     text = out.decode("utf-8", "replace") + err.decode("utf-8", "replace")
     rc = p.returncode
+    if box == "bwrap" and rc == 1 and text.startswith("bwrap: "):
+        # bwrap worked when probed but not for this command (a folder to bind is missing, ...):
+        # run it unsandboxed, and say so
+        print(f"verify: warning: bwrap could not start {what} ({text.strip().splitlines()[0]}): "
+              f"run without the sandbox", file=sys.stderr, flush=True)
+        return run(cmd, cwd, timeout, env, what, limits, None)
     if rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (rc and "CPU time limit exceeded" in text):
         raise Timeout(what, cpu, "cpu")
     if rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or (rc and "File size limit exceeded" in text):

@@ -186,11 +186,16 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
     report fails the run even when the exit status does not.  Raises proc.Timeout past the
     limit.  ``leaks=False``: no LeakSanitizer (it cannot run under qemu-user's ptrace-like view).
     The harness runs the user's code: under proc.RUN_LIMITS and in the sandbox (no network; where
-    bwrap works, nothing writable but ``workdir`` and a wine prefix the env names)."""
+    bwrap works, nothing writable but ``workdir`` -- and for wine its prefix and /tmp)."""
     env = dict(os.environ if env is None else env,
                ASAN_OPTIONS=f"detect_leaks={int(leaks)}:abort_on_error=0:disable_coredump=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    writable = [Path(workdir).resolve()] + [Path(env[k]) for k in ("WINEPREFIX",) if env.get(k)]
+    writable = [Path(workdir).resolve()]
+    if Path(argv[0]).name.startswith("wine"):
+        # wine writes its prefix (made on first use: bind the folder that will hold it) and
+        # meets its wineserver in /tmp/.wine-UID
+        prefix = Path(env.get("WINEPREFIX") or Path.home() / ".wine")
+        writable += [prefix if prefix.exists() else prefix.parent, Path("/tmp")]
     rc, out = run_command(argv, workdir, timeout, env, what="harness run", limits=RUN_LIMITS, sandbox=writable)
     checks = 0
     for ln in out.splitlines():
