@@ -171,7 +171,11 @@ RUN_LIMIT = 900          # seconds per harness run
 
 
 def _run(cmd: list[str], cwd: Path, timeout: int = COMPILE_LIMIT) -> tuple[int, str]:
-    """A build step; raises proc.Timeout (the runner reports TIMEOUT) past its limit."""
+    """A build step; raises proc.Timeout (the runner reports TIMEOUT) past its limit.  valgrind
+    (verify/ct.py) runs the code under test: it gets the harness's limits and sandbox."""
+    if Path(cmd[0]).name == "valgrind":
+        return run_command(cmd, cwd, timeout, what="valgrind run", limits=RUN_LIMITS,
+                           sandbox=[Path(cwd).resolve()])
     return run_command(cmd, cwd, timeout, what=f"{Path(cmd[0]).name} (build)")
 
 
