@@ -198,8 +198,15 @@ def test_stop_all_kills_running_groups_and_refuses_new_commands():
     assert proc.run(["true"])[0] == 0
 
 
-def test_limits_are_set_and_address_space_left_to_sanitizers(tmp_path):
+@pytest.mark.parametrize("prlimit", [True, False], ids=["prlimit", "python-wrapper"])
+def test_limits_are_set_and_address_space_left_to_sanitizers(tmp_path, monkeypatch, prlimit):
     from threefish_gen.verify import proc
+    monkeypatch.delenv("THREEFISH_GEN_TIMEOUT_SCALE", raising=False)
+    monkeypatch.delenv("THREEFISH_GEN_CPU_LIMIT", raising=False)
+    if not prlimit:
+        which = proc.shutil.which
+        monkeypatch.setattr(proc.shutil, "which", lambda name: None if name == "prlimit" else which(name))
+    assert proc.run(["definitely-not-a-command-xyz"])[0] != 0
     rc, out = proc.run(["sh", "-c", "ulimit -c; ulimit -f; ulimit -v; ulimit -t"], limits=proc.RUN_LIMITS,
                        timeout=100)
     core, fsize, vmem, cpu = out.split()
