@@ -64,7 +64,9 @@ def _processes_mentioning(text: str) -> list[str]:
     return found
 
 
-def test_sigterm_leaves_no_process_and_no_temporary_folder(tmp_path):
+@pytest.mark.parametrize("sig, rc, line", [(signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")],
+                         ids=["SIGTERM", "SIGINT"])
+def test_sigterm_leaves_no_process_and_no_temporary_folder(tmp_path, sig, rc, line):
     src = _folder(tmp_path, SPIN)
     env = _env(tmp_path)
     p = subprocess.Popen([sys.executable, "-m", "threefish_gen", "check", str(src), "--random", "2"],
@@ -76,10 +78,10 @@ def test_sigterm_leaves_no_process_and_no_temporary_folder(tmp_path):
         assert p.poll() is None, p.communicate()
         time.sleep(0.5)
     assert [x for x in _processes_mentioning(str(tmp)) if "harness" in x], "no harness started"
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=60)
-    assert p.returncode == 143, out[-2000:] + err
-    assert "Traceback" not in err and err.strip().splitlines()[-1] == "threefish-gen: error: terminated", err
+    assert p.returncode == rc, out[-2000:] + err
+    assert "Traceback" not in err and err.strip().splitlines()[-1] == f"threefish-gen: error: {line}", err
     time.sleep(0.5)
     assert _processes_mentioning(str(tmp_path)) == []
     assert list(tmp.iterdir()) == []                  # the check's temporary folder is gone
