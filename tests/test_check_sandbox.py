@@ -219,3 +219,18 @@ def test_limits_are_set_and_address_space_left_to_sanitizers(tmp_path, monkeypat
                    text=True, check=True)
     assert not proc.address_space_ok([str(exe)])
     assert proc.run([str(exe)], limits=proc.RUN_LIMITS)[0] == 0      # ASan starts: no AS limit for it
+
+
+def test_a_file_size_limit_hit_is_a_limit_not_a_fail(tmp_path):
+    from threefish_gen.verify import proc
+    with pytest.raises(proc.Timeout, match="1 MiB file-size limit"):
+        proc.run(["sh", "-c", "head -c 3000000 /dev/zero > big"], cwd=tmp_path,
+                 limits=proc.Limits(threaded=False, file_size=proc.MiB))
+    assert (tmp_path / "big").stat().st_size == proc.MiB
+
+
+def test_output_is_capped(tmp_path, monkeypatch):
+    from threefish_gen.verify import proc
+    monkeypatch.setattr(proc, "OUTPUT_CAP", 1000)
+    rc, out = proc.run(["sh", "-c", "head -c 50000 /dev/zero | tr '\\0' x"])
+    assert rc == 0 and out.count("x") == 1000 and "[49000 more bytes of output dropped]" in out

@@ -312,7 +312,8 @@ def run(cmd: list[str], cwd=None, timeout: float = 600, env: dict | None = None,
         return run(cmd, cwd, timeout, env, what, limits, None)
     if rc in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or (rc and "CPU time limit exceeded" in text):
         raise Timeout(what, cpu, "cpu")
-    if rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or (rc and "File size limit exceeded" in text):
+    if limits.file_size and (rc in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or
+                             (rc and "File size limit exceeded" in text)):
         raise Timeout(what, 0, f"{limits.file_size // MiB} MiB file-size limit")
     return rc, text
 
