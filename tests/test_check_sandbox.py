@@ -104,6 +104,9 @@ def test_a_core_dumping_harness_leaves_no_core_file(tmp_path):
     assert p.returncode == 1 and "verify: 0 passed" in p.stdout, p.stdout[-3000:] + p.stderr
     cores = [f for f in work.rglob("*") if f.name == "core" or f.name.startswith("core.")]
     assert cores == [] and not list(src.glob("core*")) and not list(tmp_path.glob("core*"))
+    # the user's file is on disk once: every build's copy is a hard link to it
+    copies = list(work.rglob(C))
+    assert len(copies) == 3 and len({f.stat().st_ino for f in copies}) == 1, copies
 
 
 def test_an_oversized_input_is_one_line_exit_2(tmp_path):

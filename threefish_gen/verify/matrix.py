@@ -25,7 +25,7 @@ from . import csharp, ct, nasm, simd
 from . import prove as vprove
 from . import skein as skein_checker
 from . import skein_csharp
-from . import proc
+from . import proc, sources
 from .proc import Timeout
 from .junit import write_junit
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
@@ -83,6 +83,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
     tasks = [(v, b) for v in variants for b in builds_of(v)
              if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
+    sources.stage(workdir / "input")          # the user's files (check DIR): one copy on disk
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:

@@ -24,13 +24,13 @@ from pathlib import Path
 
 from threefish_gen.gen import reference
 from threefish_gen.gen.kat import threefish_records
-from threefish_gen.gen.render import Variant, write_files
+from threefish_gen.gen.render import Variant
 from threefish_gen.gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
 from .proc import RUN_LIMITS
 from .proc import run as run_command
-from .sources import sources
+from .sources import write as write_source_files
 
 HERE = Path(str(files(__package__)))   # package data: harness/, kat/
 HARNESS = HERE / "harness" / "harness.c"
@@ -221,9 +221,8 @@ def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
                   libs=(), harness: Path = HARNESS) -> tuple[Path | None, str]:
     """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
     and link it with the C harness: (executable, "") or (None, why it failed)."""
-    files = sources(variant)
     src_dir = workdir / "src"
-    write_files(files, src_dir)
+    write_source_files(variant, src_dir)     # the user's files: hard links to one copy
     src = src_dir / f"{variant.stem}.c"
     exe = workdir / (harness.stem + "-" + build.name.replace(" ", "-").replace("+", "_"))
     if build.cxx:
