@@ -237,3 +237,20 @@ def test_output_is_capped(tmp_path, monkeypatch):
     monkeypatch.setattr(proc, "OUTPUT_CAP", 1000)
     rc, out = proc.run(["sh", "-c", "head -c 50000 /dev/zero | tr '\\0' x"])
     assert rc == 0 and out.count("x") == 1000 and "[49000 more bytes of output dropped]" in out
+
+
+@pytest.mark.parametrize("kind", ["bwrap", "unshare"])
+def test_the_sandbox_has_no_network_and_bwrap_a_read_only_view(tmp_path, monkeypatch, kind):
+    import shutil
+    from threefish_gen.verify import proc
+    if shutil.which(kind) is None or subprocess.run(
+            [*getattr(proc, f"_{kind}_argv")([tmp_path]), "true"], capture_output=True).returncode:
+        pytest.skip(f"{kind} cannot start here")
+    monkeypatch.setattr(proc, "_SANDBOX", [kind])
+    (tmp_path / "rw").mkdir()
+    (tmp_path / "ro").mkdir()
+    rc, out = proc.run(["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1; touch ../ro/x; touch y; echo done"],
+                       cwd=tmp_path / "rw", limits=proc.RUN_LIMITS, sandbox=[tmp_path / "rw"])
+    assert [ln.strip() for ln in out.splitlines() if ln.strip() and "touch" not in ln] == ["lo", "done"], out
+    assert (tmp_path / "rw" / "y").exists()
+    assert (tmp_path / "ro" / "x").exists() == (kind == "unshare")
