@@ -247,10 +247,11 @@ def test_the_sandbox_has_no_network_and_bwrap_a_read_only_view(tmp_path, monkeyp
             [*getattr(proc, f"_{kind}_argv")([tmp_path]), "true"], capture_output=True).returncode:
         pytest.skip(f"{kind} cannot start here")
     monkeypatch.setattr(proc, "_SANDBOX", [kind])
-    (tmp_path / "rw").mkdir()
+    (tmp_path / "rw" / "src").mkdir(parents=True)
     (tmp_path / "ro").mkdir()
-    rc, out = proc.run(["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1; touch ../ro/x; touch y; echo done"],
+    rc, out = proc.run(["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1; touch ../ro/x src/x; touch y; echo done"],
                        cwd=tmp_path / "rw", limits=proc.RUN_LIMITS, sandbox=[tmp_path / "rw"])
     assert [ln.strip() for ln in out.splitlines() if ln.strip() and "touch" not in ln] == ["lo", "done"], out
     assert (tmp_path / "rw" / "y").exists()
     assert (tmp_path / "ro" / "x").exists() == (kind == "unshare")
+    assert (tmp_path / "rw" / "src" / "x").exists() == (kind == "unshare")      # the sources: read-only

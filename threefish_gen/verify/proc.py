@@ -215,7 +215,9 @@ _SANDBOX: list = []
 
 
 def _bwrap_argv(rw: list) -> list[str]:
-    binds = [w for d in rw for w in ("--bind", str(d), str(d))]
+    """Writable: the folders in ``rw``, except a ``src`` folder in them (the sources the build
+    links to the run's one copy of the user's files: the code under test must not change them)."""
+    binds = [w for d in rw for w in ("--bind", str(d), str(d), "--ro-bind-try", str(d / "src"), str(d / "src"))]
     return ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", *binds,
             "--unshare-net", "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session", "--"]
 
