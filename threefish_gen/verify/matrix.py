@@ -83,6 +83,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
     tasks = [(v, b) for v in variants for b in builds_of(v)
              if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
+    proc.reset()                              # a new run: commands may start (after a stopped one)
     sources.stage(workdir / "input")          # the user's files (check DIR): one copy on disk
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]

@@ -189,6 +189,7 @@ def interruptible():
     from threefish_gen.gen.output import Interrupted
     main = threading.current_thread() is threading.main_thread()
     old = {}
+    reset()                                 # a new run (an earlier one in this process may have stopped)
 
     def on_signal(signum, frame):
         for s in old:                       # a second signal must not interrupt the cleanup
