@@ -16,6 +16,7 @@ from threefish_gen.gen import __version__
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import Interrupted
+from threefish_gen.verify.proc import Stopped
 from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options
@@ -261,9 +262,11 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     specs = _specs(tuple(int(s) for s in sizes), versions)
     targets = targets or registry.names()
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
-    rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
-                     workdir=Path(workdir), report_path=Path(report_path),
-                     junit_path=Path(junit_path) if junit_path else None, prove=which == "all")
+    from threefish_gen.verify import proc
+    with proc.interruptible():       # SIGTERM/SIGHUP/SIGINT: every build and harness is killed
+        rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
+                         workdir=Path(workdir), report_path=Path(report_path),
+                         junit_path=Path(junit_path) if junit_path else None, prove=which == "all")
     sys.exit(rep.exit_status())
 
 
@@ -410,7 +413,7 @@ def main(argv=None) -> None:
     except click.ClickException as e:
         click.echo(f"threefish-gen: error: {e.format_message()}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stopped):
         click.echo("threefish-gen: error: interrupted", err=True)
         sys.exit(130)
     except Interrupted:

@@ -43,6 +43,7 @@ from threefish_gen.gen.render import Variant, write_files
 
 from .cpu import cpu_flags, hidden_flags
 from .proc import Timeout
+from .proc import RUN_LIMITS
 from .proc import run as run_command
 from .sources import sources
 
@@ -345,7 +346,8 @@ def check_csharp(variant: Variant, run: DotnetRun, workdir: Path, vectors: Path)
             out_file.unlink()
         extra.update(DOTNET_JitDisasm=" ".join(LISTED), DOTNET_JitStdOutFile=str(out_file))
     cmd = ["dotnet", str(dll), class_name(variant), str(vectors)]
-    rc, out = run_command(cmd, workdir, 900, dotnet_env(extra), what="dotnet harness run")
+    rc, out = run_command(cmd, workdir, 900, dotnet_env(extra), what="dotnet harness run", limits=RUN_LIMITS,
+                          sandbox=[Path(workdir).resolve()])      # the user's C# runs here: no network
     secs = time.monotonic() - t0
     checks = 0
     kernel = bkernel = "?"

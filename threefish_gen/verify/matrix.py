@@ -25,6 +25,7 @@ from . import csharp, ct, nasm, simd
 from . import prove as vprove
 from . import skein as skein_checker
 from . import skein_csharp
+from . import proc, sources
 from .proc import Timeout
 from .junit import write_junit
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
@@ -82,12 +83,16 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
     tasks = [(v, b) for v in variants for b in builds_of(v)
              if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
+    proc.reset()                              # a new run: commands may start (after a stopped one)
+    sources.stage(workdir / "input")          # the user's files (check DIR): one copy on disk
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:
             prep(mine, workdir)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
           f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
+    print(f"verify: {proc.sandbox_note()}; every build and run under CPU-time, memory, file-size and "
+          f"no-core limits", file=stream)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         vec = dict(zip(specs, pool.map(
             lambda fs: fs[0](fs[1], workdir / "vectors" / f"{VECTOR_NAMES.get(fs[0], '')}{fs[1].tag}.txt",
@@ -124,6 +129,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
         except BaseException:
             for fut in futures:
                 fut.cancel()
+            proc.stop_all("interrupted")     # the running builds too: the pool waits for them
             raise
         report.rows = rows
     print_matrix(report, stream)

@@ -24,12 +24,13 @@ from pathlib import Path
 
 from threefish_gen.gen import reference
 from threefish_gen.gen.kat import threefish_records
-from threefish_gen.gen.render import Variant, write_files
+from threefish_gen.gen.render import Variant
 from threefish_gen.gen.spec import Spec
 
 from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
+from .proc import RUN_LIMITS
 from .proc import run as run_command
-from .sources import sources
+from .sources import write as write_source_files
 
 HERE = Path(str(files(__package__)))   # package data: harness/, kat/
 HARNESS = HERE / "harness" / "harness.c"
@@ -170,7 +171,11 @@ RUN_LIMIT = 900          # seconds per harness run
 
 
 def _run(cmd: list[str], cwd: Path, timeout: int = COMPILE_LIMIT) -> tuple[int, str]:
-    """A build step; raises proc.Timeout (the runner reports TIMEOUT) past its limit."""
+    """A build step; raises proc.Timeout (the runner reports TIMEOUT) past its limit.  valgrind
+    (verify/ct.py) runs the code under test: it gets the harness's limits and sandbox."""
+    if Path(cmd[0]).name == "valgrind":
+        return run_command(cmd, cwd, timeout, what="valgrind run", limits=RUN_LIMITS,
+                           sandbox=[Path(cwd).resolve()])
     return run_command(cmd, cwd, timeout, what=f"{Path(cmd[0]).name} (build)")
 
 
@@ -183,11 +188,19 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
                 timeout: int = RUN_LIMIT, leaks: bool = True) -> tuple[bool, str, int]:
     """Run a built harness: (passed, its output, number of checks it reports).  A sanitizer
     report fails the run even when the exit status does not.  Raises proc.Timeout past the
-    limit.  ``leaks=False``: no LeakSanitizer (it cannot run under qemu-user's ptrace-like view)."""
+    limit.  ``leaks=False``: no LeakSanitizer (it cannot run under qemu-user's ptrace-like view).
+    The harness runs the user's code: under proc.RUN_LIMITS and in the sandbox (no network; where
+    bwrap works, nothing writable but ``workdir`` -- and for wine its prefix and /tmp)."""
     env = dict(os.environ if env is None else env,
-               ASAN_OPTIONS=f"detect_leaks={int(leaks)}:abort_on_error=0",
+               ASAN_OPTIONS=f"detect_leaks={int(leaks)}:abort_on_error=0:disable_coredump=1",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    rc, out = run_command(argv, workdir, timeout, env, what="harness run")
+    writable = [Path(workdir).resolve()]
+    if Path(argv[0]).name.startswith("wine"):
+        # wine writes its prefix (made on first use: bind the folder that will hold it) and
+        # meets its wineserver in /tmp/.wine-UID
+        prefix = Path(env.get("WINEPREFIX") or Path.home() / ".wine")
+        writable += [prefix if prefix.exists() else prefix.parent, Path("/tmp")]
+    rc, out = run_command(argv, workdir, timeout, env, what="harness run", limits=RUN_LIMITS, sandbox=writable)
     checks = 0
     for ln in out.splitlines():
         if ln.startswith("harness:") and "passed" in ln:
@@ -208,9 +221,8 @@ def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
                   libs=(), harness: Path = HARNESS) -> tuple[Path | None, str]:
     """Render a C variant into workdir/src, check that it compiles as C++ (when the build says so)
     and link it with the C harness: (executable, "") or (None, why it failed)."""
-    files = sources(variant)
     src_dir = workdir / "src"
-    write_files(files, src_dir)
+    write_source_files(variant, src_dir)     # the user's files: hard links to one copy
     src = src_dir / f"{variant.stem}.c"
     exe = workdir / (harness.stem + "-" + build.name.replace(" ", "-").replace("+", "_"))
     if build.cxx:

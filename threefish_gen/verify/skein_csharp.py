@@ -11,6 +11,7 @@ from pathlib import Path
 from threefish_gen.gen.variant import Variant
 
 from . import csharp as vcs
+from .proc import RUN_LIMITS
 from .proc import run as run_command
 from .runner import Row, _first_lines
 
@@ -66,7 +67,8 @@ def check(variant: Variant, run: vcs.DotnetRun, workdir: Path, vectors: Path) ->
         return Row(label, run.name, "FAIL", err, time.monotonic() - t0)
     dll = _state["workdir"] / "proj" / "bin" / "skeinharness.dll"
     rc, out = run_command(["dotnet", str(dll), vcs.class_name(variant), str(vectors)], workdir, 900,
-                          vcs.dotnet_env(run.env), what="dotnet skein harness run")
+                          vcs.dotnet_env(run.env), what="dotnet skein harness run", limits=RUN_LIMITS,
+                          sandbox=[Path(workdir).resolve()])      # the user's C# runs here: no network
     checks = 0
     for ln in out.splitlines():
         if ln.startswith("harness:"):
