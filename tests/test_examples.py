@@ -61,7 +61,7 @@ def test_pkgconfig_example_installs_a_backend_and_builds_against_it(tmp_path):
          "--out", str(src)])
     run([*GEN, "render", "--target", "nasm-x64", "--size", "1024", "--constants", "1.3", "--prefix", "tfa_",
          "--out", str(src)])
-    shutil.copy(EXAMPLES / "pkgconfig" / "backend.mk", src)
+    shutil.copy(ROOT / "threefish_gen" / "share" / "backend.mk", src)
     prefix = tmp_path / "inst"
     run(["make", "-s", "-C", str(src), "-f", "backend.mk", "install", f"PREFIX={prefix}", "NAME=threefish"])
     pc = (prefix / "lib" / "pkgconfig" / "threefish.pc").read_text()

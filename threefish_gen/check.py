@@ -18,28 +18,25 @@ cross and Win64 rows of ``verify``.
 """
 from __future__ import annotations
 
-import shlex
 import sys
 import tempfile
 from pathlib import Path
 
 import click
 
+from threefish_gen.gen import header
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import MARKER
 from threefish_gen.gen.render import Variant, render_variant
-from threefish_gen.gen.spec import get_spec
-from threefish_gen.gen.threefish import Options
 from threefish_gen.verify import intake
 
-COMMAND = "threefish-gen render "
 HEAD_BYTES = 4096
 
 
 def header_command(path: Path) -> list[str] | None:
     """The render command recorded in a file's header comment (argv after ``render``), or None
-    for a file threefish-gen did not write."""
+    for a file threefish-gen did not write (gen/header.py writes and reads it)."""
     try:
         with open(path, "rb") as f:
             head = f.read(HEAD_BYTES).decode("utf-8", "replace")
@@ -47,35 +44,15 @@ def header_command(path: Path) -> list[str] | None:
         return None
     if MARKER not in head:
         return None
-    for line in head.splitlines():
-        at = line.find(COMMAND)
-        if at >= 0:
-            return shlex.split(line[at + len(COMMAND):])
-    return None
+    try:
+        return header.find(head)
+    except GenError as e:
+        raise GenError(f"{path}: its header command cannot be read: {e}") from None
 
 
 def variant_of(argv: list[str]) -> Variant:
-    """The variant a recorded render command names (every option is spelled out in it)."""
-    opts: dict[str, str] = {}
-    it = iter(argv)
-    for word in it:
-        if not word.startswith("--"):
-            raise GenError(f"unexpected {word!r} in the recorded command")
-        value = next(it, None)
-        if value is None:
-            raise GenError(f"{word} has no value in the recorded command")
-        opts[word[2:]] = value
-    try:
-        t = registry.get(opts.pop("target"))
-        version = opts.pop("constants") if "constants" in opts else opts.pop("version")   # older files
-        spec = get_spec(version, int(opts.pop("size")))
-        o = Options(opts.pop("keys"), opts.pop("unroll"), int(opts.pop("interleave")))
-    except KeyError as e:
-        raise GenError(f"the recorded command has no --{e.args[0]}") from None
-    except ValueError as e:
-        raise GenError(f"the recorded command has a bad number: {e}") from None
-    prefix = opts.pop("prefix", "")
-    return t.variant(spec, o, prefix, **opts)
+    """The variant a recorded render command names (gen/header.py parse)."""
+    return registry.from_command(argv)
 
 
 def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str]]], list[Path]]:
@@ -90,24 +67,29 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
         if argv is None:
             others.append(p)
             continue
-        groups.setdefault((str(p.parent), tuple(argv)), []).append(p)
-    found = []
-    for (_, argv), paths in groups.items():
         try:
-            v = variant_of(list(argv))
+            v = variant_of(argv)
         except GenError as e:
-            raise GenError(f"{paths[0]}: its header command cannot be read: {e}") from None
+            raise GenError(f"{p}: its header command cannot be read: {e}") from None
+        groups.setdefault((v, str(p.parent)), []).append(p)
+    first: dict[Variant, Path] = {}
+    for (v, _), paths in groups.items():
+        if v in first:
+            raise GenError(f"{first[v]} and {paths[0]} are the same variant ({v.label()}) in two folders: check "
+                           f"builds one copy of a variant per run; check the folders one at a time")
+        first[v] = paths[0]
+    found = []
+    for (v, _), paths in groups.items():
         rendered = render_variant(v)
+        chosen = pick_files(v, rendered, paths)
         mine: dict[str, str] = {}
         notes = []
         for name, text in rendered.items():
-            exact = [p for p in paths if p.name == name]
-            same_kind = exact or [p for p in paths if p.suffix == Path(name).suffix]
-            if not same_kind:
+            p = chosen.get(name)
+            if p is None:
                 mine[name] = text
                 notes.append(f"no {Path(name).suffix} file of this command here: the render's {name} is used")
                 continue
-            p = same_kind[0]
             mine[name] = intake.read_input(p)              # size-capped, read once
             intake.scan_includes(folder, p, mine[name])     # nothing from outside the folder
             if mine[name] != text:
@@ -116,6 +98,31 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
         intake.check_c_dependencies(mine, {p.name: p for p in paths})
         found.append((v, mine, [str(p) for p in paths], notes))
     return found, others
+
+
+def pick_files(v: Variant, rendered: dict[str, str], paths: list[Path]) -> dict[str, Path]:
+    """{rendered name: the user's file} for the files of one variant in one folder: the file of that
+    name, else the one file of its kind (suffix).  Two files that could be the same rendered file (a
+    copy: same header, same kind) are refused with one line: check would build only one of them."""
+    chosen = {name: p for name in rendered for p in paths if p.name == name}
+    for name in rendered:
+        if name in chosen:
+            continue
+        kind = [p for p in paths if p.suffix == Path(name).suffix and p not in chosen.values()]
+        if len(kind) > 1:
+            raise GenError(f"{kind[0]} and {kind[1]} record the same render command ({v.label()}): check builds "
+                           f"one {Path(name).suffix} file per variant; check them one at a time (each in a folder "
+                           f"of its own)")
+        if kind:
+            chosen[name] = kind[0]
+    left = [p for p in paths if p not in chosen.values()]
+    if left:
+        same = [p for p in chosen.values() if p.suffix == left[0].suffix]
+        twin = f"{same[0]} and {left[0]}" if same else f"{left[0]}"
+        raise GenError(f"{twin} record the same render command ({v.label()}), which renders no second "
+                       f"{left[0].suffix or 'such'} file: check builds one per variant; check them one at a time "
+                       f"(each in a folder of its own)")
+    return chosen
 
 
 @click.command("check")

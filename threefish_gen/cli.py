@@ -72,8 +72,25 @@ def target_options(only=None):
     return apply
 
 
+def share_paths() -> dict[str, Path]:
+    """Where the installed package keeps the files other build systems read (package data)."""
+    from importlib.resources import files
+    share = Path(str(files("threefish_gen") / "share"))
+    return {"cmakedir": share / "cmake", "backend.mk": share / "backend.mk"}
+
+
+def _print_path(which: str):
+    def callback(ctx, _param, value):
+        if value and not ctx.resilient_parsing:
+            click.echo(share_paths()[which])
+            ctx.exit()
+    return callback
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="threefish-gen")
+@click.option("--cmakedir", is_flag=True, expose_value=False, is_eager=True, callback=_print_path("cmakedir"),
+              help="print the folder of ThreefishGenConfig.cmake (cmake -DThreefishGen_DIR=...) and exit")
 def cli():
     """Generate, verify and benchmark Threefish implementations from one description."""
 
@@ -385,6 +402,24 @@ def explore(target, size, version, keys, interleave, strategy, bench, out_path, 
         opts["strategy"] = strategies[0]
     base = t.variant(get_spec(version, size), Options(keys, "full", interleave or 1), "", **opts)
     click.echo(write(base, strategies, Path(out_path), bench))
+
+
+@cli.command()
+@click.option("--cmakedir", "which", flag_value="cmakedir", help="only the CMake module's folder")
+@click.option("--backend-mk", "which", flag_value="backend.mk", help="only backend.mk (make -f it in a rendered folder)")
+def paths(which):
+    """Where the installed tool keeps the files other build systems use: the CMake module
+    (find_package(ThreefishGen) with -DThreefishGen_DIR=<cmakedir>; docs/integrations.md) and
+    backend.mk (builds and installs a rendered folder as a library with a pkg-config file)."""
+    found = share_paths()
+    for name, path in found.items():
+        if not path.exists():
+            raise GenError(f"{path} is missing: this threefish-gen was installed without its package data")
+    if which:
+        click.echo(found[which])
+    else:
+        for name, path in found.items():
+            click.echo(f"{name:<11} {path}")
 
 
 cli.add_command(check_cmd)     # threefish_gen/check.py: `check DIR`

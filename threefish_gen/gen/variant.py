@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from . import header
 from .errors import GenError
 from .spec import Spec
 from .threefish import Options
@@ -57,13 +58,10 @@ class Variant:
             return self.prefix.rstrip("_")
         return f"{self.prefix.rstrip('_')}_{self.primitive}{self.spec.bits}_{self.target.replace('-', '')}"
 
-    def command(self) -> str:
-        o = self.options
-        return (f"threefish-gen render --target {self.target} --size {self.spec.bits} "
-                f"--constants {self.spec.version} --keys {o.keys} --unroll {o.unroll} "
-                f"--interleave {o.interleave}"
-                + "".join(f" --{_word(k, v)}" if isinstance(v, bool) else f" --{k} {v}" for k, v in self.extra)
-                + f" --prefix {self.prefix}")
+    def command(self, prefix_option: str = "prefix") -> str:
+        """The render command the files' header comment records (gen/header.py: one writer, one
+        reader)."""
+        return header.command(self, prefix_option)
 
     def label(self) -> str:
         o = self.options

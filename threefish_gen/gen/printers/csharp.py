@@ -435,9 +435,7 @@ def render(v, laid: dict) -> dict[str, str]:
     if layout == "lanes":
         notes.append("EncryptBlocks/DecryptBlocks: Vector512 x 8 blocks (AVX-512F), then Vector256 x 4 "
                      "blocks (AVX2), then scalar; chosen by IsSupported at JIT time")
-    command = (f"threefish-gen render --target csharp --size {v.spec.bits} --constants {v.spec.version} "
-               f"--layout {layout} --keys {o.keys} --unroll {o.unroll} --interleave {o.interleave} "
-               f"--namespace {namespace} --class {cls}" + ("" if v.get("wipe", True) else " --no-wipe"))
+    command = v.command("class")
     ctx = dict(spec=v.spec, namespace=namespace, cls=cls, command=command, notes=notes, layout=layout,
                packed_kernel=packed_kernel(v.spec.nw),
                interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
@@ -513,8 +511,7 @@ def skein_render(v, prog) -> dict[str, str]:
     namespace = check_identifier(v.get("namespace", "ThreefishGen"), "namespace", dotted=True)
     cls = check_identifier(v.prefix, "class name")
     spec, o = v.spec, v.options
-    command = (f"threefish-gen render --target csharp --primitive skein --size {spec.bits} "
-               f"--version {spec.version} --namespace {namespace} --class {cls}")
+    command = v.command("class")
     notes = [f"Skein-{spec.bits}: UBI = Threefish-{spec.bits} keyed by the chaining value, feed-forward and "
              "tweak update fused (locals); keys fly, unroll full; HashMany: one message at a time"]
     ivs = [(bits, [f"{w:#018x}UL" for w in skein.iv_words(spec, bits)]) for bits in skein.STANDARD_OUTPUTS[spec.bits]]

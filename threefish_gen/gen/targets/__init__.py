@@ -6,6 +6,7 @@ loop over ``TARGETS``.
 """
 from __future__ import annotations
 
+from .. import header
 from ..errors import GenError
 from ..spec import all_specs
 from . import c, c_simd, csharp, nasm_x64, nasm_x86
@@ -32,6 +33,12 @@ def variants(which: str = "recommended", target: str = "c", specs=None):
     return get(target).variants(which, list(specs) if specs is not None else all_specs())
 
 
+def from_command(argv: list[str]):
+    """The variant a file's recorded render command names (the words after ``render``;
+    gen/header.py writes them): GenError (one line) if it names none."""
+    return header.parse(argv, get)
+
+
 def option_choices(name: str) -> tuple:
     """Every value any target allows for the target option ``name`` (for the CLI's choices)."""
     seen: dict = {}
@@ -42,4 +49,4 @@ def option_choices(name: str) -> tuple:
     return tuple(seen)
 
 
-__all__ = ["TARGETS", "Target", "Option", "Pass", "Recipe", "SETS", "get", "names", "variants", "option_choices"]
+__all__ = ["TARGETS", "Target", "Option", "Pass", "Recipe", "SETS", "get", "from_command", "names", "variants", "option_choices"]

@@ -1,6 +1,7 @@
 # ThreefishGen.cmake -- render a Threefish backend with threefish-gen and add it as a library.
 #
-#   include(path/to/ThreefishGen.cmake)          # or list(APPEND CMAKE_MODULE_PATH ...) + include(ThreefishGen)
+#   find_package(ThreefishGen REQUIRED)          # cmake -DThreefishGen_DIR="$(threefish-gen --cmakedir)"
+#   (or include(path/to/ThreefishGen.cmake); threefish-gen --cmakedir prints the folder)
 #   threefish_gen_add_library(tf512 TARGET c ISA auto SIZE 512 CONSTANTS 1.3 PREFIX tf_)
 #   target_link_libraries(app PRIVATE tf512)     # #include "tf_threefish512_csimd.h"
 #

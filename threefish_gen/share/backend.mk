@@ -1,5 +1,6 @@
 # Build a folder of threefish-gen files (C, SIMD C, NASM x86-64) into a static library and install
-# it with its headers and a pkg-config file.  Copy this file next to the rendered files, then:
+# it with its headers and a pkg-config file (`threefish-gen paths --backend-mk` prints where this file
+# is).  Copy it next to the rendered files, then:
 #
 #   make -f backend.mk install PREFIX=$HOME/.local NAME=threefish
 #   pkg-config --cflags --libs threefish          # with PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig
