@@ -27,6 +27,7 @@ from . import skein as skein_checker
 from . import skein_csharp
 from .proc import Timeout
 from .junit import write_junit
+from .sources import NotGiven
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
 
 # recipe.checker -> (checker(variant, build, workdir, vectors) -> Row,
@@ -34,7 +35,7 @@ from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags
 CHECKERS: dict = {
     "c": (check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "simde": (simd.check_simd, lambda target, v: simd.builds(v)),
-    "nasm": (nasm.check, lambda target, v: nasm.builds(target)),
+    "nasm": (nasm.check, lambda target, v: nasm.builds(target, v)),
     "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
     "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
@@ -82,6 +83,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                    key=lambda s: (s[1].version, s[1].bits, s[0].__module__))
     tasks = [(v, b) for v in variants for b in builds_of(v)
              if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
+    # a variant none of whose rows is in this run (check's fast default) still gets a row: it is never silently left out
+    left_out = [v for v in variants if not any(tv is v for tv, _ in tasks)]
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:
@@ -105,6 +108,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             try:
                 check = ct.check if b is ct.BUILD else vprove.check if b is vprove.BUILD else checker_of(v)[0]
                 return check(v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
+            except NotGiven as e:       # check: a file the row needs is not in the folder (nothing rendered)
+                return Row(v.label(), b.name, "SKIPPED", str(e), time.monotonic() - t0)
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
                            f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
@@ -125,7 +130,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             for fut in futures:
                 fut.cancel()
             raise
-        report.rows = rows
+        report.rows = rows + [Row(v.label(), "(none)", "SKIPPED", "every row of this variant is a --thorough row")
+                              for v in left_out]
     print_matrix(report, stream)
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.prove import proves, prove_text, source_of, why_not
+from threefish_gen.gen.prove import SOURCE_SUFFIX, proves, prove_text, source_of, why_not
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
 from .runner import Row
-from .sources import sources
+from .sources import NotGiven, sources
 
 
 @dataclass(frozen=True)
@@ -38,8 +38,11 @@ def check(variant: Variant, build: ProveBuild, workdir: Path, vectors: Path = No
     if why:
         return Row(label, build.name, "SKIPPED", f"not modeled: {why}")
     recipe = get_target(variant.target).recipe
+    files = sources(variant, partial=True)       # check: the user's file (a missing .h does not matter here)
+    if not any(n.endswith(SOURCE_SUFFIX.get(recipe.language, "")) for n in files):
+        raise NotGiven(f"the folder has no {SOURCE_SUFFIX.get(recipe.language)} file of this render command")
     try:
-        name, text = source_of(sources(variant), recipe.language)
+        name, text = source_of(files, recipe.language)
         rep = prove_text(variant, recipe.language, recipe.word_bits, text)
     except (GenError, IndexError, KeyError, ValueError) as e:
         return Row(label, build.name, "FAIL", f"cannot read the program: {e}", time.monotonic() - t0)
