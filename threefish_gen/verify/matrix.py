@@ -132,7 +132,6 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             raise
         report.rows = rows + [Row(v.label(), "(none)", "SKIPPED", "every row of this variant is a --thorough row")
                               for v in left_out]
-    print_matrix(report, stream)
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)
         Path(report_path).write_text(json.dumps(
@@ -142,6 +141,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     if junit_path:
         write_junit(report, Path(junit_path))
         print(f"verify: JUnit XML written to {junit_path}", file=stream)
+    print_matrix(report, stream)        # last: its last line is the verdict
     return report
 
 
@@ -176,9 +176,8 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
          for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED")}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
-    if not n["PASS"]:
-        print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
     timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
     assembled = f", {n['ASSEMBLED']} only assembled (not run)" if n["ASSEMBLED"] else ""
     print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
           f"{n['SKIPPED']} skipped{assembled}", file=stream)
+    print(f"verify: {report.verdict()[1]}", file=stream)
