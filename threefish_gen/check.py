@@ -5,11 +5,14 @@ made it (``threefish-gen render --target ... --prefix ...``).  check reads those
 files in DIR, groups the files of one command (a .c and its .h, an .asm and its .h, a .cs), and
 runs them -- the user's text, not a fresh render -- through verify's checkers with the same
 harness and vectors (known answers, random vectors from the reference model, batches).  It also
-says whether each file still equals what its command renders (edited, or made by another version).
+says whether each file still equals what its command renders (edited, or made by another version);
+that comparison is the only render check makes.  The rows run inside ``sources.given``: a checker
+that asks for a variant or a file the folder lacks gets ``NotGiven`` (a SKIPPED row), never a
+render (verify/sources.py; tests/test_check_bytes.py runs check with the renderer raising).
 
-Fast by default: native builds only (gcc and clang -O2, nasm elf64, dotnet default JIT); a variant
-whose ISA this CPU lacks is SKIPPED.  ``--thorough`` adds the sanitizer, emulated (SIMDe, qemu),
-cross and Win64 rows of ``verify``.
+Fast by default: native builds only (gcc and clang -O2, nasm elf64 and elf32, dotnet default JIT,
+a Win64 file through the ABI thunk and under wine); a variant whose ISA this CPU lacks is
+SKIPPED.  ``--thorough`` adds the sanitizer, emulated (SIMDe, qemu), cross, ct and prove rows.
 """
 from __future__ import annotations
 
@@ -128,8 +131,10 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
 def check_cmd(folder, thorough, random_count, seed, jobs, junit_path, report_path, workdir):
     """Verify the threefish-gen files in FOLDER as they are (options read from their header comments).
 
-    Exit status: 0 every row that ran passed; 1 a FAIL, or nothing ran; 2 bad input (e.g. no
-    threefish-gen file in FOLDER); 3 no FAIL but a build or run hit its time limit."""
+    Every row builds, runs, scans or proves exactly the files in FOLDER (nothing is rendered in
+    their place).  Exit status: 0 every row that ran passed; 1 a FAIL; 2 bad input (e.g. no
+    threefish-gen file in FOLDER); 3 no FAIL but a build or run hit its time limit; 4 nothing ran
+    (every row SKIPPED)."""
     from threefish_gen.verify import matrix, sources
     found, others = collect(Path(folder))
     if not found:
