@@ -309,11 +309,11 @@ def builds(target, variant: Variant | None = None) -> tuple:
 # --------------------------------------------------------------------------- registration
 
 def _with_abi(variant: Variant, abi: str) -> Variant:
+    """The variant itself when it is of that ABI, else its other-ABI form (default prefix)."""
     if variant.get("abi", "sysv") == abi:
         return variant
     extra = tuple(sorted({**dict(variant.extra), "abi": abi}.items()))
-    prefix = variant.prefix if variant.get("abi", "sysv") == abi else ""
-    return Variant(variant.target, variant.spec, variant.options, prefix, extra)
+    return Variant(variant.target, variant.spec, variant.options, "", extra)
 
 
 def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
