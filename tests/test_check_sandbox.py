@@ -167,7 +167,7 @@ def test_the_prove_row_of_the_users_files_has_a_time_limit(tmp_path, monkeypatch
     from threefish_gen.verify import prove as vprove
     from threefish_gen.verify import proc, sources
     src = _folder(tmp_path)
-    (v, files, _, _), = collect(src)[0]     # one variant
+    (v, files, _, _, _), = collect(src)[0]     # one variant
     sources.use(v, files)
     try:
         monkeypatch.setattr(vprove, "PROVE_LIMIT", 0.2)    # the child Python alone takes longer

@@ -125,7 +125,7 @@ def test_check_reads_what_render_writes_for_csharp_skein_and_the_shipped_out(tmp
     assert not any("differs" in n for n in found[0][3]), found[0][3]
     found, _ = collect(ROOT / "out" / "csharp")
     assert len(found) == len(list((ROOT / "out" / "csharp").glob("*.cs")))
-    assert not [n for *_, notes in found for n in notes], [n for *_, notes in found for n in notes]
+    assert not [n for _, _, _, notes, _ in found for n in notes], [n for _, _, _, notes, _ in found for n in notes]
 
 
 def _render(out: Path, *args):

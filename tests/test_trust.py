@@ -340,8 +340,7 @@ def _abi_row(monkeypatch, tmp_path, target, bits, build, drop=None):
                     text = new
                 out[name] = text
             return out
-        monkeypatch.setattr(vnasm, "sources", broken)          # the object under test (System V, x86)
-        monkeypatch.setattr(vnasm, "render_variant", broken)   # the Win64 object of the ms_abi row
+        monkeypatch.setattr(vnasm, "sources", broken)   # the object under test (System V, x86; Win64 for ms_abi)
     row = vnasm.check(v, build, tmp_path, vector_file(spec, tmp_path / "v.txt", 5, 1))
     assert not drop or changed, f"no push/pop {drop} in the rendered code"
     return row
@@ -458,7 +457,7 @@ def test_ct_column_passes_real_code_and_catches_a_planted_branch(monkeypatch, tm
                 text = text.replace(line, line + "    if (k0 & 1)\n        tf_planted++;\n", 1)
             out[name] = text
         return out
-    monkeypatch.setattr(ct, "render_variant", planted)
+    monkeypatch.setattr(ct, "sources", planted)
     row = ct.check(c, ct.BUILD, tmp_path / "planted")
     assert row.status == "FAIL" and "uninitialised" in row.detail, row.detail
 

@@ -119,8 +119,30 @@ def test_a_timeout_is_a_timeout_row_not_a_fail(tmp_path, monkeypatch):
 
 def test_nothing_ran_is_not_success():
     rep = runner.Report(rows=[runner.Row("x", "b", "SKIPPED", "nasm not installed")])
-    assert rep.exit_status() == 1
-    assert runner.Report().exit_status() == 1
+    assert rep.exit_status() == 4 and rep.verdict()[1].startswith("NOTHING RAN")
+    assert runner.Report().exit_status() == 4
+    only_assembled = runner.Report(rows=[runner.Row("x", "b", "ASSEMBLED", "assembles")])
+    assert only_assembled.exit_status() == 4
+
+
+def test_the_verdict_line_and_the_exit_status_agree():
+    """A FAIL is never followed by "nothing ran"; FAIL, TIMEOUT, nothing ran and PASS each have
+    their own exit status and line."""
+    import io
+    R = runner.Row
+    cases = [([R("x", "b", "FAIL", "wrong"), R("x", "c", "SKIPPED", "no nasm")], 1, "FAIL: 1 row(s) failed"),
+             ([R("x", "b", "FAIL", "wrong"), R("x", "c", "TIMEOUT", "slow")], 1, "FAIL: 1 row(s) failed, 1 timed out"),
+             ([R("x", "b", "TIMEOUT", "slow"), R("x", "c", "PASS")], 3, "TIMEOUT: 1 row(s)"),
+             ([R("x", "b", "SKIPPED", "no nasm")], 4, "NOTHING RAN"),
+             ([R("x", "b", "PASS"), R("x", "c", "SKIPPED", "no nasm")], 0, "PASS: every row that ran passed")]
+    for rows, code, line in cases:
+        rep = runner.Report(rows=rows)
+        out = io.StringIO()
+        matrix.print_matrix(rep, out)
+        text = out.getvalue()
+        assert rep.exit_status() == code and f"verify: {line}" in text, text
+        assert f"(exit status {code})" in text.splitlines()[-1]
+        assert ("NOTHING RAN" in text) == (code == 4) and ("nothing passed" not in text)
 
 
 def test_hidden_avx512_is_hidden_from_the_dotnet_runtime_too(monkeypatch):

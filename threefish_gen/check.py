@@ -5,16 +5,19 @@ made it (``threefish-gen render --target ... --prefix ...``).  check reads those
 files in DIR, groups the files of one command (a .c and its .h, an .asm and its .h, a .cs), and
 runs them -- the user's text, not a fresh render -- through verify's checkers with the same
 harness and vectors (known answers, random vectors from the reference model, batches).  It also
-says whether each file still equals what its command renders (edited, or made by another version).
+says whether each file still equals what its command renders (edited, or made by another version);
+that comparison is the only render check makes.  The rows run inside ``sources.given``: a checker
+that asks for a variant or a file the folder lacks gets ``NotGiven`` (a SKIPPED row), never a
+render (verify/sources.py; tests/test_check_bytes.py runs check with the renderer raising).
 
 check compiles the files it is given and runs their code, with your privileges, under limits
 (verify/proc.py: CPU time, address space, file size, no core files; harnesses without network and,
 under bwrap, with a read-only file system but their build folder), after verify/intake.py has
 refused files over 64 MB and includes from outside the folder.
 
-Fast by default: native builds only (gcc and clang -O2, nasm elf64, dotnet default JIT); a variant
-whose ISA this CPU lacks is SKIPPED.  ``--thorough`` adds the sanitizer, emulated (SIMDe, qemu),
-cross and Win64 rows of ``verify``.
+Fast by default: native builds only (gcc and clang -O2, nasm elf64 and elf32, dotnet default JIT,
+a Win64 file through the ABI thunk and under wine); a variant whose ISA this CPU lacks is
+SKIPPED.  ``--thorough`` adds the sanitizer, emulated (SIMDe, qemu), cross, ct and prove rows.
 """
 from __future__ import annotations
 
@@ -55,9 +58,9 @@ def variant_of(argv: list[str]) -> Variant:
     return registry.from_command(argv)
 
 
-def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str]]], list[Path]]:
-    """(variant, {rendered name: user's text}, its files, notes) per recorded command in ``folder`` (and its
-    subfolders), and the files that are not threefish-gen's."""
+def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str], tuple]], list[Path]]:
+    """(variant, {rendered name: user's text}, its files, notes, names of its files missing here) per
+    recorded command in ``folder`` (and its subfolders), and the files that are not threefish-gen's."""
     groups: dict[tuple, list[Path]] = {}
     others = []
     for p in sorted(folder.rglob("*")):
@@ -80,15 +83,17 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
         first[v] = paths[0]
     found = []
     for (v, _), paths in groups.items():
-        rendered = render_variant(v)
+        rendered = render_variant(v)      # for the notes only: the rows build the user's files, never this
         chosen = pick_files(v, rendered, paths)
         mine: dict[str, str] = {}
+        missing = []
         notes = []
         for name, text in rendered.items():
             p = chosen.get(name)
             if p is None:
-                mine[name] = text
-                notes.append(f"no {Path(name).suffix} file of this command here: the render's {name} is used")
+                missing.append(name)
+                notes.append(f"no {Path(name).suffix} file of this command here: the rows that need {name} are "
+                             f"SKIPPED (check builds only the files it is given)")
                 continue
             mine[name] = intake.read_input(p)              # size-capped, read once
             intake.scan_includes(folder, p, mine[name])     # nothing from outside the folder
@@ -96,7 +101,7 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
                 notes.append(f"{p.name} differs from what its header command renders with this threefish-gen "
                              f"(edited, or another version): checking the file as it is")
         intake.check_c_dependencies(mine, {p.name: p for p in paths})
-        found.append((v, mine, [str(p) for p in paths], notes))
+        found.append((v, mine, [str(p) for p in paths], notes, tuple(missing)))
     return found, others
 
 
@@ -142,32 +147,33 @@ def check_cmd(folder, thorough, random_count, seed, jobs, junit_path, report_pat
     """Verify the threefish-gen files in FOLDER as they are (options read from their header comments).
 
     This compiles the files and runs their code (in a test harness, as you): check only folders
-    you would build yourself.  Every build and run has CPU-time, memory, file-size and no-core
-    limits; harnesses run without network (bwrap or unshare, where they work here); files over
-    64 MB and #includes from outside FOLDER and the system headers are refused.
+    you would build yourself.  Every row builds, runs, scans or proves exactly the files in FOLDER
+    (nothing is rendered in their place).  Every build and run has CPU-time, memory, file-size and
+    no-core limits; harnesses run without network (bwrap or unshare, where they work here); files
+    over 64 MB and #includes from outside FOLDER and the system headers are refused.
 
-    Exit status: 0 every row that ran passed; 1 a FAIL, or nothing ran; 2 bad input (e.g. no
-    threefish-gen file in FOLDER, a file over 64 MB, an #include from outside); 3 no FAIL but a
-    build or run hit its time or resource limit; 143/130 stopped by SIGTERM/SIGINT (every build
-    killed, the temporary folder removed)."""
+    Exit status: 0 every row that ran passed; 1 a FAIL; 2 bad input (e.g. no threefish-gen file in
+    FOLDER, a file over 64 MB, an #include from outside); 3 no FAIL but a build or run hit its time
+    or resource limit; 4 nothing ran (every row SKIPPED); 143/130 stopped by SIGTERM/SIGINT (every
+    build killed, the temporary folder removed)."""
     from threefish_gen.verify import matrix, proc, sources
     with proc.interruptible():       # the include scan runs the preprocessor: stoppable too
         found, others = collect(Path(folder))
     if not found:
         raise GenError(f"no file written by threefish-gen in {folder} (none has the 'Generated by threefish-gen' "
                        f"header comment)")
-    for v, files, paths, notes in found:
+    for v, files, paths, notes, missing in found:
         click.echo(f"check: {', '.join(paths)}: {v.label()}")
         for n in notes:
             click.echo(f"  note: {n}")
-        sources.use(v, files)
     if others:
         click.echo(f"check: {len(others)} other file(s) in {folder} (not written by threefish-gen) left alone")
     # SIGTERM/SIGHUP/SIGINT: every build and harness is killed (their process groups), then the
-    # temporary folder is removed (exit 143 / 130)
-    with proc.interruptible(), tempfile.TemporaryDirectory(prefix="threefish-gen-check-") as tmp:
+    # temporary folder is removed (exit 143 / 130).  Every row builds, runs, scans or proves the
+    # user's files: inside sources.given nothing is rendered.
+    with proc.interruptible(), tempfile.TemporaryDirectory(prefix="threefish-gen-check-") as tmp, \
+            sources.given({v: (files, missing) for v, files, _, _, missing in found}):
         rep = matrix.run([v for v, *_ in found], random_count=random_count, seed=seed, jobs=jobs,
                          workdir=Path(workdir or tmp), report_path=Path(report_path) if report_path else None,
                          thorough=thorough, junit_path=Path(junit_path) if junit_path else None, prove=thorough)
-    sources.clear()
     sys.exit(rep.exit_status())

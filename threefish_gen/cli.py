@@ -273,8 +273,9 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
     and linked with the C harness; C#: one project run under each JIT ISA setting).
 
-    Exit status: 0 all ran rows passed; 1 a FAIL, or nothing ran; 3 no FAIL but a build or run
-    exceeded its time limit (TIMEOUT rows; THREEFISH_GEN_TIMEOUT_SCALE raises the limits)."""
+    Exit status: 0 all ran rows passed; 1 a FAIL; 3 no FAIL but a build or run exceeded its time
+    limit (TIMEOUT rows; THREEFISH_GEN_TIMEOUT_SCALE raises the limits); 4 nothing ran (every row
+    SKIPPED)."""
     from threefish_gen.verify import matrix
     specs = _specs(tuple(int(s) for s in sizes), versions)
     targets = targets or registry.names()

@@ -1,7 +1,9 @@
 """Constant time as a verify column (issue 11): the C-ABI variants run under valgrind memcheck
 with key, tweak and plaintext marked undefined (client requests in a small harness); memcheck
 reports every branch and every memory address that depends on them.  encrypt, decrypt and
-*_blocks (several n, in place) are called.  PASS: no such report; FAIL: the first ones;
+*_blocks (several n, in place) are called, and their results compared with the reference
+model's (so the row tests the code it scans).  PASS: no such report and right results; FAIL:
+the first reports, or the first wrong result;
 SKIPPED with the reason where valgrind cannot run the code (AVX-512, 32-bit, Win64)."""
 from __future__ import annotations
 
@@ -10,10 +12,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen import reference
+from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
 from .runner import Row, _first_lines, _run
+from .sources import sources
 
 MEMCHECK_H = Path("/usr/include/valgrind/memcheck.h")
 
@@ -42,14 +46,18 @@ CT_MAIN = r"""#include <stddef.h>
 #include "%(header)s"
 #define NB %(nb)d
 #define MAXN 9
-static uint8_t key[NB], tweaks[16 * MAXN], in[NB * MAXN], out[NB * MAXN];
+static uint8_t key[NB], tweaks[16 * MAXN], in[NB * MAXN], out[NB * MAXN], seen[NB * MAXN];
+static uint8_t plain[NB * MAXN];
+/* the reference model's ciphertexts of in[] (block i under tweak i): the calls must compute them */
+static const uint8_t expected[NB * MAXN] = { %(expected)s };
+static int wrong;
 
 static void secret(void)
 {
     size_t i;
     for (i = 0; i < sizeof key; i++) key[i] = (uint8_t)(i * 7 + 1);
     for (i = 0; i < sizeof tweaks; i++) tweaks[i] = (uint8_t)(i * 13 + 5);
-    for (i = 0; i < sizeof in; i++) in[i] = (uint8_t)(i * 29 + 3);
+    for (i = 0; i < sizeof in; i++) in[i] = plain[i] = (uint8_t)(i * 29 + 3);
     /* from here on memcheck treats them as secret: a branch or an address that depends on
        them is reported ("depends on uninitialised value") */
     VALGRIND_MAKE_MEM_UNDEFINED(key, sizeof key);
@@ -57,21 +65,49 @@ static void secret(void)
     VALGRIND_MAKE_MEM_UNDEFINED(in, sizeof in);
 }
 
+/* compare a copy of the result (declared defined: the comparison is the harness's, not the code's) */
+static void expect(const char *what, size_t n, const uint8_t *want)
+{
+    memcpy(seen, out, n * NB);
+    VALGRIND_MAKE_MEM_DEFINED(seen, n * NB);
+    if (memcmp(seen, want, n * NB)) {
+        printf("ct: wrong result from %%s (n = %%u)\n", what, (unsigned)n);
+        wrong++;
+    }
+}
+
 int main(void)
 {
     size_t n;
     secret();
     %(p)sencrypt(key, tweaks, in, out);
+    expect("encrypt", 1, expected);
     %(p)sdecrypt(key, tweaks, out, out);
+    expect("decrypt (in place)", 1, plain);
     for (n = 0; n <= MAXN; n++) {
         %(p)sencrypt_blocks(key, tweaks, in, out, n);
+        expect("encrypt_blocks", n, expected);
         %(p)sdecrypt_blocks(key, tweaks, out, out, n);
+        expect("decrypt_blocks (in place)", n, plain);
     }
     VALGRIND_MAKE_MEM_DEFINED(out, sizeof out);
-    puts("ct: calls done");
+    if (wrong)
+        return 1;
+    puts("ct: calls done, results right");
     return 0;
 }
 """
+MAXN = 9
+
+
+def expected_bytes(spec) -> bytes:
+    """The ciphertexts CT_MAIN expects: block i of in[] under tweak i, from the reference model."""
+    nb = spec.block_bytes
+    key = bytes((i * 7 + 1) & 0xFF for i in range(nb))
+    tweaks = bytes((i * 13 + 5) & 0xFF for i in range(16 * MAXN))
+    pt = bytes((i * 29 + 3) & 0xFF for i in range(nb * MAXN))
+    return b"".join(reference.encrypt(spec, key, tweaks[16 * i:16 * i + 16], pt[nb * i:nb * i + nb])
+                    for i in range(MAXN))
 
 
 def why_not(variant: Variant) -> str | None:
@@ -98,14 +134,15 @@ def check(variant: Variant, build: CtBuild, workdir: Path, vectors: Path = None)
         return Row(label, build.name, "SKIPPED", why)
     t0 = time.monotonic()
     src = workdir / "src"
-    write_files(render_variant(variant), src)
+    write_files(sources(variant), src)          # verify: the render; check: the user's files
     obj = workdir / f"{variant.stem}.o"
     for cmd in get_target(variant.target).object_commands(variant, src, obj):
         rc, out = _run(cmd, workdir)
         if rc:
             return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)
     main = src / "ct_main.c"
-    main.write_text(CT_MAIN % dict(header=f"{variant.stem}.h", nb=variant.spec.block_bytes, p=variant.prefix))
+    main.write_text(CT_MAIN % dict(header=f"{variant.stem}.h", nb=variant.spec.block_bytes, p=variant.prefix,
+                                   expected=", ".join(f"{b:#04x}" for b in expected_bytes(variant.spec))))
     exe = workdir / "ct"
     rc, out = _run(["gcc", "-O1", "-g", "-std=gnu99", f"-I{src}", str(main), str(obj), "-o", str(exe)], workdir)
     if rc:
@@ -116,7 +153,7 @@ def check(variant: Variant, build: CtBuild, workdir: Path, vectors: Path = None)
                 if "uninitialised" in ln or "Uninitialised" in ln]
     if rc == 99 or findings:
         return Row(label, build.name, "FAIL", "secret-dependent: " + "; ".join(findings[:3]), time.monotonic() - t0)
-    if rc or "ct: calls done" not in out:
+    if rc or "ct: calls done, results right" not in out:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0)
-    return Row(label, build.name, "PASS", "memcheck: no branch or address depends on key, tweak or plaintext",
-               time.monotonic() - t0)
+    return Row(label, build.name, "PASS", "memcheck: no branch or address depends on key, tweak or plaintext; "
+               "the calls' results match the reference model", time.monotonic() - t0)

@@ -28,6 +28,7 @@ from . import skein_csharp
 from . import proc, sources
 from .proc import Timeout
 from .junit import write_junit
+from .sources import NotGiven
 from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags, vector_file
 
 # recipe.checker -> (checker(variant, build, workdir, vectors) -> Row,
@@ -35,7 +36,7 @@ from .runner import BIG_ENDIAN_BUILDS, C_BUILDS, Report, Row, check_c, cpu_flags
 CHECKERS: dict = {
     "c": (check_c, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "simde": (simd.check_simd, lambda target, v: simd.builds(v)),
-    "nasm": (nasm.check, lambda target, v: nasm.builds(target)),
+    "nasm": (nasm.check, lambda target, v: nasm.builds(target, v)),
     "dotnet": (csharp.check_csharp, lambda target, v: csharp.RUNS),
     "skein-c": (skein_checker.check_skein, lambda target, v: C_BUILDS + BIG_ENDIAN_BUILDS),
     "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
@@ -85,6 +86,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
              if (thorough or not getattr(b, "thorough", False)) and (prove or b is not vprove.BUILD)]
     proc.reset()                              # a new run: commands may start (after a stopped one)
     sources.stage(workdir / "input")          # the user's files (check DIR): one copy on disk
+    # a variant none of whose rows is in this run (check's fast default) still gets a row: it is never silently left out
+    left_out = [v for v in variants if not any(tv is v for tv, _ in tasks)]
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:
@@ -110,6 +113,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             try:
                 check = ct.check if b is ct.BUILD else vprove.check if b is vprove.BUILD else checker_of(v)[0]
                 return check(v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
+            except NotGiven as e:       # check: a file the row needs is not in the folder (nothing rendered)
+                return Row(v.label(), b.name, "SKIPPED", str(e), time.monotonic() - t0)
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
                            f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
@@ -131,8 +136,8 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 fut.cancel()
             proc.stop_all("interrupted")     # the running builds too: the pool waits for them
             raise
-        report.rows = rows
-    print_matrix(report, stream)
+        report.rows = rows + [Row(v.label(), "(none)", "SKIPPED", "every row of this variant is a --thorough row")
+                              for v in left_out]
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)
         Path(report_path).write_text(json.dumps(
@@ -142,6 +147,7 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     if junit_path:
         write_junit(report, Path(junit_path))
         print(f"verify: JUnit XML written to {junit_path}", file=stream)
+    print_matrix(report, stream)        # last: its last line is the verdict
     return report
 
 
@@ -176,9 +182,8 @@ def print_matrix(report: Report, stream=sys.stdout) -> None:
     n = {s: sum(1 for r in report.rows if r.status.split()[0] == s)
          for s in ("PASS", "FAIL", "TIMEOUT", "SKIPPED", "ASSEMBLED")}
     emulated = sum(1 for r in report.rows if r.status == "PASS (emulated)")
-    if not n["PASS"]:
-        print("verify: nothing passed: no row ran (see the SKIPPED reasons above)", file=stream)
     timeouts = f", {n['TIMEOUT']} timed out" if n["TIMEOUT"] else ""
     assembled = f", {n['ASSEMBLED']} only assembled (not run)" if n["ASSEMBLED"] else ""
     print(f"verify: {n['PASS']} passed ({emulated} of them emulated), {n['FAIL']} failed{timeouts}, "
           f"{n['SKIPPED']} skipped{assembled}", file=stream)
+    print(f"verify: {report.verdict()[1]}", file=stream)

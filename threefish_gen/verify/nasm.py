@@ -2,7 +2,11 @@
 
 * nasm-x64, abi sysv: ``nasm -f elf64``, linked with the harness by gcc (-O2) and by a
   gcc ASan/UBSan build of the harness; run on the vectors.
-* nasm-x64, abi win64: ``nasm -f win64`` only, to prove it assembles (nothing runs it here).
+* nasm-x64, abi win64: ``nasm -f win64`` (assembled only), the Win64 code run on Linux through
+  the ABI thunk (elf64, unwind data left out: "win64 ABI via ms_abi"), and the Windows object in
+  a mingw-w64 harness under wine ("win64 under wine").  ``verify`` renders each x86-64 variant in
+  both ABIs; ``check`` runs the rows of the ABI its file was rendered for (a Win64 file: the
+  ms_abi and wine rows by default, a System V file: the elf64 rows), from the file itself.
 * nasm-x86 (cdecl): ``nasm -f elf32``, linked into a ``gcc -m32`` harness (Debian
   gcc-12-multilib); run on the vectors.
 
@@ -15,14 +19,15 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from threefish_gen.gen.render import Variant, render_variant, write_files
+from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
 from . import abi
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
+from . import sources as given_files
 from .sources import sources
 
 SANITIZE = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -35,11 +40,15 @@ class NasmBuild:
     fmt: str                 # nasm output format
     cflags: tuple = ()       # harness flags; () with run=False: assemble only
     run: bool = True
+    fast: bool = False       # in `check`'s fast default even though it is a Win64 row (a Win64 file's own rows)
 
     @property
     def thorough(self) -> bool:
-        """Left out of `check`'s fast default: the Win64 forms and the sanitizer build."""
-        return self.fmt != "elf64" or any(f.startswith("-fsanitize") for f in self.cflags)
+        """Left out of `check`'s fast default: the Win64 forms of a System V file, the sanitizer
+        build, the assemble-only row.  The 32-bit row (elf32) is nasm-x86's only run: in it."""
+        if self.fast:
+            return False
+        return self.fmt not in ("elf64", "elf32") or any(f.startswith("-fsanitize") for f in self.cflags)
 
     def missing(self) -> str | None:
         if shutil.which("nasm") is None:
@@ -118,6 +127,9 @@ X64_BUILDS = (
 WIN64_BUILDS = (NasmBuild("nasm win64 (assemble)", "win64", (), False),
                 NasmBuild("win64 ABI via ms_abi", "elf64-ms", ("-O2", "-std=gnu99")),
                 NasmBuild("win64 under wine", "win64-wine", ("-O2", "-std=gnu99", "-static")))
+# check on a Win64 file: the two rows that run it, in `check`'s fast default (the wine row assembles it
+# with -f win64 too, so the assemble-only row, which says nothing about what the code computes, is left out)
+WIN64_FILE_BUILDS = (replace(WIN64_BUILDS[1], fast=True), replace(WIN64_BUILDS[2], fast=True))
 
 
 def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
@@ -168,31 +180,30 @@ def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
                f"xmm6-15, stack pointer and DF checked after every call; RtlVirtualUnwind from {points} "
                "prologue, body and epilogue points)", time.monotonic() - t0, checks)
 
-# Runs Win64-ABI code on Linux: the .asm rendered for --abi win64, its unwind tables left out,
-# assembled as elf64 and called through gcc's __attribute__((ms_abi)) declarations.
+# Runs Win64-ABI code on Linux: the Win64 variant's .asm (verify: rendered with --abi win64;
+# check: the user's file) with its unwind tables left out, assembled as elf64, every call made
+# through the Win64 ABI thunk.
 
 
-def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
-    label = variant.label()
+def check_ms_abi(win: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
+    """``win``: the Win64 variant; its .asm and .h are the files built (sources)."""
+    label = win.label()
     why = build.missing()
     if why:
         return Row(label, build.name, "SKIPPED", why)
     t0 = time.monotonic()
-    win = _with_abi(variant, "win64")
-    win = Variant(win.target, win.spec, win.options, "w64_" + variant.prefix, win.extra)
-    files = render_variant(win)
-    asm = files[f"{win.stem}.asm"]
-    asm = asm.split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
+    files = sources(win)
+    name = f"{win.stem}.asm"
+    asm = files[name].split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
     src_dir = workdir / "src"
-    write_files({f"{win.stem}.asm": asm, **sources(variant)}, src_dir)
+    write_files({**files, name: asm}, src_dir)
     # the Win64 calls are made by the ABI thunk (verify/abi.py), which checks rbx, rbp, rdi, rsi,
     # r12-r15, xmm6-xmm15, the stack pointer and the direction flag after each
     shim = src_dir / "abi_shim.c"
-    shim.write_text(abi.interpose(src_dir / f"{win.stem}.asm", f"{variant.stem}.h", variant.prefix,
-                                  variant.spec.block_bytes, "win64", asm_prefix=win.prefix))
+    shim.write_text(abi.interpose(src_dir / name, f"{win.stem}.h", win.prefix, win.spec.block_bytes, "win64"))
     obj = workdir / "w64.o"
-    exe, failed = _assemble_and_link(label, build, variant, src_dir, workdir, 64,
-                                     [["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / f"{win.stem}.asm")]],
+    exe, failed = _assemble_and_link(label, build, win, src_dir, workdir, 64,
+                                     [["nasm", "-f", "elf64", "-o", str(obj), str(src_dir / name)]],
                                      [shim, obj], t0)
     if failed:
         return failed
@@ -200,8 +211,10 @@ def check_ms_abi(variant: Variant, build: NasmBuild, workdir: Path, vectors: Pat
     if not ok:
         return Row(label, build.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     return Row(label, build.name, "PASS", f"{checks} checks (Win64 calling convention run on Linux; callee-saved registers, "
-               "xmm6-15, stack pointer and DF checked after every call)",
-               time.monotonic() - t0, checks)
+               "xmm6-15, stack pointer and DF checked after every call; the unwind data is left out here: the "
+               "wine row checks it)", time.monotonic() - t0, checks)
+
+
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
 
 
@@ -284,36 +297,41 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
                time.monotonic() - t0, checks)
 
 
-def builds(target) -> tuple:
-    """The builds of a nasm target: 32-bit cdecl code, or x86-64 (System V run, Win64 forms)."""
-    return X86_BUILDS if target.recipe.word_bits == 32 else X64_BUILDS + WIN64_BUILDS
+def builds(target, variant: Variant | None = None) -> tuple:
+    """The builds of a nasm target: 32-bit cdecl code, or x86-64 (System V run, Win64 forms).
+    In `check` (sources.only_given) an x86-64 file gets the rows of its own ABI only: the other
+    ABI's form is another file, which check does not render."""
+    if target.recipe.word_bits == 32:
+        return X86_BUILDS
+    if variant is not None and given_files.only_given():
+        return WIN64_FILE_BUILDS if variant.get("abi", "sysv") == "win64" else X64_BUILDS
+    return X64_BUILDS + WIN64_BUILDS
 
 
 # --------------------------------------------------------------------------- registration
 
 def _with_abi(variant: Variant, abi: str) -> Variant:
+    """The variant itself when it is of that ABI, else its other-ABI form (default prefix)."""
+    if variant.get("abi", "sysv") == abi:
+        return variant
     extra = tuple(sorted({**dict(variant.extra), "abi": abi}.items()))
-    prefix = variant.prefix if variant.get("abi", "sysv") == abi else ""
-    return Variant(variant.target, variant.spec, variant.options, prefix, extra)
+    return Variant(variant.target, variant.spec, variant.options, "", extra)
 
 
 def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
     """The checker of the nasm targets.  x86-64 variants get the elf64 rows (System V code,
-    run) and the win64 rows (the same options rendered for Win64: assembled, and run through
-    gcc's ms_abi)."""
+    run) and the win64 rows (the variant's Win64 form: assembled, run on Linux through the ABI
+    thunk, run under wine).  The Win64 form of a System V variant is its --abi win64 render
+    (sources: verify renders it; check has only the user's file and does not ask for it)."""
     if word_size(variant) == 64:
         abi = variant.get("abi", "sysv")
         if build.fmt in ("win64", "elf64-ms", "win64-wine"):
             if variant.get("isa", "gpr") != "gpr":
                 return Row(variant.label(), build.name, "SKIPPED",
                            f"--isa {variant.get('isa')} is rendered for System V only")
-            if build.fmt == "elf64-ms":
-                return check_ms_abi(_with_abi(variant, "sysv"), build, workdir, vectors)
-            if build.fmt == "win64-wine":
-                row = check_wine(_with_abi(variant, "win64"), build, workdir, vectors)
-                row.variant = variant.label()
-                return row
-            row = check_nasm(_with_abi(variant, "win64"), build, workdir, vectors)
+            win = _with_abi(variant, "win64")
+            run = check_ms_abi if build.fmt == "elf64-ms" else check_wine if build.fmt == "win64-wine" else check_nasm
+            row = run(win, build, workdir, vectors)
             row.variant = variant.label()
             return row
         if abi != "sysv":

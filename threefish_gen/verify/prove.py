@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from threefish_gen.gen.errors import GenError
-from threefish_gen.gen.prove import proves, prove_text, source_of, why_not
+from threefish_gen.gen.prove import SOURCE_SUFFIX, proves, prove_text, source_of, why_not
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
 from . import proc
 from .runner import Row
-from .sources import given, sources
+from .sources import NotGiven, is_given, sources
 
 
 @dataclass(frozen=True)
@@ -47,9 +47,12 @@ def check(variant: Variant, build: ProveBuild, workdir: Path, vectors: Path = No
     if why:
         return Row(label, build.name, "SKIPPED", f"not modeled: {why}")
     recipe = get_target(variant.target).recipe
+    files = sources(variant, partial=True)       # check: the user's file (a missing .h does not matter here)
+    if not any(n.endswith(SOURCE_SUFFIX.get(recipe.language, "")) for n in files):
+        raise NotGiven(f"the folder has no {SOURCE_SUFFIX.get(recipe.language)} file of this render command")
     try:
-        name, text = source_of(sources(variant), recipe.language)
-        if given(variant):          # the user's text (check DIR): in a child process, bounded
+        name, text = source_of(files, recipe.language)
+        if is_given(variant):       # the user's text (check DIR): in a child process, bounded
             failed, lines, note = _prove_in_child(variant, recipe.language, recipe.word_bits, text, workdir)
         else:                       # this threefish-gen's own render (verify): in process
             rep = prove_text(variant, recipe.language, recipe.word_bits, text)

@@ -130,12 +130,25 @@ class Report:
         return sum(1 for r in self.rows if r.status.startswith("PASS"))
 
     def exit_status(self) -> int:
-        """1: a FAIL; 3: no FAIL but some row timed out; 1: nothing ran at all; else 0."""
-        if self.failed:
-            return 1
-        if self.timed_out:
-            return 3
-        return 0 if self.passed else 1
+        """1: a FAIL; 3: no FAIL but some row timed out; 4: nothing ran (every row SKIPPED or only
+        assembled); 0: every row that ran passed."""
+        return self.verdict()[0]
+
+    def verdict(self) -> tuple[int, str]:
+        """(exit status, the one line that says it): FAIL, TIMEOUT, nothing ran and PASS are
+        told apart, in that order of precedence."""
+        failed = sum(1 for r in self.rows if r.status == "FAIL")
+        timed_out = sum(1 for r in self.rows if r.status == "TIMEOUT")
+        if failed:
+            return 1, f"FAIL: {failed} row(s) failed" + (f", {timed_out} timed out" if timed_out else "") + \
+                " (exit status 1)"
+        if timed_out:
+            return 3, (f"TIMEOUT: {timed_out} row(s) hit a time limit (THREEFISH_GEN_TIMEOUT_SCALE raises them), "
+                       f"none failed (exit status 3)")
+        if not self.passed:
+            return 4, ("NOTHING RAN: no row built and ran anything (see the SKIPPED reasons above); "
+                       "nothing was checked (exit status 4)")
+        return 0, f"PASS: every row that ran passed ({self.passed}) (exit status 0)"
 
 
 # --------------------------------------------------------------------------- vectors

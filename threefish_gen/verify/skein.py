@@ -25,13 +25,13 @@ from pathlib import Path
 from threefish_gen.gen import skein
 from threefish_gen.gen.kat import KAT_DIR, parse
 from threefish_gen.gen.output import write_files
-from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.render_simd import ENV_VAR, ISAS
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.spec import Spec
 from threefish_gen.gen.variant import Variant
 
 from .runner import HERE, Build, Row, _first_lines, _run, build_harness, cpu_flags, run_harness
+from .sources import sources
 
 SKEIN_HARNESS = HERE / "harness" / "skein_harness.c"
 TREE_SETS = ((1, 1, 2), (1, 1, 3), (1, 2, 3), (2, 1, 255), (2, 2, 2), (1, 1, 255), (3, 2, 4))
@@ -106,7 +106,7 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
         return Row(label, build.name, "SKIPPED", why)
     t0 = time.monotonic()
     target = get_target(variant.target)
-    files = render_variant(variant)
+    files = sources(variant)         # verify: the render; check: the user's files
     libs: tuple = ()
     if any(n.endswith(".asm") for n in files):          # nasm-x64: the UBI loop is assembled first
         if shutil.which("nasm") is None:

@@ -1,34 +1,46 @@
-"""The text a checker builds for a variant: its render, or -- for `threefish-gen check DIR` --
-the files the user already has (``use``), keyed by the names the render would give them.
+"""The text a checker builds for a variant: its render (``verify``), or -- for `threefish-gen check
+DIR` -- exactly the files the user has (``given``), keyed by the names the render would give them.
+
+Every checker gets the text it builds, assembles, runs or proves from :func:`sources`; no
+checker imports the renderer.  Inside :func:`given` (check's rows) nothing is rendered: a variant
+that was not given, or a file of it that is missing, raises :class:`NotGiven`, which the runner
+reports as a SKIPPED row with the reason -- never a fresh render standing in for the user's file.
 
 ``write`` puts a variant's files into a build folder: for the user's files, hard links to one
-copy written once per run (``stage``), so a large input is not copied once per build."""
+copy written once per run (``stage``), so a large input is not copied once per build.
+"""
 from __future__ import annotations
 
 import os
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 
+from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.output import write_files
 from threefish_gen.gen.render import Variant, render_variant
 
 _GIVEN: dict = {}
+_MISSING: dict = {}
+_ONLY_GIVEN: list = []
 _STAGED: dict = {}          # variant -> the folder holding its files, written once
 _LOCK = threading.Lock()
 
 
-def use(variant: Variant, files: dict[str, str]) -> None:
-    """Build ``files`` (rendered name -> text) instead of rendering ``variant``."""
+class NotGiven(GenError):
+    """check: the row needs a file the folder does not have (nothing is rendered in its place)."""
+
+
+def use(variant: Variant, files: dict[str, str], missing: tuple = ()) -> None:
+    """Build ``files`` (rendered name -> text) instead of rendering ``variant``; ``missing``: the
+    names of the variant's files that are not there (rows that need them are SKIPPED)."""
     _GIVEN[variant] = dict(files)
-
-
-def given(variant: Variant) -> bool:
-    """Whether ``variant``'s text is the user's (check DIR), not this threefish-gen's render."""
-    return variant in _GIVEN
+    _MISSING[variant] = tuple(missing)
 
 
 def clear() -> None:
     _GIVEN.clear()
+    _MISSING.clear()
     _STAGED.clear()
 
 
@@ -51,9 +63,10 @@ def write(variant: Variant, dest: Path) -> None:
     if staged is None:
         write_files(sources(variant), dest)
         return
+    files = sources(variant)           # NotGiven where a file of it is missing (a SKIPPED row)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
-    for name, text in _GIVEN[variant].items():
+    for name, text in files.items():
         target = dest / name
         if target.exists() or target.is_symlink():
             target.unlink()
@@ -63,5 +76,39 @@ def write(variant: Variant, dest: Path) -> None:
             write_files({name: text}, dest)
 
 
-def sources(variant: Variant) -> dict[str, str]:
-    return dict(_GIVEN[variant]) if variant in _GIVEN else render_variant(variant)
+@contextmanager
+def given(files: dict):
+    """check: within this block the checkers see only ``files`` ({variant: ({name: text},
+    missing names)}); :func:`sources` renders nothing."""
+    clear()
+    for v, (text, missing) in files.items():
+        use(v, text, missing)
+    _ONLY_GIVEN.append(True)
+    try:
+        yield
+    finally:
+        _ONLY_GIVEN.pop()
+        clear()
+
+
+def only_given() -> bool:
+    """True inside :func:`given` (check): rows build the user's files, nothing else."""
+    return bool(_ONLY_GIVEN)
+
+
+def is_given(variant: Variant) -> bool:
+    """Whether ``variant``'s text is the user's (check DIR), not this threefish-gen's render."""
+    return variant in _GIVEN
+
+
+def sources(variant: Variant, partial: bool = False) -> dict[str, str]:
+    """The files of ``variant``.  Inside :func:`given`: the user's, or :class:`NotGiven` (a variant
+    not in the folder, or -- unless ``partial`` -- one of its files missing)."""
+    if variant in _GIVEN:
+        if _MISSING.get(variant) and not partial:
+            raise NotGiven(f"the folder has no {', '.join(_MISSING[variant])} of this render command (check builds "
+                           f"only the files it is given)")
+        return dict(_GIVEN[variant])
+    if only_given():
+        raise NotGiven(f"no file of {variant.label()} in the folder (check builds only the files it is given)")
+    return render_variant(variant)
