@@ -704,3 +704,75 @@ def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path):
                 kept_hits += p.returncode == 1
         assert kept_hits > 0, f"--no-wipe left no key word under {jit}: the scan would not notice a missing wipe"
 
+
+CHECK_MAIN = """#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "{stem}.h"
+#define NB {nb}
+static uint8_t key[NB], tweaks[6 * 16], buf[8 * NB], ref[6 * NB], one[NB];
+
+int main(int argc, char **argv)
+{{
+    size_t i;
+    (void)argc;
+    for (i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(0x27 * i + 0x05);
+    /* in place (in == out) is allowed: the same bytes as a separate output */
+    {p}encrypt_blocks(key, tweaks, buf, ref, 6);
+    {p}encrypt_blocks(key, tweaks, buf, buf, 6);
+    {p}encrypt(key, tweaks, one, one);
+    if (memcmp(buf, ref, sizeof ref) != 0) {{
+        puts("in place differs");
+        return 2;
+    }}
+    puts("in place ok");
+    fflush(stdout);
+    if (strcmp(argv[1], "overlap") == 0)
+        {p}encrypt_blocks(key, tweaks, buf, buf + 8, 6);
+    else if (strcmp(argv[1], "overlap1") == 0)
+        {p}decrypt(key, tweaks, buf + 8, buf);
+    else if (strcmp(argv[1], "null") == 0)
+        {p}encrypt(NULL, tweaks, buf, buf);
+    else if (strcmp(argv[1], "nullblocks") == 0)
+        {p}decrypt_blocks(key, tweaks, NULL, buf, 1);
+    else if (strcmp(argv[1], "keyout") == 0)
+        {p}encrypt_blocks(key, tweaks, buf, key, 1);
+    else {{
+        {p}encrypt_blocks(NULL, NULL, NULL, NULL, 0);   /* n = 0: NULL allowed */
+        puts("n=0 ok");
+    }}
+    return 0;
+}}
+"""
+
+CHECK_CASES = [("--target", "c"), ("--target", "c-simd", "--isa", "auto"), ("--target", "nasm-x64")]
+
+
+@pytest.mark.parametrize("args", CHECK_CASES, ids=lambda a: "-".join(a[1::2]))
+def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
+    """Issue 25 item 7: built with -D<PREFIX>CHECK_ARGS (the header's macro, under the real
+    prefix), a call with out = in + 8, a NULL pointer with a block to process, or out over the
+    key aborts with a message naming the function; in place (in == out) and n = 0 with NULL
+    still work.  The library file itself compiles with the macro defined (it defines the functions)."""
+    if "nasm-x64" in args and shutil.which("nasm") is None:
+        pytest.skip("nasm not installed")
+    from threefish_gen.gen.spec import get_spec
+    d, stem = render(tmp_path, *args, "--size", "512", "--constants", "1.3")
+    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
+    (d / "main.c").write_text(CHECK_MAIN.format(stem=stem, p=prefix, nb=get_spec("1.3", 512).block_bytes))
+    objs = build_objects(d, stem, args, [])
+    exe = d / "main"
+    sh(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-D{prefix.upper()}CHECK_ARGS",
+        "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    assert "n=0 ok" in sh([str(exe), "fine"])
+    for mode, fn, what in (("overlap", "encrypt_blocks", "in and out overlap partially"),
+                           ("overlap1", "decrypt", "in and out overlap partially"),
+                           ("null", "encrypt", "NULL"), ("nullblocks", "decrypt_blocks", "NULL"),
+                           ("keyout", "encrypt_blocks", "out overlaps key")):
+        p = subprocess.run([str(exe), mode], capture_output=True, text=True, timeout=60)
+        assert p.returncode < 0 and "in place ok" in p.stdout, (mode, p.returncode, p.stdout, p.stderr)
+        assert f"{prefix}{fn}: {what}" in p.stderr, (mode, p.stderr)
+    # without the macro the same calls compile to the bare functions (no check, no abort on n = 0)
+    sh(["gcc", "-O2", "-std=c99", "-Wall", "-Werror", "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    assert "check_args" not in sh(["nm", str(exe)])
