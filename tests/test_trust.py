@@ -227,10 +227,13 @@ def secret_words(bits: int) -> list[int]:
     return sorted(w for w in words if w)
 
 
-def scan_stack(tmp_path: Path, args: tuple, bits: int, cc: str = "gcc") -> subprocess.CompletedProcess:
+def scan_stack(tmp_path: Path, args: tuple, bits: int, cc: str = "gcc", opt: str = "-O2") -> subprocess.CompletedProcess:
+    """Build the scan harness with the variant (-Wl,-z,lazy: the first call of anything through
+    the PLT runs the lazy-binding resolver, which saves the vector registers on the stack, so a
+    wipe that called memset@PLT would leave key words below its own frame) and run it."""
     from threefish_gen.gen.spec import get_spec
     words = ", ".join(f"UINT64_C({w:#018x})" for w in secret_words(bits))
-    _, _, exe = build_with_main(tmp_path, args, bits, ["-O2", "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,now"],
+    _, _, exe = build_with_main(tmp_path, args, bits, [opt, "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,lazy"],
                                 SCAN_MAIN, cc=cc, nb=get_spec("1.3", bits).block_bytes, secret=words)
     cmd = [str(exe)]
     if "nasm-x86" in args:
@@ -276,6 +279,60 @@ def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
     assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
     wiped = scan_stack(tmp_path / "wipe", args, bits, cc)
     assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
+
+
+# Issue 25 item 5: every optimization level x gcc/clang (-O2 is the rows above).  One size per
+# target and level (rotated, so each size meets each compiler), the dispatcher (every SIMD path
+# this CPU has, then the scalar tail) and scalar C with the key table (the most stack).
+OPT_WIPE_CASES = [(cc, opt, target, bits) for cc in ("gcc", "clang")
+                  for opt, sizes in (("-O1", (1024, 256)), ("-O3", (512, 1024)), ("-Os", (256, 512)))
+                  for target, bits in zip((("--target", "c-simd", "--isa", "auto"), ("--target", "c", "--keys", "table")),
+                                          sizes if cc == "gcc" else sizes[::-1])]
+
+
+@pytest.mark.parametrize("cc,opt,args,bits", OPT_WIPE_CASES,
+                         ids=lambda a: "-".join(a[1::2]) if isinstance(a, tuple) else str(a))
+def test_wipe_at_every_optimization_level(cc, opt, args, bits, tmp_path):
+    """No key, tweak or subkey word on the stack after the calls at -O1, -O3 and -Os, under gcc
+    and clang, first calls included (lazy binding; the wipe inlines its stores, no memset@PLT)."""
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed")
+    wiped = scan_stack(tmp_path, args, bits, cc, opt)
+    assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
+
+
+@pytest.mark.parametrize("cc", ["gcc", "clang"])
+def test_wipe_warns_at_O0_and_calls_nothing(cc, tmp_path):
+    """-O0 frames of the SIMD code reach hundreds of KiB (every temporary of every inlined
+    intrinsic has a slot: 229 KB gcc, 605 KB clang for the Threefish-1024 AVX2 lanes path), which
+    no bound of the declared locals covers: the file warns at -O0 (an error under -Werror) unless
+    <PREFIX>ALLOW_O0 is defined, and not at -O1.  At every level the wipe calls no function (a
+    memset through the PLT would run the lazy-binding resolver below its frame)."""
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed")
+    for args in (("--target", "c"), ("--target", "c-simd", "--isa", "auto")):
+        d, stem = render(tmp_path / args[1], *args, "--size", "256", "--constants", "1.3")
+        prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
+        c = str(d / f"{stem}.c")
+        # the #warning is the preprocessor's (-E: no code built)
+        warned = subprocess.run([cc, "-O0", "-std=c99", "-E", c, "-o", os.devnull], capture_output=True, text=True)
+        assert warned.returncode == 0 and "built without optimization (-O0)" in warned.stderr \
+            and f"{prefix.upper()}ALLOW_O0" in warned.stderr, warned.stderr
+        strict = subprocess.run([cc, "-O0", "-std=c99", "-Werror", "-E", c, "-o", os.devnull], capture_output=True, text=True)
+        assert strict.returncode != 0
+        for flags in (["-O0", f"-D{prefix.upper()}ALLOW_O0"], ["-O1"]):
+            quiet = subprocess.run([cc, *flags, "-std=c99", "-E", c, "-o", os.devnull], capture_output=True, text=True)
+            assert quiet.returncode == 0 and "warning" not in quiet.stderr, (flags, quiet.stderr)
+        if args[1] != "c":
+            continue
+        # the wipe is one template for C and SIMD C: its code at every level, from the scalar file
+        for flags in (["-O0", f"-D{prefix.upper()}ALLOW_O0"], ["-O1"], ["-O2"], ["-O3"], ["-Os"]):
+            sh([cc, *flags, "-std=c99", "-Wall", "-Werror", "-c", c, "-o", str(d / "a.o")])
+            dis = sh(["objdump", "-d", "--no-show-raw-insn", str(d / "a.o")])
+            burns = [f for f in dis.split("\n\n") if re.match(rf"[0-9a-f]+ <{prefix}burn[.>\w]*:", f)]
+            assert burns, (flags, "no burn function")
+            for burn in burns:       # gcc may clone it (burn.constprop.0)
+                assert "call" not in burn and "memset" not in burn, (flags, burn)
 
 
 @pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
@@ -657,3 +714,76 @@ def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path):
             else:
                 kept_hits += p.returncode == 1
         assert kept_hits > 0, f"--no-wipe left no key word under {jit}: the scan would not notice a missing wipe"
+
+
+CHECK_MAIN = """#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "{stem}.h"
+#define NB {nb}
+static uint8_t key[NB], tweaks[6 * 16], buf[8 * NB], ref[6 * NB], one[NB];
+
+int main(int argc, char **argv)
+{{
+    size_t i;
+    (void)argc;
+    for (i = 0; i < sizeof buf; i++)
+        buf[i] = (uint8_t)(0x27 * i + 0x05);
+    /* in place (in == out) is allowed: the same bytes as a separate output */
+    {p}encrypt_blocks(key, tweaks, buf, ref, 6);
+    {p}encrypt_blocks(key, tweaks, buf, buf, 6);
+    {p}encrypt(key, tweaks, one, one);
+    if (memcmp(buf, ref, sizeof ref) != 0) {{
+        puts("in place differs");
+        return 2;
+    }}
+    puts("in place ok");
+    fflush(stdout);
+    if (strcmp(argv[1], "overlap") == 0)
+        {p}encrypt_blocks(key, tweaks, buf, buf + 8, 6);
+    else if (strcmp(argv[1], "overlap1") == 0)
+        {p}decrypt(key, tweaks, buf + 8, buf);
+    else if (strcmp(argv[1], "null") == 0)
+        {p}encrypt(NULL, tweaks, buf, buf);
+    else if (strcmp(argv[1], "nullblocks") == 0)
+        {p}decrypt_blocks(key, tweaks, NULL, buf, 1);
+    else if (strcmp(argv[1], "keyout") == 0)
+        {p}encrypt_blocks(key, tweaks, buf, key, 1);
+    else {{
+        {p}encrypt_blocks(NULL, NULL, NULL, NULL, 0);   /* n = 0: NULL allowed */
+        puts("n=0 ok");
+    }}
+    return 0;
+}}
+"""
+
+CHECK_CASES = [("--target", "c"), ("--target", "c-simd", "--isa", "auto"), ("--target", "nasm-x64")]
+
+
+@pytest.mark.parametrize("args", CHECK_CASES, ids=lambda a: "-".join(a[1::2]))
+def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
+    """Issue 25 item 7: built with -D<PREFIX>CHECK_ARGS (the header's macro, under the real
+    prefix), a call with out = in + 8, a NULL pointer with a block to process, or out over the
+    key aborts with a message naming the function; in place (in == out) and n = 0 with NULL
+    still work.  The library file itself compiles with the macro defined (it defines the functions)."""
+    if "nasm-x64" in args and shutil.which("nasm") is None:
+        pytest.skip("nasm not installed")
+    from threefish_gen.gen.spec import get_spec
+    d, stem = render(tmp_path, *args, "--size", "512", "--constants", "1.3")
+    prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
+    (d / "main.c").write_text(CHECK_MAIN.format(stem=stem, p=prefix, nb=get_spec("1.3", 512).block_bytes))
+    objs = build_objects(d, stem, args, [])
+    exe = d / "main"
+    sh(["gcc", "-O2", "-std=c99", "-Wall", "-Wextra", "-Werror", f"-D{prefix.upper()}CHECK_ARGS",
+        "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    assert "n=0 ok" in sh([str(exe), "fine"])
+    for mode, fn, what in (("overlap", "encrypt_blocks", "in and out overlap partially"),
+                           ("overlap1", "decrypt", "in and out overlap partially"),
+                           ("null", "encrypt", "NULL"), ("nullblocks", "decrypt_blocks", "NULL"),
+                           ("keyout", "encrypt_blocks", "out overlaps key")):
+        p = subprocess.run([str(exe), mode], capture_output=True, text=True, timeout=60)
+        assert p.returncode < 0 and "in place ok" in p.stdout, (mode, p.returncode, p.stdout, p.stderr)
+        assert f"{prefix}{fn}: {what}" in p.stderr, (mode, p.stderr)
+    # without the macro the same calls compile to the bare functions (no check, no abort on n = 0)
+    sh(["gcc", "-O2", "-std=c99", "-Wall", "-Werror", "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
+    assert "check_args" not in sh(["nm", str(exe)])

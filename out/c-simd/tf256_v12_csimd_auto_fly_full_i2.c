@@ -13,6 +13,7 @@
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i4
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i4
  */
+#define TF256_V12_CSIMD_AUTO_FLY_FULL_I2_IMPLEMENTATION /* this file defines the functions: no argument-check macros (the header) */
 #include "tf256_v12_csimd_auto_fly_full_i2.h"
 
 #include <string.h>
@@ -62,9 +63,17 @@ static inline uint64_t tf256_v12_csimd_auto_fly_full_i2_load64(const uint8_t *p)
    twice the bytes its locals declare plus 1 KiB, at most 55296.  Optimized builds
    (__OPTIMIZE__) clear twice the bytes of the locals declared in scopes open at the same time (locals
    of scopes not open together share their slots there) plus 256 (the 128-byte red zone, saved
-   registers, return address).  gcc and clang: 64-byte stores the compiler inlines, then an empty
-   asm that reads the memory, so the compiler cannot drop them as dead; other compilers: memset
-   through a volatile function pointer. */
+   registers, return address).  gcc and clang: 64 bytes of plain stores per step, each step
+   followed by an empty asm that reads the memory, so the compiler can neither drop the stores as
+   dead nor turn the loop into a memset call (through the PLT, the first call would run the
+   lazy-binding resolver below this frame, which saves the vector registers, key words in them,
+   where nothing clears them); other compilers: memset through a volatile function pointer.
+   Unoptimized builds (-O0, no __OPTIMIZE__) give every temporary of every inlined intrinsic a
+   stack slot of its own: frames of hundreds of KiB, which no bound of the declared locals
+   covers, so gcc and clang warn at -O0 (define TF256_V12_CSIMD_AUTO_FLY_FULL_I2_ALLOW_O0 to build anyway). */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__) && !defined(TF256_V12_CSIMD_AUTO_FLY_FULL_I2_ALLOW_O0)
+#warning "tf256_v12_csimd_auto_fly_full_i2_: built without optimization (-O0): the stack wipe does not cover unoptimized frames, key words stay on the stack; build with -O1 or more (CMake: CMAKE_BUILD_TYPE=Release or RelWithDebInfo), or define TF256_V12_CSIMD_AUTO_FLY_FULL_I2_ALLOW_O0 to accept this"
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define tf256_v12_csimd_auto_fly_full_i2_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -78,14 +87,16 @@ static void *(*const volatile tf256_v12_csimd_auto_fly_full_i2_wipe_memset)(void
 
 static tf256_v12_csimd_auto_fly_full_i2_NOINLINE void tf256_v12_csimd_auto_fly_full_i2_burn(size_t n)
 {
-    unsigned char stack[55296]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[6912]; /* its top n bytes lie where the work function's frame was */
 #if defined(__GNUC__) || defined(__clang__)
     size_t i;
-    for (i = sizeof stack - n; i < sizeof stack; i += 64) /* n is a multiple of 64 */
-        memset(stack + i, 0, 64);
-    __asm__ __volatile__("" : : "r"(stack) : "memory");
+    for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
 #else
-    tf256_v12_csimd_auto_fly_full_i2_wipe_memset(stack + sizeof stack - n, 0, n);
+    tf256_v12_csimd_auto_fly_full_i2_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
 

@@ -34,18 +34,67 @@ extern "C" {
    lacks would die with SIGILL): check it once before the first call.  Portable code: always 1. */
 int tf512_v13_csimd_auto_fly_full_cpu_supported(void);
 
-/* One block.  in == out is allowed; no alignment is required. */
+/* One block.  in == out is allowed; no alignment is required (the argument contract below). */
 void tf512_v13_csimd_auto_fly_full_encrypt(const uint8_t key[64], const uint8_t tweak[16],
                                            const uint8_t in[64], uint8_t out[64]);
 void tf512_v13_csimd_auto_fly_full_decrypt(const uint8_t key[64], const uint8_t tweak[16],
                                            const uint8_t in[64], uint8_t out[64]);
 
 /* n independent blocks under one key, block i with tweak tweaks[16*i .. 16*i+15].
- * in == out is allowed; no alignment is required. */
+ * in == out is allowed; no alignment is required (the argument contract below). */
 void tf512_v13_csimd_auto_fly_full_encrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
                                                   const uint8_t *in, uint8_t *out, size_t n);
 void tf512_v13_csimd_auto_fly_full_decrypt_blocks(const uint8_t key[64], const uint8_t *tweaks,
                                                   const uint8_t *in, uint8_t *out, size_t n);
+
+
+/* The argument contract of the four functions above.  in == out is allowed (in place); any other
+ * overlap of out with in (out = in + 8, say), key or tweak(s) is undefined behaviour: wrong
+ * output, silently, on some paths and not others.  A NULL key, tweak(s), in or out is undefined
+ * when a block is processed (the single-block functions, *_blocks with n > 0); *_blocks with
+ * n == 0 reads and writes nothing (NULL allowed).  Define TF512_V13_CSIMD_AUTO_FLY_FULL_CHECK_ARGS (a debug build:
+ * -DTF512_V13_CSIMD_AUTO_FLY_FULL_CHECK_ARGS) and every call from a file that includes this header checks these
+ * rules first and on a violation prints "<function>: <what>" to stderr and aborts.  The checks
+ * read only the pointers and n, never the key. */
+#if defined(TF512_V13_CSIMD_AUTO_FLY_FULL_CHECK_ARGS) && !defined(TF512_V13_CSIMD_AUTO_FLY_FULL_IMPLEMENTATION)
+#include <stdio.h>
+#include <stdlib.h>
+static inline void tf512_v13_csimd_auto_fly_full_check_args(const char *fn, const uint8_t *key, const uint8_t *tweaks,
+                                                            const uint8_t *in, const uint8_t *out, size_t n)
+{
+    const char *bad = NULL;
+    if (n == 0)
+        return;
+    if (n > SIZE_MAX / 64)
+        bad = "n blocks exceed the address space";
+    else if (key == NULL || tweaks == NULL || in == NULL || out == NULL)
+        bad = "NULL key, tweak, in or out with a block to process";
+    else {
+        uintptr_t k = (uintptr_t)key, t = (uintptr_t)tweaks, i = (uintptr_t)in, o = (uintptr_t)out;
+        uintptr_t len = (uintptr_t)n * 64;
+        if (i != o && i < o + len && o < i + len)
+            bad = "in and out overlap partially (only in == out is allowed)";
+        else if ((k < o + len && o < k + 64) || (t < o + len && o < t + 16 * (uintptr_t)n))
+            bad = "out overlaps key or tweak";
+    }
+    if (bad != NULL) {
+        fprintf(stderr, "%s: %s\n", fn, bad);
+        abort();
+    }
+}
+#define tf512_v13_csimd_auto_fly_full_encrypt(key, tweak, in, out) \
+    (tf512_v13_csimd_auto_fly_full_check_args("tf512_v13_csimd_auto_fly_full_encrypt", (key), (tweak), (in), (out), 1), \
+     tf512_v13_csimd_auto_fly_full_encrypt((key), (tweak), (in), (out)))
+#define tf512_v13_csimd_auto_fly_full_encrypt_blocks(key, tweaks, in, out, n) \
+    (tf512_v13_csimd_auto_fly_full_check_args("tf512_v13_csimd_auto_fly_full_encrypt_blocks", (key), (tweaks), (in), (out), (n)), \
+     tf512_v13_csimd_auto_fly_full_encrypt_blocks((key), (tweaks), (in), (out), (n)))
+#define tf512_v13_csimd_auto_fly_full_decrypt(key, tweak, in, out) \
+    (tf512_v13_csimd_auto_fly_full_check_args("tf512_v13_csimd_auto_fly_full_decrypt", (key), (tweak), (in), (out), 1), \
+     tf512_v13_csimd_auto_fly_full_decrypt((key), (tweak), (in), (out)))
+#define tf512_v13_csimd_auto_fly_full_decrypt_blocks(key, tweaks, in, out, n) \
+    (tf512_v13_csimd_auto_fly_full_check_args("tf512_v13_csimd_auto_fly_full_decrypt_blocks", (key), (tweaks), (in), (out), (n)), \
+     tf512_v13_csimd_auto_fly_full_decrypt_blocks((key), (tweaks), (in), (out), (n)))
+#endif
 
 /* The path a call with n blocks takes on this CPU ("scalar", "sse2", ..., "avx512", "neon"). */
 const char *tf512_v13_csimd_auto_fly_full_dispatch_path(size_t n);

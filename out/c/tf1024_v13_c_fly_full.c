@@ -6,6 +6,7 @@
  * layout scalar; keys fly (subkeys computed on the fly); unroll full; encrypt_blocks interleaves 1 block(s)
  * ops per block (encrypt): add 1038, mov 1, mov-mem 18, rotl 640, store 16, xor 641
  */
+#define TF1024_V13_C_FLY_FULL_IMPLEMENTATION /* this file defines the functions: no argument-check macros (the header) */
 #include "tf1024_v13_c_fly_full.h"
 
 #include <string.h>
@@ -43,9 +44,17 @@ static inline void tf1024_v13_c_fly_full_store64(uint8_t *p, uint64_t v)
    was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
    twice the bytes its locals declare plus 1 KiB, at most 1920.  Optimized builds
    (__OPTIMIZE__) clear twice the bytes of the locals plus 256 (the 128-byte red zone, saved
-   registers, return address).  gcc and clang: 64-byte stores the compiler inlines, then an empty
-   asm that reads the memory, so the compiler cannot drop them as dead; other compilers: memset
-   through a volatile function pointer. */
+   registers, return address).  gcc and clang: 64 bytes of plain stores per step, each step
+   followed by an empty asm that reads the memory, so the compiler can neither drop the stores as
+   dead nor turn the loop into a memset call (through the PLT, the first call would run the
+   lazy-binding resolver below this frame, which saves the vector registers, key words in them,
+   where nothing clears them); other compilers: memset through a volatile function pointer.
+   Unoptimized builds (-O0, no __OPTIMIZE__) give every temporary of every inlined intrinsic a
+   stack slot of its own: frames of hundreds of KiB, which no bound of the declared locals
+   covers, so gcc and clang warn at -O0 (define TF1024_V13_C_FLY_FULL_ALLOW_O0 to build anyway). */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__) && !defined(TF1024_V13_C_FLY_FULL_ALLOW_O0)
+#warning "tf1024_v13_c_fly_full_: built without optimization (-O0): the stack wipe does not cover unoptimized frames, key words stay on the stack; build with -O1 or more (CMake: CMAKE_BUILD_TYPE=Release or RelWithDebInfo), or define TF1024_V13_C_FLY_FULL_ALLOW_O0 to accept this"
+#endif
 #if defined(__GNUC__) || defined(__clang__)
 #define tf1024_v13_c_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -59,14 +68,16 @@ static void *(*const volatile tf1024_v13_c_fly_full_wipe_memset)(void *, int, si
 
 static tf1024_v13_c_fly_full_NOINLINE void tf1024_v13_c_fly_full_burn(size_t n)
 {
-    unsigned char stack[1920]; /* its top n bytes lie where the work function's frame was */
+    uint64_t stack[240]; /* its top n bytes lie where the work function's frame was */
 #if defined(__GNUC__) || defined(__clang__)
     size_t i;
-    for (i = sizeof stack - n; i < sizeof stack; i += 64) /* n is a multiple of 64 */
-        memset(stack + i, 0, 64);
-    __asm__ __volatile__("" : : "r"(stack) : "memory");
+    for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
 #else
-    tf1024_v13_c_fly_full_wipe_memset(stack + sizeof stack - n, 0, n);
+    tf1024_v13_c_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
 

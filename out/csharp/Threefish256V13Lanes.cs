@@ -20,8 +20,10 @@ using System.Security.Cryptography;
 namespace ThreefishGen;
 
 /// <summary>Threefish-256 (Skein v1.3 constants), layout lanes.
-/// Every method accepts spans at any alignment; input and output may be the same memory
-/// (in place) but must not overlap partially.</summary>
+/// Every method accepts spans at any alignment.  Argument contract: input and output may be the
+/// same memory (in place); any other overlap of output with input, key or tweak(s) throws
+/// ArgumentException, as does a span of the wrong length (an empty span where a block is needed:
+/// spans cannot be null, and EncryptBlocks/DecryptBlocks with empty spans process nothing).</summary>
 public static class Threefish256V13Lanes
 {
     /// <summary>Block (and key) size in bytes.</summary>
@@ -49,6 +51,8 @@ public static class Threefish256V13Lanes
             throw new ArgumentException($"output must be {BlockBytes} bytes, not {output.Length}", nameof(output));
         if (input.Overlaps(output, out int offset) && offset != 0)
             throw new ArgumentException("input and output overlap partially (only exact in-place use is allowed)", nameof(output));
+        if (output.Overlaps(tweak) || output.Overlaps(key))
+            throw new ArgumentException("output overlaps key or tweak", nameof(output));
     }
 
     private static int CheckBlocks(ReadOnlySpan<byte> key, ReadOnlySpan<byte> tweaks, ReadOnlySpan<byte> input, Span<byte> output)
