@@ -70,7 +70,6 @@ def test_recommended_nasm_proves_equivalent(target, v):
     blocks = [line for line in rep.lines if "_blocks:" in line]
     # *_blocks: the n = 0 path and the loop path; with lanes (or --interleave) also the one-block tail (2 loops)
     assert all(("4 path(s), 2 loop(s)" if split else "2 path(s), 1 loop(s)") in line for line in blocks), blocks
-    assert rep.seconds < 60
 
 
 def test_cli_proves_a_fresh_render():
