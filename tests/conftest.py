@@ -108,10 +108,10 @@ MARKS = {
 }
 KINDS = ("toolchain", "slow")
 # Modules whose tests share something built once (a module-scoped fixture: the bench run, the wheel,
-# the dispatcher executables, vector files; or a per-process render cache): under pytest-xdist
+# the dispatcher executables, vector files): under pytest-xdist
 # (`make test`: --dist loadgroup) each such module runs on one worker, so it is built once; the
 # other tests are spread one by one.
-SHARED = ("test_bench", "test_install", "test_nasm", "test_nasm_interleave", "test_prove_packed", "test_tune")
+SHARED = ("test_bench", "test_install", "test_nasm", "test_nasm_interleave", "test_tune")
 
 
 def pytest_collection_modifyitems(config, items):
