@@ -44,15 +44,16 @@ verify-fast: setup
 # JOBS workers (auto: one per core); without it the run is serial, with a note.  --dist loadgroup:
 # the modules that build something once per module stay on one worker (tests/conftest.py SHARED).
 JOBS ?= auto
-XDIST = $$($(PY) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS) --dist loadgroup" || \
-	echo "make: pytest-xdist missing (apt-get install python3-pytest-xdist): running serially" >&2)
+pytest = set -- $(1) $$($(PY) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS) --dist loadgroup" || \
+	  echo "make: pytest-xdist is not installed (Debian: python3-pytest-xdist): running serially" >&2); \
+	py=$(PY); echo "$$py -m pytest -q $$*"; $$py -m pytest -q "$$@"
 test: setup
-	$(PY) -m pytest -q $(XDIST)
+	@$(call pytest)
 
 # The edit-run loop: the tests marked fast (no toolchain, no prover matrix; about a minute).
 # `pytest -m "not toolchain"` adds the pure-Python slow tests; tests/conftest.py says which is which.
 test-fast: setup
-	$(PY) -m pytest -q -m fast $(XDIST)
+	@$(call pytest,-m fast)
 
 bench: setup
 	$(GEN) bench
