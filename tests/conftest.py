@@ -63,7 +63,8 @@ def pytest_sessionstart(session):
 #   fast       neither (added below to every test that has neither)
 # MARKS: test module -> (marker of its every test or None, {regex over the test name: marker}); the
 # first regex that matches wins over the module's marker.  A test may also carry its marker itself
-# (@pytest.mark.toolchain / pytestmark); a module missing here is fast unless it marks itself.
+# (@pytest.mark.toolchain / pytestmark).  A module missing here counts as slow until it is listed
+# (a new file cannot make `make test-fast` slow by accident; `make test` runs it either way).
 MARKS = {
     "test_annotate": (None, {r"_assemble_to_the_same_code|_compile_to_the_same_code": "toolchain"}),
     "test_asm": (None, {r"every_strategy_accepted|lowered_ops_match_reference|test_cli_|belady_spills_less"
@@ -117,7 +118,7 @@ SHARED = ("test_bench", "test_install", "test_nasm", "test_nasm_interleave", "te
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if not any(item.get_closest_marker(k) for k in KINDS):
-            default, by_name = MARKS.get(item.module.__name__ if item.module else "", (None, {}))
+            default, by_name = MARKS.get(item.module.__name__ if item.module else "", ("slow", {}))
             name = item.originalname or item.name
             hit = next(((k,) for rx, k in by_name.items() if re.search(rx, name)), None)
             kind = hit[0] if hit else default
