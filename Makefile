@@ -1,12 +1,13 @@
 # threefish-gen -- the two commands a newcomer needs:
 #   make verify   render every variant, build it with real toolchains, run it against the vectors
 #   make test     the test suite (includes a fast verify of the recommended variants)
+#   make test-fast  its fast part (pytest -m fast), for the edit-run loop
 # Both install what is missing first (scripts/bootstrap.sh: Debian packages, or says what to pip install).
 
 PY = $$(cat build/.python)
 GEN = $(PY) -m threefish_gen
 
-.PHONY: all setup gen verify verify-fast test bench explore clean fuzz
+.PHONY: all setup gen verify verify-fast test test-fast bench explore clean fuzz
 
 all: verify
 
@@ -42,8 +43,20 @@ verify: setup
 verify-fast: setup
 	$(GEN) verify --set recommended --random 200
 
+# pytest-xdist (Debian: python3-pytest-xdist; scripts/bootstrap.sh installs it) runs the tests on
+# JOBS workers (auto: one per core); without it the run is serial, with a note.  --dist loadgroup:
+# the modules that build something once per module stay on one worker (tests/conftest.py SHARED).
+JOBS ?= auto
+pytest = set -- $(1) $$($(PY) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS) --dist loadgroup" || \
+	  echo "make: pytest-xdist is not installed (Debian: python3-pytest-xdist): running serially" >&2); \
+	py=$(PY); echo "$$py -m pytest -q $$*"; $$py -m pytest -q "$$@"
 test: setup
-	$(PY) -m pytest -q
+	@$(call pytest)
+
+# The edit-run loop: the tests marked fast (no toolchain, no prover matrix; about a minute).
+# `pytest -m "not toolchain"` adds the pure-Python slow tests; tests/conftest.py says which is which.
+test-fast: setup
+	@$(call pytest,-m fast)
 
 bench: setup
 	$(GEN) bench

@@ -37,6 +37,8 @@ DEB_FILES=(
 DEB_PY="python3-jinja2 python3-click python3-pytest"
 # bench's chart (threefish_gen/bench_chart.py)
 /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || DEB_EXTRA_PY="python3-matplotlib"
+# make test runs pytest on every core with pytest-xdist (serially, with a note, without it)
+/usr/bin/python3 -c 'import xdist' >/dev/null 2>&1 || DEB_EXTRA_PY="${DEB_EXTRA_PY:-} python3-pytest-xdist"
 
 missing=()
 for pair in "${DEB_TOOLS[@]}"; do

@@ -6,6 +6,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import os  # noqa: E402
+import re  # noqa: E402
 import shutil  # noqa: E402
 import subprocess  # noqa: E402
 
@@ -41,9 +42,89 @@ TOOLCHAINS = {
 
 
 def pytest_sessionstart(session):
+    # once per run: not in pytest-xdist workers (the controller checked), not for --collect-only
+    if hasattr(session.config, "workerinput") or session.config.option.collectonly:
+        return
     allowed = {t.strip() for t in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "").split(",") if t.strip()}
     missing = [t for t, have in TOOLCHAINS.items() if not have() and t not in allowed]
     if missing:
         pytest.exit(f"missing toolchain(s): {', '.join(missing)} -- run `make setup` (scripts/bootstrap.sh), "
                     f"or set THREEFISH_GEN_ALLOW_SKIP={','.join(missing)} to skip the tests that need them",
                     returncode=1)
+
+
+# ---------------------------------------------------------------------------------------- markers
+# Every test gets one of three markers (registered in pyproject.toml), so a developer can run the
+# quick part in the edit-run loop (`make test-fast` = `pytest -m fast`, about a minute):
+#   toolchain  builds or runs code with an external tool: gcc/clang/nasm/ld/objdump, qemu-user,
+#              wine, dotnet, cmake, valgrind, chromium, the bench or the fuzzer
+#   slow       pure Python, but seconds a test: the prover over a set of variants, the allocator over
+#              the matrix, `python -m threefish_gen` subprocesses (each imports the whole package)
+#   fast       neither (added below to every test that has neither)
+# MARKS: test module -> (marker of its every test or None, {regex over the test name: marker}); the
+# first regex that matches wins over the module's marker.  A test may also carry its marker itself
+# (@pytest.mark.toolchain / pytestmark).  A module missing here counts as slow until it is listed
+# (a new file cannot make `make test-fast` slow by accident; `make test` runs it either way).
+MARKS = {
+    "test_annotate": (None, {r"_assemble_to_the_same_code|_compile_to_the_same_code": "toolchain"}),
+    "test_asm": (None, {r"every_strategy_accepted|lowered_ops_match_reference|test_cli_|belady_spills_less"
+                        r"|interpreter_catches": "slow"}),
+    "test_bench": ("toolchain", {}),
+    "test_bench_bounds": (None, {}),
+    "test_c": (None, {r"blocks_loop_stays_scalar": "toolchain"}),
+    "test_c_simd": ("toolchain", {r"transpose_shuffles": None,
+                                  r"render_cli|bad_options|render_is_deterministic": "slow"}),
+    "test_cli": ("slow", {r"render_invocation_from_the_issue": "toolchain"}),
+    "test_csharp": (None, {r"verify_matrix|harness_catches": "toolchain"}),
+    "test_dropin": ("toolchain", {}),
+    "test_dsl": (None, {}),
+    "test_examples": ("toolchain", {}),
+    "test_explore": ("slow", {r"chromium": "toolchain"}),
+    "test_fuzz": ("toolchain", {}),
+    "test_install": ("toolchain", {}),
+    "test_layering": (None, {}),
+    "test_layouts": (None, {}),
+    "test_nasm": ("toolchain", {r"deterministic_and_annotated|bad_options|permutation_is_derived": None,
+                                r"cli_packed_bad_combination": "slow"}),
+    "test_nasm_interleave": ("toolchain", {r"allocation_checker|test_prove_|bad_interleave": "slow"}),
+    "test_neon": ("toolchain", {r"shuffles_cover|byte_rotation_table|rotation_forms|x86_paths|no_x86_code"
+                                r"|builds_are_keyed": None}),
+    "test_out": ("slow", {}),
+    "test_output": (None, {r"verify_workdir|trailing_newline|full_stdout|interrupt_at_random": "slow"}),
+    "test_prove": ("slow", {}),
+    "test_prove_c": ("slow", {}),
+    "test_prove_csharp": ("slow", {}),
+    "test_prove_csimd": ("slow", {}),
+    "test_prove_packed": ("slow", {}),
+    "test_prove_skein": ("slow", {}),
+    "test_reference": (None, {}),
+    "test_skein": ("toolchain", {r"test_skein_golden|golden_records|ubi_program|tree_model": None,
+                                 r"test_cli_|bad_isa|takes_sysv": "slow"}),
+    "test_spec": (None, {}),
+    "test_trust": ("toolchain", {}),
+    "test_tune": ("toolchain", {r"prune_keeps|plan_full|set_tuned_without|model_ranges": None,
+                                r"render_profile|render_set_tuned|bad_profiles|profile_without": "slow"}),
+    "test_verify_c": ("toolchain", {}),
+    "test_verify_emulated": ("toolchain", {r"hiding_flags|signed_arithmetic|nothing_ran|hidden_avx512": None}),
+}
+KINDS = ("toolchain", "slow")
+# Modules whose tests share something built once (a module-scoped fixture: the bench run, the wheel,
+# the dispatcher executables, vector files): under pytest-xdist
+# (`make test`: --dist loadgroup) each such module runs on one worker, so it is built once; the
+# other tests are spread one by one.
+SHARED = ("test_bench", "test_install", "test_nasm", "test_nasm_interleave", "test_tune")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if not any(item.get_closest_marker(k) for k in KINDS):
+            default, by_name = MARKS.get(item.module.__name__ if item.module else "", ("slow", {}))
+            name = item.originalname or item.name
+            hit = next(((k,) for rx, k in by_name.items() if re.search(rx, name)), None)
+            kind = hit[0] if hit else default
+            if kind:
+                item.add_marker(kind)
+        if not any(item.get_closest_marker(k) for k in KINDS):
+            item.add_marker("fast")
+        if item.module and item.module.__name__ in SHARED:
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))

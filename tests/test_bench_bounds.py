@@ -191,7 +191,7 @@ def test_nasm_lanes_work_counts_gathers_per_lane():
     # 8 x 8 scattered words.  Zen 5: (496 + 289 + 288) / 4 FP pipes per 8 x 64 bytes.
     t = registry.get("nasm-x64")
     spec = get_spec("1.3", 512)
-    v = next(x for x in t.variants("all", [spec]) if x.get("isa") == "avx512")
+    v = next(x for x in t.candidates("all", [spec]) if x.get("isa") == "avx512")   # (no allocator run)
     w = t.bound_work(v)
     assert (w.blocks, w.bits) == (8, 512)
     assert (w.counts["vadd"], w.counts["vxor"], w.counts["vrot"]) == (496, 289, 288)

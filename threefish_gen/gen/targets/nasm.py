@@ -5,6 +5,7 @@ Compile: description -> lowering to machine ops -> liveness -> register allocati
 allocation check -> printer (gen/printers/nasm.py, templates/nasm/)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .. import asm
@@ -61,6 +62,15 @@ class NasmOptions:
         """*_blocks is a dispatch: groups of blocks (lanes, or interleaved GPR blocks) in one
         function, the n mod group blocks left (and single blocks) in the one-block function."""
         return self.lanes or self.interleave > 1
+
+
+@functools.lru_cache(maxsize=None)
+def _allocatable(target, v) -> bool:
+    try:
+        target.allocate(v, "encrypt")
+    except GenError:
+        return False
+    return True
 
 
 # --interleave N: N independent blocks per pass of the GPR loop (the dispatch splits n with a
@@ -236,19 +246,23 @@ class Nasm(Target):
         return self._check(v, self._assign(v, self._liveness(v, lowered), strategy))[(direction, part)]
 
     def variants(self, which, specs):
+        cands = self.candidates(which, specs)
+        return cands if which == "recommended" else [v for v in cands if self.allocatable(v)]
+
+    def candidates(self, which, specs) -> list:
+        """The variants a set tries, in order, without running the allocator (cheap: tests
+        parametrize over these at collection time); --set all keeps the :meth:`allocatable` ones."""
         out = []
         for s in specs:
             sets = [(self.interleave_for(s, dict(extra)), extra) for extra in self.recommended_extra] \
                 if which == "recommended" else [(1, extra) for extra in self.all_extra] + self.all_interleave
-            for il, extra in sets:
-                v = self.variant(s, Options("fly", "full", il), **dict(extra))
-                if which != "recommended":
-                    try:
-                        self.allocate(v, "encrypt")
-                    except GenError:     # named fails by design where the words do not fit
-                        continue
-                out.append(v)
+            out += [self.variant(s, Options("fly", "full", il), **dict(extra)) for il, extra in sets]
         return out
+
+    def allocatable(self, v) -> bool:
+        """Whether the allocator fits the variant's encrypt function (named fails by design where
+        the words do not fit); one allocation per variant and process (cached)."""
+        return _allocatable(self, v)
 
     def recommended_lines(self):
         lines = [f"  {self.name} (every size): " + " ".join(f"--{k} {v}" for k, v in extra)
