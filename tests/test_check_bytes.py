@@ -150,20 +150,22 @@ def folders(tmp_path_factory):
     return base, unreadable
 
 
+def plain_check(folders, name: str):
+    """`check` (the fast default) run as a user runs it on one of the folders; its rows by kind."""
+    base, _ = folders
+    report = base / f"{name}.json"
+    p = cli("check", str(base / name), "--random", "5", "--seed", "1", "--report", str(report))
+    return p, rows_by_kind(report, p.stdout, base / name)
+
+
 @pytest.fixture(scope="module")
 def clean_run(folders):
-    base, _ = folders
-    report = base / "clean.json"
-    p = cli("check", str(base / "clean"), "--random", "5", "--seed", "1", "--report", str(report))
-    return p, rows_by_kind(report, p.stdout, base / "clean")
+    return plain_check(folders, "clean")
 
 
 @pytest.fixture(scope="module")
 def fast_run(folders):
-    base, _ = folders
-    report = base / "fast.json"
-    p = cli("check", str(base / "fast"), "--random", "5", "--seed", "1", "--report", str(report))
-    return p, rows_by_kind(report, p.stdout, base / "fast")
+    return plain_check(folders, "fast")
 
 
 @pytest.fixture(scope="module")
