@@ -133,7 +133,7 @@ def test_win64_unwind_tables(tmp_path):
             ["objdump", "-i"], capture_output=True, text=True).stdout:
         pytest.skip("objdump cannot read pe-x86-64 objects")
     v = variant("nasm-x64", 1024, abi="win64")
-    from threefish_gen.verify.runner import write_files
+    from threefish_gen.gen.output import write_files
     write_files(render_variant(v), tmp_path)
     obj = tmp_path / "t.obj"
     subprocess.run(["nasm", "-f", "win64", "-o", str(obj), str(tmp_path / f"{v.stem}.asm")], check=True)

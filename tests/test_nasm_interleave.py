@@ -13,6 +13,7 @@ from conftest import ROOT
 from threefish_gen.gen.asm import STRATEGIES
 from threefish_gen.gen.asm.check import AllocationCheckError, check, corrupt
 from threefish_gen.gen.errors import GenError
+from threefish_gen.gen.output import write_files
 from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.targets import get as get_target
@@ -88,7 +89,7 @@ def test_win64_interleaved_unwind_tables(tmp_path):
             ["objdump", "-i"], capture_output=True, text=True).stdout:
         pytest.skip("objdump cannot read pe-x86-64 objects")
     v = variant(512, abi="win64")
-    runner.write_files(render_variant(v), tmp_path)
+    write_files(render_variant(v), tmp_path)
     obj = tmp_path / "t.obj"
     subprocess.run(["nasm", "-f", "win64", "-o", str(obj), str(tmp_path / f"{v.stem}.asm")], check=True)
     dump = subprocess.run(["objdump", "-x", str(obj)], capture_output=True, text=True).stdout
