@@ -124,6 +124,16 @@ def test_merge_refuses_what_is_not_one_run(tmp_path, fake):
     refused([tmp_path / "unsharded.json"], "without a shard")
 
 
+def test_shard_options_are_checked(tmp_path):
+    from click.testing import CliRunner
+    from threefish_gen.cli import cli
+    for args, words in ((["--shard", "2/4"], "--shard needs --seed"), (["--shard", "5/4", "--seed", "1"], "K must be"),
+                        ([str(tmp_path / "x.json")], "go with --merge")):
+        (tmp_path / "x.json").write_text("{}")
+        r = CliRunner().invoke(cli, ["verify", *args])
+        assert r.exit_code == 2 and words in r.output, r.output
+
+
 def test_cache_reuses_unchanged_rows_only(tmp_path, fake, monkeypatch):
     cache = tmp_path / "cache"
     first, _ = run(tmp_path, "a", cache_dir=cache)

@@ -301,6 +301,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
         part = vshard.parse_shard(shard) if shard else None
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--shard") from None
+    if part and seed is None:
+        raise click.UsageError("--shard needs --seed: every shard of one run must check the same vectors")
     specs = _specs(tuple(int(s) for s in sizes), versions)
     targets = targets or registry.names()
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
