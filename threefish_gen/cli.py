@@ -269,14 +269,40 @@ def prove(target, size, version, keys, unroll, interleave, prefix, which, file, 
               help="restrict to these targets (repeatable; default: every target)")
 @click.option("--junit", "junit_path", default=None, type=click.Path(dir_okay=False),
               help="also write the results as JUnit XML (for CI systems)")
-def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets, junit_path):
+@click.option("--shard", "shard", default=None, metavar="K/N",
+              help="run only shard K of N (a deterministic split balanced by a static cost model)")
+@click.option("--merge", "merge", is_flag=True,
+              help="build nothing: combine the JSON reports of the shards of one run (REPORT...) into one "
+                   "verdict, matrix and report (--report, --junit)")
+@click.option("--cache-dir", default="build/verify-cache", show_default=True,
+              help="result cache: PASS rows whose inputs are unchanged are reused")
+@click.option("--no-cache", is_flag=True, help="run every row (the cache is neither read nor written)")
+@click.argument("reports", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdir, targets, junit_path,
+           shard, merge, cache_dir, no_cache, reports):
     """Build every variant and run the harness (C: gcc and clang plus ASan/UBSan; nasm: assembled
     and linked with the C harness; C#: one project run under each JIT ISA setting).
 
     Exit status: 0 all ran rows passed; 1 a FAIL; 3 no FAIL but a build or run exceeded its time
     limit (TIMEOUT rows; THREEFISH_GEN_TIMEOUT_SCALE raises the limits); 4 nothing ran (every row
-    SKIPPED)."""
+    SKIPPED).
+
+    Spread over machines: `verify --shard K/N --seed S` on N runners (one seed for all), then
+    `verify --merge REPORT...`.  The result cache reuses PASS rows only when the vectors are the
+    same, so only runs given the same --seed (and --random) reuse rows; docs/integrations.md."""
     from threefish_gen.verify import matrix
+    from threefish_gen.verify import shard as vshard
+    if merge or reports:
+        if not (merge and reports):
+            raise click.UsageError("REPORT arguments go with --merge (verify --merge REPORT...)")
+        sys.exit(matrix.merge_reports([Path(r) for r in reports], Path(report_path),
+                                      Path(junit_path) if junit_path else None))
+    try:
+        part = vshard.parse_shard(shard) if shard else None
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--shard") from None
+    if part and seed is None:
+        raise click.UsageError("--shard needs --seed: every shard of one run must check the same vectors")
     specs = _specs(tuple(int(s) for s in sizes), versions)
     targets = targets or registry.names()
     chosen = list(dict.fromkeys(v for t in targets for v in registry.variants(which, t, specs=specs)))
@@ -284,7 +310,8 @@ def verify(which, sizes, versions, random_count, seed, jobs, report_path, workdi
     with proc.interruptible():       # SIGTERM/SIGHUP/SIGINT: every build and harness is killed
         rep = matrix.run(chosen, random_count=random_count, seed=seed, jobs=jobs,
                          workdir=Path(workdir), report_path=Path(report_path),
-                         junit_path=Path(junit_path) if junit_path else None, prove=which == "all")
+                         junit_path=Path(junit_path) if junit_path else None, prove=which == "all",
+                         shard=part, cache_dir=None if no_cache else Path(cache_dir))
     sys.exit(rep.exit_status())
 
 

@@ -26,6 +26,7 @@ from . import prove as vprove
 from . import skein as skein_checker
 from . import skein_csharp
 from . import proc, sources
+from . import shard as vshard
 from .proc import Timeout
 from .junit import write_junit
 from .sources import NotGiven
@@ -70,12 +71,14 @@ def builds_of(v: Variant):
 def run(variants: list[Variant], random_count: int = 1000, seed: int | None = None,
         jobs: int | None = None, workdir: Path = Path("build/verify"),
         report_path: Path | None = Path("build/verify-report.json"), stream=sys.stdout,
-        thorough: bool = True, junit_path: Path | None = None, prove: bool = False) -> Report:
+        thorough: bool = True, junit_path: Path | None = None, prove: bool = False,
+        shard: tuple[int, int] | None = None, cache_dir: Path | None = None) -> Report:
     """``thorough=False`` (check's default): native builds only -- no sanitizer, emulated, cross or
     other-ABI rows (``build.thorough``), and a variant whose ISA the CPU lacks is SKIPPED instead of
     emulated.  ``prove``: also the translation-validation row (verify/prove.py; `verify --set all`
     and `check --thorough`: minutes for the nasm sets).  ``junit_path``: also write the rows as
-    JUnit XML."""
+    JUnit XML.  ``shard`` (K, N): only the rows of shard K of N (verify/shard.py); ``cache_dir``:
+    reuse PASS rows whose key is unchanged (None: run everything)."""
     seed = random.SystemRandom().randrange(1 << 32) if seed is None else seed
     jobs = jobs or os.cpu_count() or 1
     workdir = Path(workdir).resolve()
@@ -88,10 +91,21 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
     sources.stage(workdir / "input")          # the user's files (check DIR): one copy on disk
     # a variant none of whose rows is in this run (check's fast default) still gets a row: it is never silently left out
     left_out = [v for v in variants if not any(tv is v for tv, _ in tasks)]
+    full = [(v.label(), b.name) for v, b in tasks] + [(v.label(), "(none)") for v in left_out]
+    positions = list(range(len(full)))
+    if shard:
+        split = vshard.partition(full, shard[1])
+        positions = [i for i in positions if split[i] == shard[0] - 1]
+        tasks = [tasks[i] for i in positions if i < len(tasks)]
+        left_out = [left_out[i - len(full) + len(left_out)] for i in positions if i >= len(full) - len(left_out)]
+        variants = list(dict.fromkeys(v for v, _ in tasks))
+    cache = vshard.Cache(cache_dir) if cache_dir else None
     for kind, prep in PREPARE.items():
         mine = [v for v in variants if kind_of(v) == kind]
         if mine:
             prep(mine, workdir)
+    if shard:
+        print(f"verify: shard {shard[0]}/{shard[1]}: {len(positions)} of the matrix's {len(full)} rows", file=stream)
     print(f"verify: {len(variants)} variant(s), {len(tasks)} build(s); "
           f"{random_count} random vectors per size (seed {seed}); {jobs} job(s)", file=stream)
     print(f"verify: {proc.sandbox_note()}; every build and run under CPU-time, memory, file-size and "
@@ -111,8 +125,17 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 return Row(v.label(), b.name, "SKIPPED", f"CPU lacks {', '.join(lacking)} (--thorough runs it "
                            f"emulated where SIMDe is installed)")
             try:
+                vectors = vec[(VECTORS.get(kind_of(v), vector_file), v.spec)]
+                key = _row_key(v, b, vectors) if cache else None
+                hit = cache.get(key) if cache else None
+                if hit is not None:
+                    return Row(**{**hit, "variant": v.label(), "build": b.name, "cached": True,
+                                  "detail": hit["detail"] + " (cached)"})
                 check = ct.check if b is ct.BUILD else vprove.check if b is vprove.BUILD else checker_of(v)[0]
-                return check(v, b, wd, vec[(VECTORS.get(kind_of(v), vector_file), v.spec)])
+                row = check(v, b, wd, vectors)
+                if cache:
+                    cache.put(key, asdict(row))
+                return row
             except NotGiven as e:       # check: a file the row needs is not in the folder (nothing rendered)
                 return Row(v.label(), b.name, "SKIPPED", str(e), time.monotonic() - t0)
             except Timeout as e:
@@ -136,19 +159,63 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
                 fut.cancel()
             proc.stop_all("interrupted")     # the running builds too: the pool waits for them
             raise
+        cached = sum(1 for r in rows if r.cached)
         report.rows = rows + [Row(v.label(), "(none)", "SKIPPED", "every row of this variant is a --thorough row")
                               for v in left_out]
     if report_path:
         Path(report_path).parent.mkdir(parents=True, exist_ok=True)
+        extra = {"shard": f"{shard[0]}/{shard[1]}", "positions": positions} if shard else {}
         Path(report_path).write_text(json.dumps(
             {"seed": report.seed, "random_vectors": report.random_vectors,
+             "matrix": vshard.matrix_id(full), "matrix_rows": len(full), "cached": cached, **extra,
              "rows": [asdict(r) for r in report.rows]}, indent=2) + "\n")
         print(f"verify: report written to {report_path}", file=stream)
     if junit_path:
         write_junit(report, Path(junit_path))
         print(f"verify: JUnit XML written to {junit_path}", file=stream)
+    report.cached = cached
+    if cache:
+        print(f"verify: {cached} of {len(tasks)} row(s) from the result cache ({cache_dir}; --no-cache runs "
+              f"every row)", file=stream)
     print_matrix(report, stream)        # last: its last line is the verdict
     return report
+
+
+def _row_key(v: Variant, b, vectors: Path) -> str:
+    """The result-cache key of a row (verify/shard.py): the texts the row builds (a nasm x86-64
+    variant's win64 rows build its Win64 form too), the build, the tools, the vectors, the CPU."""
+    kind = kind_of(v)
+    texts = [sources.sources(v)]
+    if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
+        texts.append(sources.sources(nasm._with_abi(v, "win64" if v.get("abi", "sysv") == "sysv" else "sysv")))
+    return vshard.row_key(kind, b, texts, vectors, cpu_flags())
+
+
+def merge_reports(paths: list[Path], report_path: Path | None, junit_path: Path | None = None,
+                  stream=sys.stdout) -> int:
+    """`verify --merge`: the shards' reports as one (verify/shard.py), its matrix and verdict; the
+    exit status of verify (2 and one line where the reports are not the shards of one run)."""
+    try:
+        merged = vshard.merge([json.loads(Path(p).read_text()) for p in paths])
+    except (OSError, ValueError) as e:
+        print(f"verify: merge: cannot read a report: {e}", file=stream)
+        return 2
+    except vshard.MergeError as e:
+        print(f"verify: {e}", file=stream)
+        return 2
+    report = Report(rows=[Row(**r) for r in merged["rows"]], seed=merged["seed"],
+                    random_vectors=merged["random_vectors"], cached=merged["cached"])
+    print(f"verify: merged {len(paths)} shard report(s): {len(report.rows)} rows (seed {report.seed}, "
+          f"{report.random_vectors} random vectors; {report.cached} row(s) from the result cache)", file=stream)
+    if report_path:
+        Path(report_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(report_path).write_text(json.dumps(merged, indent=2) + "\n")
+        print(f"verify: report written to {report_path}", file=stream)
+    if junit_path:
+        write_junit(report, Path(junit_path))
+        print(f"verify: JUnit XML written to {junit_path}", file=stream)
+    print_matrix(report, stream)
+    return report.exit_status()
 
 
 def _clock(seconds: float) -> str:

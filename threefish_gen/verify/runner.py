@@ -109,6 +109,7 @@ class Row:
     detail: str = ""
     seconds: float = 0.0
     checks: int = 0
+    cached: bool = False        # reused from the result cache (verify/shard.py), not run this time
 
 
 @dataclass
@@ -116,6 +117,7 @@ class Report:
     rows: list = field(default_factory=list)
     seed: int = 0
     random_vectors: int = 0
+    cached: int = 0             # rows reused from the result cache
 
     @property
     def failed(self) -> bool:

@@ -1,0 +1,208 @@
+"""verify spread over machines and made incremental: ``--shard K/N``, ``--merge REPORT...`` and the
+result cache.
+
+* **Shards.**  A run's rows (variant x build, in the order verify builds them) are split into N
+  shards by a static cost model (:func:`cost`: a weight per build kind, a built-in table below,
+  never a measurement of this machine), so every runner of a CI matrix computes the same split
+  from the same matrix: the split is a pure function of the row list and the table.  Longest
+  processing time first: rows by falling cost (ties by position), each into the lightest shard
+  (ties: the lowest number).  Every row lands in exactly one shard; a shard's cost is at most
+  ``total / N + the largest row cost`` (the LPT bound the tests check).
+* **Merge.**  Each report names its shard ("K/N"), the matrix (a hash of every row of the whole
+  run, :func:`matrix_id`), the seed and the vector count; :func:`merge` refuses reports of
+  different seeds, counts or matrices, and overlapping or missing shards, with one line.
+* **Cache.**  A PASS row is reused when the hash of everything that decides it is the same
+  (:func:`row_key`): the rendered text (for nasm x86-64 also its Win64 form), the vector file's
+  content (so the seed and count), the build (compiler, flags, emulator, environment), the
+  ``--version`` of every tool the row runs, the CPU's flags (which decide native or SIMDe/emulated
+  runs) and the checker code (a hash of every file of this verify package, harnesses included).
+  FAIL, TIMEOUT and SKIPPED rows are never stored.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+from functools import lru_cache
+from pathlib import Path
+
+# --------------------------------------------------------------------------- cost model
+
+# (substring of the build name, weight): the first that matches; seconds-like units, from the
+# shape of the per-row times of earlier full runs on the 2-core VM (sanitizer builds and emulated
+# runs are the slow ones, the prover and the constant-time check between).
+WEIGHTS = (
+    ("asan", 4.0),          # sanitizer builds: -O1 + ASan/UBSan runtime, slow harness runs
+    ("aarch64", 3.0),       # cross builds run under qemu-user
+    ("s390x", 3.0),
+    ("ct (memcheck)", 3.0),  # valgrind
+    ("prove", 2.5),
+    ("wine", 2.5),
+    ("simde", 2.0),
+    ("dotnet", 1.5), ("no AVX", 1.5), ("no HWIntrinsic", 1.5), ("TC=0", 1.5), ("jit disasm", 1.5),
+)
+AUTO_FACTOR = 3.0           # SIMD dispatcher (--isa auto) files: every kernel in one file, run per path
+
+
+def cost(variant_label: str, build_name: str) -> float:
+    w = 1.0
+    for pattern, weight in WEIGHTS:
+        if pattern in build_name:
+            w = weight
+            break
+    if "isa=auto" in variant_label or " auto" in variant_label:
+        w *= AUTO_FACTOR
+    return w
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise ValueError(f"--shard {text!r}: give K/N, e.g. 2/4") from None
+    if not (n >= 1 and 1 <= k <= n):
+        raise ValueError(f"--shard {text!r}: K must be 1..N and N at least 1")
+    return k, n
+
+
+def partition(rows: list[tuple[str, str]], n: int) -> list[int]:
+    """The shard (0-based) of every row: greedy longest-processing-time over :func:`cost`."""
+    load = [0.0] * n
+    shard = [0] * len(rows)
+    for i in sorted(range(len(rows)), key=lambda i: (-cost(*rows[i]), i)):
+        s = min(range(n), key=lambda j: (load[j], j))
+        shard[i] = s
+        load[s] += cost(*rows[i])
+    return shard
+
+
+def matrix_id(rows: list[tuple[str, str]]) -> str:
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- merge
+
+class MergeError(Exception):
+    """Reports that do not make one run (one line)."""
+
+
+def merge(reports: list[dict]) -> dict:
+    """One report from the reports of the N shards of one run (rows in the unsharded order)."""
+    if not reports:
+        raise MergeError("merge: no report given")
+    for key in ("seed", "random_vectors", "matrix"):
+        values = {r.get(key) for r in reports}
+        if len(values) > 1:
+            raise MergeError(f"merge: the reports are of different runs ({key}: "
+                             f"{', '.join(sorted(map(str, values)))})")
+    if any("shard" not in r or "positions" not in r for r in reports):
+        raise MergeError("merge: a report without a shard (written by verify --shard K/N)")
+    ns = {r["shard"].split("/")[1] for r in reports}
+    if len(ns) > 1:
+        raise MergeError(f"merge: the reports split the matrix differently (N = {', '.join(sorted(ns))})")
+    n = int(ns.pop())
+    ks = [int(r["shard"].split("/")[0]) for r in reports]
+    dup = sorted({k for k in ks if ks.count(k) > 1})
+    if dup:
+        raise MergeError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in dup)} given more than once")
+    missing = sorted(set(range(1, n + 1)) - set(ks))
+    if missing:
+        raise MergeError(f"merge: shard(s) {', '.join(f'{k}/{n}' for k in missing)} missing")
+    placed: dict = {}
+    for r in reports:
+        for pos, row in zip(r["positions"], r["rows"]):
+            if pos in placed:
+                raise MergeError(f"merge: row {pos} ({row['variant']} [{row['build']}]) is in two reports")
+            placed[pos] = row
+    total = reports[0].get("matrix_rows", len(placed))
+    if sorted(placed) != list(range(total)):
+        raise MergeError(f"merge: the reports hold {len(placed)} of the matrix's {total} rows")
+    return {"seed": reports[0]["seed"], "random_vectors": reports[0]["random_vectors"],
+            "matrix": reports[0]["matrix"], "matrix_rows": total,
+            "cached": sum(r.get("cached", 0) for r in reports),
+            "rows": [placed[p] for p in range(total)]}
+
+
+# --------------------------------------------------------------------------- cache
+
+HERE = Path(__file__).resolve().parent
+# checker kind -> tools whose version decides its rows (beside the build's own cc/cxx/emulator)
+KIND_TOOLS = {"nasm": ("nasm", "gcc", "wine"), "skein-nasm": ("nasm", "gcc"),
+              "dotnet": ("dotnet",), "skein-dotnet": ("dotnet",)}
+BUILD_TOOLS = {"ct (memcheck)": ("valgrind", "gcc")}
+
+
+@lru_cache(maxsize=1)
+def checker_version() -> str:
+    """A hash of every file of the verify package (checkers, harnesses, vector code)."""
+    h = hashlib.sha256()
+    for p in sorted(HERE.rglob("*")):
+        if p.is_file() and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(HERE)).encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+_VERSIONS: dict = {}
+_LOCK = threading.Lock()
+
+
+def tool_version(tool: str) -> str:
+    """``tool --version`` (first lines), once per run; "absent" where it is not installed."""
+    with _LOCK:
+        if tool in _VERSIONS:
+            return _VERSIONS[tool]
+    path = shutil.which(tool)
+    if path is None:
+        out = "absent"
+    else:
+        try:
+            p = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60)
+            out = path + "\n" + (p.stdout + p.stderr)[:2000]
+        except (OSError, subprocess.SubprocessError) as e:
+            out = f"{path}: {e}"
+    with _LOCK:
+        _VERSIONS[tool] = out
+    return out
+
+
+def tools_of(kind: str, build) -> list[str]:
+    tools = [getattr(build, "cc", None), getattr(build, "cxx", None), *(getattr(build, "runner", ())[:1])]
+    tools += KIND_TOOLS.get(kind, ()) + BUILD_TOOLS.get(build.name, ())
+    return sorted({t for t in tools if t})
+
+
+def row_key(kind: str, build, texts: list[dict], vectors: Path, cpu: set) -> str:
+    h = hashlib.sha256()
+    for part in (checker_version(), kind, repr(build), json.dumps(texts, sort_keys=True),
+                 hashlib.sha256(Path(vectors).read_bytes()).hexdigest(), " ".join(sorted(cpu)),
+                 *(f"{t}={tool_version(t)}" for t in tools_of(kind, build))):
+        h.update(part.encode() + b"\0\1")
+    return h.hexdigest()
+
+
+class Cache:
+    """PASS rows by key, one small JSON file each under ``root``."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            return json.loads(self._path(key).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def put(self, key: str, row: dict) -> None:
+        if not row["status"].startswith("PASS"):
+            return
+        p = self._path(key)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        tmp.write_text(json.dumps(row))
+        tmp.replace(p)
