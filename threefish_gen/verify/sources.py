@@ -59,11 +59,11 @@ def stage(root: Path) -> None:
 def write(variant: Variant, dest: Path) -> None:
     """Put ``variant``'s files into ``dest``: hard links to the staged copy where there is one
     (falling back to a copy where the file system refuses links), else the render written."""
+    files = sources(variant)           # NotGiven where a file of it is missing (a SKIPPED row)
     staged = _STAGED.get(variant)
     if staged is None:
-        write_files(sources(variant), dest)
+        write_files(files, dest)
         return
-    files = sources(variant)           # NotGiven where a file of it is missing (a SKIPPED row)
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
