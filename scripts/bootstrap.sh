@@ -22,6 +22,8 @@ DEB_TOOLS=(
   "s390x-linux-gnu-gcc:gcc-s390x-linux-gnu" "qemu-s390x:qemu-user"
   # Win64 objects really run: a mingw-w64 harness under wine (verify's "nasm win64 under wine" row)
   "x86_64-w64-mingw32-gcc:gcc-mingw-w64-x86-64" "valgrind:valgrind"
+  # check/verify run harnesses without network and with a read-only file system (verify/proc.py)
+  "bwrap:bubblewrap"
 )
 DEB_FILES=(
   "/usr/include/botan-2/botan/botan.h:libbotan-2-dev"
