@@ -16,6 +16,7 @@ from threefish_gen.gen.render import render_variant, write_files
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.targets import TARGETS
 
+from .objects import object_commands
 from .proc import run as run_command
 
 HERE = Path(__file__).resolve().parent
@@ -51,7 +52,7 @@ def build(bits: int, workdir: Path, version: str = "1.3") -> Path:
     objs = []
     for v, t in heads:
         obj = workdir / f"{v.stem}.o"
-        cmds = t.object_commands(v, src, obj, cc="clang")
+        cmds = object_commands(v, src, obj, cc="clang")
         if t.recipe.language == "c":     # C parts are compiled with the sanitizers too
             cmds = [[*c[:1], "-g", "-fsanitize=address,undefined", *c[1:]] for c in cmds]
         for cmd in cmds:

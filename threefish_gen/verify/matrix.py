@@ -63,7 +63,7 @@ def checker_of(v: Variant):
 
 def builds_of(v: Variant):
     """The variant's builds; C-ABI Threefish code also gets the constant-time column (verify/ct.py)."""
-    extra = (ct.BUILD,) if get_target(v.target).recipe.bench == "c-abi" and v.primitive == "threefish" else ()
+    extra = (ct.BUILD,) if get_target(v.target).recipe.interface == "c-abi" and v.primitive == "threefish" else ()
     extra += (vprove.BUILD,) if vprove.applies(v) else ()
     return tuple(checker_of(v)[1](get_target(v.target), v)) + extra
 

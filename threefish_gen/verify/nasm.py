@@ -26,6 +26,7 @@ from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
 from . import abi
+from .objects import object_commands
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 from . import sources as given_files
 from .sources import sources
@@ -216,11 +217,6 @@ def check_ms_abi(win: Variant, build: NasmBuild, workdir: Path, vectors: Path) -
 
 
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
-
-
-def object_commands(variant: Variant, src_dir, obj_path, cc="gcc") -> list[list[str]]:
-    """Commands that assemble the rendered files into one object file."""
-    return get_target(variant.target).object_commands(variant, src_dir, obj_path, cc)
 
 
 def required_features(variant: Variant) -> set[str]:

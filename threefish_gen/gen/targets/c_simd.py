@@ -7,15 +7,13 @@ recommended paths below and scalar C.  Rendering: gen/render_simd.py (drivers) a
 gen/printers/c_simd.py (instruction tables)."""
 from __future__ import annotations
 
-from .. import bounds
 from ..errors import GenError
 from ..printers.c_simd import packed_width
 from .. import cpu_rules
 from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, family_name, needs, render_c_simd, skein_lanes_kernel
-from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
 from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
-                   scalar_chain, scalar_work, ubi_pass, without_default_annotate)
+                   ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
 from .c import render_skein, skein_context
 
@@ -239,66 +237,6 @@ class CSimd(Target):
         if is_skein(v):
             return set()          # hash_many checks the CPU itself
         return set() if isa == "auto" else set(ISAS[isa].features)
-
-    def op_counts(self, v):
-        got = dict(_op_counts(v, self.describe(v).run(v, None), self.subs(v)))
-        if v.options.unroll == "loop" and got:
-            got["static"] = 1     # counted over the emitted loop body, not per executed block
-        return got
-
-    def is_dispatcher(self, v):
-        return v.get("isa") == "auto"
-
-    def bound_work(self, v, flags=frozenset()):
-        """The vector loop's work from the layout's counts (hybrid: plus its scalar blocks); the
-        dispatcher: that of the path it picks on a CPU with ``flags`` (none: scalar C)."""
-        if is_skein(v):
-            return None
-        if v.get("isa") == "auto":
-            fits = [p for p in self.paths(v.spec) if set(ISAS[p.get("isa")].features) <= set(flags)
-                    and ISAS[p.get("isa")].family is None]
-            if not fits:
-                return scalar_work(v, v.options.interleave)
-            v = max(fits, key=lambda p: ISAS[p.get("isa")].level)
-        isa = ISAS[v.get("isa")]
-        if isa.family is not None:          # NEON: no port model
-            return None
-        counts = self.op_counts(v)
-        if counts.get("static"):            # counted over a loop body, not per executed block
-            return None
-        hybrid = v.get("layout") == "hybrid"
-        vector_blocks = counts["blocks per pass"] - (v.options.interleave if hybrid else 0)
-        work = bounds.layout_work(counts, vector_blocks, isa.bits, v.spec.nw)
-        return work.merge(scalar_work(v, v.options.interleave)) if hybrid else work
-
-    def chain_bound(self, v, model):
-        """Single-block calls run the scalar body of the same description (layout packed: its
-        own one-block vector code, not modelled)."""
-        if is_skein(v) or v.get("layout") == "packed":
-            return None
-        return scalar_chain(v, model)
-
-    def bench_variants(self, spec, quick, asked):
-        if self.name not in asked:
-            return []
-        return [(v, cc) for v in self.variants("recommended" if quick else "all", [spec]) if not is_skein(v)
-                for cc in (("gcc",) if quick else ("gcc", "clang"))]
-
-    def tune_candidates(self, spec):
-        """Keys fly, unroll full; every ISA (highest first) x layout x interleave under gcc and
-        clang: the recommended paths first, then lanes i1/i2, hybrid 1/2, packed, the wider rest."""
-        shapes = [("lanes", 1), ("lanes", 2), ("hybrid", 1), ("hybrid", 2), ("packed", 1),
-                  ("lanes", 3), ("lanes", 4), ("hybrid", 3), ("hybrid", 4)]
-        isas = sorted((i for i in ISA_NAMES if i != "neon"), key=lambda i: -ISAS[i].level)
-        paths = [(i, lay, o) for i, lay, o in RECOMMENDED[spec.bits]]
-        paths += [(i, lay, Options("fly", "full", il)) for lay, il in shapes for i in isas]
-        return [(self.simd(spec, i, lay, o), cc) for i, lay, o in dict.fromkeys(paths) for cc in ("gcc", "clang")]
-
-    def bench_name(self, v, cc):
-        if v.get("isa") == "auto":
-            return f"c-simd auto (dispatcher) {cc}"
-        o = v.options
-        return f"c-simd {v.get('isa')} {v.get('layout', 'lanes')} {o.keys}/{o.unroll}/i{o.interleave} {cc}"
 
 
 TARGET = CSimd()

@@ -38,7 +38,7 @@ def identifier(name: str, what: str, dotted: bool = False) -> str:
 class CSharp(Target):
     name = "csharp"
     summary = "C# static class (net10.0, Span API); --namespace N --class C; layouts scalar | lanes | packed"
-    recipe = Recipe(checker="dotnet", language="c#", bench="dotnet")
+    recipe = Recipe(checker="dotnet", language="c#", interface="dotnet")
     schema = (
         Option("layout", "scalar | lanes | packed", printer.LAYOUTS),
         Option("namespace", "namespace of the class", None, NAMESPACE),

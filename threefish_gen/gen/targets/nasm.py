@@ -12,8 +12,7 @@ from .. import asm
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..threefish import Options
-from .base import (ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, scalar_chain,
-                   scalar_work)
+from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass
 
 ALWAYS = ("abi", "strategy")     # target options kept in Variant.extra (and names) even at their default
 
@@ -83,7 +82,6 @@ class Nasm(Target):
     interleave = (1,)
     interleave_why = ""           # why a target keeps --interleave 1 (its error line)
     machine: str = ""             # gen/asm/machine.py machine the code runs on
-    formats: dict = {}            # abi -> nasm -f format
     recommended_extra: list = []  # target options (sorted pairs) rendered for every size/version
     all_extra: list = []
     recommended_interleave: dict = {}   # size -> --interleave of the recommended GPR variants
@@ -272,12 +270,6 @@ class Nasm(Target):
                 f"{bits}: --interleave {il}" for bits, il in sorted(self.recommended_interleave.items())))
         return lines
 
-    def nasm_format(self, v) -> str:
-        return self.formats[v.get("abi", self.schema[0].default)]
-
-    def object_commands(self, v, src_dir, obj, cc="gcc"):
-        return [["nasm", "-f", self.nasm_format(v), "-o", str(obj), f"{src_dir}/{v.stem}.asm"]]
-
     def features(self, v):
         feats = set()
         if self.recipe.word_bits == 32:
@@ -290,75 +282,3 @@ class Nasm(Target):
         if isa == "avx512":
             feats.add("avx512f")
         return feats
-
-    def bench_variants(self, spec, quick, asked):
-        """System V variants only (Win64 code cannot be called from the System V bench program:
-        see bench_note)."""
-        if self.name not in asked:
-            return []
-        return [(v, "nasm") for v in self.variants("recommended" if quick else "all", [spec])
-                if self.nasm_format(v) != "win64"]
-
-    def bound_work(self, v, flags=frozenset()):
-        """Words in GPRs; one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
-        + or); lanes (avx2: 4 blocks per ymm, rotate = 2 shifts + or; avx512: 8 per zmm, vprolq),
-        whose gathers and scatters count one load or store per lane.  Packed: not modelled."""
-        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
-            return None
-        isa = v.get("isa", "gpr")
-        if isa == "gpr":
-            return scalar_work(v, 1)
-        if isa == "sse2":
-            return scalar_work(v, 1, 128, 3)
-        lanes = {"avx2": 4, "avx512": 8}.get(isa)
-        if lanes is None:
-            return None
-        work = scalar_work(v, 1, 64 * lanes, 1 if isa == "avx512" else 3)
-        work.blocks = lanes
-        words_in, words_out = v.spec.nw + 2, v.spec.nw        # block and tweak words; block words
-        work.counts["vload"] -= words_in
-        work.counts["vstore"] -= words_out
-        work.add("load", words_in * lanes, uops=0)
-        work.add("store", words_out * lanes, uops=0)
-        return work
-
-    def chain_bound(self, v, model):
-        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
-            return None
-        isa = v.get("isa", "gpr")
-        if isa == "gpr":
-            return scalar_chain(v, model)
-        return scalar_chain(v, model, 128, 3) if isa == "sse2" else None
-
-    def tune_candidates(self, spec):
-        """System V, 64-bit code only (bench links one 64-bit program): words in GPRs or vector
-        lanes x allocation strategy x key schedule (x interleave where the target has it); the
-        recommended (belady, keys fly) first, strategy named last (it fails where words do not fit)."""
-        if self.recipe.word_bits != 64:
-            return []
-        isas = [i for i in ("gpr", "avx2", "avx512") if i in self.option("isa").choices]
-        out = []
-        for strategy in ("belady", "linear-scan", "named"):
-            for keys in self.keys:
-                for il in self.interleave:
-                    for isa in isas:
-                        try:
-                            v = self.variant(spec, Options(keys, "full", il), abi="sysv", isa=isa, strategy=strategy)
-                        except GenError:
-                            continue
-                        out.append((v, "nasm"))
-        return out
-
-    def bench_name(self, v, cc):
-        d = dict(v.extra)
-        d.pop("abi", None)
-        isa = d.pop("isa", "gpr")
-        parts = [self.name, isa] + [str(val) for _, val in sorted(d.items())]
-        if v.options.interleave > 1:
-            parts.append(f"i{v.options.interleave}")
-        if isa in ("avx2", "avx512"):
-            parts.insert(2, "lanes")
-        name = " ".join(parts)
-        if isa == "sse2":
-            name += " (nasm-x86 stream)"
-        return name

@@ -1,10 +1,10 @@
 """Per-CPU port models (data): which execution ports each class of operation the generated code
 uses may issue to, how wide the front end is, and the latencies of the operations on a
-Threefish dependency chain.  ``gen/bounds.py`` turns a variant's operation counts into a
+Threefish dependency chain.  ``bounds.py`` turns a variant's operation counts into a
 throughput bound (and a program into a latency bound) with one of these; ``make bench`` prints
 it beside every row.  Sources and the figures that are assumptions: docs/bench.md, "Bounds".
 
-Operation classes (what gen/bounds.py counts):
+Operation classes (what bounds.py counts):
 
 =========  ===============================================================================
 alu        scalar add / sub / xor / mov-immediate (r64)
