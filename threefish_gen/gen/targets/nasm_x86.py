@@ -17,6 +17,7 @@ class NasmX86(Nasm):
     all_extra = ([(("abi", "cdecl"), ("strategy", s)) for s in ("belady", "linear-scan")]
                  + [(("abi", "cdecl"), ("layout", "packed"), ("strategy", s))
                     for s in ("belady", "linear-scan", "named")])
+    unallocatable = {(("layout", "packed"), ("strategy", "named")): (1024,)}   # 16 words in 8 XMMs
 
     def list_lines(self):
         return ["  nasm-x86  NASM 32-bit cdecl, words in SSE2 XMM registers (one per register); needs SSE2;",
