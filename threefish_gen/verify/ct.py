@@ -1,4 +1,4 @@
-"""Constant time as a verify column (issue 11): the C-ABI variants run under valgrind memcheck
+"""Constant time as a verify column: the C-ABI variants run under valgrind memcheck
 with key, tweak and plaintext marked undefined (client requests in a small harness); memcheck
 reports every branch and every memory address that depends on them.  encrypt, decrypt and
 *_blocks (several n, in place) are called, and their results compared with the reference

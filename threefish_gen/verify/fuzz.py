@@ -1,4 +1,4 @@
-"""Differential fuzzing (issue 11): a libFuzzer harness (threefish_gen/verify/fuzz/fuzz.c, clang
+"""Differential fuzzing: a libFuzzer harness (threefish_gen/verify/fuzz/fuzz.c, clang
 -fsanitize=fuzzer,address,undefined) links the scalar C, the SIMD C dispatcher and the NASM x64
 (System V) object of one size and compares them on random key, tweak, data, n (0..40), in place
 and misaligned.  The corpus is kept under build/fuzz/corpus-<bits>.

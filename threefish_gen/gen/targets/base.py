@@ -58,7 +58,7 @@ def is_skein(v) -> bool:
     return v.get("primitive", PRIMITIVE_OPTION.default) == "skein"
 
 
-# Wipe (issue 11): clear what the code spilled or tabled from the key, tweak or state (stack slots,
+# Wipe: clear what the code spilled or tabled from the key, tweak or state (stack slots,
 # subkey tables, stackalloc) before returning; --no-wipe opts out (the default stays out of names).
 WIPE_OPTION = Option("wipe", "clear stack slots / key tables / stackalloc before returning (--no-wipe: keep)",
                      None, True, bool)

@@ -22,21 +22,7 @@ SKEIN_ISAS = ("avx2", "avx512")
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
-# it never beat scalar C for single-block calls.  Measured with the make-bench harness
-# (now `threefish-gen bench --target c-simd --filter packed`; chained single-block encrypt,
-# cycles/byte, median of 5 runs x 11 samples, AMD EPYC Zen 5 (family 26) shared with other jobs; x scalar = per-run ratio to the scalar row
-# of the same compiler, v1.3):
-#   Threefish-256  scalar 5.5 (gcc) / 6.2 (clang); packed avx512 12.7 (2.1-2.3x), avx2 17.2-17.5
-#                  (2.8-3.2x), avx 24.0, sse2 24.3-24.6 (3.9-4.5x)
-#   Threefish-512  scalar 3.9 / 3.8; packed avx512 7.4 (1.9x), avx2 9.0-9.1 (2.3x), avx 13.1,
-#                  sse2 13.8-14.1 (3.4-3.6x); Botan's packed AVX2 14.6 (its scalar 4.2)
-#   Threefish-1024 scalar 4.7 / 5.1; packed avx512 5.4-6.0 (1.04-1.28x), avx2 5.6-5.8 (1.08-1.24x),
-#                  avx 8.7-8.9, sse2 11.1-14.8
-# Why: every vector op on this core has 2 cycles of latency (scalar add/rotate/xor: 1) and a
-# round of packed is a chain add -> xor (B) and add -> lane permute (A; vpermq 3-4 cycles), so
-# even the ideal chain is no shorter than the scalar round, and subkeys need lane inserts.
-# Re-measure (and add packed to RECOMMENDED as a single-block path) on cores with
-# 1-cycle vector latency.
+# it never beat scalar C for single-block calls (docs/bench.md, "Layout packed").
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (README, "Benchmarks"): (isa, layout, options).
 RECOMMENDED = {
@@ -46,9 +32,7 @@ RECOMMENDED = {
 }
 # The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
 # speed is unmeasured here (qemu only); the interleave is the most lane groups whose state fits in
-# AArch64's 32 vector registers without more stack traffic per block (aarch64-linux-gnu-gcc 12
-# -O2 -S of encrypt_blocks, q-register loads/stores to sp, docs/aarch64.md): 256: i1 10 per block,
-# i2 10.5 (same, more independent work: i2); 512: i1 19.5, i2 26.5; 1024: i1 121, i2 507.
+# AArch64's 32 vector registers without more stack traffic per block (docs/aarch64.md, "Speed").
 RECOMMENDED_NEON = {
     256: [("neon", "lanes", Options("fly", "full", 2))],
     512: [("neon", "lanes", Options("fly", "full", 1))],

@@ -80,7 +80,7 @@ ZEN4 = replace(ZEN3, key="zen4", name="AMD Zen 4 (family 19h, AVX-512 on 256-bit
 
 # AMD Zen 5 (family 1Ah): 6 ALUs, 4 load pipes, 8-wide dispatch, full 512-bit vector datapaths
 # (AMD SOG for family 1Ah (#58455); A. Yee, "Zen5's AVX512 teardown"); every simple vector
-# integer op 2 cycles of latency (measured by this project, gen/targets/c_simd.py).
+# integer op 2 cycles of latency (measured by this project, docs/bench.md "Layout packed").
 ZEN5 = replace(
     ZEN3, key="zen5", name="AMD Zen 5 (family 1Ah, 512-bit datapaths)",
     ports={**ZEN3.ports, "alu": _ports("ALU", 6), "load": _ports("AGU", 4)},

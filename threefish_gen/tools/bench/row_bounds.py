@@ -1,4 +1,4 @@
-"""Bounds beside every bench row, and the dispatcher ratio (issue 13, parts 4 and 5).
+"""Bounds beside every bench row, and the dispatcher ratio.
 
 Per row: the least c/B the variant could reach on this CPU's ports (ports.py, chosen by
 vendor/family/model from /proc/cpuinfo) from what it executes (the target's tools'

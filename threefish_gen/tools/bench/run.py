@@ -371,14 +371,14 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
             print(ln, file=stream)
     g = goals(results)
     if g:
-        print("\ngoals (issue 4; medians above, noisy machine)", file=stream)
+        print("\ngoals (docs/nasm.md; medians above, noisy machine)", file=stream)
         for ln in g:
             print(ln, file=stream)
     for f in info["fail"]:
         print(f"FAIL {f}", file=stream)
 
 
-# Issue 4's goals for the NASM targets, shown (never asserted) beside the figures:
+# The NASM targets' speed goals (docs/nasm.md), shown (never asserted) beside the figures:
 # (label, size, mode, row, bound c/B or None for "no slower than scalar C").
 NASM_GOALS = [
     *[(f"nasm-x64 gpr no slower than scalar C ({b} bulk)", b, "bulk", "nasm-x64 gpr belady", None)

@@ -1,4 +1,4 @@
-"""Skein rows of ``make bench`` (issue 14): Skein-512-512 of the generated C on 64 B, 1 KiB and
+"""Skein rows of ``make bench``: Skein-512-512 of the generated C on 64 B, 1 KiB and
 64 KiB messages -- single message (scalar C ``hash``) and 8 messages at once (``hash_many``, SIMD C
 dispatcher: scalar, AVX2, best path), and tree hashing of one 1 MiB message (leaves in the lanes) -- beside Botan 2's Skein-512 and the generated scalar
 Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
