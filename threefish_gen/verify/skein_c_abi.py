@@ -1,5 +1,6 @@
-"""verify for Skein renders (``--primitive skein``): vectors from the Skein reference model
-(gen/skein.py, itself checked against the golden KATs) through ``verify/harness/skein_harness.c``.
+"""verify for the C-ABI Skein renders (``--primitive skein`` of the C, SIMD C and NASM targets; the
+C# class: skein_csharp.py): vectors from the Skein reference model (gen/skein.py, itself checked
+against the golden KATs) through ``verify/harness/skein_harness.c``.
 
 The vector file of a version and size holds
 
