@@ -37,7 +37,7 @@ DEB_FILES=(
   "/usr/lib/wine/wine64:wine64"                                # runs the Win64 harness
 )
 DEB_PY="python3-jinja2 python3-click python3-pytest"
-# bench's chart (threefish_gen/bench_chart.py)
+# bench's chart (threefish_gen/tools/bench/chart.py)
 /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || DEB_EXTRA_PY="python3-matplotlib"
 # make test runs pytest on every core with pytest-xdist (serially, with a note, without it)
 /usr/bin/python3 -c 'import xdist' >/dev/null 2>&1 || DEB_EXTRA_PY="${DEB_EXTRA_PY:-} python3-pytest-xdist"

@@ -85,6 +85,7 @@ MARKS = {
     "test_layering": (None, {}),
     "test_layouts": (None, {}),
     "test_nasm": ("toolchain", {r"deterministic_and_annotated|bad_options|permutation_is_derived": None,
+                                r"set_all_leaves_out": "slow",
                                 r"cli_packed_bad_combination": "slow"}),
     "test_nasm_interleave": ("toolchain", {r"allocation_checker|test_prove_|bad_interleave": "slow"}),
     "test_neon": ("toolchain", {r"shuffles_cover|byte_rotation_table|rotation_forms|x86_paths|no_x86_code"

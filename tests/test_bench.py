@@ -96,7 +96,7 @@ def test_json_ratios_and_op_counts(quick_run):
 
 
 def test_every_generated_row_has_its_bound(quick_run):
-    """Bounds (bench_bounds.py): scalar C rows of both modes have one, x bound = cpb / bound;
+    """Bounds (tools/bench/row_bounds.py): scalar C rows of both modes have one, x bound = cpb / bound;
     peers show '-' (None in the JSON); the port model is named."""
     out, data, md = quick_run
     assert data["port_model"].startswith("port model ")
@@ -113,7 +113,7 @@ def test_every_generated_row_has_its_bound(quick_run):
 def test_bench_draws_its_chart_from_the_json(quick_run):
     """PNG + SVG beside the JSON (matplotlib from Debian); the chart's bars are the fastest row per
     target and each peer, the same figures as the JSON's rows."""
-    from threefish_gen.bench_chart import series
+    from threefish_gen.tools.bench.chart import series
     out, data, _ = quick_run
     line = next(ln for ln in out.splitlines() if ln.startswith("bench: chart"))
     assert line.startswith("bench: chart written to "), line

@@ -1,4 +1,5 @@
-"""Bounds beside the bench rows (gen/ports.py, gen/bounds.py, bench_bounds.py): the port model a
+"""Bounds beside the bench rows (tools/bench/ports.py, bounds.py, row_bounds.py and the targets'
+bound_work in tools/target_tools.py): the port model a
 CPU gets, the operation counts of the described program against a hand count from the Threefish
 spec, bounds of synthetic work against hand-computed values, and the dispatcher ratio line.
 Nothing is timed."""
@@ -9,14 +10,15 @@ from dataclasses import replace
 
 import pytest
 
-from threefish_gen.bench import Result, markdown, table
-from threefish_gen.bench_bounds import annotate, dispatcher_lines, row_bounds
 from threefish_gen.gen import targets as registry
-from threefish_gen.gen.bounds import Work, bound_cpb, latency_cycles, program_work, throughput_cycles
 from threefish_gen.gen.dsl import Builder, Mem
-from threefish_gen.gen.ports import GENERIC, ICELAKE, SAPPHIRE_RAPIDS, ZEN3, ZEN4, ZEN5, model_for
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.threefish import Options, Program, describe
+from threefish_gen.tools.bench.bounds import Work, bound_cpb, latency_cycles, program_work, throughput_cycles
+from threefish_gen.tools.bench.ports import GENERIC, ICELAKE, SAPPHIRE_RAPIDS, ZEN3, ZEN4, ZEN5, model_for
+from threefish_gen.tools.bench.row_bounds import annotate, dispatcher_lines, row_bounds
+from threefish_gen.tools.bench.run import Result, markdown, table
+from threefish_gen.tools.target_tools import tools_for
 
 
 @pytest.mark.parametrize("cpu, model", [
@@ -192,7 +194,7 @@ def test_nasm_lanes_work_counts_gathers_per_lane():
     t = registry.get("nasm-x64")
     spec = get_spec("1.3", 512)
     v = next(x for x in t.candidates("all", [spec]) if x.get("isa") == "avx512")   # (no allocator run)
-    w = t.bound_work(v)
+    w = tools_for(t.name).bound_work(v)
     assert (w.blocks, w.bits) == (8, 512)
     assert (w.counts["vadd"], w.counts["vxor"], w.counts["vrot"]) == (496, 289, 288)
     assert (w.counts["load"], w.counts["store"]) == (80, 64)

@@ -94,7 +94,7 @@ def plant_branch(folder: Path) -> None:
 
 def readable(folder: Path) -> str | None:
     """None when check can read the folder's header commands, else why not."""
-    from threefish_gen.check import collect
+    from threefish_gen.tools.check_dir import collect
     from threefish_gen.gen.errors import GenError
     try:
         collect(folder)
@@ -174,7 +174,7 @@ def thorough_run(folders):
     while the rows run (collect's note that compares a file with its render comes before)."""
     from click.testing import CliRunner
 
-    from threefish_gen.check import check_cmd
+    from threefish_gen.tools.check_dir import check_cmd
     from threefish_gen.gen.targets import base as targets_base
     from threefish_gen.verify import matrix
     base, _ = folders

@@ -163,7 +163,7 @@ def test_nasm_includes_are_refused_too(tmp_path):
 
 
 def test_the_prove_row_of_the_users_files_has_a_time_limit(tmp_path, monkeypatch):
-    from threefish_gen.check import collect
+    from threefish_gen.tools.check_dir import collect
     from threefish_gen.verify import prove as vprove
     from threefish_gen.verify import proc, sources
     src = _folder(tmp_path)

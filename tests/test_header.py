@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from threefish_gen.check import collect, header_command
+from threefish_gen.tools.check_dir import collect, header_command
 from threefish_gen.cli import cli
 from threefish_gen.gen import header
 from threefish_gen.gen import targets as registry

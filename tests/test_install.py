@@ -67,8 +67,8 @@ def test_wheel_has_one_top_level_package_and_its_data(installed):
     assert tops == {"threefish_gen"}, tops
     for need in ("threefish_gen/templates/c/threefish.c.j2", "threefish_gen/templates/nasm/threefish.asm.j2",
                  "threefish_gen/templates/explore/report.html", "threefish_gen/verify/harness/harness.c",
-                 "threefish_gen/verify/kat/threefish512_v1.3.kat", "threefish_gen/bench/peers_botan.cpp",
-                 "threefish_gen/bench/bench.c", "threefish_gen/bench/csharp/Bench.cs",
+                 "threefish_gen/verify/kat/threefish512_v1.3.kat", "threefish_gen/tools/bench/harness/peers_botan.cpp",
+                 "threefish_gen/tools/bench/harness/bench.c", "threefish_gen/tools/bench/harness/dotnet/Bench.cs",
                  "threefish_gen/gen/asm/alloc/belady.py"):
         assert need in names, need
     # every file of the package in the source tree (modules, templates, harness, vectors, bench

@@ -1,8 +1,8 @@
 """The import graph, read from the source with ast: layers and no cycles.
 
 threefish_gen/gen/ (the generator library) imports nothing outside itself; threefish_gen/verify/
-imports gen and never the application layer; the rest of threefish_gen/ (CLI, bench, reports) sits
-above both.  Every import counts,
+imports gen and never the application layer; the rest of threefish_gen/ (cli.py and tools/: bench,
+tune, explore, check, ...) sits above both.  Every import counts,
 also the ones inside functions: a cycle through a function-level import is still a cycle.
 """
 from __future__ import annotations
@@ -97,9 +97,9 @@ def test_the_checker_is_not_vacuous():
 
 
 def test_target_names_only_in_descriptors_printers_templates_tests_docs():
-    """No `target == "nasm-x86"` outside gen/targets/: code asks the descriptor instead.  The C#
-    bench driver (threefish_gen/bench_csharp.py) is that target's own tool, as its printer is."""
-    allowed = ("threefish_gen/gen/targets/", "threefish_gen/gen/printers/", "threefish_gen/bench_csharp.py")
+    """No `target == "nasm-x86"` outside gen/targets/: code asks the descriptor instead (the tools'
+    per-target registry, tools/target_tools.py, holds each descriptor and takes its name from it)."""
+    allowed = ("threefish_gen/gen/targets/", "threefish_gen/gen/printers/")
     pat = re.compile(r"""["'](%s)["']""" % "|".join(map(re.escape, TARGET_NAMES)))
     bad = []
     for pkg in PACKAGES:
@@ -111,6 +111,28 @@ def test_target_names_only_in_descriptors_printers_templates_tests_docs():
                 if pat.search(line) and not line.lstrip().startswith("#"):
                     bad.append(f"{rel}:{n}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+# what bench, tune, the bounds and object builds need of a target: the application layer's
+# (tools/target_tools.py) and verify's (verify/objects.py), never a descriptor method
+TOOL_METHODS = ("bench_variants", "bench_name", "bench_note", "tune_candidates", "bound_work", "chain_bound",
+                "is_dispatcher", "op_counts", "object_commands", "nasm_format", "sse2_stream")
+
+
+def test_descriptors_hold_no_tool_methods_and_gen_no_port_models():
+    from threefish_gen.gen import targets
+    from threefish_gen.tools import target_tools
+
+    bad = [(name, m) for name in targets.names() for m in TOOL_METHODS if hasattr(targets.get(name), m)]
+    assert not bad, bad
+    gen = ROOT / "threefish_gen" / "gen"
+    assert not [p for p in gen.rglob("*.py") if p.stem in ("bounds", "ports")]
+    assert not any(hasattr(targets.get(n).recipe, "bench") for n in targets.names())
+    # the tools' registry is keyed by the descriptors' names, and every entry is a registered target
+    assert set(target_tools.TOOLS) <= set(targets.names())
+    assert all(t.target is targets.get(name) for name, t in target_tools.TOOLS.items())
+    # the check sees methods: the tools have them
+    assert all(hasattr(target_tools.tools_for(n), m) for n in targets.names() for m in TOOL_METHODS[:7])
 
 
 def _imported_names(path: Path) -> set[str]:

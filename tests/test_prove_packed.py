@@ -9,12 +9,14 @@ import pytest
 
 from test_prove import _edit, cli, prove
 from threefish_gen.gen import targets
+from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import all_specs, get_spec
 
-# The packed variants `--set all` tries (no allocator run: collection stays cheap).  Set all keeps
-# those the allocator fits; the one it cannot is named here, and the first test checks that this
-# list is exactly set all's packed variants (the allocator runs there, not at import).
+# The packed variants `--set all` tries (no allocator run: collection stays cheap).  Set all leaves
+# out those the allocator cannot fit (the descriptors' `unallocatable`, data); the one it cannot is
+# named here, and the first test checks that this list is exactly set all's packed variants and
+# that the allocator rejects the one left out (the allocator runs there, not at import).
 CANDIDATES = [v for t in ("nasm-x64", "nasm-x86") for v in targets.get(t).candidates("all", all_specs())
               if v.get("layout") == "packed"]
 NOT_ALLOCATABLE = {   # named keeps every value in one register: 16 words do not fit 8 XMMs
@@ -31,12 +33,16 @@ def _source(v):
 
 
 def test_set_all_has_packed_variants_of_both_targets():
-    """PACKED is exactly the packed part of `--set all`: the candidates the allocator fits (set all
-    is candidates() filtered by allocatable(), checked on one size; the allocator runs on the
-    packed candidates only, not on the whole matrix)."""
-    in_set_all = [v for v in CANDIDATES if targets.get(v.target).allocatable(v)]
+    """PACKED is exactly the packed part of `--set all`, and the candidates left out are those the
+    allocator cannot fit (it runs on those only)."""
+    in_set_all = [v for t in ("nasm-x64", "nasm-x86") for v in targets.variants("all", t, all_specs())
+                  if v.get("layout") == "packed"]
     assert in_set_all == PACKED, ([v.stem for v in in_set_all], [v.stem for v in PACKED])
     assert {v.stem for v in CANDIDATES} >= NOT_ALLOCATABLE
+    for v in CANDIDATES:
+        if v.stem in NOT_ALLOCATABLE:
+            with pytest.raises(GenError):
+                targets.get(v.target).allocate(v, "encrypt")
     spec = get_spec("1.3", 256)
     assert [v for v in targets.variants("all", "nasm-x86", [spec]) if v.get("layout") == "packed"] == \
         [v for v in PACKED if v.target == "nasm-x86" and v.spec == spec]

@@ -17,7 +17,7 @@ from threefish_gen.gen.spec import all_specs, get_spec
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.threefish import Options
 from threefish_gen.gen.render_simd import ISAS
-from threefish_gen.verify import skein as vskein
+from threefish_gen.verify import skein_c_abi as vskein
 from threefish_gen.verify.cpu import cpu_flags
 
 
@@ -224,14 +224,14 @@ def test_bench_skein_rows_build_run_and_agree(tmp_path):
     CHECK FAIL line raises).  Speed is not asserted."""
     import io
 
-    from threefish_gen import bench_skein
+    from threefish_gen.tools.bench import skein_rows
     out = io.StringIO()
-    sec = bench_skein.run(tmp_path, quick=True, passes=1, stream=out)
+    sec = skein_rows.run(tmp_path, quick=True, passes=1, stream=out)
     sizes = {r["bytes"] for r in sec["rows"]}
     assert sizes == {64, 1024, 65536, 1 << 20}
     names = {r["name"] for r in sec["rows"]}
     assert any("hash_many 8x best" in n for n in names) and any("tree" in n for n in names)
-    if bench_skein.BOTAN_HEADER.exists():
+    if skein_rows.BOTAN_HEADER.exists():
         assert "skein-512-512 Botan" in names
     assert all(r["cpb"] > 0 for r in sec["rows"])
     assert not [x for x in sec["info"] if "FAIL" in x]

@@ -594,7 +594,7 @@ def test_unwind_points_cover_prologue_body_and_epilogue():
     """The Win64 unwind check's points, read from the code: the epilogue points are counted back
     from .end with the encodings' sizes (ret 1, pop r12 2, pop rsi/rbp 1, add rsp imm8 4) and
     each expects what is still on the stack there."""
-    from threefish_gen.verify.abi import unwind_points
+    from threefish_gen.verify.abi_check import unwind_points
     got = [(lab, back, alloc, pushes) for _, lab, back, alloc, pushes in unwind_points(WIN64_FN)]
     assert got == [
         ("f", 0, 0, []), ("f.pushed_1", 0, 0, ["rbp"]), ("f.pushed_2", 0, 0, ["rbp", "rsi"]),

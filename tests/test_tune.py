@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from threefish_gen import tune  # noqa: E402
+from threefish_gen.tools import tune  # noqa: E402
 from threefish_gen.gen import cpu_rules, reference  # noqa: E402
 from threefish_gen.gen.errors import GenError  # noqa: E402
 from threefish_gen.gen.render import render_variant  # noqa: E402

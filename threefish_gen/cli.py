@@ -21,9 +21,9 @@ from threefish_gen.gen.render import render_variant
 from threefish_gen.gen.spec import SIZES, VERSIONS, all_specs, get_spec
 from threefish_gen.gen.threefish import KEYS, UNROLL, Options
 
-from .check import check_cmd
 from .cli_options import constants_option
-from .tune import tune_cmd
+from .tools.check_dir import check_cmd
+from .tools.tune import tune_cmd
 
 
 def _specs(sizes: tuple, versions: tuple):
@@ -177,7 +177,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
     targets), a .asm and a .h (nasm targets), or one .cs file (target csharp)."""
     if "cls" in values:
         values["class"] = values.pop("cls")
-    from . import tune as tunemod
+    from .tools import tune as tunemod
     if which == "tuned" or profile:
         explicit = click.get_current_context().get_parameter_source("target") == click.core.ParameterSource.COMMANDLINE
         tuned = tunemod.Tuned(profile, which, target if explicit else None)
@@ -215,7 +215,7 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
         files.update(render_variant(v))
     if profile and not which:
         files = tunemod.stamp(files, tuned.record)
-    from .placing import package, place
+    from .tools.placing import package, place
     out_dir, files = package(t, chosen, files, out_dir, package_dir)
     for line in place(files, out_dir, force):
         click.echo(line)
@@ -244,7 +244,7 @@ def prove(target, size, version, keys, unroll, interleave, prefix, which, file, 
     equals the description's (exit 0); name the function, word and first differing line (exit 1).
     What the prover cannot read or bound (deep nesting, huge constants, long loops, the time and
     memory limits) is one line and exit 2."""
-    from . import prove as provemod
+    from .tools import prove_files as provemod
     t = resolve_target(target, values)
     given = {k: v for k, v in values.items() if v is not None}
     chosen = (t.variants(which, all_specs()) if which else
@@ -353,19 +353,19 @@ def kat_cmd(files):
               help="runs of every row, spread over time (default 3; --quick 1); figures: median of passes")
 def bench(sizes, version, quick, samples, filters, targets, json_path, md_path, passes, chart_stem):
     """Cycles/byte of every target (scalar C, SIMD C, NASM, C#) beside Botan and Crypto++."""
-    from . import bench as benchmod
+    from .tools.bench import run as benchmod
     sizes = tuple(int(get_spec(version, s).bits) for s in sizes) or SIZES
     targets = tuple(targets) or registry.names()
     specs = [get_spec(version, b) for b in sizes]
-    dotnet = any(registry.get(t).recipe.bench == "dotnet" for t in targets)
+    dotnet = any(registry.get(t).recipe.interface == "dotnet" for t in targets)
     benchmod.run(benchmod.default_entries(sizes, version, targets, quick), quick=quick, samples=samples,
                  filters=filters, json_path=Path(json_path), md_path=Path(md_path),
                  csharp_specs=specs if dotnet else None,
                  notes=benchmod.target_notes(targets), sizes=sizes, passes=passes)
-    from . import bench_skein
-    if bench_skein.wanted(sizes, targets, filters):
-        bench_skein.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes)
-    from .bench_chart import write_chart
+    from .tools.bench import skein_rows
+    if skein_rows.wanted(sizes, targets, filters):
+        skein_rows.run_into(Path(json_path), Path(md_path), quick=quick, passes=passes)
+    from .tools.bench.chart import write_chart
     made = write_chart(Path(json_path), Path(chart_stem))
     click.echo(made if isinstance(made, str) else "bench: chart written to " + ", ".join(map(str, made)))
 
@@ -387,7 +387,7 @@ def regalloc(target, size, version, keys, strategy, bench, **values):
     """Register allocation report: the strategies side by side for one variant."""
     from threefish_gen.gen import asm as ra
 
-    from .regalloc_report import table
+    from .tools.regalloc import table
     strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]
     for st in strategies:
         if st not in ra.STRATEGIES:
@@ -417,7 +417,7 @@ def explore(target, size, version, keys, interleave, strategy, bench, out_path, 
     """Register allocation and layout choices as pictures: one self-contained HTML report."""
     from threefish_gen.gen import asm as ra
 
-    from .explore import write
+    from .tools.explore import write
     strategies = list(ra.STRATEGIES) if strategy == "all" else [s.strip() for s in strategy.split(",")]
     for st in strategies:
         if st not in ra.STRATEGIES:
@@ -450,8 +450,8 @@ def paths(which):
             click.echo(f"{name:<11} {path}")
 
 
-cli.add_command(check_cmd)     # threefish_gen/check.py: `check DIR`
-cli.add_command(tune_cmd)      # threefish_gen/tune.py: `tune --out PROFILE.json`
+cli.add_command(check_cmd)     # tools/check_dir.py: `check DIR`
+cli.add_command(tune_cmd)      # tools/tune.py: `tune --out PROFILE.json`
 
 
 def _quiet_stdout() -> None:

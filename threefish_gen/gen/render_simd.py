@@ -3,8 +3,8 @@
 Target options (``Variant.extra``):
 
 * ``isa``: sse2 | avx | avx2 | avx512 | neon (AArch64, gen/printers/c_neon.py) -- one variant; ``auto`` -- the dispatcher, one file
-  holding the scalar code and the catalog's recommended SIMD variants for the
-  size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
+  holding the scalar code and the recommended SIMD paths (``RECOMMENDED`` in
+  gen/targets/c_simd.py) for the size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
 * ``layout``: ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus
   ``interleave`` scalar blocks in the same loop, using the integer and vector
   pipes together); single-block calls of these use the scalar body of the same
@@ -13,7 +13,7 @@ Target options (``Variant.extra``):
   pairs, in 128-, 256- or 512-bit vectors, at most half a block each); its ``*_blocks`` run the lanes
   bulk loop of the same ISA and hand tails to the packed single block.  The
   dispatcher keeps scalar single blocks: packed was slower on every size and ISA
-  measured (see the comment at SIMD_LAYOUTS in gen/catalog.py).
+  measured (docs/bench.md, "Layout packed").
 """
 from __future__ import annotations
 
@@ -82,7 +82,10 @@ def needs(v: Variant, subs=()) -> list:
     return list(shapes)
 
 
-def check_variant(v: Variant, progs) -> None:
+def check_variant(v: Variant) -> None:
+    """The variant's options (cheap: no description, no printing).  Whether layout packed finds a
+    lane shuffle for every step is found when the variant is rendered (:func:`packed_single`: one
+    clear error, before anything is written)."""
     isa = v.get("isa")
     layout = v.get("layout", "lanes")
     if isa == "auto":
@@ -96,8 +99,6 @@ def check_variant(v: Variant, progs) -> None:
     if layout == "packed":
         if v.options.keys != "fly" or v.options.unroll != "full":
             raise GenError("layout packed needs --keys fly --unroll full (one block, subkeys on the fly)")
-        for d in ("encrypt", "decrypt"):      # unavailable lane shuffles: one clear error, early
-            packed_single(progs, v.prefix, v.prefix, v.spec, v.options, d, isa)
 
 
 def required_features(v: Variant) -> set[str]:

@@ -1,4 +1,4 @@
-"""Constant time as a verify column (issue 11): the C-ABI variants run under valgrind memcheck
+"""Constant time as a verify column: the C-ABI variants run under valgrind memcheck
 with key, tweak and plaintext marked undefined (client requests in a small harness); memcheck
 reports every branch and every memory address that depends on them.  encrypt, decrypt and
 *_blocks (several n, in place) are called, and their results compared with the reference
@@ -16,6 +16,7 @@ from threefish_gen.gen import reference
 from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
+from .objects import object_commands
 from .runner import Row, _first_lines, _run
 from .sources import sources
 
@@ -113,7 +114,7 @@ def expected_bytes(spec) -> bytes:
 def why_not(variant: Variant) -> str | None:
     """Why valgrind cannot run this variant here, or None."""
     t = get_target(variant.target)
-    if t.recipe.bench != "c-abi":
+    if t.recipe.interface != "c-abi":
         return "not C-ABI code"
     if t.recipe.word_bits != 64:
         return "32-bit code: not run under valgrind here"
@@ -136,7 +137,7 @@ def check(variant: Variant, build: CtBuild, workdir: Path, vectors: Path = None)
     src = workdir / "src"
     write_files(sources(variant), src)          # verify: the render; check: the user's files
     obj = workdir / f"{variant.stem}.o"
-    for cmd in get_target(variant.target).object_commands(variant, src, obj):
+    for cmd in object_commands(variant, src, obj):
         rc, out = _run(cmd, workdir)
         if rc:
             return Row(label, build.name, "FAIL", "build failed: " + _first_lines(out), time.monotonic() - t0)

@@ -1,4 +1,4 @@
-"""Differential fuzzing (issue 11): a libFuzzer harness (threefish_gen/verify/fuzz/fuzz.c, clang
+"""Differential fuzzing: a libFuzzer harness (threefish_gen/verify/fuzz/fuzz.c, clang
 -fsanitize=fuzzer,address,undefined) links the scalar C, the SIMD C dispatcher and the NASM x64
 (System V) object of one size and compares them on random key, tweak, data, n (0..40), in place
 and misaligned.  The corpus is kept under build/fuzz/corpus-<bits>.
@@ -16,6 +16,7 @@ from threefish_gen.gen.render import render_variant, write_files
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.targets import TARGETS
 
+from .objects import object_commands
 from .proc import run as run_command
 
 HERE = Path(__file__).resolve().parent
@@ -51,7 +52,7 @@ def build(bits: int, workdir: Path, version: str = "1.3") -> Path:
     objs = []
     for v, t in heads:
         obj = workdir / f"{v.stem}.o"
-        cmds = t.object_commands(v, src, obj, cc="clang")
+        cmds = object_commands(v, src, obj, cc="clang")
         if t.recipe.language == "c":     # C parts are compiled with the sanitizers too
             cmds = [[*c[:1], "-g", "-fsanitize=address,undefined", *c[1:]] for c in cmds]
         for cmd in cmds:

@@ -5,7 +5,7 @@ The checkers are registered in the one explicit table ``CHECKERS`` below, keyed 
 checker of a variant (``Target.checker``: its recipe's, or for ``--primitive skein`` variants
 skein-c / skein-simd / skein-dotnet / skein-nasm): c (scalar C harness), simde (C harness with a SIMDe
 fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), skein-* (the
-Skein harnesses of verify/skein.py and verify/skein_csharp.py on Skein vector files).
+Skein harnesses of verify/skein_c_abi.py and verify/skein_csharp.py on Skein vector files).
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from threefish_gen.gen.variant import Variant
 
 from . import csharp, ct, nasm, simd
 from . import prove as vprove
-from . import skein as skein_checker
+from . import skein_c_abi as skein_checker
 from . import skein_csharp
 from . import proc, sources
 from . import shard as vshard
@@ -63,7 +63,7 @@ def checker_of(v: Variant):
 
 def builds_of(v: Variant):
     """The variant's builds; C-ABI Threefish code also gets the constant-time column (verify/ct.py)."""
-    extra = (ct.BUILD,) if get_target(v.target).recipe.bench == "c-abi" and v.primitive == "threefish" else ()
+    extra = (ct.BUILD,) if get_target(v.target).recipe.interface == "c-abi" and v.primitive == "threefish" else ()
     extra += (vprove.BUILD,) if vprove.applies(v) else ()
     return tuple(checker_of(v)[1](get_target(v.target), v)) + extra
 

@@ -25,7 +25,8 @@ from pathlib import Path
 from threefish_gen.gen.render import Variant, write_files
 from threefish_gen.gen.targets import get as get_target
 
-from . import abi
+from . import abi_check as abi
+from .objects import object_commands
 from .runner import Row, _first_lines, _run, cpu_flags, link_harness, run_harness
 from . import sources as given_files
 from .sources import sources
@@ -134,7 +135,7 @@ WIN64_FILE_BUILDS = (replace(WIN64_BUILDS[1], fast=True), replace(WIN64_BUILDS[2
 
 def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> Row:
     """The Win64 object as Windows links it (nasm -f win64, .pdata/.xdata kept) in a mingw-w64
-    harness, run under wine; every call goes through the Win64 ABI thunk (verify/abi.py)."""
+    harness, run under wine; every call goes through the Win64 ABI thunk (verify/abi_check.py)."""
     label = variant.label()
     why = build.missing()
     if why:
@@ -197,7 +198,7 @@ def check_ms_abi(win: Variant, build: NasmBuild, workdir: Path, vectors: Path) -
     asm = files[name].split("; Win64 unwind data")[0] + "\nsection .note.GNU-stack noalloc noexec nowrite progbits\n"
     src_dir = workdir / "src"
     write_files({**files, name: asm}, src_dir)
-    # the Win64 calls are made by the ABI thunk (verify/abi.py), which checks rbx, rbp, rdi, rsi,
+    # the Win64 calls are made by the ABI thunk (verify/abi_check.py), which checks rbx, rbp, rdi, rsi,
     # r12-r15, xmm6-xmm15, the stack pointer and the direction flag after each
     shim = src_dir / "abi_shim.c"
     shim.write_text(abi.interpose(src_dir / name, f"{win.stem}.h", win.prefix, win.spec.block_bytes, "win64"))
@@ -216,11 +217,6 @@ def check_ms_abi(win: Variant, build: NasmBuild, workdir: Path, vectors: Path) -
 
 
 X86_BUILDS = (NasmBuild("nasm elf32 + gcc -m32", "elf32", ("-m32", "-O2", "-std=c99", "-static")),)
-
-
-def object_commands(variant: Variant, src_dir, obj_path, cc="gcc") -> list[list[str]]:
-    """Commands that assemble the rendered files into one object file."""
-    return get_target(variant.target).object_commands(variant, src_dir, obj_path, cc)
 
 
 def required_features(variant: Variant) -> set[str]:
@@ -280,7 +276,7 @@ def check_nasm(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     if not build.run:
         return Row(label, build.name, "ASSEMBLED", f"assembles ({obj.stat().st_size} bytes object; not run here)",
                    time.monotonic() - t0)
-    # every call goes through the ABI thunk (verify/abi.py): callee-saved registers, stack, DF
+    # every call goes through the ABI thunk (verify/abi_check.py): callee-saved registers, stack, DF
     shim = src_dir / "abi_shim.c"
     shim.write_text(abi.interpose(src_dir / f"{variant.stem}.asm", f"{variant.stem}.h", variant.prefix,
                                   variant.spec.block_bytes, "cdecl" if word_size(variant) == 32 else "sysv"))

@@ -27,7 +27,7 @@ from threefish_gen.gen.kat import threefish_records
 from threefish_gen.gen.render import Variant
 from threefish_gen.gen.spec import Spec
 
-from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and gen/bench.py)
+from .cpu import cpu_flags  # noqa: F401  (re-exported for the checkers and tools/bench/run.py)
 from .proc import RUN_LIMITS
 from .proc import run as run_command
 from .sources import write as write_source_files

@@ -1,6 +1,6 @@
 """verify for the C# Skein classes (``--target csharp --primitive skein``): every variant of a run
 goes into one project with ``verify/harness/SkeinHarness.cs`` (built once, offline, like
-verify/csharp.py), which then runs per variant on the Skein vector file (verify/skein.py) under
+verify/csharp.py), which then runs per variant on the Skein vector file (verify/skein_c_abi.py) under
 the default JIT and with tiered compilation off."""
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
 """What a target declares: its option schema, its variants and named sets, its passes, its
-printer, and its toolchain recipe.  Everything outside ``gen/targets/`` (the CLI, verify,
-bench) loops over the registry in ``gen/targets/__init__.py`` and asks these objects; no
-code outside this folder compares target names.
+printer, and its recipe (what verify needs to know of the emitted code: checker, language,
+interface, word size, CPU features).  Everything outside ``gen/targets/`` (the CLI, verify,
+the tools) loops over the registry in ``gen/targets/__init__.py`` and asks these objects; no
+code outside this folder compares target names.  What bench, tune and the bounds need of a
+target lives in the application layer (threefish_gen/tools/target_tools.py), not here.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Callable
 
-from .. import bounds, skein
+from .. import skein
 from ..errors import GenError
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options, describe
@@ -56,7 +58,7 @@ def is_skein(v) -> bool:
     return v.get("primitive", PRIMITIVE_OPTION.default) == "skein"
 
 
-# Wipe (issue 11): clear what the code spilled or tabled from the key, tweak or state (stack slots,
+# Wipe: clear what the code spilled or tabled from the key, tweak or state (stack slots,
 # subkey tables, stackalloc) before returning; --no-wipe opts out (the default stays out of names).
 WIPE_OPTION = Option("wipe", "clear stack slots / key tables / stackalloc before returning (--no-wipe: keep)",
                      None, True, bool)
@@ -70,17 +72,19 @@ def without_default_annotate(values: dict) -> dict:
 
 @dataclass(frozen=True)
 class Recipe:
-    """How the target's files are built, run and timed (data; verify/ and bench read it).
+    """What the emitted code is, for the tools that build and run it (data; verify/ and the
+    application layer read it).
 
     ``checker``: which verify checker builds and runs it (``c``: C harness, ``simde``: C
     harness with SIMDe fallback, ``nasm``: assembled and linked with the C harness,
-    ``dotnet``: one C# project); ``language`` of the emitted code; ``bench``: ``c-abi`` (linked
-    into bench/bench.c), ``dotnet`` (bench/csharp) or None; ``word_bits``: 64, or 32 for code
-    that runs as a 32-bit program."""
+    ``dotnet``: one C# project); ``language`` of the emitted code (``c``, ``nasm``, ``c#``:
+    verify/objects.py turns c and nasm files into an object); ``interface``: ``c-abi`` (C
+    functions a C program links) or ``dotnet`` (a .NET class); ``word_bits``: 64, or 32 for
+    code that runs as a 32-bit program."""
 
     checker: str
     language: str
-    bench: str | None = "c-abi"
+    interface: str = "c-abi"
     word_bits: int = 64
 
 
@@ -104,22 +108,6 @@ def run_passes(passes: list[Pass], v: Variant):
             raise GenError(f"internal: pass {p.name!r} of {v.target} has nothing to run")
         ir = p.run(v, ir)
     return ir
-
-
-def scalar_work(v: Variant, blocks: int, bits: int = 64, rotate_ops: int = 1):
-    """Work of ``blocks`` interleaved blocks of the described encrypt Program (gen/bounds.py)."""
-    return bounds.program_work(describe(v.spec, replace(v.options, interleave=blocks), "encrypt", blocks),
-                               bits, rotate_ops)
-
-
-def scalar_chain(v: Variant, model, bits: int = 64, rotate_ops: int = 1) -> tuple[float, str]:
-    """(cycles, what binds) of one single-block encrypt call of the described Program on port
-    model ``model``: its dependency chain ('latency') or, where more, the ports or front end its
-    operations need (gen/bounds.py)."""
-    prog = describe(v.spec, replace(v.options, interleave=1), "encrypt", 1)
-    lat = bounds.latency_cycles(prog, model, bits > 64, rotate_ops)
-    thr, what = bounds.throughput_cycles(bounds.program_work(prog, bits, rotate_ops, setup=True), model)
-    return (lat, "latency") if lat >= thr else (thr, what)
 
 
 def describe_pass(needs: Callable, what: str = "Program (gen/threefish.py)") -> Pass:
@@ -263,48 +251,3 @@ class Target:
     def features(self, v: Variant) -> set[str]:
         """/proc/cpuinfo flags the variant needs to run natively."""
         return set()
-
-    def op_counts(self, v: Variant) -> dict:
-        """Operations per block the layout reports (bench prints them); {} where not known."""
-        return {}
-
-    def object_commands(self, v: Variant, src_dir, obj, cc: str = "gcc") -> list[list[str]]:
-        """Commands that turn the rendered files into one object (bench links it)."""
-        src = f"{src_dir}/{v.stem}.c"
-        return [[cc, "-O2", "-std=c99", f"-I{src_dir}", "-c", src, "-o", str(obj)]]
-
-    def bound_work(self, v: Variant, flags=frozenset()):
-        """The operations of one pass of the variant's encrypt_blocks (gen/bounds.py Work) on a
-        CPU with these /proc/cpuinfo ``flags``, for the throughput bound of its bulk bench rows;
-        None where the model cannot say."""
-        return None
-
-    def chain_bound(self, v: Variant, model) -> tuple[float, str] | None:
-        """(cycles, what binds) of one single-block encrypt call on port model ``model``
-        (gen/ports.py; :func:`scalar_chain`), for the bound of its chained bench rows (each call's
-        input is the previous output: latency); None where not modelled."""
-        return None
-
-    def is_dispatcher(self, v: Variant) -> bool:
-        """Whether the variant picks its path at run time (bench: ``dispatcher / best variant``)."""
-        return False
-
-    def bench_variants(self, spec: Spec, quick: bool, asked: set) -> list:
-        """(variant, compiler) pairs ``make bench`` times for this target when ``asked`` (the
-        target names the user asked for) includes it; [] for targets bench does not link into
-        its C program (recipe.bench != "c-abi")."""
-        return []
-
-    def tune_candidates(self, spec: Spec) -> list:
-        """(variant, compiler) pairs ``threefish-gen tune`` may time for this target, the likeliest
-        winners first (tune builds in this order until its budget runs out); [] for targets tune
-        does not time.  Variants this CPU cannot run are dropped by tune (``features``)."""
-        return []
-
-    def bench_note(self, asked: set) -> str | None:
-        """A SKIPPED line for parts of this target that bench cannot time, or None."""
-        return None
-
-    def bench_name(self, v: Variant, cc: str) -> str:
-        o = v.options
-        return f"{self.name} {o.keys}/{o.unroll}/i{o.interleave} {cc}"

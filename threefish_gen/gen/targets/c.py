@@ -14,7 +14,7 @@ from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
 from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
-                   scalar_chain, scalar_work, ubi_pass, without_default_annotate, without_default_primitive)
+                   ubi_pass, without_default_annotate, without_default_primitive)
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -107,27 +107,6 @@ class C(Target):
             "            update, final, hash, mac, hash_many); with --isa avx2|avx512|auto hash_many and tree",
             "            leaves run in SIMD lanes; --target csharp --primitive skein: static class;",
             "            --target nasm-x64 --primitive skein: the UBI loop in assembly + the C driver"]
-
-    def bench_variants(self, spec, quick, asked):
-        """Every option set with gcc and clang; when only other targets are asked for, the
-        reference row (recommended options, gcc) that every ratio is taken against."""
-        if self.name not in asked:
-            return [(self.variant(spec, RECOMMENDED[spec.bits]), "gcc")]
-        sets = [RECOMMENDED[spec.bits]] if quick else option_sets(spec)
-        return [(self.variant(spec, o), cc) for o in sets for cc in ("gcc", "clang")]
-
-    def bound_work(self, v, flags=frozenset()):
-        return None if is_skein(v) else scalar_work(v, v.options.interleave)
-
-    def chain_bound(self, v, model):
-        return None if is_skein(v) else scalar_chain(v, model)
-
-    def tune_candidates(self, spec):
-        """Every keys x unroll x interleave set under gcc and clang: the recommended set first,
-        then bench's option sets, then the rest (higher interleave last)."""
-        sets = [RECOMMENDED[spec.bits]] + option_sets(spec)
-        sets += [Options(k, u, i) for i in self.interleave for k in KEYS for u in UNROLL]
-        return [(self.variant(spec, o), cc) for o in dict.fromkeys(sets) for cc in ("gcc", "clang")]
 
     def passes(self, v):
         if is_skein(v):

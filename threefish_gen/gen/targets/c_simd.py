@@ -7,15 +7,13 @@ recommended paths below and scalar C.  Rendering: gen/render_simd.py (drivers) a
 gen/printers/c_simd.py (instruction tables)."""
 from __future__ import annotations
 
-from .. import bounds
 from ..errors import GenError
 from ..printers.c_simd import packed_width
 from .. import cpu_rules
 from ..render_simd import ENV_VAR, ISAS, LAYOUTS, check_variant, family_name, needs, render_c_simd, skein_lanes_kernel
-from ..render_simd import op_counts as _op_counts
 from ..threefish import Options
 from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein,
-                   scalar_chain, scalar_work, ubi_pass, without_default_annotate)
+                   ubi_pass, without_default_annotate)
 from .c import RECOMMENDED as RECOMMENDED_C
 from .c import render_skein, skein_context
 
@@ -24,21 +22,7 @@ SKEIN_ISAS = ("avx2", "avx512")
 
 ISA_NAMES = tuple(ISAS)            # sse2 avx avx2 avx512 neon
 # Layout packed (one block over the lanes, for single-block latency) is NOT in the dispatcher:
-# it never beat scalar C for single-block calls.  Measured with the make-bench harness
-# (now `threefish-gen bench --target c-simd --filter packed`; chained single-block encrypt,
-# cycles/byte, median of 5 runs x 11 samples, AMD EPYC Zen 5 (family 26) shared with other jobs; x scalar = per-run ratio to the scalar row
-# of the same compiler, v1.3):
-#   Threefish-256  scalar 5.5 (gcc) / 6.2 (clang); packed avx512 12.7 (2.1-2.3x), avx2 17.2-17.5
-#                  (2.8-3.2x), avx 24.0, sse2 24.3-24.6 (3.9-4.5x)
-#   Threefish-512  scalar 3.9 / 3.8; packed avx512 7.4 (1.9x), avx2 9.0-9.1 (2.3x), avx 13.1,
-#                  sse2 13.8-14.1 (3.4-3.6x); Botan's packed AVX2 14.6 (its scalar 4.2)
-#   Threefish-1024 scalar 4.7 / 5.1; packed avx512 5.4-6.0 (1.04-1.28x), avx2 5.6-5.8 (1.08-1.24x),
-#                  avx 8.7-8.9, sse2 11.1-14.8
-# Why: every vector op on this core has 2 cycles of latency (scalar add/rotate/xor: 1) and a
-# round of packed is a chain add -> xor (B) and add -> lane permute (A; vpermq 3-4 cycles), so
-# even the ideal chain is no shorter than the scalar round, and subkeys need lane inserts.
-# Re-measure (and add packed to RECOMMENDED as a single-block path) on cores with
-# 1-cycle vector latency.
+# it never beat scalar C for single-block calls (docs/bench.md, "Layout packed").
 # Paths the dispatcher holds per block size (and the standalone SIMD variants for out/), from
 # measurements (README, "Benchmarks"): (isa, layout, options).
 RECOMMENDED = {
@@ -48,9 +32,7 @@ RECOMMENDED = {
 }
 # The AArch64 path of the dispatcher (and its standalone variant in out/), a separate entry: its
 # speed is unmeasured here (qemu only); the interleave is the most lane groups whose state fits in
-# AArch64's 32 vector registers without more stack traffic per block (aarch64-linux-gnu-gcc 12
-# -O2 -S of encrypt_blocks, q-register loads/stores to sp, docs/aarch64.md): 256: i1 10 per block,
-# i2 10.5 (same, more independent work: i2); 512: i1 19.5, i2 26.5; 1024: i1 121, i2 507.
+# AArch64's 32 vector registers without more stack traffic per block (docs/aarch64.md, "Speed").
 RECOMMENDED_NEON = {
     256: [("neon", "lanes", Options("fly", "full", 2))],
     512: [("neon", "lanes", Options("fly", "full", 1))],
@@ -100,8 +82,8 @@ class CSimd(Target):
                 raise GenError("--primitive skein with --isa takes --layout lanes --keys fly --unroll full "
                                "--interleave 1")
             return
-        # layout packed: its lane shuffles are tried on the described programs (one clear error)
-        check_variant(v, self.describe(v).run(v, None) if v.get("layout") == "packed" else {})
+        # options only: layout packed's lane shuffles are tried when the variant is rendered
+        check_variant(v)
 
     def skein_isas(self, v):
         if not is_skein(v):
@@ -239,66 +221,6 @@ class CSimd(Target):
         if is_skein(v):
             return set()          # hash_many checks the CPU itself
         return set() if isa == "auto" else set(ISAS[isa].features)
-
-    def op_counts(self, v):
-        got = dict(_op_counts(v, self.describe(v).run(v, None), self.subs(v)))
-        if v.options.unroll == "loop" and got:
-            got["static"] = 1     # counted over the emitted loop body, not per executed block
-        return got
-
-    def is_dispatcher(self, v):
-        return v.get("isa") == "auto"
-
-    def bound_work(self, v, flags=frozenset()):
-        """The vector loop's work from the layout's counts (hybrid: plus its scalar blocks); the
-        dispatcher: that of the path it picks on a CPU with ``flags`` (none: scalar C)."""
-        if is_skein(v):
-            return None
-        if v.get("isa") == "auto":
-            fits = [p for p in self.paths(v.spec) if set(ISAS[p.get("isa")].features) <= set(flags)
-                    and ISAS[p.get("isa")].family is None]
-            if not fits:
-                return scalar_work(v, v.options.interleave)
-            v = max(fits, key=lambda p: ISAS[p.get("isa")].level)
-        isa = ISAS[v.get("isa")]
-        if isa.family is not None:          # NEON: no port model
-            return None
-        counts = self.op_counts(v)
-        if counts.get("static"):            # counted over a loop body, not per executed block
-            return None
-        hybrid = v.get("layout") == "hybrid"
-        vector_blocks = counts["blocks per pass"] - (v.options.interleave if hybrid else 0)
-        work = bounds.layout_work(counts, vector_blocks, isa.bits, v.spec.nw)
-        return work.merge(scalar_work(v, v.options.interleave)) if hybrid else work
-
-    def chain_bound(self, v, model):
-        """Single-block calls run the scalar body of the same description (layout packed: its
-        own one-block vector code, not modelled)."""
-        if is_skein(v) or v.get("layout") == "packed":
-            return None
-        return scalar_chain(v, model)
-
-    def bench_variants(self, spec, quick, asked):
-        if self.name not in asked:
-            return []
-        return [(v, cc) for v in self.variants("recommended" if quick else "all", [spec]) if not is_skein(v)
-                for cc in (("gcc",) if quick else ("gcc", "clang"))]
-
-    def tune_candidates(self, spec):
-        """Keys fly, unroll full; every ISA (highest first) x layout x interleave under gcc and
-        clang: the recommended paths first, then lanes i1/i2, hybrid 1/2, packed, the wider rest."""
-        shapes = [("lanes", 1), ("lanes", 2), ("hybrid", 1), ("hybrid", 2), ("packed", 1),
-                  ("lanes", 3), ("lanes", 4), ("hybrid", 3), ("hybrid", 4)]
-        isas = sorted((i for i in ISA_NAMES if i != "neon"), key=lambda i: -ISAS[i].level)
-        paths = [(i, lay, o) for i, lay, o in RECOMMENDED[spec.bits]]
-        paths += [(i, lay, Options("fly", "full", il)) for lay, il in shapes for i in isas]
-        return [(self.simd(spec, i, lay, o), cc) for i, lay, o in dict.fromkeys(paths) for cc in ("gcc", "clang")]
-
-    def bench_name(self, v, cc):
-        if v.get("isa") == "auto":
-            return f"c-simd auto (dispatcher) {cc}"
-        o = v.options
-        return f"c-simd {v.get('isa')} {v.get('layout', 'lanes')} {o.keys}/{o.unroll}/i{o.interleave} {cc}"
 
 
 TARGET = CSimd()

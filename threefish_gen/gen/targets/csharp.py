@@ -15,10 +15,8 @@ from ..threefish import Options
 from ..variant import Variant
 from .base import DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Option, Pass, Recipe, Target, describe_pass, is_skein, ubi_pass
 
-# (layout, options) per block size.  'lanes' also carries the scalar one-block path.
-# Measured (threefish_gen/bench_csharp.py, AMD EPYC with AVX-512, .NET 10): Threefish-256 gains from
-# three lane groups per pass (Vector512 bulk 1.49 -> 0.84 c/B, Vector256 4.43 -> 2.27, scalar
-# tail/fallback 5.6 -> 4.0); 512/1024 lose with any interleave (the JIT spills: 0.97 -> 7.0).
+# (layout, options) per block size.  'lanes' also carries the scalar one-block path; the interleave
+# per size is measured (docs/csharp.md, "Bench").
 RECOMMENDED = {
     256: ("lanes", Options(keys="fly", unroll="full", interleave=3)),
     512: ("lanes", Options(keys="fly", unroll="full", interleave=1)),
@@ -38,7 +36,7 @@ def identifier(name: str, what: str, dotted: bool = False) -> str:
 class CSharp(Target):
     name = "csharp"
     summary = "C# static class (net10.0, Span API); --namespace N --class C; layouts scalar | lanes | packed"
-    recipe = Recipe(checker="dotnet", language="c#", bench="dotnet")
+    recipe = Recipe(checker="dotnet", language="c#", interface="dotnet")
     schema = (
         Option("layout", "scalar | lanes | packed", printer.LAYOUTS),
         Option("namespace", "namespace of the class", None, NAMESPACE),

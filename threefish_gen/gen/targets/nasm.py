@@ -5,15 +5,13 @@ Compile: description -> lowering to machine ops -> liveness -> register allocati
 allocation check -> printer (gen/printers/nasm.py, templates/nasm/)."""
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from .. import asm
 from ..errors import GenError
 from ..printers import nasm as printer
 from ..threefish import Options
-from .base import (ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass, scalar_chain,
-                   scalar_work)
+from .base import ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Option, Pass, Target, describe_pass
 
 ALWAYS = ("abi", "strategy")     # target options kept in Variant.extra (and names) even at their default
 
@@ -64,15 +62,6 @@ class NasmOptions:
         return self.lanes or self.interleave > 1
 
 
-@functools.lru_cache(maxsize=None)
-def _allocatable(target, v) -> bool:
-    try:
-        target.allocate(v, "encrypt")
-    except GenError:
-        return False
-    return True
-
-
 # --interleave N: N independent blocks per pass of the GPR loop (the dispatch splits n with a
 # shift, so N is a power of two); nasm-x86 keeps --interleave 1 (see Nasm.interleave_why)
 INTERLEAVE = (1, 2, 4)
@@ -83,11 +72,15 @@ class Nasm(Target):
     interleave = (1,)
     interleave_why = ""           # why a target keeps --interleave 1 (its error line)
     machine: str = ""             # gen/asm/machine.py machine the code runs on
-    formats: dict = {}            # abi -> nasm -f format
     recommended_extra: list = []  # target options (sorted pairs) rendered for every size/version
     all_extra: list = []
     recommended_interleave: dict = {}   # size -> --interleave of the recommended GPR variants
     all_interleave: list = []     # (interleave, target options) added to verify --set all, every size
+    # --set all leaves out what the allocator cannot fit by design (strategy named keeps every value
+    # in one register for its whole life): {target options that all apply: block sizes}; data, so
+    # that a set is enumerated without running the allocator (tests/test_nasm.py checks it against
+    # the allocator); a render of such a variant fails with one line
+    unallocatable: dict = {}
 
     def default_options(self, spec):
         return Options("fly", "full", 1)
@@ -246,23 +239,22 @@ class Nasm(Target):
         return self._check(v, self._assign(v, self._liveness(v, lowered), strategy))[(direction, part)]
 
     def variants(self, which, specs):
-        cands = self.candidates(which, specs)
-        return cands if which == "recommended" else [v for v in cands if self.allocatable(v)]
+        """A set's variants, in order: its candidates less those the allocator cannot fit
+        (:attr:`unallocatable`, data: no allocator runs here)."""
+        return [v for v in self.candidates(which, specs) if not self.unallocatable_by_design(v)]
+
+    def unallocatable_by_design(self, v) -> bool:
+        return any(v.spec.bits in sizes and all(v.get(k) == value for k, value in options)
+                   for options, sizes in self.unallocatable.items())
 
     def candidates(self, which, specs) -> list:
-        """The variants a set tries, in order, without running the allocator (cheap: tests
-        parametrize over these at collection time); --set all keeps the :meth:`allocatable` ones."""
+        """The variants a set tries, in order (cheap: no allocator runs)."""
         out = []
         for s in specs:
             sets = [(self.interleave_for(s, dict(extra)), extra) for extra in self.recommended_extra] \
                 if which == "recommended" else [(1, extra) for extra in self.all_extra] + self.all_interleave
             out += [self.variant(s, Options("fly", "full", il), **dict(extra)) for il, extra in sets]
         return out
-
-    def allocatable(self, v) -> bool:
-        """Whether the allocator fits the variant's encrypt function (named fails by design where
-        the words do not fit); one allocation per variant and process (cached)."""
-        return _allocatable(self, v)
 
     def recommended_lines(self):
         lines = [f"  {self.name} (every size): " + " ".join(f"--{k} {v}" for k, v in extra)
@@ -271,12 +263,6 @@ class Nasm(Target):
             lines.append(f"  {self.name} words in GPRs: " + ", ".join(
                 f"{bits}: --interleave {il}" for bits, il in sorted(self.recommended_interleave.items())))
         return lines
-
-    def nasm_format(self, v) -> str:
-        return self.formats[v.get("abi", self.schema[0].default)]
-
-    def object_commands(self, v, src_dir, obj, cc="gcc"):
-        return [["nasm", "-f", self.nasm_format(v), "-o", str(obj), f"{src_dir}/{v.stem}.asm"]]
 
     def features(self, v):
         feats = set()
@@ -290,75 +276,3 @@ class Nasm(Target):
         if isa == "avx512":
             feats.add("avx512f")
         return feats
-
-    def bench_variants(self, spec, quick, asked):
-        """System V variants only (Win64 code cannot be called from the System V bench program:
-        see bench_note)."""
-        if self.name not in asked:
-            return []
-        return [(v, "nasm") for v in self.variants("recommended" if quick else "all", [spec])
-                if self.nasm_format(v) != "win64"]
-
-    def bound_work(self, v, flags=frozenset()):
-        """Words in GPRs; one block's words in XMM (isa sse2, layout scalar: a rotate is 2 shifts
-        + or); lanes (avx2: 4 blocks per ymm, rotate = 2 shifts + or; avx512: 8 per zmm, vprolq),
-        whose gathers and scatters count one load or store per lane.  Packed: not modelled."""
-        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
-            return None
-        isa = v.get("isa", "gpr")
-        if isa == "gpr":
-            return scalar_work(v, 1)
-        if isa == "sse2":
-            return scalar_work(v, 1, 128, 3)
-        lanes = {"avx2": 4, "avx512": 8}.get(isa)
-        if lanes is None:
-            return None
-        work = scalar_work(v, 1, 64 * lanes, 1 if isa == "avx512" else 3)
-        work.blocks = lanes
-        words_in, words_out = v.spec.nw + 2, v.spec.nw        # block and tweak words; block words
-        work.counts["vload"] -= words_in
-        work.counts["vstore"] -= words_out
-        work.add("load", words_in * lanes, uops=0)
-        work.add("store", words_out * lanes, uops=0)
-        return work
-
-    def chain_bound(self, v, model):
-        if v.get("primitive", "threefish") != "threefish" or v.get("layout", "scalar") != "scalar":
-            return None
-        isa = v.get("isa", "gpr")
-        if isa == "gpr":
-            return scalar_chain(v, model)
-        return scalar_chain(v, model, 128, 3) if isa == "sse2" else None
-
-    def tune_candidates(self, spec):
-        """System V, 64-bit code only (bench links one 64-bit program): words in GPRs or vector
-        lanes x allocation strategy x key schedule (x interleave where the target has it); the
-        recommended (belady, keys fly) first, strategy named last (it fails where words do not fit)."""
-        if self.recipe.word_bits != 64:
-            return []
-        isas = [i for i in ("gpr", "avx2", "avx512") if i in self.option("isa").choices]
-        out = []
-        for strategy in ("belady", "linear-scan", "named"):
-            for keys in self.keys:
-                for il in self.interleave:
-                    for isa in isas:
-                        try:
-                            v = self.variant(spec, Options(keys, "full", il), abi="sysv", isa=isa, strategy=strategy)
-                        except GenError:
-                            continue
-                        out.append((v, "nasm"))
-        return out
-
-    def bench_name(self, v, cc):
-        d = dict(v.extra)
-        d.pop("abi", None)
-        isa = d.pop("isa", "gpr")
-        parts = [self.name, isa] + [str(val) for _, val in sorted(d.items())]
-        if v.options.interleave > 1:
-            parts.append(f"i{v.options.interleave}")
-        if isa in ("avx2", "avx512"):
-            parts.insert(2, "lanes")
-        name = " ".join(parts)
-        if isa == "sse2":
-            name += " (nasm-x86 stream)"
-        return name

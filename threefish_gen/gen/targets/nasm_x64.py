@@ -18,12 +18,11 @@ class NasmX64(Nasm):
     recipe = Recipe(checker="nasm", language="nasm")
     schema = schema(("sysv", "win64"), ("rol", "rorx"), ("gpr", "sse2", "avx2", "avx512"), ("scalar", "packed")) \
         + (PRIMITIVE_OPTION,)
-    formats = {"sysv": "elf64", "win64": "win64"}
     interleave = INTERLEAVE
     recommended_extra = [(("abi", "sysv"), ("strategy", "belady")), (("abi", "win64"), ("strategy", "belady")),
                          (("abi", "sysv"), ("isa", "avx2"), ("strategy", "belady")),
                          (("abi", "sysv"), ("isa", "avx512"), ("strategy", "belady"))]
-    # verify --set all: every strategy (named fails by design where the words do not fit: skipped)
+    # verify --set all: every strategy (named fails by design where the words do not fit: left out)
     all_extra = ([(("abi", "sysv"), ("strategy", s)) for s in ("belady", "linear-scan", "named")]
                  + [(("abi", "sysv"), ("rotate", "rorx"), ("strategy", "belady")),
                     (("abi", "sysv"), ("isa", "sse2"), ("strategy", "belady")),
@@ -34,6 +33,7 @@ class NasmX64(Nasm):
     # win for 256 bits; from 512 bits on the second block's words spill and 1 is faster), and the
     # interleaved variants verify --set all adds (each size)
     recommended_interleave = {256: 2}
+    unallocatable = {(("strategy", "named"),): (1024,)}     # 16 words + key + tweak > 15 GPRs
     all_interleave = [(2, (("abi", "sysv"), ("strategy", "belady"))), (4, (("abi", "sysv"), ("strategy", "belady")))]
 
     # ---------------------------------------------------------------- Skein (--primitive skein)
@@ -74,23 +74,6 @@ class NasmX64(Nasm):
         ctx["notes"] = ctx["notes"] + [f"UBI blocks loop: {v.stem}.asm (nasm -f elf64), System V, words in GPRs"]
         files.update(render_skein(v, ctx))
         return files
-
-    def sse2_stream(self, spec) -> list:
-        """The nasm-x86 instruction stream (words in XMM) in 64-bit mode: what bench times for
-        nasm-x86, whose elf32 objects cannot join the 64-bit bench program."""
-        return [v for v in self.variants("all", [spec]) if v.get("isa") == "sse2"]
-
-    def bench_variants(self, spec, quick, asked):
-        out = [(v, cc) for v, cc in super().bench_variants(spec, quick, asked) if not is_skein(v)]
-        if quick and self.name in asked:
-            out += [(v, "nasm") for v in self.sse2_stream(spec)]
-        return out
-
-    def bench_note(self, asked):
-        if self.name in asked:
-            return ("SKIPPED nasm-x64 --abi win64: the Microsoft x64 calling convention cannot be called "
-                    "from this System V harness (verify runs it through gcc's ms_abi); same rounds as sysv")
-        return None
 
     def list_lines(self):
         return ["  nasm-x64  NASM x86-64, words in GPRs; --abi sysv|win64, --rotate rol|rorx (rorx: BMI2);",

@@ -1,5 +1,5 @@
 // threefish-gen verify harness for the C# Skein classes (--target csharp --primitive skein).
-// Usage: skeinharness CLASS VECTORS   (vector file of verify/skein.py; see skein_harness.c)
+// Usage: skeinharness CLASS VECTORS   (vector file of verify/skein_c_abi.py; see skein_harness.c)
 // H records: Hash / Mac (one-shot, output at offsets 0..7 between guard bytes) and Incremental in
 // seven chunkings with the message at offsets 0..7; M records: HashMany; E: bad arguments throw;
 // T records: HashTree and Incremental.Tree in seven chunkings.

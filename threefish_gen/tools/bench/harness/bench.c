@@ -19,8 +19,8 @@
  *     void Pencrypt_blocks(const uint8_t key[B], const uint8_t *tweaks, const uint8_t *in,
  *                          uint8_t *out, size_t n);          -- tweaks: n*16 bytes, one per block
  *
- * PEERS (optional): -DHAVE_BOTAN  + bench/peers_botan.cpp    + -lbotan-2
- *                   -DHAVE_CRYPTOPP + bench/peers_cryptopp.cpp + -lcryptopp
+ * PEERS (optional): -DHAVE_BOTAN  + harness/peers_botan.cpp    + -lbotan-2
+ *                   -DHAVE_CRYPTOPP + harness/peers_cryptopp.cpp + -lcryptopp
  * They export functions of the same shape (see peers.h) and go through the
  * same checks and measurement loop as the variants.
  *
@@ -28,12 +28,12 @@
  * BUILD (argv lists; no shell or make needed; run from the repository root)
  * ---------------------------------------------------------------------------
  *   gcc -std=c11 -O2 -Wall -Wextra -DBENCH_VARIANTS="/abs/path/variants.inc" \
- *       [-DHAVE_BOTAN] [-DHAVE_CRYPTOPP] -c bench/bench.c -o bench.o
+ *       [-DHAVE_BOTAN] [-DHAVE_CRYPTOPP] -c harness/bench.c -o bench.o
  *       The define is one argv element with the double quotes inside it.  Use
  *       an absolute path: a relative one is looked up next to bench.c and in
  *       -I directories, not in the current directory.
- *   g++ -std=c++17 -O2 -Wall -Wextra -isystem /usr/include/botan-2 -c bench/peers_botan.cpp -o peers_botan.o
- *   g++ -std=c++17 -O2 -Wall -Wextra -c bench/peers_cryptopp.cpp -o peers_cryptopp.o
+ *   g++ -std=c++17 -O2 -Wall -Wextra -isystem /usr/include/botan-2 -c harness/peers_botan.cpp -o peers_botan.o
+ *   g++ -std=c++17 -O2 -Wall -Wextra -c harness/peers_cryptopp.cpp -o peers_cryptopp.o
  *   <each variant .c compiled with its own compiler/flags to an .o>
  *   g++ bench.o <variant .o files> [peers_botan.o -lbotan-2] [peers_cryptopp.o -lcryptopp] -o bench
  *       (link with gcc instead of g++ when no peer is used)
@@ -627,7 +627,7 @@ int main(int argc, char **argv)
         return 0;
     }
 
-    printf("# threefish-gen bench: tab-separated records, format documented in bench/bench.c\n");
+    printf("# threefish-gen bench: tab-separated records, format documented in harness/bench.c\n");
     printf("UNIT\t%s\n", BENCH_HAVE_CLOCK_PROBE ? "cpb" : "ns/B");
     print_cpu_model();
     pin_cpu();

@@ -214,7 +214,7 @@ def strategy_section(base: Variant, st: str, bench: bool, work: Path) -> dict:
     counts = {"registers used": alloc.registers_used(), "spills": s["spills"], "reloads": s["reloads"],
               "memory operands": s["memops"], "moves": s["moves"], "instructions": s["instructions"]}
     if shutil.which("nasm"):
-        from .regalloc_report import assemble, measure
+        from .regalloc import assemble, measure
         w = work / st
         w.mkdir(parents=True, exist_ok=True)
         try:

@@ -2,14 +2,14 @@
  * skein_bench.c -- Skein-512-512 of the generated C (scalar Phash, SIMD hash_many) beside
  * Botan 2's Skein-512 and the generated scalar Threefish-512 chained, in cycles/byte.
  *
- * Build (threefish_gen/bench_skein.py does it):
+ * Build (tools/bench/skein_rows.py does it):
  *   gcc -std=c11 -O2 -DSK_HEADER='"sk.h"' -DSK_PREFIX=sk_ -DSKM_HEADER='"skm.h"' -DSKM_PREFIX=skm_
- *       -DTF_HEADER='"tf.h"' -DTF_PREFIX=tf_ [-DHAVE_BOTAN] -c bench/skein_bench.c
+ *       -DTF_HEADER='"tf.h"' -DTF_PREFIX=tf_ [-DHAVE_BOTAN] -c harness/skein_bench.c
  *   g++ skein_bench.o sk.o skm.o tf.o [peers_botan_skein.o -lbotan-2] -o skein_bench
  * Run: skein_bench [--quick]
  * Output lines (tab separated): CLOCK ghz | ROW name bytes cpb min | CHECK ok|FAIL what | INFO text
  *
- * Method as bench/bench.c: the core clock is estimated around every sample from a chain of
+ * Method as harness/bench.c: the core clock is estimated around every sample from a chain of
  * dependent adds (cycles.h); a sample repeats the operation for ~3 ms (0.5 ms with --quick);
  * the figure is the median of the samples (7; 3 with --quick), min the least.
  */

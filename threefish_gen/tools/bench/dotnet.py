@@ -1,7 +1,7 @@
 """C# figures for ``make bench``: the generated classes (and BouncyCastle, when NuGet serves it).
 
 ``bench_rows(specs)`` renders, for every spec, the recommended ``lanes`` class and the
-``scalar`` and ``packed`` classes into one project (``bench/csharp/Bench.cs`` is its Main), builds it once
+``scalar`` and ``packed`` classes into one project (``harness/dotnet/Bench.cs`` is its Main), builds it once
 (offline: no package references) and runs it twice: with the default JIT settings (the
 lanes class then runs its Vector512 kernel on AVX-512 CPUs) and with
 ``DOTNET_EnableAVX512F=0 DOTNET_EnableAVX512=0`` (its Vector256/AVX2 kernel).  A second,
@@ -27,7 +27,7 @@ from threefish_gen.gen.targets.csharp import RECOMMENDED as RECOMMENDED_CSHARP
 from threefish_gen.gen.targets.csharp import TARGET as CSHARP
 from threefish_gen.gen.threefish import Options
 
-BENCH_CS = files("threefish_gen") / "bench" / "csharp" / "Bench.cs"
+BENCH_CS = files("threefish_gen.tools.bench") / "harness" / "dotnet" / "Bench.cs"
 
 BOUNCY_CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
   <PropertyGroup>
@@ -87,12 +87,12 @@ def bench_rows(specs: list[Spec], workdir: Path = Path("build/bench/csharp"), bo
     workdir = Path(workdir).resolve()
     rows: list[dict] = []
     if vcs.DotnetRun("x").missing():
-        return [dict(name="csharp", bits=0, mode="-", cpb=None, skipped="dotnet not installed")]
+        return [dict(name=CSHARP.name, bits=0, mode="-", cpb=None, skipped="dotnet not installed")]
     proj = workdir / "gen"
     vcs.write_project(_variants(specs), proj, name="tfbench", main=BENCH_CS.read_text(), host="Bench")
     ok, out = vcs.build(proj)
     if not ok:
-        return [dict(name="csharp", bits=0, mode="-", cpb=None, skipped="dotnet build failed: " + out)]
+        return [dict(name=CSHARP.name, bits=0, mode="-", cpb=None, skipped="dotnet build failed: " + out)]
     dll = proj / "bin" / "tfbench.dll"
     flags = vcs.cpu_flags()
     for env, label in (((), "C#"), (vcs.NO512, "C# (AVX-512 off)")):
@@ -155,7 +155,7 @@ def print_rows(rows: list[dict], stream=sys.stdout) -> None:
                   file=stream)
 
 
-if __name__ == "__main__":   # python3 -m gen.bench_csharp [VERSION ...]
+if __name__ == "__main__":   # python3 -m threefish_gen.tools.bench.dotnet [VERSION ...]
     from threefish_gen.gen.spec import SIZES
     vers = sys.argv[1:] or ["1.3"]
     print_rows(bench_rows([Spec(v, b) for v in vers for b in SIZES]))

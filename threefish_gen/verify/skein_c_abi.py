@@ -1,5 +1,6 @@
-"""verify for Skein renders (``--primitive skein``): vectors from the Skein reference model
-(gen/skein.py, itself checked against the golden KATs) through ``verify/harness/skein_harness.c``.
+"""verify for the C-ABI Skein renders (``--primitive skein`` of the C, SIMD C and NASM targets; the
+C# class: skein_csharp.py): vectors from the Skein reference model (gen/skein.py, itself checked
+against the golden KATs) through ``verify/harness/skein_harness.c``.
 
 The vector file of a version and size holds
 
@@ -30,6 +31,7 @@ from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.spec import Spec
 from threefish_gen.gen.variant import Variant
 
+from .objects import object_commands
 from .runner import HERE, Build, Row, _first_lines, _run, build_harness, cpu_flags, run_harness
 from .sources import sources
 
@@ -113,7 +115,7 @@ def check_skein(variant: Variant, build: Build, workdir: Path, vectors: Path) ->
             return Row(label, build.name, "SKIPPED", "nasm not installed")
         write_files(files, workdir / "src")
         obj = workdir / f"{variant.stem}-ubi.o"
-        for cmd in target.object_commands(variant, workdir / "src", obj):
+        for cmd in object_commands(variant, workdir / "src", obj):
             rc, out = _run(cmd, workdir)
             if rc:
                 return Row(label, build.name, "FAIL", "nasm failed: " + _first_lines(out), time.monotonic() - t0)

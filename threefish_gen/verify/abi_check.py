@@ -1,4 +1,4 @@
-"""ABI checks for the assembly targets (issue 11): the harness calls every assembly function
+"""ABI checks for the assembly targets: the harness calls every assembly function
 through a thunk (NASM, below) that fills all callee-saved registers with canaries, calls,
 then checks them, the stack pointer and the direction flag.
 
@@ -96,7 +96,7 @@ def thunk_x86() -> str:
     return "\n".join(lines)
 
 
-SHIM = """/* ABI check shim (verify/abi.py): the public names call the assembly through the thunk. */
+SHIM = """/* ABI check shim (verify/abi_check.py): the public names call the assembly through the thunk. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -225,7 +225,7 @@ def _epilogue(fn: str, tail: list[str], alloc: int, pushes: list[str]) -> list:
     return out
 
 
-UNWIND_C = r"""/* Win64 unwind data check (verify/abi.py): RtlVirtualUnwind from every prologue, body and
+UNWIND_C = r"""/* Win64 unwind data check (verify/abi_check.py): RtlVirtualUnwind from every prologue, body and
    epilogue point. */
 #include <windows.h>
 #include <stdio.h>

@@ -1,17 +1,19 @@
-"""Bounds beside every bench row, and the dispatcher ratio (issue 13, parts 4 and 5).
+"""Bounds beside every bench row, and the dispatcher ratio.
 
-Per row: the least c/B the variant could reach on this CPU's ports (gen/ports.py, chosen by
-vendor/family/model from /proc/cpuinfo) from what it executes (the target descriptor's
-``bound_work``: the described Program's operations, or the SIMD layout's counts, gen/bounds.py),
+Per row: the least c/B the variant could reach on this CPU's ports (ports.py, chosen by
+vendor/family/model from /proc/cpuinfo) from what it executes (the target's tools'
+``bound_work``, tools/target_tools.py: the described Program's operations, or the SIMD layout's
+counts, bounds.py),
 and ``x bound`` = measured / bound.  Bulk rows: the throughput bound of a pass of
 encrypt_blocks.  Chained rows: one single-block call, the longer of its dependency chain and its
 throughput bound.  Rows the model cannot say (peers, C#, lanes NASM, packed single blocks): '-'.
 docs/bench.md, "Bounds", has the model, its sources and its assumptions."""
 from __future__ import annotations
 
-from threefish_gen.gen import bounds, ports
-from threefish_gen.gen import targets as registry
 from threefish_gen.verify.cpu import cpu_identity
+
+from ..target_tools import tools_for
+from . import bounds, ports
 
 
 def this_model() -> ports.PortModel:
@@ -23,7 +25,7 @@ def row_bounds(entries, model: ports.PortModel, flags) -> dict:
     entries; modes without a bound are left out."""
     out: dict = {}
     for name, v, _ in entries:
-        t = registry.get(v.target)
+        t = tools_for(v.target)
         nb = v.spec.block_bytes
         work = t.bound_work(v, flags)
         if work is not None:
@@ -72,4 +74,4 @@ def dispatcher_lines(results, dispatchers: set) -> list[str]:
 
 
 def dispatcher_names(entries) -> set:
-    return {name for name, v, _ in entries if registry.get(v.target).is_dispatcher(v)}
+    return {name for name, v, _ in entries if tools_for(v.target).is_dispatcher(v)}

@@ -13,7 +13,7 @@ MODES = ("bulk", "chained")
 
 def series(data: dict) -> dict[str, dict[tuple[int, str], float]]:
     """label -> {(bits, mode): cycles/byte}: the best row of each target, each peer as it is."""
-    dotnet = [t.name for t in registry.TARGETS.values() if t.recipe.bench == "dotnet"]
+    dotnet = [t.name for t in registry.TARGETS.values() if t.recipe.interface == "dotnet"]
     out: dict[str, dict] = {}
 
     def put(label, bits, mode, cpb):

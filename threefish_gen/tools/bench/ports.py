@@ -1,10 +1,10 @@
 """Per-CPU port models (data): which execution ports each class of operation the generated code
 uses may issue to, how wide the front end is, and the latencies of the operations on a
-Threefish dependency chain.  ``gen/bounds.py`` turns a variant's operation counts into a
+Threefish dependency chain.  ``bounds.py`` turns a variant's operation counts into a
 throughput bound (and a program into a latency bound) with one of these; ``make bench`` prints
 it beside every row.  Sources and the figures that are assumptions: docs/bench.md, "Bounds".
 
-Operation classes (what gen/bounds.py counts):
+Operation classes (what bounds.py counts):
 
 =========  ===============================================================================
 alu        scalar add / sub / xor / mov-immediate (r64)
@@ -80,7 +80,7 @@ ZEN4 = replace(ZEN3, key="zen4", name="AMD Zen 4 (family 19h, AVX-512 on 256-bit
 
 # AMD Zen 5 (family 1Ah): 6 ALUs, 4 load pipes, 8-wide dispatch, full 512-bit vector datapaths
 # (AMD SOG for family 1Ah (#58455); A. Yee, "Zen5's AVX512 teardown"); every simple vector
-# integer op 2 cycles of latency (measured by this project, gen/targets/c_simd.py).
+# integer op 2 cycles of latency (measured by this project, docs/bench.md "Layout packed").
 ZEN5 = replace(
     ZEN3, key="zen5", name="AMD Zen 5 (family 1Ah, 512-bit datapaths)",
     ports={**ZEN3.ports, "alu": _ports("ALU", 6), "load": _ports("AGU", 4)},

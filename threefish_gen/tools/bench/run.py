@@ -1,12 +1,13 @@
 """``make bench``: cycles/byte of every target beside scalar C and the peer libraries.
 
 Every C-ABI variant (scalar C, SIMD C, NASM x64) is rendered, built to an object with its
-own prefix (per compiler; the ``OBJECT_COMMANDS`` registry says how per target, and
-``REQUIRED_FEATURES`` which CPU flags it needs: what this CPU lacks gets a SKIPPED line),
-and linked into one program with ``bench/bench.c`` (the timing harness; its header comment
-documents the method) and, where installed, Botan 2 and Crypto++ (``bench/peers_*.cpp``).
-The C# classes are measured by ``gen/bench_csharp.py`` (a .NET program of its own) and shown
-in a section after the C-ABI tables.
+own prefix (per compiler; verify/objects.py says how, the descriptor's ``features`` which CPU
+flags it needs: what this CPU lacks gets a SKIPPED line), and linked into one program with
+``harness/bench.c`` (the timing harness; its header comment documents the method) and, where
+installed, Botan 2 and Crypto++ (``harness/peers_*.cpp``).  Which variants each target
+contributes, and under which row names, comes from tools/target_tools.py.  The C# classes are
+measured by ``dotnet.py`` (a .NET program of its own) and shown in a section after the C-ABI
+tables.
 
 Method, in short: these VMs have no cycle counters and the TSC is not the core clock, so
 the core clock is estimated around every sample from a chain of dependent adds (1 cycle
@@ -19,7 +20,7 @@ the previous output: latency).
 Every table has, per row, the ratio to scalar C (the recommended option set built with gcc,
 always measured) and to the best peer of the same size and mode, and for SIMD C the
 operation counts its layout reports; every generated row its bound on this CPU's port model and
-``x bound`` (``bench_bounds.py``), and each size and mode a ``dispatcher / best variant`` line.
+``x bound`` (``row_bounds.py``), and each size and mode a ``dispatcher / best variant`` line.
 Everything also goes to ``build/bench.json`` and a markdown summary ``build/bench.md``.
 """
 from __future__ import annotations
@@ -36,19 +37,18 @@ from dataclasses import dataclass, field
 from importlib.resources import files
 from pathlib import Path
 
-from threefish_gen.bench_bounds import annotate as bounds_annotate
-from threefish_gen.bench_bounds import bound_text, dispatcher_lines, dispatcher_names, row_bounds, this_model
 from threefish_gen.gen import targets as registry
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets.c import RECOMMENDED as RECOMMENDED_C
+from threefish_gen.verify.objects import object_commands
 
-# package data (pyproject: threefish_gen = ["bench/*", ...]), a folder on disk in any pip install
-BENCH_DIR = Path(str(files("threefish_gen") / "bench"))
+from ..target_tools import all_tools, tools_for
+from .row_bounds import annotate as bounds_annotate
+from .row_bounds import bound_text, dispatcher_lines, dispatcher_names, row_bounds, this_model
 
-def object_commands(v: Variant, src_dir: Path, obj: Path, cc: str) -> list[list[str]]:
-    """How the target's descriptor builds one object of a variant."""
-    return registry.get(v.target).object_commands(v, src_dir, obj, cc)
+# package data (pyproject: "threefish_gen.tools.bench" = ["harness/*", ...]), a folder on disk in any pip install
+BENCH_DIR = Path(str(files("threefish_gen.tools.bench") / "harness"))
 
 
 def required_features(v: Variant) -> set[str]:
@@ -68,7 +68,7 @@ class Result:
     vs_c: float | None = None
     vs_peer: float | None = None
     ops: dict = field(default_factory=dict)
-    bound: float | None = None      # c/B on this CPU's port model (bench_bounds.py)
+    bound: float | None = None      # c/B on this CPU's port model (row_bounds.py)
     bound_by: str = ""              # what binds: ports, 'front end' or 'latency'
     x_bound: float | None = None    # cpb / bound
 
@@ -83,7 +83,7 @@ def reference_name(bits: int) -> str:
     """The scalar C row every ratio is taken against: the recommended option set, gcc."""
     from threefish_gen.gen.spec import get_spec
     from threefish_gen.gen.targets.c import TARGET as C
-    return C.bench_name(C.variant(get_spec("1.3", bits), RECOMMENDED_C[bits]), "gcc")
+    return tools_for(C.name).bench_name(C.variant(get_spec("1.3", bits), RECOMMENDED_C[bits]), "gcc")
 
 
 def _with_cc(v: Variant, cc: str) -> Variant:
@@ -93,8 +93,8 @@ def _with_cc(v: Variant, cc: str) -> Variant:
 
 def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
                     quick: bool = False) -> list[tuple[str, Variant, str]]:
-    """(row name, variant, compiler) for every C-ABI target asked for, from the descriptors'
-    bench_variants; the reference scalar C row of each size is always there (every ratio needs
+    """(row name, variant, compiler) for every C-ABI target asked for, from the targets' tools'
+    bench_variants (tools/target_tools.py); the reference scalar C row of each size is always there (every ratio needs
     it).  --quick keeps the recommended sets so that a cold run stays short."""
     from threefish_gen.gen.spec import get_spec
     asked = set(registry.names() if not targets else targets)
@@ -102,9 +102,9 @@ def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
     seen: set = set()
     for bits in sizes:
         spec = get_spec(version, bits)
-        for t in registry.TARGETS.values():
+        for t in all_tools():
             for v, cc in t.bench_variants(spec, quick, asked):
-                name = registry.get(v.target).bench_name(v, cc)
+                name = tools_for(v.target).bench_name(v, cc)
                 if (name, bits) in seen:
                     continue
                 seen.add((name, bits))
@@ -115,12 +115,12 @@ def default_entries(sizes=(256, 512, 1024), version: str = "1.3", targets=None,
 def target_notes(targets=None) -> list[str]:
     """SKIPPED lines for whole targets (or parts) that this machine cannot time, with the reason."""
     asked = set(registry.names() if not targets else targets)
-    return [n for t in registry.TARGETS.values() if (n := t.bench_note(asked))]
+    return [n for t in all_tools() if (n := t.bench_note(asked))]
 
 
 def op_counts(v: Variant) -> dict:
     """Operation counts per block the layout reports ({} where the target reports none)."""
-    return registry.get(v.target).op_counts(v)
+    return tools_for(v.target).op_counts(v)
 
 
 def ops_text(ops: dict) -> str:
@@ -216,13 +216,13 @@ def build(entries: list[tuple[str, Variant, str]], workdir: Path,
 
 
 def bench_line(name: str, v: Variant) -> str:
-    """The variants.inc line (bench/bench.c) of one built variant."""
+    """The variants.inc line (harness/bench.c) of one built variant."""
     return (f'BENCH_VARIANT("{name}", "{v.prefix}", {v.spec.block_bytes}, '
             f"{v.prefix}encrypt, {v.prefix}encrypt_blocks)")
 
 
 def link(lines: list[str], objs: list[str], workdir: Path, peers: bool = True) -> tuple[Path, list[str]]:
-    """Compile bench/bench.c over the variants.inc ``lines`` and link it with the objects (and,
+    """Compile harness/bench.c over the variants.inc ``lines`` and link it with the objects (and,
     with ``peers``, the peer libraries that are installed).  Returns (program, SKIPPED notes)."""
     notes: list[str] = []
     inc = workdir / "variants.inc"
@@ -371,14 +371,14 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
             print(ln, file=stream)
     g = goals(results)
     if g:
-        print("\ngoals (issue 4; medians above, noisy machine)", file=stream)
+        print("\ngoals (docs/nasm.md; medians above, noisy machine)", file=stream)
         for ln in g:
             print(ln, file=stream)
     for f in info["fail"]:
         print(f"FAIL {f}", file=stream)
 
 
-# Issue 4's goals for the NASM targets, shown (never asserted) beside the figures:
+# The NASM targets' speed goals (docs/nasm.md), shown (never asserted) beside the figures:
 # (label, size, mode, row, bound c/B or None for "no slower than scalar C").
 NASM_GOALS = [
     *[(f"nasm-x64 gpr no slower than scalar C ({b} bulk)", b, "bulk", "nasm-x64 gpr belady", None)
@@ -421,7 +421,7 @@ def csharp_annotate(cs_rows: list[dict], results: list[Result]) -> None:
 
 
 def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
-    print("\nC# (.NET; gen/bench_csharp.py: its own program, Stopwatch + the same add-chain clock "
+    print("\nC# (.NET; tools/bench/dotnet.py: its own program, Stopwatch + the same add-chain clock "
           "estimate; medians of 9; ratios to the scalar C reference and best C-ABI peer above)", file=stream)
     for bits in sorted({r["bits"] for r in cs_rows if r.get("cpb") is not None}):
         for mode in ("bulk", "chained"):
@@ -525,7 +525,7 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     table(results, info, stream)
     cs_rows: list[dict] = []
     if csharp_specs:
-        from .bench_csharp import bench_rows
+        from .dotnet import bench_rows
         cs_rows = bench_rows(list(csharp_specs), workdir=Path(workdir) / "dotnet", bouncy=not quick)
         cs_rows = [r for r in cs_rows if r.get("cpb") is None or _matches(r["name"], filters)]
         if quick:

@@ -19,6 +19,7 @@ from threefish_gen.gen.asm import AllocationCheckError
 from threefish_gen.gen.errors import GenError
 from threefish_gen.gen.render import Variant, render_variant, write_files
 from threefish_gen.gen.targets import get as get_target
+from threefish_gen.verify.objects import object_format
 
 SPEED = Path(str(files("threefish_gen.verify") / "harness" / "speed.c"))
 
@@ -39,7 +40,7 @@ def _text_size(obj: Path, fmt: str) -> int:
 
 def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
     """Render and assemble; (object path, .text bytes)."""
-    from threefish_gen.verify.nasm import object_commands
+    from threefish_gen.verify.objects import object_commands
     if shutil.which("nasm") is None:
         raise GenError("nasm is not installed (Debian package nasm)")
     src = work / "src"
@@ -49,13 +50,13 @@ def assemble(variant: Variant, work: Path) -> tuple[Path, int]:
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode:
             raise GenError(f"nasm failed on {variant.stem}: {(p.stdout + p.stderr).strip().splitlines()[0]}")
-    return obj, _text_size(obj, get_target(variant.target).nasm_format(variant))
+    return obj, _text_size(obj, object_format(variant))
 
 
 def measure(variant: Variant, work: Path, obj: Path | None = None, blocks: int = 64) -> str:  # noqa: C901
     """Bulk encrypt_blocks cycles/byte as text ('5.21'), or why not ('n/a: ...')."""
     from threefish_gen.verify.nasm import runs_32bit_natively
-    if get_target(variant.target).nasm_format(variant) == "win64":
+    if object_format(variant) == "win64":
         return "n/a: Win64 code does not run here"
     from threefish_gen.verify.nasm import cpu_flags, required_features
     missing = required_features(variant) - cpu_flags()

@@ -1,9 +1,9 @@
 """``threefish-gen tune``: time the candidate variants of each target on this machine and write a
 profile (docs/tune.md); ``render --profile`` / ``render --set tuned`` use one.
 
-Candidates come from the target descriptors (``Target.tune_candidates``: their option schemas,
+Candidates come from the targets' tools (tools/target_tools.py ``tune_candidates``: their option schemas,
 the likeliest winners first), less what this CPU cannot run.  They are measured with the bench's
-method (gen/bench.py: each variant built to an object, linked into bench/bench.c, cycles/byte by
+method (tools/bench/run.py: each variant built to an object, linked into harness/bench.c, cycles/byte by
 its add-chain clock estimate), modes bulk and chained, under a time budget that includes the
 builds:
 
@@ -35,8 +35,9 @@ from threefish_gen.gen.spec import SIZES, get_spec
 from threefish_gen.gen.variant import Variant
 from threefish_gen.verify.cpu import cpu_flags, cpu_id
 
-from . import bench
-from .cli_options import constants_option
+from .bench import run as bench
+from .target_tools import all_tools, tools_for
+from threefish_gen.cli_options import constants_option
 
 PRUNE_RATIO = 1.25
 FLAGS = ("sse2", "ssse3", "avx", "avx2", "bmi2", "avx512f", "avx512vl", "avx512bw", "avx512dq")
@@ -48,7 +49,7 @@ RUN_S = 0.35              # one bench invocation's start and clock warm-up (--qu
 FULL_PLANS = ((3, 7), (2, 7), (1, 7), (1, 3))   # (passes, samples): the first that fits the budget
 MAX_FILTERS = 30          # bench.c takes at most 32 --filter arguments
 MODES = ("bulk", "chained")
-METHOD = ("bench's method (threefish_gen/bench.py, bench/bench.c): " + bench.METHOD
+METHOD = ("bench's method (threefish_gen/tools/bench/run.py, harness/bench.c): " + bench.METHOD
           + f" Cheap pass: bench --quick (5 samples of 0.5 ms) of every built candidate; only "
           f"candidates within {PRUNE_RATIO}x of their group's best cheap figure get the full measurement.")
 
@@ -99,7 +100,7 @@ def candidates(targets, specs, flags, first=()) -> list[Cand]:
     for spec in specs:
         for name in targets:
             t = registry.get(name)
-            lists.append([(v, cc) for v, cc in t.tune_candidates(spec)
+            lists.append([(v, cc) for v, cc in tools_for(name).tune_candidates(spec)
                           if not t.features(v) - flags and shutil.which(cc)])
     order = [x for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst) for x in [lst[i]]]
     out = []
@@ -447,8 +448,7 @@ class Tuned:
 # --------------------------------------------------------------------------- command
 
 def _tunable() -> tuple:
-    spec = get_spec("1.3", 512)
-    return tuple(t.name for t in registry.TARGETS.values() if t.tune_candidates(spec))
+    return tuple(t.name for t in all_tools() if t.tunable())
 
 
 @click.command("tune")

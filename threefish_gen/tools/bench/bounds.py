@@ -1,7 +1,7 @@
-"""Bounds: how fast a variant could run on a CPU's ports (gen/ports.py), from what it executes.
+"""Bounds: how fast a variant could run on a CPU's ports (ports.py), from what it executes.
 
 * :func:`program_work` counts the machine operations of a described Program (gen/threefish.py):
-  per class (gen/ports.py: alu, rot, load, store, mov; or their vector forms when the words
+  per class (ports.py: alu, rot, load, store, mov; or their vector forms when the words
   live in vector registers) and front-end slots, loops multiplied out.
 * :func:`layout_work` maps the operation counts a SIMD layout reports (gen/render_simd.py
   op_counts) onto the same classes.
@@ -20,7 +20,8 @@ import heapq
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from .dsl import Idx, Loop, Mem
+from threefish_gen.gen.dsl import Idx, Loop, Mem
+
 from .ports import VECTOR_CLASSES, PortModel
 
 

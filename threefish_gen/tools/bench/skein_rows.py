@@ -1,8 +1,8 @@
-"""Skein rows of ``make bench`` (issue 14): Skein-512-512 of the generated C on 64 B, 1 KiB and
+"""Skein rows of ``make bench``: Skein-512-512 of the generated C on 64 B, 1 KiB and
 64 KiB messages -- single message (scalar C ``hash``) and 8 messages at once (``hash_many``, SIMD C
 dispatcher: scalar, AVX2, best path), and tree hashing of one 1 MiB message (leaves in the lanes) -- beside Botan 2's Skein-512 and the generated scalar
 Threefish-512 chained (the latency bound of sequential Skein).  Timing program:
-``bench/skein_bench.c`` (same clock method as bench/bench.c); peer: ``bench/peers_botan_skein.cpp``.
+``harness/skein_bench.c`` (same clock method as harness/bench.c); peer: ``harness/peers_botan_skein.cpp``.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from threefish_gen.gen.render import render_variant, write_files
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.threefish import Options
 
-from .bench import BENCH_DIR, _run
+from .run import BENCH_DIR, _run
 
 BOTAN_HEADER = Path("/usr/include/botan-2/botan/hash.h")
 
