@@ -767,6 +767,8 @@ class CsMachine(SimdMachine):
             if len(a) != len(order) or not isinstance(a[0], tuple):
                 raise Unsupported(f"line {no}: {full} with these arguments")
             w = len(a[0])
+            if op.endswith("_si"):          # or/xor: the C name carries the vector width
+                op += str(64 * w)
             return self._x86(op, w, [a[i] for i in order], full)
         raise Unsupported(f"line {no}: {full} is not modelled")
 

@@ -1,0 +1,48 @@
+"""The instruction tables of threefish_gen/gen/isa/: one semantics per instruction serves the
+printer's shuffle search and the prover; every spelled intrinsic has one."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from threefish_gen.gen.isa import x86
+from threefish_gen.gen.isa import shuffle
+from threefish_gen.gen.isa.common import lane_sources
+
+
+def test_x86_call_refuses_an_intrinsic_without_semantics():
+    assert x86.call(256, "unpacklo_epi64", "a", "b") == "_mm256_unpacklo_epi64(a, b)"
+    with pytest.raises(AssertionError, match="no semantics"):
+        x86.call(256, "unpacklo_epi32", "a", "b")
+
+
+def test_lane_patterns_come_from_the_semantics():
+    # within 128-bit halves: (a0, b0, a2, b2)
+    assert lane_sources(x86.SEMANTICS["unpacklo_epi64"], 4, ("a", "b")) == ((0, 0), (1, 0), (0, 2), (1, 2))
+    # pshufd 0x4e swaps the 64-bit halves of each 128-bit block (a byte-level instruction)
+    assert lane_sources(x86.SEMANTICS["shuffle_epi32"], 2, ("a", 0x4E)) == ((0, 1), (0, 0))
+    # pshufd 0xb1 swaps 32-bit halves inside each lane: no whole source lane
+    assert lane_sources(x86.SEMANTICS["shuffle_epi32"], 2, ("a", 0xB1)) == (None, None)
+    assert lane_sources(x86.SEMANTICS["permute2x128_si256"], 4, ("a", "b", 0x31)) == ((0, 2), (0, 3), (1, 2), (1, 3))
+
+
+def test_shuffle_picks_the_cheapest_instruction_per_isa():
+    w2, w4 = x86.Width(128), x86.Width(256)
+    assert shuffle(x86.ISAS["sse2"], w2, (("x", 1), ("y", 1))) == "_mm_unpackhi_epi64(x, y)"
+    assert shuffle(x86.ISAS["avx2"], w4, (("x", 3), ("x", 2), ("x", 1), ("x", 0))) == "_mm256_permute4x64_epi64(x, 0x1b)"
+    # AVX-512: an index permute when no single immediate form builds the lanes
+    e = shuffle(x86.ISAS["avx512"], w4, (("x", 0), ("y", 3), ("x", 3), ("y", 0)))
+    assert e.startswith("_mm256_permutex2var_epi64(")
+
+
+def test_every_rotation_spelling_is_modelled():
+    consts = {}
+    for isa in x86.ISAS.values():
+        w = x86.Width(isa.bits)
+        for n in (8, 13, 32):
+            expr, _ = x86.rotl_uniform(isa, w, "x", n, consts)
+            names = re.findall(r"_mm\d*_\w+", expr + " ".join(consts.values()))
+            assert names
+            for name in names:
+                assert x86.parse(name)[0] in x86.SEMANTICS, name
