@@ -46,3 +46,15 @@ def test_every_rotation_spelling_is_modelled():
             assert names
             for name in names:
                 assert x86.parse(name)[0] in x86.SEMANTICS, name
+
+
+def test_neon_call_refuses_an_intrinsic_without_semantics_and_derives_its_lane_moves():
+    from threefish_gen.gen.isa import neon
+    assert neon.call("vzip1q_u64", "a", "b") == "vzip1q_u64(a, b)"
+    assert neon.call("vreinterpretq_u8_u64", "a") == "vreinterpretq_u8_u64(a)"
+    with pytest.raises(AssertionError, match="no semantics"):
+        neon.call("vtrn1q_u64", "a", "b")
+    pats = {fmt: sem for _, fmt, sem in neon.shuffle_candidates(neon.ISAS["neon"], neon.NeonWidth())}
+    assert pats["vextq_u64({a}, {b}, 1)"] == ((0, 1), (1, 0))
+    assert pats["vcopyq_laneq_u64({a}, 0, {b}, 1)"] == ((1, 1), (0, 1))
+    assert pats["vdupq_laneq_u64({a}, 1)"] == ((0, 1), (0, 1))

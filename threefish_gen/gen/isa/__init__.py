@@ -6,6 +6,7 @@ module         holds
 =============  =====================================================================
 ``x86.py``     SSE2, AVX, AVX2, AVX-512 (C intrinsics ``_mm*_``): ISA records, vector
                widths, shuffle candidates, rotations, ``SEMANTICS`` of every intrinsic
+``neon.py``    AArch64 Advanced SIMD (C intrinsics ``v*q_u64``): the same for NEON
 ``common.py``  the ISA record, the lane reader semantics are written against, the
                search from a wanted lane pattern to the cheapest instruction(s)
 =============  =====================================================================
@@ -16,8 +17,10 @@ module here.
 """
 from __future__ import annotations
 
-from . import common, x86
+from . import common, neon, x86
 from .common import Isa
+
+ISAS = {**x86.ISAS, **neon.ISAS}
 
 
 def family_of(isa: Isa):

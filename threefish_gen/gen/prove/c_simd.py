@@ -23,19 +23,19 @@ from __future__ import annotations
 
 import re
 
-from ..isa import x86
+from ..isa import neon, x86
 from .c import Program as _CProgram, _strip_comments
 from .engine import Machine, ProveError, Unsupported, base_of, kind, literal
-from .terms import (MASK, Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
+from .terms import (Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*^|&()\[\],<>=!~])")
 _BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
            "&": 2, "^": 1, "|": 0}
 _TYPES = {"const", "void", "unsigned", "signed", "long", "int", "char", "short", "size_t", "uint8_t",
-          "uint32_t", "uint64_t", "int64_t", "uint64x2_t", "uint64x1_t", "uint8x16_t", "int64x2_t",
-          "uint32x4_t"} | set(x86.TYPES) | set(x86.CAST_TYPES)
-_VBYTES = {**x86.TYPES, **x86.CAST_TYPES, "uint64x2_t": 16}
+          "uint32_t", "uint64_t", "int64_t", "uint64x1_t", "uint8x16_t", "int64x2_t",
+          "uint32x4_t"} | set(x86.TYPES) | set(x86.CAST_TYPES) | set(neon.TYPES)
+_VBYTES = {**x86.TYPES, **x86.CAST_TYPES, **neon.TYPES}
 
 
 def _tokens(s: str, token=_TOKEN) -> list[str]:
@@ -179,8 +179,8 @@ class Function:
 
 _FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:\w+_NOINLINE\s+)?(void|uint64_t|uint64x2_t|int)\s+(\w+)\s*"
                    r"\(([^)]*)\)\s*$")
-_DECL = re.compile(r"^(?:const\s+)?(uint64_t|unsigned|int|size_t|" + "|".join(x86.TYPES)
-                   + r"|uint64x2_t)\s+(.*)$")
+_DECL = re.compile(r"^(?:const\s+)?(uint64_t|unsigned|int|size_t|" + "|".join([*x86.TYPES, *neon.TYPES])
+                   + r")\s+(.*)$")
 
 
 def _kind(name: str):
@@ -699,17 +699,15 @@ class SimdMachine(Machine):
         if name.endswith("store64") and len(a) == 2:
             self.store(a[0], 8, a[1])
             return None
-        if name.endswith("neon_load"):
-            return self._vload(a[0], 2)
-        if name.endswith("neon_store"):
-            self._vstore(a[0], self._vec(a[1]))
-            return None
-        if name.startswith("vreinterpretq_"):
+        if neon.is_reinterpret(name):
             return a[0]
         xc = x86.parse(name)
         if xc is not None:
             return self._x86(xc[0], xc[1], a, name)
-        return self._neon(name, a)
+        sem = neon.SEMANTICS.get(name)
+        if sem is None:
+            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+        return sem(LaneTerms(self, name), 2, a)
 
     def _x86(self, op: str, w: int, a: list, name: str):
         """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS.  The aligned loads
@@ -728,72 +726,6 @@ class SimdMachine(Machine):
         if sem is None:
             raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
         return sem(LaneTerms(self, name), w, a)
-
-    def _neon(self, name: str, a: list):
-        bin_ = {"vaddq_u64": add, "vsubq_u64": sub, "veorq_u64": xor, "vorrq_u64": or_}.get(name)
-        if bin_ is not None:
-            return tuple(bin_(p, q) for p, q in zip(self._vec(a[0]), self._vec(a[1])))
-        if name == "vshlq_n_u64":
-            k = self._imm(a[1])
-            if k > 63:
-                raise Unsupported(f"line {self.line.no}: {name} by {k} (0..63)")
-            return tuple(mul(t, 1 << k) for t in self._vec(a[0]))
-        if name == "vshrq_n_u64":
-            k = self._imm(a[1])
-            if not 1 <= k <= 64:
-                raise Unsupported(f"line {self.line.no}: {name} by {k} (1..64)")
-            return tuple(shr(t, k) if k < 64 else const(0) for t in self._vec(a[0]))
-        if name == "vsriq_n_u64":           # (b >> n) inserted under the top n bits of a
-            x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            if n >= 64:
-                return x
-            keep = ~(MASK >> n) & MASK
-            out = []
-            for p, q in zip(x, y):
-                if p is mul(q, 1 << (64 - n)):
-                    out.append(rotl(q, 64 - n))
-                else:
-                    out.append(or_(and_(p, keep), shr(q, n)))
-            return tuple(out)
-        if name == "vshlq_u64":              # per-lane signed count (low byte): left, or right if negative
-            x, cs = self._vec(a[0]), self._lane_counts(self._vec(a[1]))
-            out = []
-            for t, c in zip(x, cs):
-                s = c & 0xff
-                s = s - 256 if s >= 128 else s
-                out.append((mul(t, 1 << s) if s < 64 else const(0)) if s >= 0 else
-                           (shr(t, -s) if -s < 64 else const(0)))
-            return tuple(out)
-        if name == "vdupq_n_u64":
-            return (a[0],) * 2
-        if name == "vcreate_u64":
-            return (a[0],)
-        if name == "vcombine_u64":
-            return self._vec(a[0]) + self._vec(a[1])
-        if name == "vgetq_lane_u64":
-            return self._vec(a[0])[self._imm(a[1]) & 1]
-        if name == "vzip1q_u64":
-            x, y = self._vec(a[0]), self._vec(a[1])
-            return (x[0], y[0])
-        if name == "vzip2q_u64":
-            x, y = self._vec(a[0]), self._vec(a[1])
-            return (x[1], y[1])
-        if name == "vextq_u64":
-            x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            return (x + y)[n:n + 2]
-        if name == "vcopyq_laneq_u64":
-            x, la, y, lb = self._vec(a[0]), self._imm(a[1]), self._vec(a[2]), self._imm(a[3])
-            out = list(x)
-            out[la & 1] = y[lb & 1]
-            return tuple(out)
-        if name == "vrev64q_u32":
-            return tuple(rotl(t, 32) for t in self._vec(a[0]))
-        if name == "vqtbl1q_u8":
-            x = self._vec(a[0])
-            ctl = _const_bytes(self._vec(a[1]), self.line.no)
-            bs = _vbytes(x)
-            return _vwords([bs[c] if c < 16 else (const(0), 0) for c in ctl])
-        raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
 
     # ---------------------------------------------------------------- statements
 
