@@ -58,3 +58,59 @@ def test_neon_call_refuses_an_intrinsic_without_semantics_and_derives_its_lane_m
     assert pats["vextq_u64({a}, {b}, 1)"] == ((0, 1), (1, 0))
     assert pats["vcopyq_laneq_u64({a}, 0, {b}, 1)"] == ((1, 1), (0, 1))
     assert pats["vdupq_laneq_u64({a}, 1)"] == ((0, 1), (0, 1))
+
+
+def test_dotnet_intrinsics_compile_to_modelled_x86_instructions():
+    from threefish_gen.gen.isa import dotnet
+    assert dotnet.call("Avx2", "UnpackLow", "a", "b") == "Avx2.UnpackLow(a, b)"
+    with pytest.raises(AssertionError, match="no semantics"):
+        dotnet.call("Avx2", "AlignRight", "a", "b", 8)
+    for name in dotnet.INTRINSICS:
+        for lanes in (2, 4, 8):
+            op, order = dotnet.intrinsic("Avx2", name, lanes)
+            assert op in x86.SEMANTICS, (name, op)
+    assert dotnet.intrinsic("Avx512F", "Or", 8)[0] == "or_si512"
+    # every statement form of the vector kinds spells only table methods
+    for kind in ("v256", "v512"):
+        for form in ("rotl", "rotr"):
+            for cls, name in re.findall(r"(Avx512F|Avx2|Sse2)\.(\w+)\(", dotnet.KINDS[kind][form]):
+                assert name in dotnet.INTRINSICS
+
+
+def test_dotnet_packed_shuffles_build_the_lanes_they_are_asked_for():
+    """Each .NET packed shuffle read back through the x86 semantics gives the wanted lanes."""
+    from threefish_gen.gen.isa import dotnet
+    from threefish_gen.gen.isa.common import Sources
+
+    def run(expr: str, env: dict):
+        # a tiny evaluator of the printer's C# call syntax over lane tokens
+        expr = expr.strip()
+        if expr in env:
+            return env[expr]
+        if expr.endswith(".AsUInt64()") or expr.endswith(".AsUInt32()"):
+            return run(expr[:-11], env)
+        if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", expr):
+            return int(expr, 0)
+        m = re.fullmatch(r"(Avx512F|Avx2|Sse2)\.(\w+)\((.*)\)", expr)
+        depth, args, cur = 0, [], ""
+        for ch in m.group(3):
+            if ch == "," and depth == 0:
+                args.append(cur)
+                cur = ""
+                continue
+            depth += (ch == "(") - (ch == ")")
+            cur += ch
+        vals = [run(x, env) for x in args + [cur]]
+        op, order = dotnet.intrinsic(m.group(1), m.group(2), len(vals[0]))
+        return x86.SEMANTICS[op](Sources, len(vals[0]), [vals[i] for i in order])
+
+    for nl, vec in ((2, "Vector128"), (4, "Vector256")):
+        env = {"a": tuple(("a", k) for k in range(nl)), "b": tuple(("b", k) for k in range(nl))}
+        low = tuple((s, k) for k in range(nl // 2) for s in (0, 1))               # a0 b0 a1 b1
+        high = tuple((s, nl // 2 + k) for k in range(nl // 2) for s in (0, 1))    # the high halves
+        for lanes in (low, high):       # in this order: the low half may permute a and b in place
+            lines = dotnet.packed_shuffle(vec, nl, "d", ("a", "b"), lanes, lambda: False)
+            for ln in lines:
+                dst, expr = ln.rstrip(";").split(" = ", 1)
+                env[dst] = run(expr, env)
+            assert env["d"] == tuple(("ab"[s], k) for s, k in lanes), (nl, lanes, lines)

@@ -22,11 +22,11 @@ from .dsl import values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
-from .layouts.ir import Broadcast
-from .printers import render_template
-from .printers.c import CPrinter, annotate_text, section, wipe_bounds
+from .layouts import ir
 from .isa.neon import ISAS as NEON_ISAS
 from .isa.x86 import ISAS as X86_ISAS
+from .printers import render_template
+from .printers.c import CPrinter, annotate_text, section, wipe_bounds
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
 from .threefish import Options
 from .variant import Variant
@@ -169,8 +169,8 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
             decl = vpr.declarations()
             consts.update(vpr.consts)
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
-                (bvals if isinstance(op, Broadcast) else barrs).setdefault(
-                    op.dst if isinstance(op, Broadcast) else op.body[0].dst.array, op)
+                is_value, name = ir.broadcast_dst(op)
+                (bvals if is_value else barrs).setdefault(name, op)
             per = vp.blocks
             if scalar_blocks:
                 sprog = progs[(direction, Options(options.keys, options.unroll, scalar_blocks), scalar_blocks)]

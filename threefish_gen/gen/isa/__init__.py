@@ -7,6 +7,9 @@ module         holds
 ``x86.py``     SSE2, AVX, AVX2, AVX-512 (C intrinsics ``_mm*_``): ISA records, vector
                widths, shuffle candidates, rotations, ``SEMANTICS`` of every intrinsic
 ``neon.py``    AArch64 Advanced SIMD (C intrinsics ``v*q_u64``): the same for NEON
+``dotnet.py``  .NET Vector128/256/512 (C#): the x86 intrinsic methods (Sse2, Avx2, Avx512F),
+               each mapped to the x86.py instruction it compiles to, the per-kind
+               rotations and the shuffles of the C# kernels
 ``common.py``  the ISA record, the lane reader semantics are written against, the
                search from a wanted lane pattern to the cheapest instruction(s)
 =============  =====================================================================

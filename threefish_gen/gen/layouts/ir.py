@@ -238,6 +238,45 @@ def shuffles(ops) -> list:
     return [op for op in ops if isinstance(op, Shuffle)]
 
 
+def broadcast_dst(op) -> tuple:
+    """A prologue op's destination: (True, value name) for a Broadcast, (False, array name) for a
+    Loop broadcasting into the elements of a vector array."""
+    if isinstance(op, Broadcast):
+        return True, op.dst
+    return False, op.body[0].dst.array
+
+
+def flat_blocks(ops) -> list:
+    """The ops with blocks entered (each op once, in order; loops kept as they are)."""
+    out = []
+    for op in ops:
+        out += flat_blocks(op.body) if isinstance(op, Block) else [op]
+    return out
+
+
+def inserts(ops) -> list:
+    return [op for op in ops if isinstance(op, Insert)]
+
+
+def is_insert(op) -> bool:
+    return isinstance(op, Insert)
+
+
+def is_shuffle(op, kind: str) -> bool:
+    """``op`` is a Shuffle of that kind (purpose)."""
+    return isinstance(op, Shuffle) and op.kind == kind
+
+
+def store_of(ops, name: str):
+    """The first Store of the value ``name`` among ``ops``."""
+    return next(op for op in ops if isinstance(op, Store) and op.src == name)
+
+
+def same_sources(op, shuffle: Shuffle) -> bool:
+    """``op`` is a shuffle of the same sources as ``shuffle`` (e.g. the other half of a pair)."""
+    return isinstance(op, Shuffle) and op.srcs == shuffle.srcs
+
+
 def xor_into(op, nxt) -> bool:
     """``nxt`` xors ``op``'s result into itself in place (``b = rot(b); b ^= a``): printers may
     print the two as one statement."""
