@@ -114,3 +114,27 @@ def test_dotnet_packed_shuffles_build_the_lanes_they_are_asked_for():
                 dst, expr = ln.rstrip(";").split(" = ", 1)
                 env[dst] = run(expr, env)
             assert env["d"] == tuple(("ab"[s], k) for s, k in lanes), (nl, lanes, lines)
+
+
+def test_nasm_lane_ops_of_every_register_class_are_read_through_the_semantics():
+    """The add/sub/xor/or/shift/rotate forms the NASM printer prints for XMM, YMM and ZMM are
+    mnemonics the prove reader maps onto SEMANTICS rows."""
+    for table in (x86.X86_XMM_OPS, x86.X86_PACKED_OPS, x86.YMM_OPS, x86.ZMM_OPS):
+        for kind in ("add", "sub", "xor", "or", "shl", "shr", "rol"):
+            if kind in table:
+                mnemonic = table[kind].split()[0]
+                base = mnemonic[1:] if mnemonic.startswith("v") else mnemonic
+                for lanes in (2, 4, 8):
+                    assert x86.nasm_semantics(base, lanes) is not None, mnemonic
+
+
+def test_packed_lane_moves_and_their_kinds_come_from_the_semantics():
+    from threefish_gen.gen.isa.common import Ints
+    d, s = [0x1111, 0x2222], [0x3333, 0x4444]
+    assert x86.packed_move("lolo", Ints, d, s) == (0x1111, 0x3333)
+    assert x86.packed_move("hilo", Ints, d, s) == (0x2222, 0x3333)
+    assert x86.packed_move("movsd", Ints, d, s) == (0x3333, 0x2222)
+    assert x86.packed_move("swap", Ints, None, s) == (0x4444, 0x3333)
+    assert x86.packed_move("bshl", Ints, d, None, 8) == (0, 0x1111)
+    assert {(h1, h2): x86.packed_lane_kind(h1, h2) for h1 in (0, 1) for h2 in (0, 1)} == {
+        (0, 0): "lolo", (1, 1): "hihi", (1, 0): "hilo", (0, 1): "lohi"}

@@ -5,7 +5,9 @@
 module         holds
 =============  =====================================================================
 ``x86.py``     SSE2, AVX, AVX2, AVX-512 (C intrinsics ``_mm*_``): ISA records, vector
-               widths, shuffle candidates, rotations, ``SEMANTICS`` of every intrinsic
+               widths, shuffle candidates, rotations, ``SEMANTICS`` of every intrinsic;
+               the NASM forms of the assembly targets' machine ops (GPR, XMM, YMM, ZMM)
+               and the packed XMM lane moves with their semantics
 ``neon.py``    AArch64 Advanced SIMD (C intrinsics ``v*q_u64``): the same for NEON
 ``dotnet.py``  .NET Vector128/256/512 (C#): the x86 intrinsic methods (Sse2, Avx2, Avx512F),
                each mapped to the x86.py instruction it compiles to, the per-kind
@@ -14,8 +16,9 @@ module         holds
                search from a wanted lane pattern to the cheapest instruction(s)
 =============  =====================================================================
 
-The printers (gen/printers/) ask these modules for spellings; the prove readers (gen/prove/)
-turn a parsed call back into lane terms with the same modules' ``SEMANTICS``.  A new ISA is one
+The printers (gen/printers/, gen/asm/lower_packed.py) ask these modules for spellings; the prove
+readers (gen/prove/) turn a parsed call or instruction back into lane terms with the same
+modules' ``SEMANTICS``.  A new ISA is one
 module here.
 """
 from __future__ import annotations

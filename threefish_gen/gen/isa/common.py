@@ -86,6 +86,32 @@ class Sources:
         raise GenError(text)
 
 
+class Ints:
+    """The lane reader of concrete values: a lane is an int (mod 2^64), a byte a (lane, byte
+    index) pair (the machine-op interpreter, gen/asm/interp.py)."""
+
+    @staticmethod
+    def vec(x):
+        return x
+
+    @staticmethod
+    def imm(x):
+        return x
+
+    @staticmethod
+    def const(v):
+        return v
+
+    @staticmethod
+    def bytes(v):
+        return [(t, k) for t in v for k in range(8)]
+
+    @staticmethod
+    def words(bs):
+        return tuple(sum(((t >> (8 * j)) & 0xFF) << (8 * i) for i, (t, j) in enumerate(bs[k:k + 8]))
+                     for k in range(0, len(bs), 8))
+
+
 def lane_sources(semantics, lanes: int, args: tuple) -> tuple:
     """The lane pattern a lane-move instruction builds: per output lane (0 = first source /
     1 = second, lane), from its semantics; args are 'a', 'b' or constant ints."""

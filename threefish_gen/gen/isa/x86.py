@@ -8,7 +8,11 @@ the prover.
   lane terms (gen/isa/common.py says how); gen/prove/c_simd.py reads a parsed call back through
   it, the shuffle candidates below derive the lane pattern they build from it;
 * :func:`shuffle_candidates` (lane moves per width), :func:`index_permute` (AVX-512 vpermq /
-  vpermt2q), :func:`rotl_uniform` and :func:`rotl_lanes` (rotations: vprolq, pshufb, shifts).
+  vpermt2q), :func:`rotl_uniform` and :func:`rotl_lanes` (rotations: vprolq, pshufb, shifts);
+* NASM: the mnemonics the prove reader maps onto ``SEMANTICS`` (``NASM``), the NASM forms of
+  the assembly targets' machine-op kinds per register class (``X64_OPS`` GPR, ``X86_XMM_OPS``,
+  ``X86_PACKED_OPS``, ``YMM_OPS`` AVX2, ``ZMM_OPS`` AVX-512) and the packed XMM lowering's lane
+  moves with their semantics (``PACKED_MOVES``).
 
 Every intrinsic is spelled through :func:`call`, which refuses a name ``SEMANTICS`` lacks.
 """
@@ -125,6 +129,13 @@ def _widen(m, w, a):
     return x + tuple(m.undef(i) for i in range(w - len(x)))
 
 
+def _bslli(m, w, a):
+    """Each 128-bit lane shifted left by n bytes (zeros shifted in)."""
+    x, n = m.vec(a[0]), m.imm(a[1])
+    bs = m.bytes(x)
+    return m.words([(m.const(0), 0) if i % 16 < n else bs[i - n] for i in range(8 * w)])
+
+
 def _setr_epi8(m, w, a):
     bs = [m.imm(t) & 0xff for t in a]
     return tuple(m.const(sum(b << (8 * k) for k, b in enumerate(bs[8 * i:8 * i + 8]))) for i in range(w))
@@ -169,6 +180,8 @@ SEMANTICS = {
     "shuffle_epi8": _shuffle_epi8,
     "blend_epi16": _blend(2),
     "blend_epi32": _blend(4),
+    "move_sd": lambda m, w, a: (m.vec(a[1])[0], m.vec(a[0])[1]),
+    "bslli_si128": _bslli,
 }
 
 
@@ -353,6 +366,134 @@ def rotl_lanes(isa: Isa, width: Width, x: str, counts: tuple, consts: dict) -> t
         parts[c] = expr
         n += 3 if kind == "shifts" else 1
     return shuffle(X86, isa, width, tuple((parts[c], k) for k, c in enumerate(counts))), "split shifts", n + 1
+
+
+# --------------------------------------------------------------------------- NASM
+
+# NASM mnemonics of the SSE/AVX lane-wise and lane-move instructions, as the SEMANTICS row they
+# are ({bits}: the vector width in the C name).  The VEX forms (v-prefixed) read their two
+# sources after the destination; the legacy SSE forms are two-operand, d = op(d, s).
+NASM = {
+    "paddq": "add_epi64", "psubq": "sub_epi64", "pxor": "xor_si{bits}", "pxorq": "xor_si{bits}",
+    "por": "or_si{bits}", "porq": "or_si{bits}", "psllq": "slli_epi64", "psrlq": "srli_epi64",
+    "prolq": "rol_epi64", "prorq": "ror_epi64", "punpcklqdq": "unpacklo_epi64",
+    "punpckhqdq": "unpackhi_epi64", "shufpd": "shuffle_pd",
+}
+
+
+def nasm_semantics(mnemonic: str, lanes: int):
+    """The SEMANTICS row of a NASM mnemonic (without its ``v`` prefix) on ``lanes`` lanes, or None."""
+    op = NASM.get(mnemonic)
+    return None if op is None else SEMANTICS[op.format(bits=64 * lanes)]
+
+
+# The machine-op kinds of the packed XMM lowering (gen/asm/lower_packed.py, SSE2): NASM form
+# ({d} destination, {s} source, {n} count), the SEMANTICS row and its arguments ('d', 's', or
+# constants): what the printer prints, the machine-op interpreter runs and the lowering searches.
+PACKED_MOVES = {
+    "lolo": ("punpcklqdq {d}, {s}", "unpacklo_epi64", ("d", "s")),      # (d.lo, s.lo)
+    "hihi": ("punpckhqdq {d}, {s}", "unpackhi_epi64", ("d", "s")),      # (d.hi, s.hi)
+    "hilo": ("shufpd {d}, {s}, 1", "shuffle_pd", ("d", "s", 1)),        # (d.hi, s.lo)
+    "lohi": ("shufpd {d}, {s}, 2", "shuffle_pd", ("d", "s", 2)),        # (d.lo, s.hi)
+    "movsd": ("movsd {d}, {s}", "move_sd", ("d", "s")),                 # (s.lo, d.hi); register source only
+    "swap": ("pshufd {d}, {s}, 0x4e", "shuffle_epi32", ("s", 0x4E)),    # (s.hi, s.lo)
+    "bshl": ("pslldq {d}, {n}", "bslli_si128", ("d", "n")),             # whole register left by n bytes
+}
+
+
+# NASM forms of the machine-op kinds per register class (gen/printers/nasm.py prints them):
+# {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
+# (register, register), 'rm' (register, memory), 'mr' (memory, register), 'ri' (immediate).
+X64_OPS = {
+    "mov": "mov {d}, {s}",
+    "add": "add {d}, {s}",
+    "sub": "sub {d}, {s}",
+    "xor": "xor {d}, {s}",
+    "xchg": "xchg {d}, {s}",
+    "rol": "rol {d}, {n}",
+}
+X64_RORX = {"rol": "rorx {d}, {d}, {m}"}      # BMI2: rotate right by 64-n, flags untouched
+X86_XMM_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rm"): "movq {d}, {s}",         # 64-bit load: any alignment
+    ("mov", "mr"): "movq {d}, {s}",         # 64-bit store: any alignment
+    "add": "paddq {d}, {s}",                 # memory source only from 16-aligned stack slots
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+}
+# --layout packed: every XMM value is two 64-bit lanes (gen/asm/lower_packed.py).  Shapes: r register,
+# s aligned stack slot, p caller memory (any alignment).
+X86_PACKED_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rs"): "movdqa {d}, {s}",       # spill slot / subkey table / constant: 16-aligned
+    ("mov", "sr"): "movdqa {d}, {s}",
+    ("mov", "rp"): "movq {d}, {s}",         # one key or tweak word, high lane zeroed
+    ("mov", "pr"): "movdqu {d}, {s}",       # two words of the block, any alignment
+    "ldu": "movdqu {d}, {s}",               # two words of the block, any alignment
+    "add": "paddq {d}, {s}",
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+    # the lane moves (lolo, hihi, hilo, lohi, movsd, swap, bshl)
+    **{kind: form for kind, (form, _, _) in PACKED_MOVES.items()},
+}
+X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
+               "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
+
+
+ZMM_OPS = {
+    ("mov", "rr"): "vmovdqa64 {d}, {s}",
+    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot, any alignment
+    ("mov", "mr"): "vmovdqu64 {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxorq {d}, {d}, {s}",
+    "rol": "vprolq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",        # key word / constant to every lane
+    "gather": "kxnorb k1, k1, k1\n    vpgatherqq {d}{{k1}}, [{base} + {idx} + {off}]",
+    "scatter": "kxnorb k1, k1, k1\n    vpscatterqq [{base} + {idx} + {off}]{{k1}}, {s}",
+}
+
+
+
+YMM_OPS = {
+    ("mov", "rr"): "vmovdqa {d}, {s}",
+    ("mov", "rm"): "vmovdqu {d}, {s}",
+    ("mov", "mr"): "vmovdqu {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxor {d}, {d}, {s}",
+    "or": "vpor {d}, {d}, {s}",
+    "shl": "vpsllq {d}, {d}, {n}",
+    "shr": "vpsrlq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",
+    "gather": "vpcmpeqq ymm14, ymm14, ymm14\n    vpgatherqq {d}, [{base} + {idx} + {off}], ymm14",
+    # no scatter in AVX2: one 64-bit store per lane
+    "scatter": ("vmovq [{base} + {o0}], {x}\n    vpextrq [{base} + {o1}], {x}, 1\n"
+                "    vextracti128 xmm15, {s}, 1\n    vmovq [{base} + {o2}], xmm15\n"
+                "    vpextrq [{base} + {o3}], xmm15, 1"),
+}
+
+
+def packed_move(kind: str, m, d, s, n=None):
+    """The two lanes a packed lane-move kind writes, from d (its destination's old lanes), s (its
+    source's) and n (its count), read by the lane reader m."""
+    _, op, args = PACKED_MOVES[kind]
+    return SEMANTICS[op](m, 2, [{"d": d, "s": s, "n": n}.get(x, x) if isinstance(x, str) else x for x in args])
+
+
+def packed_lane_kind(h1: int, h2: int) -> str:
+    """The two-source lane-move kind whose result is (d lane h1, s lane h2)."""
+    for kind, (_, op, args) in PACKED_MOVES.items():
+        if "d" in args and "s" in args and lane_sources(
+                SEMANTICS[op], 2, tuple({"d": "a", "s": "b"}.get(x, x) for x in args)) == ((0, h1), (1, h2)):
+            return kind
+    raise GenError(f"no SSE2 lane move builds (d.{h1}, s.{h2})")
 
 
 class X86:
