@@ -14,8 +14,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from threefish_gen.gen.printers.c_neon import Neon, NeonWidth, rotl_lanes, rotl_uniform, shuffle_candidates  # noqa: E402
-from threefish_gen.gen.printers.c_simd import shuffle  # noqa: E402
+from threefish_gen.gen.isa.neon import Neon, NeonWidth, rotl_lanes, rotl_uniform, shuffle_candidates  # noqa: E402
+from threefish_gen.gen.isa import shuffle  # noqa: E402
 from threefish_gen.gen.render import render_variant  # noqa: E402
 from threefish_gen.gen.render_simd import ISAS  # noqa: E402
 from threefish_gen.gen.spec import Spec, all_specs  # noqa: E402
@@ -225,14 +225,14 @@ def test_missing_cross_toolchain_is_skipped_with_the_reason(tmp_path):
 def test_harness_catches_a_broken_neon_rotation(tmp_path, monkeypatch):
     """A wrong shift-right-and-insert count must FAIL under qemu (the rows above are not vacuous)."""
     _need(A64_GCC)
-    from threefish_gen.gen.printers import c_neon
+    from threefish_gen.gen.isa import neon
 
     def bad(isa, width, x, n, consts):
         if n % 8:
             return f"vsriq_n_u64(vshlq_n_u64({x}, {n}), {x}, {63 - n})", "shifts"
         return good(isa, width, x, n, consts)
-    good = c_neon.rotl_uniform
-    monkeypatch.setattr(c_neon.Neon, "rotl_uniform", staticmethod(bad))
+    good = neon.rotl_uniform
+    monkeypatch.setattr(neon.Neon, "rotl_uniform", staticmethod(bad))
     v = SIMD.simd(Spec("1.3", 256), "neon")
     vec = runner.vector_file(v.spec, tmp_path / "v.txt", 4, seed=1)
     row = simd.check_simd(v, A64_GCC, tmp_path, vec)

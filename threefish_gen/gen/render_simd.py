@@ -2,7 +2,7 @@
 
 Target options (``Variant.extra``):
 
-* ``isa``: sse2 | avx | avx2 | avx512 | neon (AArch64, gen/printers/c_neon.py) -- one variant; ``auto`` -- the dispatcher, one file
+* ``isa``: sse2 | avx | avx2 | avx512 | neon (AArch64, gen/isa/neon.py) -- one variant; ``auto`` -- the dispatcher, one file
   holding the scalar code and the recommended SIMD paths (``RECOMMENDED`` in
   gen/targets/c_simd.py) for the size and version, choosing at run time (cpuid + xgetbv, ``THREEFISH_GEN_ISA``).
 * ``layout``: ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus
@@ -22,11 +22,11 @@ from .dsl import values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
-from .layouts.ir import Broadcast
+from .layouts import ir
+from .isa.neon import ISAS as NEON_ISAS
+from .isa.x86 import ISAS as X86_ISAS
 from .printers import render_template
 from .printers.c import CPrinter, annotate_text, section, wipe_bounds
-from .printers.c_neon import ISAS as NEON_ISAS
-from .printers.c_simd import ISAS as X86_ISAS
 from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
 from .threefish import Options
 from .variant import Variant
@@ -34,7 +34,7 @@ from .variant import Variant
 LAYOUTS = ("lanes", "hybrid", "packed")
 ENV_VAR = "THREEFISH_GEN_ISA"
 # Every ISA of the target, by instruction family: x86 (gen/printers/c_simd.py), then NEON
-# (gen/printers/c_neon.py).  The dispatcher compiles one family's paths per architecture
+# (gen/isa/neon.py).  The dispatcher compiles one family's paths per architecture
 # (GUARDS: the C condition under which a family's regions are compiled).
 ISAS = {**X86_ISAS, **NEON_ISAS}
 GUARDS = {"x86": "defined(THREEFISH_GEN_SIMDE) || defined(__x86_64__) || defined(__i386__)",
@@ -170,8 +170,8 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
             decl = vpr.declarations()
             consts.update(vpr.consts)
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
-                (bvals if isinstance(op, Broadcast) else barrs).setdefault(
-                    op.dst if isinstance(op, Broadcast) else op.body[0].dst.array, op)
+                is_value, name = ir.broadcast_dst(op)
+                (bvals if is_value else barrs).setdefault(name, op)
             per = vp.blocks
             if scalar_blocks:
                 sprog = progs[(direction, Options(options.keys, options.unroll, scalar_blocks), scalar_blocks)]
@@ -372,7 +372,7 @@ def render_c_simd(v: Variant, progs, subs=(), rules=()) -> dict[str, str]:
     """The files of one c-simd variant from the described programs ``progs`` ({(direction,
     options, blocks): Program}, see :func:`needs`); ``subs``: the dispatcher's default paths (its
     standalone variants), ``rules``: its CPU table [(Rule, path variant)].  Each function is
-    lowered (gen/layouts/) and printed (gen/printers/c_simd.py, c_neon.py) here."""
+    lowered (gen/layouts/) and printed (gen/printers/c_simd.py, spelled by gen/isa/x86.py and neon.py) here."""
     files = _render_dispatch(v, subs, progs, rules) if v.get("isa") == "auto" else _render_one(v, progs)
     annotate = v.get("annotate", "brief")
     return {name: annotate_text(text, annotate) if name.endswith(".c") else text for name, text in files.items()}

@@ -2,7 +2,7 @@
 lowering checked without an assembler.
 
 Every value is a vector of 64-bit lanes: one lane (scalar words), two (``--layout packed``:
-XMM lanes, the printer's ``X86_PACKED_OPS`` semantics) or ``isa.lanes`` (ymm/zmm lanes: lane b
+XMM lanes, gen/isa/x86.py's ``PACKED_MOVES`` semantics) or ``isa.lanes`` (ymm/zmm lanes: lane b
 works on block b; a caller-memory read of ``in``/``tweak`` is a gather and a store to ``out``
 a scatter at the lane offsets the index registers hold, a ``key`` read and a constant are
 broadcast).  Pointer values are byte offsets into the caller's arrays; the block loop runs
@@ -11,6 +11,8 @@ broadcast).  Pointer values are byte offsets into the caller's arrays; the block
 from __future__ import annotations
 
 from ..errors import GenError
+from ..isa import x86
+from ..isa.common import Ints
 from .ir import Addr, Imm, MOp
 from .lowering import lane_stride
 from .machine import ISA
@@ -71,7 +73,7 @@ class _Run:
             return
         if k in ("mov", "ldu", "swap"):        # written without being read (ir.DEFS)
             v = list(self.read(o.src, k))
-            env[o.dst] = v[::-1] if k == "swap" else v
+            env[o.dst] = list(x86.packed_move("swap", Ints, None, v)) if k == "swap" else v
             return
         d, s = env[o.dst], self.read(o.src, k)
         if k in PACKED:
@@ -88,10 +90,8 @@ def _rol(x: int, n: int) -> int:
 
 LANEWISE = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "xor": lambda a, b: a ^ b,
             "or": lambda a, b: a | b, "shl": lambda a, n: a << n, "shr": lambda a, n: a >> n, "rol": _rol}
-PACKED = {"lolo": lambda d, s, _: [d[0], s[0]], "hihi": lambda d, s, _: [d[1], s[1]],
-          "hilo": lambda d, s, _: [d[1], s[0]], "lohi": lambda d, s, _: [d[0], s[1]],
-          "movsd": lambda d, s, _: [s[0], d[1]],
-          "bshl": lambda d, s, n: [0, d[0]] if n == 8 else None}
+# the packed XMM lane moves, from their x86 semantics (gen/isa/x86.py PACKED_MOVES)
+PACKED = {k: (lambda d, s, n, k=k: list(x86.packed_move(k, Ints, d, s, n))) for k in x86.PACKED_MOVES if k != "swap"}
 
 
 def run(ops: list, isa: ISA, nw: int, mem: dict, passes: int) -> dict:

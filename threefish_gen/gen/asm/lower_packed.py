@@ -32,15 +32,16 @@ from __future__ import annotations
 
 from ..dsl import Idx, values
 from ..errors import GenError
+from ..isa import x86
 from ..layouts import ir, packed
 from ..threefish import Program
 from .ir import Addr, MOp
 from .lowering import Lowering
 from .machine import ISA
 
-# two-source lane shuffles: (half of the first source, half of the second) -> kind; the
-# printer's table gives the instruction (punpcklqdq, punpckhqdq, shufpd 1, shufpd 2)
-LANE_OPS = {(0, 0): "lolo", (1, 1): "hihi", (1, 0): "hilo", (0, 1): "lohi"}
+# two-source lane shuffles: (half of the first source, half of the second) -> the machine-op kind
+# that builds it (punpcklqdq, punpckhqdq, shufpd 1, shufpd 2), found from gen/isa/x86.py's semantics
+LANE_OPS = {(h1, h2): x86.packed_lane_kind(h1, h2) for h1 in (0, 1) for h2 in (0, 1)}
 M64 = (1 << 64) - 1
 
 
@@ -85,15 +86,6 @@ def shuffle(out: list, dst: str, pattern: tuple, text: str):
     return dst
 
 
-def _flat(ops):
-    """The IR body with blocks entered (each op once, in order)."""
-    for op in ops:
-        if isinstance(op, ir.Block):
-            yield from _flat(op.body)
-        else:
-            yield op
-
-
 def key_lanes(terms: tuple, setup_vals: set) -> tuple:
     """Per lane of an Insert: (key words, constant) -- the part that depends on the key only."""
     return tuple((tuple(t for t in ts if isinstance(t, str) and t in setup_vals),
@@ -131,13 +123,11 @@ def lower_packed(prog: Program, isa: ISA) -> list:
     # ---- setup: the description's key schedule (low lanes), then the key-only subkey pairs
     for item in vp.setup:
         low.emit(item.op)
-    body = list(_flat(vp.body))
+    body = ir.flat_blocks(vp.body)
     table: dict = {}                 # per-lane (key words, constant) -> table index
     out.append(MOp("note", text="subkey pairs: key words and constants of each register's two lanes "
                                 "(tweak words are added per block)"))
-    for op in body:
-        if not isinstance(op, ir.Insert):
-            continue
+    for op in ir.inserts(body):
         lanes = key_lanes(op.terms, setup_vals)
         if lanes in table:
             continue
@@ -161,47 +151,73 @@ def lower_packed(prog: Program, isa: ISA) -> list:
 
     # ---- body
     out.append(MOp("top", text="for each block"))
-    cur: dict = {}                   # IR vector name -> the value holding it now
-    rows: dict = {}                  # loaded row -> its words
-    high: dict = {}                  # tweak word -> its copy in the high lane (this block)
-    inserts: dict = {}               # Insert temporary -> its terms
-    nkey, k = 0, 0
-    while k < len(body):
-        op = body[k]
-        k += 1
-        if isinstance(op, ir.Scalar):
-            low.emit(op.op)
-        elif isinstance(op, ir.Note):
-            out.append(MOp("note", text=op.text))
-        elif isinstance(op, ir.Load):
-            w = op.words
-            cur[op.dst] = new("v")
-            rows[op.dst] = w
-            out.append(MOp("ldu", cur[op.dst], Addr("in", "in", w[0], 8 * w[0]), text=f"v = in[{w[0]}], in[{w[1]}]"))
-        elif isinstance(op, ir.Shuffle) and op.kind == "load/store" and op.srcs[0] in rows:
-            v = version(op.dst)
-            words = [rows[s][h] for s, h in op.pattern()]
+    _Body(low, body, setup_vals, table, new, reg, version).run()
+    low.loop_tail(prog)
+    return out
+
+
+class _Body:
+    """The per-block ops of the packed lowering: an IR visitor (gen/layouts/ir.py ``visit``) over
+    the flat body, with the values each IR vector name is held in now."""
+
+    def __init__(self, low, body, setup_vals, table, new, reg, version):
+        self.low, self.out, self.body = low, low.out, body
+        self.setup_vals, self.table = setup_vals, table
+        self.new, self.reg, self.version = new, reg, version
+        self.cur: dict = {}          # IR vector name -> the value holding it now
+        self.rows: dict = {}         # loaded row -> its words
+        self.high: dict = {}         # tweak word -> its copy in the high lane (this block)
+        self.inserts: dict = {}      # Insert temporary -> its terms
+        self.nkey = 0
+        self.k = 0
+
+    def run(self):
+        body = self.body
+        while self.k < len(body):
+            op = body[self.k]
+            self.k += 1
+            ir.visit(op, self)
+
+    def scalar(self, op):
+        self.low.emit(op.op)
+
+    def note(self, op):
+        self.out.append(MOp("note", text=op.text))
+
+    def load(self, op):
+        w, cur = op.words, self.cur
+        cur[op.dst] = self.new("v")
+        self.rows[op.dst] = w
+        self.out.append(MOp("ldu", cur[op.dst], Addr("in", "in", w[0], 8 * w[0]), text=f"v = in[{w[0]}], in[{w[1]}]"))
+
+    def store(self, op):
+        pass                         # emitted with its row shuffle
+
+    def mov(self, op):
+        self.cur[op.dst] = self.cur[op.a]  # the old registers of a permutation (no code)
+
+    def shuffle(self, op):
+        cur, out, body = self.cur, self.out, self.body
+        if op.kind == "load/store" and op.srcs[0] in self.rows:
+            v = self.version(op.dst)
+            words = [self.rows[s][h] for s, h in op.pattern()]
             cur[op.dst] = shuffle(out, v, tuple((cur[s], h) for s, h in op.pattern()),
                                   f"{v} = x{words[0]}, x{words[1]}")
-        elif isinstance(op, ir.Shuffle) and op.kind == "load/store":
+        elif op.kind == "load/store":
             # a store row: its shuffle, then the Store of it that follows the row shuffles
-            st = next(x for x in body[k:] if isinstance(x, ir.Store) and x.src == op.dst)
+            st = ir.store_of(body[self.k:], op.dst)
             (a, h), (b, _) = op.pattern()
-            v, i = new("v"), st.words[0]
+            v, i = self.new("v"), st.words[0]
             text = f"out[{i}..{i + 1}] = ({cur[a]}, {cur[b]}) {'low' if h == 0 else 'high'} lanes"
             shuffle(out, v, tuple((cur[s], x) for s, x in op.pattern()), text)
             out.append(MOp("store", src=v, addr=Addr("out", "out", i, 8 * i), text=text))
-        elif isinstance(op, ir.Store):
-            continue                 # emitted with its row shuffle
-        elif isinstance(op, ir.Mov):
-            cur[op.dst] = cur[op.a]  # the old registers of a permutation (no code)
-        elif isinstance(op, ir.Shuffle):
+        else:
             # a permutation of one half: this shuffle and the ones after it that write the half
             group = [op]
-            while k < len(body) and isinstance(body[k], ir.Shuffle) and body[k].kind == "permute":
-                group.append(body[k])
-                k += 1
-            regs = {n: reg(n[1:] if n.startswith("o") else n)[1] for g in group for n in g.srcs}
+            while self.k < len(body) and ir.is_shuffle(body[self.k], "permute"):
+                group.append(body[self.k])
+                self.k += 1
+            regs = {n: self.reg(n[1:] if n.startswith("o") else n)[1] for g in group for n in g.srcs}
             p = [2 * regs[s] + h for g in group for s, h in g.pattern()]
             h = op.dst[0]
             text = f"{h} = {h}[{' '.join(map(str, p))}] (lanes)"
@@ -211,44 +227,46 @@ def lower_packed(prog: Program, isa: ISA) -> list:
                 if pat[0][0] == pat[1][0] and (pat[0][1], pat[1][1]) == (0, 1):
                     new_cur[g.dst] = pat[0][0]
                 else:
-                    new_cur[g.dst] = shuffle(out, version(g.dst), pat, text)
+                    new_cur[g.dst] = shuffle(out, self.version(g.dst), pat, text)
             cur.update(new_cur)
-        elif isinstance(op, ir.Insert):
-            inserts[op.dst] = op.terms
-            if not (k > 1 and isinstance(body[k - 3], ir.Insert)):
-                add = body[k]
-                out.append(MOp("note", text=f"{'add' if isinstance(add, ir.Add) else 'subtract'} subkey "
-                                            f"(injection {nkey})"))
-                nkey += 1
-        elif isinstance(op, (ir.Add, ir.Sub)) and op.b in inserts:
-            r, terms = cur[op.dst], inserts.pop(op.b)
-            kind, sym = ("add", "+=") if isinstance(op, ir.Add) else ("sub", "-=")
-            lanes = key_lanes(terms, setup_vals)
-            idx = table[lanes]
+
+    def insert(self, op):
+        k, body = self.k, self.body
+        self.inserts[op.dst] = op.terms
+        if not (k > 1 and ir.is_insert(body[k - 3])):
+            adds = getattr(body[k], "name", None) == "add"     # the Add or Sub that uses it
+            self.out.append(MOp("note", text=f"{'add' if adds else 'subtract'} subkey "
+                                             f"(injection {self.nkey})"))
+            self.nkey += 1
+
+    def arith(self, op):
+        cur, out = self.cur, self.out
+        if op.name != "xor" and op.b in self.inserts:
+            r, terms = cur[op.dst], self.inserts.pop(op.b)
+            kind, sym = (op.name, SYMBOL[op.name])
+            lanes = key_lanes(terms, self.setup_vals)
+            idx = self.table[lanes]
             out.append(MOp(kind, r, Addr(None, "kt", idx), text=f"{r} {sym} kt[{idx}] = {pair_text(lanes)}"))
             for half, ts in enumerate(terms):
                 for t in ts:
-                    if not isinstance(t, str) or t in setup_vals:
+                    if not isinstance(t, str) or t in self.setup_vals:
                         continue
                     if half == 0:
                         out.append(MOp(kind, r, t, text=f"{r} {sym} ({t}, 0)"))
                         continue
-                    if t not in high:
-                        high[t] = f"{t}h"
-                        out += [MOp("mov", high[t], t, text=f"{t}h = (0, {t})"),
-                                MOp("bshl", high[t], 8, text=f"{t}h = (0, {t})")]
-                    out.append(MOp(kind, r, high[t], text=f"{r} {sym} (0, {t})"))
-        elif isinstance(op, ir.ARITH):
-            a, b = cur[op.dst], cur[op.b]
-            kind, sym = {ir.Add: ("add", "+="), ir.Sub: ("sub", "-="), ir.Xor: ("xor", "^=")}[type(op)]
-            out.append(MOp(kind, a, b, text=f"{a} {sym} {b}"))
-        elif isinstance(op, ir.ROT):
-            b = cur[op.dst]
-            if isinstance(op, ir.Rotl):
-                rotate(out, lambda: new("r"), b, op.counts, f"{b} <<<= {op.counts}")
-            else:
-                rotate(out, lambda: new("r"), b, tuple(64 - c for c in op.counts), f"{b} >>>= {op.counts}")
-        else:  # pragma: no cover
-            raise GenError(f"packed XMM layout: cannot lower {op!r}")
-    low.loop_tail(prog)
-    return out
+                    if t not in self.high:
+                        self.high[t] = f"{t}h"
+                        out += [MOp("mov", self.high[t], t, text=f"{t}h = (0, {t})"),
+                                MOp("bshl", self.high[t], 8, text=f"{t}h = (0, {t})")]
+                    out.append(MOp(kind, r, self.high[t], text=f"{r} {sym} (0, {t})"))
+            return
+        a, b = cur[op.dst], cur[op.b]
+        out.append(MOp(op.name, a, b, text=f"{a} {SYMBOL[op.name]} {b}"))
+
+    def rotate(self, op):
+        b = self.cur[op.dst]
+        text = f"{b} {'<<<=' if op.left else '>>>='} {op.counts}"
+        rotate(self.out, lambda: self.new("r"), b, op.left_counts, text)
+
+
+SYMBOL = {"add": "+=", "sub": "-=", "xor": "^="}

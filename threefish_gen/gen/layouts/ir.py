@@ -117,13 +117,19 @@ class _Binary:
 class Add(_Binary):
     """dst = a + b (mod 2^64, lane-wise)"""
 
+    name = "add"
+
 
 class Sub(_Binary):
     """dst = a - b (mod 2^64, lane-wise)"""
 
+    name = "sub"
+
 
 class Xor(_Binary):
     """dst = a ^ b"""
+
+    name = "xor"
 
 
 @dataclass(frozen=True)
@@ -140,9 +146,22 @@ class _Rotate:
 class Rotl(_Rotate):
     """dst lane k = src lane k <<< counts[k]"""
 
+    left = True
+
+    @property
+    def left_counts(self) -> tuple:
+        """The same rotation as left rotations."""
+        return self.counts
+
 
 class Rotr(_Rotate):
     """dst lane k = src lane k >>> counts[k]"""
+
+    left = False
+
+    @property
+    def left_counts(self) -> tuple:
+        return tuple(64 - c for c in self.counts)
 
 
 @dataclass(frozen=True)
@@ -184,6 +203,84 @@ class Note:
 
 ARITH = (Add, Sub, Xor)
 ROT = (Rotl, Rotr)
+
+# The visitor method each op class is handed to (:func:`visit`).
+VISIT = {Load: "load", Store: "store", Shuffle: "shuffle", Broadcast: "broadcast", Const: "const",
+         Mov: "mov", Add: "arith", Sub: "arith", Xor: "arith", Rotl: "rotate", Rotr: "rotate",
+         Insert: "insert", Scalar: "scalar", Block: "block", Loop: "loop", Note: "note"}
+
+
+def visit(op, visitor, *args):
+    """``visitor.<VISIT[class]>(op, *args)``: how printers walk the IR (one method per kind of
+    op, the spelling asked of an ISA module, gen/isa/); a visitor lacking the method cannot print
+    the op (GenError)."""
+    fn = getattr(visitor, VISIT[type(op)], None)
+    if fn is None:
+        from ..errors import GenError
+        raise GenError(f"{type(visitor).__name__}: cannot print {op!r}")
+    return fn(op, *args)
+
+
+def is_loop(op) -> bool:
+    return isinstance(op, Loop)
+
+
+def scalar_ops(ops) -> list:
+    """The description ops of the Scalar ops among ``ops`` (blocks and loops entered)."""
+    return [op.op for op in walk(ops) if isinstance(op, Scalar)]
+
+
+def has_store(ops) -> bool:
+    return any(isinstance(op, Store) for op in ops)
+
+
+def shuffles(ops) -> list:
+    return [op for op in ops if isinstance(op, Shuffle)]
+
+
+def broadcast_dst(op) -> tuple:
+    """A prologue op's destination: (True, value name) for a Broadcast, (False, array name) for a
+    Loop broadcasting into the elements of a vector array."""
+    if isinstance(op, Broadcast):
+        return True, op.dst
+    return False, op.body[0].dst.array
+
+
+def flat_blocks(ops) -> list:
+    """The ops with blocks entered (each op once, in order; loops kept as they are)."""
+    out = []
+    for op in ops:
+        out += flat_blocks(op.body) if isinstance(op, Block) else [op]
+    return out
+
+
+def inserts(ops) -> list:
+    return [op for op in ops if isinstance(op, Insert)]
+
+
+def is_insert(op) -> bool:
+    return isinstance(op, Insert)
+
+
+def is_shuffle(op, kind: str) -> bool:
+    """``op`` is a Shuffle of that kind (purpose)."""
+    return isinstance(op, Shuffle) and op.kind == kind
+
+
+def store_of(ops, name: str):
+    """The first Store of the value ``name`` among ``ops``."""
+    return next(op for op in ops if isinstance(op, Store) and op.src == name)
+
+
+def same_sources(op, shuffle: Shuffle) -> bool:
+    """``op`` is a shuffle of the same sources as ``shuffle`` (e.g. the other half of a pair)."""
+    return isinstance(op, Shuffle) and op.srcs == shuffle.srcs
+
+
+def xor_into(op, nxt) -> bool:
+    """``nxt`` xors ``op``'s result into itself in place (``b = rot(b); b ^= a``): printers may
+    print the two as one statement."""
+    return isinstance(nxt, Xor) and nxt.a == op.dst == nxt.dst
 
 
 @dataclass

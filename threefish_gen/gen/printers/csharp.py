@@ -8,8 +8,8 @@ Two layouts of the same description program:
   ``EncryptBlocks``/``DecryptBlocks``, chosen at run time by ``IsSupported`` (JIT-time
   constants), with the scalar kernel for the tail and as the fallback.
 
-Instruction selection is the ``KINDS`` table; every shift count, rotation count and
-permute control is a literal in the emitted code.  File structure and the public API
+Instruction spellings are gen/isa/dotnet.py's (``KINDS``, the shuffles and rotations); every
+shift count, rotation count and permute control is a literal in the emitted code.  File structure and the public API
 live in ``templates/csharp/``.
 """
 from __future__ import annotations
@@ -19,6 +19,7 @@ import re
 from .. import skein
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
 from ..errors import GenError
+from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, lanes_shuffle, packed_rotate, packed_shuffle
 from ..layouts import ir
 from ..layouts import packed as packed_layout
 from ..layouts import lanes as lanes_layout
@@ -28,25 +29,8 @@ from . import render_template
 
 LAYOUTS = ("scalar", "lanes", "packed")
 
-# Value type and statement forms per machine kind.  {d} destination, {a} operand, {n}/{m} counts.
-KINDS = {
-    "scalar": dict(
-        type="ulong", lanes=1,
-        imm="{v}UL",
-        rotl="{d} = BitOperations.RotateLeft({d}, {n});",
-        rotr="{d} = BitOperations.RotateRight({d}, {n});"),
-    "v256": dict(
-        type="Vector256<ulong>", lanes=4,
-        imm="Vector256.Create({v}UL)",
-        rotl="{d} = Avx2.Or(Avx2.ShiftLeftLogical({d}, {n}), Avx2.ShiftRightLogical({d}, {m}));",
-        rotr="{d} = Avx2.Or(Avx2.ShiftRightLogical({d}, {n}), Avx2.ShiftLeftLogical({d}, {m}));"),
-    "v512": dict(
-        type="Vector512<ulong>", lanes=8,
-        imm="Vector512.Create({v}UL)",
-        rotl="{d} = Avx512F.RotateLeft({d}, {n});",
-        rotr="{d} = Avx512F.RotateRight({d}, {n});"),
-}
-ARITH = {"mov": "{d} = {a};", "add": "{d} += {a};", "sub": "{d} -= {a};", "xor": "{d} ^= {a};"}
+# Value types, constants and statement forms per machine kind: gen/isa/dotnet.py.
+ARITH = OPERATORS
 
 CS_KEYWORDS = set("""abstract as base bool break byte case catch char checked class const continue
 decimal default delegate do double else enum event explicit extern false finally fixed float for
@@ -161,58 +145,15 @@ class CsPrinter:
         return self.k["type"].split("<")[0]
 
     def ir_lines(self, ops) -> list[str]:
+        v = _CsLanesOps(self)
         out: list[str] = []
         for item in ops:
-            if isinstance(item, ir.Loop):
-                out += [f"for (int c = 0; c < {item.count}; c++)", "{"]
-                out += ["    " + self.ir_op(op) for op in item.body] + ["}"]
-            else:
-                out.append(self.ir_op(item))
+            out += ir.visit(item, v)
         return out
 
     def ir_op(self, op) -> str:
-        vec = self.vec
-        if isinstance(op, ir.Note):
-            return f"// {op.text}"
-        if isinstance(op, ir.Broadcast):        # a key word in every lane
-            m = op.term
-            return f"{op.dst} = {vec}.Create({self.ld_le(self.refs[m.array], self.byte_off(m))});"
-        if isinstance(op, ir.Mov):
-            if isinstance(op.dst, Mem):
-                return f"{self.local(op.dst)} = {op.a};"
-            return ARITH["mov"].format(d=op.dst, a=self.operand(op.a))
-        if isinstance(op, ir.ARITH):
-            kind = {ir.Add: "add", ir.Sub: "sub", ir.Xor: "xor"}[type(op)]
-            return ARITH[kind].format(d=op.dst, a=self.operand(op.b))
-        if isinstance(op, ir.ROT):
-            assert op.uniform and op.src == op.dst
-            return self.k["rotl" if isinstance(op, ir.Rotl) else "rotr"].format(
-                d=op.dst, n=op.counts[0], m=64 - op.counts[0])
-        if isinstance(op, ir.Load):
-            w0 = op.words[0]
-            if op.words == tuple(range(w0, w0 + len(op.words))):
-                return f"{op.dst} = {vec}.LoadUnsafe(ref {self.refs[op.array]}, {8 * w0}).AsUInt64();"
-            # lane b: its own word (tweaks); vector kernels run only where BitConverter.IsLittleEndian
-            lanes = ", ".join(self.ld_le(self.refs[op.array], str(8 * w)) for w in op.words)
-            return f"{op.dst} = {vec}.Create({lanes});"
-        if isinstance(op, ir.Store):
-            return f"{op.src}.AsByte().StoreUnsafe(ref {self.refs[op.array]}, {8 * op.words[0]});"
-        if isinstance(op, ir.Shuffle):
-            return f"{op.dst} = {self.shuffle(op)};"
-        raise GenError(f"C# printer: cannot print {op!r}")  # pragma: no cover
-
-    def shuffle(self, op: ir.Shuffle) -> str:
-        """Two-source lane shuffles of the lane transposition: AVX-512F vpermt2q (any lanes),
-        AVX2 unpacks (within 128-bit halves) and vperm2i128 (whole halves)."""
-        a, b = op.srcs
-        if self.kind == "v512":
-            idx = ", ".join(f"{self.k['lanes'] * s + k}UL" for s, k in op.lanes)
-            return f"Avx512F.PermuteVar8x64x2({a}, Vector512.Create({idx}), {b})"
-        forms = {((0, 0), (1, 0), (0, 2), (1, 2)): "Avx2.UnpackLow({a}, {b})",
-                 ((0, 1), (1, 1), (0, 3), (1, 3)): "Avx2.UnpackHigh({a}, {b})",
-                 ((0, 0), (0, 1), (1, 0), (1, 1)): "Avx2.Permute2x128({a}, {b}, 0x20)",
-                 ((0, 2), (0, 3), (1, 2), (1, 3)): "Avx2.Permute2x128({a}, {b}, 0x31)"}
-        return forms[tuple(op.lanes)].format(a=a, b=b)
+        (line,) = ir.visit(op, _CsLanesOps(self))
+        return line
 
     def declare(self, names) -> list[str]:
         names = list(names)
@@ -238,7 +179,51 @@ class CsPrinter:
         return out
 
 
-PACKED_VEC = {4: ("Vector128", 2), 8: ("Vector256", 4), 16: ("Vector512", 8)}
+class _CsLanesOps:
+    """The lanes kernels' ops (an IR visitor, gen/layouts/ir.py ``visit``): each returns its
+    statements."""
+
+    def __init__(self, p: CsPrinter):
+        self.p, self.vec = p, p.vec
+
+    def loop(self, item):
+        return ([f"for (int c = 0; c < {item.count}; c++)", "{"]
+                + ["    " + ln for op in item.body for ln in ir.visit(op, self)] + ["}"])
+
+    def note(self, op):
+        return [f"// {op.text}"]
+
+    def broadcast(self, op):        # a key word in every lane
+        m = op.term
+        return [f"{op.dst} = {self.vec}.Create({self.p.ld_le(self.p.refs[m.array], self.p.byte_off(m))});"]
+
+    def mov(self, op):
+        if isinstance(op.dst, Mem):
+            return [f"{self.p.local(op.dst)} = {op.a};"]
+        return [ARITH["mov"].format(d=op.dst, a=self.p.operand(op.a))]
+
+    def arith(self, op):
+        return [ARITH[op.name].format(d=op.dst, a=self.p.operand(op.b))]
+
+    def rotate(self, op):
+        assert op.uniform and op.src == op.dst
+        return [self.p.k["rotl" if op.left else "rotr"].format(d=op.dst, n=op.counts[0], m=64 - op.counts[0])]
+
+    def load(self, op):
+        p, vec = self.p, self.vec
+        w0 = op.words[0]
+        if op.words == tuple(range(w0, w0 + len(op.words))):
+            return [f"{op.dst} = {vec}.LoadUnsafe(ref {p.refs[op.array]}, {8 * w0}).AsUInt64();"]
+        # lane b: its own word (tweaks); vector kernels run only where BitConverter.IsLittleEndian
+        lanes = ", ".join(p.ld_le(p.refs[op.array], str(8 * w)) for w in op.words)
+        return [f"{op.dst} = {vec}.Create({lanes});"]
+
+    def store(self, op):
+        return [f"{op.src}.AsByte().StoreUnsafe(ref {self.p.refs[op.array]}, {8 * op.words[0]});"]
+
+    def shuffle(self, op):
+        a, b = op.srcs
+        return [f"{op.dst} = {lanes_shuffle(self.p.kind, self.p.k['lanes'], a, b, op.lanes)};"]
 
 
 def packed_kernel(nw: int) -> str:
@@ -249,89 +234,53 @@ def packed_lines(vp, nw: int) -> list[str]:
     """The packed one-block body (A = even words, B = odd words): the natural packed layout IR
     (gen/layouts/packed.py, one vector per half) formatted as C#."""
     vec, nl = PACKED_VEC[nw]
-    scalar = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
     out = ([f"ulong {', '.join(vp.scalars)};"] if vp.scalars else []) + [f"{vec}<ulong> {', '.join(vp.values)};"]
-    expr: dict[str, str] = {}
-    body = list(vp.body)
-    for i, op in enumerate(body):
-        if isinstance(op, ir.Scalar):
-            out.append(scalar.op(op.op))
-        elif isinstance(op, ir.Note):
-            out.append(f"// {op.text}")
-        elif isinstance(op, ir.Load):
-            out.append(f"{op.dst} = {vec}.LoadUnsafe(ref src, {8 * op.words[0]}).AsUInt64();")
-        elif isinstance(op, ir.Store):
-            out.append(f"{op.src}.AsByte().StoreUnsafe(ref dst, {8 * op.words[0]});")
-        elif isinstance(op, ir.Shuffle):
-            out += _cs_shuffle(vec, nl, op, body[i + 1:])
-        elif isinstance(op, ir.Insert):
-            expr[op.dst] = f"{vec}.Create({', '.join(' + '.join(_cs_term(t) for t in ts) for ts in op.terms)})"
-        elif isinstance(op, ir.ARITH):
-            sym = {ir.Add: "+=", ir.Sub: "-=", ir.Xor: "^="}[type(op)]
-            assert op.a == op.dst
-            out.append(f"{op.dst} {sym} {expr.pop(op.b, op.b)};")
-        elif isinstance(op, ir.ROT):
-            out += _cs_rotate(vec, nl, op).split("\n")
-        else:  # pragma: no cover
-            raise GenError(f"C# packed printer: cannot print {op!r}")
-    return out
+    return out + _CsPacked(vec, nl, nw, list(vp.body)).out
+
+
+class _CsPacked:
+    """The packed one-block body's ops (an IR visitor), with the subkey vectors waiting for the
+    add that uses them."""
+
+    def __init__(self, vec: str, nl: int, nw: int, body: list):
+        self.vec, self.nl, self.body = vec, nl, body
+        self.sp = CsPrinter("scalar", {"key": "key", "tweak": "tweak", "in": "src", "out": "dst"}, nw)
+        self.out: list[str] = []
+        self.expr: dict[str, str] = {}
+        for self.i, op in enumerate(body):
+            ir.visit(op, self)
+
+    def scalar(self, op):
+        self.out.append(self.sp.op(op.op))
+
+    def note(self, op):
+        self.out.append(f"// {op.text}")
+
+    def load(self, op):
+        self.out.append(f"{op.dst} = {self.vec}.LoadUnsafe(ref src, {8 * op.words[0]}).AsUInt64();")
+
+    def store(self, op):
+        self.out.append(f"{op.src}.AsByte().StoreUnsafe(ref dst, {8 * op.words[0]});")
+
+    def shuffle(self, op):
+        rest = self.body[self.i + 1:]
+        self.out += packed_shuffle(self.vec, self.nl, op.dst, op.srcs, op.lanes,
+                                   lambda: any(n in ir.reads(r) for r in rest for n in op.srcs
+                                               if not ir.same_sources(r, op)))
+
+    def insert(self, op):
+        self.expr[op.dst] = f"{self.vec}.Create({', '.join(' + '.join(_cs_term(t) for t in ts) for ts in op.terms)})"
+
+    def arith(self, op):
+        assert op.a == op.dst
+        self.out.append(ARITH[op.name].format(d=op.dst, a=self.expr.pop(op.b, op.b)))
+
+    def rotate(self, op):
+        self.out += packed_rotate(self.vec, self.nl, op.dst, op.src, op.counts, op.left).split("\n")
 
 
 def _cs_term(t) -> str:
     return t if isinstance(t, str) else f"{t.base}UL"
-
-
-def _cs_vec(vec: str, vals) -> str:
-    return f"{vec}.Create({', '.join(f'{v}UL' for v in vals)})"
-
-
-def _cs_rotate(vec: str, nl: int, op) -> str:
-    """Per-lane rotation of a packed half: AVX-512F vprolvq/vprorvq (Vector512), else AVX-512VL
-    when the JIT has it, AVX2 variable shift pairs otherwise."""
-    left = isinstance(op, ir.Rotl)
-    name = "RotateLeftVariable" if left else "RotateRightVariable"
-    d, x, counts = op.dst, op.src, op.counts
-    if nl == 8:
-        return f"{d} = Avx512F.{name}({x}, {_cs_vec(vec, counts)});"
-    first, second = ("ShiftLeftLogicalVariable", "ShiftRightLogicalVariable")[::1 if left else -1]
-    return (f"{d} = Avx512F.VL.IsSupported ? Avx512F.VL.{name}({x}, {_cs_vec(vec, counts)})\n"
-            f"    : Avx2.Or(Avx2.{first}({x}, {_cs_vec(vec, counts)}), "
-            f"Avx2.{second}({x}, {_cs_vec(vec, (64 - c for c in counts))}));")
-
-
-def _cs_shuffle(vec: str, nl: int, op: ir.Shuffle, rest) -> list[str]:
-    """A lane shuffle of the packed layout: SSE2/AVX2 unpacks and permutes where they build the
-    pattern, AVX-512F index permutes (vpermq / vpermt2q) for Vector512."""
-    d, lanes = op.dst, op.lanes
-    a = op.srcs[0]
-    if len(op.srcs) == 1:
-        p = [k for _, k in lanes]
-        if nl == 2:
-            assert p == [1, 0], p
-            return [f"{d} = Sse2.Shuffle({a}.AsUInt32(), 0x4E).AsUInt64();"]
-        if nl == 4:
-            return [f"{d} = Avx2.Permute4x64({a}, {sum(x << (2 * j) for j, x in enumerate(p)):#04x});"]
-        return [f"{d} = Avx512F.PermuteVar8x64({a}, {_cs_vec(vec, p)});"]
-    b = op.srcs[1]
-    if nl == 8:
-        return [f"{d} = Avx512F.PermuteVar8x64x2({a}, {_cs_vec(vec, [8 * s + k for s, k in lanes])}, {b});"]
-    half = nl // 2
-    if nl == 2:
-        which = {((0, 0), (1, 0)): "UnpackLow", ((0, 1), (1, 1)): "UnpackHigh"}[tuple(lanes)]
-        return [f"{d} = Sse2.{which}({a}, {b});"]
-    # Vector256: unpacks work within 128-bit halves; a lane order (0, 2, 1, 3) fixes it up.
-    deal = {tuple((s, 2 * j + z) for s in (0, 1) for j in range(half)): ("Low", "High")[z] for z in (0, 1)}
-    if tuple(lanes) in deal:         # (a0, a2, b0, b2): the even (odd) lanes of a then b
-        return [f"{d} = Avx2.Permute4x64(Avx2.Unpack{deal[tuple(lanes)]}({a}, {b}), 0xd8);"]
-    weave = {tuple((s, 2 * z + j) for j in range(half) for s in (0, 1)): ("Low", "High")[z] for z in (0, 1)}
-    # (a0, b0, a1, b1) / (a2, b2, a3, b3): both sources are put in lane order (0, 2, 1, 3) in
-    # place once (their last uses are these two shuffles), then unpacked.
-    pre = []
-    if weave[tuple(lanes)] == "Low":
-        assert not any(n in ir.reads(r) for r in rest for n in (a, b)
-                       if not (isinstance(r, ir.Shuffle) and r.srcs == op.srcs)), "sources read later"
-        pre = [f"{a} = Avx2.Permute4x64({a}, 0xd8);", f"{b} = Avx2.Permute4x64({b}, 0xd8);"]
-    return pre + [f"{d} = Avx2.Unpack{weave[tuple(lanes)]}({a}, {b});"]
 
 
 def _section(p: CsPrinter, ops, exclude=()) -> dict:

@@ -14,57 +14,11 @@ import re
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, Slot
 from ..asm.abi import ABIS as ABI_DATA
+from ..isa.x86 import X64_OPS, X64_RORX, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
 from . import render_template
 from .nasm_cpu import cpu_support
 
-# ---------------------------------------------------------------- instruction tables
-# {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
-# (register, register), 'rm' (register, memory), 'mr' (memory, register), 'ri' (immediate).
-X64_OPS = {
-    "mov": "mov {d}, {s}",
-    "add": "add {d}, {s}",
-    "sub": "sub {d}, {s}",
-    "xor": "xor {d}, {s}",
-    "xchg": "xchg {d}, {s}",
-    "rol": "rol {d}, {n}",
-}
-X64_RORX = {"rol": "rorx {d}, {d}, {m}"}      # BMI2: rotate right by 64-n, flags untouched
-X86_XMM_OPS = {
-    ("mov", "rr"): "movdqa {d}, {s}",
-    ("mov", "rm"): "movq {d}, {s}",         # 64-bit load: any alignment
-    ("mov", "mr"): "movq {d}, {s}",         # 64-bit store: any alignment
-    "add": "paddq {d}, {s}",                 # memory source only from 16-aligned stack slots
-    "sub": "psubq {d}, {s}",
-    "xor": "pxor {d}, {s}",
-    "or": "por {d}, {s}",
-    "shl": "psllq {d}, {n}",
-    "shr": "psrlq {d}, {n}",
-}
-# --layout packed: every XMM value is two 64-bit lanes (gen/asm/lower_packed.py).  Shapes: r register,
-# s aligned stack slot, p caller memory (any alignment).
-X86_PACKED_OPS = {
-    ("mov", "rr"): "movdqa {d}, {s}",
-    ("mov", "rs"): "movdqa {d}, {s}",       # spill slot / subkey table / constant: 16-aligned
-    ("mov", "sr"): "movdqa {d}, {s}",
-    ("mov", "rp"): "movq {d}, {s}",         # one key or tweak word, high lane zeroed
-    ("mov", "pr"): "movdqu {d}, {s}",       # two words of the block, any alignment
-    "ldu": "movdqu {d}, {s}",               # two words of the block, any alignment
-    "add": "paddq {d}, {s}",
-    "sub": "psubq {d}, {s}",
-    "xor": "pxor {d}, {s}",
-    "or": "por {d}, {s}",
-    "shl": "psllq {d}, {n}",
-    "shr": "psrlq {d}, {n}",
-    "lolo": "punpcklqdq {d}, {s}",          # (d.lo, s.lo)
-    "hihi": "punpckhqdq {d}, {s}",          # (d.hi, s.hi)
-    "hilo": "shufpd {d}, {s}, 1",           # (d.hi, s.lo)
-    "lohi": "shufpd {d}, {s}, 2",           # (d.lo, s.hi)
-    "movsd": "movsd {d}, {s}",              # (s.lo, d.hi); register source only
-    "swap": "pshufd {d}, {s}, 0x4e",        # (s.hi, s.lo)
-    "bshl": "pslldq {d}, {n}",              # whole register left by n bytes
-}
-X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
-               "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
+# Instruction tables (NASM forms of the machine-op kinds): gen/isa/x86.py.
 
 # the *_blocks dispatch of a split variant (templates/nasm/threefish.asm.j2): the callee-saved
 # registers it keeps the arguments in across the call of the group function, and its stack
@@ -161,20 +115,6 @@ def _shape(x) -> str:
     return "r" if isinstance(x, Reg) else ("i" if isinstance(x, (Imm, int)) else "m")
 
 
-ZMM_OPS = {
-    ("mov", "rr"): "vmovdqa64 {d}, {s}",
-    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot, any alignment
-    ("mov", "mr"): "vmovdqu64 {d}, {s}",
-    "add": "vpaddq {d}, {d}, {s}",
-    "sub": "vpsubq {d}, {d}, {s}",
-    "xor": "vpxorq {d}, {d}, {s}",
-    "rol": "vprolq {d}, {d}, {n}",
-    "bcast": "vpbroadcastq {d}, {s}",        # key word / constant to every lane
-    "gather": "kxnorb k1, k1, k1\n    vpgatherqq {d}{{k1}}, [{base} + {idx} + {off}]",
-    "scatter": "kxnorb k1, k1, k1\n    vpscatterqq [{base} + {idx} + {off}]{{k1}}, {s}",
-}
-
-
 def zmm_instruction(op, frame: Frame) -> str:
     src, dst = op.src, op.dst
     if isinstance(dst, PtrMem):          # store: scatter the lanes to their blocks
@@ -195,25 +135,6 @@ def zmm_instruction(op, frame: Frame) -> str:
     pat = ZMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or ZMM_OPS[op.kind]
     n = src if isinstance(src, int) else 0
     return pat.format(d=d, s=_operand(src, frame, "zmm") if src is not None else "", n=n)
-
-
-YMM_OPS = {
-    ("mov", "rr"): "vmovdqa {d}, {s}",
-    ("mov", "rm"): "vmovdqu {d}, {s}",
-    ("mov", "mr"): "vmovdqu {d}, {s}",
-    "add": "vpaddq {d}, {d}, {s}",
-    "sub": "vpsubq {d}, {d}, {s}",
-    "xor": "vpxor {d}, {d}, {s}",
-    "or": "vpor {d}, {d}, {s}",
-    "shl": "vpsllq {d}, {d}, {n}",
-    "shr": "vpsrlq {d}, {d}, {n}",
-    "bcast": "vpbroadcastq {d}, {s}",
-    "gather": "vpcmpeqq ymm14, ymm14, ymm14\n    vpgatherqq {d}, [{base} + {idx} + {off}], ymm14",
-    # no scatter in AVX2: one 64-bit store per lane
-    "scatter": ("vmovq [{base} + {o0}], {x}\n    vpextrq [{base} + {o1}], {x}, 1\n"
-                "    vextracti128 xmm15, {s}, 1\n    vmovq [{base} + {o2}], xmm15\n"
-                "    vpextrq [{base} + {o3}], xmm15, 1"),
-}
 
 
 def ymm_instruction(op, frame: Frame) -> str:

@@ -23,18 +23,19 @@ from __future__ import annotations
 
 import re
 
+from ..isa import neon, x86
 from .c import Program as _CProgram, _strip_comments
 from .engine import Machine, ProveError, Unsupported, base_of, kind, literal
-from .terms import (MASK, Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
+from .terms import (Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*^|&()\[\],<>=!~])")
 _BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
            "&": 2, "^": 1, "|": 0}
 _TYPES = {"const", "void", "unsigned", "signed", "long", "int", "char", "short", "size_t", "uint8_t",
-          "uint32_t", "uint64_t", "int64_t", "__m128i", "__m256i", "__m512i", "__m128d", "uint64x2_t",
-          "uint64x1_t", "uint8x16_t", "int64x2_t", "uint32x4_t"}
-_VBYTES = {"__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16, "__m128d": 16}
+          "uint32_t", "uint64_t", "int64_t", "uint64x1_t", "uint8x16_t", "int64x2_t",
+          "uint32x4_t"} | set(x86.TYPES) | set(x86.CAST_TYPES) | set(neon.TYPES)
+_VBYTES = {**x86.TYPES, **x86.CAST_TYPES, **neon.TYPES}
 
 
 def _tokens(s: str, token=_TOKEN) -> list[str]:
@@ -178,7 +179,8 @@ class Function:
 
 _FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:\w+_NOINLINE\s+)?(void|uint64_t|uint64x2_t|int)\s+(\w+)\s*"
                    r"\(([^)]*)\)\s*$")
-_DECL = re.compile(r"^(?:const\s+)?(uint64_t|unsigned|int|size_t|__m128i|__m256i|__m512i|uint64x2_t)\s+(.*)$")
+_DECL = re.compile(r"^(?:const\s+)?(uint64_t|unsigned|int|size_t|" + "|".join([*x86.TYPES, *neon.TYPES])
+                   + r")\s+(.*)$")
 
 
 def _kind(name: str):
@@ -524,6 +526,49 @@ def _const_bytes(v: tuple, no: int) -> list:
 
 # ---------------------------------------------------------------------------- the machine
 
+class LaneTerms:
+    """The lane reader of gen/isa/common.py over terms, for one intrinsic call of a machine:
+    what an ISA module's SEMANTICS compute with."""
+
+    const, add, sub, xor, or_, and_, shr, rotl = (staticmethod(f) for f in (const, add, sub, xor, or_, and_, shr, rotl))
+    bytes, words = staticmethod(_vbytes), staticmethod(_vwords)
+
+    def __init__(self, mach, name: str):
+        self.mach, self.intrinsic = mach, name
+
+    @staticmethod
+    def shl(t: Term, k: int) -> Term:
+        return mul(t, 1 << k)
+
+    @staticmethod
+    def same(a: Term, b: Term) -> bool:
+        return a is b          # terms are hash-consed (gen/prove/terms.py)
+
+    def vec(self, x) -> tuple:
+        return self.mach._vec(x)
+
+    def imm(self, x) -> int:
+        return self.mach._imm(x)
+
+    def counts(self, v: tuple) -> list:
+        return self.mach._lane_counts(v)
+
+    def const_bytes(self, v: tuple) -> list:
+        return _const_bytes(v, self.mach.line.no)
+
+    def load(self, addr: Term, n: int) -> tuple:
+        return self.mach._vload(addr, n)
+
+    def store(self, addr: Term, v: tuple) -> None:
+        self.mach._vstore(addr, v)
+
+    def undef(self, i: int) -> Term:
+        return var(f"undef:upper@{self.mach.line.no}.{i}")
+
+    def unsupported(self, text: str):
+        raise Unsupported(f"line {self.mach.line.no}: {text}")
+
+
 class SimdMachine(Machine):
     """One path through one function of a SIMD C program."""
 
@@ -654,24 +699,20 @@ class SimdMachine(Machine):
         if name.endswith("store64") and len(a) == 2:
             self.store(a[0], 8, a[1])
             return None
-        if name.endswith("neon_load"):
-            return self._vload(a[0], 2)
-        if name.endswith("neon_store"):
-            self._vstore(a[0], self._vec(a[1]))
-            return None
-        if name.startswith("vreinterpretq_") or name in ("_mm_castsi128_pd", "_mm_castpd_si128"):
+        if neon.is_reinterpret(name):
             return a[0]
-        m = re.fullmatch(r"_mm(\d*)_(\w+)", name)
-        if m:
-            return self._x86(m.group(2), {"": 2, "256": 4, "512": 8}[m.group(1)], a, name)
-        return self._neon(name, a)
+        xc = x86.parse(name)
+        if xc is not None:
+            return self._x86(xc[0], xc[1], a, name)
+        sem = neon.SEMANTICS.get(name)
+        if sem is None:
+            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+        return sem(LaneTerms(self, name), 2, a)
 
     def _x86(self, op: str, w: int, a: list, name: str):
-        if op in ("loadu_si128", "loadu_si256", "loadu_si512"):
-            return self._vload(a[0], w)
-        if op in ("storeu_si128", "storeu_si256", "storeu_si512"):
-            self._vstore(a[0], self._vec(a[1])[:w] if len(a[1]) == w else self._bad_width(name))
-            return None
+        """An x86 intrinsic: its lane terms from gen/isa/x86.py's SEMANTICS.  The aligned loads
+        and stores, which the printers never emit, are read here to refuse them on a caller's
+        pointer."""
         if op.startswith(("load_si", "store_si", "stream_si", "load_epi", "store_epi")):
             base, _ = base_of(a[0])
             if kind(base) in ("key", "tweak", "in", "out"):
@@ -681,169 +722,10 @@ class SimdMachine(Machine):
                 return self._vload(a[0], w)
             self._vstore(a[0], self._vec(a[1]))
             return None
-        if op.startswith(("add_epi64", "sub_epi64", "xor_si", "or_si", "and_si")):
-            x, y = self._vec(a[0]), self._vec(a[1])
-            f = {"add": add, "sub": sub, "xor": xor, "or": or_}.get(op.split("_")[0])
-            if f is None:
-                raise Unsupported(f"line {self.line.no}: {name}")
-            return tuple(f(p, q) for p, q in zip(x, y))
-        if op == "slli_epi64":
-            k = self._imm(a[1])
-            return tuple(mul(t, 1 << k) if k < 64 else const(0) for t in self._vec(a[0]))
-        if op == "srli_epi64":
-            k = self._imm(a[1])
-            return tuple(shr(t, k) if k < 64 else const(0) for t in self._vec(a[0]))
-        if op in ("rol_epi64", "ror_epi64"):
-            k = self._imm(a[1])
-            return tuple(rotl(t, k if op == "rol_epi64" else -k) for t in self._vec(a[0]))
-        if op in ("sllv_epi64", "srlv_epi64", "rolv_epi64", "rorv_epi64"):
-            x, cs = self._vec(a[0]), self._lane_counts(self._vec(a[1]))
-            if op in ("rolv_epi64", "rorv_epi64"):
-                return tuple(rotl(t, c if op == "rolv_epi64" else -c) for t, c in zip(x, cs))
-            if op == "sllv_epi64":
-                return tuple(mul(t, 1 << c) if c < 64 else const(0) for t, c in zip(x, cs))
-            return tuple(shr(t, c) if c < 64 else const(0) for t, c in zip(x, cs))
-        if op in ("set1_epi64x", "set1_epi64"):
-            return (a[0],) * w
-        if op in ("set_epi64x", "set_epi64"):
-            return tuple(reversed(a))
-        if op == "setr_epi8":
-            bs = [self._imm(t) & 0xff for t in a]
-            return tuple(const(sum(b << (8 * k) for k, b in enumerate(bs[8 * i:8 * i + 8]))) for i in range(w))
-        if op.startswith("setzero_si"):
-            return (const(0),) * w
-        if op in ("unpacklo_epi64", "unpackhi_epi64"):
-            x, y = self._vec(a[0]), self._vec(a[1])
-            h = 0 if op == "unpacklo_epi64" else 1
-            out = []
-            for blk in range(0, w, 2):
-                out += [x[blk + h], y[blk + h]]
-            return tuple(out)
-        if op == "permute2x128_si256":
-            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            src = [x[0:2], x[2:4], y[0:2], y[2:4]]
-            out = ()
-            for half in range(2):
-                c = (imm >> (4 * half)) & 0xf
-                out += (const(0), const(0)) if c & 8 else src[c & 3]
-            return out
-        if op == "permute4x64_epi64":
-            x, imm = self._vec(a[0]), self._imm(a[1])
-            return tuple(x[(imm >> (2 * i)) & 3] for i in range(4))
-        if op == "permutex2var_epi64":
-            x, idx, y = self._vec(a[0]), self._lane_counts(self._vec(a[1])), self._vec(a[2])
-            return tuple((y if c & w else x)[c & (w - 1)] for c in idx)
-        if op == "permutexvar_epi64":
-            idx, x = self._lane_counts(self._vec(a[0])), self._vec(a[1])
-            return tuple(x[c & (w - 1)] for c in idx)
-        if op == "shuffle_i32x4":
-            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            out = ()
-            for i in range(4):
-                s = (x if i < 2 else y)
-                c = (imm >> (2 * i)) & 3
-                out += s[2 * c:2 * c + 2]
-            return out
-        if op == "shuffle_pd":
-            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            return (x[imm & 1], y[(imm >> 1) & 1])
-        if op in ("castsi128_si256", "castsi128_si512", "castsi256_si512"):
-            x = self._vec(a[0])
-            return x + tuple(var(f"undef:upper@{self.line.no}.{i}") for i in range(w - len(x)))
-        if op in ("castsi512_si256", "castsi256_si128", "castsi512_si128"):
-            n = {"castsi512_si256": 4}.get(op, 2)
-            return self._vec(a[0])[:n]
-        if op == "shuffle_epi32":
-            x, imm = self._vec(a[0]), self._imm(a[1])
-            bs, out = _vbytes(x), []
-            for blk in range(0, 8 * w, 16):
-                for d in range(4):
-                    s = (imm >> (2 * d)) & 3
-                    out += bs[blk + 4 * s:blk + 4 * s + 4]
-            return _vwords(out)
-        if op == "shuffle_epi8":
-            x = self._vec(a[0])
-            ctl = _const_bytes(self._vec(a[1]), self.line.no)
-            bs, out = _vbytes(x), []
-            for i, c in enumerate(ctl):
-                blk = i // 16 * 16
-                out.append((const(0), 0) if c & 0x80 else bs[blk + (c & 15)])
-            return _vwords(out)
-        if op == "blend_epi16":
-            x, y, imm = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            bx, by = _vbytes(x), _vbytes(y)
-            out = [(by if (imm >> ((i % 16) // 2)) & 1 else bx)[i] for i in range(8 * w)]
-            return _vwords(out)
-        raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
-
-    def _bad_width(self, name):
-        raise Unsupported(f"line {self.line.no}: {name} of a vector of another width")
-
-    def _neon(self, name: str, a: list):
-        bin_ = {"vaddq_u64": add, "vsubq_u64": sub, "veorq_u64": xor, "vorrq_u64": or_}.get(name)
-        if bin_ is not None:
-            return tuple(bin_(p, q) for p, q in zip(self._vec(a[0]), self._vec(a[1])))
-        if name == "vshlq_n_u64":
-            k = self._imm(a[1])
-            if k > 63:
-                raise Unsupported(f"line {self.line.no}: {name} by {k} (0..63)")
-            return tuple(mul(t, 1 << k) for t in self._vec(a[0]))
-        if name == "vshrq_n_u64":
-            k = self._imm(a[1])
-            if not 1 <= k <= 64:
-                raise Unsupported(f"line {self.line.no}: {name} by {k} (1..64)")
-            return tuple(shr(t, k) if k < 64 else const(0) for t in self._vec(a[0]))
-        if name == "vsriq_n_u64":           # (b >> n) inserted under the top n bits of a
-            x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            if n >= 64:
-                return x
-            keep = ~(MASK >> n) & MASK
-            out = []
-            for p, q in zip(x, y):
-                if p is mul(q, 1 << (64 - n)):
-                    out.append(rotl(q, 64 - n))
-                else:
-                    out.append(or_(and_(p, keep), shr(q, n)))
-            return tuple(out)
-        if name == "vshlq_u64":              # per-lane signed count (low byte): left, or right if negative
-            x, cs = self._vec(a[0]), self._lane_counts(self._vec(a[1]))
-            out = []
-            for t, c in zip(x, cs):
-                s = c & 0xff
-                s = s - 256 if s >= 128 else s
-                out.append((mul(t, 1 << s) if s < 64 else const(0)) if s >= 0 else
-                           (shr(t, -s) if -s < 64 else const(0)))
-            return tuple(out)
-        if name == "vdupq_n_u64":
-            return (a[0],) * 2
-        if name == "vcreate_u64":
-            return (a[0],)
-        if name == "vcombine_u64":
-            return self._vec(a[0]) + self._vec(a[1])
-        if name == "vgetq_lane_u64":
-            return self._vec(a[0])[self._imm(a[1]) & 1]
-        if name == "vzip1q_u64":
-            x, y = self._vec(a[0]), self._vec(a[1])
-            return (x[0], y[0])
-        if name == "vzip2q_u64":
-            x, y = self._vec(a[0]), self._vec(a[1])
-            return (x[1], y[1])
-        if name == "vextq_u64":
-            x, y, n = self._vec(a[0]), self._vec(a[1]), self._imm(a[2])
-            return (x + y)[n:n + 2]
-        if name == "vcopyq_laneq_u64":
-            x, la, y, lb = self._vec(a[0]), self._imm(a[1]), self._vec(a[2]), self._imm(a[3])
-            out = list(x)
-            out[la & 1] = y[lb & 1]
-            return tuple(out)
-        if name == "vrev64q_u32":
-            return tuple(rotl(t, 32) for t in self._vec(a[0]))
-        if name == "vqtbl1q_u8":
-            x = self._vec(a[0])
-            ctl = _const_bytes(self._vec(a[1]), self.line.no)
-            bs = _vbytes(x)
-            return _vwords([bs[c] if c < 16 else (const(0), 0) for c in ctl])
-        raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+        sem = x86.SEMANTICS.get(op)
+        if sem is None:
+            raise Unsupported(f"line {self.line.no}: the intrinsic {name} is not modelled")
+        return sem(LaneTerms(self, name), w, a)
 
     # ---------------------------------------------------------------- statements
 

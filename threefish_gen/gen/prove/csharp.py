@@ -49,6 +49,7 @@ from __future__ import annotations
 import itertools
 import re
 
+from ..isa import dotnet
 from .c_simd import (Function, _tokens as c_tokens, Program as SimdProgram, SimdMachine, Stmt, _Parser as CParser, _split_args,
                      bswap, heads)
 from .engine import ProveError, Unsupported, literal
@@ -64,33 +65,9 @@ _TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*<\w+(?
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*/%^|&()\[\],<>=!~?:.])")
 _COMPARE = ("<", ">", "<=", ">=", "==", "!=")
 _CASTS = {"ulong", "long", "int", "uint"}
-_LANES = {"Vector128": 2, "Vector256": 4, "Vector512": 8}
+_LANES = dotnet.VECTORS
 _ELEM = {"ulong": 8, "byte": 1, "Vector128<ulong>": 16, "Vector256<ulong>": 32, "Vector512<ulong>": 64}
 
-# C# intrinsic (method name, any of Avx512F / Avx512F.VL / Avx2 / Sse2) -> (SIMD C instruction
-# as gen/prove/c_simd.py models it, the C# arguments in the C instruction's order)
-_INTRINSICS = {
-    "PermuteVar8x64x2": ("permutex2var_epi64", (0, 1, 2)),
-    "PermuteVar8x64": ("permutexvar_epi64", (1, 0)),
-    "Permute4x64": ("permute4x64_epi64", (0, 1)),
-    "Permute2x128": ("permute2x128_si256", (0, 1, 2)),
-    "UnpackLow": ("unpacklo_epi64", (0, 1)),
-    "UnpackHigh": ("unpackhi_epi64", (0, 1)),
-    "Shuffle": ("shuffle_epi32", (0, 1)),
-    "ShiftLeftLogical": ("slli_epi64", (0, 1)),
-    "ShiftRightLogical": ("srli_epi64", (0, 1)),
-    "ShiftLeftLogicalVariable": ("sllv_epi64", (0, 1)),
-    "ShiftRightLogicalVariable": ("srlv_epi64", (0, 1)),
-    "RotateLeft": ("rol_epi64", (0, 1)),
-    "RotateRight": ("ror_epi64", (0, 1)),
-    "RotateLeftVariable": ("rolv_epi64", (0, 1)),
-    "RotateRightVariable": ("rorv_epi64", (0, 1)),
-    "Or": ("or_si", (0, 1)),
-    "Xor": ("xor_si", (0, 1)),
-    "Add": ("add_epi64", (0, 1)),
-    "Subtract": ("sub_epi64", (0, 1)),
-}
-_ISA_CLASSES = ("Avx512F", "Avx512F.VL", "Avx2", "Avx", "Sse2")
 
 
 # ---------------------------------------------------------------------------- expressions
@@ -762,12 +739,14 @@ class CsMachine(SimdMachine):
             if name == "LoadUnsafe" and len(a) == 2:
                 addr = add(self._ref_arg(args[0]), self._scalar(a[1]))
                 return tuple(self._mem(t) for t in self._vload(addr, w))
-        if cls in _ISA_CLASSES and name in _INTRINSICS:
-            op, order = _INTRINSICS[name]
-            if len(a) != len(order) or not isinstance(a[0], tuple):
+        form = dotnet.intrinsic(cls, name, len(a[0])) if a and isinstance(a[0], tuple) else None
+        if form is None and dotnet.intrinsic(cls, name, 2) is not None:
+            raise Unsupported(f"line {no}: {full} with these arguments")
+        if form is not None:        # an x86 intrinsic: gen/isa/x86.py's lane terms (via gen/isa/dotnet.py)
+            op, order = form
+            if len(a) != len(order):
                 raise Unsupported(f"line {no}: {full} with these arguments")
-            w = len(a[0])
-            return self._x86(op, w, [a[i] for i in order], full)
+            return self._x86(op, len(a[0]), [a[i] for i in order], full)
         raise Unsupported(f"line {no}: {full} is not modelled")
 
 

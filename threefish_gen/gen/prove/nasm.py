@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..isa import x86
 from .engine import INPUTS, Machine, ProveError, Unsupported, address_text, base_of, kind
 from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
 
@@ -70,6 +71,29 @@ def _count(s: str) -> int:
     if not 0 <= n <= 63:
         raise Unsupported(f"a shift or rotate count of {n} (0..63)")
     return n
+
+
+class _Lanes:
+    """The lane reader of gen/isa/common.py over terms (lanes of registers as read, counts and
+    immediates as ints)."""
+    const, add, sub, xor, or_, shr, rotl = (staticmethod(f) for f in (const, add, sub, xor, or_, shr, rotl))
+
+    @staticmethod
+    def vec(x):
+        return x
+
+    @staticmethod
+    def imm(x):
+        return x
+
+    @staticmethod
+    def shl(t: Term, k: int) -> Term:
+        return mul(t, 1 << k)
+
+
+# mnemonics read through gen/isa/x86.py: lane-wise of two vectors; shifts and rotations by a count
+_LANEWISE = ("paddq", "psubq", "pxor", "pxorq", "por", "porq")
+_SHIFTS = ("psllq", "psrlq", "prolq", "prorq")
 
 
 def _dwords(pair: tuple, lo: int, hi: int) -> Term:
@@ -498,15 +522,12 @@ class NasmMachine(Machine):
         need = 16 if not vex and base not in UNALIGNED else 8 * w if vex and base == "movdqa" else 0
         for x in (x for x in a if "[" in x and need):
             self.check_aligned(x, need)
-        lane_ops = {"paddq": add, "psubq": sub, "pxor": xor, "pxorq": xor, "por": or_, "porq": or_}
-        if base in lane_ops:
+        if base in _LANEWISE:          # gen/isa/x86.py's lane terms of the instruction
             x, y = self.vread(srcs[0], w), self.vread(srcs[1], w)
-            self.vwrite(dst, [lane_ops[base](p, q) for p, q in zip(x, y)], legacy=not vex)
-        elif base in ("psllq", "psrlq", "prolq", "prorq"):
+            self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, y])), legacy=not vex)
+        elif base in _SHIFTS:
             x, n = self.vread(srcs[0], w), _count(srcs[1])
-            f = {"psllq": lambda t: mul(t, 1 << n), "psrlq": lambda t: shr(t, n),
-                 "prolq": lambda t: rotl(t, n), "prorq": lambda t: rotl(t, 64 - n)}[base]
-            self.vwrite(dst, [f(t) for t in x], legacy=not vex)
+            self.vwrite(dst, list(x86.nasm_semantics(base, w)(_Lanes, w, [x, n])), legacy=not vex)
         elif base in ("movdqa", "movdqu"):
             if self._reg(dst.split("{")[0]) is not None:
                 self.vwrite(dst, self.vread(a[1], w), legacy=not vex)
@@ -576,14 +597,8 @@ class NasmMachine(Machine):
         for lo in range(0, w, 2):
             a2 = x[lo:lo + 2]
             if base in ("punpcklqdq", "punpckhqdq", "shufpd"):
-                b2 = y[lo:lo + 2]
-                if base == "punpcklqdq":
-                    out += [a2[0], b2[0]]
-                elif base == "punpckhqdq":
-                    out += [a2[1], b2[1]]
-                else:
-                    imm = _int(ops[2])
-                    out += [a2[imm & 1], b2[(imm >> 1) & 1]]
+                imm = [_int(ops[2])] if base == "shufpd" else []
+                out += x86.nasm_semantics(base, 2)(_Lanes, 2, [a2, y[lo:lo + 2], *imm])
             elif base == "pshufd":
                 sel = [(_int(ops[1]) >> (2 * i)) & 3 for i in range(4)]
                 out += [_dwords(a2, sel[2 * i], sel[2 * i + 1]) for i in range(2)]

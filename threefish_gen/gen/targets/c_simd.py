@@ -1,5 +1,5 @@
 """Target ``c-simd`` (``render --target c --isa ISA``): SIMD C with x86 intrinsics, SSE2 to AVX-512,
-and AArch64 NEON (``--isa neon``, gen/printers/c_neon.py).
+and AArch64 NEON (``--isa neon``, gen/isa/neon.py).
 
 Layouts ``lanes`` (L blocks word-sliced), ``hybrid`` (lanes plus scalar blocks in one loop),
 ``packed`` (one block over the lanes); ``--isa auto`` is the run-time dispatcher over the

@@ -1,0 +1,76 @@
+"""Instruction choice lives in the ISA modules (threefish_gen/gen/isa/): printers and prove readers
+walk the layout IR through ``ir.visit`` and ask an ISA module for every spelling, so no module
+outside gen/isa/ and the IR itself (gen/layouts/) dispatches with ``isinstance`` over the layout
+IR's operation classes.  Read from the source with ast."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GEN = ROOT / "threefish_gen" / "gen"
+EXEMPT = (GEN / "isa", GEN / "layouts")
+
+# Modules not converted yet, with the number of isinstance dispatches over IR classes each still
+# has.  The counts must match exactly, so the list shrinks as modules are converted.
+ALLOWED = {
+    # lane_op, which turns lanes IR ops back into description ops for the scalar lowering
+    "asm/lowering.py": 9,
+}
+
+
+def _ir_classes() -> set[str]:
+    tree = ast.parse((GEN / "layouts" / "ir.py").read_text())
+    names = {n.name for n in tree.body if isinstance(n, ast.ClassDef) and n.name != "VProgram"}
+    names |= {"ARITH", "ROT"}      # the tuples of classes ir.py exports
+    return names
+
+
+def dispatches(source: str, classes: set[str]) -> list[int]:
+    """Lines of ``isinstance(x, C)`` where C (or a member of a tuple C) is a layout IR class,
+    named through the module (``ir.Load``) or imported from it (``from ..layouts.ir import Load``)."""
+    tree = ast.parse(source)
+    modules, names = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            mod = node.module
+            for a in node.names:
+                if mod.endswith("layouts") and a.name == "ir":
+                    modules.add(a.asname or "ir")
+                elif mod.endswith("layouts.ir") and a.name in classes:
+                    names.add(a.asname or a.name)
+
+    def is_ir(t) -> bool:
+        if isinstance(t, ast.Tuple):
+            return any(is_ir(e) for e in t.elts)
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+            return t.value.id in modules and t.attr in classes
+        return isinstance(t, ast.Name) and t.id in names
+
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance"
+            and len(node.args) == 2 and is_ir(node.args[1])]
+
+
+def test_the_detector_finds_module_imported_and_tuple_forms():
+    classes = _ir_classes()
+    src = ("from ..layouts import ir\nfrom ..layouts.ir import Load as L, Note\n"
+           "def f(op):\n    if isinstance(op, ir.Add): pass\n    if isinstance(op, (str, L)): pass\n"
+           "    if isinstance(op, ir.ROT): pass\n    if isinstance(op, str): pass\n    if isinstance(op, Note): pass\n")
+    assert dispatches(src, classes) == [4, 5, 6, 8]
+
+
+def test_no_isinstance_dispatch_over_ir_operations_outside_isa_and_ir():
+    classes = _ir_classes()
+    found = {}
+    for path in sorted(GEN.rglob("*.py")):
+        if any(path.is_relative_to(e) for e in EXEMPT):
+            continue
+        lines = dispatches(path.read_text(), classes)
+        if lines:
+            found[path.relative_to(GEN).as_posix()] = lines
+    extra = {f: ln for f, ln in found.items() if len(ln) != ALLOWED.get(f, 0)}
+    gone = [f for f in ALLOWED if f not in found]
+    assert not extra and not gone, (
+        f"isinstance dispatch over layout IR classes (file: lines) {extra}; allow-list entries with none "
+        f"left (remove them): {gone}.  Walk the IR with ir.visit and ask gen/isa/ for the spelling.")

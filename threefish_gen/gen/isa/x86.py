@@ -1,0 +1,507 @@
+"""x86 vector instructions, SSE2 to AVX-512 (SIMD C intrinsics): one table for the printer and
+the prover.
+
+* ``ISAS``: the ISAs of the family (sse2, avx, avx2, avx512) and what each has (byte shuffles,
+  vprolq, 256/512-bit vectors);
+* :class:`Width`: the C vector type of a width and its loads, stores, constants, add/sub/xor;
+* ``SEMANTICS``: every intrinsic the printers spell, by its name after ``_mm{,256,512}_``, as
+  lane terms (gen/isa/common.py says how); gen/prove/c_simd.py reads a parsed call back through
+  it, the shuffle candidates below derive the lane pattern they build from it;
+* :func:`shuffle_candidates` (lane moves per width), :func:`index_permute` (AVX-512 vpermq /
+  vpermt2q), :func:`rotl_uniform` and :func:`rotl_lanes` (rotations: vprolq, pshufb, shifts);
+* NASM: the mnemonics the prove reader maps onto ``SEMANTICS`` (``NASM``), the NASM forms of
+  the assembly targets' machine-op kinds per register class (``X64_OPS`` GPR, ``X86_XMM_OPS``,
+  ``X86_PACKED_OPS``, ``YMM_OPS`` AVX2, ``ZMM_OPS`` AVX-512) and the packed XMM lowering's lane
+  moves with their semantics (``PACKED_MOVES``).
+
+Every intrinsic is spelled through :func:`call`, which refuses a name ``SEMANTICS`` lacks.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import GenError
+from .common import Isa, lane_sources, shuffle
+
+ISAS = {
+    "sse2": Isa("sse2", 1, 128, "sse2", ("sse2",), "simde/x86/sse2.h", False, False),
+    "avx": Isa("avx", 2, 128, "avx", ("avx",), "simde/x86/avx.h", True, False),
+    "avx2": Isa("avx2", 3, 256, "avx2", ("avx2",), "simde/x86/avx2.h", True, False),
+    "avx512": Isa("avx512", 4, 512, "avx512f,avx512vl", ("avx512f", "avx512vl"),
+                  "simde/x86/avx512.h", True, True, True),
+}
+
+# C vector types the printers declare, and their bytes; CAST_TYPES: met only inside casts.
+TYPES = {"__m128i": 16, "__m256i": 32, "__m512i": 64}
+CAST_TYPES = {"__m128d": 16}
+
+_PREFIX = {128: "_mm_", 256: "_mm256_", 512: "_mm512_"}
+_NAME = re.compile(r"_mm(\d*)_(\w+)")
+
+
+def parse(name: str):
+    """(intrinsic name after the width prefix, lanes) of an x86 intrinsic's C name, or None."""
+    m = _NAME.fullmatch(name)
+    return None if m is None else (m.group(2), {"": 2, "256": 4, "512": 8}[m.group(1)])
+
+
+# --------------------------------------------------------------------------- semantics
+
+def _lanewise(f):
+    return lambda m, w, a: tuple(f(m)(p, q) for p, q in zip(m.vec(a[0]), m.vec(a[1])))
+
+
+def _storeu(m, w, a):
+    v = m.vec(a[1])
+    if len(v) != w:
+        m.unsupported(f"{m.intrinsic} of a vector of another width")
+    m.store(a[0], v)
+
+
+def _shift(m, t, k, left):
+    if k > 63:
+        return m.const(0)
+    return m.shl(t, k) if left else m.shr(t, k)
+
+
+def _unpack(h):
+    def sem(m, w, a):
+        x, y = m.vec(a[0]), m.vec(a[1])
+        out = []
+        for blk in range(0, w, 2):
+            out += [x[blk + h], y[blk + h]]
+        return tuple(out)
+    return sem
+
+
+def _permute2x128(m, w, a):
+    x, y, imm = m.vec(a[0]), m.vec(a[1]), m.imm(a[2])
+    src = [x[0:2], x[2:4], y[0:2], y[2:4]]
+    out = ()
+    for half in range(2):
+        c = (imm >> (4 * half)) & 0xf
+        out += (m.const(0), m.const(0)) if c & 8 else src[c & 3]
+    return out
+
+
+def _shuffle_i32x4(m, w, a):
+    x, y, imm = m.vec(a[0]), m.vec(a[1]), m.imm(a[2])
+    out = ()
+    for i in range(4):
+        s = x if i < 2 else y
+        c = (imm >> (2 * i)) & 3
+        out += s[2 * c:2 * c + 2]
+    return out
+
+
+def _shuffle_epi32(m, w, a):
+    x, imm = m.vec(a[0]), m.imm(a[1])
+    bs, out = m.bytes(x), []
+    for blk in range(0, 8 * w, 16):
+        for d in range(4):
+            s = (imm >> (2 * d)) & 3
+            out += bs[blk + 4 * s:blk + 4 * s + 4]
+    return m.words(out)
+
+
+def _shuffle_epi8(m, w, a):
+    x, ctl = m.vec(a[0]), m.const_bytes(m.vec(a[1]))
+    bs, out = m.bytes(x), []
+    for i, c in enumerate(ctl):
+        blk = i // 16 * 16
+        out.append((m.const(0), 0) if c & 0x80 else bs[blk + (c & 15)])
+    return m.words(out)
+
+
+def _blend(unit):
+    """blend_epi16 (unit 2 bytes, imm bit per element within 128 bits) / blend_epi32 (4 bytes,
+    imm bit per element within 256 bits)."""
+    def sem(m, w, a):
+        x, y, imm = m.vec(a[0]), m.vec(a[1]), m.imm(a[2])
+        bx, by = m.bytes(x), m.bytes(y)
+        return m.words([(by if (imm >> ((i // unit) % 8)) & 1 else bx)[i] for i in range(8 * w)])
+    return sem
+
+
+def _widen(m, w, a):
+    x = m.vec(a[0])
+    return x + tuple(m.undef(i) for i in range(w - len(x)))
+
+
+def _bslli(m, w, a):
+    """Each 128-bit lane shifted left by n bytes (zeros shifted in)."""
+    x, n = m.vec(a[0]), m.imm(a[1])
+    bs = m.bytes(x)
+    return m.words([(m.const(0), 0) if i % 16 < n else bs[i - n] for i in range(8 * w)])
+
+
+def _setr_epi8(m, w, a):
+    bs = [m.imm(t) & 0xff for t in a]
+    return tuple(m.const(sum(b << (8 * k) for k, b in enumerate(bs[8 * i:8 * i + 8]))) for i in range(w))
+
+
+SEMANTICS = {
+    "loadu_si128": lambda m, w, a: m.load(a[0], w),
+    "loadu_si256": lambda m, w, a: m.load(a[0], w),
+    "loadu_si512": lambda m, w, a: m.load(a[0], w),
+    "storeu_si128": _storeu, "storeu_si256": _storeu, "storeu_si512": _storeu,
+    "add_epi64": _lanewise(lambda m: m.add), "sub_epi64": _lanewise(lambda m: m.sub),
+    "xor_si128": _lanewise(lambda m: m.xor), "xor_si256": _lanewise(lambda m: m.xor),
+    "xor_si512": _lanewise(lambda m: m.xor),
+    "or_si128": _lanewise(lambda m: m.or_), "or_si256": _lanewise(lambda m: m.or_),
+    "or_si512": _lanewise(lambda m: m.or_),
+    "slli_epi64": lambda m, w, a: tuple(_shift(m, t, m.imm(a[1]), True) for t in m.vec(a[0])),
+    "srli_epi64": lambda m, w, a: tuple(_shift(m, t, m.imm(a[1]), False) for t in m.vec(a[0])),
+    "rol_epi64": lambda m, w, a: tuple(m.rotl(t, m.imm(a[1])) for t in m.vec(a[0])),
+    "ror_epi64": lambda m, w, a: tuple(m.rotl(t, -m.imm(a[1])) for t in m.vec(a[0])),
+    "rolv_epi64": lambda m, w, a: tuple(m.rotl(t, c) for t, c in zip(m.vec(a[0]), m.counts(m.vec(a[1])))),
+    "rorv_epi64": lambda m, w, a: tuple(m.rotl(t, -c) for t, c in zip(m.vec(a[0]), m.counts(m.vec(a[1])))),
+    "sllv_epi64": lambda m, w, a: tuple(_shift(m, t, c, True) for t, c in zip(m.vec(a[0]), m.counts(m.vec(a[1])))),
+    "srlv_epi64": lambda m, w, a: tuple(_shift(m, t, c, False) for t, c in zip(m.vec(a[0]), m.counts(m.vec(a[1])))),
+    "set1_epi64x": lambda m, w, a: (a[0],) * w, "set1_epi64": lambda m, w, a: (a[0],) * w,
+    "set_epi64x": lambda m, w, a: tuple(reversed(a)), "set_epi64": lambda m, w, a: tuple(reversed(a)),
+    "setr_epi8": _setr_epi8,
+    "setzero_si128": lambda m, w, a: (m.const(0),) * w, "setzero_si256": lambda m, w, a: (m.const(0),) * w,
+    "setzero_si512": lambda m, w, a: (m.const(0),) * w,
+    "unpacklo_epi64": _unpack(0), "unpackhi_epi64": _unpack(1),
+    "permute2x128_si256": _permute2x128,
+    "permute4x64_epi64": lambda m, w, a: tuple(m.vec(a[0])[(m.imm(a[1]) >> (2 * i)) & 3] for i in range(4)),
+    "permutex2var_epi64": lambda m, w, a: tuple((m.vec(a[2]) if c & w else m.vec(a[0]))[c & (w - 1)]
+                                                for c in m.counts(m.vec(a[1]))),
+    "permutexvar_epi64": lambda m, w, a: tuple(m.vec(a[1])[c & (w - 1)] for c in m.counts(m.vec(a[0]))),
+    "shuffle_i32x4": _shuffle_i32x4,
+    "shuffle_pd": lambda m, w, a: (m.vec(a[0])[m.imm(a[2]) & 1], m.vec(a[1])[(m.imm(a[2]) >> 1) & 1]),
+    "castsi128_pd": lambda m, w, a: a[0], "castpd_si128": lambda m, w, a: a[0],
+    "castsi128_si256": _widen, "castsi128_si512": _widen, "castsi256_si512": _widen,
+    "castsi512_si256": lambda m, w, a: m.vec(a[0])[:4],
+    "castsi256_si128": lambda m, w, a: m.vec(a[0])[:2], "castsi512_si128": lambda m, w, a: m.vec(a[0])[:2],
+    "shuffle_epi32": _shuffle_epi32,
+    "shuffle_epi8": _shuffle_epi8,
+    "blend_epi16": _blend(2),
+    "blend_epi32": _blend(4),
+    "move_sd": lambda m, w, a: (m.vec(a[1])[0], m.vec(a[0])[1]),
+    "bslli_si128": _bslli,
+}
+
+
+def call(bits: int, name: str, *args) -> str:
+    """The C call of the intrinsic ``name`` (a ``SEMANTICS`` key) at a vector width."""
+    if name not in SEMANTICS:
+        raise AssertionError(f"x86 intrinsic {name} has no semantics")
+    return f"{_PREFIX[bits]}{name}(" + ", ".join(str(x) for x in args) + ")"
+
+
+# --------------------------------------------------------------------------- vector width
+
+def vector_op(w, name: str, a: str = "", b: str = "") -> str:
+    """A width's add/sub/xor/zero, from its OPS format table (every family's Width has one)."""
+    return w.OPS[name].format(w=w, a=a, b=b)
+
+
+@dataclass(frozen=True)
+class Width:
+    bits: int
+
+    @property
+    def lanes(self) -> int:
+        return self.bits // 64
+
+    @property
+    def p(self) -> str:
+        return _PREFIX[self.bits]
+
+    @property
+    def T(self) -> str:
+        return f"__m{self.bits}i"
+
+    @property
+    def si(self) -> str:
+        return f"si{self.bits}"
+
+    def set1(self, expr: str) -> str:
+        return call(self.bits, "set1_epi64" if self.bits == 512 else "set1_epi64x", f"(long long)({expr})")
+
+    def setv(self, vals) -> str:
+        """A constant vector, lane 0 first."""
+        return call(self.bits, "set_epi64" if self.bits == 512 else "set_epi64x", *reversed(list(vals)))
+
+    OPS = {"add": "{w.p}add_epi64({a}, {b})", "sub": "{w.p}sub_epi64({a}, {b})",
+           "xor": "{w.p}xor_{w.si}({a}, {b})", "zero": "{w.p}setzero_{w.si}()"}
+
+    def add(self, a: str, b: str) -> str:
+        return vector_op(self, "add", a, b)
+
+    def sub(self, a: str, b: str) -> str:
+        return vector_op(self, "sub", a, b)
+
+    def xor(self, a: str, b: str) -> str:
+        return vector_op(self, "xor", a, b)
+
+    def zero(self) -> str:
+        return vector_op(self, "zero")
+
+    def loadu(self, addr: str, words: int | None = None) -> str:
+        words = words or self.lanes
+        w = Width(64 * words)
+        if w.bits == 512:
+            load = call(512, "loadu_si512", f"(const void *)({addr})")
+        else:
+            load = call(w.bits, f"loadu_{w.si}", f"(const {w.T} *)(const void *)({addr})")   # no -Wcast-align
+        return load if w.bits == self.bits else call(self.bits, f"cast{w.si}_{self.si}", load)
+
+    def storeu(self, addr: str, val: str, words: int | None = None) -> str:
+        words = words or self.lanes
+        w = Width(64 * words)
+        if w.bits != self.bits:
+            val = call(self.bits, f"cast{self.si}_{w.si}", val)
+        if w.bits == 512:
+            return call(512, "storeu_si512", f"(void *)({addr})", val) + ";"
+        return call(w.bits, f"storeu_{w.si}", f"({w.T} *)(void *)({addr})", val) + ";"
+
+
+# --------------------------------------------------------------------------- lane shuffles
+
+def _cand(cost: int, n: int, fmt: str, name: str, args: tuple):
+    """A shuffle candidate: (cost, C format with {a} {b}, lane pattern from SEMANTICS)."""
+    return cost, fmt, lane_sources(SEMANTICS[name], n, args)
+
+
+def shuffle_candidates(isa: Isa, width: Width):
+    """(cost, format with {a} {b}, semantics: per output lane (0 = a / 1 = b, lane))."""
+    n, bits = width.lanes, width.bits
+    c = [_cand(1, n, call(bits, "unpacklo_epi64", "{a}", "{b}"), "unpacklo_epi64", ("a", "b")),
+         _cand(1, n, call(bits, "unpackhi_epi64", "{a}", "{b}"), "unpackhi_epi64", ("a", "b"))]
+    for x in (0, 1):
+        for y in (0, 1):
+            imm = (2 * x) | (2 * x + 1) << 2 | (2 * y) << 4 | (2 * y + 1) << 6
+            c.append(_cand(1, n, call(bits, "shuffle_epi32", "{a}", f"{imm:#04x}"), "shuffle_epi32", ("a", imm)))
+    if n == 2:
+        if isa.level >= 2:
+            c.append(_cand(1, n, call(128, "blend_epi16", "{a}", "{b}", "0xf0"), "blend_epi16", ("a", "b", 0xf0)))
+        for imm in range(4):
+            fmt = call(128, "castpd_si128", call(128, "shuffle_pd", call(128, "castsi128_pd", "{a}"),
+                                                 call(128, "castsi128_pd", "{b}"), imm))
+            c.append(_cand(1, n, fmt, "shuffle_pd", ("a", "b", imm)))
+    if n == 4:
+        for m in range(16):
+            imm = sum(3 << (2 * k) for k in range(4) if m >> k & 1)
+            c.append(_cand(1, n, call(256, "blend_epi32", "{a}", "{b}", f"{imm:#04x}"), "blend_epi32", ("a", "b", imm)))
+        for s0 in range(4):
+            for s1 in range(4):
+                imm = s0 | s1 << 4
+                c.append(_cand(2, n, call(256, "permute2x128_si256", "{a}", "{b}", f"{imm:#04x}"),
+                               "permute2x128_si256", ("a", "b", imm)))
+        for imm in range(256):
+            c.append(_cand(2, n, call(256, "permute4x64_epi64", "{a}", f"{imm:#04x}"), "permute4x64_epi64", ("a", imm)))
+    if n == 8:
+        for imm in range(256):
+            c.append(_cand(2, n, call(512, "shuffle_i32x4", "{a}", "{b}", f"{imm:#04x}"), "shuffle_i32x4",
+                           ("a", "b", imm)))
+    return c
+
+
+def index_permute(isa: Isa, width: Width, pattern: tuple, order: tuple, nsrcs: int) -> str | None:
+    """AVX-512 vpermq / vpermt2q with an index vector: any pattern of 4 or 8 lanes."""
+    n = width.lanes
+    if isa.level < 4 or n < 4:
+        return None
+    a, b = order
+    idx = [(0 if p is None else (0 if p[0] == a else n) + p[1]) for p in pattern]
+    if nsrcs == 1:
+        return call(width.bits, "permutexvar_epi64", width.setv(idx), a)
+    return call(width.bits, "permutex2var_epi64", a, width.setv(idx), b)
+
+
+# --------------------------------------------------------------------------- rotations
+
+def byte_rotate_mask(width: Width, n) -> str:
+    """pshufb control rotating every 64-bit lane left by n bits (a multiple of 8), or lane w
+    by n[w] bits when n is a tuple of per-lane counts."""
+    counts = n if isinstance(n, tuple) else (n,) * width.lanes
+    idx = [8 * (w % 2) + (i - counts[w] // 8) % 8 for w in range(width.lanes) for i in range(8)]
+    return call(width.bits, "setr_epi8", *idx)
+
+
+def _has_rol(isa: Isa, width: Width) -> bool:
+    return isa.rol and (width.bits == 512 or isa.vl)
+
+
+def rotl_uniform(isa: Isa, width: Width, x: str, n: int, consts: dict) -> tuple[str, str]:
+    """(expression, kind) rotating every lane of x left by n; kind names the cost class."""
+    bits = width.bits
+    if _has_rol(isa, width):
+        return call(bits, "rol_epi64", x, n), "rotate"
+    if n == 32:
+        return call(bits, "shuffle_epi32", x, "0xb1"), "shuffle"
+    if n % 8 == 0 and isa.pshufb:
+        name = f"rot{n}"
+        consts[name] = byte_rotate_mask(width, n)
+        return call(bits, "shuffle_epi8", x, name), "shuffle"
+    return call(bits, f"or_{width.si}", call(bits, "slli_epi64", x, n), call(bits, "srli_epi64", x, 64 - n)), "shifts"
+
+
+def rotl_lanes(isa: Isa, width: Width, x: str, counts: tuple, consts: dict) -> tuple[str, str, int]:
+    """(expression, cost class, instructions) rotating lane k of x left by counts[k]."""
+    bits = width.bits
+    if len(set(counts)) == 1:
+        expr, kind = rotl_uniform(isa, width, x, counts[0], consts)
+        return expr, kind, 3 if kind == "shifts" else 1
+    tag = "_".join(map(str, counts))
+    if _has_rol(isa, width):
+        consts[f"rc_{tag}"] = width.setv(counts)
+        return call(bits, "rolv_epi64", x, f"rc_{tag}"), "rotate", 1
+    if isa.pshufb and all(c % 8 == 0 for c in counts):
+        consts[f"rb_{tag}"] = byte_rotate_mask(width, tuple(counts))
+        return call(bits, "shuffle_epi8", x, f"rb_{tag}"), "shuffle", 1
+    if isa.level >= 3:          # AVX2 variable shifts
+        consts[f"rc_{tag}"] = width.setv(counts)
+        consts[f"rr_{tag}"] = width.setv([64 - c for c in counts])
+        return (call(bits, f"or_{width.si}", call(bits, "sllv_epi64", x, f"rc_{tag}"),
+                     call(bits, "srlv_epi64", x, f"rr_{tag}")), "shifts", 3)
+    # SSE2/AVX: every distinct count rotates the whole vector, then a blend picks the lanes.
+    parts, n = {}, 0
+    for c in dict.fromkeys(counts):
+        expr, kind = rotl_uniform(isa, width, x, c, consts)
+        parts[c] = expr
+        n += 3 if kind == "shifts" else 1
+    return shuffle(X86, isa, width, tuple((parts[c], k) for k, c in enumerate(counts))), "split shifts", n + 1
+
+
+# --------------------------------------------------------------------------- NASM
+
+# NASM mnemonics of the SSE/AVX lane-wise and lane-move instructions, as the SEMANTICS row they
+# are ({bits}: the vector width in the C name).  The VEX forms (v-prefixed) read their two
+# sources after the destination; the legacy SSE forms are two-operand, d = op(d, s).
+NASM = {
+    "paddq": "add_epi64", "psubq": "sub_epi64", "pxor": "xor_si{bits}", "pxorq": "xor_si{bits}",
+    "por": "or_si{bits}", "porq": "or_si{bits}", "psllq": "slli_epi64", "psrlq": "srli_epi64",
+    "prolq": "rol_epi64", "prorq": "ror_epi64", "punpcklqdq": "unpacklo_epi64",
+    "punpckhqdq": "unpackhi_epi64", "shufpd": "shuffle_pd",
+}
+
+
+def nasm_semantics(mnemonic: str, lanes: int):
+    """The SEMANTICS row of a NASM mnemonic (without its ``v`` prefix) on ``lanes`` lanes, or None."""
+    op = NASM.get(mnemonic)
+    return None if op is None else SEMANTICS[op.format(bits=64 * lanes)]
+
+
+# The machine-op kinds of the packed XMM lowering (gen/asm/lower_packed.py, SSE2): NASM form
+# ({d} destination, {s} source, {n} count), the SEMANTICS row and its arguments ('d', 's', or
+# constants): what the printer prints, the machine-op interpreter runs and the lowering searches.
+PACKED_MOVES = {
+    "lolo": ("punpcklqdq {d}, {s}", "unpacklo_epi64", ("d", "s")),      # (d.lo, s.lo)
+    "hihi": ("punpckhqdq {d}, {s}", "unpackhi_epi64", ("d", "s")),      # (d.hi, s.hi)
+    "hilo": ("shufpd {d}, {s}, 1", "shuffle_pd", ("d", "s", 1)),        # (d.hi, s.lo)
+    "lohi": ("shufpd {d}, {s}, 2", "shuffle_pd", ("d", "s", 2)),        # (d.lo, s.hi)
+    "movsd": ("movsd {d}, {s}", "move_sd", ("d", "s")),                 # (s.lo, d.hi); register source only
+    "swap": ("pshufd {d}, {s}, 0x4e", "shuffle_epi32", ("s", 0x4E)),    # (s.hi, s.lo)
+    "bshl": ("pslldq {d}, {n}", "bslli_si128", ("d", "n")),             # whole register left by n bytes
+}
+
+
+# NASM forms of the machine-op kinds per register class (gen/printers/nasm.py prints them):
+# {d} destination, {s} source, {n} count.  Keys: (kind, operand shape) with shape 'rr'
+# (register, register), 'rm' (register, memory), 'mr' (memory, register), 'ri' (immediate).
+X64_OPS = {
+    "mov": "mov {d}, {s}",
+    "add": "add {d}, {s}",
+    "sub": "sub {d}, {s}",
+    "xor": "xor {d}, {s}",
+    "xchg": "xchg {d}, {s}",
+    "rol": "rol {d}, {n}",
+}
+X64_RORX = {"rol": "rorx {d}, {d}, {m}"}      # BMI2: rotate right by 64-n, flags untouched
+X86_XMM_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rm"): "movq {d}, {s}",         # 64-bit load: any alignment
+    ("mov", "mr"): "movq {d}, {s}",         # 64-bit store: any alignment
+    "add": "paddq {d}, {s}",                 # memory source only from 16-aligned stack slots
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+}
+# --layout packed: every XMM value is two 64-bit lanes (gen/asm/lower_packed.py).  Shapes: r register,
+# s aligned stack slot, p caller memory (any alignment).
+X86_PACKED_OPS = {
+    ("mov", "rr"): "movdqa {d}, {s}",
+    ("mov", "rs"): "movdqa {d}, {s}",       # spill slot / subkey table / constant: 16-aligned
+    ("mov", "sr"): "movdqa {d}, {s}",
+    ("mov", "rp"): "movq {d}, {s}",         # one key or tweak word, high lane zeroed
+    ("mov", "pr"): "movdqu {d}, {s}",       # two words of the block, any alignment
+    "ldu": "movdqu {d}, {s}",               # two words of the block, any alignment
+    "add": "paddq {d}, {s}",
+    "sub": "psubq {d}, {s}",
+    "xor": "pxor {d}, {s}",
+    "or": "por {d}, {s}",
+    "shl": "psllq {d}, {n}",
+    "shr": "psrlq {d}, {n}",
+    # the lane moves (lolo, hihi, hilo, lohi, movsd, swap, bshl)
+    **{kind: form for kind, (form, _, _) in PACKED_MOVES.items()},
+}
+X86_GPR_OPS = {"mov": "mov {d}, {s}", "add": "add {d}, {s}", "sub": "sub {d}, {s}",
+               "xor": "xor {d}, {s}", "xchg": "xchg {d}, {s}"}
+
+
+ZMM_OPS = {
+    ("mov", "rr"): "vmovdqa64 {d}, {s}",
+    ("mov", "rm"): "vmovdqu64 {d}, {s}",    # stack slot, any alignment
+    ("mov", "mr"): "vmovdqu64 {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxorq {d}, {d}, {s}",
+    "rol": "vprolq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",        # key word / constant to every lane
+    "gather": "kxnorb k1, k1, k1\n    vpgatherqq {d}{{k1}}, [{base} + {idx} + {off}]",
+    "scatter": "kxnorb k1, k1, k1\n    vpscatterqq [{base} + {idx} + {off}]{{k1}}, {s}",
+}
+
+
+
+YMM_OPS = {
+    ("mov", "rr"): "vmovdqa {d}, {s}",
+    ("mov", "rm"): "vmovdqu {d}, {s}",
+    ("mov", "mr"): "vmovdqu {d}, {s}",
+    "add": "vpaddq {d}, {d}, {s}",
+    "sub": "vpsubq {d}, {d}, {s}",
+    "xor": "vpxor {d}, {d}, {s}",
+    "or": "vpor {d}, {d}, {s}",
+    "shl": "vpsllq {d}, {d}, {n}",
+    "shr": "vpsrlq {d}, {d}, {n}",
+    "bcast": "vpbroadcastq {d}, {s}",
+    "gather": "vpcmpeqq ymm14, ymm14, ymm14\n    vpgatherqq {d}, [{base} + {idx} + {off}], ymm14",
+    # no scatter in AVX2: one 64-bit store per lane
+    "scatter": ("vmovq [{base} + {o0}], {x}\n    vpextrq [{base} + {o1}], {x}, 1\n"
+                "    vextracti128 xmm15, {s}, 1\n    vmovq [{base} + {o2}], xmm15\n"
+                "    vpextrq [{base} + {o3}], xmm15, 1"),
+}
+
+
+def packed_move(kind: str, m, d, s, n=None):
+    """The two lanes a packed lane-move kind writes, from d (its destination's old lanes), s (its
+    source's) and n (its count), read by the lane reader m."""
+    _, op, args = PACKED_MOVES[kind]
+    return SEMANTICS[op](m, 2, [{"d": d, "s": s, "n": n}.get(x, x) if isinstance(x, str) else x for x in args])
+
+
+def packed_lane_kind(h1: int, h2: int) -> str:
+    """The two-source lane-move kind whose result is (d lane h1, s lane h2)."""
+    for kind, (_, op, args) in PACKED_MOVES.items():
+        if "d" in args and "s" in args and lane_sources(
+                SEMANTICS[op], 2, tuple({"d": "a", "s": "b"}.get(x, x) for x in args)) == ((0, h1), (1, h2)):
+            return kind
+    raise GenError(f"no SSE2 lane move builds (d.{h1}, s.{h2})")
+
+
+class X86:
+    """The x86 instruction family: what the SIMD C printers ask an ISA's family for.  Other
+    families (gen/isa/neon.py) provide the same names."""
+    width = Width
+    shuffle_candidates = staticmethod(shuffle_candidates)
+    index_permute = staticmethod(index_permute)
+    rotl_uniform = staticmethod(rotl_uniform)
+    rotl_lanes = staticmethod(rotl_lanes)
+    shift_ops = 3          # a rotation by shifts: shift left, shift right, or
