@@ -183,6 +183,43 @@ def test_failures_are_never_cached(tmp_path, fake):
     assert fake.ran == [bad] and rep.exit_status() == 1
 
 
+
+def test_a_checker_that_raises_fails_its_row_and_the_run_goes_on(tmp_path, fake):
+    """An error inside one row (a checker's bug, a render the checker did not expect) is that row's
+    FAIL with the error named; every other row still runs and the run ends with its verdict."""
+    bad = rows_of(VARIANTS)[2]
+    real = matrix.CHECKERS["c"][0]
+
+    def raising(v, b, wd, vectors):
+        if (v.label(), b.name) == bad:
+            raise ValueError("planted checker error")
+        return real(v, b, wd, vectors)
+    matrix.CHECKERS["c"] = (raising, matrix.CHECKERS["c"][1])     # restored by the fake's monkeypatch
+    rep, js = run(tmp_path, "a")
+    by_row = {(r.variant, r.build): r for r in rep.rows}
+    assert by_row[bad].status == "FAIL" and "planted checker error" in by_row[bad].detail
+    assert len(fake.ran) == len(rows_of(VARIANTS)) - 1
+    assert rep.exit_status() == 1 and sum(r["status"] == "FAIL" for r in js["rows"]) == 1
+
+
+@pytest.mark.parametrize("isa", ["sse2", "avx2", "avx512"])
+def test_cache_key_of_a_system_v_only_nasm_variant(isa, tmp_path):
+    """The cache key of every row of a nasm-x64 variant that has no Win64 form (--isa sse2, avx2,
+    avx512: System V only) is made without asking for that form (which render refuses): the full
+    matrix once stopped there with a one-line error after 2,151 rows."""
+    from threefish_gen.verify import nasm
+    (v,) = [x for x in registry.variants("all", "nasm-x64", specs=_specs((256,), ("1.3",)))
+            if x.get("isa") == isa and x.get("layout", "scalar") == "scalar"]
+    assert nasm.win64_form(v) is None
+    vectors = tmp_path / "v.txt"
+    vectors.write_text("x\n")
+    keys = {matrix._row_key(v, b, vectors) for b in matrix.builds_of(v)}
+    assert len(keys) == len(matrix.builds_of(v))
+    gpr = next(x for x in registry.variants("all", "nasm-x64", specs=_specs((256,), ("1.3",)))
+               if x.get("isa", "gpr") == "gpr" and x.get("abi") == "sysv")
+    assert nasm.win64_form(gpr).get("abi") == "win64"
+
+
 # ----------------------------------------------------------------------------------- CI files
 
 GITHUB = ROOT / ".github" / "workflows" / "verify.yml"
@@ -252,3 +289,44 @@ def test_ci_files_run_their_commands(tmp_path):
 def _sh(cmd: str, cwd: Path, **env) -> int:
     env = dict(os.environ, VERIFY_ARGS=SLICE, VERIFY_SEED="1234", PYTHONPATH=str(ROOT), **env)
     return subprocess.run(["bash", "-c", cmd], cwd=cwd, env=env).returncode
+
+
+def test_the_wine_prefix_is_made_once_by_concurrent_rows(tmp_path, monkeypatch):
+    """Rows that run wine at the same time on a machine without a prefix: one makes it (wineboot)
+    while the others wait for the lock, then all use it; a later process (the marker is there)
+    makes nothing.  Two wine processes that both made it once failed a row ("could not load
+    kernel32.dll")."""
+    import threading
+    import time
+
+    from threefish_gen.verify import nasm
+    prefix = tmp_path / "cache" / "wine"
+    monkeypatch.setenv("THREEFISH_GEN_WINEPREFIX", str(prefix))
+    monkeypatch.setattr(nasm, "_WINE_PREFIXES", set())
+    made = []
+
+    def wineboot(argv, workdir, env=None, **kw):
+        assert argv[1:] == ["wineboot", "--init"] and env["WINEPREFIX"] == str(prefix)
+        made.append(1)
+        time.sleep(0.3)                      # the others arrive while it runs
+        (prefix / "drive_c").mkdir(parents=True)
+        return True, "", 0
+    monkeypatch.setattr(nasm, "run_harness", wineboot)
+    monkeypatch.setattr(nasm, "wine", lambda: "wine64")
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(nasm.wine_env(tmp_path))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert made == [1] and [why for _, why in results] == [""] * 4
+    assert all(env["WINEPREFIX"] == str(prefix) for env, _ in results)
+    monkeypatch.setattr(nasm, "_WINE_PREFIXES", set())        # another process: the marker says ready
+    assert nasm.wine_env(tmp_path)[1] == "" and made == [1]
+    # a prefix wine could not make: the row says why, and the next row tries again
+    other = tmp_path / "other" / "wine"
+    monkeypatch.setenv("THREEFISH_GEN_WINEPREFIX", str(other))
+    monkeypatch.setattr(nasm, "run_harness", lambda argv, wd, env=None, **kw: (False, "wine: broken", 0))
+    _, why = nasm.wine_env(tmp_path)
+    assert "could not make its prefix" in why and "wine: broken" in why
+    assert other not in nasm._WINE_PREFIXES

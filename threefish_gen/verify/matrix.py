@@ -141,6 +141,9 @@ def run(variants: list[Variant], random_count: int = 1000, seed: int | None = No
             except Timeout as e:
                 return Row(v.label(), b.name, "TIMEOUT", f"{e} (not a failure of the code; "
                            f"THREEFISH_GEN_TIMEOUT_SCALE raises the limits)", time.monotonic() - t0)
+            except Exception as e:      # a checker's own error fails its row, never the whole run
+                return Row(v.label(), b.name, "FAIL", f"the checker stopped: {type(e).__name__}: {e}",
+                           time.monotonic() - t0)
 
         rows: list = [None] * len(tasks)
         start = time.monotonic()
@@ -187,7 +190,11 @@ def _row_key(v: Variant, b, vectors: Path) -> str:
     kind = kind_of(v)
     texts = [sources.sources(v)]
     if kind == "nasm" and get_target(v.target).recipe.word_bits == 64 and not sources.only_given():
-        texts.append(sources.sources(nasm._with_abi(v, "win64" if v.get("abi", "sysv") == "sysv" else "sysv")))
+        # the rows of a System V variant also build its Win64 form; a Win64 variant's elf64 rows
+        # are SKIPPED (run by its ms_abi row), so its own text decides them
+        win = nasm.win64_form(v) if v.get("abi", "sysv") == "sysv" else None
+        if win is not None:
+            texts.append(sources.sources(win))
     return vshard.row_key(kind, b, texts, vectors, cpu_flags())
 
 

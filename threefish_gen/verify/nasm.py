@@ -15,9 +15,11 @@ How a variant assembles and what CPU features it needs come from its target desc
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -76,6 +78,37 @@ def wine() -> str | None:
         if p and Path(p).exists():
             return p
     return None
+
+
+_WINE_READY = threading.Lock()
+_WINE_PREFIXES: set = set()
+READY = ".threefish-gen-ready"
+
+
+def wine_env(workdir: Path) -> tuple[dict, str]:
+    """The environment wine runs the harnesses in, its prefix made first: (env, "") or (env, why
+    making the prefix failed).  One prefix per user ($THREEFISH_GEN_WINEPREFIX, else
+    $XDG_CACHE_HOME/threefish-gen/wine, ~/.cache/...), made once (``wineboot --init``, about 25 s)
+    while a lock file beside it is held: two wine processes that both found no prefix would each
+    start making it, and one of them fails ("could not load kernel32.dll").  The lock serializes
+    the jobs of one verify, shards on one machine and test workers; a prefix is ready once its
+    marker file is there."""
+    prefix_dir = Path(os.environ.get("THREEFISH_GEN_WINEPREFIX") or
+                      Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "threefish-gen" / "wine")
+    env = dict(os.environ, WINEPREFIX=str(prefix_dir), WINEDEBUG="-all")
+    with _WINE_READY:
+        if prefix_dir in _WINE_PREFIXES:
+            return env, ""
+        prefix_dir.parent.mkdir(parents=True, exist_ok=True)
+        with open(prefix_dir.parent / (prefix_dir.name + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not (prefix_dir / READY).exists():
+                ok, out, _ = run_harness([wine(), "wineboot", "--init"], workdir, env=env)
+                if not ok or not (prefix_dir / "drive_c").is_dir():
+                    return env, f"wine could not make its prefix {prefix_dir}: " + _first_lines(out, 3)
+                (prefix_dir / READY).write_text("made by threefish-gen verify (wineboot --init)\n")
+        _WINE_PREFIXES.add(prefix_dir)
+    return env, ""
 
 
 _M32: list = []
@@ -164,12 +197,9 @@ def check_wine(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path)
     if rc:
         return Row(label, build.name, "FAIL", "unwind check link failed: " + _first_lines(out), time.monotonic() - t0)
     (workdir / "vectors.txt").write_bytes(Path(vectors).read_bytes())
-    # one wine prefix per user, made on first use (about 25 s): $THREEFISH_GEN_WINEPREFIX, else
-    # $XDG_CACHE_HOME/threefish-gen/wine (~/.cache/...)
-    prefix_dir = Path(os.environ.get("THREEFISH_GEN_WINEPREFIX") or
-                      Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "threefish-gen" / "wine")
-    prefix_dir.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, WINEPREFIX=str(prefix_dir), WINEDEBUG="-all")
+    env, why = wine_env(workdir)
+    if why:
+        return Row(label, build.name, "FAIL", why, time.monotonic() - t0)
     # both programs run, so a row names every failure (the ABI thunk's and the unwinder's)
     ok, out, checks = run_harness([wine(), str(exe), "vectors.txt"], workdir, env=env)
     uok, uout, _ = run_harness([wine(), str(uexe)], workdir, env=env)
@@ -306,6 +336,15 @@ def builds(target, variant: Variant | None = None) -> tuple:
 
 # --------------------------------------------------------------------------- registration
 
+def win64_form(variant: Variant) -> Variant | None:
+    """The Win64 form the win64 rows of an x86-64 variant build (the variant itself when it is
+    Win64, else its --abi win64 render), or None where there is none: --isa sse2/avx2/avx512 are
+    rendered for System V only (their rows say SKIPPED)."""
+    if variant.get("isa", "gpr") != "gpr":
+        return None
+    return _with_abi(variant, "win64")
+
+
 def _with_abi(variant: Variant, abi: str) -> Variant:
     """The variant itself when it is of that ABI, else its other-ABI form (default prefix)."""
     if variant.get("abi", "sysv") == abi:
@@ -322,10 +361,10 @@ def check(variant: Variant, build: NasmBuild, workdir: Path, vectors: Path) -> R
     if word_size(variant) == 64:
         abi = variant.get("abi", "sysv")
         if build.fmt in ("win64", "elf64-ms", "win64-wine"):
-            if variant.get("isa", "gpr") != "gpr":
+            win = win64_form(variant)
+            if win is None:
                 return Row(variant.label(), build.name, "SKIPPED",
                            f"--isa {variant.get('isa')} is rendered for System V only")
-            win = _with_abi(variant, "win64")
             run = check_ms_abi if build.fmt == "elf64-ms" else check_wine if build.fmt == "win64-wine" else check_nasm
             row = run(win, build, workdir, vectors)
             row.variant = variant.label()
