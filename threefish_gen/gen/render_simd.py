@@ -231,6 +231,7 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
+                burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
                 need=need and dict(family=family_name(need), level=need.level, name=need.name))
 
@@ -363,6 +364,7 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
     blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
     dispatch["burn"] = {k: max(f["burn"][k] for f in blocks) + 1024 for k in blocks[0]["burn"]}
     ctx["burn"] = max(ctx["burn"], dispatch["burn"]["other"])
+    ctx["burn_opt"] = max(ctx["burn_opt"], dispatch["burn"]["opt"])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

@@ -169,6 +169,7 @@ def print_c(v, laid) -> dict[str, str]:
                         cprinter.wipe_bounds(f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"], False))
                     for d, f in ctx["fn"].items()}
     ctx["burn"] = max(b["other"] for pair in ctx["burns"].values() for b in pair)
+    ctx["burn_opt"] = max(b["opt"] for pair in ctx["burns"].values() for b in pair)
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
