@@ -160,8 +160,9 @@ SCAN_MAIN = """#include <stddef.h>
 #define NBLK 19
 static uint8_t key[NB], tweaks[NBLK * 16], in[NBLK * NB], out[NBLK * NB], one[NB];
 static const uint64_t secret[] = {{ {secret} }};
-/* The calls run on this stack (zero at start); afterwards it is searched for key material. */
-static unsigned char area[256 * 1024] __attribute__((aligned(64)));
+/* The calls run on this stack (zero at start); afterwards it is searched for key material.
+   4 MiB: unoptimized (-O0) SIMD frames reach 1 MiB, and the wipe below them more. */
+static unsigned char area[4 * 1024 * 1024] __attribute__((aligned(64)));
 static ucontext_t back, there;
 
 static void calls(void)
@@ -192,12 +193,21 @@ int main(void)
         puts("round trip failed");
         return 2;
     }}
-    for (i = 0; i + 8 <= sizeof area; i += 4)
-        for (j = 0; j < sizeof secret / sizeof secret[0]; j++)
-            if (memcmp(area + i, &secret[j], 8) == 0) {{
-                if (hits++ < 4)
-                    printf("secret word %zu at stack offset %zu\\n", j, sizeof area - i);
-            }}
+    for (i = 0; i + 8 <= sizeof area; i += 4) {{
+        /* secret[] is sorted: binary search for the 8 bytes at offset i */
+        uint64_t w;
+        size_t lo = 0, hi = sizeof secret / sizeof secret[0];
+        memcpy(&w, area + i, 8);
+        while (lo < hi) {{
+            j = lo + (hi - lo) / 2;
+            if (secret[j] < w)
+                lo = j + 1;
+            else
+                hi = j;
+        }}
+        if (lo < sizeof secret / sizeof secret[0] && secret[lo] == w && hits++ < 4)
+            printf("secret word %zu at stack offset %zu\\n", lo, sizeof area - i);
+    }}
     printf("%zu hits\\n", hits);
     return hits != 0;
 }}
@@ -281,32 +291,47 @@ def test_wipe_leaves_no_key_word_on_the_stack(args, bits, tmp_path):
     assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
 
 
-# Issue 25 item 5: every optimization level x gcc/clang (-O2 is the rows above).  One size per
-# target and level (rotated, so each size meets each compiler), the dispatcher (every SIMD path
-# this CPU has, then the scalar tail) and scalar C with the key table (the most stack).
-OPT_WIPE_CASES = [(cc, opt, target, bits) for cc in ("gcc", "clang")
-                  for opt, sizes in (("-O1", (1024, 256)), ("-O3", (512, 1024)), ("-Os", (256, 512)))
-                  for target, bits in zip((("--target", "c-simd", "--isa", "auto"), ("--target", "c", "--keys", "table")),
-                                          sizes if cc == "gcc" else sizes[::-1])]
+# Every optimization level x gcc/clang x every C-family file shape with a wipe: scalar C with the
+# key table (the most stack of the scalar options), the dispatcher (every SIMD path this CPU has,
+# then the scalar tail) and one standalone ISA file per level (the shapes rotate over the levels:
+# lanes, hybrid and packed, whose single-block calls also run in vectors).  Sizes rotate so each
+# size meets each compiler and level in some row; the -O0 rows of the dispatcher, whose frames
+# are the largest (clang: Threefish-1024), also build it with --no-wipe, where the scan must fail.
+# AVX-512 files run where the CPU has AVX-512 (elsewhere the frame tests above cover them), NEON
+# files in the frame tests only.
+LEVELS = ("-O0", "-O1", "-O2", "-O3", "-Os")
+STANDALONE = (("--isa", "avx2", "--layout", "lanes"), ("--isa", "sse2", "--layout", "hybrid", "--interleave", "2"),
+              ("--isa", "avx2", "--layout", "packed"), ("--isa", "avx", "--layout", "lanes", "--keys", "table"),
+              ("--isa", "sse2", "--layout", "packed"))
+LEVEL_WIPE_CASES = [(cc, opt, ("--target", *target), (256, 512, 1024)[(i + t + c) % 3])
+                    for c, cc in enumerate(("gcc", "clang")) for i, opt in enumerate(LEVELS)
+                    for t, target in enumerate((("c", "--keys", "table"), ("c-simd", "--isa", "auto"),
+                                                ("c-simd", *STANDALONE[i])))]
 
 
-@pytest.mark.parametrize("cc,opt,args,bits", OPT_WIPE_CASES,
+@pytest.mark.parametrize("cc,opt,args,bits", LEVEL_WIPE_CASES,
                          ids=lambda a: "-".join(a[1::2]) if isinstance(a, tuple) else str(a))
 def test_wipe_at_every_optimization_level(cc, opt, args, bits, tmp_path):
-    """No key, tweak or subkey word on the stack after the calls at -O1, -O3 and -Os, under gcc
-    and clang, first calls included (lazy binding; the wipe inlines its stores, no memset@PLT)."""
+    """No key, tweak or subkey word on the stack after single-block and blocks calls at -O0, -O1,
+    -O2, -O3 and -Os, under gcc and clang, first calls included (lazy binding: the wipe calls
+    nothing through the PLT)."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed")
-    wiped = scan_stack(tmp_path, args, bits, cc, opt)
+    isa = args[args.index("--isa") + 1] if "--isa" in args else None
+    need = {"avx": "avx", "avx2": "avx2", "avx512": "avx512f"}.get(isa)
+    if need and need not in vcpu.cpu_flags():
+        pytest.skip(f"this CPU cannot run {isa} code")
+    if opt == "-O0" and isa == "auto":
+        kept = scan_stack(tmp_path / "nowipe", (*args, "--no-wipe"), bits, cc, opt)
+        assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
+    wiped = scan_stack(tmp_path / "wipe", args, bits, cc, opt)
     assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
 
 
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
-def test_wipe_warns_at_O0_and_calls_nothing(cc, tmp_path):
-    """-O0 frames of the SIMD code reach hundreds of KiB (every temporary of every inlined
-    intrinsic has a slot: 229 KB gcc, 605 KB clang for the Threefish-1024 AVX2 lanes path), which
-    no bound of the declared locals covers: the file warns at -O0 (an error under -Werror) unless
-    <PREFIX>ALLOW_O0 is defined, and not at -O1.  At every level the wipe calls no function (a
+def test_wipe_builds_quietly_at_O0_and_calls_nothing(cc, tmp_path):
+    """The files build without a warning at every level, -O0 included (the wipe covers -O0
+    frames: no #warning, nothing to define), and at every level the wipe calls no function (a
     memset through the PLT would run the lazy-binding resolver below its frame)."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} not installed")
@@ -314,20 +339,13 @@ def test_wipe_warns_at_O0_and_calls_nothing(cc, tmp_path):
         d, stem = render(tmp_path / args[1], *args, "--size", "256", "--constants", "1.3")
         prefix = re.search(r"void (\w+)encrypt_blocks\(", (d / f"{stem}.h").read_text()).group(1)
         c = str(d / f"{stem}.c")
-        # the #warning is the preprocessor's (-E: no code built)
-        warned = subprocess.run([cc, "-O0", "-std=c99", "-E", c, "-o", os.devnull], capture_output=True, text=True)
-        assert warned.returncode == 0 and "built without optimization (-O0)" in warned.stderr \
-            and f"{prefix.upper()}ALLOW_O0" in warned.stderr, warned.stderr
-        strict = subprocess.run([cc, "-O0", "-std=c99", "-Werror", "-E", c, "-o", os.devnull], capture_output=True, text=True)
-        assert strict.returncode != 0
-        for flags in (["-O0", f"-D{prefix.upper()}ALLOW_O0"], ["-O1"]):
-            quiet = subprocess.run([cc, *flags, "-std=c99", "-E", c, "-o", os.devnull], capture_output=True, text=True)
-            assert quiet.returncode == 0 and "warning" not in quiet.stderr, (flags, quiet.stderr)
+        text = Path(c).read_text()
+        assert "#warning" not in text and "ALLOW_O0" not in text
         if args[1] != "c":
             continue
         # the wipe is one template for C and SIMD C: its code at every level, from the scalar file
-        for flags in (["-O0", f"-D{prefix.upper()}ALLOW_O0"], ["-O1"], ["-O2"], ["-O3"], ["-Os"]):
-            sh([cc, *flags, "-std=c99", "-Wall", "-Werror", "-c", c, "-o", str(d / "a.o")])
+        for flags in (["-O0"], ["-O1"], ["-O2"], ["-O3"], ["-Os"]):
+            sh([cc, *flags, "-std=c99", "-Wall", "-Wextra", "-Werror", "-c", c, "-o", str(d / "a.o")])
             dis = sh(["objdump", "-d", "--no-show-raw-insn", str(d / "a.o")])
             burns = [f for f in dis.split("\n\n") if re.match(rf"[0-9a-f]+ <{prefix}burn[.>\w]*:", f)]
             assert burns, (flags, "no burn function")
@@ -532,6 +550,42 @@ FRAME_CASES = [(cc, opt, bits, ("--target", "c-simd", "--isa", "auto")) for cc i
     (cc, "-O2", bits, ("--target", "c")) for cc in ("gcc", "clang") for bits in (256, 512)]
 
 
+def wipes_and_needs(d: Path, stem: str, cc: list[str], flags: list[str], red_zone: int, objdump: str = "objdump"):
+    """Build the variant's .c with ``cc`` and ``flags`` (-fstack-usage): {public function: (bytes
+    its wrapper wipes in this build, bytes of stack its work function and the deepest chain of
+    static functions it calls use, plus ``red_zone``)}.  The wiped bytes are read from the
+    preprocessed file (the #if branch this compiler and level take), the frames from
+    -fstack-usage, the calls from the disassembly."""
+    pre = sh([*cc, *flags, "-E", "-P", f"{stem}.c"], cwd=d)
+    wipes = {name: int(n) for name, n in re.findall(
+        r"\n\s*(\w+)_work\(key, \w+, in, out(?:, n)?\);\s*\w+burn\((\d+)\);", pre)}
+    assert {n.rsplit("_", 1)[-1] for n in wipes} >= {"encrypt", "decrypt", "blocks"}, sorted(wipes)
+    for su in d.glob("*.su"):
+        su.unlink()
+    sh([*cc, *flags, "-fstack-usage", "-c", f"{stem}.c", "-o", "v.o"], cwd=d)
+    frames = {}
+    (su,) = d.glob("*.su")
+    for line in su.read_text().splitlines():
+        where, size, _ = line.split("\t")
+        frames[where.rsplit(":", 1)[-1].split(".")[0]] = int(size)
+    calls: dict[str, set] = {}
+    fn = None
+    for line in sh([objdump, "-d", "--no-show-raw-insn", str(d / "v.o")]).splitlines():
+        if m := re.match(r"[0-9a-f]+ <([\w.]+)>:", line):
+            fn = m.group(1).split(".")[0]
+        elif fn and (m := re.search(r"\b(?:call|jmp|bl|b)\s+[0-9a-f]+ <([\w.]+?)(?:\+0x[0-9a-f]+)?>", line)):
+            callee = m.group(1).split(".")[0]
+            if callee != fn and callee in frames and not callee.endswith("burn") and callee not in wipes:
+                calls.setdefault(fn, set()).add(callee)
+
+    def depth(f, seen=()):
+        return frames.get(f, 0) + max((depth(c, seen + (f,)) for c in calls.get(f, ()) if c not in seen), default=0)
+
+    # -fstack-usage leaves out the red zone a leaf function may use below its stack pointer; a
+    # public function the work function calls (the blocks tail calls encrypt) wipes its own frame
+    return {name: (wiped, depth(f"{name}_work") + red_zone) for name, wiped in wipes.items()}
+
+
 @pytest.mark.parametrize("cc,opt,bits,extra", FRAME_CASES, ids=lambda x: "-".join(x[1::2]) if isinstance(x, tuple) else str(x))
 def test_optimized_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     """Optimized builds wipe less (locals of scopes not open together share slots, 256 bytes of
@@ -541,33 +595,44 @@ def test_optimized_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
     the size, so this covers them all; scalar C every option set at 1024 bits."""
     from threefish_gen.gen.printers.c import RED_ZONE
     d, stem = render(tmp_path, *extra, "--size", str(bits), "--version", "1.3")
-    src = (d / f"{stem}.c").read_text()
-    wipes = dict(re.findall(r"\n\s+(\w+)_work\(key, \w+, in, out(?:, n)?\);\n(?:#if defined\(__OPTIMIZE__\)\n)?"
-                            r"\s+\w+burn\((\d+)\);", src))
-    assert {n.rsplit("_", 1)[-1] for n in wipes} >= {"encrypt", "decrypt", "blocks"}, sorted(wipes)
-    subprocess.run([cc, opt, "-std=c99", "-fstack-usage", "-c", f"{stem}.c", "-o", "v.o"], cwd=d, check=True)
-    frames = {}
-    (su,) = d.glob("*.su")
-    for line in su.read_text().splitlines():
-        where, size, _ = line.split("\t")
-        frames[where.rsplit(":", 1)[-1].split(".")[0]] = int(size)
-    calls: dict[str, set] = {}
-    fn = None
-    for line in sh(["objdump", "-d", "--no-show-raw-insn", str(d / "v.o")]).splitlines():
-        if m := re.match(r"[0-9a-f]+ <([\w.]+)>:", line):
-            fn = m.group(1).split(".")[0]
-        elif fn and (m := re.search(r"\b(?:call|jmp)\s+[0-9a-f]+ <([\w.]+?)(?:\+0x[0-9a-f]+)?>", line)):
-            callee = m.group(1).split(".")[0]
-            if callee != fn and callee in frames and not callee.endswith("burn"):
-                calls.setdefault(fn, set()).add(callee)
+    for name, (wiped, need) in wipes_and_needs(d, stem, [cc], [opt, "-std=c99"], RED_ZONE).items():
+        assert need > RED_ZONE and need <= wiped, f"{name}: frames of the work function and its callees {need} > {wiped}"
 
-    def depth(f, seen=()):
-        return frames.get(f, 0) + max((depth(c, seen + (f,)) for c in calls.get(f, ()) if c not in seen), default=0)
 
-    for name, wiped in wipes.items():
-        # -fstack-usage leaves out the red zone a leaf function may use below its stack pointer
-        need = depth(f"{name}_work") + RED_ZONE
-        assert need > RED_ZONE and need <= int(wiped), f"{name}: frames of the work function and its callees {need} > {wiped}"
+# -O0: every SIMD file shape (128-, 256- and 512-bit intrinsics x lanes, hybrid, packed; AVX is
+# SSE2's intrinsics), lanes and the dispatcher at the largest size, whose frames are the largest
+# (the most intrinsic calls), the other shapes at 256 bits; scalar C; AArch64 NEON through the
+# cross compilers (no red zone; clang takes minutes for the 1024-bit NEON files at -O0).
+O0_FRAME_CASES = [(cc, 1024 if lay == "lanes" else 256, ("--target", "c-simd", "--isa", isa, "--layout", lay))
+                  for cc in ("gcc", "clang") for isa in ("sse2", "avx2", "avx512") for lay in ("lanes", "hybrid", "packed")] + [
+    (cc, 1024, ("--target", "c-simd", "--isa", "auto")) for cc in ("gcc", "clang")] + [
+    (cc, 256, ("--target", "c-simd", "--isa", "avx2", "--keys", "table", "--unroll", "loop", "--interleave", "2"))
+    for cc in ("gcc", "clang")] + [
+    (cc, 1024, ("--target", "c", "--keys", keys, "--unroll", unroll, "--interleave", il))
+    for cc in ("gcc", "clang") for keys, unroll, il in (("fly", "full", "1"), ("table", "loop", "2"))] + [
+    (cc, 256, ("--target", "c-simd", "--isa", "neon", "--layout", lay)) for cc in ("aarch64-gcc", "aarch64-clang")
+    for lay in ("lanes", "hybrid", "packed")]
+
+
+@pytest.mark.parametrize("cc,bits,extra", O0_FRAME_CASES, ids=lambda x: "-".join(x[1::2]) if isinstance(x, tuple) else str(x))
+def test_unoptimized_wipe_covers_the_frames(cc, bits, extra, tmp_path):
+    """-O0 gives every inlined intrinsic's operands and temporaries slots of their own (frames of
+    hundreds of KiB): the bytes each wrapper wipes without __OPTIMIZE__, in the branch gcc or
+    clang take, cover the frames that compiler gives the work function and the deepest chain of
+    static functions it calls, red zone included (x86-64), for every ISA and layout; and the bound
+    is not far from them (the wipe needs as much stack as it clears)."""
+    from threefish_gen.gen.printers.c import RED_ZONE
+    cmd, red_zone, objdump = [cc], RED_ZONE, "objdump"
+    if cc.startswith("aarch64"):
+        if not shutil.which("aarch64-linux-gnu-gcc"):
+            pytest.skip("no aarch64 cross compiler")
+        cmd = ["aarch64-linux-gnu-gcc"] if cc == "aarch64-gcc" else ["clang", "--target=aarch64-linux-gnu"]
+        red_zone, objdump = 0, "aarch64-linux-gnu-objdump"
+    d, stem = render(tmp_path, *extra, "--size", str(bits), "--version", "1.3")
+    got = wipes_and_needs(d, stem, cmd, ["-O0", "-std=c99"], red_zone, objdump)
+    for name, (wiped, need) in got.items():
+        assert need > red_zone and need <= wiped, f"{name}: -O0 frames of the work function and its callees {need} > {wiped}"
+    print({name: f"{need}/{wiped}" for name, (wiped, need) in got.items()})
 
 
 WIN64_FN = """f:

@@ -41,20 +41,22 @@ static inline void tf1024_v12_c_fly_full_store64(uint8_t *p, uint64_t v)
 
 /* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
    function of its own, then overwrites the stack below the caller where that function's frame
-   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills):
-   twice the bytes its locals declare plus 1 KiB, at most 1920.  Optimized builds
-   (__OPTIMIZE__) clear twice the bytes of the locals plus 256 (the 128-byte red zone, saved
-   registers, return address).  gcc and clang: 64 bytes of plain stores per step, each step
-   followed by an empty asm that reads the memory, so the compiler can neither drop the stores as
-   dead nor turn the loop into a memset call (through the PLT, the first call would run the
-   lazy-binding resolver below this frame, which saves the vector registers, key words in them,
-   where nothing clears them); other compilers: memset through a volatile function pointer.
-   Unoptimized builds (-O0, no __OPTIMIZE__) give every temporary of every inlined intrinsic a
-   stack slot of its own: frames of hundreds of KiB, which no bound of the declared locals
-   covers, so gcc and clang warn at -O0 (define TF1024_V12_C_FLY_FULL_ALLOW_O0 to build anyway). */
-#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__) && !defined(TF1024_V12_C_FLY_FULL_ALLOW_O0)
-#warning "tf1024_v12_c_fly_full_: built without optimization (-O0): the stack wipe does not cover unoptimized frames, key words stay on the stack; build with -O1 or more (CMake: CMAKE_BUILD_TYPE=Release or RelWithDebInfo), or define TF1024_V12_C_FLY_FULL_ALLOW_O0 to accept this"
-#endif
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
+   The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
+   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
+   1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
+   so the compiler can neither drop the stores as dead nor turn the loop into a memset call
+   (through the PLT, the first call would run the lazy-binding resolver below this frame, which
+   saves the vector registers, key words in them, where nothing clears them): optimized, the top
+   n bytes of an array of the largest optimized bound; unoptimized, n bytes allocated below this
+   frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
+   256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
+   (padding, alignment of the allocation).  Other compilers: memset through a volatile function
+   pointer over an array of the largest bound (1920 bytes). */
 #if defined(__GNUC__) || defined(__clang__)
 #define tf1024_v12_c_fly_full_NOINLINE __attribute__((noinline))
 #elif defined(_MSC_VER)
@@ -68,18 +70,40 @@ static void *(*const volatile tf1024_v12_c_fly_full_wipe_memset)(void *, int, si
 
 static tf1024_v12_c_fly_full_NOINLINE void tf1024_v12_c_fly_full_burn(size_t n)
 {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
     uint64_t stack[240]; /* its top n bytes lie where the work function's frame was */
-#if defined(__GNUC__) || defined(__clang__)
     size_t i;
     for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
         stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
         stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
         __asm__ __volatile__("" : : "r"(stack + i) : "memory");
     }
+#elif defined(__GNUC__) || defined(__clang__)
+    uint64_t *stack = (uint64_t *)__builtin_alloca(n); /* n bytes where the work function's frame was */
+    size_t i;
+    for (i = 0; i < n / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
 #else
+    uint64_t stack[240]; /* its top n bytes lie where the work function's frame was */
     tf1024_v12_c_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
 #endif
 }
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+
+static tf1024_v12_c_fly_full_NOINLINE void tf1024_v12_c_fly_full_burn_top(void)
+{
+    uint64_t stack[32];
+    size_t i;
+    for (i = 0; i < 32; i += 8) {
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+}
+#endif
 
 static tf1024_v12_c_fly_full_NOINLINE void tf1024_v12_c_fly_full_encrypt_work(const uint8_t key[128], const uint8_t tweak[16],
                                                                               const uint8_t in[128], uint8_t out[128])
@@ -5098,9 +5122,12 @@ void tf1024_v12_c_fly_full_encrypt(const uint8_t key[128], const uint8_t tweak[1
 {
     tf1024_v12_c_fly_full_encrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v12_c_fly_full_burn(832); /* optimized: locals of scopes not open together share slots */
+    tf1024_v12_c_fly_full_burn(832);
+#elif defined(__GNUC__) || defined(__clang__)
+    tf1024_v12_c_fly_full_burn(1600); /* -O0 */
+    tf1024_v12_c_fly_full_burn_top();
 #else
-    tf1024_v12_c_fly_full_burn(1600);
+    tf1024_v12_c_fly_full_burn(1600); /* no __OPTIMIZE__ */
 #endif
 }
 
@@ -5108,7 +5135,14 @@ void tf1024_v12_c_fly_full_encrypt_blocks(const uint8_t key[128], const uint8_t 
                                           const uint8_t *in, uint8_t *out, size_t n)
 {
     tf1024_v12_c_fly_full_encrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
     tf1024_v12_c_fly_full_burn(1920);
+#elif defined(__GNUC__) || defined(__clang__)
+    tf1024_v12_c_fly_full_burn(1920); /* -O0 */
+    tf1024_v12_c_fly_full_burn_top();
+#else
+    tf1024_v12_c_fly_full_burn(1920); /* no __OPTIMIZE__ */
+#endif
 }
 
 static tf1024_v12_c_fly_full_NOINLINE void tf1024_v12_c_fly_full_decrypt_work(const uint8_t key[128], const uint8_t tweak[16],
@@ -10128,9 +10162,12 @@ void tf1024_v12_c_fly_full_decrypt(const uint8_t key[128], const uint8_t tweak[1
 {
     tf1024_v12_c_fly_full_decrypt_work(key, tweak, in, out);
 #if defined(__OPTIMIZE__)
-    tf1024_v12_c_fly_full_burn(832); /* optimized: locals of scopes not open together share slots */
+    tf1024_v12_c_fly_full_burn(832);
+#elif defined(__GNUC__) || defined(__clang__)
+    tf1024_v12_c_fly_full_burn(1600); /* -O0 */
+    tf1024_v12_c_fly_full_burn_top();
 #else
-    tf1024_v12_c_fly_full_burn(1600);
+    tf1024_v12_c_fly_full_burn(1600); /* no __OPTIMIZE__ */
 #endif
 }
 
@@ -10138,7 +10175,14 @@ void tf1024_v12_c_fly_full_decrypt_blocks(const uint8_t key[128], const uint8_t 
                                           const uint8_t *in, uint8_t *out, size_t n)
 {
     tf1024_v12_c_fly_full_decrypt_blocks_work(key, tweaks, in, out, n);
+#if defined(__OPTIMIZE__)
     tf1024_v12_c_fly_full_burn(1920);
+#elif defined(__GNUC__) || defined(__clang__)
+    tf1024_v12_c_fly_full_burn(1920); /* -O0 */
+    tf1024_v12_c_fly_full_burn_top();
+#else
+    tf1024_v12_c_fly_full_burn(1920); /* no __OPTIMIZE__ */
+#endif
 }
 
 int tf1024_v12_c_fly_full_cpu_supported(void)

@@ -232,14 +232,16 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", regions=regions,
                 dispatch=dispatch, simde_headers=list(simde_headers), env_var=ENV_VAR, wipe=v.get("wipe", True), scoped_wipe=True,
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
+                burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
                 need=need and dict(family=family_name(need), level=need.level, name=need.name))
 
 
 def _burn(f: dict) -> int:
-    """Bytes the wipe after function ``f`` clears (gen/printers/c.py wipe_bounds), recorded on it."""
-    f["burn"], f["burn_opt"] = wipe_bounds(f["lines"], f["kind"] == "one")
-    return f["burn"]
+    """Bytes the wipe after function ``f`` clears per build (gen/printers/c.py wipe_bounds), recorded
+    on it; the largest (the array of compilers other than gcc and clang)."""
+    f["burn"] = wipe_bounds(f["lines"], f["kind"] == "one")
+    return f["burn"]["other"]
 
 
 def _build_note(isa) -> str:
@@ -361,9 +363,9 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
     # the public *_blocks dispatch, then wipe below it: the deepest path's frame (paths that are
     # not inlined lie below the dispatching function's own frame: 1 KiB more)
     blocks = [f for r in regions for f in r["functions"] if f["kind"] != "one"]
-    dispatch["burn"] = max(f["burn"] for f in blocks) + 1024
-    dispatch["burn_opt"] = max(f["burn_opt"] for f in blocks) + 1024
-    ctx["burn"] = max(ctx["burn"], dispatch["burn"])
+    dispatch["burn"] = {k: max(f["burn"][k] for f in blocks) + 1024 for k in blocks[0]["burn"]}
+    ctx["burn"] = max(ctx["burn"], dispatch["burn"]["other"])
+    ctx["burn_opt"] = max(ctx["burn_opt"], dispatch["burn"]["opt"])
     return {f"{v.stem}.c": render_template("c_simd/threefish.c.j2", **ctx),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

@@ -226,10 +226,8 @@ def run_harness(argv: list[str], workdir: Path, env: dict | None = None,
 def link_harness(cc: str, cflags, variant: Variant, src_dir: Path, sources, exe: Path,
                  workdir: Path, libs=(), harness: Path = HARNESS) -> tuple[int, str]:
     """Compile and link the C harness for a variant (its header in src_dir) with its code
-    (C sources or objects) and libraries: (exit status, compiler output).  <PREFIX>ALLOW_O0 is
-    defined: the SIMDe sanitizer builds run at -O0, where the C files #warning that their stack
-    wipe does not cover unoptimized frames (the wipe is checked by the dead-stack scan, not here)."""
-    return _run([cc, *cflags, f"-I{src_dir}", f"-D{variant.prefix.upper()}ALLOW_O0", f"-DTF_HEADER=\"{variant.stem}.h\"",
+    (C sources or objects) and libraries: (exit status, compiler output)."""
+    return _run([cc, *cflags, f"-I{src_dir}", f"-DTF_HEADER=\"{variant.stem}.h\"",
                  f"-DTF_PREFIX={variant.prefix}", f"-DTF_BYTES={variant.spec.block_bytes}",
                  str(harness), *map(str, sources), "-o", str(exe), *libs], workdir)
 
@@ -243,7 +241,7 @@ def build_harness(variant: Variant, build: Build, workdir: Path, cflags=None,
     src = src_dir / f"{variant.stem}.c"
     exe = workdir / (harness.stem + "-" + build.name.replace(" ", "-").replace("+", "_"))
     if build.cxx:
-        rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only", f"-D{variant.prefix.upper()}ALLOW_O0",
+        rc, out = _run([build.cxx, "-x", "c++", "-std=c++11", "-O0", "-fsyntax-only",
                         "-Wall", "-Wextra", "-Wpedantic", "-Werror", str(src)], workdir)
         if rc:
             return None, "does not compile as C++: " + _first_lines(out)

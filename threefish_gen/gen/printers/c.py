@@ -142,29 +142,117 @@ def _bound(total: int, slack: int = SLACK) -> int:
 
 
 def stack_bound(lines) -> int:
-    """Bytes a wipe clears below the caller after a call (the template's PREFIXburn): twice what
-    the declared locals of ``lines`` take (room for the compiler's spills and copies of them),
-    plus 1 KiB, in 64-byte units.  Every key, tweak or state word the function leaves on the
-    stack lies in its frame, which this covers, also unoptimized (-O0 gives every local a slot
-    of its own)."""
+    """Bytes a wipe clears below the caller after a call (the template's PREFIXburn) where the
+    compiler gives every local a slot of its own and the code calls no vector intrinsic: twice
+    what the declared locals of ``lines`` take (room for the compiler's spills and copies of
+    them), plus 1 KiB, in 64-byte units."""
     return _bound(sum(_declared(ln) for ln in lines))
 
 
 _COMMENT = re.compile(r"/\*.*?\*/|//.*")
 
 
-def wipe_bounds(lines, single: bool) -> tuple[int, int]:
-    """(unoptimized, optimized) bytes the wipe after a function with ``lines`` clears: the
-    optimized bound gets OPTIMIZED_SLACK for single-block functions, SLACK for blocks ones."""
-    return stack_bound(lines), scoped_stack_bound(lines, OPTIMIZED_SLACK if single else SLACK)
+# Unoptimized builds (-O0: no __OPTIMIZE__).  gcc and clang inline the intrinsics (always_inline
+# functions of immintrin.h / arm_neon.h) but give each inlined call's parameters, result and
+# temporaries stack slots of their own, never shared: the frame grows with the number of
+# intrinsic call sites, not with the declared locals.  Measured per call site with -fstack-usage
+# (gcc 12, clang 14), in units of the site's vector width W (16, 32 or 64 bytes):
+#   gcc: one W per vector operand (add, xor, shifts: 2W; unpack, rolv, permutex2var: 3W);
+#   clang: 256- and 512-bit: 2W per vector operand plus 2W (add, xor: 6W; permutex2var: 9W);
+#          128-bit (SSE2, NEON): about W per vector operand (add: 2W).
+# The bound per site is O0_FACTOR[compiler][W] / 2 times W times (vector operands + 1) plus 16
+# bytes per scalar operand: 1.5 times the figures above for the operations that make up most
+# sites (add, xor, shifts, unpacks), 1.2 times or more for the rest (a margin for other versions
+# of the headers); tests/test_trust.py checks the bounds against the frames gcc and clang give
+# the SIMD paths at -O0.  Other compilers (MSVC never defines __OPTIMIZE__) get the larger
+# of the two.
+O0_FACTOR = {"gcc": {16: 3, 32: 3, 64: 3}, "clang": {16: 4, 32: 6, 64: 6}}
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_NOT_CALLS = {"if", "for", "while", "switch", "return", "sizeof", "UINT64_C", "defined"}
+# operands that are certainly scalar: numbers, (long long)/(uint64_t) casts, pointer casts
+_SCALAR_ARG = re.compile(r"^(?:-?(?:0x[0-9a-fA-F]+|\d+)[uUlL]*|\((?:long long|uint64_t|int)\)\s*\(.*\)"
+                         r"|\((?:const )?\w+ ?\*\).*)$")
+
+
+def _site_width(name: str) -> int:
+    """Vector bytes an intrinsic call works on (0: not a vector intrinsic, e.g. load64)."""
+    m = re.match(r"_mm(\d*)_", name)
+    if m:
+        return {"": 16, "256": 32, "512": 64}[m.group(1)]
+    if re.match(r"v[a-z0-9]+_[a-z0-9_]+$", name) or "neon_" in name:   # AArch64 NEON: 128-bit
+        return 16
+    return 0
+
+
+def _args(code: str, start: int) -> tuple[list[str], int]:
+    """The top-level operands of the call whose "(" is at ``start``, and the index after ")"."""
+    depth, args, cur, i = 0, [], "", start
+    while i < len(code):
+        ch = code[i]
+        if ch == "(":
+            depth += 1
+            if depth == 1:
+                i += 1
+                continue
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif ch == "," and depth == 1:
+            args.append(cur.strip())
+            cur = ""
+            i += 1
+            continue
+        cur += ch
+        i += 1
+    if cur.strip():
+        args.append(cur.strip())
+    return args, i + 1
+
+
+def intrinsic_sites(lines) -> list[tuple[int, int, int]]:
+    """Every vector intrinsic call of ``lines``: (width W, vector operands, scalar operands).
+    An operand counts as scalar only when it certainly is (a number, a cast to an integer or
+    pointer type); anything else counts as a vector."""
+    sites = []
+    for ln in lines:
+        code = _COMMENT.sub("", ln)
+        for m in _CALL.finditer(code):
+            w = _site_width(m.group(1))
+            if m.group(1) in _NOT_CALLS or not w:
+                continue
+            args, _ = _args(code, m.end() - 1)
+            scalar = sum(1 for a in args if _SCALAR_ARG.match(a))
+            sites.append((w, len(args) - scalar, scalar))
+    return sites
+
+
+def unoptimized_bounds(lines) -> dict[str, int]:
+    """Bytes the wipe clears after a function with ``lines`` in unoptimized builds (no
+    __OPTIMIZE__), per compiler ("gcc", "clang", and "other": the larger): stack_bound of the
+    declared locals plus the slots gcc or clang -O0 may give each intrinsic call site's operands,
+    result and temporaries (O0_FACTOR)."""
+    sites = intrinsic_sites(lines)
+    declared = sum(_declared(ln) for ln in lines)
+    out = {cc: _bound(declared) + (sum(f[w] * w * (v + 1) // 2 + 16 * s for w, v, s in sites) + 63) // 64 * 64
+           for cc, f in O0_FACTOR.items()}
+    out["other"] = max(out.values())
+    return out
+
+
+def wipe_bounds(lines, single: bool) -> dict[str, int]:
+    """Bytes the wipe after a function with ``lines`` clears, by build: "opt" (__OPTIMIZE__:
+    scoped_stack_bound with OPTIMIZED_SLACK for single-block functions, SLACK for blocks ones),
+    and unoptimized "gcc", "clang", "other" (unoptimized_bounds)."""
+    return {"opt": scoped_stack_bound(lines, OPTIMIZED_SLACK if single else SLACK), **unoptimized_bounds(lines)}
 
 
 def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:
-    """The same bound for optimized builds (``__OPTIMIZE__``: gcc and clang -O1 and up), where
-    locals of scopes that are not open at the same time share their slots: the most bytes of
-    locals declared in one chain of open scopes (``{ ... }`` blocks of the emitted lines), twice,
-    plus ``slack``.  The frames gcc and clang -O2/-O3 give the work functions are checked against it
-    (tests/test_trust.py, -fstack-usage)."""
+    """The bound for optimized builds (``__OPTIMIZE__``: gcc and clang -O1 and up), where
+    locals of scopes that are not open at the same time share their slots and intrinsics leave
+    no slots of their own: the most bytes of locals declared in one chain of open scopes
+    (``{ ... }`` blocks of the emitted lines), twice, plus ``slack``.  The frames gcc and clang
+    -O2/-O3 give the work functions are checked against it (tests/test_trust.py, -fstack-usage)."""
     scopes = [[0, 0]]                      # per open scope: bytes declared in it, most of any child
     for ln in lines:
         code = _COMMENT.sub("", ln)

@@ -77,7 +77,7 @@ class Program:
                 m = _FUNC.match(head)
                 if m and (not select(m.group(1)) if select is not None else
                           head.startswith("static") and not m.group(1).endswith("_work")):
-                    # the load/store helpers are modelled by name; burn (the wipe) changes no output
+                    # the load/store helpers are modelled by name; burn and burn_top (the wipe) change no output
                     i = self._skip(lines, i + 1)
                     continue
                 if m and i + 1 < len(lines) and lines[i + 1].strip() == "{":
@@ -94,7 +94,7 @@ class Program:
         calls = [s for s in fn.stmts if s.kind == "call"]
         if not calls:
             return fn
-        work = [s for s in calls if not s.a.endswith("_burn")]
+        work = [s for s in calls if not s.a.endswith(("_burn", "_burn_top"))]
         if len(work) != 1 or work[0].a not in self.functions or [s.kind for s in fn.stmts][-1] != "ret" \
                 or len(fn.stmts) != len(calls) + 1:
             raise Unsupported(f"line {calls[0].no}: {fn.name} calls more than its work function")

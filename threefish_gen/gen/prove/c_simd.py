@@ -228,7 +228,7 @@ class Program:
         calls = [s for s in fn.stmts if s.kind == "callw"]
         if not calls or fn.paths is not None:
             return fn
-        work = [s for s in calls if not s.a.endswith("_burn")]
+        work = [s for s in calls if not s.a.endswith(("_burn", "_burn_top"))]
         if len(work) != 1 or len(fn.stmts) != len(calls) + 1 or fn.stmts[-1].kind != "ret":
             raise Unsupported(f"line {calls[0].no}: {fn.name} calls more than its work function")
         callee = self.functions.get(work[0].a)
@@ -416,9 +416,9 @@ class Program:
                     fn.arrays[a.group(1)] = _VBYTES.get(typ, 8)
             return
         m = re.fullmatch(r"(\w+)\((.*)\)", s)
-        if m and m.group(1) in self.functions or (m and m.group(1).endswith("_burn")):
+        if m and m.group(1) in self.functions or (m and m.group(1).endswith(("_burn", "_burn_top"))):
             args = [a.strip() for a in _split_args(m.group(2))]
-            if m.group(1).endswith("_burn"):
+            if m.group(1).endswith(("_burn", "_burn_top")):
                 fn.stmts.append(Stmt(no, text, "callw", m.group(1), args))
                 return
             if m.group(1).endswith("_work"):

@@ -142,13 +142,13 @@ def print_c(v, laid) -> dict[str, str]:
                header=f"{v.stem}.h", guard=f"{v.stem.upper()}_H", interleave=v.options.interleave,
                fn=cprinter.function_bodies(v.prefix, laid["one"], laid["blocks"]))
     ctx["wipe"] = v.get("wipe", True)
-    # bytes each public function's wipe clears: its locals (single block: setup + body; blocks:
-    # setup + the interleaved and tail bodies), see gen/printers/c.py stack_bound
-    # (unoptimized, optimized builds: gen/printers/c.py wipe_bounds)
+    # bytes each public function's wipe clears per build (gen/printers/c.py wipe_bounds) from its
+    # locals (single block: setup + body; blocks: setup + the interleaved and tail bodies)
     ctx["burns"] = {d: (cprinter.wipe_bounds(f["setup"]["decl"] + f["body"]["decl"], True),
                         cprinter.wipe_bounds(f["setup"]["decl"] + f["multi_body"]["decl"] + f["tail_body"]["decl"], False))
                     for d, f in ctx["fn"].items()}
-    ctx["burn"] = max(b[0] for pair in ctx["burns"].values() for b in pair)
+    ctx["burn"] = max(b["other"] for pair in ctx["burns"].values() for b in pair)
+    ctx["burn_opt"] = max(b["opt"] for pair in ctx["burns"].values() for b in pair)
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}

@@ -17,12 +17,11 @@
 # again whenever the arguments change); the library's include directory is that folder.  nasm targets
 # need NASM: the call enables CMake's ASM_NASM language.  THREEFISH_GEN_COMMAND names the
 # generator (a list; default: the threefish-gen on PATH, else "python3 -m threefish_gen").  C backends
-# are built with -O2 when the build type is empty (CMake's default) or Debug: the stack wipe of the
-# generated C needs an optimized build (THREEFISH_GEN_ALLOW_O0=ON keeps -O0; the files then #warn).
+# build with the configuration's flags (the stack wipe of the generated C covers every level, -O0
+# included).
 include_guard(GLOBAL)
 
 set(THREEFISH_GEN_COMMAND "" CACHE STRING "threefish-gen command line (a ;-list), empty: find it")
-option(THREEFISH_GEN_ALLOW_O0 "build generated C backends at the configuration's -O0 (no -O2 for Debug or no build type)" OFF)
 
 function(_threefish_gen_command out)
   if(THREEFISH_GEN_COMMAND)
@@ -93,10 +92,4 @@ function(_threefish_gen_add_library name)
   add_library(${name} STATIC ${sources} ${headers})
   target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${dir}>")
   set_target_properties(${name} PROPERTIES THREEFISH_GEN_DIR "${dir}" POSITION_INDEPENDENT_CODE ON)
-  if(NOT TFG_TARGET MATCHES "^nasm-" AND CMAKE_C_COMPILER_ID MATCHES "GNU|Clang" AND NOT THREEFISH_GEN_ALLOW_O0)
-    # The C stack wipe needs an optimized build (the file #warns at -O0: unoptimized frames are
-    # beyond what it clears).  With no build type (CMake's default) or Debug the backend gets -O2,
-    # after the configuration's flags so it wins; THREEFISH_GEN_ALLOW_O0=ON keeps their -O0.
-    target_compile_options(${name} PRIVATE "$<$<OR:$<NOT:$<BOOL:$<CONFIG>>>,$<CONFIG:Debug>>:-O2>")
-  endif()
 endfunction()
