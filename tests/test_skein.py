@@ -174,16 +174,21 @@ def _render_c(version, bits, out_dir, prefix="sk_"):
 @pytest.mark.parametrize("bits", [256, 512, 1024])
 def test_c_skein_render_against_the_vectors(tmp_path, version, bits):
     """The C render of every size x version: built with gcc -Werror and run by the Skein harness
-    on the golden records (published digests) and on the reference model's digests for random
-    messages in 7 chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, trees,
-    hash_many batches and bad arguments."""
+    on the golden records (published digests; the bit-length ones through update_bits,
+    hash_bits and mac_bits) and on the reference model's digests for random messages in 8
+    chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, random bit lengths,
+    sets of every UBI argument type (init_params), trees, hash_many batches and bad arguments."""
     v = _render_c(version, bits, tmp_path / "src")
     spec = v.spec
     vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 50, 14)
     text = vec.read_text()
     assert text.count("\nT ") >= 30 and text.count("\nM ") == len(vskein.BATCH_SIZES)
-    assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= \
-        len(vskein.golden_records(spec)) + 3 * spec.block_bytes + 1
+    golden = vskein.golden_records(spec)
+    assert len(golden) == 152 and sum(1 for r in golden if int(r["msg_bits"]) % 8) == 68
+    assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= 84 + 3 * spec.block_bytes + 1
+    b_lines = [ln.split() for ln in text.splitlines() if ln.startswith("B ")]
+    assert sum(1 for b in b_lines if int(b[2]) % 8) >= 68 + 49
+    assert sum(1 for b in b_lines if "-" not in b[5:8]) >= 2      # public key, key identifier and nonce
     exe = tmp_path / "harness"
     subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
                     f"-DTF_HEADER=\"{v.stem}.h\"", f"-DTF_PREFIX={v.prefix}", f"-DTF_BYTES={spec.block_bytes}",
