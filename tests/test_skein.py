@@ -65,6 +65,101 @@ def test_skein512_personalization_and_output_lengths_match_botan(tmp_path):
         assert skein.skein(spec, msg, bits, pers=pers) == want, (bits, pers.hex(), msg.hex())
 
 
+def test_bit_length_golden_records_through_the_bit_api_of_the_model():
+    """The golden records whose message is not whole bytes (204 of each version's 456) through
+    hash_bits, with the file's low bits of the last byte left as they are (they must be
+    ignored): the published digests; and a partial byte is Skein's padding (spec 3.5.2): the
+    bits, then a 1 bit, then zeros, with BitPad on the last block."""
+    for version in ("1.1", "1.2", "1.3"):
+        recs = [r for r in parse(KAT_DIR / f"skein_v{version}_golden.kat",
+                                 ("version", "state_bits", "digest_bits", "msg_bits", "message", "digest"))
+                if int(r["msg_bits"]) % 8]
+        assert len(recs) == 204
+        for r in recs:
+            spec = get_spec(version, r["state_bits"])
+            got = skein.hash_bits(spec, r["message"], int(r["msg_bits"]), int(r["digest_bits"]) // 8,
+                                  key=r.get("mac_key", b""))
+            assert got == r["digest"], r["source"]
+    spec = get_spec("1.3", 256)
+    # 3 bits 101 of 0xb7, padded: 1011 0000
+    g = skein.ubi(spec, skein.standard_iv(spec, 256), b"\xb0", skein.T_MSG, bitpad=True)
+    assert skein.hash_bits(spec, b"\xb7", 3, 32) == skein.output(spec, g, 256)
+    assert skein.hash_bits(spec, b"\xb7", 3, 32) != skein.hash_bytes(spec, b"\xb0", 32)
+
+
+BOUNCY_VERSION = "2.7.0"     # BouncyCastle.Cryptography, as the C# bench's peer (NuGet)
+BOUNCY_CSPROJ = f"""<Project Sdk="Microsoft.NET.Sdk">
+  <PropertyGroup>
+    <OutputType>Exe</OutputType>
+    <TargetFramework>net10.0</TargetFramework>
+    <AssemblyName>bouncyskein</AssemblyName>
+    <Nullable>enable</Nullable>
+    <ImplicitUsings>disable</ImplicitUsings>
+    <InvariantGlobalization>true</InvariantGlobalization>
+  </PropertyGroup>
+  <ItemGroup>
+    <PackageReference Include="BouncyCastle.Cryptography" Version="[{BOUNCY_VERSION}]" />
+  </ItemGroup>
+</Project>
+"""
+
+
+def random_params(rng, nb, key_min=1):
+    """A random Skein parameter set: each argument present or absent, of 1..2B+2 bytes (the
+    key: key_min..2B+2), the public key, key identifier and nonce present at least once in
+    three."""
+    def one(lo, p=0.6):
+        return rng.randbytes(rng.randrange(lo, 2 * nb + 3)) if rng.random() < p else b""
+    return skein.Params(key=one(key_min), pers=one(1), pubkey=one(1, 0.7), keyid=one(1, 0.7), nonce=one(1, 0.7))
+
+
+@pytest.mark.skipif(shutil.which("dotnet") is None and "dotnet" in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", ""),
+                    reason="dotnet not installed (allowed by THREEFISH_GEN_ALLOW_SKIP)")
+def test_params_model_matches_bouncycastle(tmp_path):
+    """Every UBI argument type of the reference model (hash_params: key, personalization, public
+    key, key identifier, nonce) against BouncyCastle.Cryptography's SkeinDigest (Skein 1.3), on
+    random parameter sets of every state size, output lengths and messages.  BouncyCastle's
+    public Init takes only sets with a key of 16+ bytes and at most one other argument (see
+    tests/data/bouncy_skein.cs): those run through it ("api"), and every set, those included,
+    through BouncyCastle's engine with the arguments written into its fields ("fields"), the
+    two agreeing where both run."""
+    proj = tmp_path / "bouncy"
+    proj.mkdir()
+    (proj / "bouncyskein.csproj").write_text(BOUNCY_CSPROJ)
+    (proj / "Program.cs").write_text((Path(__file__).resolve().parent / "data" / "bouncy_skein.cs").read_text())
+    b = subprocess.run(["dotnet", "build", "-c", "Release", "-o", str(proj / "bin"), str(proj)],
+                       capture_output=True, text=True, env=dict(os.environ, DOTNET_CLI_TELEMETRY_OPTOUT="1",
+                                                                DOTNET_NOLOGO="1"))
+    if b.returncode and "nuget" in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "") and "NU1" in b.stdout:
+        pytest.skip(f"BouncyCastle.Cryptography {BOUNCY_VERSION} not restorable (allowed by THREEFISH_GEN_ALLOW_SKIP)")
+    assert b.returncode == 0, b.stdout[-2000:]
+    rng = random.Random(28)
+    cases = []
+    for bits in (256, 512, 1024):
+        nb = bits // 8
+        for _ in range(40):
+            p = random_params(rng, nb, key_min=16)
+            if rng.random() < 0.25:          # the public API's kind of set: a key and one argument
+                p = skein.Params(rng.randbytes(rng.randrange(16, 2 * nb + 3)),
+                                 *rng.choice([(b"",) * 4] + [tuple(rng.randbytes(rng.randrange(1, 40)) if i == j
+                                                                     else b"" for i in range(4)) for j in range(4)]))
+            cases.append((bits, rng.choice((20, 32, nb, nb + 1, 2 * nb + 1)), p,
+                          rng.randbytes(rng.choice((0, 1, nb, nb + 1, rng.randrange(4 * nb))))))
+    assert sum(1 for *_, p, _m in cases if p.pubkey and p.keyid and p.nonce) >= 10
+    h = lambda x: x.hex() or "-"     # noqa: E731
+    text = "".join(f"{bits} {8 * o} {h(p.key)} {h(p.pers)} {h(p.pubkey)} {h(p.keyid)} {h(p.nonce)} {h(m)}\n"
+                   for bits, o, p, m in cases)
+    run = subprocess.run(["dotnet", str(proj / "bin" / "bouncyskein.dll")], input=text, capture_output=True,
+                         text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = [ln.split() for ln in run.stdout.splitlines()]
+    assert len(got) == len(cases)
+    paths = {path for _, path in got}
+    assert paths == {"api", "fields"}
+    for (bits, outlen, p, m), (want, _) in zip(cases, got):
+        assert skein.hash_params(get_spec("1.3", bits), m, outlen, p).hex() == want, (bits, outlen, p)
+
+
 # --------------------------------------------------------------------------- the C render
 
 def _render_c(version, bits, out_dir, prefix="sk_"):
@@ -79,16 +174,21 @@ def _render_c(version, bits, out_dir, prefix="sk_"):
 @pytest.mark.parametrize("bits", [256, 512, 1024])
 def test_c_skein_render_against_the_vectors(tmp_path, version, bits):
     """The C render of every size x version: built with gcc -Werror and run by the Skein harness
-    on the golden records (published digests) and on the reference model's digests for random
-    messages in 7 chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, trees,
-    hash_many batches and bad arguments."""
+    on the golden records (published digests; the bit-length ones through update_bits,
+    hash_bits and mac_bits) and on the reference model's digests for random messages in 8
+    chunkings, MAC keys 0..2B bytes, personalization, output lengths 1..2B+1, random bit lengths,
+    sets of every UBI argument type (init_params), trees, hash_many batches and bad arguments."""
     v = _render_c(version, bits, tmp_path / "src")
     spec = v.spec
     vec = vskein.vector_file(spec, tmp_path / "vectors.txt", 50, 14)
     text = vec.read_text()
     assert text.count("\nT ") >= 30 and text.count("\nM ") == len(vskein.BATCH_SIZES)
-    assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= \
-        len(vskein.golden_records(spec)) + 3 * spec.block_bytes + 1
+    golden = vskein.golden_records(spec)
+    assert len(golden) == 152 and sum(1 for r in golden if int(r["msg_bits"]) % 8) == 68
+    assert sum(1 for ln in text.splitlines() if ln.startswith("H ")) >= 84 + 3 * spec.block_bytes + 1
+    b_lines = [ln.split() for ln in text.splitlines() if ln.startswith("B ")]
+    assert sum(1 for b in b_lines if int(b[2]) % 8) >= 68 + 49
+    assert sum(1 for b in b_lines if "-" not in b[5:8]) >= 2      # public key, key identifier and nonce
     exe = tmp_path / "harness"
     subprocess.run(["gcc", "-O1", "-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Werror", f"-I{tmp_path / 'src'}",
                     f"-DTF_HEADER=\"{v.stem}.h\"", f"-DTF_PREFIX={v.prefix}", f"-DTF_BYTES={spec.block_bytes}",

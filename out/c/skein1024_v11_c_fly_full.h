@@ -32,6 +32,7 @@ typedef struct {
     size_t outlen;                    /* output bytes; 0 = not initialised */
     unsigned leaf, fan, height;       /* tree parameters Yl, Yf, Ym (0, 0, 0: sequential) */
     unsigned levels;                  /* tree: entries of lv in use */
+    unsigned partial;                 /* a partial last byte was taken: BitPad on the last block, no more message */
     struct {
         uint64_t h[16], t[2];      /* the node UBI of this level */
         uint64_t pend[16];         /* the last child value (processed when the next comes) */
@@ -39,6 +40,17 @@ typedef struct {
         uint64_t in_node;             /* of them in the current node, pend included */
     } lv[SKEIN1024_V11_C_FLY_FULL_TREE_LEVELS];
 } skein1024_v11_c_fly_full_ctx;
+
+/* The optional UBI arguments of init_params, applied in the spec's order (key, configuration,
+ * personalization, public key, key identifier, nonce, then the message); NULL or a length of
+ * 0 = absent. */
+typedef struct {
+    const uint8_t *key;    size_t key_len;      /* MAC key (type 0) */
+    const uint8_t *pers;   size_t pers_len;     /* personalization (type 8) */
+    const uint8_t *pubkey; size_t pubkey_len;   /* public key (type 12) */
+    const uint8_t *keyid;  size_t keyid_len;    /* key identifier (type 16) */
+    const uint8_t *nonce;  size_t nonce_len;    /* nonce (type 20) */
+} skein1024_v11_c_fly_full_params;
 
 /* All return 0 on success, nonzero for outlen 0, an outlen whose bit count does not fit in
  * 64 bits, or bad tree parameters.  No alignment is required of any buffer. */
@@ -48,17 +60,29 @@ int  skein1024_v11_c_fly_full_init(skein1024_v11_c_fly_full_ctx *ctx, size_t out
 /* MAC (key) and/or personalization (pers); NULL,0 = absent.  A zero-length key is no key. */
 int  skein1024_v11_c_fly_full_init_ex(skein1024_v11_c_fly_full_ctx *ctx, size_t outlen, const uint8_t *key, size_t keylen,
                                   const uint8_t *pers, size_t perslen);
+/* Any of the UBI arguments above; p == NULL: none (plain hash). */
+int  skein1024_v11_c_fly_full_init_params(skein1024_v11_c_fly_full_ctx *ctx, size_t outlen, const skein1024_v11_c_fly_full_params *p);
 /* Tree hashing (Skein spec 3.5.6): leaves of 128 * 2^leaf bytes, nodes of 2^fan children,
  * at most max_height levels; 1 <= leaf, fan <= 255, 2 <= max_height <= 255. */
 int  skein1024_v11_c_fly_full_init_tree(skein1024_v11_c_fly_full_ctx *ctx, size_t outlen, unsigned leaf, unsigned fan, unsigned max_height);
-/* Message bytes, in any chunking. */
+/* Message bytes, in any chunking.  Ignored (nothing changes) after update_bits took a partial byte. */
 void skein1024_v11_c_fly_full_update(skein1024_v11_c_fly_full_ctx *ctx, const uint8_t *data, size_t len);
+/* nbits bits of message (the SHA-3 API convention): nbits / 8 whole bytes, then, when nbits % 8
+ * is not 0, the nbits % 8 most significant bits of the next byte (its other bits are ignored),
+ * which ends the message (Skein's bit padding and BitPad flag, spec 3.5.2).  Returns 0, or
+ * nonzero and changes nothing for any call after a partial byte, and for a partial byte on a
+ * tree context (tree hashing takes whole bytes). */
+int  skein1024_v11_c_fly_full_update_bits(skein1024_v11_c_fly_full_ctx *ctx, const uint8_t *data, size_t nbits);
 /* Writes outlen bytes; the context must be initialised again before reuse. */
 void skein1024_v11_c_fly_full_final(skein1024_v11_c_fly_full_ctx *ctx, uint8_t *out);
 
 int  skein1024_v11_c_fly_full_hash(const uint8_t *msg, size_t len, uint8_t *out, size_t outlen);
 int  skein1024_v11_c_fly_full_mac(const uint8_t *key, size_t keylen, const uint8_t *msg, size_t len,
                                   uint8_t *out, size_t outlen);
+/* hash / mac of the first nbits bits of msg (as update_bits). */
+int  skein1024_v11_c_fly_full_hash_bits(const uint8_t *msg, size_t nbits, uint8_t *out, size_t outlen);
+int  skein1024_v11_c_fly_full_mac_bits(const uint8_t *key, size_t keylen, const uint8_t *msg, size_t nbits,
+                                       uint8_t *out, size_t outlen);
 /* n independent messages msgs[i] of lens[i] bytes; digest i at outs + i * outlen. */
 int  skein1024_v11_c_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                        uint8_t *outs, size_t outlen);

@@ -22,8 +22,24 @@ public static class Skein256V13
     /// <summary>State (and block) size in bytes.</summary>
     public const int StateBytes = 32;
 
-    private const ulong First = 1UL << 62, Final = 1UL << 63;
-    private const int TKey = 0, TCfg = 4, TPrs = 8, TMsg = 48, TOut = 63;
+    private const ulong First = 1UL << 62, Final = 1UL << 63, BitPad = 1UL << 55;
+    private const int TKey = 0, TCfg = 4, TPrs = 8, TPk = 12, TKdf = 16, TNon = 20, TMsg = 48, TOut = 63;
+
+    /// <summary>The optional UBI arguments (Skein spec order: key, configuration, personalization,
+    /// public key, key identifier, nonce, then the message); an empty value is absent.</summary>
+    public sealed record Parameters
+    {
+        /// <summary>MAC key (type 0).</summary>
+        public ReadOnlyMemory<byte> Key { get; init; }
+        /// <summary>Personalization (type 8).</summary>
+        public ReadOnlyMemory<byte> Personalization { get; init; }
+        /// <summary>Public key (type 12).</summary>
+        public ReadOnlyMemory<byte> PublicKey { get; init; }
+        /// <summary>Key identifier (type 16).</summary>
+        public ReadOnlyMemory<byte> KeyIdentifier { get; init; }
+        /// <summary>Nonce (type 20).</summary>
+        public ReadOnlyMemory<byte> Nonce { get; init; }
+    }
 
     private static readonly ulong[] Iv128 = { 0xe1111906964d7260UL, 0x883daaa77c8d811cUL, 0x10080df491960f7aUL, 0xccf7dde5b45bc1c2UL };
     private static readonly ulong[] Iv160 = { 0x1420231472825e98UL, 0x2ac4e9a25a77e590UL, 0xd47a58568838d63eUL, 0x2dd2e4968586ab7dUL };
@@ -759,7 +775,7 @@ public static class Skein256V13
     }
 
     private static void Start(Span<ulong> s, long outlen, ReadOnlySpan<byte> key, ReadOnlySpan<byte> pers,
-                              int leaf = 0, int fan = 0, int height = 0)
+                              int leaf = 0, int fan = 0, int height = 0, Parameters? more = null)
     {
         if (outlen < 1 || outlen > long.MaxValue / 8)
             throw new ArgumentOutOfRangeException(nameof(outlen), "the output length must be at least 1 byte");
@@ -790,6 +806,15 @@ public static class Skein256V13
         }
         if (pers.Length != 0)
             UbiAll(s, pers, TPrs);
+        if (more != null)
+        {
+            if (more.PublicKey.Length != 0)
+                UbiAll(s, more.PublicKey.Span, TPk);
+            if (more.KeyIdentifier.Length != 0)
+                UbiAll(s, more.KeyIdentifier.Span, TKdf);
+            if (more.Nonce.Length != 0)
+                UbiAll(s, more.Nonce.Span, TNon);
+        }
         s[4] = 0;
         s[5] = First | ((ulong)TMsg << 56) | (leaf != 0 ? 1UL << 48 : 0);
     }
@@ -832,6 +857,33 @@ public static class Skein256V13
         x.GetHashAndReset(output);
     }
 
+    /// <summary>Skein of the first bitLength bits of message (a partial last byte: its most significant
+    /// bits; spec 3.5.2 bit padding) into output; personalization optional.</summary>
+    public static void HashBits(ReadOnlySpan<byte> message, long bitLength, Span<byte> output,
+                                ReadOnlySpan<byte> personalization = default)
+    {
+        var x = new Incremental(output.Length, default, personalization);
+        x.AppendBits(message, bitLength);
+        x.GetHashAndReset(output);
+    }
+
+    /// <summary>Skein-MAC of the first bitLength bits of message under key into output.</summary>
+    public static void MacBits(ReadOnlySpan<byte> key, ReadOnlySpan<byte> message, long bitLength, Span<byte> output,
+                               ReadOnlySpan<byte> personalization = default)
+    {
+        var x = new Incremental(output.Length, key, personalization);
+        x.AppendBits(message, bitLength);
+        x.GetHashAndReset(output);
+    }
+
+    /// <summary>Skein with any UBI arguments (see Parameters) of message into output.</summary>
+    public static void HashWithParameters(ReadOnlySpan<byte> message, Span<byte> output, Parameters parameters)
+    {
+        var x = Incremental.WithParameters(output.Length, parameters);
+        x.Append(message);
+        x.GetHashAndReset(output);
+    }
+
     /// <summary>Tree hashing (Skein spec 3.5.6): leaves of StateBytes * 2^leaf bytes, nodes of 2^fan
     /// children, at most maxHeight levels (1 &lt;= leaf, fan &lt;= 255, 2 &lt;= maxHeight &lt;= 255).</summary>
     public static void HashTree(ReadOnlySpan<byte> message, Span<byte> output, int leaf, int fan, int maxHeight)
@@ -856,14 +908,15 @@ public static class Skein256V13
         }
     }
 
-    /// <summary>Streaming Skein: Append in any chunking, GetHashAndReset writes the digest and
-    /// starts over (same key and personalization).  Holds at most one block of message.</summary>
+    /// <summary>Streaming Skein: Append / AppendBits in any chunking, GetHashAndReset writes the
+    /// digest and starts over (same key and arguments).  Holds at most one block of message.</summary>
     public sealed class Incremental
     {
         private readonly ulong[] _start = new ulong[6];
         private readonly ulong[] _s = new ulong[6];
         private readonly byte[] _buf = new byte[StateBytes];
         private int _n;
+        private bool _partial;           // a partial last byte was appended: BitPad on the last block, no more message
         // tree hashing: leaf size (bytes; 0 = sequential), fan-out, height, the nodes in progress
         private readonly ulong _leafBytes, _fanCount;
         private readonly int _height;
@@ -898,6 +951,18 @@ public static class Skein256V13
             _fanCount = Pow2(fan);
             _height = height;
         }
+
+        private Incremental(int outputLength, Parameters parameters)
+        {
+            ArgumentNullException.ThrowIfNull(parameters);
+            Start(_start, outputLength, parameters.Key.Span, parameters.Personalization.Span, more: parameters);
+            OutputLength = outputLength;
+            _start.CopyTo(_s, 0);
+        }
+
+        /// <summary>Streaming Skein with any UBI arguments (see Parameters).</summary>
+        public static Incremental WithParameters(int outputLength, Parameters parameters) =>
+            new Incremental(outputLength, parameters);
 
         /// <summary>Streaming tree hashing (see HashTree).</summary>
         public static Incremental Tree(int outputLength, int leaf, int fan, int maxHeight) =>
@@ -970,8 +1035,11 @@ public static class Skein256V13
             }
         }
 
+        /// <summary>Message bytes.  Throws InvalidOperationException after AppendBits took a partial byte.</summary>
         public void Append(ReadOnlySpan<byte> data)
         {
+            if (_partial)
+                throw new InvalidOperationException("a partial last byte was appended: the message has ended");
             if (data.IsEmpty)
                 return;
             if (_n != 0)
@@ -995,12 +1063,36 @@ public static class Skein256V13
             _n = data.Length;
         }
 
+        /// <summary>The first bitLength bits of data (SHA-3 API convention): bitLength / 8 whole bytes,
+        /// then, when bitLength % 8 is not 0, that many most significant bits of the next byte
+        /// (its other bits are ignored), which ends the message (spec 3.5.2 bit padding, BitPad
+        /// flag).  Throws InvalidOperationException, changing nothing, after a partial byte and for
+        /// a partial byte in tree hashing (whole bytes only).</summary>
+        public void AppendBits(ReadOnlySpan<byte> data, long bitLength)
+        {
+            if (bitLength < 0 || bitLength > 8L * data.Length)
+                throw new ArgumentOutOfRangeException(nameof(bitLength), "bitLength must be 0..8 * data.Length");
+            int whole = (int)(bitLength / 8), r = (int)(bitLength % 8);
+            if (_partial)
+                throw new InvalidOperationException("a partial last byte was appended: the message has ended");
+            if (r != 0 && _leafBytes != 0)
+                throw new InvalidOperationException("tree hashing takes whole bytes only");
+            Append(data.Slice(0, whole));
+            if (r != 0)
+            {
+                ReadOnlySpan<byte> last = stackalloc byte[1] { (byte)((data[whole] & (0xFF00 >> r)) | (0x80 >> r)) };
+                Append(last);
+                _partial = true;
+            }
+        }
+
         public void GetHashAndReset(Span<byte> output)
         {
             if (output.Length < OutputLength)
                 throw new ArgumentException($"output must hold {OutputLength} bytes", nameof(output));
             _buf.AsSpan(_n).Clear();
-            _s[5] |= Final;
+            _s[5] |= Final | (_partial ? BitPad : 0);
+            _partial = false;
             Ubi(_s, _buf, 1, (ulong)_n);
             ReadOnlySpan<ulong> g = _s;
             if (_leafBytes != 0)

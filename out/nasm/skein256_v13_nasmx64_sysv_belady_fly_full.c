@@ -35,12 +35,14 @@ static inline void skein256_v13_nasmx64_sysv_belady_fly_full_store64(uint8_t *p,
 #endif
 }
 
-/* UBI tweak word t[1]: tree level (bits 48..54), type (56..61), First (62), Final (63). */
+/* UBI tweak word t[1]: tree level (bits 48..54), BitPad (55), type (56..61), First (62), Final (63). */
+#define SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_BITPAD (UINT64_C(1) << 55)
 #define SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_FIRST (UINT64_C(1) << 62)
 #define SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_FINAL (UINT64_C(1) << 63)
 #define SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_TYPE(x) ((uint64_t)(x) << 56)
 #define SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_LEVEL(x) ((uint64_t)(x) << 48)
-enum { SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_KEY = 0, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_CFG = 4, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_PRS = 8, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_MSG = 48, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_OUT = 63 };
+enum { SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_KEY = 0, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_CFG = 4, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_PRS = 8, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_PK = 12, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_KDF = 16,
+       SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_NON = 20, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_MSG = 48, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_OUT = 63 };
 
 /* The UBI blocks loop in assembly (skein256_v13_nasmx64_sysv_belady_fly_full.asm, from the same description): h updated in
  * place over n blocks, each with its own tweak from tweaks (16 bytes per block). */
@@ -108,28 +110,43 @@ static uint64_t skein256_v13_nasmx64_sysv_belady_fly_full_pow2(unsigned e, unsig
     return e + shift >= 64 ? ~UINT64_C(0) : UINT64_C(1) << (e + shift);
 }
 
-static int skein256_v13_nasmx64_sysv_belady_fly_full_start(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const uint8_t *key, size_t keylen,
-                                                            const uint8_t *pers, size_t perslen, unsigned leaf, unsigned fan, unsigned height)
+/* Length of an optional argument: 0 when absent (NULL). */
+static size_t skein256_v13_nasmx64_sysv_belady_fly_full_arglen(const uint8_t *p, size_t len)
 {
+    return p == NULL ? 0 : len;
+}
+
+/* The chaining value before the message: key, configuration, then the arguments of p after the
+ * configuration in type order (personalization, public key, key identifier, nonce). */
+static int skein256_v13_nasmx64_sysv_belady_fly_full_start(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein256_v13_nasmx64_sysv_belady_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                            unsigned height)
+{
+    static const skein256_v13_nasmx64_sysv_belady_fly_full_params none = { NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
+    const uint8_t *args[4];
+    size_t lens[4];
     uint8_t cfg[32];
     uint64_t bits;
-    size_t i;
+    size_t i, keylen;
+    static const unsigned types[4] = { SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_PRS, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_PK, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_KDF, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_NON };
     ctx->outlen = 0;
     if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
         return 1;
+    if (p == NULL)
+        p = &none;
     bits = (uint64_t)outlen * 8;
     memset(ctx->h, 0, sizeof ctx->h);
-    if (key == NULL)
-        keylen = 0;
-    if (pers == NULL)
-        perslen = 0;
+    keylen = skein256_v13_nasmx64_sysv_belady_fly_full_arglen(p->key, p->key_len);
+    args[0] = p->pers, lens[0] = skein256_v13_nasmx64_sysv_belady_fly_full_arglen(p->pers, p->pers_len);
+    args[1] = p->pubkey, lens[1] = skein256_v13_nasmx64_sysv_belady_fly_full_arglen(p->pubkey, p->pubkey_len);
+    args[2] = p->keyid, lens[2] = skein256_v13_nasmx64_sysv_belady_fly_full_arglen(p->keyid, p->keyid_len);
+    args[3] = p->nonce, lens[3] = skein256_v13_nasmx64_sysv_belady_fly_full_arglen(p->nonce, p->nonce_len);
     for (i = 0; i < 4 && !(keylen == 0 && leaf == 0 && skein256_v13_nasmx64_sysv_belady_fly_full_ivs[i].bits == bits); i++)
         ;
     if (i < 4) {
         memcpy(ctx->h, skein256_v13_nasmx64_sysv_belady_fly_full_ivs[i].iv, sizeof ctx->h);
     } else {
         if (keylen)
-            skein256_v13_nasmx64_sysv_belady_fly_full_ubi_all(ctx->h, key, keylen, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_KEY);
+            skein256_v13_nasmx64_sysv_belady_fly_full_ubi_all(ctx->h, p->key, keylen, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_KEY);
         memset(cfg, 0, sizeof cfg);
         memcpy(cfg, "SHA3", 4);
         cfg[4] = 1;
@@ -139,8 +156,9 @@ static int skein256_v13_nasmx64_sysv_belady_fly_full_start(skein256_v13_nasmx64_
         cfg[18] = (uint8_t)height;
         skein256_v13_nasmx64_sysv_belady_fly_full_ubi_all(ctx->h, cfg, sizeof cfg, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_CFG);
     }
-    if (perslen)
-        skein256_v13_nasmx64_sysv_belady_fly_full_ubi_all(ctx->h, pers, perslen, SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_PRS);
+    for (i = 0; i < 4; i++)
+        if (lens[i])
+            skein256_v13_nasmx64_sysv_belady_fly_full_ubi_all(ctx->h, args[i], lens[i], types[i]);
     memcpy(ctx->g, ctx->h, sizeof ctx->g);
     ctx->t[0] = 0;
     ctx->t[1] = SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_FIRST | SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_TYPE(SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_T_MSG) | SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_LEVEL(leaf ? 1 : 0);
@@ -150,19 +168,28 @@ static int skein256_v13_nasmx64_sysv_belady_fly_full_start(skein256_v13_nasmx64_
     ctx->fan = fan;
     ctx->height = height;
     ctx->levels = 0;
+    ctx->partial = 0;
     ctx->outlen = outlen;
     return 0;
 }
 
 int skein256_v13_nasmx64_sysv_belady_fly_full_init(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen)
 {
-    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, NULL, 0, NULL, 0, 0, 0, 0);
+    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, NULL, 0, 0, 0);
 }
 
 int skein256_v13_nasmx64_sysv_belady_fly_full_init_ex(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const uint8_t *key, size_t keylen,
                                                   const uint8_t *pers, size_t perslen)
 {
-    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, key, keylen, pers, perslen, 0, 0, 0);
+    skein256_v13_nasmx64_sysv_belady_fly_full_params p = { NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
+    p.key = key, p.key_len = keylen;
+    p.pers = pers, p.pers_len = perslen;
+    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, &p, 0, 0, 0);
+}
+
+int skein256_v13_nasmx64_sysv_belady_fly_full_init_params(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, const skein256_v13_nasmx64_sysv_belady_fly_full_params *p)
+{
+    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, p, 0, 0, 0);
 }
 
 int skein256_v13_nasmx64_sysv_belady_fly_full_init_tree(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, size_t outlen, unsigned leaf, unsigned fan, unsigned max_height)
@@ -171,7 +198,7 @@ int skein256_v13_nasmx64_sysv_belady_fly_full_init_tree(skein256_v13_nasmx64_sys
         ctx->outlen = 0;
         return 1;
     }
-    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, NULL, 0, NULL, 0, leaf, fan, max_height);
+    return skein256_v13_nasmx64_sysv_belady_fly_full_start(ctx, outlen, NULL, leaf, fan, max_height);
 }
 
 /* ---- tree hashing: level j of ctx->lv holds the node of tree level j + 2 in progress */
@@ -247,7 +274,7 @@ static void skein256_v13_nasmx64_sysv_belady_fly_full_blocks(skein256_v13_nasmx6
 
 void skein256_v13_nasmx64_sysv_belady_fly_full_update(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t len)
 {
-    if (len == 0)
+    if (len == 0 || ctx->partial)
         return;
     if (ctx->n) {
         size_t k = 32 - ctx->n;
@@ -272,13 +299,29 @@ void skein256_v13_nasmx64_sysv_belady_fly_full_update(skein256_v13_nasmx64_sysv_
     ctx->n = len;
 }
 
+int skein256_v13_nasmx64_sysv_belady_fly_full_update_bits(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, const uint8_t *data, size_t nbits)
+{
+    size_t whole = nbits / 8;
+    unsigned r = (unsigned)(nbits % 8);
+    uint8_t last;
+    if (ctx->partial || (r && ctx->leaf))
+        return 1;
+    skein256_v13_nasmx64_sysv_belady_fly_full_update(ctx, data, whole);
+    if (r) { /* the top r bits, then a 1 bit, then zeros (spec 3.5.2) */
+        last = (uint8_t)((data[whole] & (0xFF00u >> r)) | (0x80u >> r));
+        skein256_v13_nasmx64_sysv_belady_fly_full_update(ctx, &last, 1);
+        ctx->partial = 1;
+    }
+    return 0;
+}
+
 void skein256_v13_nasmx64_sysv_belady_fly_full_final(skein256_v13_nasmx64_sysv_belady_fly_full_ctx *ctx, uint8_t *out)
 {
     uint64_t g[4], h[4], t[2], i;
     uint8_t blk[32];
     size_t left = ctx->outlen, k, w;
     memset(ctx->buf + ctx->n, 0, 32 - ctx->n);
-    ctx->t[1] |= SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_FINAL;
+    ctx->t[1] |= SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_FINAL | (ctx->partial ? SKEIN256_V13_NASMX64_SYSV_BELADY_FLY_FULL_BITPAD : 0);
     skein256_v13_nasmx64_sysv_belady_fly_full_ubi(ctx->h, ctx->t, ctx->buf, 1, ctx->n);
     memcpy(g, ctx->h, sizeof g);
     if (ctx->leaf) {
@@ -313,6 +356,7 @@ void skein256_v13_nasmx64_sysv_belady_fly_full_final(skein256_v13_nasmx64_sysv_b
     memset(ctx->h, 0, sizeof ctx->h); /* the message's state; outlen 0: not initialised */
     memset(ctx->g, 0, sizeof ctx->g);
     memset(ctx->buf, 0, sizeof ctx->buf);
+    ctx->partial = 0;
     ctx->outlen = 0;
 }
 
@@ -333,6 +377,27 @@ int skein256_v13_nasmx64_sysv_belady_fly_full_mac(const uint8_t *key, size_t key
     if (skein256_v13_nasmx64_sysv_belady_fly_full_init_ex(&ctx, outlen, key, keylen, NULL, 0))
         return 1;
     skein256_v13_nasmx64_sysv_belady_fly_full_update(&ctx, msg, len);
+    skein256_v13_nasmx64_sysv_belady_fly_full_final(&ctx, out);
+    return 0;
+}
+
+int skein256_v13_nasmx64_sysv_belady_fly_full_hash_bits(const uint8_t *msg, size_t nbits, uint8_t *out, size_t outlen)
+{
+    skein256_v13_nasmx64_sysv_belady_fly_full_ctx ctx;
+    if (skein256_v13_nasmx64_sysv_belady_fly_full_init(&ctx, outlen))
+        return 1;
+    skein256_v13_nasmx64_sysv_belady_fly_full_update_bits(&ctx, msg, nbits);
+    skein256_v13_nasmx64_sysv_belady_fly_full_final(&ctx, out);
+    return 0;
+}
+
+int skein256_v13_nasmx64_sysv_belady_fly_full_mac_bits(const uint8_t *key, size_t keylen, const uint8_t *msg, size_t nbits,
+                                                       uint8_t *out, size_t outlen)
+{
+    skein256_v13_nasmx64_sysv_belady_fly_full_ctx ctx;
+    if (skein256_v13_nasmx64_sysv_belady_fly_full_init_ex(&ctx, outlen, key, keylen, NULL, 0))
+        return 1;
+    skein256_v13_nasmx64_sysv_belady_fly_full_update_bits(&ctx, msg, nbits);
     skein256_v13_nasmx64_sysv_belady_fly_full_final(&ctx, out);
     return 0;
 }

@@ -163,6 +163,37 @@ def hash_bytes(spec: Spec, message: bytes, outlen: int, key: bytes = b"", pers: 
     return skein(spec, message, 8 * outlen, key=key, pers=pers, tree=tree)
 
 
+def hash_bits(spec: Spec, message: bytes, nbits: int, outlen: int, key: bytes = b"") -> bytes:
+    """The bit-granular form (``Phash_bits`` / ``Pmac_bits``): the first ``nbits`` bits of
+    ``message`` (a partial last byte's bits from its most significant end), ``outlen`` bytes
+    of output; ``key`` as for hash_bytes."""
+    return skein(spec, message, 8 * outlen, nbits, key=key)
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every optional UBI argument before the message (``Pparams`` of the generated C): MAC key
+    (type 0, before the configuration), personalization (8), public key (12), key identifier
+    (16), nonce (20).  An empty value is an absent argument."""
+
+    key: bytes = b""
+    pers: bytes = b""
+    pubkey: bytes = b""
+    keyid: bytes = b""
+    nonce: bytes = b""
+
+    def stages(self) -> tuple:
+        """The (type, bytes) stages after the configuration block, in type order."""
+        return tuple((t, d) for t, d in ((T_PRS, self.pers), (T_PK, self.pubkey), (T_KDF, self.keyid),
+                                         (T_NON, self.nonce)) if d)
+
+
+def hash_params(spec: Spec, message: bytes, outlen: int, params: Params, msg_bits: int | None = None) -> bytes:
+    """Skein with any UBI arguments (``Pinit_params``): ``outlen`` bytes of output of the first
+    ``msg_bits`` bits of ``message`` (default all of it)."""
+    return skein(spec, message, 8 * outlen, msg_bits, key=params.key, extra=params.stages())
+
+
 def iv_words(spec: Spec, out_bits: int) -> list[int]:
     iv = standard_iv(spec, out_bits)
     return [int.from_bytes(iv[i:i + 8], "little") for i in range(0, len(iv), 8)]

@@ -4,13 +4,16 @@ against the golden KATs) through ``verify/harness/skein_harness.c``.
 
 The vector file of a version and size holds
 
-* every golden record of that version and size whose message is whole bytes (the C API is
-  byte-oriented): hash and MAC,
+* every golden record of that version and size: hash and MAC, the messages of whole bytes
+  through the byte API, the others (a partial last byte) through the bit API,
 * random messages of every length 0..3 blocks, with output lengths 1..2B+1, MAC keys of
   0..2B bytes and personalization strings, and a few long messages (up to 64 KiB),
 * tree hashing for several (Yl, Yf, Ym) sets and message lengths around leaf and node
   boundaries,
 * hash_many batches of mixed lengths, and the bad-argument checks,
+* random bit lengths (every residue mod 8 around block boundaries; with MAC keys) and random
+  sets of UBI arguments (key, personalization, public key, key identifier, nonce) with bit or
+  byte lengths,
 
 and the harness runs every record one-shot and streamed in seven chunkings, misaligned, with
 guard bytes (see the harness's header); the SIMD renders also hash whole leaves in lanes.
@@ -49,12 +52,30 @@ def _h(spec: Spec, outlen: int, msg: bytes, key: bytes = b"", pers: bytes = b"")
     return f"H {outlen} {_hex(key)} {_hex(pers)} {_hex(msg)} {dig.hex()}"
 
 
+def _b_line(outlen: int, nbits: int, p: skein.Params, msg: bytes, digest: bytes) -> str:
+    """A B record: the first nbits bits of msg ((nbits + 7) // 8 bytes) with the arguments of p."""
+    return (f"B {outlen} {nbits} {_hex(p.key)} {_hex(p.pers)} {_hex(p.pubkey)} {_hex(p.keyid)} {_hex(p.nonce)} "
+            f"{_hex(msg)} {digest.hex()}")
+
+
+def _b(spec: Spec, outlen: int, nbits: int, msg: bytes, p: skein.Params = skein.Params()) -> str:
+    return _b_line(outlen, nbits, p, msg, skein.hash_params(spec, msg, outlen, p, nbits))
+
+
+def random_params(rng: random.Random, nb: int) -> skein.Params:
+    """A random set of UBI arguments: each present (1..2B+2 bytes) or absent; the public key, key
+    identifier and nonce each present two times in three."""
+    def one(p: float) -> bytes:
+        return rng.randbytes(rng.randrange(1, 2 * nb + 3)) if rng.random() < p else b""
+    return skein.Params(key=one(0.5), pers=one(0.5), pubkey=one(0.67), keyid=one(0.67), nonce=one(0.67))
+
+
 def golden_records(spec: Spec) -> list[dict]:
-    """The golden records of the spec's version and size with whole-byte messages and digests."""
+    """The golden records of the spec's version and size (whole-byte digests: all of them), of
+    whole-byte and of bit-length messages."""
     recs = parse(KAT_DIR / f"skein_v{spec.version}_golden.kat",
                  ("version", "state_bits", "digest_bits", "msg_bits", "message", "digest"))
-    return [r for r in recs if int(r["state_bits"]) == spec.bits and int(r["msg_bits"]) % 8 == 0
-            and int(r["digest_bits"]) % 8 == 0]
+    return [r for r in recs if int(r["state_bits"]) == spec.bits and int(r["digest_bits"]) % 8 == 0]
 
 
 def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
@@ -62,8 +83,12 @@ def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
     nb = spec.block_bytes
     lines = [f"# Skein-{spec.bits} v{spec.version}: golden records, random messages, trees, batches (seed {seed})"]
     for r in golden_records(spec):      # the published values themselves, not the model's
-        lines.append(f"H {int(r['digest_bits']) // 8} {_hex(r.get('mac_key', b''))} - "
-                     f"{_hex(r['message'][:int(r['msg_bits']) // 8])} {r['digest'].hex()}")
+        nbits, outlen = int(r["msg_bits"]), int(r["digest_bits"]) // 8
+        if nbits % 8:                   # the message bytes as published: the last byte's low bits unmasked
+            lines.append(_b_line(outlen, nbits, skein.Params(key=r.get("mac_key", b"")), r["message"], r["digest"]))
+        else:
+            lines.append(f"H {outlen} {_hex(r.get('mac_key', b''))} - "
+                         f"{_hex(r['message'][:nbits // 8])} {r['digest'].hex()}")
     for n in range(3 * nb + 1):          # every length 0..3 blocks, a standard output length
         lines.append(_h(spec, spec.bits // 8, rng.randbytes(n)))
     for outlen in range(1, 2 * nb + 2):  # every output length 1..2B+1
@@ -76,6 +101,17 @@ def vector_file(spec: Spec, path: Path, count: int, seed: int) -> Path:
                         key=rng.randbytes(rng.choice((0, 0, 5, nb))), pers=rng.randbytes(rng.randrange(1, 2 * nb))))
     for n in (1000, 4096 + 7, 65536):    # long ones
         lines.append(_h(spec, rng.choice((nb, 2 * nb + 1)), rng.randbytes(n)))
+    for n in (0, 1, nb - 1, nb, nb + 1, 2 * nb, 3 * nb):   # every partial byte around block boundaries
+        for r in range(1, 8):
+            lines.append(_b(spec, spec.bits // 8, 8 * n + r, rng.randbytes(n + 1)))
+    for _ in range(max(8, count // 10)):  # random bit lengths, MAC keys, output lengths
+        nbits = rng.randrange(8 * 3 * nb + 8)
+        p = skein.Params(key=rng.randbytes(rng.choice((0, 1, nb, nb + 5))))
+        lines.append(_b(spec, rng.randrange(1, 2 * nb + 2), nbits, rng.randbytes((nbits + 7) // 8), p))
+    for i in range(max(12, count // 5)):  # every UBI argument type, bit or byte lengths
+        nbits = 8 * rng.randrange(3 * nb + 1) + (rng.randrange(1, 8) if i % 2 else 0)
+        lines.append(_b(spec, rng.randrange(1, 2 * nb + 2), nbits, rng.randbytes((nbits + 7) // 8),
+                        random_params(rng, nb)))
     for leaf, fan, height in TREE_SETS:
         tree = skein.Tree(leaf, fan, height)
         lsize = nb << leaf

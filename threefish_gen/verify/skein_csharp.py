@@ -28,11 +28,16 @@ def registry(variants: list[Variant]) -> str:
     wrappers = []
     for i, v in enumerate(variants):
         c = vcs.class_name(v)
+        par = (f"new {c}.Parameters {{ Key = a[0], Personalization = a[1], PublicKey = a[2], KeyIdentifier = a[3], "
+               f"Nonce = a[4] }}")
         lines.append(f'        new("{c}", {c}.StateBytes, {c}.Hash, {c}.Mac, {c}.HashMany, '
                      f"(n, k, p) => new Inc{i}(new {c}.Incremental(n, k, p)), {c}.HashTree, "
-                     f"(n, l, f, h) => new Inc{i}({c}.Incremental.Tree(n, l, f, h))),")
+                     f"(n, l, f, h) => new Inc{i}({c}.Incremental.Tree(n, l, f, h)), {c}.HashBits, {c}.MacBits, "
+                     f"(m, o, a) => {c}.HashWithParameters(m, o, {par}), "
+                     f"(n, a) => new Inc{i}({c}.Incremental.WithParameters(n, {par}))),")
         wrappers.append(f"sealed class Inc{i}({c}.Incremental x) : IInc\n{{\n"
                         f"    public void Append(System.ReadOnlySpan<byte> d) => x.Append(d);\n"
+                        f"    public void AppendBits(System.ReadOnlySpan<byte> d, long n) => x.AppendBits(d, n);\n"
                         f"    public void Final(System.Span<byte> o) => x.GetHashAndReset(o);\n}}")
     lines += ["    };", "}", ""] + wrappers + [""]
     return "\n".join(lines)

@@ -2,7 +2,11 @@
 // Usage: skeinharness CLASS VECTORS   (vector file of verify/skein_c_abi.py; see skein_harness.c)
 // H records: Hash / Mac (one-shot, output at offsets 0..7 between guard bytes) and Incremental in
 // seven chunkings with the message at offsets 0..7; M records: HashMany; E: bad arguments throw;
-// T records: HashTree and Incremental.Tree in seven chunkings.
+// T records: HashTree and Incremental.Tree in seven chunkings; B records (bit lengths, any UBI
+// arguments): HashBits / MacBits / HashWithParameters where the arguments allow, and Incremental
+// (WithParameters, or the key/personalization constructor) with the whole bytes through Append or
+// AppendBits in seven chunkings (or all in one AppendBits) and the partial byte through AppendBits; after a partial byte
+// Append and AppendBits must throw and change nothing.
 // Prints "harness: N passed, M failed"; exit 1 on a failure.
 using System;
 using System.Collections.Generic;
@@ -13,15 +17,22 @@ delegate void HashFn(ReadOnlySpan<byte> message, Span<byte> output, ReadOnlySpan
 delegate void MacFn(ReadOnlySpan<byte> key, ReadOnlySpan<byte> message, Span<byte> output, ReadOnlySpan<byte> pers);
 delegate void ManyFn(IReadOnlyList<byte[]> messages, Span<byte> outputs, int outputLength);
 delegate void TreeFn(ReadOnlySpan<byte> message, Span<byte> output, int leaf, int fan, int maxHeight);
+delegate void HashBitsFn(ReadOnlySpan<byte> message, long bitLength, Span<byte> output, ReadOnlySpan<byte> pers);
+delegate void MacBitsFn(ReadOnlySpan<byte> key, ReadOnlySpan<byte> message, long bitLength, Span<byte> output,
+                        ReadOnlySpan<byte> pers);
+// the UBI arguments in order: key, personalization, public key, key identifier, nonce
+delegate void ParamsFn(ReadOnlySpan<byte> message, Span<byte> output, byte[][] args);
 
 interface IInc
 {
     void Append(ReadOnlySpan<byte> data);
+    void AppendBits(ReadOnlySpan<byte> data, long bitLength);
     void Final(Span<byte> output);
 }
 
 sealed record Entry(string Name, int StateBytes, HashFn Hash, MacFn Mac, ManyFn Many, Func<int, byte[], byte[], IInc> New,
-                    TreeFn HashTree, Func<int, int, int, int, IInc> NewTree);
+                    TreeFn HashTree, Func<int, int, int, int, IInc> NewTree, HashBitsFn HashBits, MacBitsFn MacBits,
+                    ParamsFn HashWithParameters, Func<int, byte[][], IInc> NewParams);
 
 static partial class SkeinHarness
 {
@@ -102,6 +113,84 @@ static partial class SkeinHarness
                 Stream(e, e.NewTree(outlen, leaf, fan, height), msg, dig, k, off);
     }
 
+    static void StreamBits(Entry e, IInc x, byte[] msg, long nbits, byte[] want, int k, int off)
+    {
+        int whole = (int)(nbits / 8), r = (int)(nbits % 8);
+        var buf = new byte[msg.Length + 8];
+        msg.CopyTo(buf, off);
+        ulong seed = (ulong)line * 131 + (ulong)k;
+        bool ok = true;
+        if (k == 7)                   // the whole message in one call
+            x.AppendBits(buf.AsSpan(off, msg.Length), nbits);
+        else
+        {
+            int pos = 0;
+            while (pos < whole)
+            {
+                int c = Math.Min(Chunk(k, e.StateBytes, ref seed), whole - pos);
+                if (k % 2 == 1)
+                    x.Append(buf.AsSpan(off + pos, c));
+                else
+                    x.AppendBits(buf.AsSpan(off + pos, c), 8L * c);
+                pos += c;
+            }
+            x.AppendBits(buf.AsSpan(off + whole, msg.Length - whole), r);
+        }
+        if (r != 0)                   // the message has ended: nothing more goes in
+        {
+            ok &= ThrowsInvalid(() => x.AppendBits(buf.AsSpan(off, msg.Length), 8));
+            ok &= ThrowsInvalid(() => x.AppendBits(buf.AsSpan(off, msg.Length), 0));
+            ok &= ThrowsInvalid(() => x.Append(buf.AsSpan(off, msg.Length)));
+        }
+        Check(ok, "after a partial byte, Append and AppendBits throw");
+        var outb = new byte[want.Length + 16 + off];
+        Array.Fill(outb, (byte)0xA5);
+        x.Final(outb.AsSpan(8 + off, want.Length));
+        Check(outb.AsSpan(8 + off, want.Length).SequenceEqual(want), $"streamed digest, bits (chunking {k}, offset {off})");
+        Check(outb.Take(8 + off).All(v => v == 0xA5) && outb.Skip(8 + off + want.Length).All(v => v == 0xA5),
+              "guard bytes");
+        Check(buf.AsSpan(off, msg.Length).SequenceEqual(msg), "message unchanged");
+    }
+
+    static bool ThrowsInvalid(Action a)
+    {
+        try { a(); return false; }
+        catch (InvalidOperationException) { return true; }
+    }
+
+    static void RecordB(Entry e, string[] t)
+    {
+        int outlen = int.Parse(t[1]);
+        long nbits = long.Parse(t[2]);
+        byte[][] args = Enumerable.Range(3, 5).Select(i => Hex(t[i])).ToArray();
+        byte[] msg = Hex(t[8]), dig = Hex(t[9]);
+        bool others = args[2].Length + args[3].Length + args[4].Length != 0;
+        Check(dig.Length == outlen && msg.Length == (nbits + 7) / 8, "digest and message lengths");
+        var outb = new byte[outlen + 8];
+        if (!others && args[0].Length == 0)
+        {
+            e.HashBits(msg, nbits, outb.AsSpan(3, outlen), args[1]);
+            Check(outb.AsSpan(3, outlen).SequenceEqual(dig), "HashBits one-shot");
+        }
+        if (!others)
+        {
+            e.MacBits(args[0], msg, nbits, outb.AsSpan(5, outlen), args[1]);
+            Check(outb.AsSpan(5, outlen).SequenceEqual(dig), "MacBits one-shot");
+        }
+        if (nbits % 8 == 0)
+        {
+            e.HashWithParameters(msg, outb.AsSpan(1, outlen), args);
+            Check(outb.AsSpan(1, outlen).SequenceEqual(dig), "HashWithParameters one-shot");
+        }
+        for (int k = 0; k < 8; k++)
+            for (int off = 0; off < 8; off += 3)
+                StreamBits(e, !others && (k + off) % 2 == 1 ? e.New(outlen, args[0], args[1]) : e.NewParams(outlen, args),
+                           msg, nbits, dig, k, off);
+        var again = e.NewParams(outlen, args);      // GetHashAndReset starts over: same result twice
+        for (int r = 0; r < 2; r++)
+            StreamBits(e, again, msg, nbits, dig, 3, 0);
+    }
+
     static void RecordM(Entry e, string[] t)
     {
         int outlen = int.Parse(t[1]), n = int.Parse(t[2]);
@@ -132,6 +221,19 @@ static partial class SkeinHarness
         Throws(() => e.New(0, Array.Empty<byte>(), Array.Empty<byte>()), "Incremental with length 0 throws");
         Throws(() => e.NewTree(32, 0, 1, 2), "a tree with leaf 0 throws");
         Throws(() => e.NewTree(32, 1, 1, 1), "a tree with height 1 throws");
+        Throws(() => e.HashBits(new byte[1], 9, new byte[4], default), "HashBits with bitLength past the data throws");
+        Throws(() => e.HashBits(new byte[1], -1, new byte[4], default), "HashBits with a negative bitLength throws");
+        Throws(() => e.HashBits(new byte[1], 3, Span<byte>.Empty, default), "HashBits with an empty output throws");
+        var tree = e.NewTree(4, 1, 1, 2);
+        var z = new byte[2];
+        tree.AppendBits(z, 8);
+        Check(ThrowsInvalid(() => tree.AppendBits(z, 7)), "AppendBits of a partial byte on a tree throws");
+        tree.AppendBits(z.AsSpan(1), 8);
+        var got = new byte[4];
+        tree.Final(got);
+        var want = new byte[4];
+        e.HashTree(z, want, 1, 1, 2);
+        Check(got.AsSpan().SequenceEqual(want), "the refused AppendBits on a tree changed nothing");
     }
 
     static int Main(string[] args)
@@ -150,6 +252,7 @@ static partial class SkeinHarness
                 case "M": RecordM(e, t); break;
                 case "E": RecordE(e); break;
                 case "T": RecordT(e, t); break;
+                case "B": RecordB(e, t); break;
                 default: Check(false, "unknown record kind"); break;
             }
         }

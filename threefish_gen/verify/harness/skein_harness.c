@@ -11,12 +11,19 @@
  *   H <outlen> <key> <pers> <message> <digest>       hash / MAC / personalization
  *   T <outlen> <Yl> <Yf> <Ym> <message> <digest>      tree hashing
  *   M <outlen> <n> <message 1> <digest 1> ...         hash_many batch (mixed lengths)
+ *   B <outlen> <nbits> <key> <pers> <pubkey> <keyid> <nonce> <message> <digest>
+ *                                                     the first nbits bits of message (a partial
+ *                                                     last byte: its top bits), any UBI arguments
  *   E                                                 bad arguments give nonzero results
  *
  * Every H and T record runs one-shot (hash / mac where they apply) and streamed in several
  * chunkings (1, 3, B-1, B, B+1, 2B+3 bytes, a pseudo-random one, and all at once), with the message and the
  * digest at misalignments 0..7, guard bytes around the digest that must stay untouched, and the
- * message unchanged afterwards.  It prints "harness: N passed, M failed"; exit 1 on a failure.
+ * message unchanged afterwards.  B records run hash_bits / mac_bits where their arguments allow,
+ * and init_params (init_ex too where only a key and personalization are given) with the
+ * message's whole bytes in the same chunkings, through update or update_bits, then the partial
+ * byte through update_bits (the whole message in one update_bits call in the last chunking);
+ * after a partial byte, update_bits must return nonzero and update must change nothing.  It prints "harness: N passed, M failed"; exit 1 on a failure.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +164,94 @@ static void record_h(char **tok, int ntok)
     free(key); free(pers); free(msg); free(dig); free(out);
 }
 
+/* Bit-granular message and UBI arguments: B records. */
+static void stream_bits(F(ctx) *ctx, const unsigned char *msg, size_t nbits, const unsigned char *want,
+                        size_t outlen, int k, unsigned off)
+{
+    size_t len = (nbits + 7) / 8, whole = nbits / 8, pos = 0, i;
+    unsigned char *in = malloc(len + 8), *out = malloc(outlen + 2 * GUARD + 8);
+    unsigned long long seed = line_no * 131ULL + (unsigned long long)k;
+    int guards = 1, ok = 1;
+    if (!in || !out) exit(2);
+    memcpy(in + off, msg, len);
+    memset(out, 0xA5, outlen + 2 * GUARD + 8);
+    if (k == CHUNKINGS - 1) {
+        ok &= F(update_bits)(ctx, in + off, nbits) == 0;
+    } else {
+        while (pos < whole) {
+            size_t c = chunk(k, &seed);
+            if (c > whole - pos) c = whole - pos;
+            if (k % 2)
+                F(update)(ctx, in + off + pos, c);
+            else
+                ok &= F(update_bits)(ctx, in + off + pos, 8 * c) == 0;
+            pos += c;
+        }
+        ok &= F(update_bits)(ctx, in + off + whole, nbits % 8) == 0;
+    }
+    if (nbits % 8) {                  /* the message has ended: nothing more goes in */
+        ok &= F(update_bits)(ctx, in + off, 8) != 0;
+        ok &= F(update_bits)(ctx, in + off, 1) != 0;
+        ok &= F(update_bits)(ctx, in + off, 0) != 0;
+        F(update)(ctx, in + off, len);
+    }
+    check(ok, "update_bits results");
+    F(final)(ctx, out + GUARD + off);
+    for (i = 0; i < GUARD + off; i++) guards &= out[i] == 0xA5;
+    for (i = GUARD + off + outlen; i < outlen + 2 * GUARD + 8; i++) guards &= out[i] == 0xA5;
+    check(memcmp(out + GUARD + off, want, outlen) == 0, "streamed digest (bits)");
+    check(guards, "guard bytes around the digest");
+    check(len == 0 || memcmp(in + off, msg, len) == 0, "message unchanged");
+    free(in);
+    free(out);
+}
+
+static void record_b(char **tok, int ntok)
+{
+    size_t outlen, nbits, mlen, dlen, lens[5];
+    unsigned char *arg[5], *msg, *dig, *out;
+    F(ctx) ctx;
+    F(params) p;
+    int k, i, others = 0;
+    unsigned off;
+    if (ntok != 10) { check(0, "malformed B line"); return; }
+    outlen = strtoul(tok[1], NULL, 10);
+    nbits = strtoul(tok[2], NULL, 10);
+    for (i = 0; i < 5; i++)
+        arg[i] = unhex(tok[3 + i], &lens[i]);
+    msg = unhex(tok[8], &mlen);
+    dig = unhex(tok[9], &dlen);
+    out = malloc(outlen + 8);
+    if (!out) exit(2);
+    check(dlen == outlen && mlen == (nbits + 7) / 8, "digest and message lengths");
+    for (i = 2; i < 5; i++)
+        others |= lens[i] != 0;
+    if (lens[0] == 0 && lens[1] == 0 && !others)
+        check(F(hash_bits)(msg, nbits, out, outlen) == 0 && memcmp(out, dig, outlen) == 0, "hash_bits one-shot");
+    if (lens[1] == 0 && !others)
+        check(F(mac_bits)(lens[0] ? arg[0] : NULL, lens[0], msg, nbits, out, outlen) == 0
+              && memcmp(out, dig, outlen) == 0, "mac_bits one-shot");
+    memset(&p, 0, sizeof p);
+    p.key = lens[0] ? arg[0] : NULL, p.key_len = lens[0];
+    p.pers = lens[1] ? arg[1] : NULL, p.pers_len = lens[1];
+    p.pubkey = lens[2] ? arg[2] : NULL, p.pubkey_len = lens[2];
+    p.keyid = lens[3] ? arg[3] : NULL, p.keyid_len = lens[3];
+    p.nonce = lens[4] ? arg[4] : NULL, p.nonce_len = lens[4];
+    for (k = 0; k < CHUNKINGS; k++)
+        for (off = 0; off < 8; off += 3) {
+            if (!others && (k + off) % 2) {
+                check(F(init_ex)(&ctx, outlen, p.key, p.key_len, p.pers, p.pers_len) == 0, "init_ex");
+            } else {
+                check(F(init_params)(&ctx, outlen, (k == 0 && !others && !lens[0] && !lens[1]) ? NULL : &p) == 0,
+                      "init_params");
+            }
+            stream_bits(&ctx, msg, nbits, dig, outlen, k, off);
+        }
+    for (i = 0; i < 5; i++)
+        free(arg[i]);
+    free(msg); free(dig); free(out);
+}
+
 static void record_t(char **tok, int ntok)
 {
     size_t outlen, mlen, dlen;
@@ -235,6 +330,21 @@ static void record_e(void)
     check(F(hash)(m, 1, out, 0) != 0, "hash with outlen 0 fails");
     check(F(mac)(m, 1, m, 1, out, 0) != 0, "mac with outlen 0 fails");
     check(F(hash_many)(msgs, lens, 1, out, 0) != 0, "hash_many with outlen 0 fails");
+    check(F(hash_bits)(m, 3, out, 0) != 0, "hash_bits with outlen 0 fails");
+    check(F(mac_bits)(m, 1, m, 3, out, 0) != 0, "mac_bits with outlen 0 fails");
+    check(F(init_params)(&ctx, 0, NULL) != 0, "init_params with outlen 0 fails");
+    {                                 /* tree hashing takes whole bytes: a partial byte is refused */
+        unsigned char z[2] = { 0, 0 }, want[4], got[4];
+        int ok = F(init_tree)(&ctx, 4, 1, 1, 2) == 0;
+        ok &= F(update_bits)(&ctx, z, 8) == 0;
+        ok &= F(update_bits)(&ctx, z, 7) != 0;
+        ok &= F(update_bits)(&ctx, z + 1, 8) == 0;
+        F(final)(&ctx, got);
+        ok &= F(init_tree)(&ctx, 4, 1, 1, 2) == 0;
+        F(update)(&ctx, z, 2);
+        F(final)(&ctx, want);
+        check(ok && memcmp(got, want, 4) == 0, "update_bits on a tree context: whole bytes, a partial byte refused, nothing changed");
+    }
     if (sizeof(size_t) >= 8)
         check(F(init)(&ctx, (size_t)-1) != 0, "init with an outlen of 2^64-1 bytes fails");
 }
@@ -275,6 +385,7 @@ int main(int argc, char **argv)
             case 'H': record_h(tok, ntok); break;
             case 'T': record_t(tok, ntok); break;
             case 'M': record_m(tok, ntok); break;
+            case 'B': record_b(tok, ntok); break;
             case 'E': record_e(); break;
             default: check(0, "unknown record kind");
             }
