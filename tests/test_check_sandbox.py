@@ -255,3 +255,28 @@ def test_the_sandbox_has_no_network_and_bwrap_a_read_only_view(tmp_path, monkeyp
     assert (tmp_path / "rw" / "y").exists()
     assert (tmp_path / "ro" / "x").exists() == (kind == "unshare")
     assert (tmp_path / "rw" / "src" / "x").exists() == (kind == "unshare")      # the sources: read-only
+
+
+def test_kill_descendants_reaches_a_process_in_a_session_of_its_own(tmp_path):
+    """What SIGTERM/SIGHUP kill after the process groups: every process below this one, also one
+    that left its group (bwrap --new-session does that to the harness)."""
+    from threefish_gen.verify import proc
+    pidfile = tmp_path / "pid"
+    child = subprocess.Popen([sys.executable, "-c",
+                              "import os, subprocess, sys, time\n"
+                              "g = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+                              f"open({str(pidfile)!r}, 'w').write(str(g.pid))\n"
+                              "time.sleep(300)\n"])
+    deadline = time.monotonic() + 60
+    while not (pidfile.exists() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    grandchild = int(pidfile.read_text())
+    assert grandchild in proc._descendants(os.getpid()) and child.pid in proc._descendants(os.getpid())
+    proc.kill_descendants()
+    assert child.wait(timeout=10) == -9
+    for _ in range(100):                      # the grandchild, re-parented, is reaped by init
+        if grandchild not in proc._descendants(os.getpid()) and not Path(f"/proc/{grandchild}").exists():
+            break
+        time.sleep(0.1)
+    state = Path(f"/proc/{grandchild}/stat").read_text().split()[2] if Path(f"/proc/{grandchild}").exists() else "gone"
+    assert state in ("gone", "Z"), state

@@ -175,6 +175,33 @@ def stop_all(reason: str = "stopped") -> None:
         _killpg(p)
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (from /proc's parent links; empty where there is no /proc)."""
+    children: dict = {}
+    for d in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (d / "stat").read_text()
+            ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def kill_descendants() -> None:
+    """SIGKILL every process this one started, at any depth: on SIGTERM/SIGHUP, after the process
+    groups, for what left them (bwrap --new-session puts the harness in a session of its own; a
+    sandbox that was still starting when its group was killed)."""
+    for pid in _descendants(os.getpid()):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
 def reset() -> None:
     """Allow commands again (after a stopped run, in a process that goes on: the tests)."""
     with _LOCK:
@@ -195,6 +222,7 @@ def interruptible():
         for s in old:                       # a second signal must not interrupt the cleanup
             signal.signal(s, signal.SIG_IGN)
         stop_all(signal.Signals(signum).name)
+        kill_descendants()
         raise Interrupted()
 
     if main:
