@@ -404,7 +404,8 @@ def _import_graph() -> dict:
 
 
 def test_asm_layering_and_no_cycles():
-    """gen/asm reaches neither verify/ nor the CLI, bench, report or printers; no import cycle."""
+    """gen/asm reaches neither verify/ nor the CLI, bench, report or printers (the instruction
+    tables of gen/isa/ it shares with them are allowed); no import cycle."""
     graph = _import_graph()
     reach, todo = set(), [m for m in graph if m.startswith("gen.asm")]
     while todo:
@@ -412,8 +413,8 @@ def test_asm_layering_and_no_cycles():
         if m not in reach:
             reach.add(m)
             todo += graph[m]
-    outside = {m for m in reach if not m.startswith(("gen.asm", "gen.dsl", "gen.errors", "gen.layouts",
-                                                      "gen.spec", "gen.threefish"))}
+    outside = {m for m in reach if not m.startswith(("gen.asm", "gen.dsl", "gen.errors", "gen.isa",
+                                                      "gen.layouts", "gen.spec", "gen.threefish"))}
     assert not outside, outside
     state: dict = {}
 

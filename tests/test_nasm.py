@@ -118,7 +118,8 @@ def test_set_all_leaves_out_exactly_what_the_allocator_cannot_fit():
     for name in ("nasm-x64", "nasm-x86"):
         t = get_target(name)
         cands = t.candidates("all", all_specs())
-        kept = t.variants("all", all_specs())
+        # the Threefish variants of the set (nasm-x64 adds its Skein variants after them)
+        kept = [v for v in t.variants("all", all_specs()) if v.get("primitive", "threefish") == "threefish"]
         assert [v for v in cands if fits(t, v)] == kept, name
         assert len(kept) < len(cands), name      # the check is not vacuous: something is left out
 

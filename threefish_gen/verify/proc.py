@@ -230,8 +230,10 @@ def interruptible():
             old[s] = signal.signal(s, on_signal)
     try:
         yield
-    except BaseException:
+    except BaseException as e:
         stop_all("error")
+        if isinstance(e, KeyboardInterrupt):     # SIGINT: what SIGTERM's handler kills, killed too
+            kill_descendants()
         raise
     finally:
         for s, h in old.items():
