@@ -194,8 +194,8 @@ def _descendants(pid: int) -> list[int]:
 
 
 def kill_descendants() -> None:
-    """SIGKILL every process this one started, at any depth: on SIGTERM/SIGHUP, after the process
-    groups, for what left them (bwrap --new-session puts the harness in a session of its own; a
+    """SIGKILL every process this one started, at any depth: on SIGINT/SIGTERM/SIGHUP, after the
+    process groups, for what left them (bwrap --new-session puts the harness in a session of its own; a
     sandbox that was still starting when its group was killed)."""
     for pid in _descendants(os.getpid()):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -222,7 +222,6 @@ def interruptible():
         for s in old:                       # a second signal must not interrupt the cleanup
             signal.signal(s, signal.SIG_IGN)
         stop_all(signal.Signals(signum).name)
-        kill_descendants()
         raise Interrupted()
 
     if main:
@@ -232,7 +231,7 @@ def interruptible():
         yield
     except BaseException as e:
         stop_all("error")
-        if isinstance(e, KeyboardInterrupt):     # SIGINT: what SIGTERM's handler kills, killed too
+        if isinstance(e, (KeyboardInterrupt, Interrupted)):     # SIGINT, SIGTERM, SIGHUP
             kill_descendants()
         raise
     finally:
