@@ -5,8 +5,9 @@ addressed and unwound, and the stack use of the glue the nasm printer writes aro
 allocated functions (the *_blocks dispatch, the single-block wrapper).  The allocator reads the
 argument registers (``arg_regs``), the printer's frame the callee-saved registers it pushes and
 the stack argument addresses and builds every prologue, epilogue, argument move and unwind
-directive from this table, and the allocation checker the registers a frame must save.  Nothing
-outside this file compares an ABI's name."""
+directive from this table, and the allocation checker the registers a frame must save.  No
+template compares an ABI's name (tests/test_templates.py); the descriptors (which ABI a target
+or a primitive takes) and verify (which harness builds run a variant) still select by name."""
 from __future__ import annotations
 
 from dataclasses import dataclass
