@@ -234,7 +234,9 @@ def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None)
                 burn=max([_burn(f) for r in regions for f in r["functions"]] + [1024]),
                 burn_opt=max(f["burn"]["opt"] for r in regions for f in r["functions"]),
                 load64="load64" in used, store64="store64" in used, neon=neon, guards=GUARDS,
-                need=need and dict(family=family_name(need), level=need.level, name=need.name))
+                # a single-ISA file's cpu_supported(): NEON is architectural on AArch64 (nothing to
+                # detect), an x86 ISA's level is found by cpuid
+                need=need and dict(architectural=family_name(need) == "neon", level=need.level, name=need.name))
 
 
 def _burn(f: dict) -> int:
@@ -303,6 +305,13 @@ def _render_packed(v: Variant, progs) -> dict[str, str]:
 DEFAULT_RULE = f"default rule: the highest ISA the CPU and ${ENV_VAR} allow"
 
 
+def cpu_condition(rule) -> dict:
+    """The C conditions of a CPU table row (the dispatcher's cpu_rule()): ident, the cpuid vendor
+    string and display family; models, its model ranges (inclusive; a range from 0 has no lower test)."""
+    models = " || ".join(f"({f'model >= {lo:#x}u && ' if lo else ''}model <= {hi:#x}u)" for lo, hi in rule.models)
+    return dict(ident=f'strcmp(vendor, "{rule.vendor}") == 0 && family == {rule.family:#x}u', models=models)
+
+
 def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
     """The dispatcher: scalar, the default paths ``subs`` (one per ISA: the default rule picks
     the highest the CPU allows) and the paths of the CPU table ``rules`` ([(Rule, path variant)],
@@ -349,13 +358,15 @@ def _render_dispatch(v: Variant, subs, progs, rules=()) -> dict[str, str]:
         mine = [p for p in paths.values() if p["family"] == fam]
         if not mine:
             continue
-        rows = [dict(rule=rule, index=i) for i, (rule, _) in enumerate(table)] if fam == "x86" else []
+        rows = [dict(rule=rule, index=i, **cpu_condition(rule)) for i, (rule, _) in enumerate(table)] if fam == "x86" else []
         choices = [dict(rule=i, path=p, name=f"{p['text']} (cpu rule {rule.name}: {rule.cpus()})")
                    for i, (rule, p) in enumerate(table)] if fam == "x86" else []
         choices += [dict(rule=None, path=paths[s], name=f"{paths[s]['text']} ({DEFAULT_RULE})")
                     for s in subs if paths[s]["family"] == fam]
         levels = ["scalar"] + [i.name for i in sorted(isas.values(), key=lambda i: i.level)]
-        groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels, rows=rows, choices=choices))
+        # cpuid: the family's level is found at run time (x86: cpuid, xgetbv); NEON is architectural
+        groups.append(dict(family=fam, guard=GUARDS[fam], paths=mine, levels=levels, rows=rows, choices=choices,
+                           cpuid=fam == "x86"))
     dispatch = dict(groups=groups)
     ctx = _ctx(v, notes, regions, dispatch=dispatch,
                simde_headers=sorted({p["isa"].simde for p in paths.values() if p["family"] == "x86"})

@@ -37,12 +37,6 @@ class ISA:
         return ("stack" if a.base is None else "ptr") in self.mem_ops.get((kind, cls), ())
 
 
-# x86-64 GPRs: caller-saved first (System V order), then the callee-saved the frame pushes
-X64_CALLER_SAVED = ["rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11"]
-X64_GPRS = {"sysv": X64_CALLER_SAVED + ["rbx", "rbp", "r12", "r13", "r14", "r15"],
-            "win64": ["rax", "rcx", "rdx", "r8", "r9", "r10", "r11", "rsi", "rdi",
-                      "rbx", "rbp", "r12", "r13", "r14", "r15"]}
-X86_GPRS = ["eax", "ecx", "edx", "ebx", "esi", "edi"]
 GPR_MEM = {(k, "gpr"): {"stack", "ptr"} for k in ("mov", "add", "sub", "xor")}
 PACKED_MEM = {("ldu", "xmm"): {"ptr"}, **{(k, "xmm"): {"stack"} for k in ("lolo", "hihi", "hilo", "lohi", "swap")}}
 # vector word classes of nasm-x64: (class, registers, slot bytes, kinds with a stack-slot source,
@@ -54,7 +48,7 @@ X64_VECTORS = {"sse2": ("xmm", 16, 16, ("add", "sub", "xor", "or"), "shift", 1),
 # targets' descriptors and printer map themselves onto them (nasm-x64 -> x86-64, nasm-x86 -> x86)
 ISAS = {"x86-64": ("gpr", *X64_VECTORS), "x86": ("sse2",)}
 LAYOUTS = ("scalar", "packed")
-WHY_SYSV = {"sse2": " (Win64 XMM6-15 are callee-saved)"}
+WHY_VECTORS = {"sse2": " (Win64 XMM6-15 are callee-saved)"}
 
 
 def _imm32(kind, cls, v):
@@ -81,19 +75,19 @@ def _isa_for(machine: str, abi: ABI, words: str = "gpr") -> ISA:
         # sse2: the nasm-x86 instruction stream in 64-bit mode (words in XMM low lanes);
         # avx2/avx512 lanes: lane b of the vector holds word i of block b (gathers)
         cls, n, slot, stack_kinds, rot, lanes = X64_VECTORS[words]
-        if abi.name != "sysv":
-            raise GenError(f"--isa {words} is available with --abi sysv only{WHY_SYSV.get(words, '')}")
+        if abi.callee_saved_vector:     # vector registers the frame would have to save (it saves none)
+            raise GenError(f"--isa {words} is available with --abi sysv only{WHY_VECTORS.get(words, '')}")
         mem = {(k, cls): {"stack"} for k in stack_kinds}
         mem.update({("mov", cls): {"stack", "ptr"}, **GPR_MEM})
-        return ISA("x86-64", {cls: [f"{cls}{i}" for i in range(n)], "gpr": list(X64_CALLER_SAVED)}, cls, "gpr",
+        return ISA("x86-64", {cls: [f"{cls}{i}" for i in range(n)], "gpr": list(abi.volatile)}, cls, "gpr",
                    slot, {cls: 1, "gpr": 1}, mem, rot, _gpr_imm32, args, lanes=lanes, abi=abi)
     if machine == "x86-64":
-        return ISA("x86-64", {"gpr": list(X64_GPRS[abi.name])}, "gpr", "gpr", 8, {"gpr": 2}, dict(GPR_MEM),
+        return ISA("x86-64", {"gpr": list(abi.gprs)}, "gpr", "gpr", 8, {"gpr": 2}, dict(GPR_MEM),
                    "native", _imm32, args, abi=abi)
     mem = {("mov", "xmm"): {"stack", "ptr"}, ("mov", "gpr32"): {"stack"},
            ("add", "gpr32"): {"stack"}, ("sub", "gpr32"): {"stack"}}
     for k in ("add", "sub", "xor", "or"):
         mem[(k, "xmm")] = {"stack"}
-    return ISA("x86", {"xmm": [f"xmm{i}" for i in range(8)], "gpr32": list(X86_GPRS)},
+    return ISA("x86", {"xmm": [f"xmm{i}" for i in range(8)], "gpr32": list(abi.gprs)},
                "xmm", "gpr32", 16, {"xmm": 1, "gpr32": 1}, mem, "shift",
                lambda kind, cls, v: cls == "gpr32", args, abi=abi)

@@ -3,9 +3,9 @@ and ``nasm-x86`` (32-bit cdecl; 64-bit words in SSE2 XMM registers, one word per
 
 Instruction selection is the small tables below (``X64_OPS``, ``X86_XMM_OPS``,
 ``X86_GPR_OPS``); machines, ABIs, lowering, register allocation and its check are the
-assembly backend ``gen/asm/``; file structure,
-ABI glue (prologue, epilogue, the single-block wrappers) lives in
-``templates/nasm/``.
+assembly backend ``gen/asm/``.  The ABI glue (prologues, epilogues, the *_blocks dispatch,
+the single-block wrappers, the Win64 unwind data, the ELF notes) is built here from the ABI
+table (gen/asm/abi.py) as lines; ``templates/nasm/`` places them in the file's skeleton.
 """
 from __future__ import annotations
 
@@ -13,22 +13,23 @@ import re
 
 from .. import asm as ra
 from ..asm import ISA, Imm, PtrMem, Reg, Slot
-from ..asm.abi import ABIS as ABI_DATA
+from ..asm.abi import ABI
 from ..isa.x86 import X64_OPS, X64_RORX, X86_GPR_OPS, X86_PACKED_OPS, X86_XMM_OPS, YMM_OPS, ZMM_OPS
 from . import render_template
 from .nasm_cpu import cpu_support
 
 # Instruction tables (NASM forms of the machine-op kinds): gen/isa/x86.py.
 
-# the *_blocks dispatch of a split variant (templates/nasm/threefish.asm.j2): the callee-saved
-# registers it keeps the arguments in across the call of the group function, and its stack
-# allocation (Win64: shadow space + the 5th argument, rsp 16-aligned at the call)
-DISPATCH_PUSHES = {"sysv": ("rbx", "rbp", "r12", "r13", "r14"), "win64": ("rbx", "rsi", "rdi", "r12", "r13")}
-DISPATCH_FRAME = {"sysv": 0, "win64": 48}
-
 # AVX2 lanes: ymm12/13 gather offsets (blocks, tweaks), ymm14 gather mask, ymm15 store temporary
 YMM_INDEX = {"in": "ymm12", "out": "ymm12", "tweak": "ymm13"}
 ZMM_INDEX = {"in": "zmm31", "out": "zmm31", "tweak": "zmm30"}   # gather/scatter lane offsets
+
+# NASM's size keyword of a stack word
+SIZE = {4: "dword", 8: "qword"}
+# the registers cpuid writes (either width)
+CPUID_OUTPUTS = ("rax", "rbx", "rcx", "rdx", "eax", "ebx", "ecx", "edx")
+# stack slots of a frame-pointer frame (cdecl) are 16-aligned: paddq xmm, m128
+SLOT_ALIGN = 16
 
 
 # ---------------------------------------------------------------- printing
@@ -57,30 +58,57 @@ class Frame:
         self.consts = [k for k in keys if k[0] == "const"]
 
     @classmethod
-    def dispatch(cls, isa: ISA, pushes: list[str], size: int) -> "Frame":
-        """The frame of a *_blocks dispatch (templates/nasm): its pushes and stack allocation,
-        for the Win64 unwind data."""
+    def glue(cls, isa: ISA, pushes, size: int) -> "Frame":
+        """The frame of glue the printer writes (the *_blocks dispatch, the single-block
+        wrapper): its pushes and stack allocation, for the Win64 unwind data."""
         f = cls.__new__(cls)
-        f.abi, f.isa, f.pushes, f.size, f.offset, f.consts = isa.abi.name, isa, pushes, size, {}, []
+        f.abi, f.isa, f.pushes, f.size, f.offset, f.consts = isa.abi.name, isa, list(pushes), size, {}, []
         return f
 
-    def unwind_codes(self) -> list[tuple[str, str]]:
-        """Win64 UNWIND_CODE slots, last prolog operation first: (label after it, bytes)."""
+    def prologue(self) -> list[str]:
+        """Push the callee-saved registers and allocate the slots.  A stack-pointer frame labels
+        each prolog operation (the offsets of the Win64 unwind codes); a frame-pointer frame
+        (cdecl) saves the caller's stack pointer in the frame pointer and realigns the stack."""
+        abi = self.isa.abi
+        sp, fp = abi.stack_pointer, abi.frame_pointer
+        lines = [f"    push {fp}", f"    mov {fp}, {sp}"] if fp else []
+        for r in self.pushes:
+            lines.append(f"    push {r}")
+            if not fp:
+                lines.append(f".pushed_{r}:")
+        if fp:
+            lines.append(_c(f"and {sp}, -{SLOT_ALIGN}", f"{SLOT_ALIGN}-aligned stack slots (paddq xmm, m128)"))
+        if self.size:
+            lines.append(f"    sub {sp}, {self.size}")
+        return lines if fp else lines + [".prolog_end:"]
+
+    def epilogue(self) -> list[str]:
+        """Free the slots and pop what the prologue pushed (up to the ret)."""
+        abi = self.isa.abi
+        sp, fp = abi.stack_pointer, abi.frame_pointer
+        pops = [f"    pop {r}" for r in reversed(self.pushes)]
+        if fp:
+            return [f"    lea {sp}, [{fp} - {abi.word * len(self.pushes)}]", *pops, f"    pop {fp}"]
+        return ([f"    add {sp}, {self.size}"] if self.size else []) + pops
+
+    def unwind_codes(self) -> list[tuple[str, str, str]]:
+        """Win64 UNWIND_CODE slots, last prolog operation first: (label after it, bytes, what)."""
         regno = {r: i for i, r in enumerate(["rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
                                              "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15"])}
-        codes: list[tuple[str, str]] = []
+        codes: list[tuple[str, str, str]] = []
         if self.size:
             if self.size <= 128:
-                codes.append(("prolog_end", f"{((self.size - 8) // 8) << 4 | 2:#04x}"))   # UWOP_ALLOC_SMALL
+                codes.append(("prolog_end", f"{((self.size - 8) // 8) << 4 | 2:#04x}", f"UWOP_ALLOC_SMALL {self.size}"))
             else:   # UWOP_ALLOC_LARGE, size/8 in the next slot
-                codes.append(("prolog_end", f"0x01, {(self.size // 8) & 0xFF:#04x}, {(self.size // 8) >> 8:#04x}"))
+                codes.append(("prolog_end", f"0x01, {(self.size // 8) & 0xFF:#04x}, {(self.size // 8) >> 8:#04x}",
+                              f"UWOP_ALLOC_LARGE {self.size}"))
         for r in reversed(self.pushes):
-            codes.append((f"pushed_{r}", f"{regno[r] << 4:#04x}"))              # UWOP_PUSH_NONVOL
+            codes.append((f"pushed_{r}", f"{regno[r] << 4:#04x}", f"UWOP_PUSH_NONVOL {r}"))
         return codes
 
     def unwind_slots(self) -> int:
-        return sum(code.count(",") + 1 for _, code in self.unwind_codes()) // 1 - sum(
-            1 for _, code in self.unwind_codes() if code.count(",") == 2)
+        return sum(code.count(",") + 1 for _, code, _ in self.unwind_codes()) // 1 - sum(
+            1 for _, code, _ in self.unwind_codes() if code.count(",") == 2)
 
     def arg(self, name: str) -> str:
         i = ra.POINTERS.index(name)
@@ -302,13 +330,13 @@ def const_dwords(value: int, isa: ISA) -> list[int]:
     return [d for w in lanes for d in (w & 0xFFFFFFFF, w >> 32)]
 
 
-def wipe_lines(size: int, wide: bool, vex: bool) -> list[str]:
+def wipe_lines(size: int, sp: str, vex: bool) -> list[str]:
     """The epilogue's wipe of the ``size`` bytes of stack slots (spilled key, tweak and state
     words): a zeroed vector register stored over them, unrolled (32-byte ymm stores after VEX
     code, else SSE2 16-byte stores; an 8- or 4-byte rest), unaligned-safe.  Two stores a cycle
     where the former loop of one 8-byte store per iteration cost a cycle per word (Threefish-1024:
-    71 iterations, 0.5 c/B of a single-block call).  xmm0 is caller-saved in every ABI."""
-    sp = "rsp" if wide else "esp"
+    71 iterations, 0.5 c/B of a single-block call).  xmm0 is caller-saved in every ABI.  sp: the
+    stack pointer the slots are addressed from."""
     lines = [f"    {'vpxor xmm0, xmm0, xmm0' if vex else 'pxor xmm0, xmm0'}"
              f"                  ; wipe: zero the {size} bytes of stack slots (spilled key, tweak and state words)"]
     off = 0
@@ -323,6 +351,122 @@ def wipe_lines(size: int, wide: bool, vex: bool) -> list[str]:
         lines.append(f"    mov dword [{sp} + {off}], 0")
         off += 4
     assert off == size, size
+    return lines
+
+
+# ---------------------------------------------------------------- ABI glue (from gen/asm/abi.py)
+
+# the arguments of every *_blocks function, in order (the public contract)
+BLOCKS_ARGS = ("key", "tweaks", "in", "out", "n")
+
+
+def _c(ins: str, comment: str) -> str:
+    """A glue instruction with its comment in the template's column."""
+    return f"    {ins:<40}; {comment}"
+
+
+def dispatch_lines(abi: ABI, group_fn: str, scalar_fn: str, group: int, block_bytes: int) -> list[str]:
+    """The body of a split variant's *_blocks (after its label): keep the arguments in the ABI's
+    dispatch registers, call the group function on the n / group groups, then jump to the
+    one-block function with the rest (pointers advanced by the blocks done).  n arrives (and goes
+    to the group function) in a register or, past the argument registers, on the stack above the
+    shadow space; every other argument arrives in a register."""
+    sp, word, args = abi.stack_pointer, abi.word, abi.int_args
+    assert len(args) >= BLOCKS_ARGS.index("n"), abi.name
+    frame, keep = abi.dispatch_frame, dict(zip(BLOCKS_ARGS, abi.dispatch_pushes))
+    pushes = list(abi.dispatch_pushes)
+    assert (word * (1 + len(pushes)) + frame) % abi.stack_align == 0, abi.name   # aligned at the call
+    scratch = abi.volatile[0]
+    shift, block_shift = group.bit_length() - 1, block_bytes.bit_length() - 1
+    lines = []
+    for r in pushes:
+        lines.append(f"    push {r}")
+        if abi.unwind:
+            lines.append(f".pushed_{r}:")
+    if frame:
+        lines.append(f"    sub {sp}, {frame}                             ; shadow space + 5th argument, rsp 16-aligned")
+    if abi.unwind:
+        lines.append(".prolog_end:")
+    n_at = ""           # the stack address of n (our own argument, and the group function's)
+    for i, a in enumerate(BLOCKS_ARGS):
+        if i < len(args):
+            lines.append(_c(f"mov {keep[a]}, {args[i]}", a))
+        else:
+            n_at = f"{SIZE[word]} [{sp} + {abi.stack_arg(i, frame + word * len(pushes))}]"
+            lines.append(f"    mov {keep[a]}, {n_at}              ; {a} ({i + 1}th argument)")
+    n = BLOCKS_ARGS.index("n")
+    if n_at:            # the groups: the group function's 5th argument
+        lines += [f"    mov {scratch}, {keep['n']}",
+                  f"    shr {scratch}, {shift}                               ; groups of {group}",
+                  "    jz .tail",
+                  _c(f"mov {SIZE[word]} [{sp} + {abi.shadow_space + word * (n - len(args))}], {scratch}",
+                     f"{n + 1}th argument: the groups")]
+    else:
+        lines += [f"    shr {args[n]}, {shift}                               ; groups of {group}", "    jz .tail"]
+    lines += [f"    call {group_fn}.entry", ".tail:", f"    mov {scratch}, {keep['n']}",
+              f"    and {scratch}, -{group}                             ; blocks done",
+              f"    mov {args[0]}, {keep['key']}"]
+    for i, (a, size, shl) in enumerate((("tweaks", 16, 4), ("in", block_bytes, block_shift),
+                                        ("out", block_bytes, block_shift)), 1):
+        lines += [f"    mov {args[i]}, {scratch}", f"    shl {args[i]}, {shl}",
+                  _c(f"add {args[i]}, {keep[a]}", f"{a} += {size} * done")]
+    if n_at:
+        lines += [f"    and {keep['n']}, {group - 1}                               ; blocks left",
+                  f"    mov {n_at}, {keep['n']}              ; as our own {n + 1}th argument"]
+    else:
+        lines += [f"    mov {args[n]}, {keep['n']}",
+                  f"    and {args[n]}, {group - 1}                               ; blocks left"]
+    if frame:
+        lines.append(f"    add {sp}, {frame}")
+    lines += [f"    pop {r}" for r in reversed(pushes)]
+    lines.append(f"    jmp {scalar_fn}.entry")
+    return lines + ([".end:"] if abi.unwind else [])
+
+
+def wrapper_lines(abi: ABI, blocks_fn: str) -> list[str]:
+    """The body of a single-block function (after its label): the *_blocks function with n = 1.
+    n in a register: set it and jump (a tail call); past the argument registers above a shadow
+    space: the other arguments stay in their registers, n goes in the outgoing argument slot;
+    every argument on the stack: push n and copies of the four arguments, call, free them."""
+    sp, word, args = abi.stack_pointer, abi.word, abi.int_args
+    n = BLOCKS_ARGS.index("n")
+    if n < len(args):
+        reg = args[n] + "d" if args[n][1:].isdigit() else "e" + args[n][1:]    # the 32-bit move: r8d, edi
+        return [_c(f"mov {reg}, 1", "n = 1"), f"    jmp {blocks_fn}.entry   ; tail call"]
+    call = [f"    call {blocks_fn}.entry"]
+    if len(args) == n:
+        frame = abi.wrapper_frame
+        assert (word + frame) % abi.stack_align == 0 and frame >= abi.shadow_space + word, abi.name
+        return ([_c(f"sub {sp}, {frame}", "shadow space + 5th argument, rsp 16-aligned")]
+                + ([".prolog_end:"] if abi.unwind else [])
+                + [_c(f"mov {SIZE[word]} [{sp} + {abi.shadow_space}], 1", "n = 1"), *call, f"    add {sp}, {frame}",
+                   "    ret"] + ([".end:"] if abi.unwind else []))
+    assert not args, abi.name
+    above = word * (n + 1)          # the return address and the four arguments
+    return ([_c("push 1", "n = 1")]
+            + [_c(f"push {SIZE[word]} [{sp} + {above}]", a) for a in reversed(ra.POINTERS[:n])]
+            + [*call, f"    add {sp}, {above}", "    ret"])
+
+
+def cpuid_saves(abi: ABI) -> tuple[list[str], list[str]]:
+    """cpu_supported's save and restore of the callee-saved registers cpuid writes: into a
+    caller-saved register no argument and cpuid use, else on the stack."""
+    saved = [r for r in abi.callee_saved if r in CPUID_OUTPUTS]
+    spare = [r for r in abi.volatile if r not in abi.int_args and r not in CPUID_OUTPUTS]
+    if len(spare) >= len(saved):
+        return ([_c(f"mov {t}, {r}", f"cpuid clobbers {r} (callee-saved)") for r, t in zip(saved, spare)],
+                [f"    mov {r}, {t}" for r, t in zip(saved, spare)])
+    return [f"    push {r}" for r in saved], [f"    pop {r}" for r in reversed(saved)]
+
+
+def xdata_lines(label: str, frame: Frame, explain: bool = False) -> list[str]:
+    """The UNWIND_INFO of the function at ``label`` (its codes: ``frame``; explain: each code's
+    meaning as a comment)."""
+    lines = [f"{label}_xdata:", f"    db 1, {label}.prolog_end - {label}, {frame.unwind_slots()}, 0"]
+    for at, code, what in frame.unwind_codes():
+        lines.append(f"    db {label}.{at} - {label}, {code}" + (f"   ; {what}" if explain else ""))
+    if frame.unwind_slots() % 2:
+        lines.append("    dw 0")
     return lines
 
 
@@ -341,20 +485,35 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
     funcs = []
     notes = []
     lanes = no.lanes
+    abi = None
+    pdata, xdata = [], []           # Win64 unwind data: RUNTIME_FUNCTIONs, UNWIND_INFOs
     for (direction, part), (isa, alloc) in allocs.items():
+        abi = isa.abi
         tail = lanes and part == "scalar"
         frame = Frame(no.abi, alloc, isa)
         frame.block_bytes = variant.spec.block_bytes
         name = f"{variant.prefix}{direction}_blocks" + (f"_{part}" if no.split else "")
         group = isa.lanes * (no.interleave if part == "interleave" else 1)
-        dispatch = Frame.dispatch(isa, list(DISPATCH_PUSHES[no.abi]), DISPATCH_FRAME[no.abi]) \
-            if no.split and part != "scalar" else None
-        funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group, dispatch=dispatch,
+        dispatch = no.split and part != "scalar"
+        # the public function before this one: the *_blocks dispatch of a split variant, the
+        # single-block wrapper before the one-block function
+        public = f"{variant.prefix}{direction}" + ("_blocks" if dispatch else "")
+        glue = (dispatch_lines(abi, name, f"{variant.prefix}{direction}_blocks_scalar", group,
+                               variant.spec.block_bytes) if dispatch else [])
+        wrapper = wrapper_lines(abi, name) if part == "scalar" else []
+        if abi.unwind:
+            pdata += [f"    dd {x} wrt ..imagebase, {x}.end wrt ..imagebase, {x}_xdata wrt ..imagebase"
+                      for x in (public, name)]
+            xdata += (xdata_lines(public, Frame.glue(isa, abi.dispatch_pushes, abi.dispatch_frame)) if dispatch
+                      else xdata_lines(public, Frame.glue(isa, (), abi.wrapper_frame), explain=True))
+            xdata += xdata_lines(name, frame)
+        funcs.append(dict(direction=direction, part=part, name=name, frame=frame, group=group, dispatch=glue,
+                          wrapper=wrapper, prologue=frame.prologue(), epilogue=frame.epilogue(),
                           lines=function_lines(alloc, frame, "rol" if tail else no.rotate, annotate),
                           regmap=register_map(alloc, isa.layout == "packed") if annotate != "none" else [],
                           report=report_line(alloc), lanes=isa.lanes, vreg=isa.data_class,
                           consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
-                          wipe=wipe_lines(frame.size, no.target == "nasm-x64", isa.data_class in ("ymm", "zmm"))
+                          wipe=wipe_lines(frame.size, abi.stack_pointer, isa.data_class in ("ymm", "zmm"))
                           if no.wipe and frame.size else []))
         notes.append(f"{name}: " + report_line(alloc))
     opts = [f"isa {no.words}", *([f"layout {no.layout}"] if no.layout != "scalar" else []), f"abi {no.abi}", f"strategy {no.strategy}", f"rotate {no.rotate}", f"schedule {no.schedule}"]
@@ -377,13 +536,22 @@ def render(variant, no, allocs: dict, cpu=frozenset()) -> dict[str, str]:
         layout += (f"; *_blocks runs {no.interleave} independent blocks per pass (their rounds interleaved), "
                    f"the n mod {no.interleave} blocks left and single blocks run the one-block code")
         opts.insert(1, f"interleave {no.interleave}")
+    cpuid_save, cpuid_restore = cpuid_saves(abi)
+    bits = 8 * abi.word
+    # the ELF property note's descriptor: pr_type, pr_datasz, the IBT | SHSTK word, padded to a word
+    descsz = -(-12 // abi.word) * abi.word
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), target=no.target,
-               abi=no.abi, wipe=no.wipe, options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes,
-               split=no.split,
-               block_shift=variant.spec.block_bytes.bit_length() - 1, cpu=cpu_support(cpu),
+               options=", ".join(opts), layout=layout, funcs=funcs, lanes=lanes, sp=abi.stack_pointer,
+               directives=[f"bits {bits}"] + (["default rel"] if bits == 64 else []),
+               elf=abi.elf, fn_suffix=":function" if abi.elf else "",
+               endbr=f"endbr{bits}" if abi.elf else "",     # CET: an indirect-branch target marker (ELF)
+               cpuid_save=cpuid_save, cpuid_restore=cpuid_restore,
+               unwind=dict(pdata=pdata, xdata=xdata) if abi.unwind else None,
+               note=dict(align=abi.word, descsz=descsz, pad=(descsz - 12) // 4),
+               cpu=cpu_support(cpu),
                header=f"{variant.stem}.h", guard=f"{variant.stem.upper()}_H",
                notes=[f"{no.target} ({', '.join(opts)}): assemble {variant.stem}.asm with nasm -f "
-                      + ABI_DATA[no.abi].object_format] + notes)
+                      + abi.object_format] + notes)
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/threefish.asm.j2", **ctx), annotate),
             f"{variant.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 
@@ -397,10 +565,11 @@ def skein_render(variant, no, allocs: dict) -> dict[str, str]:
     frame = Frame(no.abi, alloc, isa)
     frame.block_bytes = variant.spec.block_bytes
     name = f"{variant.prefix}ubi_asm"
-    f = dict(name=name, frame=frame, lines=function_lines(alloc, frame, no.rotate, no.annotate),
+    f = dict(name=name, frame=frame, prologue=frame.prologue(), epilogue=frame.epilogue(),
+             lines=function_lines(alloc, frame, no.rotate, no.annotate),
              regmap=register_map(alloc) if no.annotate != "none" else [], report=report_line(alloc),
              consts=[(frame.offset[k], const_dwords(k[1], isa)) for k in frame.consts],
-             wipe=wipe_lines(frame.size, True, False) if no.wipe and frame.size else [])
+             wipe=wipe_lines(frame.size, isa.abi.stack_pointer, False) if no.wipe and frame.size else [])
     ctx = dict(spec=variant.spec, prefix=variant.prefix, command=variant.command(), f=f,
                options=f"abi {no.abi}, strategy {no.strategy}, rotate {no.rotate}, schedule {no.schedule}")
     return {f"{variant.stem}.asm": annotate_text(render_template("nasm/skein.asm.j2", **ctx), no.annotate)}

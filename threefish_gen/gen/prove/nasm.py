@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from ..asm.abi import ABIS
 from ..isa import x86
 from .engine import INPUTS, Machine, ProveError, Unsupported, address_text, base_of, kind
 from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
@@ -23,7 +24,6 @@ ALIASES = {"movaps": "movdqa", "movapd": "movdqa", "movups": "movdqu", "movupd":
 # legacy SSE forms whose memory operand may have any alignment (the others fault unless 16-aligned)
 UNALIGNED = ("movdqu", "movq", "movsd", "pextrq")
 SIZES = {"byte": 1, "word": 2, "dword": 4, "qword": 8, "oword": 16, "yword": 32, "zword": 64}
-ABI_ARGS = {"sysv": ("rdi", "rsi", "rdx", "rcx", "r8"), "win64": ("rcx", "rdx", "r8", "r9")}
 
 _LABEL = re.compile(r"^([A-Za-z_.$?@][\w.$?@]*):\s*(.*)$")
 
@@ -203,17 +203,13 @@ class NasmMachine(Machine):
     def enter(self, func: str, args: list[Term]) -> int:
         """Registers and stack at the function's first instruction; returns its index."""
         st = self.state
+        abi = ABIS[self.abi]            # the calling convention (gen/asm/abi.py)
         st.regs["rsp"] = self.rsp0
-        if self.wide:
-            for reg, a in zip(ABI_ARGS[self.abi], args):
-                st.regs[reg] = a
-            if self.abi == "win64" and len(args) > 4:
-                st.mem[(self.rsp0, const(40))] = (8, args[4])
-            st.mem[(self.rsp0, const(0))] = (8, self.ret0)
-        else:
-            for i, a in enumerate(args):
-                st.mem[(self.rsp0, const(4 * (i + 1)))] = (4, a)
-            st.mem[(self.rsp0, const(0))] = (4, self.ret0)
+        for reg, a in zip(abi.int_args, args):              # the leading arguments in registers
+            st.regs[reg] = a
+        for i in range(len(abi.int_args), len(args)):       # the rest above the return address
+            st.mem[(self.rsp0, const(abi.stack_arg(i, 0)))] = (abi.word, args[i])
+        st.mem[(self.rsp0, const(0))] = (abi.word, self.ret0)
         if func not in self.prog.labels:
             raise Unsupported(f"no label {func}")
         return self.prog.labels[func]
