@@ -18,7 +18,7 @@ Target options (``Variant.extra``):
 from __future__ import annotations
 
 from . import skein
-from .dsl import values
+from .dsl import Op, values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
@@ -26,8 +26,9 @@ from .layouts import ir
 from .isa.neon import ISAS as NEON_ISAS
 from .isa.x86 import ISAS as X86_ISAS
 from .printers import Line, render_template
-from .printers.c import CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds
-from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
+from .printers.c import (CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds,
+                         without_notes)
+from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, round_chunks, vector_width
 from .threefish import Options
 from .variant import Variant
 
@@ -111,6 +112,11 @@ def required_features(v: Variant) -> set[str]:
 
 # --------------------------------------------------------------------------- functions
 
+def is_note(op) -> bool:
+    """A note of a description program (a round or subkey comment)."""
+    return isinstance(op, Op) and op.kind == "note"
+
+
 PTRS_ONE = {"key": "key", "tweak": "tweak", "in": "in", "out": "out"}
 PTRS_MANY = {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"}
 
@@ -162,9 +168,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
         for prog, scalar_blocks in vps:
             vp = lanes_layout.lower(prog, L)
             vpr = LanesPrinter(isa, vp, helpers, nb)
-            code = vpr.lines(vp.body)
             decls = vpr.declarations()
-            consts.update(vpr.consts)
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
                 is_value, name = ir.broadcast_dst(op)
                 (bvals if is_value else barrs).setdefault(name, op)
@@ -174,11 +178,15 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                 off = per * nb
                 spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
-                ssec = section(spr, sprog.body, setup_vals)
+                decls = decls + spr.declarations(sprog.body, setup_vals)
+                # a round of the vector blocks, then the same round of the scalar ones
+                code = interleave_code([vpr.lines(c) for c in round_chunks(vp.body, ir.is_note)],
+                                       [spr.lines(c) for c in round_chunks(sprog.body, is_note)])
                 used |= spr.used
-                decls = decls + ssec["decl"]
-                code = interleave_code(code, ssec["code"])
                 per += scalar_blocks
+            else:
+                code = vpr.lines(vp.body)
+            consts.update(vpr.consts)        # the rotations' constants (filled as it prints)
             if stats is not None and not stats:
                 stats.update({k: v / vp.blocks for k, v in vpr.cost.items()})
                 stats["blocks per pass"] = per
@@ -221,6 +229,10 @@ def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
 # --------------------------------------------------------------------------- targets
 
 def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None):
+    if v.get("annotate", "brief") == "none":      # the functions without the description's notes
+        for r in regions:
+            for f in r["functions"]:
+                f["lines"] = without_notes(f["lines"])
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     # the word helpers a function's scalar statements call (CPrinter.used): a file defines only
     # those (packed: every store is a vector store, so no store64)

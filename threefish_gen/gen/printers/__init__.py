@@ -17,18 +17,19 @@ class Line(str):
       in it (gen/isa/common.py ``CExpr``);
     * ``calls``: (function name, operands) of each other function it calls (the word helpers,
       the single-block tail of a *_blocks function);
-    * ``scope``: +1 where it opens a ``{ }`` block, -1 where it closes one.
+    * ``scope``: +1 where it opens a ``{ }`` block, -1 where it closes one;
+    * ``note``: a note of the description (/* round 0 */), which --annotate none leaves out.
 
-    A plain ``str`` line of a function (a note, a statement on words) has none of them.  The C
-    printers (c.py, c_simd.py) record all four, the C# printer (csharp.py) ``locals``."""
+    A plain ``str`` line of a function (a statement on words) has none of them.  The C printers
+    (c.py, c_simd.py) record them all, the C# printer (csharp.py) ``locals``."""
 
-    def __new__(cls, text: str, locals=(), sites=(), calls=(), scope: int = 0):
+    def __new__(cls, text: str, locals=(), sites=(), calls=(), scope: int = 0, note: bool = False):
         ln = super().__new__(cls, text)
-        ln.locals, ln.sites, ln.calls, ln.scope = tuple(locals), tuple(sites), tuple(calls), scope
+        ln.locals, ln.sites, ln.calls, ln.scope, ln.note = tuple(locals), tuple(sites), tuple(calls), scope, note
         return ln
 
     def indented(self, n: int) -> "Line":
-        return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope)
+        return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope, self.note)
 
 
 _ENV: jinja2.Environment | None = None

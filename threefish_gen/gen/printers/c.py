@@ -45,6 +45,16 @@ def close_line(text: str = "}") -> Line:
     return Line(text, scope=-1)
 
 
+def note_line(text: str) -> Line:
+    """A note of the description (a comment line inside a function: /* round 0 */)."""
+    return Line(text, note=True)
+
+
+def without_notes(lines) -> list:
+    """``lines`` without the notes of the description (--annotate none)."""
+    return [ln for ln in lines if not (isinstance(ln, Line) and ln.note)]
+
+
 def indent(lines, n: int = 4) -> list:
     """``lines`` indented by n spaces (empty lines stay empty), each keeping its facts."""
     return [ln.indented(n) if isinstance(ln, Line) else (" " * n + ln) if ln else ln for ln in lines]
@@ -93,7 +103,7 @@ class CPrinter:
 
     def op(self, op: Op) -> str:
         if op.kind == "note":
-            return f"/* {op.a} */"
+            return note_line(f"/* {op.a} */")
         if op.kind == "store":
             text, addr = self.mem(op.a)
             if addr is not None:
@@ -271,8 +281,6 @@ def ubi_sections(prefix: str, prog: Program) -> dict:
     return {"decl": pr.declarations(ops), "code": pr.lines(ops)}
 
 
-# An indented one-line comment inside a function: a note of the description (/* round 0 */).
-_NOTE_LINE = re.compile(r"^[ \t]+/\*[^\n]*\*/\n", re.M)
 # A comment padded into a column after code (the dispatcher's cpuid checks).
 _PADDED_COMMENT = re.compile(r"^([^\n]*[^\s/]) {2,}(/\*[^\n]*\*/)$", re.M)
 
@@ -280,8 +288,8 @@ _PADDED_COMMENT = re.compile(r"^([^\n]*[^\s/]) {2,}(/\*[^\n]*\*/)$", re.M)
 def annotate_text(text: str, annotate: str) -> str:
     """C at an annotation level.  C statements are the description statements themselves, so
     full and brief are the same text (notes such as /* round 0 */ before their statements, no
-    padding) but for the padding before a comment after code, which brief drops; none drops the
-    notes inside the functions (the file's header comments stay)."""
-    if annotate == "none":
-        return _NOTE_LINE.sub("", text)
+    padding) but for the padding before a comment after code, which brief drops; none is full
+    less the notes inside the functions, which the renders leave out of the functions' lines
+    (:func:`without_notes`) and the templates out of theirs (templates/c/skein.c.j2); the
+    file's header comments stay."""
     return _PADDED_COMMENT.sub(r"\1 \2", text) if annotate == "brief" else text

@@ -13,7 +13,7 @@ from ..errors import GenError
 from ..isa import Isa, family_of, shuffle
 from ..isa.x86 import ISAS, X86, Width, rotl_lanes, rotl_uniform, shuffle_candidates, vector_op
 from ..layouts import ir
-from .c import CPrinter, close_line, decl, indent, open_line, section, stmt
+from .c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
 def get_isa(name: str) -> Isa:
@@ -110,7 +110,7 @@ class _PackedLines:
         self.out += [open_line("{")] + indent(self.pp.lines(op.body, self.declared, True)) + [close_line()]
 
     def note(self, op):
-        self.out.append(f"/* {op.text} */")
+        self.out.append(note_line(f"/* {op.text} */"))
 
     def scalar(self, op):
         self.out.append(self.pp.scalar.op(op.op))
@@ -243,7 +243,7 @@ class _LanesOps:
         return [open_line("{")] + indent(self.lp.block(op.body)) + [close_line()]
 
     def note(self, op):
-        return [f"/* {op.text} */"]
+        return [note_line(f"/* {op.text} */")]
 
     def mov(self, op):
         lp = self.lp
@@ -319,30 +319,28 @@ class _LanesPrologue:
                 stmt(f"    {arr}[{j}] = {e};", e)]
 
 
-def _chunks(lines: list[str]) -> list[list[str]]:
-    """Split printed code at round/subkey comments (for interleaving two programs)."""
-    out, cur = [], []
-    for ln in lines:
-        if ln.startswith("/*") and cur:
-            out.append(cur)
-            cur = []
-        cur.append(ln)
-    if cur:
-        out.append(cur)
+def round_chunks(ops, is_note) -> list[list]:
+    """A straight-line op list cut before each note (a round or subkey comment) that does not
+    open it: the pieces two programs interleave by (:func:`interleave_code`)."""
+    out: list[list] = []
+    for op in ops:
+        if not out or (is_note(op) and out[-1]):
+            out.append([])
+        out[-1].append(op)
     return out
 
 
-def interleave_code(a: list[str], b: list[str]) -> list[str]:
-    """Alternate the round chunks of two straight-line programs (vector and scalar blocks)."""
-    ca, cb = _chunks(a), _chunks(b)
+def interleave_code(a: list[list[str]], b: list[list[str]]) -> list[str]:
+    """Alternate the printed round chunks of two straight-line programs (vector and scalar
+    blocks; :func:`round_chunks`)."""
     out = []
-    for i in range(max(len(ca), len(cb))):
-        if i < len(ca):
-            out += ca[i]
-        if i < len(cb):
-            out += cb[i]
+    for i in range(max(len(a), len(b))):
+        if i < len(a):
+            out += a[i]
+        if i < len(b):
+            out += b[i]
     return out
 
 
 __all__ = ["ISAS", "Isa", "Width", "X86", "family_of", "vector_width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle",
-           "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "CPrinter", "Idx", "Op"]
+           "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "round_chunks", "CPrinter", "Idx", "Op"]
