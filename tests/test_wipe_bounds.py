@@ -87,10 +87,19 @@ def test_csharp_kernel_locals():
          "body": sec(Line("ulong x0;", locals=[(ulong, "x0", 1)])),
          "blocks_arrays": [], "multi_body": sec(), "tail_body": sec(Line("ulong y;", locals=[(ulong, "y", 1)])),
          "blocks_per_block": False,
-         "lanes": [{"lanes": 8, "arrays": [], "setup": sec(), "multi_body": sec(),
+         "lanes": [{"lanes": 8, "setup": sec(), "multi_body": sec(),
+                    "arrays": [Line("Span<Vector512<ulong>> ks = stackalloc Vector512<ulong>[3];",
+                                    locals=[("stackalloc " + v512, "ks", 3)])],
                     "tail_body": sec(Line("Vector512<ulong> v, w;", locals=[(v512, "v", 1), (v512, "w", 1)]))}]}
-    # Block: 136 + 16 + 8; BlocksScalar: 16 (+ 8 with the tail loop); Lanes512: 0 (+ 128)
-    assert kernel_locals(f, 1) == {"Block": 160, "BlocksScalar": 16, "Lanes512": 0}
-    assert kernel_locals(f, 2) == {"Block": 160, "BlocksScalar": 24, "Lanes512": 128}
+    # Block: 136 + 16 + 8; BlocksScalar: 16 (+ 8 with the tail loop); Lanes512: the stackalloc'd
+    # vectors 3 * 64 = 192 (+ 128: v, w)
+    assert kernel_locals(f, 1) == {"Block": 160, "BlocksScalar": 16, "Lanes512": 192}
+    assert kernel_locals(f, 2) == {"Block": 160, "BlocksScalar": 24, "Lanes512": 320}
     # 2 * 160 + 1024 = 1344 (a multiple of 64); none: 1024
     assert burn_bytes([160, 24, 128]) == 1344 and burn_bytes([]) == 1024
+    # 2 * 320 + 1024 = 1664
+    assert burn_bytes(kernel_locals(f, 2).values()) == 1664
+    # a Vector256 or Vector128 table: 32 or 16 bytes an element
+    for v, size in (("Vector256<ulong>", 32), ("Vector128<ulong>", 16)):
+        f["lanes"][0]["arrays"] = [Line(f"Span<{v}> ks = stackalloc {v}[5];", locals=[("stackalloc " + v, "ks", 5)])]
+        assert kernel_locals(f, 1)["Lanes512"] == 5 * size

@@ -398,10 +398,12 @@ def render(v, laid: dict) -> dict[str, str]:
 
 
 # Bytes per element of the locals and stackalloc scratch the kernels declare (the vector types:
-# gen/isa/dotnet.py).  Stackalloc'd vectors count nothing: the text scan these facts replaced
-# (issue 26) counted only "stackalloc ulong" scratch; kept so that renders stay byte-identical.
-_CS_BYTES = {"ulong": 8, **{f"{v}<ulong>": 8 * n for v, n in VECTORS.items()},
-             "stackalloc ulong": 8, **{f"stackalloc {v}<ulong>": 0 for v in VECTORS}}
+# gen/isa/dotnet.py, 8 bytes a lane).  A stackalloc'd vector (the lanes loop kernels' key table and
+# subkey ring: Span<Vector512<ulong>> ks = stackalloc Vector512<ulong>[n]) takes its vector's size an
+# element, like a vector local; the text scan the facts replaced counted such scratch 0 bytes, so
+# Burn left most of the Vector512/Vector256 tables of --unroll loop lanes classes in place.
+_CS_BYTES = {t: 8 * n for t, n in [("ulong", 1), *((f"{v}<ulong>", n) for v, n in VECTORS.items())]}
+_CS_BYTES.update({f"stackalloc {t}": b for t, b in list(_CS_BYTES.items())})
 
 
 def _declared(lines) -> int:
