@@ -70,12 +70,13 @@ def test_sites_add_to_the_unoptimized_bounds():
     assert unoptimized_bounds(lines) == {"gcc": 1088 + 256, "clang": 1088 + 448, "other": 1088 + 448}
 
 
-def test_neon_named_calls_count_as_the_text_scan_did():
-    """Calls whose name holds "neon_" (the word helpers of a NEON variant's prefix) count as
-    128-bit sites of their operands, as the text scan counted them; other calls count nothing."""
+def test_helper_calls_are_not_sites():
+    """Calls of the variant's helpers (word loads, the blocks tail's single-block call) count
+    nothing, whatever their name (NEON variants' prefixes hold "neon_"; the text scan counted
+    those as 128-bit sites)."""
     lines = [Line("k0 = tf256_csimd_neon_lanes_load64(key + 8);", calls=[("tf256_csimd_neon_lanes_load64", 1)]),
              Line("k1 = tf256_csimd_avx2_lanes_load64(key + 16);", calls=[("tf256_csimd_avx2_lanes_load64", 1)])]
-    assert intrinsic_sites(lines) == [(16, 1, 0)]
+    assert intrinsic_sites(lines) == []
 
 
 def test_csharp_kernel_locals():

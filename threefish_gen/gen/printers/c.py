@@ -194,12 +194,10 @@ def _bound(total: int, slack: int = SLACK) -> int:
 # the SIMD paths at -O0.  Other compilers (MSVC never defines __OPTIMIZE__) get the larger
 # of the two.
 O0_FACTOR = {"gcc": {16: 3, 32: 3, 64: 3}, "clang": {16: 4, 32: 6, 64: 6}}
-# The text scan these facts replaced (issue 26) took any call whose name holds "neon_" for a
-# 128-bit NEON intrinsic: in the NEON variants, whose prefix holds "neon_", the word helpers
-# (load64, store64) and the *_blocks tail's single-block call counted as sites of their operands,
-# all vectors.  Kept so that renders stay byte-identical; it only adds to the -O0 bounds of those
-# variants (a function call's operands are not an inlined intrinsic's slots).
-NEON_NAMED_CALLS_COUNT = True
+# Calls of the variant's own helpers (load64, store64, the *_blocks tail's single-block call) are
+# not intrinsic sites: a function call's operands get no inlined intrinsic's slots.  (The text
+# scan these facts replaced, issue 26, counted the calls whose name held "neon_" -- every helper of
+# a NEON variant -- as 128-bit sites; the -O0 frame tests pass without that.)
 
 
 def intrinsic_sites(lines) -> list[tuple[int, int, int]]:
@@ -209,8 +207,6 @@ def intrinsic_sites(lines) -> list[tuple[int, int, int]]:
     for ln in lines:
         if isinstance(ln, Line):
             sites += ln.sites
-            if NEON_NAMED_CALLS_COUNT:
-                sites += [(16, n, 0) for name, n in ln.calls if "neon_" in name]
     return sites
 
 
