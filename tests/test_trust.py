@@ -794,8 +794,10 @@ def test_csharp_wipe_covers_the_lanes_vector_tables(tmp_path):
     """The lanes loop kernels stackalloc their key table / subkey ring as vectors
     (Vector512<ulong>[n], Vector256<ulong>[n]: 64 or 32 bytes an element, not 8); Burn must
     clear them too.  Threefish-256 and -1024, --keys table and fly, --unroll loop.  On a CPU
-    without AVX-512 only the Vector256 kernel runs (tests/test_wipe_bounds.py checks the
-    Vector512 kernel's bound against its stackalloc without running it)."""
+    without AVX-512 only the Vector256 kernel runs, and its table fit even the bound that counted
+    stackalloc'd vectors 0 bytes (this test passed before that fix on an AVX2-only CPU);
+    tests/test_csharp.py test_kernels_hold_no_wipe_call checks BurnBytes against every kernel's
+    stackalloc, Vector512 included, without running it."""
     from threefish_gen.gen.threefish import Options
     _csharp_scan(tmp_path, [(bits, "lanes", Options(keys, "loop", 1)) for bits in (256, 1024)
                             for keys in ("table", "fly")])
