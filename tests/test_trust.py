@@ -738,28 +738,22 @@ static partial class Harness
 """
 
 
-@pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
-def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path):
-    """The C# kernels' frames (what the JIT spilled, and the stackalloc'd key table and subkey
-    ring of table/loop) are cleared after every public call: a scan
-    of the stack below Main after Encrypt, Decrypt, EncryptBlocks and DecryptBlocks (19 blocks:
-    the Vector512, Vector256 and scalar kernels) finds no key, tweak or subkey word; the same
-    classes with --no-wipe leave some.  Fully optimized JIT and tier-0 code (no tiering) both."""
+def _csharp_scan(tmp_path, cases):
+    """Builds the stack scan harness (CS_SCAN_MAIN) with every (bits, layout, options) case,
+    wiped and --no-wipe, and runs each class under fully optimized JIT and tier-0 code (no
+    tiering): the wiped ones must leave no key, tweak or subkey word, some --no-wipe one must."""
     from threefish_gen.gen.spec import get_spec
     from threefish_gen.gen.targets import get as get_target
-    from threefish_gen.gen.threefish import Options
     from threefish_gen.verify import csharp as vcs
     cs = get_target("csharp")
-    # fly/full: spills only; table/loop: the stackalloc'd key table and the subkey ring too
-    cases = [(bits, lay, Options("fly", "full", 1)) for bits in (512, 1024) for lay in ("scalar", "lanes")]
-    cases.append((512, "lanes", Options("table", "loop", 1)))
     variants = {}
     for bits, lay, o in cases:
         spec = get_spec("1.3", bits)
         for wipe in (True, False):
             variants[(bits, lay, o, wipe)] = cs.variant(spec, o, layout=lay,
                                                         namespace="Wiped" if wipe else "Kept", wipe=wipe)
-    secrets = sorted({w for bits in (512, 1024) for w in secret_words(bits)})
+    sizes = sorted({bits for bits, _, _ in cases})
+    secrets = sorted({w for bits in sizes for w in secret_words(bits)})
     main = CS_SCAN_MAIN.replace("SECRET", ", ".join(f"{w:#x}UL" for w in secrets))
     proj = tmp_path / "scan"
     vcs.write_project(list(variants.values()), proj, main=main,
@@ -779,6 +773,34 @@ def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path):
             else:
                 kept_hits += p.returncode == 1
         assert kept_hits > 0, f"--no-wipe left no key word under {jit}: the scan would not notice a missing wipe"
+
+
+@pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
+def test_csharp_wipe_leaves_no_key_word_on_the_stack(tmp_path):
+    """The C# kernels' frames (what the JIT spilled, and the stackalloc'd key table and subkey
+    ring of table/loop) are cleared after every public call: a scan
+    of the stack below Main after Encrypt, Decrypt, EncryptBlocks and DecryptBlocks (19 blocks:
+    the Vector512, Vector256 and scalar kernels) finds no key, tweak or subkey word; the same
+    classes with --no-wipe leave some.  Fully optimized JIT and tier-0 code (no tiering) both."""
+    from threefish_gen.gen.threefish import Options
+    # fly/full: spills only; table/loop: the stackalloc'd key table and the subkey ring too
+    cases = [(bits, lay, Options("fly", "full", 1)) for bits in (512, 1024) for lay in ("scalar", "lanes")]
+    cases.append((512, "lanes", Options("table", "loop", 1)))
+    _csharp_scan(tmp_path, cases)
+
+
+@pytest.mark.skipif(shutil.which("dotnet") is None, reason="dotnet not installed")
+def test_csharp_wipe_covers_the_lanes_vector_tables(tmp_path):
+    """The lanes loop kernels stackalloc their key table / subkey ring as vectors
+    (Vector512<ulong>[n], Vector256<ulong>[n]: 64 or 32 bytes an element, not 8); Burn must
+    clear them too.  Threefish-256 and -1024, --keys table and fly, --unroll loop.  On a CPU
+    without AVX-512 only the Vector256 kernel runs, and its table fit even the bound that counted
+    stackalloc'd vectors 0 bytes (this test passed before that fix on an AVX2-only CPU);
+    tests/test_csharp.py test_kernels_hold_no_wipe_call checks BurnBytes against every kernel's
+    stackalloc, Vector512 included, without running it."""
+    from threefish_gen.gen.threefish import Options
+    _csharp_scan(tmp_path, [(bits, "lanes", Options(keys, "loop", 1)) for bits in (256, 1024)
+                            for keys in ("table", "fly")])
 
 
 CHECK_MAIN = """#include <stdint.h>

@@ -18,16 +18,17 @@ Target options (``Variant.extra``):
 from __future__ import annotations
 
 from . import skein
-from .dsl import values
+from .dsl import Op, values
 from .errors import GenError
 from .layouts import lanes as lanes_layout
 from .layouts import packed as packed_layout
 from .layouts import ir
 from .isa.neon import ISAS as NEON_ISAS
 from .isa.x86 import ISAS as X86_ISAS
-from .printers import render_template
-from .printers.c import CPrinter, annotate_text, section, wipe_bounds
-from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, vector_width
+from .printers import Line, render_template
+from .printers.c import (CPrinter, annotate_text, close_line, decl, indent, open_line, section, wipe_bounds,
+                         without_notes)
+from .printers.c_simd import LanesPrinter, PackedPrinter, interleave_code, round_chunks, vector_width
 from .threefish import Options
 from .variant import Variant
 
@@ -111,6 +112,11 @@ def required_features(v: Variant) -> set[str]:
 
 # --------------------------------------------------------------------------- functions
 
+def is_note(op) -> bool:
+    """A note of a description program (a round or subkey comment)."""
+    return isinstance(op, Op) and op.kind == "note"
+
+
 PTRS_ONE = {"key": "key", "tweak": "tweak", "in": "in", "out": "out"}
 PTRS_MANY = {"key": "key", "tweak": "tweaks", "in": "in", "out": "out"}
 
@@ -119,7 +125,7 @@ def scalar_single(progs, prefix: str, helpers: str, spec, options, direction: st
     prog = progs[(direction, options, 1)]
     pr = CPrinter(helpers, PTRS_ONE)
     setup, body = section(pr, prog.setup), section(pr, prog.body)
-    lines = setup["decl"] + setup["code"] + ["{"] + _ind(body["decl"] + body["code"]) + ["}"]
+    lines = setup["decl"] + setup["code"] + [open_line("{")] + indent(body["decl"] + body["code"]) + [close_line()]
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.used)
 
 
@@ -134,10 +140,6 @@ def packed_single(progs, prefix: str, helpers: str, spec, options, direction: st
         stats["vector bits"] = pr.w.bits
         stats["vectors"] = 2 * pr.G
     return dict(name=f"{prefix}{direction}", kind="one", lines=lines, static=False, helpers=pr.scalar.used)
-
-
-def _ind(lines, n=4):
-    return [(" " * n + ln) if ln else ln for ln in lines]
 
 
 def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: str,
@@ -166,9 +168,7 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
         for prog, scalar_blocks in vps:
             vp = lanes_layout.lower(prog, L)
             vpr = LanesPrinter(isa, vp, helpers, nb)
-            code = vpr.lines(vp.body)
-            decl = vpr.declarations()
-            consts.update(vpr.consts)
+            decls = vpr.declarations()
             for op in vp.prologue:       # key words broadcast once per call, shared by the loops
                 is_value, name = ir.broadcast_dst(op)
                 (bvals if is_value else barrs).setdefault(name, op)
@@ -178,33 +178,38 @@ def blocks_function(progs, prefix: str, helpers: str, spec, options, direction: 
                 off = per * nb
                 spr = CPrinter(helpers, {"key": "key", "tweak": f"(tweaks + {16 * per})",
                                          "in": f"(in + {off})", "out": f"(out + {off})"})
-                ssec = section(spr, sprog.body, setup_vals)
+                decls = decls + spr.declarations(sprog.body, setup_vals)
+                # a round of the vector blocks, then the same round of the scalar ones
+                code = interleave_code([vpr.lines(c) for c in round_chunks(vp.body, ir.is_note)],
+                                       [spr.lines(c) for c in round_chunks(sprog.body, is_note)])
                 used |= spr.used
-                decl = decl + ssec["decl"]
-                code = interleave_code(code, ssec["code"])
                 per += scalar_blocks
+            else:
+                code = vpr.lines(vp.body)
+            consts.update(vpr.consts)        # the rotations' constants (filled as it prints)
             if stats is not None and not stats:
                 stats.update({k: v / vp.blocks for k, v in vpr.cost.items()})
                 stats["blocks per pass"] = per
-            loops.append((per, decl, code))
+            loops.append((per, decls, code))
         if stats is not None:
             stats["min blocks"] = min(p for p, _, _ in loops)
-        lines.append(f"if (n >= {min(p for p, _, _ in loops)}) {{")
+        lines.append(open_line(f"if (n >= {min(p for p, _, _ in loops)}) {{"))
         inner = vpr.prologue(list(bvals.values()) + list(barrs.values()))
         for name, expr in sorted(consts.items()):
-            inner.append(f"const {w.T} {name} = {expr};")
-        for per, decl, code in loops:
-            inner.append(f"for (; n >= {per}; n -= {per}, tweaks += {16 * per}, in += {nb * per}, "
-                         f"out += {nb * per}) {{")
-            inner += _ind(decl + code)
-            inner.append("}")
-        lines += _ind(inner) + ["}"]
-    lines.append(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{")
+            inner.append(decl(w.T, [(name, 1)], f"const {w.T} {name} = {expr};", expr))
+        for per, decls, code in loops:
+            inner.append(open_line(f"for (; n >= {per}; n -= {per}, tweaks += {16 * per}, in += {nb * per}, "
+                                   f"out += {nb * per}) {{"))
+            inner += indent(decls + code)
+            inner.append(close_line())
+        lines += indent(inner) + [close_line()]
+    lines.append(open_line(f"for (; n > 0; n--, tweaks += 16, in += {nb}, out += {nb}) {{"))
     if isa_name is None:
         tail = section(pr, one.body, setup_vals)
-        lines += _ind(tail["decl"] + tail["code"]) + ["}"]
+        lines += indent(tail["decl"] + tail["code"]) + [close_line()]
     else:   # the tail: the single-block function (scalar body of the same description)
-        lines += [f"    {helpers}{direction}(key, tweaks, in, out);", "}"]
+        lines += [Line(f"    {helpers}{direction}(key, tweaks, in, out);", calls=[(f"{helpers}{direction}", 4)]),
+                  close_line()]
     return dict(name=f"{prefix}{direction}_blocks", kind="blocks", lines=lines, static=False, helpers=used)
 
 
@@ -224,6 +229,10 @@ def op_counts(v: Variant, progs, subs=()) -> dict[str, float]:
 # --------------------------------------------------------------------------- targets
 
 def _ctx(v: Variant, notes, regions, dispatch=None, simde_headers=(), need=None):
+    if v.get("annotate", "brief") == "none":      # the functions without the description's notes
+        for r in regions:
+            for f in r["functions"]:
+                f["lines"] = without_notes(f["lines"])
     neon = any(r["isa"] is not None and family_name(r["isa"]) == "neon" for r in regions)
     # the word helpers a function's scalar statements call (CPrinter.used): a file defines only
     # those (packed: every store is a vector store, so no store64)
@@ -403,6 +412,6 @@ def skein_lanes_kernel(prefix: str, spec, isa_name: str) -> dict:
     vpr = LanesPrinter(isa, vp, prefix, spec.block_bytes)
     code = vpr.lines(vp.body)
     w = vector_width(isa)
-    lines = [f"const {w.T} {name} = {expr};" for name, expr in sorted(vpr.consts.items())]
+    lines = [decl(w.T, [(name, 1)], f"const {w.T} {name} = {expr};", expr) for name, expr in sorted(vpr.consts.items())]
     lines += vpr.declarations() + code
     return dict(name=f"{prefix}ubi_lanes_{isa_name}", lanes=L, lines=lines, isa=isa, cost=dict(vpr.cost))

@@ -48,6 +48,67 @@ class Isa:
     family: object = None  # instruction family (Width, shuffles, rotations); None: x86
 
 
+class CExpr(str):
+    """A C expression the SIMD printers spell, holding what it calls: ``sites``, one (vector bytes,
+    vector operands, scalar operands) per vector intrinsic call in it, nested calls included (the
+    wipe bounds of gen/printers/c.py read them; nothing parses them back from the text);
+    ``holes``: how often it holds the shuffle placeholders {a} and {b} (:func:`fill`)."""
+
+    sites: tuple = ()
+    holes: tuple = (0, 0)
+
+    def __new__(cls, text: str, sites=(), holes=(0, 0)):
+        e = super().__new__(cls, text)
+        e.sites, e.holes = tuple(sites), tuple(holes)
+        return e
+
+    def then(self, text: str) -> "CExpr":
+        """The same calls followed by ``text`` (e.g. the ";" of a store statement)."""
+        return CExpr(self + text, self.sites, self.holes)
+
+
+class Scalar(str):
+    """An operand of an intrinsic call that is not a vector: an immediate, a lane value, an
+    address (ints are scalar operands too; any other operand is a vector)."""
+
+
+class Hole(str):
+    """A shuffle candidate's placeholder for a source vector: {a} or {b} (:func:`fill`)."""
+
+
+A, B = Hole("{a}"), Hole("{b}")
+
+
+def sites_of(x) -> tuple:
+    """The intrinsic call sites an operand or expression holds (none for a name or a number)."""
+    return x.sites if isinstance(x, CExpr) else ()
+
+
+def intrinsic(name: str, nbytes: int, args) -> CExpr:
+    """The C call ``name(args)`` of a vector intrinsic on ``nbytes``-byte vectors, with its
+    site and those of the calls among its operands."""
+    scalar = sum(1 for x in args if isinstance(x, (int, Scalar)))
+    sites = [(nbytes, len(args) - scalar, scalar)]
+    holes = [0, 0]
+    for x in args:
+        sites += sites_of(x)
+        if isinstance(x, CExpr):
+            holes = [h + k for h, k in zip(holes, x.holes)]
+        elif isinstance(x, Hole):
+            holes[x == B] += 1
+    return CExpr(f"{name}(" + ", ".join(str(x) for x in args) + ")", sites, holes)
+
+
+def fill(fmt: str, a: str, b: str) -> str:
+    """A shuffle candidate's format with the sources a and b put in (str.format), its sites
+    counted with those of a and b (once per placeholder)."""
+    text = fmt.format(a=a, b=b)
+    if not isinstance(fmt, CExpr):
+        return text
+    na, nb = fmt.holes
+    return CExpr(text, fmt.sites + na * sites_of(a) + nb * sites_of(b))
+
+
 class Sources:
     """The lane reader of lane moves: a lane is a ``(source, lane)`` token, a byte a
     ``(token, byte)`` pair; a lane rebuilt from bytes that are not one whole source lane in
@@ -149,7 +210,7 @@ def shuffle(fam, isa: Isa, width, pattern: tuple) -> str:
     for cost, fmt, sem in candidates(fam, isa, width):
         for order in orders:
             if _match(sem, pattern, order):
-                return fmt.format(a=order[0], b=order[1])
+                return fill(fmt, order[0], order[1])
     index = getattr(fam, "index_permute", None)
     if index is not None:
         e = index(isa, width, pattern, orders[0], len(srcs))
@@ -178,6 +239,6 @@ def _two_steps(fam, isa: Isa, width, pattern: tuple, srcs: tuple) -> str | None:
                     break
                 if all(x is not None and x[0] == 0 for x in s2) and all(
                         want is None or mid[k] == want for (_, k), want in zip(s2, pattern)):
-                    inner = f1.format(a=order[0], b=order[1])
-                    best = (c1 + c2, f2.format(a=inner, b=inner))   # s2 reads only its first source
+                    inner = fill(f1, order[0], order[1])
+                    best = (c1 + c2, fill(f2, inner, inner))   # s2 reads only its first source
     return None if best is None else best[1]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .common import Isa, lane_sources
+from .common import A, B, CExpr, Isa, Scalar, intrinsic, lane_sources
 from .x86 import Width
 
 MASK = (1 << 64) - 1
@@ -116,11 +116,12 @@ def is_reinterpret(name: str) -> bool:
     return name.startswith("vreinterpretq_")
 
 
-def call(name: str, *args) -> str:
-    """The C call of the intrinsic ``name`` (a ``SEMANTICS`` key or a reinterpretation)."""
+def call(name: str, *args) -> CExpr:
+    """The C call of the intrinsic ``name`` (a ``SEMANTICS`` key or a reinterpretation): a site of
+    16 bytes (every NEON vector is 128-bit; ints and Scalar operands are scalar)."""
     if name not in SEMANTICS and not is_reinterpret(name):
         raise AssertionError(f"NEON intrinsic {name} has no semantics")
-    return f"{name}(" + ", ".join(str(x) for x in args) + ")"
+    return intrinsic(name, 16, args)
 
 
 # --------------------------------------------------------------------------- vector width
@@ -137,16 +138,18 @@ class NeonWidth:
     @staticmethod
     def const(vals) -> str:
         """A vector of two 64-bit C expressions, lane 0 first."""
-        return call("vcombine_u64", *(call("vcreate_u64", f"(uint64_t)({v})") for v in vals))
+        return call("vcombine_u64", *(call("vcreate_u64", Scalar(f"(uint64_t)({v})")) for v in vals))
 
     def set1(self, expr: str) -> str:
-        return call("vdupq_n_u64", f"(uint64_t)({expr})")
+        return call("vdupq_n_u64", Scalar(f"(uint64_t)({expr})"))
 
     def setv(self, vals) -> str:
         return self.const(vals)
 
-    OPS = {"add": "vaddq_u64({a}, {b})", "sub": "vsubq_u64({a}, {b})", "xor": "veorq_u64({a}, {b})",
-           "zero": "vdupq_n_u64(0)"}
+    OPS = {"add": "vaddq_u64", "sub": "vsubq_u64", "xor": "veorq_u64"}
+
+    def op(self, name: str, a: str = "", b: str = "") -> CExpr:
+        return call("vdupq_n_u64", 0) if name == "zero" else call(self.OPS[name], a, b)
     add, sub, xor, zero = Width.add, Width.sub, Width.xor, Width.zero
 
     def _whole(self, words):
@@ -155,11 +158,11 @@ class NeonWidth:
 
     def loadu(self, addr: str, words: int | None = None) -> str:
         self._whole(words)
-        return call(LOAD, f"(const uint8_t *)({addr})")
+        return call(LOAD, Scalar(f"(const uint8_t *)({addr})"))
 
     def storeu(self, addr: str, val: str, words: int | None = None) -> str:
         self._whole(words)
-        return call(STORE, f"(uint8_t *)({addr})", val) + ";"
+        return call(STORE, Scalar(f"(uint8_t *)({addr})"), val).then(";")
 
 
 # --------------------------------------------------------------------------- lane shuffles
@@ -172,14 +175,14 @@ def _cand(fmt: str, name: str, args: tuple):
 def shuffle_candidates(isa: Isa, width: NeonWidth):
     """(cost, format with {a} {b}, semantics per output lane: (0 = a / 1 = b, lane)); the
     two-lane permutes AArch64 has, every one a single instruction."""
-    c = [_cand(call("vzip1q_u64", "{a}", "{b}"), "vzip1q_u64", ("a", "b")),
-         _cand(call("vzip2q_u64", "{a}", "{b}"), "vzip2q_u64", ("a", "b")),
-         _cand(call("vextq_u64", "{a}", "{b}", 1), "vextq_u64", ("a", "b", 1))]
+    c = [_cand(call("vzip1q_u64", A, B), "vzip1q_u64", ("a", "b")),
+         _cand(call("vzip2q_u64", A, B), "vzip2q_u64", ("a", "b")),
+         _cand(call("vextq_u64", A, B, 1), "vextq_u64", ("a", "b", 1))]
     for k in (0, 1):
-        c.append(_cand(call("vdupq_laneq_u64", "{a}", k), "vdupq_laneq_u64", ("a", k)))
+        c.append(_cand(call("vdupq_laneq_u64", A, k), "vdupq_laneq_u64", ("a", k)))
     for i in (0, 1):            # a with lane i replaced by lane j of b (INS)
         for j in (0, 1):
-            c.append(_cand(call("vcopyq_laneq_u64", "{a}", i, "{b}", j), "vcopyq_laneq_u64", ("a", i, "b", j)))
+            c.append(_cand(call("vcopyq_laneq_u64", A, i, B, j), "vcopyq_laneq_u64", ("a", i, "b", j)))
     return c
 
 

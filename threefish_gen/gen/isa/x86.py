@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import GenError
-from .common import Isa, lane_sources, shuffle
+from .common import A, B, CExpr, Isa, Scalar, intrinsic, lane_sources, shuffle
 
 ISAS = {
     "sse2": Isa("sse2", 1, 128, "sse2", ("sse2",), "simde/x86/sse2.h", False, False),
@@ -185,18 +185,19 @@ SEMANTICS = {
 }
 
 
-def call(bits: int, name: str, *args) -> str:
-    """The C call of the intrinsic ``name`` (a ``SEMANTICS`` key) at a vector width."""
+def call(bits: int, name: str, *args) -> CExpr:
+    """The C call of the intrinsic ``name`` (a ``SEMANTICS`` key) at a vector width: a site of
+    ``bits`` / 8 bytes (ints and Scalar operands are scalar, any other operand a vector)."""
     if name not in SEMANTICS:
         raise AssertionError(f"x86 intrinsic {name} has no semantics")
-    return f"{_PREFIX[bits]}{name}(" + ", ".join(str(x) for x in args) + ")"
+    return intrinsic(f"{_PREFIX[bits]}{name}", bits // 8, args)
 
 
 # --------------------------------------------------------------------------- vector width
 
-def vector_op(w, name: str, a: str = "", b: str = "") -> str:
-    """A width's add/sub/xor/zero, from its OPS format table (every family's Width has one)."""
-    return w.OPS[name].format(w=w, a=a, b=b)
+def vector_op(w, name: str, a: str = "", b: str = "") -> CExpr:
+    """A width's add/sub/xor of a and b, or its zero vector (every family's Width has ``op``)."""
+    return w.op(name, a, b)
 
 
 @dataclass(frozen=True)
@@ -220,14 +221,20 @@ class Width:
         return f"si{self.bits}"
 
     def set1(self, expr: str) -> str:
-        return call(self.bits, "set1_epi64" if self.bits == 512 else "set1_epi64x", f"(long long)({expr})")
+        return call(self.bits, "set1_epi64" if self.bits == 512 else "set1_epi64x", Scalar(f"(long long)({expr})"))
 
     def setv(self, vals) -> str:
         """A constant vector, lane 0 first."""
-        return call(self.bits, "set_epi64" if self.bits == 512 else "set_epi64x", *reversed(list(vals)))
+        return call(self.bits, "set_epi64" if self.bits == 512 else "set_epi64x",
+                    *(Scalar(v) for v in reversed(list(vals))))
 
-    OPS = {"add": "{w.p}add_epi64({a}, {b})", "sub": "{w.p}sub_epi64({a}, {b})",
-           "xor": "{w.p}xor_{w.si}({a}, {b})", "zero": "{w.p}setzero_{w.si}()"}
+    # the intrinsic of each lane op ({si}: the width's si128 / si256 / si512)
+    OPS = {"add": "add_epi64", "sub": "sub_epi64", "xor": "xor_{si}"}
+
+    def op(self, name: str, a: str = "", b: str = "") -> CExpr:
+        if name == "zero":
+            return call(self.bits, f"setzero_{self.si}")
+        return call(self.bits, self.OPS[name].format(si=self.si), a, b)
 
     def add(self, a: str, b: str) -> str:
         return vector_op(self, "add", a, b)
@@ -245,9 +252,9 @@ class Width:
         words = words or self.lanes
         w = Width(64 * words)
         if w.bits == 512:
-            load = call(512, "loadu_si512", f"(const void *)({addr})")
+            load = call(512, "loadu_si512", Scalar(f"(const void *)({addr})"))
         else:
-            load = call(w.bits, f"loadu_{w.si}", f"(const {w.T} *)(const void *)({addr})")   # no -Wcast-align
+            load = call(w.bits, f"loadu_{w.si}", Scalar(f"(const {w.T} *)(const void *)({addr})"))   # no -Wcast-align
         return load if w.bits == self.bits else call(self.bits, f"cast{w.si}_{self.si}", load)
 
     def storeu(self, addr: str, val: str, words: int | None = None) -> str:
@@ -256,8 +263,8 @@ class Width:
         if w.bits != self.bits:
             val = call(self.bits, f"cast{self.si}_{w.si}", val)
         if w.bits == 512:
-            return call(512, "storeu_si512", f"(void *)({addr})", val) + ";"
-        return call(w.bits, f"storeu_{w.si}", f"({w.T} *)(void *)({addr})", val) + ";"
+            return call(512, "storeu_si512", Scalar(f"(void *)({addr})"), val).then(";")
+        return call(w.bits, f"storeu_{w.si}", Scalar(f"({w.T} *)(void *)({addr})"), val).then(";")
 
 
 # --------------------------------------------------------------------------- lane shuffles
@@ -270,33 +277,33 @@ def _cand(cost: int, n: int, fmt: str, name: str, args: tuple):
 def shuffle_candidates(isa: Isa, width: Width):
     """(cost, format with {a} {b}, semantics: per output lane (0 = a / 1 = b, lane))."""
     n, bits = width.lanes, width.bits
-    c = [_cand(1, n, call(bits, "unpacklo_epi64", "{a}", "{b}"), "unpacklo_epi64", ("a", "b")),
-         _cand(1, n, call(bits, "unpackhi_epi64", "{a}", "{b}"), "unpackhi_epi64", ("a", "b"))]
+    c = [_cand(1, n, call(bits, "unpacklo_epi64", A, B), "unpacklo_epi64", ("a", "b")),
+         _cand(1, n, call(bits, "unpackhi_epi64", A, B), "unpackhi_epi64", ("a", "b"))]
     for x in (0, 1):
         for y in (0, 1):
             imm = (2 * x) | (2 * x + 1) << 2 | (2 * y) << 4 | (2 * y + 1) << 6
-            c.append(_cand(1, n, call(bits, "shuffle_epi32", "{a}", f"{imm:#04x}"), "shuffle_epi32", ("a", imm)))
+            c.append(_cand(1, n, call(bits, "shuffle_epi32", A, Scalar(f"{imm:#04x}")), "shuffle_epi32", ("a", imm)))
     if n == 2:
         if isa.level >= 2:
-            c.append(_cand(1, n, call(128, "blend_epi16", "{a}", "{b}", "0xf0"), "blend_epi16", ("a", "b", 0xf0)))
+            c.append(_cand(1, n, call(128, "blend_epi16", A, B, Scalar("0xf0")), "blend_epi16", ("a", "b", 0xf0)))
         for imm in range(4):
-            fmt = call(128, "castpd_si128", call(128, "shuffle_pd", call(128, "castsi128_pd", "{a}"),
-                                                 call(128, "castsi128_pd", "{b}"), imm))
+            fmt = call(128, "castpd_si128", call(128, "shuffle_pd", call(128, "castsi128_pd", A),
+                                                 call(128, "castsi128_pd", B), imm))
             c.append(_cand(1, n, fmt, "shuffle_pd", ("a", "b", imm)))
     if n == 4:
         for m in range(16):
             imm = sum(3 << (2 * k) for k in range(4) if m >> k & 1)
-            c.append(_cand(1, n, call(256, "blend_epi32", "{a}", "{b}", f"{imm:#04x}"), "blend_epi32", ("a", "b", imm)))
+            c.append(_cand(1, n, call(256, "blend_epi32", A, B, Scalar(f"{imm:#04x}")), "blend_epi32", ("a", "b", imm)))
         for s0 in range(4):
             for s1 in range(4):
                 imm = s0 | s1 << 4
-                c.append(_cand(2, n, call(256, "permute2x128_si256", "{a}", "{b}", f"{imm:#04x}"),
+                c.append(_cand(2, n, call(256, "permute2x128_si256", A, B, Scalar(f"{imm:#04x}")),
                                "permute2x128_si256", ("a", "b", imm)))
         for imm in range(256):
-            c.append(_cand(2, n, call(256, "permute4x64_epi64", "{a}", f"{imm:#04x}"), "permute4x64_epi64", ("a", imm)))
+            c.append(_cand(2, n, call(256, "permute4x64_epi64", A, Scalar(f"{imm:#04x}")), "permute4x64_epi64", ("a", imm)))
     if n == 8:
         for imm in range(256):
-            c.append(_cand(2, n, call(512, "shuffle_i32x4", "{a}", "{b}", f"{imm:#04x}"), "shuffle_i32x4",
+            c.append(_cand(2, n, call(512, "shuffle_i32x4", A, B, Scalar(f"{imm:#04x}")), "shuffle_i32x4",
                            ("a", "b", imm)))
     return c
 
@@ -333,7 +340,7 @@ def rotl_uniform(isa: Isa, width: Width, x: str, n: int, consts: dict) -> tuple[
     if _has_rol(isa, width):
         return call(bits, "rol_epi64", x, n), "rotate"
     if n == 32:
-        return call(bits, "shuffle_epi32", x, "0xb1"), "shuffle"
+        return call(bits, "shuffle_epi32", x, Scalar("0xb1")), "shuffle"
     if n % 8 == 0 and isa.pshufb:
         name = f"rot{n}"
         consts[name] = byte_rotate_mask(width, n)

@@ -225,6 +225,11 @@ def is_loop(op) -> bool:
     return isinstance(op, Loop)
 
 
+def is_note(op) -> bool:
+    """A note (a round or subkey comment: where two programs' rounds interleave)."""
+    return isinstance(op, Note)
+
+
 def scalar_ops(ops) -> list:
     """The description ops of the Scalar ops among ``ops`` (blocks and loops entered)."""
     return [op.op for op in walk(ops) if isinstance(op, Scalar)]

@@ -7,6 +7,31 @@ import jinja2
 from .. import __version__
 
 
+class Line(str):
+    """One printed line of a function (C, C#) with the facts of it that the wipe bounds read,
+    recorded by the printer as it prints the line (nothing reads them back from the text):
+
+    * ``locals``: (type, name, elements) of each local it declares (elements: an array's
+      length, else 1);
+    * ``sites``: (vector bytes, vector operands, scalar operands) of each vector intrinsic call
+      in it (gen/isa/common.py ``CExpr``);
+    * ``calls``: (function name, operands) of each other function it calls (the word helpers,
+      the single-block tail of a *_blocks function);
+    * ``scope``: +1 where it opens a ``{ }`` block, -1 where it closes one;
+    * ``note``: a note of the description (/* round 0 */), which --annotate none leaves out.
+
+    A plain ``str`` line of a function (a statement on words) has none of them.  The C printers
+    (c.py, c_simd.py) record them all, the C# printer (csharp.py) ``locals``."""
+
+    def __new__(cls, text: str, locals=(), sites=(), calls=(), scope: int = 0, note: bool = False):
+        ln = super().__new__(cls, text)
+        ln.locals, ln.sites, ln.calls, ln.scope, ln.note = tuple(locals), tuple(sites), tuple(calls), scope, note
+        return ln
+
+    def indented(self, n: int) -> "Line":
+        return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope, self.note)
+
+
 _ENV: jinja2.Environment | None = None
 
 

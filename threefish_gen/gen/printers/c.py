@@ -8,7 +8,10 @@ from __future__ import annotations
 import re
 
 from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
+from ..isa import neon, x86
+from ..isa.common import sites_of
 from ..threefish import Program
+from . import Line
 
 # One C statement per description operation.  {d} destination, {a} operand.
 C_STATEMENTS = {
@@ -20,6 +23,41 @@ C_STATEMENTS = {
     "rotl": "{d} = ({d} << {n}) | ({d} >> {m});",
     "rotr": "{d} = ({d} >> {n}) | ({d} << {m});",
 }
+
+
+def stmt(text: str, *exprs) -> Line:
+    """A statement line that holds the expressions ``exprs`` (their intrinsic call sites)."""
+    return Line(text, sites=[s for e in exprs for s in sites_of(e)])
+
+
+def decl(ctype: str, names, text: str, *exprs) -> Line:
+    """A declaration line of ``names`` ((name, elements) pairs) of C type ``ctype``; ``exprs``:
+    the initialiser's expressions."""
+    return Line(text, locals=[(ctype, n, k) for n, k in names], sites=[s for e in exprs for s in sites_of(e)])
+
+
+def open_line(text: str) -> Line:
+    """A line that opens a ``{ }`` block (its text ends in "{")."""
+    return Line(text, scope=1)
+
+
+def close_line(text: str = "}") -> Line:
+    return Line(text, scope=-1)
+
+
+def note_line(text: str) -> Line:
+    """A note of the description (a comment line inside a function: /* round 0 */)."""
+    return Line(text, note=True)
+
+
+def without_notes(lines) -> list:
+    """``lines`` without the notes of the description (--annotate none)."""
+    return [ln for ln in lines if not (isinstance(ln, Line) and ln.note)]
+
+
+def indent(lines, n: int = 4) -> list:
+    """``lines`` indented by n spaces (empty lines stay empty), each keeping its facts."""
+    return [ln.indented(n) if isinstance(ln, Line) else (" " * n + ln) if ln else ln for ln in lines]
 
 
 class CPrinter:
@@ -65,63 +103,59 @@ class CPrinter:
 
     def op(self, op: Op) -> str:
         if op.kind == "note":
-            return f"/* {op.a} */"
+            return note_line(f"/* {op.a} */")
         if op.kind == "store":
             text, addr = self.mem(op.a)
             if addr is not None:
                 self.used.add("store64")
-                return f"{self.prefix}store64({addr}, {op.dst});"
+                return Line(f"{self.prefix}store64({addr}, {op.dst});", calls=[(f"{self.prefix}store64", 2)])
             return f"{text} = {op.dst};"
         if op.kind in ("rotl", "rotr"):
             return C_STATEMENTS[op.kind].format(d=op.dst, n=op.a, m=64 - op.a)
-        return C_STATEMENTS[op.kind].format(d=op.dst, a=self.operand(op.a))
+        text = C_STATEMENTS[op.kind].format(d=op.dst, a=self.operand(op.a))
+        if isinstance(op.a, Mem) and op.a.array in self.pointers:       # read through load64
+            return Line(text, calls=[(f"{self.prefix}load64", 1)])
+        return text
 
     def lines(self, ops) -> list[str]:
         out: list[str] = []
         for item in ops:
             if isinstance(item, Loop):
-                out.append(f"for (c = 0; c < {item.count}; c++) {{")
-                out.extend("    " + self.op(op) for op in item.body)
-                out.append("}")
+                out.append(open_line(f"for (c = 0; c < {item.count}; c++) {{"))
+                out.extend(indent([self.op(op) for op in item.body]))
+                out.append(close_line())
             else:
                 out.append(self.op(item))
         return out
 
     def declarations(self, ops, exclude=()) -> list[str]:
         """uint64_t declarations for the values and local arrays that ``ops`` define."""
-        decl = []
+        out = []
         names = [v for v in values(ops) if v not in exclude]
         for i in range(0, len(names), 10):
-            decl.append("uint64_t " + ", ".join(names[i:i + 10]) + ";")
+            out.append(decl("uint64_t", [(n, 1) for n in names[i:i + 10]],
+                            "uint64_t " + ", ".join(names[i:i + 10]) + ";"))
         for arr, size in array_sizes(ops).items():
             if arr not in self.pointers and arr not in INPUT_ARRAYS + ("out",) + self.words:
                 if any(isinstance(op.a, Mem) and op.a.array == arr and op.kind == "store"
                        for op in flat(ops)):
-                    decl.append(f"uint64_t {arr}[{size}];")
+                    out.append(decl("uint64_t", [(arr, size)], f"uint64_t {arr}[{size}];"))
         if any(isinstance(item, Loop) for item in ops):
-            decl.append("unsigned c;")
-        return decl
+            out.append("unsigned c;")       # the loop counter (the bounds count 64-bit and vector locals)
+        return out
 
 
 def section(printer: CPrinter, ops, exclude=()) -> dict:
     return {"decl": printer.declarations(ops, exclude), "code": printer.lines(ops)}
 
 
-# Local declarations of the emitted C (scalar and SIMD): type, then the names (arr[N] counts N).
-_DECL = re.compile(r"^\s*(?:const )?(uint64_t|__m128i|__m256i|__m512i|uint64x2_t) ([^=;]+)[=;]")
-_BYTES = {"uint64_t": 8, "__m128i": 16, "__m256i": 32, "__m512i": 64, "uint64x2_t": 16}
+# Bytes of the C types a function's locals have (the vector types: gen/isa/x86.py, neon.py).
+TYPE_BYTES = {"uint64_t": 8, **x86.TYPES, **neon.TYPES}
 
 
-def _declared(line: str) -> int:
+def _declared(line) -> int:
     """Bytes the locals declared on one line take (0 for a line that declares none)."""
-    m = _DECL.match(line)
-    if not m:
-        return 0
-    total = 0
-    for name in m.group(2).split(","):
-        n = re.search(r"\[(\d+)\]", name)
-        total += _BYTES[m.group(1)] * (int(n.group(1)) if n else 1)
-    return total
+    return sum(TYPE_BYTES[t] * k for t, _, k in line.locals) if isinstance(line, Line) else 0
 
 
 # Room beyond twice the declared locals: 1 KiB, except for the single-block functions of
@@ -138,18 +172,11 @@ RED_ZONE = 128
 
 
 def _bound(total: int, slack: int = SLACK) -> int:
-    return (2 * total + slack + 63) // 64 * 64
-
-
-def stack_bound(lines) -> int:
     """Bytes a wipe clears below the caller after a call (the template's PREFIXburn) where the
     compiler gives every local a slot of its own and the code calls no vector intrinsic: twice
-    what the declared locals of ``lines`` take (room for the compiler's spills and copies of
-    them), plus 1 KiB, in 64-byte units."""
-    return _bound(sum(_declared(ln) for ln in lines))
-
-
-_COMMENT = re.compile(r"/\*.*?\*/|//.*")
+    the ``total`` bytes of declared locals (room for the compiler's spills and copies of them),
+    plus ``slack``, in 64-byte units."""
+    return (2 * total + slack + 63) // 64 * 64
 
 
 # Unoptimized builds (-O0: no __OPTIMIZE__).  gcc and clang inline the intrinsics (always_inline
@@ -167,69 +194,25 @@ _COMMENT = re.compile(r"/\*.*?\*/|//.*")
 # the SIMD paths at -O0.  Other compilers (MSVC never defines __OPTIMIZE__) get the larger
 # of the two.
 O0_FACTOR = {"gcc": {16: 3, 32: 3, 64: 3}, "clang": {16: 4, 32: 6, 64: 6}}
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_NOT_CALLS = {"if", "for", "while", "switch", "return", "sizeof", "UINT64_C", "defined"}
-# operands that are certainly scalar: numbers, (long long)/(uint64_t) casts, pointer casts
-_SCALAR_ARG = re.compile(r"^(?:-?(?:0x[0-9a-fA-F]+|\d+)[uUlL]*|\((?:long long|uint64_t|int)\)\s*\(.*\)"
-                         r"|\((?:const )?\w+ ?\*\).*)$")
-
-
-def _site_width(name: str) -> int:
-    """Vector bytes an intrinsic call works on (0: not a vector intrinsic, e.g. load64)."""
-    m = re.match(r"_mm(\d*)_", name)
-    if m:
-        return {"": 16, "256": 32, "512": 64}[m.group(1)]
-    if re.match(r"v[a-z0-9]+_[a-z0-9_]+$", name) or "neon_" in name:   # AArch64 NEON: 128-bit
-        return 16
-    return 0
-
-
-def _args(code: str, start: int) -> tuple[list[str], int]:
-    """The top-level operands of the call whose "(" is at ``start``, and the index after ")"."""
-    depth, args, cur, i = 0, [], "", start
-    while i < len(code):
-        ch = code[i]
-        if ch == "(":
-            depth += 1
-            if depth == 1:
-                i += 1
-                continue
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                break
-        elif ch == "," and depth == 1:
-            args.append(cur.strip())
-            cur = ""
-            i += 1
-            continue
-        cur += ch
-        i += 1
-    if cur.strip():
-        args.append(cur.strip())
-    return args, i + 1
+# Calls of the variant's own helpers (load64, store64, the *_blocks tail's single-block call) are
+# not intrinsic sites: a function call's operands get no inlined intrinsic's slots.  (The text
+# scan these facts replaced, issue 26, counted the calls whose name held "neon_" -- every helper of
+# a NEON variant -- as 128-bit sites; the -O0 frame tests pass without that.)
 
 
 def intrinsic_sites(lines) -> list[tuple[int, int, int]]:
-    """Every vector intrinsic call of ``lines``: (width W, vector operands, scalar operands).
-    An operand counts as scalar only when it certainly is (a number, a cast to an integer or
-    pointer type); anything else counts as a vector."""
+    """Every vector intrinsic call of ``lines`` (the sites their printers recorded): (width W,
+    vector operands, scalar operands)."""
     sites = []
     for ln in lines:
-        code = _COMMENT.sub("", ln)
-        for m in _CALL.finditer(code):
-            w = _site_width(m.group(1))
-            if m.group(1) in _NOT_CALLS or not w:
-                continue
-            args, _ = _args(code, m.end() - 1)
-            scalar = sum(1 for a in args if _SCALAR_ARG.match(a))
-            sites.append((w, len(args) - scalar, scalar))
+        if isinstance(ln, Line):
+            sites += ln.sites
     return sites
 
 
 def unoptimized_bounds(lines) -> dict[str, int]:
     """Bytes the wipe clears after a function with ``lines`` in unoptimized builds (no
-    __OPTIMIZE__), per compiler ("gcc", "clang", and "other": the larger): stack_bound of the
+    __OPTIMIZE__), per compiler ("gcc", "clang", and "other": the larger): _bound of the
     declared locals plus the slots gcc or clang -O0 may give each intrinsic call site's operands,
     result and temporaries (O0_FACTOR)."""
     sites = intrinsic_sites(lines)
@@ -255,14 +238,13 @@ def scoped_stack_bound(lines, slack: int = OPTIMIZED_SLACK) -> int:
     -O2/-O3 give the work functions are checked against it (tests/test_trust.py, -fstack-usage)."""
     scopes = [[0, 0]]                      # per open scope: bytes declared in it, most of any child
     for ln in lines:
-        code = _COMMENT.sub("", ln)
-        scopes[-1][0] += _declared(code)
-        for ch in code:
-            if ch == "{":
-                scopes.append([0, 0])
-            elif ch == "}" and len(scopes) > 1:
-                own, child = scopes.pop()
-                scopes[-1][1] = max(scopes[-1][1], own + child)
+        scopes[-1][0] += _declared(ln)
+        scope = ln.scope if isinstance(ln, Line) else 0
+        if scope > 0:
+            scopes.append([0, 0])
+        elif scope < 0 and len(scopes) > 1:
+            own, child = scopes.pop()
+            scopes[-1][1] = max(scopes[-1][1], own + child)
     while len(scopes) > 1:
         own, child = scopes.pop()
         scopes[-1][1] = max(scopes[-1][1], own + child)
@@ -295,8 +277,6 @@ def ubi_sections(prefix: str, prog: Program) -> dict:
     return {"decl": pr.declarations(ops), "code": pr.lines(ops)}
 
 
-# An indented one-line comment inside a function: a note of the description (/* round 0 */).
-_NOTE_LINE = re.compile(r"^[ \t]+/\*[^\n]*\*/\n", re.M)
 # A comment padded into a column after code (the dispatcher's cpuid checks).
 _PADDED_COMMENT = re.compile(r"^([^\n]*[^\s/]) {2,}(/\*[^\n]*\*/)$", re.M)
 
@@ -304,8 +284,8 @@ _PADDED_COMMENT = re.compile(r"^([^\n]*[^\s/]) {2,}(/\*[^\n]*\*/)$", re.M)
 def annotate_text(text: str, annotate: str) -> str:
     """C at an annotation level.  C statements are the description statements themselves, so
     full and brief are the same text (notes such as /* round 0 */ before their statements, no
-    padding) but for the padding before a comment after code, which brief drops; none drops the
-    notes inside the functions (the file's header comments stay)."""
-    if annotate == "none":
-        return _NOTE_LINE.sub("", text)
+    padding) but for the padding before a comment after code, which brief drops; none is full
+    less the notes inside the functions, which the renders leave out of the functions' lines
+    (:func:`without_notes`) and the templates out of theirs (templates/c/skein.c.j2); the
+    file's header comments stay."""
     return _PADDED_COMMENT.sub(r"\1 \2", text) if annotate == "brief" else text

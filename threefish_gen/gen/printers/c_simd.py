@@ -13,7 +13,7 @@ from ..errors import GenError
 from ..isa import Isa, family_of, shuffle
 from ..isa.x86 import ISAS, X86, Width, rotl_lanes, rotl_uniform, shuffle_candidates, vector_op
 from ..layouts import ir
-from .c import CPrinter, section
+from .c import CPrinter, close_line, decl, indent, note_line, open_line, section, stmt
 
 
 def get_isa(name: str) -> Isa:
@@ -72,10 +72,11 @@ class PackedPrinter:
         setup = section(self.scalar, prog.setup)
         code = self.lines(vp.body, set(vp.values))
         scal = ir.scalar_ops(vp.body)
-        decl = self.scalar.declarations(scal) if scal else []
-        decl.append(f"{self.w.T} " + ", ".join(vp.values) + ";")
-        consts = [f"const {self.w.T} {n} = {e};" for n, e in sorted(self.consts.items())]
-        return setup["decl"] + decl + consts + setup["code"] + code
+        T = self.w.T
+        decls = self.scalar.declarations(scal) if scal else []
+        decls.append(decl(T, [(n, 1) for n in vp.values], f"{T} " + ", ".join(vp.values) + ";"))
+        consts = [decl(T, [(n, 1)], f"const {T} {n} = {e};", e) for n, e in sorted(self.consts.items())]
+        return setup["decl"] + decls + consts + setup["code"] + code
 
 
 # Cost class of each binary op (the printers' operation counts).
@@ -99,17 +100,17 @@ class _PackedLines:
 
     def assign(self, dst: str, e: str):
         if dst in self.declared:
-            self.out.append(f"{dst} = {e};")
+            self.out.append(stmt(f"{dst} = {e};", e))
         elif self.in_block:
-            self.out.append(f"const {self.w.T} {dst} = {e};")
+            self.out.append(decl(self.w.T, [(dst, 1)], f"const {self.w.T} {dst} = {e};", e))
         else:
             self.expr[dst] = e
 
     def block(self, op):
-        self.out += ["{"] + _ind(self.pp.lines(op.body, self.declared, True)) + ["}"]
+        self.out += [open_line("{")] + indent(self.pp.lines(op.body, self.declared, True)) + [close_line()]
 
     def note(self, op):
-        self.out.append(f"/* {op.text} */")
+        self.out.append(note_line(f"/* {op.text} */"))
 
     def scalar(self, op):
         self.out.append(self.pp.scalar.op(op.op))
@@ -118,7 +119,8 @@ class _PackedLines:
         self.assign(op.dst, self.w.loadu(f"in + {8 * op.words[0]}"))
 
     def store(self, op):
-        self.out.append(self.w.storeu(f"out + {8 * op.words[0]}", self.val(op.src)))
+        s = self.w.storeu(f"out + {8 * op.words[0]}", self.val(op.src))
+        self.out.append(stmt(s, s))
 
     def shuffle(self, op):
         self.assign(op.dst, self.pp.build(op.pattern()))
@@ -145,10 +147,6 @@ class _PackedLines:
             self.expr[op.dst] = rot          # one statement: b = xor(rot(b), a)
         else:
             self.assign(op.dst, rot)
-
-
-def _ind(lines, n=4):
-    return [(" " * n + ln) if ln else ln for ln in lines]
 
 
 # --------------------------------------------------------------------------- lanes printer
@@ -218,15 +216,15 @@ class LanesPrinter:
 
     def declarations(self) -> list[str]:
         vp, T = self.vp, self.w.T
-        decl = []
+        decls = []
         names = vp.values
         for i in range(0, len(names), 10):
-            decl.append(f"{T} " + ", ".join(names[i:i + 10]) + ";")
+            decls.append(decl(T, [(n, 1) for n in names[i:i + 10]], f"{T} " + ", ".join(names[i:i + 10]) + ";"))
         for arr, size in vp.arrays.items():
-            decl.append(f"{T} {arr}[{size}];")
+            decls.append(decl(T, [(arr, size)], f"{T} {arr}[{size}];"))
         if any(ir.is_loop(item) for item in vp.body):
-            decl.append("unsigned c;")
-        return decl
+            decls.append("unsigned c;")
+        return decls
 
 
 class _LanesOps:
@@ -236,16 +234,16 @@ class _LanesOps:
         self.lp, self.w = lp, lp.w
 
     def loop(self, item):
-        out = [f"for (c = 0; c < {item.count}; c++) {{"]
+        out = [open_line(f"for (c = 0; c < {item.count}; c++) {{")]
         for op in item.body:
-            out.extend("    " + ln for ln in ir.visit(op, self))
-        return out + ["}"]
+            out.extend(indent(ir.visit(op, self)))
+        return out + [close_line()]
 
     def block(self, op):
-        return ["{"] + ["    " + ln for ln in self.lp.block(op.body)] + ["}"]
+        return [open_line("{")] + indent(self.lp.block(op.body)) + [close_line()]
 
     def note(self, op):
-        return [f"/* {op.text} */"]
+        return [note_line(f"/* {op.text} */")]
 
     def mov(self, op):
         lp = self.lp
@@ -253,11 +251,13 @@ class _LanesOps:
             return [f"{lp.operand(op.dst)} = {op.a};"]
         if not isinstance(op.a, str):
             lp.count("broadcast")
-        return [f"{op.dst} = {lp.operand(op.a)};"]
+        e = lp.operand(op.a)
+        return [stmt(f"{op.dst} = {e};", e)]
 
     def arith(self, op):
         self.lp.count(_ARITH_COST[op.name])
-        return [f"{op.dst} = {vector_op(self.w, op.name, op.a, self.lp.operand(op.b))};"]
+        e = vector_op(self.w, op.name, op.a, self.lp.operand(op.b))
+        return [stmt(f"{op.dst} = {e};", e)]
 
     def rotate(self, op):
         lp = self.lp
@@ -265,7 +265,7 @@ class _LanesOps:
             raise GenError(f"lanes printer: cannot print {op!r}")
         expr, kind = lp.fam.rotl_uniform(lp.isa, self.w, op.src, op.left_counts[0], lp.consts)
         lp.count(kind, lp.fam.shift_ops if kind == "shifts" else 1)
-        return [f"{op.dst} = {expr};"]
+        return [stmt(f"{op.dst} = {expr};", expr)]
 
 
 class _LanesBlock:
@@ -276,18 +276,22 @@ class _LanesBlock:
 
     def load(self, op):
         at, n = self.lp.addr(op.array, op.words)
-        return [f"const {self.w.T} {op.dst} = {self.w.loadu(at, n)};"]
+        e = self.w.loadu(at, n)
+        return [decl(self.w.T, [(op.dst, 1)], f"const {self.w.T} {op.dst} = {e};", e)]
 
     def store(self, op):
         at, n = self.lp.addr(op.array, op.words)
-        return [self.w.storeu(at, op.src, n)]
+        s = self.w.storeu(at, op.src, n)
+        return [stmt(s, s)]
 
     def shuffle(self, op):
-        return [f"const {self.w.T} {op.dst} = {shuffle(self.lp.isa, self.w, op.pattern())};"]
+        e = shuffle(self.lp.isa, self.w, op.pattern())
+        return [decl(self.w.T, [(op.dst, 1)], f"const {self.w.T} {op.dst} = {e};", e)]
 
     def const(self, op):
         assert not any(op.values)
-        return [f"const {self.w.T} {op.dst} = {self.w.zero()};"]
+        e = self.w.zero()
+        return [decl(self.w.T, [(op.dst, 1)], f"const {self.w.T} {op.dst} = {e};", e)]
 
     def mov(self, op):
         if op.dst not in self.lp.declared:  # pragma: no cover
@@ -302,41 +306,41 @@ class _LanesPrologue:
         self.w = w
 
     def broadcast(self, op):
-        return [f"const {self.w.T} {op.dst} = {self.w.set1(op.term)};"]
+        e = self.w.set1(op.term)
+        return [decl(self.w.T, [(op.dst, 1)], f"const {self.w.T} {op.dst} = {e};", e)]
 
     def loop(self, op):          # Loop(size, (Broadcast(arr[c], src[c]),))
         w = self.w
         (bc,) = op.body
         arr, src, j = bc.dst.array, bc.term.array, f"j_{bc.dst.array}"
-        return [f"{w.T} {arr}[{op.count}];", f"unsigned {j};",
+        e = w.set1(f"{src}[{j}]")
+        return [decl(w.T, [(arr, op.count)], f"{w.T} {arr}[{op.count}];"), f"unsigned {j};",
                 f"for ({j} = 0; {j} < {op.count}; {j}++)",
-                f"    {arr}[{j}] = {w.set1(f'{src}[{j}]')};"]
+                stmt(f"    {arr}[{j}] = {e};", e)]
 
 
-def _chunks(lines: list[str]) -> list[list[str]]:
-    """Split printed code at round/subkey comments (for interleaving two programs)."""
-    out, cur = [], []
-    for ln in lines:
-        if ln.startswith("/*") and cur:
-            out.append(cur)
-            cur = []
-        cur.append(ln)
-    if cur:
-        out.append(cur)
+def round_chunks(ops, is_note) -> list[list]:
+    """A straight-line op list cut before each note (a round or subkey comment) that does not
+    open it: the pieces two programs interleave by (:func:`interleave_code`)."""
+    out: list[list] = []
+    for op in ops:
+        if not out or (is_note(op) and out[-1]):
+            out.append([])
+        out[-1].append(op)
     return out
 
 
-def interleave_code(a: list[str], b: list[str]) -> list[str]:
-    """Alternate the round chunks of two straight-line programs (vector and scalar blocks)."""
-    ca, cb = _chunks(a), _chunks(b)
+def interleave_code(a: list[list[str]], b: list[list[str]]) -> list[str]:
+    """Alternate the printed round chunks of two straight-line programs (vector and scalar
+    blocks; :func:`round_chunks`)."""
     out = []
-    for i in range(max(len(ca), len(cb))):
-        if i < len(ca):
-            out += ca[i]
-        if i < len(cb):
-            out += cb[i]
+    for i in range(max(len(a), len(b))):
+        if i < len(a):
+            out += a[i]
+        if i < len(b):
+            out += b[i]
     return out
 
 
 __all__ = ["ISAS", "Isa", "Width", "X86", "family_of", "vector_width", "LanesPrinter", "PackedPrinter", "rotl_lanes", "shuffle",
-           "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "CPrinter", "Idx", "Op"]
+           "shuffle_candidates", "rotl_uniform", "vector_op", "get_isa", "interleave_code", "round_chunks", "CPrinter", "Idx", "Op"]

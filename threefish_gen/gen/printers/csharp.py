@@ -19,13 +19,13 @@ import re
 from .. import skein
 from ..dsl import Idx, Loop, Mem, Op, array_sizes, values
 from ..errors import GenError
-from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, lanes_shuffle, packed_rotate, packed_shuffle
+from ..isa.dotnet import KINDS, OPERATORS, PACKED_VEC, VECTORS, lanes_shuffle, packed_rotate, packed_shuffle
 from ..layouts import ir
 from ..layouts import packed as packed_layout
 from ..layouts import lanes as lanes_layout
 from ..layouts import scalar as scalar_layout
 from ..threefish import Program
-from . import render_template
+from . import Line, render_template
 
 LAYOUTS = ("scalar", "lanes", "packed")
 
@@ -156,8 +156,9 @@ class CsPrinter:
         return line
 
     def declare(self, names) -> list[str]:
-        names = list(names)
-        return [f"{self.k['type']} " + ", ".join(names[i:i + 10]) + ";" for i in range(0, len(names), 10)]
+        names, t = list(names), self.k["type"]
+        return [Line(f"{t} " + ", ".join(names[i:i + 10]) + ";", locals=[(t, n, 1) for n in names[i:i + 10]])
+                for i in range(0, len(names), 10)]
 
     def declarations(self, ops, exclude=()) -> list[str]:
         return self.declare(v for v in values(ops) if v not in exclude)
@@ -172,10 +173,9 @@ class CsPrinter:
         out = []
         for arr, n in sorted(sizes.items()):
             if arr in self.flat:
-                names = [f"{arr}_{i}" for i in range(n)]
-                out += [f"{t} " + ", ".join(names[i:i + 10]) + ";" for i in range(0, n, 10)]
+                out += self.declare(f"{arr}_{i}" for i in range(n))
             else:
-                out.append(f"Span<{t}> {arr} = stackalloc {t}[{n}];")
+                out.append(Line(f"Span<{t}> {arr} = stackalloc {t}[{n}];", locals=[(f"stackalloc {t}", arr, n)]))
         return out
 
 
@@ -234,7 +234,8 @@ def packed_lines(vp, nw: int) -> list[str]:
     """The packed one-block body (A = even words, B = odd words): the natural packed layout IR
     (gen/layouts/packed.py, one vector per half) formatted as C#."""
     vec, nl = PACKED_VEC[nw]
-    out = ([f"ulong {', '.join(vp.scalars)};"] if vp.scalars else []) + [f"{vec}<ulong> {', '.join(vp.values)};"]
+    out = [Line(f"ulong {', '.join(vp.scalars)};", locals=[("ulong", n, 1) for n in vp.scalars])] if vp.scalars else []
+    out.append(Line(f"{vec}<ulong> {', '.join(vp.values)};", locals=[(f"{vec}<ulong>", n, 1) for n in vp.values]))
     return out + _CsPacked(vec, nl, nw, list(vp.body)).out
 
 
@@ -390,46 +391,55 @@ def render(v, laid: dict) -> dict[str, str]:
                interleave=o.interleave, fn=functions(v.spec, o, layout, laid), wipe=v.get("wipe", True))
     ctx["stackalloc"] = any("stackalloc" in ln for f in ctx["fn"].values()
                             for ln in f["arrays"] + f["blocks_arrays"] + [x for L in f["lanes"] for x in L["arrays"]])
-    text = render_template("csharp/threefish.cs.j2", burn=0, burn_one=0, **ctx)
-    if ctx["wipe"]:    # the wipe's size comes from the kernels as rendered
-        text = render_template("csharp/threefish.cs.j2", burn=burn_bytes(text),
-                               burn_one=burn_bytes(text, single_block_kernel), **ctx)
-    return {f"{cls}.cs": text}
+    per = {name: n for d in ("encrypt", "decrypt") for name, n in kernel_locals(ctx["fn"][d], o.interleave).items()}
+    ctx["burn"] = burn_bytes(per.values())
+    ctx["burn_one"] = burn_bytes(n for name, n in per.items() if name in ("Block", "Packed"))
+    return {f"{cls}.cs": render_template("csharp/threefish.cs.j2", **ctx)}
 
 
-_CS_DECL = re.compile(r"^\s*(ulong|Vector128<ulong>|Vector256<ulong>|Vector512<ulong>) ([^=;(]+)[=;]")
-_CS_BYTES = {"ulong": 8, "Vector128<ulong>": 16, "Vector256<ulong>": 32, "Vector512<ulong>": 64}
-_CS_ALLOC = re.compile(r"stackalloc (ulong|byte)\[(\d+)\]")
+# Bytes per element of the locals and stackalloc scratch the kernels declare (the vector types:
+# gen/isa/dotnet.py, 8 bytes a lane).  A stackalloc'd vector (the lanes loop kernels' key table and
+# subkey ring: Span<Vector512<ulong>> ks = stackalloc Vector512<ulong>[n]) takes its vector's size an
+# element, like a vector local; the text scan the facts replaced counted such scratch 0 bytes, so
+# Burn left most of the Vector512/Vector256 tables of --unroll loop lanes classes in place.
+_CS_BYTES = {t: 8 * n for t, n in [("ulong", 1), *((f"{v}<ulong>", n) for v, n in VECTORS.items())]}
+_CS_BYTES.update({f"stackalloc {t}": b for t, b in list(_CS_BYTES.items())})
 
 
-_MULTI_BLOCK_KERNEL = re.compile(r"(?:Encrypt|Decrypt)(?:Lanes\d+|BlocksScalar)$")
+def _declared(lines) -> int:
+    """Bytes the locals and stackalloc scratch declared on ``lines`` take (the printer's facts)."""
+    return sum(_CS_BYTES[t] * k for ln in lines if isinstance(ln, Line) for t, _, k in ln.locals)
 
 
-def single_block_kernel(name: str) -> bool:
-    """A method Encrypt/Decrypt may run (every method but the *Blocks kernels)."""
-    return not _MULTI_BLOCK_KERNEL.search(name)
+def kernel_locals(f: dict, interleave: int) -> dict[str, int]:
+    """Bytes of locals and stackalloc scratch each kernel method of one direction declares, by
+    method (Block, Packed, BlocksScalar, Lanes512, Lanes256: the sections
+    templates/csharp/threefish.cs.j2 prints in each, from the functions' dict ``f``)."""
+    def sec(*secs):
+        return [ln for x in secs for ln in (x if isinstance(x, list) else x["decl"] + x["code"])]
+
+    tail = interleave > 1                     # the template prints the tail loops only then
+    out = {"Block": _declared(sec(f["arrays"], f["setup"], f["body"]))}
+    if "packed" in f:
+        out["Packed"] = _declared(sec(f["packed"]["setup"], f["packed"]["code"]))
+    if f["blocks_per_block"]:
+        out["BlocksScalar"] = _declared(sec(f["setup"], f["body"]))
+    else:
+        out["BlocksScalar"] = _declared(sec(f["blocks_arrays"], f["setup"], f["multi_body"],
+                                            *([f["tail_body"]] if tail else [])))
+    for L in f["lanes"]:
+        out[f"Lanes{64 * L['lanes']}"] = _declared(sec(L["arrays"], L["setup"], L["multi_body"],
+                                                       *([L["tail_body"]] if tail else [])))
+    return out
 
 
-def burn_bytes(text: str, methods=lambda name: True) -> int:
+def burn_bytes(per_method) -> int:
     """Bytes the C# wipe clears after a call: twice the most bytes of locals (and stackalloc
-    scratch) one method of ``text`` (of those ``methods`` accepts) declares, plus 1 KiB (the
+    scratch) one kernel method declares (``per_method``: kernel_locals' values), plus 1 KiB (the
     JIT's tier-0 code gives temporaries slots of their own), in 64-byte units.  Encrypt and
-    Decrypt clear what their single-block kernels need, not what the 8-block Vector512 kernel
-    needs (Threefish-256 lanes: 1.2 KiB instead of 11 KiB per 32-byte block)."""
-    per: dict[str, int] = {}
-    name = ""
-    for ln in text.splitlines():
-        m = re.match(r"\s+(?:private|public) static \w+ (\w+)\(", ln)
-        if m:
-            name = m.group(1)
-        if not methods(name):
-            continue
-        d = _CS_DECL.match(ln)
-        if d:
-            per[name] = per.get(name, 0) + _CS_BYTES[d.group(1)] * len(d.group(2).split(","))
-        for t, n in _CS_ALLOC.findall(ln):
-            per[name] = per.get(name, 0) + (8 if t == "ulong" else 1) * int(n)
-    return (2 * max(per.values(), default=0) + 1024 + 63) // 64 * 64
+    Decrypt clear what their single-block kernels (Block, Packed) need, not what the 8-block
+    Vector512 kernel needs (Threefish-256 lanes: 1.2 KiB instead of 11 KiB per 32-byte block)."""
+    return (2 * max(per_method, default=0) + 1024 + 63) // 64 * 64
 
 
 def default_class(spec, layout: str) -> str:

@@ -59,8 +59,13 @@ def skein_context(v, prog) -> dict:
 
 def render_skein(v, ctx: dict) -> dict[str, str]:
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
-    return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/skein.c.j2", **ctx), annotate),
-            f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
+    if annotate == "none":          # the UBI block and the SIMD kernels without their notes
+        ctx = dict(ctx, ubi=dict(ctx["ubi"], code=cprinter.without_notes(ctx["ubi"]["code"])))
+        if ctx["simd"]:
+            ctx["simd"] = dict(ctx["simd"], kernels=[dict(k, lines=cprinter.without_notes(k["lines"]))
+                                                     for k in ctx["simd"]["kernels"]])
+    text = render_template("c/skein.c.j2", annotate=annotate, **ctx)
+    return {f"{v.stem}.c": cprinter.annotate_text(text, annotate), f"{v.stem}.h": render_template("c/skein.h.j2", **ctx)}
 
 
 class C(Target):
@@ -150,6 +155,10 @@ def print_c(v, laid) -> dict[str, str]:
     ctx["burn"] = max(b["other"] for pair in ctx["burns"].values() for b in pair)
     ctx["burn_opt"] = max(b["opt"] for pair in ctx["burns"].values() for b in pair)
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
+    if annotate == "none":          # the functions without the description's notes
+        for f in ctx["fn"].values():
+            for sec in f.values():
+                sec["code"] = cprinter.without_notes(sec["code"])
     return {f"{v.stem}.c": cprinter.annotate_text(render_template("c/threefish.c.j2", **ctx), annotate),
             f"{v.stem}.h": render_template("c/threefish.h.j2", **ctx)}
 

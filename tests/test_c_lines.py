@@ -1,0 +1,36 @@
+"""The C printers' lines carry what the renders need, so nothing reads it back from the printed
+text: the round chunks a hybrid loop interleaves are cut from the ops at their notes, and
+--annotate none leaves out the lines the printers marked as notes."""
+from threefish_gen.gen.dsl import Op
+from threefish_gen.gen.layouts import ir
+from threefish_gen.gen.printers.c import CPrinter, annotate_text, indent, note_line, without_notes
+from threefish_gen.gen.printers.c_simd import interleave_code, round_chunks
+from threefish_gen.gen.render_simd import is_note
+
+
+def test_round_chunks_cut_before_notes():
+    ops = ["a", ir.Note("round 0"), "b", "c", ir.Note("round 1"), ir.Note("subkey 1"), "d"]
+    assert round_chunks(ops, ir.is_note) == [
+        ["a"], [ir.Note("round 0"), "b", "c"], [ir.Note("round 1")], [ir.Note("subkey 1"), "d"]]
+    # a note first opens the first chunk; an empty program has none
+    assert round_chunks([ir.Note("r"), "x"], ir.is_note) == [[ir.Note("r"), "x"]]
+    assert round_chunks([], is_note) == []
+
+
+def test_interleave_alternates_chunks():
+    assert interleave_code([["v0", "v1"], ["v2"], ["v3"]], [["s0"], ["s1", "s2"]]) == [
+        "v0", "v1", "s0", "v2", "s1", "s2", "v3"]
+
+
+def test_notes_are_marked_and_left_out_at_none():
+    pr = CPrinter("p_", {"in": "in"})
+    lines = pr.lines([Op("note", None, "round 0"), Op("mov", "x0", "x1"), Op("note", None, "subkey 1")])
+    assert lines == ["/* round 0 */", "x0 = x1;", "/* subkey 1 */"]
+    assert [getattr(ln, "note", False) for ln in lines] == [True, False, True]
+    # indenting keeps the mark; none drops the notes, nothing else
+    assert without_notes(indent(lines)) == ["    x0 = x1;"]
+    assert without_notes([note_line("/* a */"), "/* a plain comment */"]) == ["/* a plain comment */"]
+    # brief drops the padding before a comment after code; full and none keep it
+    text = "    if (x)        /* why */\n"
+    assert annotate_text(text, "brief") == "    if (x) /* why */\n"
+    assert annotate_text(text, "full") == annotate_text(text, "none") == text
