@@ -5,6 +5,7 @@ from __future__ import annotations
 import jinja2
 
 from .. import __version__
+from ..dsl import Loop
 
 
 _ENV: jinja2.Environment | None = None
@@ -29,3 +30,18 @@ def env() -> jinja2.Environment:
 
 def render_template(name: str, **ctx) -> str:
     return env().get_template(name).render(**ctx)
+
+
+def statements(ops, op, loop_head) -> list[str]:
+    """The lines of a list of description ops (the scalar C and C# printers): ``op(item)`` each;
+    a Loop is the lines ``loop_head(count)`` (its for statement and opening brace), its body
+    indented, then ``}``."""
+    out: list[str] = []
+    for item in ops:
+        if isinstance(item, Loop):
+            out.extend(loop_head(item.count))
+            out.extend("    " + op(o) for o in item.body)
+            out.append("}")
+        else:
+            out.append(op(item))
+    return out

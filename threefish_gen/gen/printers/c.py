@@ -9,6 +9,7 @@ import re
 
 from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..threefish import Program
+from . import statements
 
 # One C statement per description operation.  {d} destination, {a} operand.
 C_STATEMENTS = {
@@ -77,15 +78,7 @@ class CPrinter:
         return C_STATEMENTS[op.kind].format(d=op.dst, a=self.operand(op.a))
 
     def lines(self, ops) -> list[str]:
-        out: list[str] = []
-        for item in ops:
-            if isinstance(item, Loop):
-                out.append(f"for (c = 0; c < {item.count}; c++) {{")
-                out.extend("    " + self.op(op) for op in item.body)
-                out.append("}")
-            else:
-                out.append(self.op(item))
-        return out
+        return statements(ops, self.op, lambda count: [f"for (c = 0; c < {count}; c++) {{"])
 
     def declarations(self, ops, exclude=()) -> list[str]:
         """uint64_t declarations for the values and local arrays that ``ops`` define."""
