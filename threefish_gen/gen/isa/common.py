@@ -109,10 +109,9 @@ def fill(fmt: str, a: str, b: str) -> str:
     return CExpr(text, fmt.sites + na * sites_of(a) + nb * sites_of(b))
 
 
-class Sources:
-    """The lane reader of lane moves: a lane is a ``(source, lane)`` token, a byte a
-    ``(token, byte)`` pair; a lane rebuilt from bytes that are not one whole source lane in
-    order is None (no shuffle pattern asks for it)."""
+class Plain:
+    """What a lane reader does with arguments that arrive already read: a vector argument is its
+    tuple of lanes, a constant argument its int (Sources, Ints; gen/prove/nasm.py's registers)."""
 
     @staticmethod
     def vec(x):
@@ -121,6 +120,12 @@ class Sources:
     @staticmethod
     def imm(x):
         return x
+
+
+class Sources(Plain):
+    """The lane reader of lane moves: a lane is a ``(source, lane)`` token, a byte a
+    ``(token, byte)`` pair; a lane rebuilt from bytes that are not one whole source lane in
+    order is None (no shuffle pattern asks for it)."""
 
     @staticmethod
     def const(v):
@@ -147,17 +152,9 @@ class Sources:
         raise GenError(text)
 
 
-class Ints:
+class Ints(Plain):
     """The lane reader of concrete values: a lane is an int (mod 2^64), a byte a (lane, byte
     index) pair (the machine-op interpreter, gen/asm/interp.py)."""
-
-    @staticmethod
-    def vec(x):
-        return x
-
-    @staticmethod
-    def imm(x):
-        return x
 
     @staticmethod
     def const(v):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import jinja2
 
 from .. import __version__
+from ..dsl import Loop
 
 
 class Line(str):
@@ -54,3 +55,19 @@ def env() -> jinja2.Environment:
 
 def render_template(name: str, **ctx) -> str:
     return env().get_template(name).render(**ctx)
+
+
+def statements(ops, op, loop_head, close="}") -> list[str]:
+    """The lines of a list of description ops (the scalar C and C# printers): ``op(item)`` each;
+    a Loop is the lines ``loop_head(count)`` (its for statement and opening brace), its body
+    indented (a :class:`Line` keeps its facts), then ``close`` (the closing brace)."""
+    out: list[str] = []
+    for item in ops:
+        if isinstance(item, Loop):
+            out.extend(loop_head(item.count))
+            out.extend(ln.indented(4) if isinstance(ln, Line) else "    " + ln
+                       for ln in map(op, item.body))
+            out.append(close)
+        else:
+            out.append(op(item))
+    return out

@@ -11,7 +11,7 @@ from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..isa import neon, x86
 from ..isa.common import sites_of
 from ..threefish import Program
-from . import Line
+from . import Line, statements
 
 # One C statement per description operation.  {d} destination, {a} operand.
 C_STATEMENTS = {
@@ -118,15 +118,8 @@ class CPrinter:
         return text
 
     def lines(self, ops) -> list[str]:
-        out: list[str] = []
-        for item in ops:
-            if isinstance(item, Loop):
-                out.append(open_line(f"for (c = 0; c < {item.count}; c++) {{"))
-                out.extend(indent([self.op(op) for op in item.body]))
-                out.append(close_line())
-            else:
-                out.append(self.op(item))
-        return out
+        return statements(ops, self.op, lambda count: [open_line(f"for (c = 0; c < {count}; c++) {{")],
+                          close=close_line())
 
     def declarations(self, ops, exclude=()) -> list[str]:
         """uint64_t declarations for the values and local arrays that ``ops`` define."""

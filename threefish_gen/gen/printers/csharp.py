@@ -25,7 +25,7 @@ from ..layouts import packed as packed_layout
 from ..layouts import lanes as lanes_layout
 from ..layouts import scalar as scalar_layout
 from ..threefish import Program
-from . import Line, render_template
+from . import Line, render_template, statements
 
 LAYOUTS = ("scalar", "lanes", "packed")
 
@@ -128,16 +128,7 @@ class CsPrinter:
 
     def lines(self, ops) -> list[str]:
         """Statements of description ops (kind scalar)."""
-        out: list[str] = []
-        for item in ops:
-            if isinstance(item, Loop):
-                out.append(f"for (int c = 0; c < {item.count}; c++)")
-                out.append("{")
-                out.extend("    " + self.op(op) for op in item.body)
-                out.append("}")
-            else:
-                out.append(self.op(item))
-        return out
+        return statements(ops, self.op, lambda count: [f"for (int c = 0; c < {count}; c++)", "{"])
 
     # ---- vector kinds: the lanes layout IR (gen/layouts/lanes.py, stream form)
     @property

@@ -149,20 +149,12 @@ def zmm_instruction(op, frame: Frame) -> str:
         return ZMM_OPS["scatter"].format(base=dst.reg.name, idx=ZMM_INDEX[dst.array], off=dst.offset,
                                          s=_operand(src, frame, "zmm"))
     d = _operand(dst, frame, "zmm")
-    if isinstance(src, PtrMem):
-        if src.array == "key":
-            return ZMM_OPS["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
-        return ZMM_OPS["gather"].format(d=d, base=src.reg.name, idx=ZMM_INDEX[src.array], off=src.offset)
     if isinstance(src, Slot) and src.key[0] == "const":
         m = f"qword [rsp + {frame.offset[src.key]}]"
         if op.kind == "mov":
             return ZMM_OPS["bcast"].format(d=d, s=m)
         return ZMM_OPS[op.kind].format(d=d, s=m + "{1to8}")
-    if isinstance(dst, Slot):
-        return ZMM_OPS[("mov", "mr")].format(d=d, s=_operand(src, frame, "zmm"))
-    pat = ZMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or ZMM_OPS[op.kind]
-    n = src if isinstance(src, int) else 0
-    return pat.format(d=d, s=_operand(src, frame, "zmm") if src is not None else "", n=n)
+    return _vector_op(ZMM_OPS, ZMM_INDEX, "zmm", op, frame, d)
 
 
 def ymm_instruction(op, frame: Frame) -> str:
@@ -171,16 +163,23 @@ def ymm_instruction(op, frame: Frame) -> str:
         nb = frame.block_bytes
         return YMM_OPS["scatter"].format(base=dst.reg.name, s=src.name, x=src.name.replace("ymm", "xmm"),
                                          **{f"o{b}": dst.offset + b * nb for b in range(4)})
-    d = _operand(dst, frame, "ymm")
+    return _vector_op(YMM_OPS, YMM_INDEX, "ymm", op, frame, _operand(dst, frame, "ymm"))
+
+
+def _vector_op(ops: dict, index: dict, cls: str, op, frame: Frame, d: str) -> str:
+    """A ymm/zmm op (``ops``: the width's forms, ``index``: its gather index registers) into d, a
+    register or slot: a key word broadcast or the blocks' words gathered, a store to a slot, else
+    the op's form for its operand shapes."""
+    src, dst = op.src, op.dst
     if isinstance(src, PtrMem):
         if src.array == "key":
-            return YMM_OPS["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
-        return YMM_OPS["gather"].format(d=d, base=src.reg.name, idx=YMM_INDEX[src.array], off=src.offset)
+            return ops["bcast"].format(d=d, s=f"qword [{src.reg.name} + {src.offset}]")
+        return ops["gather"].format(d=d, base=src.reg.name, idx=index[src.array], off=src.offset)
     if isinstance(dst, Slot):
-        return YMM_OPS[("mov", "mr")].format(d=d, s=_operand(src, frame, "ymm"))
-    pat = YMM_OPS.get((op.kind, _shape(dst) + _shape(src))) or YMM_OPS[op.kind]
+        return ops[("mov", "mr")].format(d=d, s=_operand(src, frame, cls))
+    pat = ops.get((op.kind, _shape(dst) + _shape(src))) or ops[op.kind]
     n = src if isinstance(src, int) else 0
-    return pat.format(d=d, s=_operand(src, frame, "ymm") if src is not None else "", n=n)
+    return pat.format(d=d, s=_operand(src, frame, cls) if src is not None else "", n=n)
 
 
 def packed_instruction(op, frame: Frame) -> str:

@@ -3,8 +3,9 @@
 ``prove_files(variant, files)`` symbolically executes every exported function of the emitted
 text over 64-bit words (gen/prove/terms.py) and compares each output word with the term the
 description's interpreter computes (gen/prove/expect.py).  Languages: NASM (gen/prove/nasm.py),
-C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py), C# (gen/prove/csharp.py,
-on the SIMD C reader's machinery).  Skein renders: the generated UBI function (gen/prove/skein.py).
+C (gen/prove/c.py; the SIMD C of target c-simd: gen/prove/c_simd.py; what they share:
+gen/prove/cfamily.py), C# (gen/prove/csharp.py, on the SIMD C reader's machinery).  Skein
+renders: the generated UBI function (gen/prove/skein.py).
 """
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from dataclasses import dataclass, field
 from ..errors import GenError
 from ..targets import get as get_target
 from ..variant import Variant
-from . import c, c_simd, csharp, engine, nasm
+from . import c, c_simd, cfamily, csharp, engine, nasm
 from . import skein as skein_ubi
-from .engine import ProveError, Unsupported
+from .engine import Unsupported
 from .expect import block_vars, expected, key_vars
 from .terms import scope, var
 
@@ -126,25 +127,16 @@ def _prove_threefish(v: Variant, language: str, word_bits: int, text: str) -> Re
         args = [var("ptr:key"), var("ptr:tweak"), var("ptr:in"), var("ptr:out")]
         if blocks:
             args.append(var("n"))
-        try:
+
+        def prove():
             m, entry, heads, line_text = make(args)
             ctx = engine.Context(nw, exp_for(direction), steps=exp_for(direction, steps=True))
-            summary = engine.prove_function(m, entry, heads, ctx, not blocks, line_text)
-            rep.lines.append(f"{_label(name)}: equivalent ({summary})")
-        except ProveError as e:
-            rep.failed = True
-            rep.lines.append(f"{_label(name)}: DIFFERS: {e}")
-        except Unsupported as e:
-            raise GenError(f"{_label(name)}: cannot read the program: {e}") from None
+            return engine.prove_function(m, entry, heads, ctx, not blocks, line_text)
+        engine.record(rep, name, prove)
     if not rep.lines:
         raise GenError("no exported encrypt/decrypt function in the file")
     rep.seconds = time.monotonic() - t0
     return rep
-
-
-def _label(name) -> str:
-    """A job's name (C#: a callable naming the flags the path read, known once it ran)."""
-    return name() if callable(name) else name
 
 
 def _nasm_jobs(text: str, word_bits: int, v: Variant) -> list:
@@ -166,6 +158,6 @@ def _c_jobs(text: str) -> list:
     def job(fn):
         def make(args):
             m = c.CMachine(prog, fn)
-            return m, m.enter(args), c.heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+            return m, m.enter(args), cfamily.heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         return make
     return [(name, _kind(name), job(fn)) for name, fn in prog.functions.items() if _kind(name)]

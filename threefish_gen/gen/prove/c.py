@@ -6,38 +6,23 @@ assignments (``=``, ``+=``, ``-=``, ``^=``) of expressions over variables, integ
 little-endian helpers ``<prefix>load64(p)`` and ``<prefix>store64(p, v)``, and ``for`` loops
 (the blocks loops over ``n``, the 8-round-cycle loops over a counter with a constant bound).
 A loop is compiled to a test at its head, the body, the step and a jump back, and run by the
-same engine as the NASM programs.
+same engine as the NASM programs.  The tokenizer, statements and C arithmetic are the SIMD C
+reader's too (gen/prove/cfamily.py).
 """
 from __future__ import annotations
 
 import re
 
-from .engine import Machine, ProveError, Unsupported, literal
-from .terms import MASK, Term, add, and_, const, mul, or_, shr, sub, value, var, xor
+from .cfamily import BINARY as _BINARY, CFamilyMachine, Stmt, body_lines, skip, strip_comments, tokens
+from .engine import ProveError, Unsupported, literal
+from .terms import MASK, Term, add, and_, const, sub, value, var, xor
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|[-+*^|&()\[\],<>=~])")
-_BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
-           "&": 2, "^": 1, "|": 0}
 
 
 def _tokens(s: str) -> list[str]:
-    out, pos = [], 0
-    s = s.strip()
-    while pos < len(s):
-        m = _TOKEN.match(s, pos)
-        if not m or m.end() == pos:
-            raise Unsupported(f"cannot read {s[pos:pos + 20]!r}")
-        out.append(m.group(1))
-        pos = m.end()
-    return out
-
-
-class Stmt:
-    __slots__ = ("no", "text", "kind", "a", "b", "c")
-
-    def __init__(self, no, text, kind, a=None, b=None, c=None):
-        self.no, self.text, self.kind, self.a, self.b, self.c = no, text, kind, a, b, c
+    return tokens(s, _TOKEN)
 
 
 class Function:
@@ -49,11 +34,6 @@ class Function:
 _FUNC = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:\w+_NOINLINE\s+)?(?:void|uint64_t)\s+(\w+)\s*\(([^)]*)\)\s*$")
 
 
-def _strip_comments(text: str) -> str:
-    """Comments become spaces (line numbers stay)."""
-    return re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
-
-
 class Program:
     """The exported functions of one C file, compiled to statements with jumps."""
 
@@ -62,7 +42,7 @@ class Program:
         *_work functions they call); the others are skipped."""
         self.functions: dict[str, Function] = {}
         self.raw = text.splitlines()
-        lines = _strip_comments(text).splitlines()
+        lines = strip_comments(text).splitlines()
         # object-like constant macros (#define NAME expr), read where a statement names them
         self.macros = {m.group(1): m.group(2) for m in
                        (re.match(r"\s*#\s*define\s+(\w+)\s+(.+?)\s*$", ln) for ln in lines) if m}
@@ -78,7 +58,7 @@ class Program:
                 if m and (not select(m.group(1)) if select is not None else
                           head.startswith("static") and not m.group(1).endswith("_work")):
                     # the load/store helpers are modelled by name; burn and burn_top (the wipe) change no output
-                    i = self._skip(lines, i + 1)
+                    i = skip(lines, i + 1)
                     continue
                 if m and i + 1 < len(lines) and lines[i + 1].strip() == "{":
                     params = [p.strip().split()[-1].lstrip("*").split("[")[0] for p in m.group(2).split(",")]
@@ -105,26 +85,11 @@ class Program:
         out.stmts = callee.stmts
         return out
 
-    @staticmethod
-    def _skip(lines: list[str], i: int) -> int:
-        depth = 0
-        while i < len(lines):
-            depth += lines[i].count("{") - lines[i].count("}")
-            i += 1
-            if depth == 0:
-                return i
-        return i
-
     def _body(self, fn: Function, lines: list[str], i: int) -> int:
         """Compile statements up to the function's closing brace; returns the next line index."""
         loops = []          # (head index, step statements, line number) of the open for loops
         depth = 1
-        while i < len(lines):
-            s = lines[i].strip()
-            no = i + 1
-            i += 1
-            if not s or s.startswith("#"):
-                continue
+        for no, s in body_lines(lines, i):
             if s == "{":
                 depth += 1
                 loops.append(None)
@@ -133,7 +98,7 @@ class Program:
                 depth -= 1
                 if depth == 0:
                     fn.stmts.append(Stmt(no, "}", "ret"))
-                    return i
+                    return no
                 lp = loops.pop()
                 if lp is not None:
                     head, steps, exit_stmt = lp
@@ -191,26 +156,16 @@ class Program:
         raise Unsupported(f"line {no}: cannot read {s!r}")
 
 
-class CMachine(Machine):
+class CMachine(CFamilyMachine):
     """One path through one function of a C program."""
 
     def __init__(self, prog: Program, fn: Function):
-        super().__init__()
-        self.prog, self.fn = prog, fn
-        self.line = None
-        self.cur = None
+        super().__init__(prog, fn)
         self._expanding: set = set()        # the macros being expanded (empty between statements)
-
-    def enter(self, args: list[Term]) -> int:
-        if len(args) != len(self.fn.params):
-            raise Unsupported(f"{self.fn.name} takes {len(self.fn.params)} parameters")
-        for p, a in zip(self.fn.params, args):
-            self.state.regs[p] = a
-        return 0
 
     # ---------------------------------------------------------------- expressions
 
-    def expr(self, toks: list[str]) -> Term:
+    def ev(self, toks: list[str]) -> Term:
         self._t, self._i = toks, 0
         t = self._binary(-1)
         if self._i != len(toks):
@@ -232,41 +187,11 @@ class CMachine(Machine):
             left = self._apply(op, left, right)
 
     def _apply(self, op, a, b):
-        vb = value(b)
-        if op == "+":
-            return add(a, b)
-        if op == "-":
-            return sub(a, b)
-        if op == "^":
-            return xor(a, b)
-        if op == "|":
-            return or_(a, b)
-        if op in ("*", "<<", ">>", "&") and vb is None:
-            if op == "*" and value(a) is not None:
-                return mul(b, value(a))
-            raise Unsupported(f"line {self.line.no}: {op} by a non-constant")
-        if op == "*":
-            return mul(a, vb)
-        if op in ("<<", ">>") and vb > 63:
-            raise Unsupported(f"line {self.line.no}: a shift by {vb} (C shifts a 64-bit word by 0..63)")
-        if op == "<<":
-            return mul(a, 1 << vb)
-        if op == ">>":
-            return shr(a, vb)
-        if op == "&":
-            return and_(a, vb)
-        return self._compare(op, a, b)
+        """An operator: arithmetic, else a comparison (a loop test)."""
+        t = self._arith(op, a, b)
+        return t if t is not None else self._compare(op, a, b)
 
-    def _compare(self, op, a, b):
-        """A loop test as a term that is zero exactly when the test fails."""
-        va, vb = value(a), value(b)
-        if va is not None and vb is not None:
-            ok = {"<": va < vb, ">": va > vb, "<=": va <= vb, ">=": va >= vb, "==": va == vb, "!=": va != vb}[op]
-            return const(int(ok))
-        if vb == 0 and op in (">", "!="):
-            return a
-        if op == ">=" and vb and vb & (vb - 1) == 0:
-            return shr(a, vb.bit_length() - 1)          # a >= 2^k  <=>  a >> k != 0
+    def _other_test(self, op, a, vb):
         raise Unsupported(f"line {self.line.no}: loop test {op} {vb} is not modelled")
 
     def _unary(self) -> Term:
@@ -305,7 +230,7 @@ class CMachine(Machine):
             saved = self._t, self._i
             expanding.add(tok)
             try:
-                return self.expr(_tokens(self.prog.macros[tok]))
+                return self.ev(_tokens(self.prog.macros[tok]))
             finally:
                 expanding.discard(tok)
                 self._t, self._i = saved
@@ -335,18 +260,18 @@ class CMachine(Machine):
         if st.kind == "jmp":
             return st.a
         if st.kind == "test":
-            self.state.zf = self.expr(st.a)
+            self.state.zf = self.ev(st.a)
             return ("branch", True, st.b, pc + 1)
         if st.kind == "ifzero":
-            self.state.zf = self.expr(st.a)
+            self.state.zf = self.ev(st.a)
             return ("branch", True, pc + 1, pc + 2)
         if st.kind == "call":
             raise Unsupported(f"line {st.no}: a call of {st.a}")
         if st.kind == "store":
-            addr, v = self.expr(st.a), self.expr(st.b)
+            addr, v = self.ev(st.a), self.ev(st.b)
             self.store(addr, 8, v)
             return pc + 1
-        lhs, op, rhs = st.a, st.b, self.expr(st.c)
+        lhs, op, rhs = st.a, st.b, self.ev(st.c)
         if len(lhs) > 1:                          # array element
             self._t, self._i = lhs, 2
             idx = self._binary(-1)
@@ -371,33 +296,3 @@ class CMachine(Machine):
             return and_(old, value(t))
         return {"=": lambda: t, "+=": lambda: add(old, t), "-=": lambda: sub(old, t),
                 "^=": lambda: xor(old, t)}[op]()
-
-    def concrete_head(self, pc: int) -> bool:
-        """A loop whose test is decided here (a counter with a constant bound) just runs."""
-        st = self.fn.stmts[pc]
-        if st.kind != "test":
-            return False
-        self.line = st
-        try:
-            return value(self.expr(st.a)) is not None
-        except (ProveError, Unsupported):
-            return False
-
-    # ---------------------------------------------------------------- locations for loops
-
-    def locations(self) -> dict:
-        locs = {("r", r): t for r, t in self.state.regs.items()}
-        for k, (size, t) in self.state.mem.items():
-            locs[("m",) + k] = t
-        return locs
-
-    def set_location(self, loc, t: Term) -> None:
-        if loc[0] == "r":
-            self.state.regs[loc[1]] = t
-        else:
-            size, _ = self.state.mem[loc[1:]]
-            self.state.mem[loc[1:]] = (size, t)
-
-
-def heads(fn: Function) -> set:
-    return {s.a for i, s in enumerate(fn.stmts) if s.kind == "jmp" and s.a <= i}

@@ -24,14 +24,13 @@ from __future__ import annotations
 import re
 
 from ..isa import neon, x86
-from .c import Program as _CProgram, _strip_comments
-from .engine import Machine, ProveError, Unsupported, base_of, kind, literal
-from .terms import (Term, add, and_, const, ge, mul, or_, rotl, shr, sub, value, var, xor)
+from .cfamily import (BINARY as _BINARY, CFamilyMachine, Stmt as _Stmt, body_lines, heads, skip, strip_comments,
+                      tokens)
+from .engine import ProveError, TermLanes, Unsupported, base_of, kind, literal, split_top
+from .terms import Term, add, const, ge, rotl, sub, value, var, xor
 
 _TOKEN = re.compile(r"\s*(UINT64_C\(\s*(?:0[xX][0-9a-fA-F]+|\d+)\s*\)|0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|"
                     r"[A-Za-z_]\w*|<<|>>|>=|<=|==|!=|\+\+|--|&&|\|\||[-+*^|&()\[\],<>=!~])")
-_BINARY = {"*": 7, "+": 6, "-": 6, "<<": 5, ">>": 5, "<": 4, ">": 4, "<=": 4, ">=": 4, "==": 3, "!=": 3,
-           "&": 2, "^": 1, "|": 0}
 _TYPES = {"const", "void", "unsigned", "signed", "long", "int", "char", "short", "size_t", "uint8_t",
           "uint32_t", "uint64_t", "int64_t", "uint64x1_t", "uint8x16_t", "int64x2_t",
           "uint32x4_t"} | set(x86.TYPES) | set(x86.CAST_TYPES) | set(neon.TYPES)
@@ -40,15 +39,7 @@ _VBYTES = {**x86.TYPES, **x86.CAST_TYPES, **neon.TYPES}
 
 def _tokens(s: str, token=_TOKEN) -> list[str]:
     """The tokens of an expression (``token``: the reader's pattern, its token in group 1)."""
-    out, pos = [], 0
-    s = s.strip()
-    while pos < len(s):
-        m = token.match(s, pos)
-        if not m or m.end() == pos:
-            raise Unsupported(f"cannot read {s[pos:pos + 20]!r}")
-        out.append(m.group(1))
-        pos = m.end()
-    return out
+    return tokens(s, token)
 
 
 # ---------------------------------------------------------------------------- expressions (AST)
@@ -147,11 +138,9 @@ def _rename(e, f):
 
 # ---------------------------------------------------------------------------- statements
 
-class Stmt:
-    __slots__ = ("no", "text", "kind", "a", "b", "c")
-
-    def __init__(self, no, text, kind, a=None, b=None, c=None):
-        self.no, self.text, self.kind, self.a, self.b, self.c = no, text, kind, a, b, c
+class Stmt(_Stmt):
+    """A statement whose expressions are parsed (tuples); it can move into a caller (inlining)."""
+    __slots__ = ()
 
     def moved(self, base: int, f, end: int) -> "Stmt":
         k = self.kind
@@ -198,7 +187,7 @@ class Program:
         exported encrypt/decrypt functions and their *_work bodies)."""
         self.functions: dict[str, Function] = {}
         wanted = select or (lambda name: _kind(name) or name.endswith("_work"))
-        lines = _strip_comments(text).splitlines()
+        lines = strip_comments(text).splitlines()
         i = 0
         while i < len(lines):
             head = lines[i].strip()
@@ -217,7 +206,7 @@ class Program:
                         i = self._body(fn, lines, i + 2)
                         self.functions[name] = self._wrapper(fn)
                         continue
-                    i = _CProgram._skip(lines, i + 1)   # helpers (modelled by name), cpu tests
+                    i = skip(lines, i + 1)   # helpers (modelled by name), cpu tests
                     continue
             i = start + 1
 
@@ -276,12 +265,7 @@ class Program:
         blocks = []         # per open brace: None, ("loop", head, steps, test) or ("if", test)
         self._scopes = [set(fn.params)]     # names declared per open brace (a shadowing declaration is refused)
         pending = []        # braceless for/if waiting for their one statement
-        while i < len(lines):
-            s = lines[i].strip()
-            no = i + 1
-            i += 1
-            if not s or s.startswith("#"):
-                continue
+        for no, s in body_lines(lines, i):
             if s == "{":
                 blocks.append(None)
                 self._scopes.append(set())
@@ -289,13 +273,13 @@ class Program:
             if s == "}":
                 if not blocks:
                     fn.stmts.append(Stmt(no, "}", "ret"))
-                    return i
+                    return no
                 self._close(fn, blocks.pop(), no)
                 self._scopes.pop()
                 self._close_pending(fn, pending, no)
                 continue
             if s.startswith("switch"):
-                return self._switch(fn, lines, i - 1)
+                return self._switch(fn, lines, no - 1)
             m = re.fullmatch(r"for\s*\((.*);(.*);(.*)\)\s*(\{?)", s)
             if m:
                 for part in filter(None, (p.strip() for p in m.group(1).split(","))):
@@ -442,19 +426,8 @@ class Program:
 
 
 def _split_args(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    out.append(cur)
-    return out
+    """The arguments of a call (as written) in the text between its parentheses."""
+    return split_top(s, "([)]")
 
 
 # ---------------------------------------------------------------------------- byte views
@@ -526,23 +499,14 @@ def _const_bytes(v: tuple, no: int) -> list:
 
 # ---------------------------------------------------------------------------- the machine
 
-class LaneTerms:
+class LaneTerms(TermLanes):
     """The lane reader of gen/isa/common.py over terms, for one intrinsic call of a machine:
     what an ISA module's SEMANTICS compute with."""
 
-    const, add, sub, xor, or_, and_, shr, rotl = (staticmethod(f) for f in (const, add, sub, xor, or_, and_, shr, rotl))
     bytes, words = staticmethod(_vbytes), staticmethod(_vwords)
 
     def __init__(self, mach, name: str):
         self.mach, self.intrinsic = mach, name
-
-    @staticmethod
-    def shl(t: Term, k: int) -> Term:
-        return mul(t, 1 << k)
-
-    @staticmethod
-    def same(a: Term, b: Term) -> bool:
-        return a is b          # terms are hash-consed (gen/prove/terms.py)
 
     def vec(self, x) -> tuple:
         return self.mach._vec(x)
@@ -569,21 +533,12 @@ class LaneTerms:
         raise Unsupported(f"line {self.mach.line.no}: {text}")
 
 
-class SimdMachine(Machine):
+class SimdMachine(CFamilyMachine):
     """One path through one function of a SIMD C program."""
 
     def __init__(self, prog: Program, fn: Function):
-        super().__init__()
-        self.prog, self.fn = prog, fn
-        self.line = None
+        super().__init__(prog, fn)
         self.moves: dict = {}       # term -> lines that moved it into another vector lane
-
-    def enter(self, args: list[Term]) -> int:
-        if len(args) != len(self.fn.params):
-            raise Unsupported(f"{self.fn.name} takes {len(self.fn.params)} parameters")
-        for p, a in zip(self.fn.params, args):
-            self.state.regs[p] = a
-        return 0
 
     # ---------------------------------------------------------------- values
 
@@ -615,30 +570,11 @@ class SimdMachine(Machine):
     def _bin(self, op, a, b):
         if isinstance(a, tuple) or isinstance(b, tuple):
             raise Unsupported(f"line {self.line.no}: C operator {op} on a vector")
-        vb = value(b)
-        if op == "+":
-            return add(a, b)
-        if op == "-":
-            return sub(a, b)
-        if op == "^":
-            return xor(a, b)
-        if op == "|":
-            return or_(a, b)
-        if op == "*" and vb is None and value(a) is not None:
-            return mul(b, value(a))
-        if vb is None:
-            raise Unsupported(f"line {self.line.no}: {op} by a non-constant")
-        if op == "*":
-            return mul(a, vb)
-        if op in ("<<", ">>") and vb > 63:
-            raise Unsupported(f"line {self.line.no}: a shift by {vb} (C shifts a 64-bit word by 0..63)")
-        if op == "<<":
-            return mul(a, 1 << vb)
-        if op == ">>":
-            return shr(a, vb)
-        if op == "&":
-            return and_(a, vb)
-        raise Unsupported(f"line {self.line.no}: operator {op}")
+        t = self._arith(op, a, b)
+        if t is None:           # a comparison outside a test, another operator
+            raise Unsupported(f"line {self.line.no}: " + (f"{op} by a non-constant" if value(b) is None else
+                                                          f"operator {op}"))
+        return t
 
     def _cond(self, e):
         """A test as a term that is zero exactly when it fails."""
@@ -646,21 +582,13 @@ class SimdMachine(Machine):
             raise Unsupported(f"line {self.line.no}: a test that is not a comparison")
         return self._compare(e[1], self.ev(e[2]), self.ev(e[3]))
 
-    def _compare(self, op: str, a: Term, b: Term) -> Term:
-        """a op b as a term that is zero exactly when it is false."""
-        va, vb = value(a), value(b)
-        if va is not None and vb is not None:
-            ok = {"<": va < vb, ">": va > vb, "<=": va <= vb, ">=": va >= vb, "==": va == vb, "!=": va != vb}[op]
-            return const(int(ok))
-        if vb == 0 and op in (">", "!="):
-            return a
+    def _other_test(self, op: str, a: Term, vb: int | None) -> Term:
+        """Against any other constant bound: ``ge`` (a block test, ``n >= 3``)."""
         if op == ">=" and vb:
-            if vb & (vb - 1) == 0:
-                return shr(a, vb.bit_length() - 1)
             return ge(a, vb)
         if op == ">" and vb is not None:
             return ge(a, vb + 1)
-        raise Unsupported(f"line {self.line.no}: test {op} {vb} is not modelled")
+        return super()._other_test(op, a, vb)
 
     def _element(self, array: str, idx: Term):
         if value(idx) is None:
@@ -801,44 +729,6 @@ class SimdMachine(Machine):
         if op == "=":
             return t
         return {"+=": add, "-=": sub, "^=": xor}[op](old, t)
-
-    def concrete_head(self, pc: int) -> bool:
-        st = self.fn.stmts[pc]
-        if st.kind != "test":
-            return False
-        self.line = st
-        try:
-            return value(self.ev(st.a)) is not None
-        except (ProveError, Unsupported):
-            return False
-
-    # ---------------------------------------------------------------- locations for loops
-
-    def locations(self) -> dict:
-        st = self.state
-        locs = {("r", r): t for r, t in st.regs.items()}
-        for r, v in st.vregs.items():
-            for i, t in enumerate(v):
-                locs[("v", r, i)] = t
-        for key, (size, t) in st.mem.items():
-            locs[("m",) + key] = t
-        return locs
-
-    def set_location(self, loc, t: Term) -> None:
-        st = self.state
-        if loc[0] == "r":
-            st.regs[loc[1]] = t
-        elif loc[0] == "v":
-            lanes = list(st.vregs[loc[1]])
-            lanes[loc[2]] = t
-            st.vregs[loc[1]] = tuple(lanes)
-        else:
-            size, _ = st.mem[loc[1:]]
-            st.mem[loc[1:]] = (size, t)
-
-
-def heads(fn: Function) -> set:
-    return {s.a for i, s in enumerate(fn.stmts) if s.kind == "jmp" and s.a <= i}
 
 
 def jobs(text: str, kind) -> list:

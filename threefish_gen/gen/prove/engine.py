@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 
-from .terms import MASK, Term, add, const, evaluate, show, sub, subst, subterms, value, var, variables
+from ..errors import GenError
+from .terms import (MASK, Term, add, and_, const, evaluate, mul, or_, rotl, show, shr, sub, subst, subterms, value,
+                    var, variables, xor)
 
 
 class ProveError(Exception):
@@ -43,6 +45,41 @@ def literal(text: str, where: str) -> int:
     if v >> 64:
         raise Unsupported(f"{where}: the integer constant {text} is wider than 64 bits")
     return v
+
+
+def split_top(s: str, brackets: str) -> list[str]:
+    """s split at the commas outside brackets (``brackets``: the opening ones, then the closing
+    ones, e.g. "([)]"); the parts as written (spaces kept), an empty last part included."""
+    half = len(brackets) // 2
+    opening, closing = brackets[:half], brackets[half:]
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in opening:
+            depth += 1
+        elif ch in closing:
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    return out
+
+
+class TermLanes:
+    """The lane operations of gen/isa/common.py's lane reader over terms, what an ISA module's
+    SEMANTICS compute with; a reader adds how it reads its arguments (vec, imm, ...)."""
+
+    const, add, sub, xor, or_, and_, shr, rotl = (staticmethod(f) for f in (const, add, sub, xor, or_, and_, shr, rotl))
+
+    @staticmethod
+    def shl(t: Term, k: int) -> Term:
+        return mul(t, 1 << k)
+
+    @staticmethod
+    def same(a: Term, b: Term) -> bool:
+        return a is b          # terms are hash-consed (gen/prove/terms.py)
 
 
 def base_of(addr: Term) -> tuple[Term, Term]:
@@ -125,6 +162,33 @@ class Machine:
         if self.line is not None and t not in self.origin:
             self.origin[t] = (self.line.no, self.line.text)
 
+    # ---------------------------------------------------------------- locations for loops
+
+    def locations(self) -> dict:
+        """Every location the state holds, with its term: ("r", name) a register or scalar
+        variable, ("v", name, lane) a lane of a vector, ("m", base, offset) a memory word."""
+        st = self.state
+        locs = {("r", r): t for r, t in st.regs.items()}
+        for r, v in st.vregs.items():
+            for i, t in enumerate(v):
+                locs[("v", r, i)] = t
+        for k, (size, t) in st.mem.items():
+            locs[("m",) + k] = t
+        return locs
+
+    def set_location(self, loc, t: Term) -> None:
+        """Set a location of locations() (one the state holds) to t."""
+        st = self.state
+        if loc[0] == "r":
+            st.regs[loc[1]] = t
+        elif loc[0] == "v":
+            lanes = list(st.vregs[loc[1]])
+            lanes[loc[2]] = t
+            st.vregs[loc[1]] = tuple(lanes)
+        else:
+            size, _ = st.mem[loc[1:]]
+            st.mem[loc[1:]] = (size, t)
+
     # ---------------------------------------------------------------- memory
 
     def load(self, addr: Term, size: int, tolerant: bool = False) -> Term:
@@ -178,6 +242,26 @@ class Context:
         # of a returning path (machine, ctx); default: Threefish blocks stored through out
         self.induction = induction
         self.finish = finish
+
+
+def label(name) -> str:
+    """A job's name (C#: a callable naming the flags the path read, known once it ran)."""
+    return name() if callable(name) else name
+
+
+def record(report, name, prove) -> None:
+    """Run one function's proof, ``prove()`` -> its summary, and add its line to ``report``
+    (gen/prove/__init__.py's Report): equivalent, or DIFFERS (``report.failed``); a program the
+    reader cannot follow is a GenError (exit 2).  ``name``: as label() takes it."""
+    try:
+        summary = prove()
+    except ProveError as e:
+        report.failed = True
+        report.lines.append(f"{label(name)}: DIFFERS: {e}")
+    except Unsupported as e:
+        raise GenError(f"{label(name)}: cannot read the program: {e}") from None
+    else:
+        report.lines.append(f"{label(name)}: equivalent ({summary})")
 
 
 def prove_function(machine, entry: int, heads: set, ctx: Context, single: bool, line_text) -> str:
@@ -348,14 +432,98 @@ def _run_body(m, head: int, line_text):
     raise Unsupported("loop body does not end")
 
 
-def _induction(m, head: int, ctx: Context, line_text):
-    """Prove the loop at ``head`` for every trip count; returns (machine, pc) after its exit."""
-    where = f"loop at {line_text(head)}"
+# ---------------------------------------------------------------- the steps of a loop's induction
+# (the blocks loop of Threefish below; Skein's UBI loop, gen/prove/skein.py, adds its carried state)
+
+def first_run(m, head: int, line_text) -> tuple:
+    """One run of the loop body at ``head`` from the machine's state: (the locations at entry,
+    the machine after the run, its locations) -- what classify() compares."""
     locs0 = m.locations()
     m1 = m.clone()
     m1.state.active.add(head)
     _run_body(m1, head, line_text)
-    locs1 = m1.locations()
+    return locs0, m1, m1.locations()
+
+
+class GeneralRun:
+    """The loop body run once from the general state (general_run): ``machine`` after the run,
+    ``at_head`` the general state before it, ``top``/``bottom`` the loop's test (_run_body),
+    ``test`` its term, ``locs`` the locations after the run, ``before`` the memory cells the
+    general state held."""
+    __slots__ = ("machine", "at_head", "top", "bottom", "test", "locs", "before")
+
+
+def general_run(m, head: int, line_text, where: str, unit: str, locs0: dict, changed: dict, ptrs: dict,
+                counter: tuple, fresh=None) -> GeneralRun:
+    """Run the body once from the general state: every location that ``changed`` names holds a
+    fresh variable (a pointer its ptr:k@head, the counter n@head, scratch undef:..@head; another
+    class of location the term ``fresh(loc, what)``).  The back edge must give back the entry
+    state with the pointers advanced by their strides and the counter stepped (``unit``: what one
+    run of the body handles, for the message), and the loop needs exactly one test, a function of
+    its counter; a test at the bottom needs a zero test of the counter before the loop."""
+    c0, nvar, step = counter
+    mg = m.clone()
+    mg.state.active.add(head)
+    for loc, what in changed.items():
+        if what[0] == "ptr":
+            t = ptrs[what[1]][2]
+        elif what[0] == "counter":
+            t = nvar
+        elif what[0] == "scratch":
+            t = var(f"undef:{loc[0]}{loc[1:]}@{head}")
+        else:
+            t = fresh(loc, what)
+        mg.set_location(loc, t)
+    run = GeneralRun()
+    run.machine, run.before, run.at_head = mg, set(mg.state.mem), mg.clone()
+    run.top, run.bottom = _run_body(mg, head, line_text)
+    run.locs = locsb = mg.locations()
+    for loc, t0 in locs0.items():
+        what = changed.get(loc)
+        if what is None:
+            want = t0
+        elif what[0] == "ptr":
+            want = add(ptrs[what[1]][2], const(ptrs[what[1]][1]))
+        elif what[0] == "counter":
+            want = sub(nvar, const(step))
+        else:
+            continue
+        if locsb.get(loc) is not want:
+            raise ProveError(f"{where}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
+                             f"one {unit}, not {show(want, 2)}")
+    # the loop test: a term of the counter alone that is zero when the loop ends
+    if (run.top is None) == (run.bottom is None):
+        raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
+    run.test = run.top[0] if run.top else run.bottom[0]
+    check_test(run.test, nvar, head, where)
+    if run.bottom is not None:
+        vc = value(c0)
+        if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
+            raise ProveError(f"{where}: entered without testing its counter for zero")
+    return run
+
+
+def after_loop(run: GeneralRun, head: int, ptrs: dict, counter: tuple, o_in: Term, per_iter: int) -> tuple:
+    """The machine after the loop, (machine, pc): T@head trips ran (T bound when coverage
+    evaluates): the pointers advanced T strides, the counter T steps (one trip less where the
+    test is at the bottom, the general state being one trip in); the loop is a segment of
+    ``per_iter`` blocks per trip from the input offset ``o_in``."""
+    c0, nvar, step = counter
+    trips = var(f"T@{head}")
+    done = sub(trips, const(1)) if run.bottom is not None else trips
+    mapping = {ptrs[k][2]: add(ptrs[k][0], _scale(done, ptrs[k][1])) for k in ptrs}
+    mapping[nvar] = sub(c0, _scale(done, step))
+    mx, pc = (run.at_head, run.top[1]) if run.top is not None else (run.machine, run.bottom[1])
+    mx.state.assume[run.test] = True
+    _substitute(mx, mapping)
+    mx.state.segments.append(("loop", head, o_in, per_iter, c0, step, run.test, nvar, run.bottom is not None))
+    return mx, pc
+
+
+def _induction(m, head: int, ctx: Context, line_text):
+    """Prove the loop at ``head`` for every trip count; returns (machine, pc) after its exit."""
+    where = f"loop at {line_text(head)}"
+    locs0, _, locs1 = first_run(m, head, line_text)
     ptrs, counter, changed = classify(locs0, locs1, head, where)
     if set(ptrs) != {"in", "tweak", "out"} or counter is None:
         raise ProveError(f"{where}: pointers advanced {sorted(ptrs)}, counter {'found' if counter else 'missing'}")
@@ -369,63 +537,16 @@ def _induction(m, head: int, ctx: Context, line_text):
     if o_out is not o_in or sub(o_in, _scale(o_tw, bs // 16)) is not const(0):
         raise ProveError(f"{where}: enters with in, tweak and out at different "
                          f"blocks ({show(o_in)}, {show(o_tw)}, {show(o_out)})")
-    c0, nvar, step = counter
 
-    # the general state: fresh pointer, counter and scratch variables
-    mg = m.clone()
-    mg.state.active.add(head)
-    for loc, what in changed.items():
-        if what[0] == "ptr":
-            t = ptrs[what[1]][2]
-        elif what[0] == "counter":
-            t = nvar
-        else:
-            t = var(f"undef:{loc[0]}{loc[1:]}@{head}")
-        mg.set_location(loc, t)
-    before = set(mg.state.mem)
-    m_top = mg.clone()
-    top, bottom = _run_body(mg, head, line_text)
-    locsb = mg.locations()
-    for loc, t0 in locs0.items():
-        what = changed.get(loc)
-        if what is None:
-            want = t0
-        elif what[0] == "ptr":
-            want = add(ptrs[what[1]][2], const(ptrs[what[1]][1]))
-        elif what[0] == "counter":
-            want = sub(nvar, const(step))
-        else:
-            continue
-        if locsb.get(loc) is not want:
-            raise ProveError(f"{where}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
-                             f"one iteration, not {show(want, 2)}")
-    # the loop test: a term of the counter alone that is zero when the loop ends
-    if (top is None) == (bottom is None):
-        raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
-    test = top[0] if top else bottom[0]
-    check_test(test, nvar, head, where)
-    if bottom is not None:
-        vc = value(c0)
-        if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
-            raise ProveError(f"{where}: entered without testing its counter for zero")
+    # the general state (fresh pointer, counter and scratch variables) run once: every block it
+    # stores through the out pointer is the description's block of its pointers
+    run = general_run(m, head, line_text, where, "iteration", locs0, changed, ptrs, counter)
     out = ptrs["out"][2]
-    stored = {value(off): t for (b, off), (size, t) in mg.state.mem.items()
-              if b is out and (b, off) not in before}
-    _check_blocks(mg, stored, per_iter, ctx, stem(ptrs["tweak"][2]), stem(ptrs["in"][2]), per_iter, where)
-
-    # the state after the loop: T iterations ran (T bound when coverage evaluates)
-    trips = var(f"T@{head}")
-    done = sub(trips, const(1)) if bottom is not None else trips
-    mapping = {ptrs[k][2]: add(ptrs[k][0], _scale(done, ptrs[k][1])) for k in ptrs}
-    mapping[nvar] = sub(c0, _scale(done, step))
-    if top is not None:
-        mx, pc = m_top, top[1]
-    else:
-        mx, pc = mg, bottom[1]
-    mx.state.assume[test] = True
-    _substitute(mx, mapping)
-    mx.state.segments.append(("loop", head, o_in, per_iter, c0, step, test, nvar, bottom is not None))
-    return mx, pc
+    stored = {value(off): t for (b, off), (size, t) in run.machine.state.mem.items()
+              if b is out and (b, off) not in run.before}
+    _check_blocks(run.machine, stored, per_iter, ctx, stem(ptrs["tweak"][2]), stem(ptrs["in"][2]), per_iter,
+                  where)
+    return after_loop(run, head, ptrs, counter, o_in, per_iter)
 
 
 def _substitute(m, mapping: dict) -> None:

@@ -11,7 +11,8 @@ import re
 
 from ..asm.abi import ABIS
 from ..isa import x86
-from .engine import INPUTS, Machine, ProveError, Unsupported, address_text, base_of, kind
+from ..isa.common import Plain
+from .engine import INPUTS, Machine, ProveError, TermLanes, Unsupported, address_text, base_of, kind, split_top
 from .terms import MASK, Term, add, and_, const, mul, or_, rotl, shr, sub, value, var, xor
 
 GPR64 = ("rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp") + tuple(f"r{i}" for i in range(8, 16))
@@ -36,20 +37,10 @@ class Line:
 
 
 def _split_operands(s: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in s:
-        if ch in "[{":
-            depth += 1
-        elif ch in "]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+    """The operands of an instruction, stripped (commas inside [..] and {..} do not split; a
+    trailing comma adds no empty operand)."""
+    out = [p.strip() for p in split_top(s, "[{]}")]
+    return out if out[-1] else out[:-1]
 
 
 def _int(s: str) -> int:
@@ -73,22 +64,9 @@ def _count(s: str) -> int:
     return n
 
 
-class _Lanes:
+class _Lanes(TermLanes, Plain):
     """The lane reader of gen/isa/common.py over terms (lanes of registers as read, counts and
     immediates as ints)."""
-    const, add, sub, xor, or_, shr, rotl = (staticmethod(f) for f in (const, add, sub, xor, or_, shr, rotl))
-
-    @staticmethod
-    def vec(x):
-        return x
-
-    @staticmethod
-    def imm(x):
-        return x
-
-    @staticmethod
-    def shl(t: Term, k: int) -> Term:
-        return mul(t, 1 << k)
 
 
 # mnemonics read through gen/isa/x86.py: lane-wise of two vectors; shifts and rotations by a count
@@ -632,28 +610,4 @@ class NasmMachine(Machine):
         for i, v in enumerate(self.prog.data[name]):
             self.state.mem.setdefault((base, const(8 * i)), (8, const(v)))
         return base
-
-    # ---------------------------------------------------------------- locations for loops
-
-    def locations(self) -> dict:
-        st = self.state
-        locs = {("r", r): t for r, t in st.regs.items()}
-        for i, lanes in st.vregs.items():
-            for j, t in enumerate(lanes):
-                locs[("v", i, j)] = t
-        for k, (size, t) in st.mem.items():
-            locs[("m",) + k] = t
-        return locs
-
-    def set_location(self, loc, t: Term) -> None:
-        st = self.state
-        if loc[0] == "r":
-            st.regs[loc[1]] = t
-        elif loc[0] == "v":
-            lanes = list(self.lanes(loc[1]))
-            lanes[loc[2]] = t
-            st.vregs[loc[1]] = tuple(lanes)
-        else:
-            size, _ = st.mem[loc[1:]]
-            st.mem[loc[1:]] = (size, t)
 

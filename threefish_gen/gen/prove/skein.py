@@ -29,11 +29,12 @@ import time
 
 from ..errors import GenError
 from ..skein import tweak as skein_tweak
-from .c import CMachine, Program as CProgram, heads as c_heads
-from .c_simd import Program as SimdProgram, SimdMachine, heads as simd_heads
-from .csharp import CsMachine, Program as CsProgram, describe, heads as cs_heads, paths
-from .engine import (Context, ProveError, Unsupported, _loc_name, _run_body, _scale, _substitute, base_of,
-                     check_test, classify, first_divergence, kind, prove_function, stem)
+from .c import CMachine, Program as CProgram
+from .c_simd import Program as SimdProgram, SimdMachine
+from .cfamily import heads as loop_heads
+from .csharp import CsMachine, Program as CsProgram, describe, paths
+from .engine import (Context, ProveError, Unsupported, _scale, after_loop, base_of, classify, first_divergence,
+                     first_run, general_run, kind, prove_function, record, stem)
 from .nasm import NasmMachine, Program as NasmProgram
 from .expect import expected
 from .terms import MASK, Term, add, and_, const, show, sub, value, var, xor
@@ -104,11 +105,7 @@ def ubi_induction(m, head: int, ctx: UbiContext, line_text):
     where = f"loop at {line_text(head)}"
     if any(seg[0] == "loop" for seg in m.state.segments):
         raise ProveError(f"{where}: a second blocks loop (UBI chains its blocks in one)")
-    locs0 = m.locations()
-    m1 = m.clone()
-    m1.state.active.add(head)
-    _run_body(m1, head, line_text)
-    locs1 = m1.locations()
+    locs0, m1, locs1 = first_run(m, head, line_text)
     carried_locs = _carried_locations(locs0, locs1, ctx, where)
     ptrs, counter, changed = classify(locs0, locs1, head, where, skip=carried_locs)
     for loc, name in carried_locs.items():
@@ -133,48 +130,16 @@ def ubi_induction(m, head: int, ctx: UbiContext, line_text):
         if sub(o_in, _scale(o_tw, bs // 16)) is not const(0):
             raise ProveError(f"{where}: enters with the blocks and tweaks at different blocks "
                              f"({show(o_in)}, {show(o_tw)})")
-    c0, nvar, step = counter
 
-    # the general state: fresh pointers, counter, carried words and scratch
-    mg = m.clone()
-    mg.state.active.add(head)
+    # the general state: fresh pointers, counter, carried words (g: name -> h@L[j], t@L[j]) and scratch
     g = {}
-    for loc, what in changed.items():
-        if what[0] == "ptr":
-            t = ptrs[what[1]][2]
-        elif what[0] == "counter":
-            t = nvar
-        elif what[0] == "carried":
-            name = what[1]
-            t = g[name] = var(f"{name[0]}@{head}{name[1:]}")
-        else:
-            t = var(f"undef:{loc[0]}{loc[1:]}@{head}")
-        mg.set_location(loc, t)
-    before = set(mg.state.mem)
-    m_top = mg.clone()
-    top, bottom = _run_body(mg, head, line_text)
-    locsb = mg.locations()
-    for loc, t0 in locs0.items():
-        what = changed.get(loc)
-        if what is None:
-            want = t0
-        elif what[0] == "ptr":
-            want = add(ptrs[what[1]][2], const(ptrs[what[1]][1]))
-        elif what[0] == "counter":
-            want = sub(nvar, const(step))
-        else:
-            continue
-        if locsb.get(loc) is not want:
-            raise ProveError(f"{where}: {_loc_name(loc)} is {show(locsb.get(loc), 2)} after "
-                             f"one block, not {show(want, 2)}")
-    if (top is None) == (bottom is None):
-        raise ProveError(f"{where}: needs exactly one test (at its head or at its end)")
-    test = top[0] if top else bottom[0]
-    check_test(test, nvar, head, where)
-    if bottom is not None:
-        vc = value(c0)
-        if vc == 0 or (vc is None and m.state.assume.get(c0) is not False):
-            raise ProveError(f"{where}: entered without testing its counter for zero")
+
+    def carried(loc, what):
+        name = what[1]
+        t = g[name] = var(f"{name[0]}@{head}{name[1:]}")
+        return t
+    run = general_run(m, head, line_text, where, "block", locs0, changed, ptrs, counter, carried)
+    mg, locsb = run.machine, run.locs
 
     # the step: the body maps the carried state g to the description's next state
     msg = [var(f"{stem(ptrs['in'][2])}[{i}]") for i in range(ctx.nw)]
@@ -187,22 +152,15 @@ def ubi_induction(m, head: int, ctx: UbiContext, line_text):
                   first_divergence(mg, got[name], want[name]))
             raise ProveError(f"{where}: {_word(name)} after one block differs from the description{terms}; "
                              f"first divergence at {at}")
-    for (b, off) in set(mg.state.mem) - before:
+    for (b, off) in set(mg.state.mem) - run.before:
         _check_store(b, off, ctx, where)
 
-    # after the loop: T blocks ran (T bound when coverage evaluates)
-    trips = var(f"T@{head}")
-    done = sub(trips, const(1)) if bottom is not None else trips
-    mapping = {ptrs[k][2]: add(ptrs[k][0], _scale(done, ptrs[k][1])) for k in ptrs}
-    mapping[nvar] = sub(c0, _scale(done, step))
-    mx, pc = (m_top, top[1]) if top is not None else (mg, bottom[1])
-    mx.state.assume[test] = True
-    _substitute(mx, mapping)
-    # what the carried words hold now is the state after T blocks (top test: the general state
-    # itself; bottom test: one step after it); the returning path must keep it
+    # after the loop: T blocks ran; what the carried words hold now is the state after T blocks
+    # (top test: the general state itself; bottom test: one step after it); the returning path
+    # must keep it
+    mx, pc = after_loop(run, head, ptrs, counter, o_in, 1)
     locsx = mx.locations()
     mx.ubi_final = {name: locsx[loc] for loc, name in carried_locs.items()}
-    mx.state.segments.append(("loop", head, o_in, 1, c0, step, test, nvar, bottom is not None))
     return mx, pc
 
 
@@ -272,18 +230,13 @@ def prove_text(v, language: str, word_bits: int, text: str, report):
     except Unsupported as e:
         raise GenError(f"cannot read the file: {e}") from None
     for name, make, ctx, what in jobs:
-        try:
+        def prove():
             m, entry, heads, line_text = make()
             lanes = isinstance(ctx, LanesContext)       # straight-line: one call, no carried state
             if not lanes:
                 _seed(m, ctx)
-            summary = prove_function(m, entry, heads, ctx, lanes, line_text)
-            report.lines.append(f"{_label(name)}: equivalent ({what}; {summary})")
-        except ProveError as e:
-            report.failed = True
-            report.lines.append(f"{_label(name)}: DIFFERS: {e}")
-        except Unsupported as e:
-            raise GenError(f"{_label(name)}: cannot read the program: {e}") from None
+            return f"{what}; {prove_function(m, entry, heads, ctx, lanes, line_text)}"
+        record(report, name, prove)
     if not report.lines:
         raise GenError("no UBI function (P_ubi / P_ubi_asm / Ubi) in the file")
     report.note = GLUE.format(asm=", the C driver that writes the tweaks" if language == "nasm" else "")
@@ -306,13 +259,9 @@ def _c_jobs(text: str, v) -> list:
         def make(fn=fn):
             m = CMachine(prog, fn)
             entry = m.enter([var("ptr:h"), var("ptr:t"), var("ptr:in"), var("n"), var("add")])
-            return m, entry, c_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+            return m, entry, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         jobs.append((name, make, UbiContext(v, True), C_WHAT))
     return jobs
-
-
-def _label(name) -> str:
-    return name() if callable(name) else name
 
 
 def _cs_jobs(text: str, v):
@@ -331,7 +280,7 @@ def _cs_jobs(text: str, v):
             def make(flags=flags, reads=reads):
                 m = CsMachine(prog, fn, flags, reads)
                 entry = m.enter([var("ptr:s"), var("ptr:in"), var("n"), var("add")])
-                return m, entry, cs_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+                return m, entry, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
 
             def label(flags=flags, reads=reads):
                 return f"{prog.cls}.Ubi [{describe(flags, reads)}]"
@@ -418,7 +367,7 @@ def _lanes_jobs(text: str, v) -> list:
         def make(fn=fn):
             m = SimdMachine(prog, fn)
             entry = m.enter([var("ptr:in"), var("ptr:tweak"), var("ptr:out")])
-            return m, entry, simd_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
+            return m, entry, loop_heads(fn), lambda pc: f"line {fn.stmts[pc].no}"
         jobs.append((name, make, ctx, LANES_WHAT.format(L=ctx.lanes)))
     if not jobs:
         raise Unsupported("no SIMD lanes kernel (P_ubi_lanes_ISA) in a Skein render with --isa")

@@ -283,16 +283,30 @@ def or_(a: Term, b: Term) -> Term:
     return Term("or", tuple(sorted((a, b), key=lambda t: t.id)))
 
 
-def rotl(x: Term, r: int) -> Term:
-    r &= 63
-    if r == 0:
+def _by_count(op: str, x: Term, n: int, fold) -> Term:
+    """x rotated or shifted (``op``) by a count taken mod 64: x itself for 0, a constant x folded
+    (``fold(v, n)``), else the term."""
+    n &= 63
+    if n == 0:
         return x
     v = value(x)
     if v is not None:
-        return const((v << r) | (v >> (64 - r)))
-    if x.op == "rotl":
+        return const(fold(v, n))
+    return Term(op, (x, n))
+
+
+def _rotl_int(v: int, r: int) -> int:
+    return (v << r) | (v >> (64 - r))
+
+
+def _shr_int(v: int, n: int) -> int:
+    return v >> n
+
+
+def rotl(x: Term, r: int) -> Term:
+    if x.op == "rotl" and r & 63:           # nested rotates fold
         return rotl(x.args[0], x.args[1] + r)
-    return Term("rotl", (x, r))
+    return _by_count("rotl", x, r, _rotl_int)
 
 
 def rotr(x: Term, r: int) -> Term:
@@ -300,13 +314,7 @@ def rotr(x: Term, r: int) -> Term:
 
 
 def shr(x: Term, n: int) -> Term:
-    n &= 63
-    if n == 0:
-        return x
-    v = value(x)
-    if v is not None:
-        return const(v >> n)
-    return Term("shr", (x, n))
+    return _by_count("shr", x, n, _shr_int)
 
 
 def and_(x: Term, m: int) -> Term:
