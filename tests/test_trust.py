@@ -328,6 +328,193 @@ def test_wipe_at_every_optimization_level(cc, opt, args, bits, tmp_path):
     assert wiped.returncode == 0 and wiped.stdout.strip() == "0 hits", wiped.stdout + wiped.stderr
 
 
+# ----------------------------------------------------------------------------- Skein wipe
+
+SKEIN_SCAN_MAIN = """#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <ucontext.h>
+#include "{stem}.h"
+#define KL {kl}
+#define ML {ml}
+/* Caller memory is static (not on the scanned stack): key, message, contexts, digests. */
+static uint8_t key[KL], msg[ML], out[8][{nb}];
+static {p}ctx c;
+static const uint64_t secret[] = {{ {secret} }};
+static unsigned char area[4 * 1024 * 1024] __attribute__((aligned(64)));
+static ucontext_t back, there;
+
+static void calls(void)
+{{
+    static const uint8_t pers[4] = {{ 'p', 'e', 'r', 's' }};
+    static const uint8_t *msgs[5];
+    static size_t lens[5];
+    static uint8_t many[5 * 32];
+    static {p}params prm;
+    size_t i;
+    {p}mac(key, KL, msg, ML, out[0], {nb});
+    {p}init_ex(&c, 32, key, KL, pers, sizeof pers);
+    {p}update(&c, msg, 7);
+    {p}update(&c, msg + 7, ML - 7);
+    {p}final(&c, out[1]);
+    {p}mac_bits(key, KL, msg, 8 * ML - 3, out[2], 32);
+    prm.key = key, prm.key_len = KL, prm.nonce = pers, prm.nonce_len = sizeof pers;
+    {p}init_params(&c, 32, &prm);
+    {p}update_bits(&c, msg, 8 * ML);
+    {p}final(&c, out[3]);
+    {p}hash(msg, ML, out[4], 32);
+    {p}init_tree(&c, 32, 1, 1, 255);
+    {p}update(&c, msg, ML);
+    {p}final(&c, out[5]);
+    for (i = 0; i < 5; i++)
+        msgs[i] = msg + 37 * i, lens[i] = 200 + 100 * i;
+    {p}hash_many(msgs, lens, 5, many, 32);
+    memcpy(out[6], many + 4 * 32, 32);
+}}
+
+int main(void)
+{{
+    size_t i, j, hits = 0;
+    for (i = 0; i < KL; i++)
+        key[i] = (uint8_t)(0x3d * i + 0x11);
+    for (i = 0; i < ML; i++)
+        msg[i] = (uint8_t)(0x27 * i + 0x05);
+    getcontext(&there);
+    there.uc_stack.ss_sp = area;
+    there.uc_stack.ss_size = sizeof area;
+    there.uc_link = &back;
+    makecontext(&there, calls, 0);
+    swapcontext(&back, &there);
+    for (i = 0; i < 7; i++) {{
+        for (j = 0; j < (i ? 32 : {nb}); j++)
+            printf("%02x", out[i][j]);
+        printf("\\n");
+    }}
+    for (i = 0; i + 8 <= sizeof area; i += 4) {{
+        uint64_t w;
+        size_t lo = 0, hi = sizeof secret / sizeof secret[0];
+        memcpy(&w, area + i, 8);
+        while (lo < hi) {{
+            j = lo + (hi - lo) / 2;
+            if (secret[j] < w)
+                lo = j + 1;
+            else
+                hi = j;
+        }}
+        if (lo < sizeof secret / sizeof secret[0] && secret[lo] == w && hits++ < 4)
+            printf("secret word %zu at stack offset %zu\\n", lo, sizeof area - i);
+    }}
+    printf("%zu hits\\n", hits);
+    return hits != 0;
+}}
+"""
+
+SKEIN_KL, SKEIN_ML = 150, 2500
+
+
+def _subkey_words(spec, k: list[int], t: list[int]) -> set[int]:
+    """The key schedule of Threefish keyed by ``k`` with tweak ``t`` (parity word included)."""
+    nw, M = spec.nw, (1 << 64) - 1
+    k = k + [spec.c240 ^ __import__("functools").reduce(lambda a, b: a ^ b, k)]
+    t = t + [t[0] ^ t[1]]
+    out = set(k)
+    for s in range(spec.rounds // 4 + 1):
+        for i in range(nw):
+            w = k[(s + i) % (nw + 1)]
+            w += t[s % 3] if i == nw - 3 else t[(s + 1) % 3] if i == nw - 2 else s if i == nw - 1 else 0
+            out.add(w & M)
+    return out
+
+
+def skein_expected(bits: int, monkeypatch) -> tuple[list[str], list[int]]:
+    """The digests the Skein scan harness prints (the model, gen/skein.py), and the words that
+    must not stay on the stack: every Threefish call the model makes for those calls is recorded;
+    a call keyed by a secret chaining value (anything but zero and a plain-hash IV) gives its key
+    words, its key schedule and its result (the next chaining value); every message and key block
+    (not the configuration or output counter blocks) gives its words.  Digest words are public."""
+    from threefish_gen.gen import reference, skein
+    from threefish_gen.gen.spec import get_spec
+    spec = get_spec("1.3", bits)
+    nb = spec.block_bytes
+    key = bytes((0x3d * i + 0x11) & 0xFF for i in range(SKEIN_KL))
+    msg = bytes((0x27 * i + 0x05) & 0xFF for i in range(SKEIN_ML))
+    calls = []
+    enc = reference.encrypt
+
+    def recording(spec_, k, tw, blk, *a):
+        ct = enc(spec_, k, tw, blk, *a)
+        calls.append((k, tw, blk, ct))
+        return ct
+    monkeypatch.setattr(reference, "encrypt", recording)
+    digests = [skein.hash_bytes(spec, msg, nb, key=key),
+               skein.hash_bytes(spec, msg, 32, key=key, pers=b"pers"),
+               skein.hash_bits(spec, msg, 8 * SKEIN_ML - 3, 32, key=key),
+               skein.hash_params(spec, msg, 32, skein.Params(key=key, nonce=b"pers")),
+               skein.hash_bytes(spec, msg, 32),
+               skein.hash_bytes(spec, msg, 32, tree=skein.Tree(1, 1, 255)),
+               skein.hash_bytes(spec, msg[4 * 37:4 * 37 + 600], 32)]
+    monkeypatch.undo()
+    words = lambda b: [int.from_bytes(b[i:i + 8], "little") for i in range(0, len(b), 8)]
+    public_keys = {bytes(nb)} | {skein.chain_start(spec, 256), skein.chain_start(spec, 8 * nb),
+                                 skein.chain_start(spec, 256, tree=skein.Tree(1, 1, 255))}
+    public = {w for d in digests for w in words(d.ljust(-(-len(d) // 8) * 8, b"\0"))}
+    secret: set[int] = set()
+    for k, tw, blk, ct in calls:
+        t1 = int.from_bytes(tw[8:], "little")
+        typ = (t1 >> 56) & 63
+        if typ not in (skein.T_CFG, skein.T_OUT):
+            secret |= set(words(blk))
+        if k in public_keys:
+            public |= set(words(bytes(a ^ b for a, b in zip(ct, blk))))
+        else:
+            secret |= _subkey_words(spec, words(k), words(tw))
+            secret |= set(words(bytes(a ^ b for a, b in zip(ct, blk))))
+    return [d.hex() for d in digests], sorted(w for w in secret - public if w >> 32)
+
+
+def skein_scan(tmp_path: Path, args: tuple, bits: int, cc: str, opt: str, monkeypatch) -> subprocess.CompletedProcess:
+    """Render a Skein variant, build the Skein scan harness with it (lazy binding, as scan_stack)
+    and run it; the digests it prints are checked against the model."""
+    from threefish_gen.gen.spec import get_spec
+    digests, secret = skein_expected(bits, monkeypatch)
+    d, stem = render(tmp_path, *args, "--primitive", "skein", "--size", str(bits), "--constants", "1.3")
+    prefix = re.search(r"int\s+(\w+)hash_many\(", (d / f"{stem}.h").read_text()).group(1)
+    (d / "main.c").write_text(SKEIN_SCAN_MAIN.format(
+        stem=stem, p=prefix, kl=SKEIN_KL, ml=SKEIN_ML, nb=get_spec("1.3", bits).block_bytes,
+        secret=", ".join(f"UINT64_C({w:#018x})" for w in secret)))
+    exe = d / "main"
+    sh([cc, opt, "-std=gnu99", "-Wall", "-Werror", "-Wl,-z,lazy", "-I", str(d), str(d / "main.c"),
+        str(d / f"{stem}.c"), "-o", str(exe)])
+    p = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
+    assert p.stdout.splitlines()[:7] == digests, p.stdout
+    return p
+
+
+# gcc and clang x every level x scalar C and the SIMD C file (hash_many and tree leaves in AVX2 /
+# AVX-512 lanes where the CPU has them); sizes rotate.  The -O0 and -O2 rows also build the same
+# file with --no-wipe, where the scan must find key material.
+SKEIN_WIPE_CASES = [(cc, opt, ("--target", *target), (256, 512, 1024)[(i + t + c) % 3])
+                    for c, cc in enumerate(("gcc", "clang")) for i, opt in enumerate(LEVELS)
+                    for t, target in enumerate((("c",), ("c-simd", "--isa", "auto")))]
+
+
+@pytest.mark.parametrize("cc,opt,args,bits", SKEIN_WIPE_CASES,
+                         ids=lambda a: "-".join(a[1::2]) if isinstance(a, tuple) else str(a))
+def test_skein_wipe_at_every_optimization_level(cc, opt, args, bits, tmp_path, monkeypatch):
+    """Skein C: after mac, init_ex + update + final, mac_bits, init_params + update_bits + final,
+    hash, tree hashing and hash_many, no MAC key word, no keyed chaining value or subkey, and
+    no message word or chaining value of the message is on the stack, at -O0 to -Os under gcc
+    and clang, first calls included (lazy binding)."""
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed")
+    if opt in ("-O0", "-O2"):
+        kept = skein_scan(tmp_path / "nowipe", (*args, "--no-wipe"), bits, cc, opt, monkeypatch)
+        assert kept.returncode == 1 and "secret word" in kept.stdout, kept.stdout + kept.stderr
+    wiped = skein_scan(tmp_path / "wipe", args, bits, cc, opt, monkeypatch)
+    assert wiped.returncode == 0 and wiped.stdout.splitlines()[-1] == "0 hits", wiped.stdout + wiped.stderr
+
+
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_wipe_builds_quietly_at_O0_and_calls_nothing(cc, tmp_path):
     """The files build without a warning at every level, -O0 included (the wipe covers -O0
@@ -550,16 +737,23 @@ FRAME_CASES = [(cc, opt, bits, ("--target", "c-simd", "--isa", "auto")) for cc i
     (cc, "-O2", bits, ("--target", "c")) for cc in ("gcc", "clang") for bits in (256, 512)]
 
 
-def wipes_and_needs(d: Path, stem: str, cc: list[str], flags: list[str], red_zone: int, objdump: str = "objdump"):
+THREEFISH_WRAPPER = r"\n\s*(\w+)_work\(key, \w+, in, out(?:, n)?\);\s*\w+burn\((\d+)\);"
+
+
+def wipes_and_needs(d: Path, stem: str, cc: list[str], flags: list[str], red_zone: int, objdump: str = "objdump",
+                    wrapper: str = THREEFISH_WRAPPER, publics=("encrypt", "decrypt", "blocks"), indirect=None,
+                    composed=()):
     """Build the variant's .c with ``cc`` and ``flags`` (-fstack-usage): {public function: (bytes
     its wrapper wipes in this build, bytes of stack its work function and the deepest chain of
     static functions it calls use, plus ``red_zone``)}.  The wiped bytes are read from the
     preprocessed file (the #if branch this compiler and level take), the frames from
-    -fstack-usage, the calls from the disassembly."""
+    -fstack-usage, the calls from the disassembly (``indirect``: {function: callees} it calls
+    through a pointer).  ``wrapper``: the call of the work function and the burn, in the
+    preprocessed file; ``publics``: name ends that must be among the wrapped functions;
+    ``composed``: functions not followed (made of wrapped calls, nothing secret in their frame)."""
     pre = sh([*cc, *flags, "-E", "-P", f"{stem}.c"], cwd=d)
-    wipes = {name: int(n) for name, n in re.findall(
-        r"\n\s*(\w+)_work\(key, \w+, in, out(?:, n)?\);\s*\w+burn\((\d+)\);", pre)}
-    assert {n.rsplit("_", 1)[-1] for n in wipes} >= {"encrypt", "decrypt", "blocks"}, sorted(wipes)
+    wipes = {name: int(n) for name, n in re.findall(wrapper, pre)}
+    assert {n.rsplit("_", 1)[-1] for n in wipes} >= set(publics), sorted(wipes)
     for su in d.glob("*.su"):
         su.unlink()
     sh([*cc, *flags, "-fstack-usage", "-c", f"{stem}.c", "-o", "v.o"], cwd=d)
@@ -575,8 +769,11 @@ def wipes_and_needs(d: Path, stem: str, cc: list[str], flags: list[str], red_zon
             fn = m.group(1).split(".")[0]
         elif fn and (m := re.search(r"\b(?:call|jmp|bl|b)\s+[0-9a-f]+ <([\w.]+?)(?:\+0x[0-9a-f]+)?>", line)):
             callee = m.group(1).split(".")[0]
-            if callee != fn and callee in frames and not callee.endswith("burn") and callee not in wipes:
+            if callee != fn and callee in frames and not callee.endswith("burn") and callee not in wipes \
+                    and callee not in composed:
                 calls.setdefault(fn, set()).add(callee)
+    for fn, callees in (indirect or {}).items():
+        calls.setdefault(fn, set()).update(c for c in callees if c in frames)
 
     def depth(f, seen=()):
         return frames.get(f, 0) + max((depth(c, seen + (f,)) for c in calls.get(f, ()) if c not in seen), default=0)
@@ -874,3 +1071,33 @@ def test_check_args_macro_aborts_on_overlap_and_null(args, tmp_path):
     # without the macro the same calls compile to the bare functions (no check, no abort on n = 0)
     sh(["gcc", "-O2", "-std=c99", "-Wall", "-Werror", "-I", str(d), str(d / "main.c"), *objs, "-o", str(exe)])
     assert "check_args" not in sh(["nm", str(exe)])
+
+
+# Skein C: the frames below each wrapper (start: every init; update; final; hash_many) at -O0 and
+# -O2, scalar C and the SIMD file whose hash_many and tree leaves call the lanes kernels through a
+# pointer (AVX-512 kernels: the largest -O0 frames).
+SKEIN_WRAPPER = r"\n\s*(?:int r = )?(\w+)_work\([^;]*\);\s*\w+burn\(\(?(?:ctx->leaf \? )?(\d+)"   # update: the tree bound
+SKEIN_FRAME_CASES = [(cc, opt, bits, args) for cc in ("gcc", "clang") for opt in ("-O0", "-O2")
+                     for bits, args in ((1024, ("--target", "c")), (256, ("--target", "c-simd", "--isa", "auto")),
+                                        (1024, ("--target", "c-simd", "--isa", "avx512")))]
+
+
+@pytest.mark.parametrize("cc,opt,bits,extra", SKEIN_FRAME_CASES,
+                         ids=lambda x: "-".join(x[1::2]) if isinstance(x, tuple) else str(x))
+def test_skein_wipe_covers_the_frames(cc, opt, bits, extra, tmp_path):
+    """Each Skein wrapper clears at least the frames its work function and the deepest chain of
+    static functions below it use (-fstack-usage, red zone included), kernels called through a
+    pointer included."""
+    from threefish_gen.gen.printers.c import RED_ZONE
+    if shutil.which(cc) is None:
+        pytest.skip(f"{cc} not installed")
+    d, stem = render(tmp_path, *extra, "--primitive", "skein", "--size", str(bits), "--constants", "1.3")
+    text = (d / f"{stem}.c").read_text()
+    kernels = re.findall(r"static void (\w+ubi_lanes_\w+)\(", text)
+    indirect = {f"{stem}_{f}": kernels for f in ("many_lanes", "tree_lanes")} if kernels else None
+    got = wipes_and_needs(d, stem, [cc], [opt, "-std=c99"], RED_ZONE, wrapper=SKEIN_WRAPPER,
+                          publics=("start", "update", "final", "many"), indirect=indirect,
+                          composed={f"{stem}_{f}" for f in ("hash", "many_iv", "many_each", "init")})
+    for name, (wiped, need) in got.items():
+        assert need > RED_ZONE and need <= wiped, f"{name}: frames of the work function and its callees {need} > {wiped}"
+    print({name: f"{need}/{wiped}" for name, (wiped, need) in got.items()})

@@ -5,6 +5,7 @@
  * 72 rounds, 64-byte blocks, little-endian 64-bit words.
  * Skein-512: UBI = Threefish-512 keyed by the chaining value, feed-forward and tweak update fused; keys fly; unroll full
  * ops per block (UBI): add 496, mov 2, mov-mem 18, rotl 288, store 8, xor 297, xor-mem 8
+ * wipe: init*, update, final and hash_many clear the stack below the caller after the work (key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)
  */
 #include "skein512_v12_c_fly_full.h"
 
@@ -32,6 +33,112 @@ static inline void skein512_v12_c_fly_full_store64(uint8_t *p, uint64_t v)
     for (i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 #endif
+}
+
+/* Wipe (on by default; --no-wipe leaves it out): each public function runs its work in a
+   function of its own, then overwrites the stack below the caller where that function's frame
+   was (key and subkey words, tweak words, state: locals, the ks[] table, the compiler's spills).
+   The bytes cleared are a bound of that frame, per build: optimized (__OPTIMIZE__: gcc and clang
+   -O1 and up) twice the bytes of the locals plus 256 (the 128-byte red zone, saved
+   registers, return address), 1 KiB for the blocks functions; unoptimized (-O0, and every
+   compiler that does not define __OPTIMIZE__, MSVC included) twice the bytes of all locals plus
+   1 KiB plus, for each intrinsic call, the slots gcc or clang -O0 give its operands, result and
+   temporaries (no slot is shared there: frames of hundreds of KiB for the unrolled SIMD paths).
+   gcc and clang zero 64 bytes per step, each step followed by an empty asm that reads the memory,
+   so the compiler can neither drop the stores as dead nor turn the loop into a memset call
+   (through the PLT, the first call would run the lazy-binding resolver below this frame, which
+   saves the vector registers, key words in them, where nothing clears them): optimized, the top
+   n bytes of an array of the largest optimized bound; unoptimized, n bytes allocated below this
+   frame (__builtin_alloca: the wipe needs no more stack than it clears), then burn_top clears
+   256 bytes right below the caller, over the slots of burn's own frame that -O0 leaves unwritten
+   (padding, alignment of the allocation).  Other compilers: memset through a volatile function
+   pointer over an array of the largest bound (5824 bytes). */
+#if defined(__GNUC__) || defined(__clang__)
+#define skein512_v12_c_fly_full_NOINLINE __attribute__((noinline))
+#elif defined(_MSC_VER)
+#define skein512_v12_c_fly_full_NOINLINE __declspec(noinline)
+#else
+#define skein512_v12_c_fly_full_NOINLINE
+#endif
+#if !defined(__GNUC__) && !defined(__clang__)
+static void *(*const volatile skein512_v12_c_fly_full_wipe_memset)(void *, int, size_t) = memset;
+#endif
+
+static skein512_v12_c_fly_full_NOINLINE void skein512_v12_c_fly_full_burn(size_t n)
+{
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__OPTIMIZE__)
+    uint64_t stack[264]; /* its top n bytes lie where the work function's frame was */
+    size_t i;
+    for (i = sizeof stack / 8 - n / 8; i < sizeof stack / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#elif defined(__GNUC__) || defined(__clang__)
+    uint64_t *stack = (uint64_t *)__builtin_alloca(n); /* n bytes where the work function's frame was */
+    size_t i;
+    for (i = 0; i < n / 8; i += 8) { /* n is a multiple of 64 */
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+#else
+    uint64_t stack[728]; /* its top n bytes lie where the work function's frame was */
+    skein512_v12_c_fly_full_wipe_memset((unsigned char *)stack + sizeof stack - n, 0, n);
+#endif
+}
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(__OPTIMIZE__)
+
+static skein512_v12_c_fly_full_NOINLINE void skein512_v12_c_fly_full_burn_top(void)
+{
+    uint64_t stack[32];
+    size_t i;
+    for (i = 0; i < 32; i += 8) {
+        stack[i] = 0, stack[i + 1] = 0, stack[i + 2] = 0, stack[i + 3] = 0;
+        stack[i + 4] = 0, stack[i + 5] = 0, stack[i + 6] = 0, stack[i + 7] = 0;
+        __asm__ __volatile__("" : : "r"(stack + i) : "memory");
+    }
+}
+#endif
+
+/* Byte copy and clear without the C library: memcpy/memset of a variable length are calls, and
+   the first call of each through the PLT runs the lazy-binding resolver, which saves the vector
+   registers (chaining-value words in them) on the stack below the calling frame.  8 bytes per
+   step, each step followed by an empty asm that reads the memory (gcc, clang), so the compiler
+   can neither drop the stores as dead nor turn the loop back into a memcpy/memset call. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SKEIN512_V12_C_FLY_FULL_KEEP(p) __asm__ __volatile__("" : : "r"(p) : "memory")
+#else
+#define SKEIN512_V12_C_FLY_FULL_KEEP(p) ((void)0)
+#endif
+
+static void skein512_v12_c_fly_full_copy(void *dst, const void *src, size_t n)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        skein512_v12_c_fly_full_store64(d + i, skein512_v12_c_fly_full_load64(s + i));
+        SKEIN512_V12_C_FLY_FULL_KEEP(d);
+    }
+    for (; i < n; i++) {
+        d[i] = s[i];
+        SKEIN512_V12_C_FLY_FULL_KEEP(d);
+    }
+}
+
+static void skein512_v12_c_fly_full_zero(void *dst, size_t n)
+{
+    uint8_t *d = (uint8_t *)dst;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        skein512_v12_c_fly_full_store64(d + i, 0);
+        SKEIN512_V12_C_FLY_FULL_KEEP(d);
+    }
+    for (; i < n; i++) {
+        d[i] = 0;
+        SKEIN512_V12_C_FLY_FULL_KEEP(d);
+    }
 }
 
 /* UBI tweak word t[1]: tree level (bits 48..54), BitPad (55), type (56..61), First (62), Final (63). */
@@ -1310,11 +1417,12 @@ static void skein512_v12_c_fly_full_ubi_all(uint64_t h[8], const uint8_t *p, siz
     t[1] = SKEIN512_V12_C_FLY_FULL_FIRST | SKEIN512_V12_C_FLY_FULL_TYPE(type);
     skein512_v12_c_fly_full_ubi(h, t, p, full, 64);
     len -= full * 64;
-    memset(last, 0, sizeof last);
+    skein512_v12_c_fly_full_zero(last, sizeof last);
     if (len)
-        memcpy(last, p + full * 64, len);
+        skein512_v12_c_fly_full_copy(last, p + full * 64, len);
     t[1] |= SKEIN512_V12_C_FLY_FULL_FINAL;
     skein512_v12_c_fly_full_ubi(h, t, last, 1, len);
+    skein512_v12_c_fly_full_zero(last, sizeof last); /* key bytes (MAC key): the stores are kept (KEEP) */
 }
 
 static uint64_t skein512_v12_c_fly_full_pow2(unsigned e, unsigned shift)
@@ -1330,8 +1438,8 @@ static size_t skein512_v12_c_fly_full_arglen(const uint8_t *p, size_t len)
 
 /* The chaining value before the message: key, configuration, then the arguments of p after the
  * configuration in type order (personalization, public key, key identifier, nonce). */
-static int skein512_v12_c_fly_full_start(skein512_v12_c_fly_full_ctx *ctx, size_t outlen, const skein512_v12_c_fly_full_params *p, unsigned leaf, unsigned fan,
-                                          unsigned height)
+static skein512_v12_c_fly_full_NOINLINE int skein512_v12_c_fly_full_start_work(skein512_v12_c_fly_full_ctx *ctx, size_t outlen, const skein512_v12_c_fly_full_params *p, unsigned leaf, unsigned fan,
+                                                                               unsigned height)
 {
     static const skein512_v12_c_fly_full_params none = { NULL, 0, NULL, 0, NULL, 0, NULL, 0, NULL, 0 };
     const uint8_t *args[4];
@@ -1346,7 +1454,7 @@ static int skein512_v12_c_fly_full_start(skein512_v12_c_fly_full_ctx *ctx, size_
     if (p == NULL)
         p = &none;
     bits = (uint64_t)outlen * 8;
-    memset(ctx->h, 0, sizeof ctx->h);
+    skein512_v12_c_fly_full_zero(ctx->h, sizeof ctx->h);
     keylen = skein512_v12_c_fly_full_arglen(p->key, p->key_len);
     args[0] = p->pers, lens[0] = skein512_v12_c_fly_full_arglen(p->pers, p->pers_len);
     args[1] = p->pubkey, lens[1] = skein512_v12_c_fly_full_arglen(p->pubkey, p->pubkey_len);
@@ -1355,12 +1463,12 @@ static int skein512_v12_c_fly_full_start(skein512_v12_c_fly_full_ctx *ctx, size_
     for (i = 0; i < 6 && !(keylen == 0 && leaf == 0 && skein512_v12_c_fly_full_ivs[i].bits == bits); i++)
         ;
     if (i < 6) {
-        memcpy(ctx->h, skein512_v12_c_fly_full_ivs[i].iv, sizeof ctx->h);
+        skein512_v12_c_fly_full_copy(ctx->h, skein512_v12_c_fly_full_ivs[i].iv, sizeof ctx->h);
     } else {
         if (keylen)
             skein512_v12_c_fly_full_ubi_all(ctx->h, p->key, keylen, SKEIN512_V12_C_FLY_FULL_T_KEY);
-        memset(cfg, 0, sizeof cfg);
-        memcpy(cfg, "SHA3", 4);
+        skein512_v12_c_fly_full_zero(cfg, sizeof cfg);
+        skein512_v12_c_fly_full_copy(cfg, "SHA3", 4);
         cfg[4] = 1;
         skein512_v12_c_fly_full_store64(cfg + 8, bits);
         cfg[16] = (uint8_t)leaf;
@@ -1371,7 +1479,7 @@ static int skein512_v12_c_fly_full_start(skein512_v12_c_fly_full_ctx *ctx, size_
     for (i = 0; i < 4; i++)
         if (lens[i])
             skein512_v12_c_fly_full_ubi_all(ctx->h, args[i], lens[i], types[i]);
-    memcpy(ctx->g, ctx->h, sizeof ctx->g);
+    skein512_v12_c_fly_full_copy(ctx->g, ctx->h, sizeof ctx->g);
     ctx->t[0] = 0;
     ctx->t[1] = SKEIN512_V12_C_FLY_FULL_FIRST | SKEIN512_V12_C_FLY_FULL_TYPE(SKEIN512_V12_C_FLY_FULL_T_MSG) | SKEIN512_V12_C_FLY_FULL_LEVEL(leaf ? 1 : 0);
     ctx->n = 0;
@@ -1383,6 +1491,22 @@ static int skein512_v12_c_fly_full_start(skein512_v12_c_fly_full_ctx *ctx, size_
     ctx->partial = 0;
     ctx->outlen = outlen;
     return 0;
+}
+
+/* Every init: the key's UBI (start_work -> ubi_all -> ubi), then the wipe below this frame. */
+static int skein512_v12_c_fly_full_start(skein512_v12_c_fly_full_ctx *ctx, size_t outlen, const skein512_v12_c_fly_full_params *p, unsigned leaf, unsigned fan,
+                                          unsigned height)
+{
+    int r = skein512_v12_c_fly_full_start_work(ctx, outlen, p, leaf, fan, height);
+#if defined(__OPTIMIZE__)
+    skein512_v12_c_fly_full_burn(1536);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v12_c_fly_full_burn(3840); /* -O0 */
+    skein512_v12_c_fly_full_burn_top();
+#else
+    skein512_v12_c_fly_full_burn(3840); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }
 
 int skein512_v12_c_fly_full_init(skein512_v12_c_fly_full_ctx *ctx, size_t outlen)
@@ -1415,16 +1539,15 @@ int skein512_v12_c_fly_full_init_tree(skein512_v12_c_fly_full_ctx *ctx, size_t o
 
 /* ---- tree hashing: level j of ctx->lv holds the node of tree level j + 2 in progress */
 
-static void skein512_v12_c_fly_full_push(skein512_v12_c_fly_full_ctx *ctx, unsigned j, const uint64_t cv[8]);
-
-/* The level's pending child value into its node; the node's last one (final) passes the
- * node's value up, except at level Ym, whose single node is the root. */
-static void skein512_v12_c_fly_full_pend(skein512_v12_c_fly_full_ctx *ctx, unsigned j, int final)
+/* The level's pending child value into its node.  Returns 1 when the node's value goes up to
+ * level j + 1 (its last child: final, except at level Ym, whose single node is the root); the
+ * caller pushes it there (a loop, not a recursion: the stack the wipe clears has a bound). */
+static int skein512_v12_c_fly_full_pend(skein512_v12_c_fly_full_ctx *ctx, unsigned j, int final)
 {
     uint8_t blk[64];
     unsigned i;
     if (ctx->lv[j].in_node == 1) {
-        memcpy(ctx->lv[j].h, ctx->g, sizeof ctx->g);
+        skein512_v12_c_fly_full_copy(ctx->lv[j].h, ctx->g, sizeof ctx->g);
         ctx->lv[j].t[1] = SKEIN512_V12_C_FLY_FULL_FIRST | SKEIN512_V12_C_FLY_FULL_TYPE(SKEIN512_V12_C_FLY_FULL_T_MSG) | SKEIN512_V12_C_FLY_FULL_LEVEL(j + 2);
     }
     for (i = 0; i < 8; i++)
@@ -1434,25 +1557,32 @@ static void skein512_v12_c_fly_full_pend(skein512_v12_c_fly_full_ctx *ctx, unsig
     skein512_v12_c_fly_full_ubi(ctx->lv[j].h, ctx->lv[j].t, blk, 1, 64);
     if (final && j + 2 != ctx->height) {
         ctx->lv[j].in_node = 0;
-        skein512_v12_c_fly_full_push(ctx, j + 1, ctx->lv[j].h);
+        return 1;
     }
+    return 0;
 }
 
+/* A child value into level j; a node it completes goes up to level j + 1, and so on (level j's
+ * own update comes before the level above's: they touch different levels). */
 static void skein512_v12_c_fly_full_push(skein512_v12_c_fly_full_ctx *ctx, unsigned j, const uint64_t cv[8])
 {
-    if (j >= SKEIN512_V12_C_FLY_FULL_TREE_LEVELS) /* unreachable: see TREE_LEVELS */
-        return;
-    if (j == ctx->levels) {
-        ctx->lv[j].count = 0;
-        ctx->lv[j].in_node = 0;
-        ctx->lv[j].t[0] = 0;
-        ctx->levels++;
+    int up;
+    for (; j < SKEIN512_V12_C_FLY_FULL_TREE_LEVELS; cv = ctx->lv[j].h, j++) { /* j < TREE_LEVELS: always, see TREE_LEVELS */
+        if (j == ctx->levels) {
+            ctx->lv[j].count = 0;
+            ctx->lv[j].in_node = 0;
+            ctx->lv[j].t[0] = 0;
+            ctx->levels++;
+        }
+        up = 0;
+        if (ctx->lv[j].count) /* the pending value is not the level's last */
+            up = skein512_v12_c_fly_full_pend(ctx, j, j + 2 != ctx->height && ctx->lv[j].in_node == skein512_v12_c_fly_full_pow2(ctx->fan, 0));
+        skein512_v12_c_fly_full_copy(ctx->lv[j].pend, cv, sizeof ctx->lv[j].pend);
+        ctx->lv[j].count++;
+        ctx->lv[j].in_node++;
+        if (!up)
+            return;
     }
-    if (ctx->lv[j].count) /* the pending value is not the level's last */
-        skein512_v12_c_fly_full_pend(ctx, j, j + 2 != ctx->height && ctx->lv[j].in_node == skein512_v12_c_fly_full_pow2(ctx->fan, 0));
-    memcpy(ctx->lv[j].pend, cv, sizeof ctx->lv[j].pend);
-    ctx->lv[j].count++;
-    ctx->lv[j].in_node++;
 }
 
 /* k whole blocks of message, none of them the message's last. */
@@ -1477,14 +1607,14 @@ static void skein512_v12_c_fly_full_blocks(skein512_v12_c_fly_full_ctx *ctx, con
             p += 64;
             k--;
             skein512_v12_c_fly_full_push(ctx, 0, ctx->h);
-            memcpy(ctx->h, ctx->g, sizeof ctx->h);
+            skein512_v12_c_fly_full_copy(ctx->h, ctx->g, sizeof ctx->h);
             ctx->t[1] = SKEIN512_V12_C_FLY_FULL_FIRST | SKEIN512_V12_C_FLY_FULL_TYPE(SKEIN512_V12_C_FLY_FULL_T_MSG) | SKEIN512_V12_C_FLY_FULL_LEVEL(1);
             ctx->leaf_used = 0;
         }
     }
 }
 
-void skein512_v12_c_fly_full_update(skein512_v12_c_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+static skein512_v12_c_fly_full_NOINLINE void skein512_v12_c_fly_full_update_work(skein512_v12_c_fly_full_ctx *ctx, const uint8_t *data, size_t len)
 {
     if (len == 0 || ctx->partial)
         return;
@@ -1492,7 +1622,7 @@ void skein512_v12_c_fly_full_update(skein512_v12_c_fly_full_ctx *ctx, const uint
         size_t k = 64 - ctx->n;
         if (k > len)
             k = len;
-        memcpy(ctx->buf + ctx->n, data, k);
+        skein512_v12_c_fly_full_copy(ctx->buf + ctx->n, data, k);
         ctx->n += k;
         data += k;
         len -= k;
@@ -1507,8 +1637,21 @@ void skein512_v12_c_fly_full_update(skein512_v12_c_fly_full_ctx *ctx, const uint
         data += k * 64;
         len -= k * 64;
     }
-    memcpy(ctx->buf, data, len);
+    skein512_v12_c_fly_full_copy(ctx->buf, data, len);
     ctx->n = len;
+}
+
+void skein512_v12_c_fly_full_update(skein512_v12_c_fly_full_ctx *ctx, const uint8_t *data, size_t len)
+{
+    skein512_v12_c_fly_full_update_work(ctx, data, len);
+#if defined(__OPTIMIZE__)
+    skein512_v12_c_fly_full_burn(1984);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v12_c_fly_full_burn(5824); /* -O0 */
+    skein512_v12_c_fly_full_burn_top();
+#else
+    skein512_v12_c_fly_full_burn(5824); /* no __OPTIMIZE__ */
+#endif
 }
 
 int skein512_v12_c_fly_full_update_bits(skein512_v12_c_fly_full_ctx *ctx, const uint8_t *data, size_t nbits)
@@ -1527,34 +1670,35 @@ int skein512_v12_c_fly_full_update_bits(skein512_v12_c_fly_full_ctx *ctx, const 
     return 0;
 }
 
-void skein512_v12_c_fly_full_final(skein512_v12_c_fly_full_ctx *ctx, uint8_t *out)
+static skein512_v12_c_fly_full_NOINLINE void skein512_v12_c_fly_full_final_work(skein512_v12_c_fly_full_ctx *ctx, uint8_t *out)
 {
     uint64_t g[8], h[8], t[2], i;
     uint8_t blk[64];
     size_t left = ctx->outlen, k, w;
-    memset(ctx->buf + ctx->n, 0, 64 - ctx->n);
+    skein512_v12_c_fly_full_zero(ctx->buf + ctx->n, 64 - ctx->n);
     ctx->t[1] |= SKEIN512_V12_C_FLY_FULL_FINAL | (ctx->partial ? SKEIN512_V12_C_FLY_FULL_BITPAD : 0);
     skein512_v12_c_fly_full_ubi(ctx->h, ctx->t, ctx->buf, 1, ctx->n);
-    memcpy(g, ctx->h, sizeof g);
+    skein512_v12_c_fly_full_copy(g, ctx->h, sizeof g);
     if (ctx->leaf) {
         unsigned j;
         skein512_v12_c_fly_full_push(ctx, 0, ctx->h);
         for (j = 0; j < ctx->levels; j++) {
             if (ctx->lv[j].count == 1) { /* one value left: the root */
-                memcpy(g, ctx->lv[j].pend, sizeof g);
+                skein512_v12_c_fly_full_copy(g, ctx->lv[j].pend, sizeof g);
                 break;
             }
-            skein512_v12_c_fly_full_pend(ctx, j, 1);
+            if (skein512_v12_c_fly_full_pend(ctx, j, 1))
+                skein512_v12_c_fly_full_push(ctx, j + 1, ctx->lv[j].h);
             if (j + 2 == ctx->height) { /* level Ym: its one node is the root */
-                memcpy(g, ctx->lv[j].h, sizeof g);
+                skein512_v12_c_fly_full_copy(g, ctx->lv[j].h, sizeof g);
                 break;
             }
         }
     }
     /* output: UBI(g, counter i, T_out) for i = 0, 1, .. */
-    memset(blk, 0, sizeof blk);
+    skein512_v12_c_fly_full_zero(blk, sizeof blk);
     for (i = 0; left > 0; i++) {
-        memcpy(h, g, sizeof h);
+        skein512_v12_c_fly_full_copy(h, g, sizeof h);
         t[0] = 0;
         t[1] = SKEIN512_V12_C_FLY_FULL_FIRST | SKEIN512_V12_C_FLY_FULL_FINAL | SKEIN512_V12_C_FLY_FULL_TYPE(SKEIN512_V12_C_FLY_FULL_T_OUT);
         skein512_v12_c_fly_full_store64(blk, i);
@@ -1565,11 +1709,25 @@ void skein512_v12_c_fly_full_final(skein512_v12_c_fly_full_ctx *ctx, uint8_t *ou
         out += k;
         left -= k;
     }
-    memset(ctx->h, 0, sizeof ctx->h); /* the message's state; outlen 0: not initialised */
-    memset(ctx->g, 0, sizeof ctx->g);
-    memset(ctx->buf, 0, sizeof ctx->buf);
+    skein512_v12_c_fly_full_zero(ctx->h, sizeof ctx->h); /* the message's state; outlen 0: not initialised */
+    skein512_v12_c_fly_full_zero(ctx->g, sizeof ctx->g);
+    skein512_v12_c_fly_full_zero(ctx->buf, sizeof ctx->buf);
+    skein512_v12_c_fly_full_zero(g, sizeof g); /* the chaining value (keyed: secret) */
     ctx->partial = 0;
     ctx->outlen = 0;
+}
+
+void skein512_v12_c_fly_full_final(skein512_v12_c_fly_full_ctx *ctx, uint8_t *out)
+{
+    skein512_v12_c_fly_full_final_work(ctx, out);
+#if defined(__OPTIMIZE__)
+    skein512_v12_c_fly_full_burn(2112);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v12_c_fly_full_burn(5184); /* -O0 */
+    skein512_v12_c_fly_full_burn_top();
+#else
+    skein512_v12_c_fly_full_burn(5184); /* no __OPTIMIZE__ */
+#endif
 }
 
 int skein512_v12_c_fly_full_hash(const uint8_t *msg, size_t len, uint8_t *out, size_t outlen)
@@ -1615,13 +1773,37 @@ int skein512_v12_c_fly_full_mac_bits(const uint8_t *key, size_t keylen, const ui
 }
 
 
+
+/* One message at a time through hash (a frame of its own: hash's context is not on the way down
+   to the lanes either). */
+static skein512_v12_c_fly_full_NOINLINE void skein512_v12_c_fly_full_many_each(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                               uint8_t *outs, size_t outlen)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        skein512_v12_c_fly_full_hash(msgs[i], lens[i], outs + i * outlen, outlen);
+}
+
+static skein512_v12_c_fly_full_NOINLINE int skein512_v12_c_fly_full_hash_many_work(const uint8_t *const *msgs, const size_t *lens, size_t n,
+                                                                                   uint8_t *outs, size_t outlen)
+{
+    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
+        return 1;
+    skein512_v12_c_fly_full_many_each(msgs, lens, n, outs, outlen);
+    return 0;
+}
+
 int skein512_v12_c_fly_full_hash_many(const uint8_t *const *msgs, const size_t *lens, size_t n,
                                   uint8_t *outs, size_t outlen)
 {
-    size_t i;
-    if (outlen == 0 || (uint64_t)outlen > ~UINT64_C(0) / 8)
-        return 1;
-    for (i = 0; i < n; i++)
-        skein512_v12_c_fly_full_hash(msgs[i], lens[i], outs + i * outlen, outlen);
-    return 0;
+    int r = skein512_v12_c_fly_full_hash_many_work(msgs, lens, n, outs, outlen);
+#if defined(__OPTIMIZE__)
+    skein512_v12_c_fly_full_burn(448);
+#elif defined(__GNUC__) || defined(__clang__)
+    skein512_v12_c_fly_full_burn(1216); /* -O0 */
+    skein512_v12_c_fly_full_burn_top();
+#else
+    skein512_v12_c_fly_full_burn(1216); /* no __OPTIMIZE__ */
+#endif
+    return r;
 }

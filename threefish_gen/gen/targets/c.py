@@ -57,8 +57,68 @@ def skein_context(v, prog) -> dict:
                 ivs=[(bits, _rows(skein.iv_words(spec, bits))) for bits in skein.STANDARD_OUTPUTS[spec.bits]])
 
 
+def _frame(nbytes: int) -> list[str]:
+    """A function's locals of ``nbytes`` bytes as a declaration the bound functions of
+    gen/printers/c.py read (they count uint64_t declarations)."""
+    return [f"uint64_t locals[{(nbytes + 7) // 8}];"]
+
+
+def skein_burns(ctx: dict) -> dict:
+    """Bytes each wipe of the Skein C clears per build ("opt", "gcc", "clang", "other"; gen/printers/c.py
+    wipe_bounds): the bound of the deepest chain of frames below the wrapper, the sum of each
+    frame's bound (its locals, twice, plus the room for saved registers, return address and red
+    zone: 256 bytes optimized, 1 KiB unoptimized, plus the -O0 slots of the SIMD kernels'
+    intrinsics).  Functions and their locals as templates/c/skein.c.j2 declares them; ubi: the
+    fused UBI block's declarations; kern: the largest hash_many lanes kernel."""
+    nb, nw = ctx["nb"], ctx["nw"]
+    ml = ctx["simd"]["max_lanes"] if ctx["simd"] else 0
+    frames = {
+        "ubi": ctx["ubi"]["decl"],
+        "ubi_all": _frame(16 + nb + 8),                       # t[2], last[nb], full
+        "start": _frame(32 + 32 + 32 + 24),                   # args, lens, cfg, bits, i, keylen
+        "pend": _frame(nb + 8),                               # blk, i
+        "push": _frame(16),
+        "blocks": _frame(16),
+        "update": _frame(16),
+        "final": _frame(3 * nb + 64),                         # g, h, blk, t, i, left, k, w, j
+        "hash_many": _frame(nb + 24),                         # iv, i, level
+        "many_lanes": _frame(4 * ml * nb + nb + 48 * ml + 96),   # in, out, hmsg, ivb, tw, idx, pos, ctr, state, ...
+        "tree_lanes": _frame(3 * ml * nb + 16 * ml + nb + 96),    # in, out, tw, cv, ...
+    }
+    calls = {"start": ["ubi_all"], "ubi_all": ["ubi"], "update": ["blocks"], "blocks": ["ubi", "push"],
+             "push": ["pend"], "pend": ["ubi"], "final": ["ubi", "push"], "hash_many": []}
+    if ctx["simd"]:
+        frames["kern"] = []
+        calls.update(update=["blocks", "tree_lanes"], tree_lanes=["kern", "push"], hash_many=["many_lanes"],
+                     many_lanes=["kern"])
+    bounds = {f: cprinter.wipe_bounds(lines, True) for f, lines in frames.items()}
+    if ctx["simd"]:
+        kb = [cprinter.wipe_bounds(k["lines"], True) for k in ctx["simd"]["kernels"]]
+        bounds["kern"] = {b: max(k[b] for k in kb) for b in kb[0]}
+
+    def chain(f):
+        below = [chain(c) for c in calls.get(f, [])]
+        return {b: n + max((c[b] for c in below), default=0) for b, n in bounds[f].items()}
+    out = {f: dict(chain(f)) for f in ("start", "update", "final", "hash_many")}
+    if ctx["simd"]:      # update: the lanes' frames only on a tree context (ctx->leaf)
+        calls["update"] = ["blocks"]
+        seq = chain("update")
+        out["update_tree"] = out["update"]
+        out["update"] = {b: f"(ctx->leaf ? {n} : {seq[b]})" for b, n in out["update"].items()}
+    return out
+
+
 def render_skein(v, ctx: dict) -> dict[str, str]:
     annotate = v.get("annotate", ANNOTATE_OPTION.default)
+    ctx.setdefault("wipe", v.get("wipe", True))
+    ctx["burns"] = skein_burns(ctx)
+    sizes = [b for f, b in ctx["burns"].items() if f != "update" or not ctx["simd"]]
+    ctx["burn"] = max(b["other"] for b in sizes)
+    ctx["burn_opt"] = max(b["opt"] for b in sizes)
+    if ctx["wipe"]:
+        ctx["notes"] = ctx["notes"] + [
+            "wipe: init*, update, final and hash_many clear the stack below the caller after the work "
+            "(key, chaining value, subkeys); hash/mac call them (--no-wipe: no wipe)"]
     if annotate == "none":          # the UBI block and the SIMD kernels without their notes
         ctx = dict(ctx, ubi=dict(ctx["ubi"], code=cprinter.without_notes(ctx["ubi"]["code"])))
         if ctx["simd"]:
