@@ -71,6 +71,7 @@ MARKS = {
                         r"|interpreter_catches": "slow"}),
     "test_bench": ("toolchain", {}),
     "test_bench_bounds": (None, {}),
+    "test_bench_paired": (None, {}),
     "test_c": (None, {r"blocks_loop_stays_scalar": "toolchain"}),
     "test_c_simd": ("toolchain", {r"transpose_shuffles": None,
                                   r"render_cli|bad_options|render_is_deterministic": "slow"}),

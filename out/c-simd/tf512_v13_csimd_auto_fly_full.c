@@ -9,6 +9,7 @@
  * path avx512: c-simd avx512 lanes 512 v1.3 fly/full/i2 (n >= 8; default)
  * path avx2: c-simd avx2 lanes 512 v1.3 fly/full/i2 (n >= 4; default)
  * path neon: c-simd neon lanes 512 v1.3 fly/full/i1 (n >= 2; default)
+ * CPU table row intel-spr-emr (GenuineIntel family 0x06 models 0x8f,0xcf; threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json): avx512 lanes fly/full/i2
  * CPU table row zen3 (AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f; issue 13 measurement, AMD EPYC Zen 3, one run): avx2 lanes fly/full/i1
  * CPU table row zen4 (AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf; threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples): avx512 lanes fly/full/i2
  * CPU table row zen5 (AuthenticAMD family 0x1a models 0x00-0x1f; threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples): avx512 lanes fly/full/i2
@@ -25311,15 +25312,18 @@ static int tf512_v13_csimd_auto_fly_full_cpu_rule(void)
         unsigned family = 0, model = 0;
         r = -1;
         if (tf512_v13_csimd_auto_fly_full_cpu_ident(vendor, &family, &model)) {
-            if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
+            if (strcmp(vendor, "GenuineIntel") == 0 && family == 0x6u &&
+                ((model >= 0x8fu && model <= 0x8fu) || (model >= 0xcfu && model <= 0xcfu)))
+                r = 0; /* intel-spr-emr: threefish-gen tune on Intel Xeon family 6 model 0xcf (Emerald Rapids), 2026-11-25: shared/profiles/intel-emr.json */
+            else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model <= 0xfu) || (model >= 0x20u && model <= 0x5fu)))
-                r = 0; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
+                r = 1; /* zen3: issue 13 measurement, AMD EPYC Zen 3, one run */
             else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x19u &&
                 ((model >= 0x10u && model <= 0x1fu) || (model >= 0x60u && model <= 0x7fu) || (model >= 0xa0u && model <= 0xafu)))
-                r = 1; /* zen4: threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples */
+                r = 2; /* zen4: threefish-gen tune --budget 900, AMD EPYC Zen 4 (family 25 model 17), 2 passes x 7 samples */
             else if (strcmp(vendor, "AuthenticAMD") == 0 && family == 0x1au &&
                 ((model <= 0x1fu)))
-                r = 2; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
+                r = 3; /* zen5: threefish-gen tune --budget 240, AMD EPYC Zen 5 (family 26 model 2), 1 pass x 3 samples */
         }
         __atomic_store_n(&cached, r, __ATOMIC_RELAXED);
     }
@@ -25327,6 +25331,7 @@ static int tf512_v13_csimd_auto_fly_full_cpu_rule(void)
 }
 
 static const char *const tf512_v13_csimd_auto_fly_full_choice_names[] = {
+    "avx512 lanes fly/full/i2 (cpu rule intel-spr-emr: GenuineIntel family 0x06 models 0x8f,0xcf)",
     "avx2 lanes fly/full/i1 (cpu rule zen3: AuthenticAMD family 0x19 models 0x00-0x0f,0x20-0x5f)",
     "avx512 lanes fly/full/i2 (cpu rule zen4: AuthenticAMD family 0x19 models 0x10-0x1f,0x60-0x7f,0xa0-0xaf)",
     "avx512 lanes fly/full/i2 (cpu rule zen5: AuthenticAMD family 0x1a models 0x00-0x1f)",
@@ -25338,16 +25343,18 @@ static int tf512_v13_csimd_auto_fly_full_choice(size_t n)
 {
     int level = tf512_v13_csimd_auto_fly_full_level();
     int rule = tf512_v13_csimd_auto_fly_full_cpu_rule();
-    if (rule == 0 && level >= 3 && n >= 4)
+    if (rule == 0 && level >= 4 && n >= 8)
         return 0;
-    if (rule == 1 && level >= 4 && n >= 8)
+    if (rule == 1 && level >= 3 && n >= 4)
         return 1;
     if (rule == 2 && level >= 4 && n >= 8)
         return 2;
-    if (level >= 4 && n >= 8)
+    if (rule == 3 && level >= 4 && n >= 8)
         return 3;
-    if (level >= 3 && n >= 4)
+    if (level >= 4 && n >= 8)
         return 4;
+    if (level >= 3 && n >= 4)
+        return 5;
     return -1;
 }
 #elif defined(THREEFISH_GEN_NEON)
@@ -25386,10 +25393,10 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
     switch (tf512_v13_csimd_auto_fly_full_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
     case 0:
-        tf512_v13_csimd_auto_fly_full_avx2_lanes_fly_full_i1_encrypt_blocks(key, tweaks, in, out, n);
+        tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 1:
-        tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        tf512_v13_csimd_auto_fly_full_avx2_lanes_fly_full_i1_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 2:
         tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
@@ -25398,6 +25405,9 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
         tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
     case 4:
+        tf512_v13_csimd_auto_fly_full_avx512_lanes_encrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 5:
         tf512_v13_csimd_auto_fly_full_avx2_lanes_encrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)
@@ -25434,10 +25444,10 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
     switch (tf512_v13_csimd_auto_fly_full_choice(n)) {
 #if defined(THREEFISH_GEN_X86)
     case 0:
-        tf512_v13_csimd_auto_fly_full_avx2_lanes_fly_full_i1_decrypt_blocks(key, tweaks, in, out, n);
+        tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 1:
-        tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        tf512_v13_csimd_auto_fly_full_avx2_lanes_fly_full_i1_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 2:
         tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
@@ -25446,6 +25456,9 @@ static tf512_v13_csimd_auto_fly_full_NOINLINE void tf512_v13_csimd_auto_fly_full
         tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
     case 4:
+        tf512_v13_csimd_auto_fly_full_avx512_lanes_decrypt_blocks(key, tweaks, in, out, n);
+        return;
+    case 5:
         tf512_v13_csimd_auto_fly_full_avx2_lanes_decrypt_blocks(key, tweaks, in, out, n);
         return;
 #elif defined(THREEFISH_GEN_NEON)

@@ -6,6 +6,24 @@ ranges) and, per target, size and mode, the measured winner with its options.  T
 dispatcher (``--isa auto``) turns the bulk winners of its own target into a table of
 :class:`Rule` s: on a CPU a rule matches, ``*_blocks`` takes the rule's path; on any other CPU
 (or when ``THREEFISH_GEN_ISA`` caps the rule's ISA away) the documented default rule applies.
+
+The table today (docs/tune.md, "The dispatcher's CPU table"):
+
+* AMD Zen 3 / Zen 4 / Zen 5: ``zen3.json``, ``zen4.json``, ``zen5.json``.
+* Intel Sapphire Rapids and Emerald Rapids (GenuineIntel family 6, models 0x8F and 0xCF, Golden
+  Cove / Raptor Cove cores): ``intel-spr-emr.json``, the c-simd results of the tune profile
+  measured on Emerald Rapids (model 0xCF) in ``shared/profiles/intel-emr.json`` (its README says
+  how it was made); bulk 256 AVX-512 lanes i3, 512 AVX-512 lanes i2, 1024 AVX-512 packed i1
+  (whose ``*_blocks`` is the lanes i1 code: the dispatcher takes its default lanes i1 path,
+  gen/targets/c_simd.py ``rule_paths``).  Sapphire Rapids has the same cores and
+  is assumed, not measured.
+* **Other Intel cores: the default rule, on purpose.**  AVX-512 parts (Skylake-SP, Cascade and
+  Cooper Lake, Ice Lake, Tiger Lake, Granite Rapids, ...) get the highest default path, AVX-512
+  lanes (gen/targets/c_simd.py ``RECOMMENDED``: i2 for 256/512, i1 for 1024), the path that
+  won or came within noise of the winner on every AVX-512 CPU measured (Zen 4, Zen 5,
+  Emerald Rapids); AVX2-only cores (Haswell to Comet Lake, Alder/Raptor Lake hybrids with
+  AVX-512 fused off, the E-core Xeons) get AVX2 lanes.  No row is written for a CPU nobody
+  has measured: add one from ``threefish-gen tune`` on it (docs/tune.md).
 """
 from __future__ import annotations
 
@@ -113,3 +131,9 @@ def rules(target: str, bits: int) -> list[Rule]:
         out.append(Rule(p.get("name", "?"), m["vendor"], m["family"], tuple(tuple(r) for r in m["models"]),
                         o, tuple(sorted(values.items())), p.get("source", "threefish-gen tune")))
     return out
+
+
+def rule_for(target: str, bits: int, vendor: str, family: int, model: int) -> Rule | None:
+    """The CPU table row the dispatcher of ``target`` for Threefish-``bits`` takes on this CPU
+    (the first that matches), or None: the default rule (module docstring)."""
+    return next((r for r in rules(target, bits) if r.matches(vendor, family, model)), None)

@@ -11,7 +11,14 @@ builds:
    time, while the rest of the budget still covers the build and the timing of what is built;
 2. a cheap measurement of every built candidate (bench --quick: 5 samples of 0.5 ms);
 3. prune: per target, size and mode only candidates within PRUNE_RATIO of the best cheap
-   figure get the full measurement (passes x samples chosen to fit what is left of the budget).
+   figure get the full measurement (passes x samples chosen to fit what is left of the budget);
+4. choose: the full measurement times all kept candidates of a mode in one program, alternated
+   sample by sample (bench's paired method, tools/bench/paired.py), and ranks each group by the
+   median of its per-round ratios to the group's fastest; the winner is first.  A runner-up
+   within the spread of its paired ratio to the winner is marked a toss-up (``toss_up``).
+
+Both the cheap pass and the prune compare candidates by paired ratios too, where they were
+timed together.
 """
 from __future__ import annotations
 
@@ -35,6 +42,7 @@ from threefish_gen.gen.spec import SIZES, get_spec
 from threefish_gen.gen.variant import Variant
 from threefish_gen.verify.cpu import cpu_flags, cpu_id
 
+from .bench import paired
 from .bench import run as bench
 from .target_tools import all_tools, tools_for
 from threefish_gen.cli_options import constants_option
@@ -47,11 +55,13 @@ FIRST_BUILD_S = 3.0       # one build (render + compile) before one was timed
 CHEAP_ROW_S = 0.1         # one row, both modes, bench --quick (a 900 s run measured 9.1 s for its cheap pass)
 RUN_S = 0.35              # one bench invocation's start and clock warm-up (--quick: less)
 FULL_PLANS = ((3, 7), (2, 7), (1, 7), (1, 3))   # (passes, samples): the first that fits the budget
-MAX_FILTERS = 30          # bench.c takes at most 32 --filter arguments
+MAX_FILTERS = 1000        # bench.c takes at most 1024 --filter arguments
 MODES = ("bulk", "chained")
 METHOD = ("bench's method (threefish_gen/tools/bench/run.py, harness/bench.c): " + bench.METHOD
           + f" Cheap pass: bench --quick (5 samples of 0.5 ms) of every built candidate; only "
-          f"candidates within {PRUNE_RATIO}x of their group's best cheap figure get the full measurement.")
+          f"candidates within {PRUNE_RATIO}x of their group's best cheap figure (paired ratio) get the full "
+          "measurement. Full measurement: every kept candidate of a mode in one program, alternated sample "
+          "by sample; a group's candidates ranked by their paired ratio to its fastest.")
 
 
 @dataclass
@@ -114,14 +124,38 @@ def candidates(targets, specs, flags, first=()) -> list[Cand]:
     return out
 
 
-def prune(cheap: dict, ratio: float = PRUNE_RATIO) -> tuple[list, list]:
+def prune(cheap: dict, ratio: float = PRUNE_RATIO, samples: dict | None = None) -> tuple[list, list]:
     """(kept, pruned) names of one group from their cheap figures {name: c/B}: kept are within
-    ``ratio`` x the best, fastest first; the rest, fastest first."""
+    ``ratio`` x the best, fastest first; the rest, fastest first.  With ``samples`` ({name:
+    {(pass, round): c/B}}, an alternated run), a candidate's figure against the best is the
+    median of its per-round ratios to the best's samples (paired.py) rather than the ratio of
+    the medians."""
     if not cheap:
         return [], []
-    best = min(cheap.values())
-    order = sorted(cheap, key=lambda n: (cheap[n], n))
-    return [n for n in order if cheap[n] <= ratio * best], [n for n in order if cheap[n] > ratio * best]
+    best = min(cheap, key=lambda n: (cheap[n], n))
+
+    def x(n):
+        if n == best:
+            return 1.0
+        got = paired.ratio((samples or {}).get(n, {}), (samples or {}).get(best, {}), cheap[n], cheap[best])
+        return got.median
+    rel = {n: x(n) for n in cheap}
+    order = sorted(cheap, key=lambda n: (rel[n], cheap[n], n))
+    return [n for n in order if rel[n] <= ratio], [n for n in order if rel[n] > ratio]
+
+
+def choose(timed: dict) -> list:
+    """[(row, paired ratio to the winner or None)] of one group's fully measured results
+    ({row: bench Result}), fastest first: ranked by the median of the per-round ratios to the
+    group's fastest row (paired.rank), so a burst of load that hit one round hits every
+    candidate's sample of that round alike."""
+    return paired.rank({n: r.samples for n, r in timed.items()}, {n: r.cpb for n, r in timed.items()})
+
+
+def toss_up(vs_winner: paired.Stat | None) -> bool:
+    """Whether the runner-up cannot be told from the winner: its paired ratio to the winner is
+    within that ratio's spread of 1 (or was not paired at all)."""
+    return vs_winner is None or not vs_winner.paired or vs_winner.median - 1.0 <= vs_winner.spread
 
 
 def full_cost(rows: int, runs: int, passes: int, samples: int) -> float:
@@ -224,10 +258,16 @@ def build_within(cands: list[Cand], workdir: Path, prog: Progress, jobs: int) ->
     return started
 
 
-def _entry(c: Cand, r=None, cheap: float | None = None) -> dict:
+def _entry(c: Cand, r=None, cheap: float | None = None, vs_winner: paired.Stat | None = None) -> dict:
     e = {"name": c.name, "options": c.options(), "compiler": c.cc}
     if r is not None:
         e.update(cpb=round(r.cpb, 3), cpb_min=round(r.cpb_min, 3))
+        if r.spread is not None:
+            e["spread"] = round(r.spread, 4)
+    if vs_winner is not None:
+        e["vs_winner"] = round(vs_winner.median, 4)
+        e["vs_winner_spread"] = round(vs_winner.spread, 4)
+        e["vs_winner_paired"] = vs_winner.paired
     if cheap is not None:
         e["cheap_cpb"] = round(cheap, 3)
     return e
@@ -278,11 +318,13 @@ def tune(targets, sizes, version: str, budget: float, workdir: Path, jobs: int |
     prog.say(f"linked {len(built)} candidates ({time.monotonic() - t:.1f}s); cheap measurement ...")
     t = time.monotonic()
     cheap_res, info, _ = bench.measure([str(exe), "--quick"], set(by_row), 1, stream=None)
+    clocksrc = info.get("clocksrc", "add-chain")
     for f in info["fail"]:              # a candidate failed bench's check: never a winner
         row = next((r for r in by_row if f.startswith(r)), None)
         if row:
             by_row[row].error = "failed bench's check: " + f
     cheap = {(r.name, r.mode): r.cpb for r in cheap_res if r.name in by_row and not by_row[r.name].error}
+    cheap_samples = {(r.name, r.mode): r.samples for r in cheap_res}
     groups: dict = {}
     pruned: dict = {}
     for c in built:
@@ -293,14 +335,14 @@ def tune(targets, sizes, version: str, budget: float, workdir: Path, jobs: int |
                 groups[g][c.row] = cheap[(c.row, mode)]
     kept = {}
     for g, figs in groups.items():
-        kept[g], pruned[g] = prune(figs)
+        kept[g], pruned[g] = prune(figs, samples={n: cheap_samples.get((n, g[2]), {}) for n in figs})
     left = prog.left() - SAFETY_S
     passes, samples, kept = plan_full(kept, left)
     nfull = sum(map(len, kept.values()))
     prog.say(f"cheap pass {time.monotonic() - t:.1f}s; full measurement of {nfull} row-modes "
              f"({passes} pass(es) x {samples} samples; {sum(map(len, pruned.values()))} pruned)")
     full: dict = {}
-    for mode in MODES:
+    for mode in MODES:      # one program per mode: its rows alternate sample by sample (paired)
         rows = [r for g, names in kept.items() if g[2] == mode for r in names]
         for i in range(0, len(rows), MAX_FILTERS):
             chunk = rows[i:i + MAX_FILTERS]
@@ -311,13 +353,15 @@ def tune(targets, sizes, version: str, budget: float, workdir: Path, jobs: int |
             prog.say(f"measured {len(chunk)} {mode} rows")
     results: dict = {}
     for (target, bits, mode), figs in sorted(groups.items()):
-        ranked = sorted((full[(r, mode)] for r in kept[(target, bits, mode)] if (r, mode) in full),
-                        key=lambda r: r.cpb)
-        entries = [_entry(by_row[r.name], r, figs.get(r.name)) for r in ranked]
-        not_full = [n for n in figs if n not in {r.name for r in ranked}]
+        timed = {r: full[(r, mode)] for r in kept[(target, bits, mode)] if (r, mode) in full}
+        ranked = choose(timed)
+        entries = [_entry(by_row[n], timed[n], figs.get(n), vs) for n, vs in ranked]
+        not_full = [n for n in figs if n not in timed]
         group = {"winner": entries[0] if entries else None, "runner_up": entries[1] if len(entries) > 1 else None,
                  "measured": len(entries),
                  "pruned": [_entry(by_row[n], cheap=figs[n]) for n in not_full]}
+        if len(ranked) > 1:
+            group["toss_up"] = toss_up(ranked[1][1])
         results.setdefault(target, {}).setdefault(str(bits), {})[mode] = group
     for target, sizes_ in results.items():
         for bits, modes in sizes_.items():
@@ -339,6 +383,7 @@ def tune(targets, sizes, version: str, budget: float, workdir: Path, jobs: int |
         "load": " ".join(f"{x:.2f}" for x in load),
         "constants": version,
         "prune_ratio": PRUNE_RATIO,
+        "clock_source": clocksrc,
         "full": {"passes": passes, "samples": samples},
         "candidates": {"total": len(cands), "built": len(built), "not_built": len(cands) - len(tried)},
         "results": results,

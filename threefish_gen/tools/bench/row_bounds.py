@@ -13,7 +13,7 @@ from __future__ import annotations
 from threefish_gen.verify.cpu import cpu_identity
 
 from ..target_tools import tools_for
-from . import bounds, ports
+from . import bounds, paired, ports
 
 
 def this_model() -> ports.PortModel:
@@ -54,11 +54,19 @@ def bound_text(r) -> tuple[str, str]:
     return f"{b:.2f}", f"{r.x_bound:.2f}x"
 
 
-def dispatcher_lines(results, dispatchers: set) -> list[str]:
+DISPATCH_GOAL = 1.03     # issue 27: dispatcher <= 1.03x the best verified variant
+
+
+def dispatcher_lines(results, dispatchers: set, goal: float = DISPATCH_GOAL) -> list[str]:
     """Per size and mode, for each dispatcher row (a name in ``dispatchers``):
-    'Threefish-512 bulk     dispatcher / best variant = 1.02 (best: NAME) [DISPATCHER ROW]'.
-    best = the fastest generated C-ABI row of that size and mode that is not a dispatcher
-    (rows that failed their check are never timed); lines only, nothing fails."""
+    'Threefish-512 bulk     dispatcher / best variant = 1.02 (paired: min 0.99, spread 1%;
+    goal <= 1.03: met) (best: NAME 1.35) [DISPATCHER ROW 1.38]'.
+    best = the fastest generated C-ABI row (least median) of that size and mode that is not a
+    dispatcher (rows that failed their check are never timed); the ratio is the median of the
+    per-round ratios of the two rows' samples (paired.py), and where the spread of those ratios
+    or of either row exceeds the goal's tolerance (3%) the verdict is 'noisy: N% (not judged)',
+    never 'met'.  Lines only,
+    nothing fails."""
     lines = []
     for bits, mode in sorted({(r.bits, r.mode) for r in results}, key=lambda k: (k[0], k[1] != "bulk")):
         rows = [r for r in results if r.bits == bits and r.mode == mode and r.kind == "variant"]
@@ -68,7 +76,14 @@ def dispatcher_lines(results, dispatchers: set) -> list[str]:
             continue
         best = min(others, key=lambda r: r.cpb)
         for d in disp:
-            lines.append(f"  Threefish-{bits:<5} {mode:<8} dispatcher / best variant = {d.cpb / best.cpb:.2f} "
+            got = paired.ratio(getattr(d, "samples", {}) or {}, getattr(best, "samples", {}) or {}, d.cpb, best.cpb)
+            how = (f"paired: min {got.min:.2f}, spread {paired.pct(got.spread)}" if got.paired
+                   else f"medians (not timed together), spread {paired.pct(got.spread)}")
+            # a goal is never met from a noisy row: the rows' own spreads count, not only the ratio's
+            sp = paired.judged_spread(got.spread, d.spread, best.spread)
+            judged = paired.verdict(got.median, goal, sp, goal - 1)
+            lines.append(f"  Threefish-{bits:<5} {mode:<8} dispatcher / best variant = {got.median:.2f} "
+                         f"({how}; goal <= {goal:.2f}: {judged}) "
                          f"(best: {best.name} {best.cpb:.2f}) [{d.name} {d.cpb:.2f}]")
     return lines
 

@@ -9,11 +9,14 @@ contributes, and under which row names, comes from tools/target_tools.py.  The C
 measured by ``dotnet.py`` (a .NET program of its own) and shown in a section after the C-ABI
 tables.
 
-Method, in short: these VMs have no cycle counters and the TSC is not the core clock, so
-the core clock is estimated around every sample from a chain of dependent adds (1 cycle
-each); cycles/byte = ns/byte x GHz; the median over 3 passes of the median of 7 samples
-(a pass runs every row once, so a burst of load from other processes spoils one pass of
-a row rather than all its samples).  Two modes: ``bulk``
+Method, in short: cycles come from the hardware cycle counter where the machine has one
+(perf_event_open), else (these VMs) from the core clock estimated around every sample from a
+chain of dependent adds (1 cycle each; cycles/byte = ns/byte x GHz); the header says which.
+The rows of one size and mode are timed alternately, sample by sample (round k times every
+row once: A B A B ...), 3 passes of 7 rounds; a row's figure is the median of its samples,
+with the min and the spread (p75 - p25) / median; every ratio is the median of per-round
+ratios (``paired.py``), and a row or ratio whose spread exceeds the goal it is judged against
+is marked ``noisy: N%`` and never reported as meeting it.  Two modes: ``bulk``
 (encrypt_blocks over 4 KiB, in L1) and ``chained`` (single-block encrypt, each block's input
 the previous output: latency).
 
@@ -44,6 +47,7 @@ from threefish_gen.gen.targets.c import RECOMMENDED as RECOMMENDED_C
 from threefish_gen.verify.objects import object_commands
 
 from ..target_tools import all_tools, tools_for
+from . import paired
 from .row_bounds import annotate as bounds_annotate
 from .row_bounds import bound_text, dispatcher_lines, dispatcher_names, row_bounds, this_model
 
@@ -71,6 +75,17 @@ class Result:
     bound: float | None = None      # c/B on this CPU's port model (row_bounds.py)
     bound_by: str = ""              # what binds: ports, 'front end' or 'latency'
     x_bound: float | None = None    # cpb / bound
+    spread: float | None = None     # (p75 - p25) / median of the samples (paired.py)
+    vs_c_spread: float | None = None   # spread of the per-round ratios behind vs_c
+    vs_peer_spread: float | None = None
+    samples: dict = field(default_factory=dict, repr=False)   # {(pass, round): cpb}
+
+
+def json_row(r: Result) -> dict:
+    """A result as bench.json stores it: samples as [[pass, round, cpb], ...]."""
+    d = {k: v for k, v in r.__dict__.items() if k != "samples"}
+    d["samples"] = [[p, k, c] for (p, k), c in sorted(r.samples.items())]
+    return d
 
 
 # --------------------------------------------------------------------------- rows
@@ -254,14 +269,22 @@ def _peer(workdir: Path, src: str, extra: list[str]) -> str:
     return str(obj)
 
 
-def parse(output: str, variant_names: set[str]) -> tuple[list[Result], dict]:
+def parse(output: str, variant_names: set[str], pass_no: int = 0) -> tuple[list[Result], dict]:
+    """The records of one run of the timing program; SAMPLE records become each row's samples,
+    keyed (pass_no, round)."""
     results, info = [], {"fail": [], "info": []}
+    samples: dict = {}
     for line in output.splitlines():
         f = line.split("\t")
-        if f[0] == "ROW":
-            results.append(Result(f[1], int(f[2]), f[3], float(f[4]), float(f[5]), float(f[6]),
-                                  "variant" if f[1] in variant_names else "peer"))
-        elif f[0] in ("CPU", "CLOCK", "UNIT"):
+        if f[0] == "SAMPLE":
+            samples.setdefault((f[1], int(f[2]), f[3]), {})[(pass_no, int(f[4]))] = float(f[5])
+        elif f[0] == "ROW":
+            r = Result(f[1], int(f[2]), f[3], float(f[4]), float(f[5]), float(f[6]),
+                       "variant" if f[1] in variant_names else "peer")
+            r.samples = samples.get((r.name, r.bits, r.mode), {})
+            r.spread = round(paired.spread(r.samples.values()), 4) if r.samples else None
+            results.append(r)
+        elif f[0] in ("CPU", "CLOCK", "UNIT", "CLOCKSRC"):
             info[f[0].lower()] = f[1]
         elif f[0] in ("FAIL", "PEERFAIL"):
             info["fail"].append(" ".join(f[1:]))
@@ -271,7 +294,9 @@ def parse(output: str, variant_names: set[str]) -> tuple[list[Result], dict]:
 
 
 def merge_passes(runs: list[tuple[list[Result], dict]]) -> tuple[list[Result], dict]:
-    """One result per (row, size, mode): the median of the passes' medians, the least minimum."""
+    """One result per (row, size, mode): the median, min and spread of all its samples (the
+    passes' samples together, keyed (pass, round)); where a run gave no samples, the median of
+    the passes' medians and the least minimum."""
     import statistics
     info = dict(runs[0][1])
     info["fail"] = sorted({f for _, i in runs for f in i["fail"]})
@@ -284,8 +309,13 @@ def merge_passes(runs: list[tuple[list[Result], dict]]) -> tuple[list[Result], d
             groups.setdefault((r.name, r.bits, r.mode), []).append(r)
     merged = []
     for rs in groups.values():
-        merged.append(Result(rs[0].name, rs[0].bits, rs[0].mode, statistics.median(r.cpb for r in rs),
-                             min(r.cpb_min for r in rs), statistics.median(r.ghz for r in rs), rs[0].kind))
+        m = Result(rs[0].name, rs[0].bits, rs[0].mode, statistics.median(r.cpb for r in rs),
+                   min(r.cpb_min for r in rs), statistics.median(r.ghz for r in rs), rs[0].kind)
+        m.samples = {k: c for r in rs for k, c in r.samples.items()}
+        if m.samples:
+            m.cpb, m.cpb_min = statistics.median(m.samples.values()), min(m.samples.values())
+            m.spread = round(paired.spread(m.samples.values()), 4)
+        merged.append(m)
     info["passes"] = len(runs)
     return merged, info
 
@@ -302,7 +332,7 @@ def measure(cmd: list[str], names: set[str], passes: int, label: str = "the C-AB
         if p.returncode not in (0, 3):
             raise GenError(f"bench run failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[:200]}")
         rc = max(rc, p.returncode)
-        runs.append(parse(p.stdout, names))
+        runs.append(parse(p.stdout, names, i))
     results, info = merge_passes(runs)
     return results, info, rc
 
@@ -318,8 +348,24 @@ def annotate(results: list[Result], targets: dict, ops: dict) -> None:
         rows = [r for r in results if r.bits == bits and r.mode == mode]
         ref, best = _refs(rows)
         for r in rows:
-            r.vs_c = round(r.cpb / ref.cpb, 3) if ref else None
-            r.vs_peer = round(r.cpb / best.cpb, 3) if best else None
+            r.vs_c, r.vs_c_spread = _paired(r, ref)
+            r.vs_peer, r.vs_peer_spread = _paired(r, best)
+
+
+def ratio_of(a: Result, b: Result) -> paired.Stat | None:
+    """a / b from the rows' paired samples (paired.py; the ratio of the medians where they were
+    not timed together)."""
+    return paired.ratio(a.samples, b.samples, a.cpb, b.cpb)
+
+
+def _paired(r: Result, other: Result | None) -> tuple[float | None, float | None]:
+    """(median of the per-round ratios r / other, their spread); (None, None) without other."""
+    if other is None:
+        return None, None
+    if other is r:
+        return 1.0, 0.0
+    got = ratio_of(r, other)
+    return (round(got.median, 3), round(got.spread, 4)) if got else (None, None)
 
 
 def _refs(rows):
@@ -333,10 +379,33 @@ def _ratio(x) -> str:
     return f"{x:.2f}x" if x is not None else "-"
 
 
+def _pct(x) -> str:
+    return paired.pct(x) if x is not None else "-"
+
+
+def noisy_mark(r: Result, limit: float = paired.NOISE_LIMIT) -> str:
+    """'noisy: 18%' for a row whose spread exceeds ``limit`` (paired.NOISE_LIMIT: the tightest
+    goal, dispatcher <= 1.03x), else ''."""
+    return paired.noisy_text(r.spread, limit) if r.spread is not None else ""
+
+
+def clock_text(info: dict) -> str:
+    """The header's words for how cycles were obtained (the timing program's CLOCKSRC)."""
+    src = info.get("clocksrc", "add-chain")
+    if src == "perf-cycles":
+        return "cycles: hardware counter (perf_event_open, user mode)"
+    if src == "none":
+        return "no cycle counter and no clock probe on this architecture: ns/B"
+    return (f"cycles: add-chain clock estimate, {info.get('clock', '?')} GHz "
+            "(no hardware cycle counter: perf cycles <not supported>)")
+
+
 def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
     unit = info.get("unit", "cpb")
-    print(f"\nCPU: {info.get('cpu', '?')}; estimated core clock {info.get('clock', '?')} GHz; "
-          f"unit: {'cycles/byte' if unit == 'cpb' else unit}; median over {info.get('passes', 1)} pass(es)", file=stream)
+    print(f"\nCPU: {info.get('cpu', '?')}; {clock_text(info)}; "
+          f"unit: {'cycles/byte' if unit == 'cpb' else unit}; {info.get('passes', 1)} pass(es), rows alternated "
+          f"sample by sample; ratios: median of per-round ratios; spread = (p75 - p25) / median, "
+          f"'noisy' above {paired.NOISE_LIMIT:.0%}", file=stream)
     for bits in sorted({r.bits for r in results}):
         for mode in ("bulk", "chained"):
             rows = sorted((r for r in results if r.bits == bits and r.mode == mode), key=lambda r: r.cpb)
@@ -347,12 +416,13 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
             title += f" (scalar C: {ref.name} {ref.cpb:.2f}" if ref else " (no scalar C row"
             title += f"; best peer: {best.name} {best.cpb:.2f})" if best else "; no peer)"
             print(f"\n{title}", file=stream)
-            print(f"  {'row':<46} {unit:>7} {'min':>7} {'vs C':>7} {'vs peer':>8} {'bound':>6} {'x bound':>7}"
-                  "  op counts per block", file=stream)
+            print(f"  {'row':<46} {unit:>7} {'min':>7} {'spread':>6} {'':<11} {'vs C':>7} {'vs peer':>8} "
+                  f"{'bound':>6} {'x bound':>7}  op counts per block", file=stream)
             for r in rows:
                 b, xb = bound_text(r)
-                print(f"  {r.name:<46} {r.cpb:7.2f} {r.cpb_min:7.2f} {_ratio(r.vs_c):>7} "
-                      f"{_ratio(r.vs_peer):>8} {b:>6} {xb:>7}  {ops_text(r.ops)}".rstrip(), file=stream)
+                print(f"  {r.name:<46} {r.cpb:7.2f} {r.cpb_min:7.2f} {_pct(r.spread):>6} {noisy_mark(r):<11} "
+                      f"{_ratio(r.vs_c):>7} {_ratio(r.vs_peer):>8} {b:>6} {xb:>7}  {ops_text(r.ops)}".rstrip(),
+                      file=stream)
     # clang vs gcc for the same variant
     pairs = []
     for r in results:
@@ -366,12 +436,13 @@ def table(results: list[Result], info: dict, stream=sys.stdout) -> None:
         for g, c in pairs:
             print(f"  Threefish-{g.bits:<5} {g.name[:-4]:<40} {g.mode:<8} {c.cpb / g.cpb:5.2f}x", file=stream)
     if info.get("dispatch"):
-        print("\ndispatcher / best variant (fastest verified generated C-ABI row; informational)", file=stream)
+        print("\ndispatcher / best variant (fastest verified generated C-ABI row; median of per-round ratios; "
+              "goal <= 1.03 is judged only where the ratios' spread is at most 3%)", file=stream)
         for ln in info["dispatch"]:
             print(ln, file=stream)
     g = goals(results)
     if g:
-        print("\ngoals (docs/nasm.md; medians above, noisy machine)", file=stream)
+        print("\ngoals (docs/nasm.md; paired ratios and medians above; a noisy figure is not judged)", file=stream)
         for ln in g:
             print(ln, file=stream)
     for f in info["fail"]:
@@ -401,10 +472,14 @@ def goals(results: list[Result]) -> list[str]:
         if bound is None:
             x = r.vs_c if r.vs_c is not None else float("inf")
             got = f"{r.cpb:.2f} c/B = {_ratio(r.vs_c)} scalar C"
-            verdict = "met" if x <= 1.0 else "within 3% (noise level here)" if x <= 1.03 else "NOT met"
+            ref = next((x for x in results if x.name == reference_name(bits) and x.mode == mode
+                        and x.bits == bits), None)
+            sp = paired.judged_spread(r.vs_c_spread, r.spread, ref.spread if ref else None)
+            verdict = (paired.verdict(x, 1.0, sp, paired.NOISE_LIMIT) if sp > paired.NOISE_LIMIT
+                       else "met" if x <= 1.0 else "within 3% (noise level here)" if x <= 1.03 else "NOT met")
         else:
             got = f"{r.cpb:.2f} c/B"
-            verdict = "met" if r.cpb <= bound else "NOT met"
+            verdict = paired.verdict(r.cpb, bound, r.spread or 0.0, paired.NOISE_LIMIT)
         lines.append(f"  {label:<78} {got:<28} {verdict}")
     return lines
 
@@ -443,16 +518,21 @@ def csharp_table(cs_rows: list[dict], stream=sys.stdout) -> None:
             print(f"SKIPPED {r['name']}: {r.get('skipped')}", file=stream)
 
 
-METHOD = ("core clock estimated around each sample from a chain of dependent adds "
-          "(1 cycle each; no perf counters here, TSC != core clock); cycles/byte = ns/byte x GHz; "
-          "median over passes (default 3) of the median of 7 samples per pass; min = least sample. bulk = encrypt_blocks over 4 KiB (L1); chained = single-block encrypt, "
-          "each block's input the previous output. vs C = ratio to the recommended scalar C "
+METHOD = ("cycles from the hardware cycle counter (perf_event_open) where it works, else the core clock "
+          "estimated around each sample from a chain of dependent adds (1 cycle each; TSC != core clock; "
+          "cycles/byte = ns/byte x GHz); the rows of one size and mode alternate sample by sample "
+          "(round k times each row once: A B A B ...), passes (default 3) of 7 rounds; "
+          "c/B = median of a row's samples, min = least sample, spread = (p75 - p25) / median; "
+          "ratios = median of the per-round ratios of two rows' samples; a row or ratio whose spread "
+          "exceeds the tolerance of the goal it is judged against (3% by default) is marked 'noisy: N%' "
+          "and never reported as meeting it. bulk = encrypt_blocks over 4 KiB (L1); chained = single-block "
+          "encrypt, each block's input the previous output. vs C = ratio to the recommended scalar C "
           "option set built with gcc; vs peer = ratio to the fastest peer library row.")
 
 
 def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list[str]) -> str:
     out = ["# threefish-gen benchmark", "",
-           f"CPU: {info.get('cpu', '?')}; estimated core clock {info.get('clock', '?')} GHz.", "",
+           f"CPU: {info.get('cpu', '?')}; {clock_text(info)}.", "",
            "Method: " + METHOD, "", f"Bounds: {info.get('model', '?')} (docs/bench.md, \"Bounds\"); "
            "bulk: throughput of encrypt_blocks; chained: one call, its dependency chain or its throughput.", ""]
     for bits in sorted({r.bits for r in results}):
@@ -461,9 +541,12 @@ def markdown(results: list[Result], info: dict, cs_rows: list[dict], notes: list
             if not rows:
                 continue
             out += [f"## Threefish-{bits} {mode}", "",
-                    "| row | c/B (median) | min | vs scalar C | vs best peer | bound | x bound | op counts per block |",
-                    "|---|---:|---:|---:|---:|---:|---:|---|"]
-            out += [f"| {r.name} | {r.cpb:.2f} | {r.cpb_min:.2f} | {_ratio(r.vs_c)} | {_ratio(r.vs_peer)} | "
+                    "| row | c/B (median) | min | spread | vs scalar C | vs best peer | bound | x bound | "
+                    "op counts per block |",
+                    "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+            out += [f"| {r.name} | {r.cpb:.2f} | {r.cpb_min:.2f} | {_pct(r.spread)}"
+                    + (f" **{noisy_mark(r)}**" if noisy_mark(r) else "")
+                    + f" | {_ratio(r.vs_c)} | {_ratio(r.vs_peer)} | "
                     f"{' | '.join(bound_text(r))} | {ops_text(r.ops)} |" for r in rows]
             out.append("")
     if info.get("dispatch"):
@@ -538,10 +621,11 @@ def run(entries: list[tuple[str, Variant, str]], quick: bool = False, samples: i
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps({
-            "cpu": info.get("cpu"), "clock_ghz": info.get("clock"), "method": METHOD,
+            "cpu": info.get("cpu"), "clock_ghz": info.get("clock"), "clock_source": info.get("clocksrc"),
+            "method": METHOD, "noise_limit": paired.NOISE_LIMIT,
             "port_model": info.get("model"), "dispatcher_vs_best": info.get("dispatch", []),
             "reference": {str(b): reference_name(b) for b in sorted({r.bits for r in results})},
-            "results": [r.__dict__ for r in results], "dotnet": cs_rows,
+            "results": [json_row(r) for r in results], "dotnet": cs_rows,
             "notes": notes, "fail": info["fail"]}, indent=2) + "\n")
     if md_path:
         Path(md_path).parent.mkdir(parents=True, exist_ok=True)

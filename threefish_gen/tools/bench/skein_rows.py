@@ -17,6 +17,7 @@ from threefish_gen.gen.render import render_variant, write_files
 from threefish_gen.gen.spec import get_spec
 from threefish_gen.gen.threefish import Options
 
+from . import paired
 from .run import BENCH_DIR, _run
 
 BOTAN_HEADER = Path("/usr/include/botan-2/botan/hash.h")
@@ -66,11 +67,14 @@ def build(workdir: Path, version: str = "1.3") -> tuple[Path, list[str]]:
 
 
 def parse(out: str) -> tuple[list[dict], list[str]]:
-    rows, info = [], []
+    rows, info, samples = [], [], {}
     for line in out.splitlines():
         f = line.split("\t")
-        if f[0] == "ROW":
-            rows.append(dict(name=f[1], bytes=int(f[2]), cpb=float(f[3]), min=float(f[4]), ghz=float(f[5])))
+        if f[0] == "SAMPLE":
+            samples.setdefault((f[1], int(f[2])), []).append(float(f[4]))
+        elif f[0] == "ROW":
+            rows.append(dict(name=f[1], bytes=int(f[2]), cpb=float(f[3]), min=float(f[4]), ghz=float(f[5]),
+                             samples=samples.get((f[1], int(f[2])), [])))
         elif f[0] in ("INFO", "CHECK") and f[1:] != ["done"]:
             info.append(" ".join(f))
     return rows, info
@@ -81,8 +85,13 @@ def merge(runs: list[list[dict]]) -> list[dict]:
     for rows in runs:
         for r in rows:
             groups.setdefault((r["name"], r["bytes"]), []).append(r)
-    return [dict(name=k[0], bytes=k[1], cpb=statistics.median(r["cpb"] for r in rs),
-                 min=min(r["min"] for r in rs)) for k, rs in groups.items()]
+    out = []
+    for k, rs in groups.items():
+        every = [x for r in rs for x in r.get("samples", [])]
+        out.append(dict(name=k[0], bytes=k[1], cpb=statistics.median(r["cpb"] for r in rs),
+                        min=min(r["min"] for r in rs),
+                        spread=round(paired.spread(every), 4) if every else None))
+    return out
 
 
 def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sys.stdout) -> dict:
@@ -98,8 +107,9 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
         runs.append(rows)
     rows = merge(runs)
     fails = [x for x in info if x.startswith("CHECK FAIL")]
-    print("\nSkein-512-512 (cycles/byte; hash_many rows: per byte of all 8 messages; ratios to Botan's "
-          "Skein-512 of the same message size)", file=stream)
+    print("\nSkein-512-512 (cycles/byte: median, min, spread = (p75 - p25) / median; hash_many rows: per byte "
+          "of all 8 messages; ratios to Botan's Skein-512 of the same message size, of medians: these rows "
+          "are timed one after the other, not alternated)", file=stream)
     for n in sorted({r["bytes"] for r in rows}):
         group = sorted((r for r in rows if r["bytes"] == n), key=lambda r: r["cpb"])
         botan = next((r for r in group if "Botan" in r["name"]), None)
@@ -107,7 +117,10 @@ def run(workdir: Path, quick: bool = False, passes: int | None = None, stream=sy
         for r in group:
             ratio = f"{r['cpb'] / botan['cpb']:.2f}x Botan" if botan else ""
             r["vs_botan"] = round(r["cpb"] / botan["cpb"], 3) if botan else None
-            print(f"    {r['name']:<72} {r['cpb']:8.2f} {r['min']:8.2f}  {ratio}", file=stream)
+            sp = r.get("spread")
+            mark = paired.noisy_text(sp) if sp is not None else ""
+            print(f"    {r['name']:<72} {r['cpb']:8.2f} {r['min']:8.2f} {paired.pct(sp) if sp is not None else '-':>6} "
+                  f"{mark:<11} {ratio}".rstrip(), file=stream)
     for line in info + notes:
         print(line, file=stream)
     if fails:
@@ -131,9 +144,12 @@ def run_into(json_path: Path | None, md_path: Path | None, workdir: Path = Path(
         data["skein"] = sec
         Path(json_path).write_text(json.dumps(data, indent=2) + "\n")
     if md_path and Path(md_path).exists():
-        md = ["", "## Skein-512-512", "", "| row | message bytes | c/B (median) | min | vs Botan |",
-              "|---|---:|---:|---:|---:|"]
+        md = ["", "## Skein-512-512", "", "| row | message bytes | c/B (median) | min | spread | vs Botan |",
+              "|---|---:|---:|---:|---:|---:|"]
         md += [f"| {r['name']} | {r['bytes']} | {r['cpb']:.2f} | {r['min']:.2f} | "
+               + (paired.pct(r["spread"]) + (f" **{paired.noisy_text(r['spread'])}**"
+                                             if paired.noisy_text(r["spread"]) else "")
+                  if r.get("spread") is not None else "-") + " | "
                + (f"{r['vs_botan']:.2f}x" if r.get("vs_botan") is not None else "-") + " |"
                for r in sorted(sec["rows"], key=lambda r: (r["bytes"], r["cpb"]))]
         md += [""] + [f"- {x}" for x in sec["info"] + sec["notes"]]

@@ -42,7 +42,8 @@
  * USAGE
  * ---------------------------------------------------------------------------
  *   bench [--samples K] [--quick] [--filter SUBSTR]... [--mode bulk|chained|both]
- *         [--cpu N] [--sample-ms MS] [--check-only] [--list]
+ *         [--cpu N] [--sample-ms MS] [--sequential] [--clock auto|perf|add-chain]
+ *         [--check-only] [--list]
  *   --samples K    samples per row and mode (default 21, or env BENCH_SAMPLES)
  *   --quick        short run for tests: 5 samples of ~0.5 ms, short warm-up
  *   --filter S     only rows whose name or prefix contains S (repeatable: any match)
@@ -51,6 +52,10 @@
  *                  allows, so `taskset -c 1 make bench` times on CPU 1); --cpu -1
  *                  leaves affinity alone
  *   --sample-ms X  target duration of one timed sample (default 3)
+ *   --sequential   time all samples of a row before the next row (default: alternate, see METHOD)
+ *   --clock C      perf: count core cycles with the hardware counter (perf_event_open; exit 2
+ *                  where there is none); add-chain: the estimate of cycles.h; auto (default):
+ *                  the counter where it works, else the estimate (CLOCKSRC says which)
  *   --check-only   run the correctness checks only
  *   --list         print the compiled-in rows and exit
  * Exit status: 0 ok; 2 usage error; 3 a generated variant failed its check
@@ -68,6 +73,9 @@
  *   CHECK    <name> <bits> ok <version>     version matched by the all-zero vector: v1.1/v1.2/v1.3
  *   FAIL     <name> <bits> <reason>         row is not measured
  *   INFO     <name> <key>=<value>           e.g. provider=avx2 for Botan rows
+ *   CLOCKSRC perf-cycles | add-chain | none   how cycles were obtained (none: ns/B)
+ *   SAMPLE   <name> <bits> <bulk|chained> <round> <cpb> <GHz>   every accepted sample, in the
+ *            order taken; samples of one round of different rows are the pairs of paired ratios
  *   ROW      <name> <bits> <bulk|chained> <cpb median> <cpb min> <GHz median>
  *   ROWSTAT  <name> <bits> <mode> <samples> <rejected> <GHz min> <GHz max> <cpb max> <reps/sample>
  *            <contention median>
@@ -85,12 +93,20 @@
  * - The process is pinned to one CPU and warmed up (clock probes for ~200 ms)
  *   before anything is timed, and every row is run for ~20 ms before its
  *   samples (this also calibrates the repetition count).
+ * - Alternation: the rows of one block size and mode are timed together, in K
+ *   rounds; round k takes sample k of every row, in the row order (A B A B ...
+ *   for two rows).  Load from other processes that lasts longer than a round
+ *   then hits every row of the round alike, and the ratio of two rows' samples
+ *   of one round (tools/bench/paired.py) cancels it.  Every row is calibrated
+ *   and warmed up first; --sequential restores the row-after-row order.
  * - bulk:    encrypt_blocks over a 4 KiB buffer (fits L1), every block with its
  *            own tweak, repeated so that one sample takes ~sample-ms.
  * - chained: single-block encrypt where each call's input is the previous
  *            call's output (ping-pong between two buffers, so in != out),
  *            same duration: this measures latency, not throughput.
- * - Cycles: see cycles.h.  The core clock is probed (median of 5 short add-chain
+ * - Cycles: the hardware cycle counter where perf_event_open gives one that
+ *   counts (checked against an add chain; most VMs have none: CLOCKSRC says).
+ *   Otherwise see cycles.h.  The core clock is probed (median of 5 short add-chain
  *   timings) immediately before and after every sample; the sample's clock is
  *   the mean of the two and cycles = elapsed_ns * GHz.  A sample whose two
  *   probes differ by more than 2% is discarded and retaken (counted in
@@ -109,6 +125,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "cycles.h"
 #include "peers.h"
@@ -172,7 +193,7 @@ static const row_t g_rows[] = {
 /* Options                                                                   */
 /* ------------------------------------------------------------------------ */
 
-#define MAX_FILTERS 32
+#define MAX_FILTERS 1024
 
 static struct {
     int samples;
@@ -184,12 +205,17 @@ static struct {
     int check_only, list;
     const char *filters[MAX_FILTERS];
     int n_filters;
-} g_opt = {21, 3.0, 20.0, 200.0, 1, 1, -2 /* lowest allowed CPU */, 0, 0, {NULL}, 0};
+    int sequential;          /* all samples of a row, then the next (default: alternated rounds) */
+    int clock;               /* CLOCK_AUTO, CLOCK_PERF, CLOCK_ADDCHAIN */
+} g_opt = {21, 3.0, 20.0, 200.0, 1, 1, -2 /* lowest allowed CPU */, 0, 0, {NULL}, 0, 0, 0};
+
+enum { CLOCK_AUTO, CLOCK_PERF, CLOCK_ADDCHAIN };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: bench [--samples K] [--quick] [--filter SUBSTR]... [--mode bulk|chained|both]\n"
-               "             [--cpu N] [--sample-ms MS] [--check-only] [--list]\n");
+               "             [--cpu N] [--sample-ms MS] [--sequential] [--clock auto|perf|add-chain]\n"
+               "             [--check-only] [--list]\n");
 }
 
 static int parse_int(const char *s, int *out)
@@ -219,6 +245,14 @@ static int parse_args(int argc, char **argv)
             g_opt.sample_ms = 0.5;
             g_opt.warm_ms = 2.0;
             g_opt.start_warm_ms = 20.0;
+        } else if (!strcmp(a, "--sequential")) {
+            g_opt.sequential = 1;
+        } else if (v && !strcmp(a, "--clock")) {
+            if (!strcmp(v, "auto")) g_opt.clock = CLOCK_AUTO;
+            else if (!strcmp(v, "perf")) g_opt.clock = CLOCK_PERF;
+            else if (!strcmp(v, "add-chain")) g_opt.clock = CLOCK_ADDCHAIN;
+            else return -1;
+            i++;
         } else if (!strcmp(a, "--check-only")) {
             g_opt.check_only = 1;
         } else if (!strcmp(a, "--list")) {
@@ -382,6 +416,71 @@ static double probe_ghz(double *ilp)
     }
     return g;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Hardware cycle counter (perf_event_open), where the machine has one       */
+/* ------------------------------------------------------------------------ */
+
+static int g_perf_fd = -1;      /* >= 0: samples are counted in core cycles (user mode) */
+
+#ifdef __linux__
+static uint64_t perf_cycles(void)
+{
+    uint64_t v = 0;
+    if (read(g_perf_fd, &v, sizeof v) != (ssize_t)sizeof v) return 0;
+    return v;
+}
+
+/* Open the CPU-cycles counter of this thread (user mode only: perf_event_paranoid <= 2 allows
+ * it) and check that it counts: a chain of N dependent adds must read about N cycles.  VMs
+ * without a virtual PMU fail to open it (or count 0): the add-chain estimate is used. */
+static void perf_setup(void)
+{
+    if (g_opt.clock == CLOCK_ADDCHAIN) return;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof a);
+    a.size = sizeof a;
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_CPU_CYCLES;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+    const char *why = NULL;
+    if (fd < 0) {
+        why = strerror(errno);
+    }
+#if BENCH_HAVE_CLOCK_PROBE
+    else {
+        const uint64_t iters = 100000;
+        uint64_t c0 = 0, c1 = 0;
+        if (read(fd, &c0, sizeof c0) != (ssize_t)sizeof c0) why = "read failed";
+        bench_add_chain(iters);
+        if (!why && read(fd, &c1, sizeof c1) != (ssize_t)sizeof c1) why = "read failed";
+        double got = (double)(c1 - c0) / (double)(iters * BENCH_ADDS_PER_ITER);
+        if (!why && (got < 0.8 || got > 1.5)) why = "the counter does not count core cycles (add-chain check)";
+    }
+#endif
+    if (why) {
+        if (fd >= 0) close(fd);
+        printf("INFO\tclock\tperf cycles unavailable: %s\n", why);
+        if (g_opt.clock == CLOCK_PERF) {
+            fprintf(stderr, "bench: --clock perf: no cycle counter (%s)\n", why);
+            exit(2);
+        }
+        return;
+    }
+    g_perf_fd = fd;
+}
+#else
+static uint64_t perf_cycles(void) { return 0; }
+static void perf_setup(void)
+{
+    if (g_opt.clock == CLOCK_PERF) {
+        fprintf(stderr, "bench: --clock perf: not on this OS\n");
+        exit(2);
+    }
+}
+#endif
 
 /* Size the add chain to ~PROBE_TARGET_NS and spin the core up for warm_ms. */
 static void clock_setup(double warm_ms)
@@ -552,62 +651,114 @@ static uint64_t calibrate(const row_t *r, int mode)
     return scaled < 1.0 ? 1 : (uint64_t)scaled;
 }
 
-static void measure(const row_t *r, int mode)
+/* One row of an alternated group: its repetitions per sample and its samples. */
+typedef struct {
+    const row_t *r;
+    uint64_t reps;
+    double bytes;
+    int rejected;
+    double *cpb, *ghz, *ilp;
+} slot_t;
+
+/* One timed sample of slot s: cycles/byte (ns/byte without a clock), its GHz and contention;
+ * returns 0 when the sample is to be retaken (the clock probes around it disagree). */
+static int take_sample(slot_t *s, int mode, double *cpb, double *ghz, double *ilp)
+{
+    if (s->r->select) s->r->select();          /* e.g. Botan's CPUID state for this row */
+    if (g_perf_fd >= 0) {                       /* hardware cycles: no estimate needed */
+        uint64_t c0 = perf_cycles();
+        uint64_t t0 = bench_now_ns();
+        run_reps(s->r, mode, s->reps);
+        uint64_t ns = bench_now_ns() - t0;
+        uint64_t c = perf_cycles() - c0;
+        *cpb = (double)c / s->bytes;
+        *ghz = ns ? (double)c / (double)ns : 0.0;
+        *ilp = 0.0;
+        if (g_clock_n < MAX_CLOCK_LOG) {
+            g_ilp_log[g_clock_n] = 0.0;
+            g_clock_log[g_clock_n++] = *ghz;
+        }
+        return 1;
+    }
+    double c0, c1;
+    double g0 = probe_ghz(&c0);
+    uint64_t ns = run_reps(s->r, mode, s->reps);
+    double g1 = probe_ghz(&c1);
+    double g = 0.5 * (g0 + g1);
+    if (g > 0 && (g0 > g1 ? g0 - g1 : g1 - g0) > CLOCK_TOLERANCE * g &&
+        s->rejected < MAX_REJECTS_PER_SAMPLE * g_opt.samples) {
+        s->rejected++;
+        return 0;
+    }
+    /* Cycles per byte; with no clock probe (g == 0) report ns per byte. */
+    *cpb = (double)ns * (g > 0 ? g : 1.0) / s->bytes;
+    *ilp = 0.5 * (c0 + c1);
+    *ghz = g;
+    return 1;
+}
+
+/*
+ * Time the n rows of one block size and mode.  Alternated (default): K rounds, each timing
+ * every row once in the same order (A B A B ... for two rows), so sample k of every row ran
+ * within one round of the others' sample k (SAMPLE records carry k: tools/bench/paired.py
+ * pairs them).  --sequential: all K samples of a row, then the next row (the old order).
+ * A rejected sample is retaken at once, in its place in the round.
+ */
+static void measure_group(const row_t **rows, int n, int mode)
 {
     const int K = g_opt.samples;
-    double *cpb = malloc(sizeof(double) * (size_t)K);
-    double *ghz = malloc(sizeof(double) * (size_t)K);
-    double *ilp = malloc(sizeof(double) * (size_t)K);
-    if (!cpb || !ghz || !ilp) {
+    const char *mname = mode == MODE_BULK ? "bulk" : "chained";
+    slot_t *slots = calloc((size_t)n, sizeof *slots);
+    if (!slots) {
         fprintf(stderr, "bench: out of memory\n");
         exit(1);
     }
-
-    /* Fixed, distinct per-block tweaks and random data for the workload. */
-    fill_random(g_key, r->bytes);
+    /* Fixed, distinct per-block tweaks and random data for the workload (one block size). */
+    fill_random(g_key, rows[0]->bytes);
     for (size_t b = 0; b < BULK_BYTES / 32; b++) {
         memset(g_tweaks + 16 * b, 0, 16);
         for (int i = 0; i < 8; i++) g_tweaks[16 * b + i] = (uint8_t)((b * 64) >> (8 * i));
         g_tweaks[16 * b + 15] = 0x70;       /* e.g. a Skein "type" byte, same for all */
     }
     fill_random(g_in, BULK_BYTES);
-
-    const uint64_t reps = calibrate(r, mode);
-    const double bytes = bytes_per_rep(r, mode) * (double)reps;
-
-    /* Take K accepted samples.  A sample is rejected and retaken when the
-     * clock probes before and after it disagree by more than CLOCK_TOLERANCE
-     * (the vCPU was descheduled or re-clocked mid-sample).  Once
-     * MAX_REJECTS_PER_SAMPLE * K samples have been rejected, every further
-     * sample is accepted, so a noisy machine still finishes. */
-    int accepted = 0, rejected = 0;
-    while (accepted < K) {
-        double c0, c1;
-        double g0 = probe_ghz(&c0);
-        uint64_t ns = run_reps(r, mode, reps);
-        double g1 = probe_ghz(&c1);
-        double g = 0.5 * (g0 + g1);
-        if (g > 0 && (g0 > g1 ? g0 - g1 : g1 - g0) > CLOCK_TOLERANCE * g && rejected < MAX_REJECTS_PER_SAMPLE * K) {
-            rejected++;
-            continue;
+    for (int j = 0; j < n; j++) {
+        slot_t *s = &slots[j];
+        s->r = rows[j];
+        s->cpb = malloc(sizeof(double) * (size_t)K);
+        s->ghz = malloc(sizeof(double) * (size_t)K);
+        s->ilp = malloc(sizeof(double) * (size_t)K);
+        if (!s->cpb || !s->ghz || !s->ilp) {
+            fprintf(stderr, "bench: out of memory\n");
+            exit(1);
         }
-        /* Cycles per byte; with no clock probe (g == 0) report ns per byte. */
-        cpb[accepted] = (double)ns * (g > 0 ? g : 1.0) / bytes;
-        ilp[accepted] = 0.5 * (c0 + c1);
-        ghz[accepted++] = g;
+        if (s->r->select) s->r->select();
+        s->reps = calibrate(s->r, mode);
+        s->bytes = bytes_per_rep(s->r, mode) * (double)s->reps;
     }
-
-    double med = median(cpb, (size_t)K); /* sorted: cpb[0] is the minimum */
-    const char *mname = mode == MODE_BULK ? "bulk" : "chained";
-    double ghz_med = median(ghz, (size_t)K); /* sorted: ghz[0] min, ghz[K-1] max */
-    printf("ROW\t%s\t%u\t%s\t%.3f\t%.3f\t%.3f\n", r->name, r->bytes * 8, mname, med, cpb[0], ghz_med);
-    printf("ROWSTAT\t%s\t%u\t%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%llu\t%.3f\n", r->name, r->bytes * 8,
-           mname, K, rejected, ghz[0], ghz[K - 1], cpb[K - 1], (unsigned long long)reps,
-           median(ilp, (size_t)K));
+    const int outer = g_opt.sequential ? n : K, inner = g_opt.sequential ? K : n;
+    for (int a = 0; a < outer; a++)
+        for (int b = 0; b < inner; b++) {
+            const int j = g_opt.sequential ? a : b, k = g_opt.sequential ? b : a;
+            slot_t *s = &slots[j];
+            while (!take_sample(s, mode, &s->cpb[k], &s->ghz[k], &s->ilp[k])) {
+            }
+            printf("SAMPLE\t%s\t%u\t%s\t%d\t%.4f\t%.4f\n", s->r->name, s->r->bytes * 8, mname, k, s->cpb[k],
+                   s->ghz[k]);
+        }
+    for (int j = 0; j < n; j++) {
+        slot_t *s = &slots[j];
+        double med = median(s->cpb, (size_t)K);   /* sorted: cpb[0] is the minimum */
+        double ghz_med = median(s->ghz, (size_t)K);
+        printf("ROW\t%s\t%u\t%s\t%.3f\t%.3f\t%.3f\n", s->r->name, s->r->bytes * 8, mname, med, s->cpb[0], ghz_med);
+        printf("ROWSTAT\t%s\t%u\t%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%llu\t%.3f\n", s->r->name, s->r->bytes * 8, mname,
+               K, s->rejected, s->ghz[0], s->ghz[K - 1], s->cpb[K - 1], (unsigned long long)s->reps,
+               median(s->ilp, (size_t)K));
+        free(s->cpb);
+        free(s->ghz);
+        free(s->ilp);
+    }
     fflush(stdout);
-    free(cpb);
-    free(ghz);
-    free(ilp);
+    free(slots);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -679,11 +830,19 @@ int main(int argc, char **argv)
 
     /* Phase 2: measurement. */
     clock_setup(g_opt.start_warm_ms);
-    for (size_t i = 0; g_rows[i].name; i++) {
-        if (!ok[i]) continue;
-        if (g_rows[i].select) g_rows[i].select();   /* e.g. Botan's CPUID state for this row */
-        if (g_opt.bulk) measure(&g_rows[i], MODE_BULK);
-        if (g_opt.chained) measure(&g_rows[i], MODE_CHAINED);
+    perf_setup();
+    printf("CLOCKSRC\t%s\n", g_perf_fd >= 0 ? "perf-cycles" : BENCH_HAVE_CLOCK_PROBE ? "add-chain" : "none");
+    if (g_perf_fd >= 0) printf("UNIT\tcpb\n");        /* counted cycles, whatever the clock probe */
+    static const unsigned sizes[] = {32, 64, 128};
+    const row_t *group[N_ROWS + 1];
+    for (int m = 0; m < 2; m++) {
+        if (!(m == MODE_BULK ? g_opt.bulk : g_opt.chained)) continue;
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            int n = 0;
+            for (size_t i = 0; g_rows[i].name; i++)
+                if (ok[i] && g_rows[i].bytes == sizes[z]) group[n++] = &g_rows[i];
+            if (n) measure_group(group, n, m);
+        }
     }
 
     double c_med = 0, c_min = 0, c_max = 0, ilp_med = 0;

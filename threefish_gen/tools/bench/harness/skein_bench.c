@@ -7,11 +7,13 @@
  *       -DTF_HEADER='"tf.h"' -DTF_PREFIX=tf_ [-DHAVE_BOTAN] -c harness/skein_bench.c
  *   g++ skein_bench.o sk.o skm.o tf.o [peers_botan_skein.o -lbotan-2] -o skein_bench
  * Run: skein_bench [--quick]
- * Output lines (tab separated): CLOCK ghz | ROW name bytes cpb min | CHECK ok|FAIL what | INFO text
+ * Output lines (tab separated): CLOCK ghz | ROW name bytes cpb min | SAMPLE name bytes k cpb (every
+ * sample, for the spread tools/bench/skein_rows.py shows) | CHECK ok|FAIL what | INFO text
  *
  * Method as harness/bench.c: the core clock is estimated around every sample from a chain of
  * dependent adds (cycles.h); a sample repeats the operation for ~3 ms (0.5 ms with --quick);
- * the figure is the median of the samples (7; 3 with --quick), min the least.
+ * the figure is the median of the samples (7; 3 with --quick), min the least.  The rows are timed
+ * one after the other (not alternated like harness/bench.c's): their ratios are of medians.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -107,6 +109,7 @@ static void row(const char *name, op_fn op, size_t len, size_t bytes)
         ghz = (ghz + bench_ghz_once(200000)) / 2;
         ghz_sum += ghz;
         cpb[s] = (double)(t1 - t0) / ((double)calls * (double)bytes) * (ghz > 0 ? ghz : 1.0);
+        printf("SAMPLE\t%s\t%zu\t%d\t%.4f\n", name, len, s, cpb[s]);
     }
     sink = outbuf[0] ^ chain[0];
     qsort(cpb, (size_t)nsamples, sizeof cpb[0], cmp);
