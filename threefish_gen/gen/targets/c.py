@@ -58,9 +58,10 @@ def skein_context(v, prog) -> dict:
 
 
 def _frame(nbytes: int) -> list[str]:
-    """A function's locals of ``nbytes`` bytes as a declaration the bound functions of
-    gen/printers/c.py read (they count uint64_t declarations)."""
-    return [f"uint64_t locals[{(nbytes + 7) // 8}];"]
+    """A function's locals of ``nbytes`` bytes as a declaration line the bound functions of
+    gen/printers/c.py read (they count the locals a Line records)."""
+    n = (nbytes + 7) // 8
+    return [cprinter.decl("uint64_t", [("locals", n)], f"uint64_t locals[{n}];")]
 
 
 def skein_burns(ctx: dict) -> dict:
