@@ -137,12 +137,21 @@ MATRIX: dict[str, str] = {
     "test_verify_c": r"^test_fast_verify_of_the_recommended_scalar_c\[v11-v12\]",
     "test_nasm": r"^test_set_all_leaves_out_exactly_what_the_allocator_cannot_fit\[nasm-x64\]",
     "test_nasm_interleave": r"^test_interleaved_blocks_match_the_reference_for_every_tail\[.*-1024\]",
+    "test_csharp": r"^test_verify_matrix\[v11-v12\]",
 }
+# Tests of many CPU-seconds (over 15 on a 2-core Zen 3, measured with a CPU-time plugin over a
+# whole run), started first: pytest-xdist hands tests out in collection order, so a long test
+# collected last (tests/test_verify_*.py sort last) ran alone at the end while the other worker idled.
+EARLY = (r"test_verify_c\.py::test_fast_verify", r"test_csharp\.py::test_verify_matrix", r"test_verify_shard\.py::test_ci_files",
+         r"test_check_bytes\.py", r"test_fuzz\.py", r"test_trust\.py::test_csharp_wipe", r"test_skein\.py::test_csharp_skein",
+         r"test_c_simd\.py::test_recommended_simd", r"test_out\.py::test_out_is_fresh", r"test_verify_emulated\.py::test_emulated_",
+         r"test_tune\.py", r"test_install\.py")    # SHARED modules: the whole module (one fixture build)
 # Modules whose tests share something built once (a module-scoped fixture: the bench run, the wheel,
 # the dispatcher executables, vector files): under pytest-xdist
 # (`make test`: --dist loadgroup) each such module runs on one worker, so it is built once; the
 # other tests are spread one by one.
-SHARED = ("test_bench", "test_install", "test_nasm", "test_nasm_interleave", "test_tune")
+SHARED = ("test_bench", "test_check_bytes", "test_install", "test_nasm", "test_nasm_interleave", "test_prove_concurrency",
+          "test_tune")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -162,3 +171,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("fast")
         if item.module and item.module.__name__ in SHARED:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    # the long tests first (stable: the others keep their order; every worker sorts alike)
+    rank = {item.nodeid: next((i for i, rx in enumerate(EARLY) if re.search(rx, item.nodeid)), len(EARLY))
+            for item in items}
+    items.sort(key=lambda item: rank[item.nodeid])
