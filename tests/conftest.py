@@ -154,6 +154,11 @@ SHARED = ("test_bench", "test_check_bytes", "test_install", "test_nasm", "test_n
           "test_tune")
 
 
+# tryfirst: pytest-xdist's own hook (worker side, --dist loadgroup) reads the xdist_group marks to
+# put the group's name into the node ids; a conftest hook that ran after it grouped nothing (the
+# SHARED modules' fixtures were built once per worker and per test, measured: test_tune's
+# dispatcher 20 s twice, check --thorough 37 s twice).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         rx = MATRIX.get(item.module.__name__ if item.module else "")
