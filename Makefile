@@ -7,7 +7,7 @@
 PY = $$(cat build/.python)
 GEN = $(PY) -m threefish_gen
 
-.PHONY: all setup gen verify verify-fast test test-fast bench explore clean fuzz
+.PHONY: all setup gen verify verify-fast test test-fast test-matrix bench explore clean fuzz
 
 all: verify
 
@@ -35,9 +35,12 @@ gen: setup
 	@for d in out/*; do echo "$$d: $$(ls $$d | wc -l) files"; done
 	@du -sh out
 
-# Every variant of every target, every toolchain configuration, 1000 random vectors per size.
+# Every variant of every target, every toolchain configuration, 1000 random vectors per size;
+# then the tests' long matrices (make test-matrix).  Both run; the exit status is non-zero when
+# either failed.
 verify: setup
-	$(GEN) verify --set all --random 1000
+	@s=0; echo "$(GEN) verify --set all --random 1000"; $(GEN) verify --set all --random 1000 || s=$$?; \
+	  $(MAKE) --no-print-directory test-matrix || { [ $$s -ne 0 ] || s=1; }; exit $$s
 
 # The recommended variants only, fewer random vectors (part of make test).
 verify-fast: setup
@@ -51,7 +54,12 @@ pytest = set -- $(1) $$($(PY) -c 'import xdist' 2>/dev/null && echo "-n $(JOBS) 
 	  echo "make: pytest-xdist is not installed (Debian: python3-pytest-xdist): running serially" >&2); \
 	py=$(PY); echo "$$py -m pytest -q $$*"; $$py -m pytest -q "$$@"
 test: setup
-	@$(call pytest)
+	@$(call pytest,-m "not matrix")
+
+# The tests' long matrices (every size, optimization level, compiler or variant of a check whose
+# representative case make test runs; tests/conftest.py MATRIX says which): part of make verify.
+test-matrix: setup
+	@$(call pytest,-m matrix)
 
 # The edit-run loop: the tests marked fast (no toolchain, no prover matrix; about a minute).
 # `pytest -m "not toolchain"` adds the pure-Python slow tests; tests/conftest.py says which is which.

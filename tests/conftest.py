@@ -111,14 +111,62 @@ MARKS = {
     "test_verify_emulated": ("toolchain", {r"hiding_flags|signed_arithmetic|nothing_ran|hidden_avx512": None}),
 }
 KINDS = ("toolchain", "slow")
+# MATRIX: test module -> regex over the test's name with its parameters (item.name): the cases
+# that are a long matrix of a check whose representative cases make test runs (the other sizes,
+# levels, compilers, variants).  They get the marker `matrix`: `make test` leaves them out
+# (-m "not matrix"), `make verify` runs them (make test-matrix).  Every check stays in one of
+# the two (tests/test_matrix_marks.py: each regex marks at least one case and leaves at least one
+# of the module's cases to make test, so a renamed test cannot drop a check out of make test).
+S = r"(?:512|1024)"        # the larger sizes of a check whose 256-bit case make test keeps
+MATRIX: dict[str, str] = {
+    "test_trust": rf"^test_(optimized_wipe_covers_the_frames\[.*-{S}-|wipe_leaves_no_key_word_on_the_stack\[.*-{S}\]"
+                  rf"|wipe_at_every_optimization_level\[.*-{S}\]|blocks_n0_touches_no_pointer\[.*-1024\]"
+                  rf"|unoptimized_wipe_covers_the_frames\[.*-1024-|skein_wipe_at_every_optimization_level\[.*-{S}\]"
+                  rf"|skein_wipe_covers_the_frames\[.*-1024-"
+                  # the levels between -O0 and -O2 (make test keeps both compilers at -O0 and -O2)
+                  rf"|wipe_at_every_optimization_level\[\w+--O[13s]-|optimized_wipe_covers_the_frames\[\w+--O3-)",
+    "test_prove_csharp": rf"^test_every_threefish_variant_proves_equivalent\[Threefish({S}|256V13Lanes_(table|fly_loop))",
+    "test_c_simd": rf"^test_(recommended_simd_variants_pass_the_harness\[{S}\]|packed_variants_pass_the_harness\[1024-)",
+    "test_prove": rf"^test_recommended_nasm_proves_equivalent\[.*-tf{S}_",
+    "test_fuzz": rf"^test_fuzz_three_implementations_agree\[{S}\]",
+    "test_skein": rf"^test_(c_skein_render_against_the_vectors\[({S}-|256-1\.[12])|c_simd_skein_hash_many_lanes_against_the_vectors\[.*-1024\]"
+                  rf"|nasm_x64_skein_ubi_loop_against_the_vectors\[(.*-1024|1\.1-.*)\])",
+    "test_prove_packed": r"^test_every_packed_variant_of_set_all_proves_equivalent\[tf1024_",
+    "test_neon": rf"^test_(neon_lanes_and_dispatcher_pass_under_qemu_aarch64\[({S}_|256_v1[12])"
+                 rf"|scalar_c_and_dispatcher_pass_on_big_endian_s390x\[({S}_|256_v1[12])"
+                 rf"|neon_packed_interleaved_and_hybrid_pass\[{S}\])",
+    "test_asm": r"^test_every_strategy_accepted_by_checker\[1024-",
+    "test_verify_c": r"^test_fast_verify_of_the_recommended_scalar_c\[v11-v12\]",
+    "test_nasm": r"^test_set_all_leaves_out_exactly_what_the_allocator_cannot_fit\[nasm-x64\]",
+    "test_nasm_interleave": r"^test_interleaved_blocks_match_the_reference_for_every_tail\[.*-1024\]",
+    "test_csharp": r"^test_verify_matrix\[v11-v12\]",
+    "test_annotate": r"^test_c_levels_compile_to_the_same_code\[c-simd-values2-",
+}
+# Tests of many CPU-seconds (over 15 on a 2-core Zen 3, measured with a CPU-time plugin over a
+# whole run), started first: pytest-xdist hands tests out in collection order, so a long test
+# collected last (tests/test_verify_*.py sort last) ran alone at the end while the other worker idled.
+EARLY = (r"test_verify_c\.py::test_fast_verify", r"test_csharp\.py::test_verify_matrix", r"test_verify_shard\.py::test_ci_files",
+         r"test_check_bytes\.py", r"test_fuzz\.py", r"test_trust\.py::test_csharp_wipe", r"test_skein\.py::test_csharp_skein",
+         r"test_c_simd\.py::test_recommended_simd", r"test_out\.py::test_out_is_fresh", r"test_verify_emulated\.py::test_emulated_",
+         r"test_tune\.py", r"test_install\.py")    # SHARED modules: the whole module (one fixture build)
 # Modules whose tests share something built once (a module-scoped fixture: the bench run, the wheel,
 # the dispatcher executables, vector files): under pytest-xdist
 # (`make test`: --dist loadgroup) each such module runs on one worker, so it is built once; the
 # other tests are spread one by one.
-SHARED = ("test_bench", "test_install", "test_nasm", "test_nasm_interleave", "test_tune")
+SHARED = ("test_bench", "test_check_bytes", "test_install", "test_nasm", "test_nasm_interleave", "test_prove_concurrency",
+          "test_tune")
 
 
+# tryfirst: pytest-xdist's own hook (worker side, --dist loadgroup) reads the xdist_group marks to
+# put the group's name into the node ids; a conftest hook that ran after it grouped nothing (the
+# SHARED modules' fixtures were built once per worker and per test, measured: test_tune's
+# dispatcher 20 s twice, check --thorough 37 s twice).
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        rx = MATRIX.get(item.module.__name__ if item.module else "")
+        if rx and re.search(rx, item.name):
+            item.add_marker("matrix")
     for item in items:
         if not any(item.get_closest_marker(k) for k in KINDS):
             default, by_name = MARKS.get(item.module.__name__ if item.module else "", ("slow", {}))
@@ -131,3 +179,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker("fast")
         if item.module and item.module.__name__ in SHARED:
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
+    # the long tests first (stable: the others keep their order; every worker sorts alike)
+    rank = {item.nodeid: next((i for i, rx in enumerate(EARLY) if re.search(rx, item.nodeid)), len(EARLY))
+            for item in items}
+    items.sort(key=lambda item: rank[item.nodeid])
