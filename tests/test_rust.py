@@ -1,0 +1,278 @@
+"""Target rust: the rendered crate, its kernel printed from the description, and verify's cargo
+checker (verify/rust.py) on real builds: one variant per size against the published known answers
+(verify/kat) and the reference model's vectors, and the checker failing on broken crates."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from threefish_gen.gen.dsl import count_ops
+from threefish_gen.gen.kat import threefish_records
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.threefish import Options, describe
+from threefish_gen.verify import rust as rust_checker
+from threefish_gen.verify import sources
+from threefish_gen.verify.runner import vector_file
+
+PY = sys.executable
+RUNS = {r.name: r for r in rust_checker.RUNS}
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([PY, "-m", "threefish_gen", *args], cwd=cwd or ROOT, capture_output=True, text=True)
+
+
+def need_cargo():
+    """cargo and Debian's registry, or a failure: a test that skips for want of a toolchain proves
+    nothing (tests/conftest.py), unless THREEFISH_GEN_ALLOW_SKIP names cargo."""
+    why = RUNS["cargo release"].missing()
+    if why:
+        allowed = {t.strip() for t in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "").split(",")}
+        if "cargo" in allowed:
+            pytest.skip(why)
+        pytest.fail(f"{why} -- run `make setup`, or set THREEFISH_GEN_ALLOW_SKIP=cargo")
+
+
+def variant(bits, o=None, version="1.3", **extra):
+    return get_target("rust").variant(get_spec(version, bits), o, **extra)
+
+
+def one_block_method(lib: str, name: str) -> str:
+    m = re.search(rf"pub fn {name}\(.*?\n    }}\n", lib, re.S)
+    assert m, name
+    return m.group(0)
+
+
+# ---------------------------------------------------------------------------- the crate (no cargo)
+
+def test_render_writes_a_flat_no_std_crate(tmp_path):
+    out = tmp_path / "crate"
+    p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.name for f in out.iterdir() if not f.name.startswith(".threefish-gen")) == \
+        ["Cargo.toml", "README.md", "lib.rs"]
+    lib = (out / "lib.rs").read_text()
+    toml = (out / "Cargo.toml").read_text()
+    assert "#![no_std]" in lib and "#![forbid(unsafe_code)]" in lib
+    assert not re.search(r"\bunsafe\b", lib.replace("#![forbid(unsafe_code)]", ""))
+    for fn in ("pub fn new(key: &[u8; BLOCK_BYTES]) -> Self", "pub fn encrypt_block_with_tweak(",
+               "pub fn decrypt_block_with_tweak(", "pub fn encrypt_blocks_with_tweaks(",
+               "pub fn decrypt_blocks_with_tweaks(", "impl Drop for Threefish512"):
+        assert fn in lib, fn
+    assert '[lib]\npath = "lib.rs"' in toml and 'name = "tf512_v13_rust_fly_full"' in toml
+    # no dependency but optional ones; the features the issue names
+    deps = toml.split("[dependencies]", 1)[1].split("[features]", 1)[0]
+    assert [ln for ln in deps.splitlines() if ln and not ln.startswith("#")] == \
+        ['zeroize = { version = "1.5", optional = true, default-features = false }']
+    assert 'default = []' in toml and 'std = []' in toml and 'zeroize = ["dep:zeroize"]' in toml
+    # every file records the command that makes it again
+    cmd = "threefish-gen render --target rust --size 512 --constants 1.3 --keys fly --unroll full --interleave 1"
+    assert cmd in lib and cmd in toml and cmd in (out / "README.md").read_text()
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+@pytest.mark.parametrize("keys,unroll,interleave", [("fly", "full", 1), ("table", "loop", 2), ("fly", "loop", 3)])
+def test_kernel_is_the_description_op_for_op(bits, keys, unroll, interleave):
+    """gen/printers/rust.py prints one statement per description op: the one-block methods have
+    exactly the description's adds, subs, xors and rotations, as wrapping_add/_sub, ^= and
+    rotate_left/right (the blocks methods: the interleaved program's)."""
+    o = Options(keys, unroll, interleave)
+    lib = render_variant(variant(bits, o))["lib.rs"]
+    for d in ("encrypt", "decrypt"):
+        body = describe(get_spec("1.3", bits), o, d, 1).body
+        want = count_ops_static(body)
+        got = one_block_method(lib, f"{d}_block_with_tweak")
+        assert got.count(".wrapping_add(") == want.get("add", 0)
+        assert got.count(".wrapping_sub(") == want.get("sub", 0)
+        assert got.count(".rotate_left(") == want.get("rotl", 0)
+        assert got.count(".rotate_right(") == want.get("rotr", 0)
+        assert len(re.findall(r"\w \^= ", got)) == want.get("xor", 0)
+        assert got.count("store64(") == bits // 64
+        multi = describe(get_spec("1.3", bits), o, d, interleave).body
+        blocks = one_block_method(lib, f"{d}_blocks_with_tweaks")
+        rot = ".rotate_left(" if d == "encrypt" else ".rotate_right("
+        assert blocks.count(rot) == count_ops_static(multi).get("rotl" if d == "encrypt" else "rotr", 0) + \
+            (count_ops_static(body).get("rotl" if d == "encrypt" else "rotr", 0) if interleave > 1 else 0)
+
+
+def count_ops_static(ops) -> dict:
+    """Statements per kind as printed (a loop body once), not dynamic counts."""
+    from threefish_gen.gen.dsl import Loop
+    flat_ops = [op for item in ops for op in (item.body if isinstance(item, Loop) else [item])]
+    out: dict = {}
+    for op in flat_ops:
+        out[op.kind] = out.get(op.kind, 0) + 1
+    return out
+
+
+def test_op_counts_in_the_header_are_the_descriptions():
+    lib = render_variant(variant(1024))["lib.rs"]
+    counts = count_ops(describe(get_spec("1.3", 1024), Options("fly", "full", 1), "encrypt", 1).body)
+    assert f"rotl {counts['rotl']}" in lib and f"add {counts['add']}" in lib
+
+
+def test_no_wipe_and_annotate_none():
+    plain = render_variant(variant(256, Options("table", "full", 1)))["lib.rs"]
+    bare = render_variant(variant(256, Options("table", "full", 1), wipe=False, annotate="none"))["lib.rs"]
+    assert "impl Drop" in plain and "wipe(&mut ks);" in plain
+    assert "impl Drop" not in bare and "fn wipe" not in bare and "wipe(" not in bare
+    assert "// round 0" in plain and "// round 0" not in bare
+    # the same statements otherwise
+    strip = lambda t: [ln.split("//")[0].rstrip() for ln in t.splitlines() if ".rotate_" in ln]   # noqa: E731
+    assert strip(plain) == strip(bare) and strip(plain)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--size", "512", "--constants", "1.3", "--isa", "avx2"], "--isa"),
+    (["--size", "512", "--constants", "1.3", "--interleave", "5"], "--interleave"),
+    (["--size", "512", "--constants", "1.3", "--namespace", "X"], "--namespace"),
+    (["--size", "512", "--constants", "1.3", "--prefix", "9x"], "--prefix"),
+    (["--set", "recommended"], "separate folders"),
+])
+def test_bad_rust_render_input_is_one_line(tmp_path, args, needle):
+    p = cli("render", "--target", "rust", *args, "--out", str(tmp_path / "o"))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("threefish-gen: error: ") and needle in lines[0], p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "o").exists()
+
+
+# ---------------------------------------------------------------------------- cargo (toolchain)
+
+def vectors(tmp_path, bits, version="1.3", count=20):
+    """The C checker's vector file: every published record of this size and version (verify/kat),
+    random vectors and batches n = 0..33 from the reference model (never from the code under test)."""
+    spec = get_spec(version, bits)
+    path = vector_file(spec, tmp_path / f"vectors-{bits}.txt", count, seed=bits)
+    lines = path.read_text().splitlines()
+    published = threefish_records(version, bits)
+    assert published and all(f"V {r['key'].hex()} {r['tweak'].hex()} {r['plaintext'].hex()} {r['ciphertext'].hex()}"
+                             in lines for r in published)
+    assert [int(ln.split()[1]) for ln in lines if ln.startswith("B ")] == list(range(34))
+    return path, len(published) + count
+
+
+def expected_checks(records: int) -> int:
+    """What harness.rs counts on a vector file: per record and direction 8 misalignments x 4
+    checks; per batch (34) and direction 8 x 3; length mismatch 2; wipe 2."""
+    return records * 2 * 8 * 4 + 34 * 2 * 8 * 3 + 2 + 2
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("bits,o,run", [
+    (256, Options("table", "loop", 2), "cargo release"),
+    (256, Options("fly", "full", 3), "cargo debug"),
+    (512, Options("fly", "full", 1), "cargo release"),
+    (512, Options("fly", "loop", 2), "cargo zeroize+std"),
+    (1024, Options("fly", "full", 1), "cargo release"),
+    (1024, Options("table", "full", 2), "clippy -D warnings"),
+])
+def test_checker_passes_each_size(tmp_path, bits, o, run):
+    need_cargo()
+    v = variant(bits, o)
+    vec, records = vectors(tmp_path, bits)
+    row = rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
+    assert row.status == "PASS", row.detail
+    assert row.checks == (1 if run.startswith("clippy") else expected_checks(records)), row.detail
+
+
+@pytest.mark.toolchain
+def test_no_wipe_crate_passes_and_keeps_the_schedule(tmp_path):
+    need_cargo()
+    v = variant(512, Options("fly", "full", 1), wipe=False)
+    vec, records = vectors(tmp_path, 512)
+    row = rust_checker.check(v, RUNS["cargo release"], tmp_path / "wd", vec)
+    assert row.status == "PASS" and row.checks == expected_checks(records), row.detail
+
+
+def _broken(tmp_path, v, edit, run="cargo release"):
+    files = render_variant(v)
+    files["lib.rs"] = edit(files["lib.rs"])
+    vec, _ = vectors(tmp_path, v.spec.bits, count=5)
+    with sources.given({v: (files, ())}):
+        return rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
+
+
+@pytest.mark.toolchain
+def test_checker_fails_a_wrong_rotation(tmp_path):
+    need_cargo()
+    v = variant(256, Options("fly", "full", 1))
+    row = _broken(tmp_path, v, lambda t: t.replace("x1 = x1.rotate_left(14);", "x1 = x1.rotate_left(15);", 1))
+    assert row.status == "FAIL" and "result" in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+def test_checker_fails_a_blocks_tail_that_is_skipped(tmp_path):
+    """Interleave 3: n % 3 blocks go through the tail loop; a crate that drops them fails n = 1, 2, 4..."""
+    need_cargo()
+    v = variant(256, Options("fly", "full", 3))
+    row = _broken(tmp_path, v, lambda t: t.replace(".iter_mut().zip(tweak_groups.remainder())",
+                                                   ".iter_mut().zip(tweak_groups.remainder()).take(0)"))
+    assert row.status == "FAIL" and "_blocks_with_tweaks" in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+def test_checker_fails_a_missing_wipe(tmp_path):
+    need_cargo()
+    v = variant(256, Options("fly", "full", 1))
+    row = _broken(tmp_path, v, lambda t: t.replace("        wipe(&mut self.k);\n", ""))
+    assert row.status == "FAIL" and "drop wipes the key schedule" in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+def test_checker_fails_an_overflowing_add_in_the_debug_build(tmp_path):
+    """A plain + where the description adds mod 2^64: release wraps (the vectors pass), the debug
+    row's overflow checks panic."""
+    need_cargo()
+    v = variant(256, Options("fly", "full", 1))
+    edit = lambda t: t.replace("x0 = x0.wrapping_add(x1);", "x0 += x1;")   # noqa: E731
+    assert _broken(tmp_path / "r", v, edit).status == "PASS"
+    row = _broken(tmp_path / "d", v, edit, "cargo debug")
+    assert row.status == "FAIL" and "overflow" in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+def test_clippy_row_fails_on_a_warning(tmp_path):
+    need_cargo()
+    v = variant(256, Options("fly", "full", 1))
+    row = _broken(tmp_path, v, lambda t: t.replace("let t0 = load64(tweak, 0);", "let mut t0 = load64(tweak, 0);", 1),
+                  "clippy -D warnings")
+    assert row.status == "FAIL" and "mut" in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+def test_verify_target_rust_runs_every_row(tmp_path):
+    """`threefish-gen verify --target rust`: the cargo rows of each recommended variant, all PASS."""
+    need_cargo()
+    report = tmp_path / "report.json"
+    p = cli("verify", "--target", "rust", "--size", "256", "--constants", "1.2", "--random", "5", "--seed", "7",
+            "--workdir", str(tmp_path / "wd"), "--report", str(report), "--no-cache", "--jobs", "2")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    rows = json.loads(report.read_text())["rows"]
+    assert sorted(r["build"] for r in rows) == sorted(RUNS) and all(r["status"] == "PASS" for r in rows), rows
+    assert all(r["variant"].startswith("rust 256 v1.2 fly/full/i2") for r in rows)
+
+
+def test_cargo_config_stays_in_the_build_folder(tmp_path):
+    """The offline source replacement is written under the build folder's CARGO_HOME, never into
+    the crate the user gets."""
+    env = rust_checker.cargo_env(tmp_path)
+    cfg = (tmp_path / "cargo-home" / "config.toml").read_text()
+    assert env["CARGO_HOME"] == str(tmp_path / "cargo-home") and 'directory = "/usr/share/cargo/registry"' in cfg
+    assert "offline = true" in cfg
+    assert not any(".cargo" in name or "config" in name for name in render_variant(variant(512)))
+
+
+
+def test_cached_rows_are_keyed_by_the_rust_toolchain():
+    """verify's result cache reuses a PASS row only for the same cargo, rustc and clippy."""
+    from threefish_gen.verify import matrix, shard
+    kind = get_target("rust").checker(variant(512))
+    assert kind in matrix.CHECKERS
+    assert shard.tools_of(kind, RUNS["cargo release"]) == ["cargo", "cargo-clippy", "rustc"]
