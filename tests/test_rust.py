@@ -259,6 +259,25 @@ def test_verify_target_rust_runs_every_row(tmp_path):
     assert all(r["variant"].startswith("rust 256 v1.2 fly/full/i2") for r in rows)
 
 
+@pytest.mark.toolchain
+def test_check_reads_a_rendered_crate_and_fails_an_edited_one(tmp_path):
+    """`threefish-gen check DIR` on a crate render wrote: the recorded command names the variant,
+    the user's files (not a fresh render) are built; an edited rotation fails."""
+    need_cargo()
+    out = tmp_path / "crate"
+    assert cli("render", "--target", "rust", "--size", "256", "--constants", "1.1", "--out", str(out)).returncode == 0
+    p = cli("check", str(out), "--random", "5")
+    assert p.returncode == 0 and "rust 256 v1.1 fly/full/i2" in p.stdout and "cargo release" in p.stdout, \
+        p.stdout[-1500:] + p.stderr
+    lib = out / "lib.rs"
+    text = lib.read_text()
+    m = re.search(r"\.rotate_left\((\d+)\)", text)
+    assert m
+    lib.write_text(text[:m.start()] + f".rotate_left({int(m.group(1)) % 63 + 1})" + text[m.end():])
+    p = cli("check", str(out), "--random", "5")
+    assert p.returncode == 1 and "FAIL rust 256 v1.1" in p.stdout, p.stdout[-1500:] + p.stderr
+
+
 def test_cargo_config_stays_in_the_build_folder(tmp_path):
     """The offline source replacement is written under the build folder's CARGO_HOME, never into
     the crate the user gets."""

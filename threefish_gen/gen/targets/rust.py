@@ -60,7 +60,8 @@ class Rust(Target):
         return [self.variant(s, o) for s in specs for o in option_sets(s)]
 
     def recommended_lines(self):
-        return [f"  rust {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()]
+        return [f"  rust {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()] + \
+            ["  rust: not in out/ (one crate per variant: render each into a folder of its own)"]
 
     def list_lines(self):
         return super().list_lines() + [
