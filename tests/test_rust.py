@@ -172,6 +172,7 @@ def expected_checks(records: int) -> int:
     (512, Options("fly", "loop", 2), "cargo zeroize+std"),
     (1024, Options("fly", "full", 1), "cargo release"),
     (1024, Options("table", "full", 2), "clippy -D warnings"),
+    (1024, Options("fly", "loop", 1), "valgrind memcheck"),
 ])
 def test_checker_passes_each_size(tmp_path, bits, o, run):
     need_cargo()
@@ -179,6 +180,8 @@ def test_checker_passes_each_size(tmp_path, bits, o, run):
     vec, records = vectors(tmp_path, bits)
     row = rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
     assert row.status == "PASS", row.detail
+    if run.startswith("valgrind"):        # the first MEMCHECK_RECORDS records and every batch
+        records = min(records, rust_checker.MEMCHECK_RECORDS)
     assert row.checks == (1 if run.startswith("clippy") else expected_checks(records)), row.detail
 
 
@@ -235,6 +238,24 @@ def test_checker_fails_an_overflowing_add_in_the_debug_build(tmp_path):
     assert _broken(tmp_path / "r", v, edit).status == "PASS"
     row = _broken(tmp_path / "d", v, edit, "cargo debug")
     assert row.status == "FAIL" and "overflow" in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+def test_memcheck_row_fails_an_invalid_read(tmp_path):
+    """A crate that reads freed memory (unsafe, forbid lifted, std linked): the vectors pass
+    natively, memcheck reports the read."""
+    need_cargo()
+    v = variant(256, Options("fly", "full", 1))
+
+    def edit(t):
+        t = t.replace("#![forbid(unsafe_code)]\n", "").replace("#![no_std]\n", "")
+        return t.replace("    let mut w = [0u8; 8];\n",
+                         "    let mut w = [0u8; 8];\n    if N == 16 {\n"
+                         "        let gone = std::vec![1u8; 64];\n        let p = gone.as_ptr();\n"
+                         "        drop(gone);\n        let _ = unsafe { core::ptr::read_volatile(p) };\n    }\n", 1)
+    assert _broken(tmp_path / "r", v, edit).status == "PASS"
+    row = _broken(tmp_path / "m", v, edit, "valgrind memcheck")
+    assert row.status == "FAIL" and "Invalid read" in row.detail, row.detail
 
 
 @pytest.mark.toolchain

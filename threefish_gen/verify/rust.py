@@ -19,6 +19,9 @@ cargo debug            a debug build (overflow checks and debug assertions on: a
 cargo zeroize+std      release build with the crate's features ``zeroize`` and ``std``, run
 clippy -D warnings     ``cargo clippy --all-targets`` on the crate, default and all features,
                        ``-D warnings``, then ``cargo test --doc`` (the crate's example)
+valgrind memcheck      the release harness under ``valgrind --error-exitcode=1`` (no leak
+                       check: the harness's own allocations) on the first MEMCHECK_RECORDS
+                       one-block records (the published ones first) and every batch
 =====================  ====================================================================
 
 The harness (verify/harness/harness.rs) checks every record at every misalignment, in place,
@@ -87,6 +90,7 @@ class CargoRun:
     name: str
     profile: str = "release"          # release | dev | clippy
     features: tuple = ()
+    valgrind: bool = False            # the harness runs under valgrind memcheck
 
     @property
     def thorough(self) -> bool:
@@ -94,6 +98,8 @@ class CargoRun:
         return self.name != "cargo release"
 
     def missing(self) -> str | None:
+        if self.valgrind and shutil.which("valgrind") is None:
+            return "valgrind not installed (apt-get install valgrind)"
         if shutil.which("cargo") is None:
             return f"cargo not installed ({INSTALL_CARGO})"
         if self.profile == "clippy" and shutil.which("cargo-clippy") is None:
@@ -109,7 +115,10 @@ RUNS = (
     CargoRun("cargo debug", "dev"),
     CargoRun("cargo zeroize+std", "release", ("zeroize", "std")),
     CargoRun("clippy -D warnings", "clippy"),
+    CargoRun("valgrind memcheck", valgrind=True),
 )
+MEMCHECK_RECORDS = 64        # under valgrind: 1000 random vectors take 100 s a row; safe Rust leaves little to find
+MEMCHECK = ("valgrind", "--tool=memcheck", "--error-exitcode=1", "--leak-check=no", "-q")
 
 
 def type_name(v: Variant) -> str:
@@ -200,11 +209,19 @@ def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
     if rc:
         return Row(label, run.name, "FAIL", "cargo build failed: " + _errors(out), time.monotonic() - t0)
     exe = workdir / "target" / ("release" if run.profile == "release" else "debug") / "harness"
-    ok, out, checks = run_harness([str(exe), str(vectors)], workdir, timeout=RUN_LIMIT, leaks=False)
+    if run.valgrind:
+        lines = Path(vectors).read_text().splitlines()
+        ones = [ln for ln in lines if ln.startswith("V ")][:MEMCHECK_RECORDS]
+        vectors = workdir / "vectors-memcheck.txt"
+        vectors.write_text("\n".join(ones + [ln for ln in lines if ln.startswith("B ")]) + "\n")
+    argv = [*(MEMCHECK if run.valgrind else ()), str(exe), str(vectors)]
+    ok, out, checks = run_harness(argv, workdir, timeout=RUN_LIMIT, leaks=False)
     if not ok:
         return Row(label, run.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
     feats = f" with features {', '.join(run.features)}" if run.features else ""
-    return Row(label, run.name, "PASS", f"{checks} checks ({run.profile} build{feats})", time.monotonic() - t0, checks)
+    tool = f" under valgrind memcheck, {MEMCHECK_RECORDS} records + the batches" if run.valgrind else ""
+    return Row(label, run.name, "PASS", f"{checks} checks ({run.profile} build{feats}{tool})", time.monotonic() - t0,
+               checks)
 
 
 __all__ = ["RUNS", "check", "CargoRun"]
