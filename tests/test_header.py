@@ -87,7 +87,9 @@ def test_every_kind_of_rendered_file_records_its_variant_and_the_command_renders
     argv = header_command(tmp_path / "a" / next(iter(files)))
     r = CliRunner().invoke(cli, ["render", *argv, "--out", str(tmp_path / "b")], catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    assert {p.name: p.read_text() for p in (tmp_path / "b").iterdir() if p.name != MANIFEST} == files
+    b = tmp_path / "b"          # (a rust crate's names are nested: STEM/src/lib.rs)
+    assert {p.relative_to(b).as_posix(): p.read_text() for p in b.rglob("*")
+            if p.is_file() and p.name != MANIFEST} == files
 
 
 def test_older_headers_still_read():

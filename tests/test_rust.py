@@ -43,6 +43,12 @@ def variant(bits, o=None, version="1.3", **extra):
     return get_target("rust").variant(get_spec(version, bits), o, **extra)
 
 
+def lib_rs(files: dict) -> str:
+    """The crate's STEM/src/lib.rs among a variant's rendered files."""
+    (name,) = [n for n in files if n.endswith("/src/lib.rs")]
+    return files[name]
+
+
 def one_block_method(lib: str, name: str) -> str:
     m = re.search(rf"pub fn {name}\(.*?\n    }}\n", lib, re.S)
     assert m, name
@@ -51,21 +57,26 @@ def one_block_method(lib: str, name: str) -> str:
 
 # ---------------------------------------------------------------------------- the crate (no cargo)
 
-def test_render_writes_a_flat_no_std_crate(tmp_path):
-    out = tmp_path / "crate"
+def test_render_writes_a_no_std_crate_folder(tmp_path):
+    out = tmp_path / "out"
     p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", "--out", str(out))
     assert p.returncode == 0, p.stderr
-    assert sorted(f.name for f in out.iterdir() if not f.name.startswith(".threefish-gen")) == \
-        ["Cargo.toml", "README.md", "lib.rs"]
-    lib = (out / "lib.rs").read_text()
-    toml = (out / "Cargo.toml").read_text()
+    crate = out / "tf512_v13_rust_fly_full"
+    assert sorted(str(f.relative_to(out)) for f in out.rglob("*")) == [
+        ".threefish-gen-manifest", "tf512_v13_rust_fly_full", "tf512_v13_rust_fly_full/Cargo.toml",
+        "tf512_v13_rust_fly_full/README.md", "tf512_v13_rust_fly_full/src", "tf512_v13_rust_fly_full/src/lib.rs"]
+    assert p.stdout.splitlines() == [str(crate / n) for n in ("Cargo.toml", "src/lib.rs", "README.md")]
+    manifest = (out / ".threefish-gen-manifest").read_text()
+    assert all(f"  tf512_v13_rust_fly_full/{n}\n" in manifest for n in ("Cargo.toml", "src/lib.rs", "README.md"))
+    lib = (crate / "src" / "lib.rs").read_text()
+    toml = (crate / "Cargo.toml").read_text()
     assert "#![no_std]" in lib and "#![forbid(unsafe_code)]" in lib
     assert not re.search(r"\bunsafe\b", lib.replace("#![forbid(unsafe_code)]", ""))
     for fn in ("pub fn new(key: &[u8; BLOCK_BYTES]) -> Self", "pub fn encrypt_block_with_tweak(",
                "pub fn decrypt_block_with_tweak(", "pub fn encrypt_blocks_with_tweaks(",
                "pub fn decrypt_blocks_with_tweaks(", "impl Drop for Threefish512"):
         assert fn in lib, fn
-    assert '[lib]\npath = "lib.rs"' in toml and 'name = "tf512_v13_rust_fly_full"' in toml
+    assert "[lib]" not in toml and 'name = "tf512_v13_rust_fly_full"' in toml     # cargo's default src/lib.rs
     # no dependency but optional ones; the features the issue names
     deps = toml.split("[dependencies]", 1)[1].split("[features]", 1)[0]
     assert [ln for ln in deps.splitlines() if ln and not ln.startswith("#")] == \
@@ -73,7 +84,45 @@ def test_render_writes_a_flat_no_std_crate(tmp_path):
     assert 'default = []' in toml and 'std = []' in toml and 'zeroize = ["dep:zeroize"]' in toml
     # every file records the command that makes it again
     cmd = "threefish-gen render --target rust --size 512 --constants 1.3 --keys fly --unroll full --interleave 1"
-    assert cmd in lib and cmd in toml and cmd in (out / "README.md").read_text()
+    assert cmd in lib and cmd in toml and cmd in (crate / "README.md").read_text()
+    p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", "--out", str(out))
+    assert p.returncode == 0 and p.stdout.splitlines() == [str(crate / n) + " (unchanged)" for n in
+                                                           ("Cargo.toml", "src/lib.rs", "README.md")], p.stderr
+
+
+def test_set_recommended_writes_one_crate_per_variant(tmp_path):
+    """`render --target rust --set recommended`: a crate folder per size and version, side by side,
+    all in one manifest; rendering it again changes nothing."""
+    out = tmp_path / "out"
+    p = cli("render", "--target", "rust", "--set", "recommended", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    t = get_target("rust")
+    want = [v for v in t.variants("recommended", [get_spec(ver, b) for ver in ("1.1", "1.2", "1.3")
+                                                   for b in (256, 512, 1024)])]
+    crates = sorted(d.name for d in out.iterdir() if d.is_dir())
+    assert crates == sorted(v.stem for v in want) and len(crates) == 9
+    for d in crates:
+        assert sorted(str(f.relative_to(out / d)) for f in (out / d).rglob("*")) == \
+            ["Cargo.toml", "README.md", "src", "src/lib.rs"]
+    manifest = (out / ".threefish-gen-manifest").read_text()
+    assert len([ln for ln in manifest.splitlines() if not ln.startswith("#")]) == 27
+    p = cli("render", "--target", "rust", "--set", "recommended", "--out", str(out))
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 27 and \
+        all(ln.endswith(" (unchanged)") for ln in p.stdout.splitlines()), p.stdout + p.stderr
+
+
+def test_two_variants_that_write_one_path_are_refused(tmp_path, monkeypatch, capsys):
+    """Two variants of a set whose renders name the same path with different text: one line, exit
+    2, nothing written (a target bug, simulated here: every variant writes crate/src/lib.rs)."""
+    from threefish_gen import cli as climod
+    monkeypatch.setattr(climod, "render_variant", lambda v: {"crate/src/lib.rs": f"// {v.label()}\n"})
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        climod.main(["render", "--target", "rust", "--set", "recommended", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and not out.exists(), err
+    assert re.fullmatch(r"threefish-gen: error: rust \d+ v1\.\d .* and rust \d+ v1\.\d .* both write "
+                        r"crate/src/lib\.rs \(with different contents\): render them into separate folders", err[0]), err
 
 
 @pytest.mark.parametrize("bits", [256, 512, 1024])
@@ -83,7 +132,7 @@ def test_kernel_is_the_description_op_for_op(bits, keys, unroll, interleave):
     exactly the description's adds, subs, xors and rotations, as wrapping_add/_sub, ^= and
     rotate_left/right (the blocks methods: the interleaved program's)."""
     o = Options(keys, unroll, interleave)
-    lib = render_variant(variant(bits, o))["lib.rs"]
+    lib = lib_rs(render_variant(variant(bits, o)))
     for d in ("encrypt", "decrypt"):
         body = describe(get_spec("1.3", bits), o, d, 1).body
         want = count_ops_static(body)
@@ -112,14 +161,14 @@ def count_ops_static(ops) -> dict:
 
 
 def test_op_counts_in_the_header_are_the_descriptions():
-    lib = render_variant(variant(1024))["lib.rs"]
+    lib = lib_rs(render_variant(variant(1024)))
     counts = count_ops(describe(get_spec("1.3", 1024), Options("fly", "full", 1), "encrypt", 1).body)
     assert f"rotl {counts['rotl']}" in lib and f"add {counts['add']}" in lib
 
 
 def test_no_wipe_and_annotate_none():
-    plain = render_variant(variant(256, Options("table", "full", 1)))["lib.rs"]
-    bare = render_variant(variant(256, Options("table", "full", 1), wipe=False, annotate="none"))["lib.rs"]
+    plain = lib_rs(render_variant(variant(256, Options("table", "full", 1))))
+    bare = lib_rs(render_variant(variant(256, Options("table", "full", 1), wipe=False, annotate="none")))
     assert "impl Drop" in plain and "wipe(&mut ks);" in plain
     assert "impl Drop" not in bare and "fn wipe" not in bare and "wipe(" not in bare
     assert "// round 0" in plain and "// round 0" not in bare
@@ -133,7 +182,6 @@ def test_no_wipe_and_annotate_none():
     (["--size", "512", "--constants", "1.3", "--interleave", "5"], "--interleave"),
     (["--size", "512", "--constants", "1.3", "--namespace", "X"], "--namespace"),
     (["--size", "512", "--constants", "1.3", "--prefix", "9x"], "--prefix"),
-    (["--set", "recommended"], "separate folders"),
 ])
 def test_bad_rust_render_input_is_one_line(tmp_path, args, needle):
     p = cli("render", "--target", "rust", *args, "--out", str(tmp_path / "o"))
@@ -141,6 +189,27 @@ def test_bad_rust_render_input_is_one_line(tmp_path, args, needle):
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("threefish-gen: error: ") and needle in lines[0], p.stderr
     assert "Traceback" not in p.stderr and not (tmp_path / "o").exists()
+
+
+def test_check_finds_a_crates_files_wherever_it_is_pointed(tmp_path):
+    """check's collect (no cargo): the --out folder, the crate folder itself and a renamed copy
+    each give one group of three files, keyed by the rendered names, none noted as differing; the
+    recommended set's folder gives one group per crate."""
+    import shutil
+    from threefish_gen.tools.check_dir import collect
+    out = tmp_path / "out"
+    assert cli("render", "--target", "rust", "--size", "512", "--constants", "1.2", "--out", str(out)).returncode == 0
+    stem = "tf512_v12_rust_fly_full"
+    shutil.copytree(out / stem, tmp_path / "renamed" / "my_crate")
+    for folder in (out, out / stem, tmp_path / "renamed"):
+        found, others = collect(folder)
+        assert len(found) == 1 and not others, (folder, found)
+        v, files, paths, notes, missing = found[0]
+        assert sorted(files) == [f"{stem}/Cargo.toml", f"{stem}/README.md", f"{stem}/src/lib.rs"], folder
+        assert len(paths) == 3 and not notes and not missing, (folder, notes, missing)
+    assert cli("render", "--target", "rust", "--set", "recommended", "--out", str(tmp_path / "set")).returncode == 0
+    found, _ = collect(tmp_path / "set")
+    assert len(found) == 9 and all(len(f[2]) == 3 and not f[3] and not f[4] for f in found)
 
 
 # ---------------------------------------------------------------------------- cargo (toolchain)
@@ -196,7 +265,8 @@ def test_no_wipe_crate_passes_and_keeps_the_schedule(tmp_path):
 
 def _broken(tmp_path, v, edit, run="cargo release"):
     files = render_variant(v)
-    files["lib.rs"] = edit(files["lib.rs"])
+    name = f"{v.stem}/src/lib.rs"
+    files[name] = edit(files[name])
     vec, _ = vectors(tmp_path, v.spec.bits, count=5)
     with sources.given({v: (files, ())}):
         return rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
@@ -285,12 +355,14 @@ def test_check_reads_a_rendered_crate_and_fails_an_edited_one(tmp_path):
     """`threefish-gen check DIR` on a crate render wrote: the recorded command names the variant,
     the user's files (not a fresh render) are built; an edited rotation fails."""
     need_cargo()
-    out = tmp_path / "crate"
+    out = tmp_path / "out"
     assert cli("render", "--target", "rust", "--size", "256", "--constants", "1.1", "--out", str(out)).returncode == 0
     p = cli("check", str(out), "--random", "5")
     assert p.returncode == 0 and "rust 256 v1.1 fly/full/i2" in p.stdout and "cargo release" in p.stdout, \
         p.stdout[-1500:] + p.stderr
-    lib = out / "lib.rs"
+    assert "note:" not in p.stdout, p.stdout              # all three files found, none differs
+    lib = out / "tf256_v11_rust_fly_full_i2" / "src" / "lib.rs"
+    assert lib.is_file()
     text = lib.read_text()
     m = re.search(r"\.rotate_left\((\d+)\)", text)
     assert m

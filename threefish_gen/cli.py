@@ -214,9 +214,9 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
     owner: dict = {}
     for v in ([] if which == "tuned" else chosen):     # render everything first: nothing is written if any fails
         for name, text in render_variant(v).items():
-            if name in files and files[name] != text:    # e.g. one crate per variant (--target rust)
-                raise GenError(f"{owner[name].label()} and {v.label()} both write {name}: render them into "
-                               f"separate folders (one --size and --constants each)")
+            if name in files and files[name] != text:    # two variants, one path, different text
+                raise GenError(f"{owner[name].label()} and {v.label()} both write {name} (with different "
+                               f"contents): render them into separate folders")
             files[name], owner[name] = text, v
     if profile and not which:
         files = tunemod.stamp(files, tuned.record)

@@ -1,8 +1,8 @@
 """Printer for the scalar Rust target (safe Rust, u64).
 
 Instruction selection is the table ``RUST_STATEMENTS`` (one statement per description op, as
-``gen/printers/c.py`` has for C); the crate's structure (Cargo.toml, lib.rs, README.md) lives in
-``templates/rust/``.
+``gen/printers/c.py`` has for C); the crate's structure (STEM/Cargo.toml, STEM/src/lib.rs,
+STEM/README.md) lives in ``templates/rust/``.
 
 The description's arrays map to Rust as follows: ``key`` (read in the setup only) is the
 ``&[u8; NB]`` argument of ``new``; ``tweak``, ``in`` and ``out`` are the tweak and the block of

@@ -1,8 +1,9 @@
 """Target ``rust``: a ``no_std`` Rust crate in safe Rust (u64, ``wrapping_add``, ``rotate_left``),
 layout scalar, one crate per variant.
 
-The crate is flat (Cargo.toml, lib.rs, README.md in one folder; Cargo.toml's ``[lib] path`` names
-lib.rs): render writes plain file names only (gen/output.py), so there is no ``src/``.  Printer:
+Each variant renders a crate folder named after its stem: ``STEM/Cargo.toml``,
+``STEM/src/lib.rs``, ``STEM/README.md`` (gen/output.py writes the nested names), so
+``render --set recommended`` puts one crate per variant side by side.  Printer:
 gen/printers/rust.py, templates/rust/; the checker: verify/rust.py."""
 from __future__ import annotations
 
@@ -61,11 +62,11 @@ class Rust(Target):
 
     def recommended_lines(self):
         return [f"  rust {bits:>4}: {o.describe()}" for bits, o in RECOMMENDED.items()] + \
-            ["  rust: not in out/ (one crate per variant: render each into a folder of its own)"]
+            ["  rust: not in out/ yet (render --target rust --set recommended writes one crate folder per variant)"]
 
     def list_lines(self):
         return super().list_lines() + [
-            "            one crate per variant (Cargo.toml, lib.rs, README.md): Threefish512::new(&key),",
+            "            one crate folder per variant (STEM/Cargo.toml, src/lib.rs, README.md): Threefish512::new(&key),",
             "            encrypt_block_with_tweak / decrypt_block_with_tweak, *_blocks_with_tweaks;",
             "            features zeroize (wipe through the zeroize crate) and std"]
 
@@ -74,12 +75,17 @@ class Rust(Target):
                 Pass("layout scalar (gen/layouts/scalar.py)", "Program",
                      "Program (one word per u64) + op counts", layout_scalar),
                 Pass("print Rust (gen/printers/rust.py)", "Program",
-                     "Cargo.toml + lib.rs + README.md (templates/rust/)", print_rust)]
+                     "STEM/Cargo.toml + STEM/src/lib.rs + STEM/README.md (templates/rust/)", print_rust)]
 
 
 def crate_name(v) -> str:
     """The crate's (package and library) name: the variant's file stem."""
     return v.stem.lower()
+
+
+def crate_dir(v) -> str:
+    """The folder the crate is rendered into (inside --out): the variant's file stem."""
+    return v.stem
 
 
 def type_name(v) -> str:
@@ -110,9 +116,10 @@ def print_rust(v, laid) -> dict[str, str]:
     ctx = dict(spec=v.spec, command=v.command(), notes=notes, crate=crate_name(v), ty=type_name(v),
                interleave=o.interleave, wipe=v.get("wipe", True), rust_version=RUST_VERSION,
                fn=printer.function_bodies(laid["one"], laid["blocks"], notes=annotate != "none"))
-    return {"Cargo.toml": render_template("rust/Cargo.toml.j2", **ctx),
-            "lib.rs": render_template("rust/lib.rs.j2", **ctx),
-            "README.md": render_template("rust/README.md.j2", **ctx)}
+    d = crate_dir(v)
+    return {f"{d}/Cargo.toml": render_template("rust/Cargo.toml.j2", **ctx),
+            f"{d}/src/lib.rs": render_template("rust/lib.rs.j2", **ctx),
+            f"{d}/README.md": render_template("rust/README.md.j2", **ctx)}
 
 
 TARGET = Rust()
