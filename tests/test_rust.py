@@ -1,6 +1,10 @@
 """Target rust: the rendered crate, its kernel printed from the description, and verify's cargo
 checker (verify/rust.py) on real builds: one variant per size against the published known answers
-(verify/kat) and the reference model's vectors, and the checker failing on broken crates."""
+(verify/kat) and the reference model's vectors, and the checker failing on broken crates.
+
+The *_matrix tests (ids name the size) hold the other rows, option families and broken crates:
+about two thirds of this file's CPU time.  `pytest tests/test_rust.py -k "not _matrix"` runs the
+default part alone."""
 import json
 import os
 import re
@@ -233,18 +237,44 @@ def expected_checks(records: int) -> int:
     return records * 2 * 8 * 4 + 34 * 2 * 8 * 3 + 2 + 2
 
 
+# The default run builds one variant per size (the recommended one) through the release row, and
+# checks that a broken rotation fails it and that `check DIR` builds a rendered crate.  The other
+# rows (debug, zeroize+std, clippy, valgrind), the other option families and the other broken
+# crates are the *_matrix tests below, each parametrized with ids that name the size: they cost
+# most of this file's CPU time (cargo builds), so they can be marked and run apart.
+
 @pytest.mark.toolchain
-@pytest.mark.parametrize("bits,o,run", [
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_checker_passes_each_size(tmp_path, bits):
+    """The recommended variant of each size, cargo release, on every published known answer of
+    the size and the reference model's vectors."""
+    need_cargo()
+    v = variant(bits)
+    vec, records = vectors(tmp_path, bits)
+    row = rust_checker.check(v, RUNS["cargo release"], tmp_path / "wd", vec)
+    assert row.status == "PASS" and row.checks == expected_checks(records), row.detail
+
+
+MATRIX = [
     (256, Options("table", "loop", 2), "cargo release"),
     (256, Options("fly", "full", 3), "cargo debug"),
-    (512, Options("fly", "full", 1), "cargo release"),
     (512, Options("fly", "loop", 2), "cargo zeroize+std"),
-    (1024, Options("fly", "full", 1), "cargo release"),
     (1024, Options("table", "full", 2), "clippy -D warnings"),
     (1024, Options("fly", "loop", 1), "valgrind memcheck"),
-])
-def test_checker_passes_each_size(tmp_path, bits, o, run):
+]
+
+
+def _matrix_id(case) -> str:
+    bits, o, run = case
+    return f"{bits}-{o.keys}-{o.unroll}-i{o.interleave}-{run.split()[0]}"
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("case", MATRIX, ids=_matrix_id)
+def test_checker_rows_matrix(tmp_path, case):
+    """Every other row, each on another option family."""
     need_cargo()
+    bits, o, run = case
     v = variant(bits, o)
     vec, records = vectors(tmp_path, bits)
     row = rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
@@ -255,10 +285,11 @@ def test_checker_passes_each_size(tmp_path, bits, o, run):
 
 
 @pytest.mark.toolchain
-def test_no_wipe_crate_passes_and_keeps_the_schedule(tmp_path):
+@pytest.mark.parametrize("bits", [512])
+def test_no_wipe_crate_passes_and_keeps_the_schedule_matrix(tmp_path, bits):
     need_cargo()
-    v = variant(512, Options("fly", "full", 1), wipe=False)
-    vec, records = vectors(tmp_path, 512)
+    v = variant(bits, Options("fly", "full", 1), wipe=False)
+    vec, records = vectors(tmp_path, bits)
     row = rust_checker.check(v, RUNS["cargo release"], tmp_path / "wd", vec)
     assert row.status == "PASS" and row.checks == expected_checks(records), row.detail
 
@@ -280,74 +311,64 @@ def test_checker_fails_a_wrong_rotation(tmp_path):
     assert row.status == "FAIL" and "result" in row.detail, row.detail
 
 
-@pytest.mark.toolchain
-def test_checker_fails_a_blocks_tail_that_is_skipped(tmp_path):
-    """Interleave 3: n % 3 blocks go through the tail loop; a crate that drops them fails n = 1, 2, 4..."""
-    need_cargo()
-    v = variant(256, Options("fly", "full", 3))
-    row = _broken(tmp_path, v, lambda t: t.replace(".iter_mut().zip(tweak_groups.remainder())",
-                                                   ".iter_mut().zip(tweak_groups.remainder()).take(0)"))
-    assert row.status == "FAIL" and "_blocks_with_tweaks" in row.detail, row.detail
-
-
-@pytest.mark.toolchain
-def test_checker_fails_a_missing_wipe(tmp_path):
-    need_cargo()
-    v = variant(256, Options("fly", "full", 1))
-    row = _broken(tmp_path, v, lambda t: t.replace("        wipe(&mut self.k);\n", ""))
-    assert row.status == "FAIL" and "drop wipes the key schedule" in row.detail, row.detail
-
-
-@pytest.mark.toolchain
-def test_checker_fails_an_overflowing_add_in_the_debug_build(tmp_path):
-    """A plain + where the description adds mod 2^64: release wraps (the vectors pass), the debug
-    row's overflow checks panic."""
-    need_cargo()
-    v = variant(256, Options("fly", "full", 1))
-    edit = lambda t: t.replace("x0 = x0.wrapping_add(x1);", "x0 += x1;")   # noqa: E731
-    assert _broken(tmp_path / "r", v, edit).status == "PASS"
-    row = _broken(tmp_path / "d", v, edit, "cargo debug")
-    assert row.status == "FAIL" and "overflow" in row.detail, row.detail
-
-
-@pytest.mark.toolchain
-def test_memcheck_row_fails_an_invalid_read(tmp_path):
+def _use_after_free(t: str) -> str:
     """A crate that reads freed memory (unsafe, forbid lifted, std linked): the vectors pass
     natively, memcheck reports the read."""
-    need_cargo()
-    v = variant(256, Options("fly", "full", 1))
+    t = t.replace("#![forbid(unsafe_code)]\n", "").replace("#![no_std]\n", "")
+    return t.replace("    let mut w = [0u8; 8];\n",
+                     "    let mut w = [0u8; 8];\n    if N == 16 {\n"
+                     "        let gone = std::vec![1u8; 64];\n        let p = gone.as_ptr();\n"
+                     "        drop(gone);\n        let _ = unsafe { core::ptr::read_volatile(p) };\n    }\n", 1)
 
-    def edit(t):
-        t = t.replace("#![forbid(unsafe_code)]\n", "").replace("#![no_std]\n", "")
-        return t.replace("    let mut w = [0u8; 8];\n",
-                         "    let mut w = [0u8; 8];\n    if N == 16 {\n"
-                         "        let gone = std::vec![1u8; 64];\n        let p = gone.as_ptr();\n"
-                         "        drop(gone);\n        let _ = unsafe { core::ptr::read_volatile(p) };\n    }\n", 1)
-    assert _broken(tmp_path / "r", v, edit).status == "PASS"
-    row = _broken(tmp_path / "m", v, edit, "valgrind memcheck")
-    assert row.status == "FAIL" and "Invalid read" in row.detail, row.detail
+
+# (id, size, options, the edit of lib.rs, the row that must fail, what its detail says, a row the
+# broken crate still passes (None: none asked))
+BROKEN = [
+    # interleave 3: n % 3 blocks go through the tail loop; a crate that drops them fails n = 1, 2, 4...
+    ("256-blocks-tail-skipped", 256, Options("fly", "full", 3),
+     lambda t: t.replace(".iter_mut().zip(tweak_groups.remainder())",
+                         ".iter_mut().zip(tweak_groups.remainder()).take(0)"),
+     "cargo release", "_blocks_with_tweaks", None),
+    ("256-wipe-missing", 256, Options("fly", "full", 1), lambda t: t.replace("        wipe(&mut self.k);\n", ""),
+     "cargo release", "drop wipes the key schedule", None),
+    # a plain + where the description adds mod 2^64: release wraps (the vectors pass), the debug
+    # row's overflow checks panic
+    ("256-overflowing-add-debug", 256, Options("fly", "full", 1),
+     lambda t: t.replace("x0 = x0.wrapping_add(x1);", "x0 += x1;"), "cargo debug", "overflow", "cargo release"),
+    ("256-use-after-free-memcheck", 256, Options("fly", "full", 1), _use_after_free, "valgrind memcheck",
+     "Invalid read", "cargo release"),
+    ("256-needless-mut-clippy", 256, Options("fly", "full", 1),
+     lambda t: t.replace("let t0 = load64(tweak, 0);", "let mut t0 = load64(tweak, 0);", 1),
+     "clippy -D warnings", "mut", None),
+]
 
 
 @pytest.mark.toolchain
-def test_clippy_row_fails_on_a_warning(tmp_path):
+@pytest.mark.parametrize("case", BROKEN, ids=[c[0] for c in BROKEN])
+def test_checker_fails_a_broken_crate_matrix(tmp_path, case):
+    """Each row fails the crate broken for it (and, where asked, the release row still passes it:
+    only that row can see the break)."""
     need_cargo()
-    v = variant(256, Options("fly", "full", 1))
-    row = _broken(tmp_path, v, lambda t: t.replace("let t0 = load64(tweak, 0);", "let mut t0 = load64(tweak, 0);", 1),
-                  "clippy -D warnings")
-    assert row.status == "FAIL" and "mut" in row.detail, row.detail
+    _, bits, o, edit, run, says, passes = case
+    v = variant(bits, o)
+    if passes:
+        assert _broken(tmp_path / "ok", v, edit, passes).status == "PASS"
+    row = _broken(tmp_path / "bad", v, edit, run)
+    assert row.status == "FAIL" and says in row.detail, row.detail
 
 
 @pytest.mark.toolchain
-def test_verify_target_rust_runs_every_row(tmp_path):
+@pytest.mark.parametrize("bits", [256])
+def test_verify_target_rust_runs_every_row_matrix(tmp_path, bits):
     """`threefish-gen verify --target rust`: the cargo rows of each recommended variant, all PASS."""
     need_cargo()
     report = tmp_path / "report.json"
-    p = cli("verify", "--target", "rust", "--size", "256", "--constants", "1.2", "--random", "5", "--seed", "7",
+    p = cli("verify", "--target", "rust", "--size", str(bits), "--constants", "1.2", "--random", "5", "--seed", "7",
             "--workdir", str(tmp_path / "wd"), "--report", str(report), "--no-cache", "--jobs", "2")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr
     rows = json.loads(report.read_text())["rows"]
     assert sorted(r["build"] for r in rows) == sorted(RUNS) and all(r["status"] == "PASS" for r in rows), rows
-    assert all(r["variant"].startswith("rust 256 v1.2 fly/full/i2") for r in rows)
+    assert all(r["variant"].startswith(f"rust {bits} v1.2 fly/full/i2") for r in rows)
 
 
 @pytest.mark.toolchain
