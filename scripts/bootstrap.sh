@@ -60,6 +60,12 @@ else
   missing+=("libclang-rt-14-dev")
 fi
 
+# the rust target (verify/rust.py) builds offline: its crates come from Debian's local registry
+# (/usr/share/cargo/registry), never from crates.io
+for crate in zeroize digest; do
+  compgen -G "/usr/share/cargo/registry/${crate}-[0-9]*" >/dev/null || missing+=("librust-${crate}-dev")
+done
+
 have_py() { "$1" -c 'import jinja2, click, pytest' >/dev/null 2>&1; }
 py=""
 for cand in "${PYTHON:-}" python3 /usr/bin/python3; do
@@ -106,4 +112,7 @@ if [ -z "$py" ]; then
 fi
 command -v dotnet >/dev/null 2>&1 || \
   echo "bootstrap: no dotnet on PATH: the C# rows will be SKIPPED (install the .NET 10 SDK to run them)" >&2
+command -v cargo >/dev/null 2>&1 || \
+  echo "bootstrap: no cargo on PATH: the Rust rows will be SKIPPED (install Rust 1.66+ with cargo and clippy:" \
+       "https://rustup.rs, or apt-get install cargo rust-clippy where Debian's is new enough)" >&2
 echo "$py" > build/.python

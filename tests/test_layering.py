@@ -18,7 +18,7 @@ GEN, VERIFY = "threefish_gen.gen", "threefish_gen.verify"
 
 def _in(mod: str, pkg: str) -> bool:
     return mod == pkg or mod.startswith(pkg + ".")
-TARGET_NAMES = ("c-simd", "nasm-x64", "nasm-x86", "csharp")
+TARGET_NAMES = ("c-simd", "nasm-x64", "nasm-x86", "csharp", "rust")
 
 
 def _module(path: Path) -> str:

@@ -153,3 +153,73 @@ def test_identifiers_with_a_trailing_newline_are_refused(tmp_path):
                             *args, "--out", str(tmp_path / "o")], capture_output=True, text=True, cwd=ROOT)
         assert p.returncode == 2 and "Traceback" not in p.stderr, (args, p.stderr)
         assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+# --------------------------------------------------------------------------- nested names
+
+NESTED = {"crate/Cargo.toml": "toml\n", "crate/src/lib.rs": "lib\n", "crate/README.md": "readme\n"}
+
+
+def test_a_complete_nested_staging_left_by_a_kill_is_finished_and_its_folders_made(tmp_path):
+    """Killed while moving a crate: the next run makes the folders (crate/, crate/src/) and moves
+    the files, the one already moved included."""
+    dest = tmp_path / "d"
+    dest.mkdir()
+    stage = dest / f"{STAGING}999999999-0123456789ab"
+    (stage / "crate" / "src").mkdir(parents=True)
+    for n in ("crate/Cargo.toml", "crate/src/lib.rs"):
+        (stage / n).write_text("new " + n)
+    (stage / COMPLETE).write_text("threefish-gen staging 1\npid 999999999\ntoken 0123456789ab\n"
+                                  + "".join(f"file {n}\n" for n in NESTED) + "end\n")   # README.md: moved
+    recover(dest)
+    assert not stage.exists()
+    assert (dest / "crate/Cargo.toml").read_text() == "new crate/Cargo.toml"
+    assert (dest / "crate/src/lib.rs").read_text() == "new crate/src/lib.rs"
+
+
+def test_an_incomplete_nested_staging_is_discarded(tmp_path):
+    dest = tmp_path / "d"
+    dest.mkdir()
+    stage = dest / f"{STAGING}999999999-0123456789ab"
+    (stage / "crate" / "src").mkdir(parents=True)
+    (stage / "crate/src/lib.rs").write_text("half")
+    recover(dest)
+    assert list(dest.iterdir()) == []
+
+
+def test_an_interrupt_while_staging_a_nested_render_leaves_no_folder(tmp_path, monkeypatch):
+    """The destination's folders are made only after the staging is complete: an interrupt while
+    staging leaves neither a staging nor the crate folder."""
+    dest = tmp_path / "d"
+    dest.mkdir()
+    real = os.open
+
+    def interrupt_at_readme(path, flags, mode=0o777, *, dir_fd=None):
+        if path == "README.md" and flags & os.O_CREAT:
+            raise KeyboardInterrupt
+        return real(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", interrupt_at_readme)
+    with pytest.raises(KeyboardInterrupt):
+        write_files(NESTED, dest)
+    monkeypatch.undo()
+    assert list(dest.iterdir()) == []
+
+
+def test_a_folder_that_cannot_be_made_writes_nothing(tmp_path, monkeypatch):
+    """mkdir of crate/src in the destination fails (after crate/ was made): crate/ is removed
+    again, no file is moved, no staging is left."""
+    dest = tmp_path / "d"
+    dest.mkdir()
+    real = os.mkdir
+
+    def no_src(path, mode=0o777, *, dir_fd=None):
+        if path == "src" and dir_fd is not None and STAGING not in os.readlink(f"/proc/self/fd/{dir_fd}"):
+            raise OSError(28, "No space left on device")
+        return real(path, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "mkdir", no_src)
+    with pytest.raises(GenError, match=r"^cannot make a folder in .*: No space left on device \(nothing was written\)$"):
+        write_files({"top.txt": "x", **NESTED}, dest)
+    monkeypatch.undo()
+    assert list(dest.iterdir()) == []

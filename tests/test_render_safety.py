@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,9 @@ def _planted_variants(tmp_path, outside):
         "staged file is a link out": (ok, COMPLETE, _mark(DEAD, TOKEN, ["keep.txt"]), sym_file),
         "staged file is a hard link": (ok, COMPLETE, _mark(DEAD, TOKEN, ["keep.txt"]), hard_link),
         "staged folder named as a file": (ok, COMPLETE, _mark(DEAD, TOKEN, ["s"]), None),
+        # a well-formed nested name, staged as a real file, whose folder in --out is the link out
+        "tool mark, nested name through the link out": (ok, COMPLETE, _mark(DEAD, TOKEN, ["s/authorized_keys"]),
+                                                          None),
     }
 
 
@@ -227,7 +231,9 @@ def _hostile_manifests(outside: Path):
     return {
         "dot-dot": head + f"{h}  ../notes.txt\n",
         "absolute": head + f"{h}  {outside / 'keep.txt'}\n",
-        "path": head + f"{h}  s/keep.txt\n",
+        "climbing path": head + f"{h}  s/../notes.txt\n",
+        "too deep": head + f"{h}  a/b/c/d/tf.c\n",
+        "doubled slash": head + f"{h}  s//keep.txt\n",
         "duplicate": head + f"{h}  tf.c\n{h}  tf.c\n",
         "short hash": head + f"{h[:10]}  tf.c\n",
         "no header": f"{h}  tf.c\n",
@@ -343,3 +349,95 @@ def test_two_render_commands_at_once_leave_one_pair(tmp_path):
         assert [p.returncode for p in procs] == [0, 0], outs
         have = {n: (out / n).read_text() for n in ("tf_threefish256_c.c", "tf_threefish256_c.h")}
         assert have in list(want.values())      # (which lands last depends on timing; the pair is what counts)
+
+
+# --------------------------------------------------------------------------- nested names
+
+CRATE = {"crate/Cargo.toml": MARKED + "toml\n", "crate/src/lib.rs": MARKED + "lib\n",
+         "crate/README.md": MARKED + "readme\n"}
+
+
+def test_a_nested_render_is_written_and_recorded_in_the_manifest(tmp_path):
+    out = tmp_path / "out"
+    got = render_files(CRATE, out)
+    assert [(str(p.relative_to(out)), how) for p, how in got] == [(n, "") for n in CRATE]
+    assert {n: (out / n).read_text() for n in CRATE} == CRATE
+    manifest = (out / MANIFEST).read_text()
+    for n, text in CRATE.items():
+        assert f"{hashlib.sha256(text.encode()).hexdigest()}  {n}\n" in manifest
+    assert sorted(_snapshot(out)) == [MANIFEST, "crate", "crate/Cargo.toml", "crate/README.md", "crate/src",
+                                      "crate/src/lib.rs"]          # no staging left
+
+
+def test_a_second_nested_render_is_accepted_and_an_edited_nested_file_kept(tmp_path):
+    out = tmp_path / "out"
+    render_files(CRATE, out)
+    assert [how for _, how in render_files(CRATE, out)] == ["unchanged"] * 3
+    new = {**CRATE, "crate/src/lib.rs": MARKED + "lib 2\n"}
+    assert [how for _, how in render_files(new, out)] == ["unchanged", "replaced", "unchanged"]
+    (out / "crate/src/lib.rs").write_text(MARKED + "lib 2\nmy fix\n")
+    with pytest.raises(GenError, match=r"crate/src/lib\.rs was changed since threefish-gen rendered it"):
+        render_files({**CRATE, "crate/src/lib.rs": MARKED + "lib 3\n"}, out)
+    assert (out / "crate/src/lib.rs").read_text().endswith("my fix\n")
+    (out / "crate/README.md").unlink()                   # a file render wrote, removed by the user: new again
+    assert [how for _, how in render_files(new, out, force=True)] == ["unchanged", "replaced", ""]
+
+
+@pytest.mark.parametrize("force", [False, True])
+@pytest.mark.parametrize("where", ["crate", "crate/src"])
+def test_a_link_at_an_intermediate_folder_is_refused_and_nothing_is_written(tmp_path, where, force):
+    """A link out of --out where render wants a folder (the crate folder, or src/ inside it): one
+    line naming the link, nothing written inside or outside (--force does not replace a link by a
+    folder either)."""
+    outside, out = _scene(tmp_path)
+    if where == "crate/src":
+        (out / "crate").mkdir()
+    os.symlink(outside, out / where)
+    before_out, before = _snapshot(out), _snapshot(outside)
+    with pytest.raises(GenError) as e:
+        render_files(CRATE, out, force=force)
+    assert str(e.value).startswith(f"cannot write {out / 'crate'}") and f"{out / where} is a symbolic link" in \
+        str(e.value) and "\n" not in str(e.value), str(e.value)
+    assert _snapshot(outside) == before and _snapshot(out) == before_out
+
+
+def test_a_file_where_a_folder_is_expected_is_refused(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "crate").write_text("the user's file\n")
+    with pytest.raises(GenError, match="^" + re.escape(f"cannot write {out}/crate/Cargo.toml: {out}/crate is not a "
+                                                       f"folder (")):
+        render_files(CRATE, out, force=True)
+    assert sorted(_snapshot(out)) == ["crate"] and (out / "crate").read_text() == "the user's file\n"
+
+
+def test_a_manifest_entry_through_a_link_vouches_for_nothing(tmp_path):
+    """A (well-formed) manifest line for s/keep.txt, s a link out of --out: the file behind the
+    link is never read or rewritten, and the line is dropped when the manifest is rewritten."""
+    outside, out = _scene(tmp_path)
+    h = hashlib.sha256(b"outside\n").hexdigest()
+    (out / MANIFEST).write_text(f"# threefish-gen manifest 1\n{h}  s/keep.txt\n")
+    before = _snapshot(outside)
+    render_files({"tf.c": MARKED}, out)
+    assert "s/keep.txt" not in (out / MANIFEST).read_text() and _snapshot(outside) == before
+    with pytest.raises(GenError, match="is a symbolic link"):
+        render_files({"s/keep.txt": MARKED}, out, force=True)
+    assert _snapshot(outside) == before
+
+
+@pytest.mark.parametrize("name", ["../escape.txt", "crate/../../escape.txt", "/tmp/escape.txt", "a/b/c/d/e.rs",
+                                  "crate//lib.rs", "./lib.rs"])
+def test_a_target_that_names_a_path_out_is_one_line(tmp_path, monkeypatch, capsys, name):
+    """A target (monkeypatched here) whose render names a path that climbs out, is absolute or too
+    deep: render refuses with one line, exit 2, no traceback, nothing written anywhere."""
+    from threefish_gen import cli as climod
+    monkeypatch.setattr(climod, "render_variant", lambda v: {name: MARKED, "ok.c": MARKED})
+    out = tmp_path / "a" / "out"
+    with pytest.raises(SystemExit) as e:
+        climod.main(["render", "--size", "256", "--constants", "1.3", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [f"threefish-gen: error: bad output file name {name!r} (a file name, or a "
+                                        f"relative path of at most 4 plain components: no '..', '.', empty or "
+                                        f"absolute part, none starting with .threefish-gen)"]
+    assert sorted(_snapshot(tmp_path)) == []

@@ -211,8 +211,13 @@ def render(target, size, version, keys, unroll, interleave, prefix, which, profi
     else:
         chosen = [one_variant(t, size, version, keys, unroll, interleave, prefix, given, "render")]
     files: dict[str, str] = files if which == "tuned" else {}
+    owner: dict = {}
     for v in ([] if which == "tuned" else chosen):     # render everything first: nothing is written if any fails
-        files.update(render_variant(v))
+        for name, text in render_variant(v).items():
+            if name in files and files[name] != text:    # two variants, one path, different text
+                raise GenError(f"{owner[name].label()} and {v.label()} both write {name} (with different "
+                               f"contents): render them into separate folders")
+            files[name], owner[name] = text, v
     if profile and not which:
         files = tunemod.stamp(files, tuned.record)
     from .tools.placing import package, place

@@ -58,10 +58,30 @@ def variant_of(argv: list[str]) -> Variant:
     return registry.from_command(argv)
 
 
+def render_root(folder: Path, path: Path, names) -> Path:
+    """The folder a render of ``names`` (the variant's rendered names, some nested: a Rust crate's
+    ``STEM/src/lib.rs``) would have written ``path`` into: ``path`` less the longest tail of its
+    components (below ``folder``) that ends one of the names, at least its file name.  So a crate's
+    Cargo.toml and src/lib.rs group together whether ``folder`` is the render's --out, the crate
+    folder itself, or a renamed copy of it."""
+    parts = path.relative_to(folder).parts
+    best = 1
+    for name in names:
+        want = name.split("/")
+        k = 0
+        while k < min(len(want), len(parts)) and want[-1 - k] == parts[-1 - k]:
+            k += 1
+        best = max(best, k)
+    return path.parents[best - 1]
+
+
 def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str], tuple]], list[Path]]:
     """(variant, {rendered name: user's text}, its files, notes, names of its files missing here) per
-    recorded command in ``folder`` (and its subfolders), and the files that are not threefish-gen's."""
+    recorded command in ``folder`` (and its subfolders), and the files that are not threefish-gen's.
+    The files of one command are grouped by the folder the render wrote them into
+    (``render_root``): a crate's files in ``STEM/`` and ``STEM/src/`` are one group."""
     groups: dict[tuple, list[Path]] = {}
+    rendered_of: dict[Variant, dict[str, str]] = {}
     others = []
     for p in sorted(folder.rglob("*")):
         if not p.is_file() or any(part.startswith(".") for part in p.relative_to(folder).parts):
@@ -74,7 +94,9 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
             v = variant_of(argv)
         except GenError as e:
             raise GenError(f"{p}: its header command cannot be read: {e}") from None
-        groups.setdefault((v, str(p.parent)), []).append(p)
+        if v not in rendered_of:
+            rendered_of[v] = render_variant(v)   # for the names and notes only: the rows build the user's files
+        groups.setdefault((v, str(render_root(folder, p, rendered_of[v]))), []).append(p)
     first: dict[Variant, Path] = {}
     for (v, _), paths in groups.items():
         if v in first:
@@ -82,9 +104,9 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
                            f"builds one copy of a variant per run; check the folders one at a time")
         first[v] = paths[0]
     found = []
-    for (v, _), paths in groups.items():
-        rendered = render_variant(v)      # for the notes only: the rows build the user's files, never this
-        chosen = pick_files(v, rendered, paths)
+    for (v, root), paths in groups.items():
+        rendered = rendered_of[v]
+        chosen = pick_files(v, rendered, paths, Path(root))
         mine: dict[str, str] = {}
         missing = []
         notes = []
@@ -100,16 +122,21 @@ def collect(folder: Path) -> tuple[list[tuple[Variant, dict, list[str], list[str
             if mine[name] != text:
                 notes.append(f"{p.name} differs from what its header command renders with this threefish-gen "
                              f"(edited, or another version): checking the file as it is")
-        intake.check_c_dependencies(mine, {p.name: p for p in paths})
+        intake.check_c_dependencies(mine, chosen)
         found.append((v, mine, [str(p) for p in paths], notes, tuple(missing)))
     return found, others
 
 
-def pick_files(v: Variant, rendered: dict[str, str], paths: list[Path]) -> dict[str, Path]:
-    """{rendered name: the user's file} for the files of one variant in one folder: the file of that
-    name, else the one file of its kind (suffix).  Two files that could be the same rendered file (a
-    copy: same header, same kind) are refused with one line: check would build only one of them."""
-    chosen = {name: p for name in rendered for p in paths if p.name == name}
+def pick_files(v: Variant, rendered: dict[str, str], paths: list[Path], root: Path | None = None) -> dict[str, Path]:
+    """{rendered name: the user's file} for the files of one variant in one folder (``root``, where
+    render put them; default: each file's own folder): the file whose path below ``root`` ends that
+    name (``src/lib.rs`` for ``STEM/src/lib.rs``), else the one file of its kind (suffix).  Two files
+    that could be the same rendered file (a copy: same header, same kind) are refused with one line:
+    check would build only one of them."""
+    def tail(p: Path) -> list[str]:
+        return list(p.relative_to(root).parts) if root is not None else [p.name]
+
+    chosen = {name: p for name in rendered for p in paths if name.split("/")[-len(tail(p)):] == tail(p)}
     for name in rendered:
         if name in chosen:
             continue

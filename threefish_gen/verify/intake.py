@@ -149,6 +149,7 @@ def check_c_dependencies(files: dict[str, str], shown: dict[str, Path]) -> None:
         src = Path(tmp, "src")
         src.mkdir()
         for name, text in files.items():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)     # a rendered name may be nested
             (src / name).write_text(text, encoding="utf-8")
         for name in files:
             if not name.endswith(C_SUFFIXES):

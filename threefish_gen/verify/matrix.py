@@ -4,8 +4,9 @@ with progress; the matrix per target, the JSON report, the exit status.
 The checkers are registered in the one explicit table ``CHECKERS`` below, keyed by the
 checker of a variant (``Target.checker``: its recipe's, or for ``--primitive skein`` variants
 skein-c / skein-simd / skein-dotnet / skein-nasm): c (scalar C harness), simde (C harness with a SIMDe
-fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), skein-* (the
-Skein harnesses of verify/skein_c_abi.py and verify/skein_csharp.py on Skein vector files).
+fallback), nasm (assembled, linked with the C harness), dotnet (one C# project), cargo (the Rust crate
+built offline with cargo beside a Rust harness, verify/rust.py), skein-* (the Skein harnesses of
+verify/skein_c_abi.py and verify/skein_csharp.py on Skein vector files).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from threefish_gen.gen.targets import get as get_target
 from threefish_gen.gen.variant import Variant
 
-from . import csharp, ct, nasm, simd
+from . import csharp, ct, nasm, rust, simd
 from . import prove as vprove
 from . import skein_c_abi as skein_checker
 from . import skein_csharp
@@ -43,6 +44,7 @@ CHECKERS: dict = {
     "skein-simd": (skein_checker.check_skein, lambda target, v: C_BUILDS),
     "skein-dotnet": (skein_csharp.check, lambda target, v: skein_csharp.RUNS),
     "skein-nasm": (skein_checker.check_skein, lambda target, v: C_BUILDS),
+    "cargo": (rust.check, lambda target, v: rust.RUNS),
 }
 # checker -> vector_file(spec, path, count, seed) where it is not the Threefish one (runner.py).
 VECTORS: dict = {"skein-c": skein_checker.vector_file, "skein-simd": skein_checker.vector_file,

@@ -131,7 +131,7 @@ def merge(reports: list[dict]) -> dict:
 HERE = Path(__file__).resolve().parent
 # checker kind -> tools whose version decides its rows (beside the build's own cc/cxx/emulator)
 KIND_TOOLS = {"nasm": ("nasm", "gcc", "wine"), "skein-nasm": ("nasm", "gcc"),
-              "dotnet": ("dotnet",), "skein-dotnet": ("dotnet",)}
+              "dotnet": ("dotnet",), "skein-dotnet": ("dotnet",), "cargo": ("cargo", "rustc", "cargo-clippy")}
 BUILD_TOOLS = {"ct (memcheck)": ("valgrind", "gcc")}
 
 

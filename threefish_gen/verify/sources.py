@@ -67,7 +67,8 @@ def write(variant: Variant, dest: Path) -> None:
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     for name, text in files.items():
-        target = dest / name
+        target = dest / name                # name: a rendered name (a crate's is STEM/src/lib.rs)
+        target.parent.mkdir(parents=True, exist_ok=True)
         if target.exists() or target.is_symlink():
             target.unlink()
         try:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from .. import header
 from ..errors import GenError
 from ..spec import all_specs
-from . import c, c_simd, csharp, nasm_x64, nasm_x86
+from . import c, c_simd, csharp, nasm_x64, nasm_x86, rust
 from .base import SETS, Option, Pass, Recipe, Target
 
-TARGETS: dict[str, Target] = {m.TARGET.name: m.TARGET for m in (c, c_simd, nasm_x64, nasm_x86, csharp)}
+TARGETS: dict[str, Target] = {m.TARGET.name: m.TARGET for m in (c, c_simd, nasm_x64, nasm_x86, csharp, rust)}
 
 
 def get(name: str) -> Target:

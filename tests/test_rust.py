@@ -1,0 +1,411 @@
+"""Target rust: the rendered crate, its kernel printed from the description, and verify's cargo
+checker (verify/rust.py) on real builds: one variant per size against the published known answers
+(verify/kat) and the reference model's vectors, and the checker failing on broken crates.
+
+The *_matrix tests (ids name the size) hold the other rows, option families and broken crates:
+about two thirds of this file's CPU time.  `pytest tests/test_rust.py -k "not _matrix"` runs the
+default part alone."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from threefish_gen.gen.dsl import count_ops
+from threefish_gen.gen.kat import threefish_records
+from threefish_gen.gen.render import render_variant
+from threefish_gen.gen.spec import get_spec
+from threefish_gen.gen.targets import get as get_target
+from threefish_gen.gen.threefish import Options, describe
+from threefish_gen.verify import rust as rust_checker
+from threefish_gen.verify import sources
+from threefish_gen.verify.runner import vector_file
+
+PY = sys.executable
+RUNS = {r.name: r for r in rust_checker.RUNS}
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([PY, "-m", "threefish_gen", *args], cwd=cwd or ROOT, capture_output=True, text=True)
+
+
+def need_cargo():
+    """cargo and Debian's registry, or a failure: a test that skips for want of a toolchain proves
+    nothing (tests/conftest.py), unless THREEFISH_GEN_ALLOW_SKIP names cargo."""
+    why = RUNS["cargo release"].missing()
+    if why:
+        allowed = {t.strip() for t in os.environ.get("THREEFISH_GEN_ALLOW_SKIP", "").split(",")}
+        if "cargo" in allowed:
+            pytest.skip(why)
+        pytest.fail(f"{why} -- run `make setup`, or set THREEFISH_GEN_ALLOW_SKIP=cargo")
+
+
+def variant(bits, o=None, version="1.3", **extra):
+    return get_target("rust").variant(get_spec(version, bits), o, **extra)
+
+
+def lib_rs(files: dict) -> str:
+    """The crate's STEM/src/lib.rs among a variant's rendered files."""
+    (name,) = [n for n in files if n.endswith("/src/lib.rs")]
+    return files[name]
+
+
+def one_block_method(lib: str, name: str) -> str:
+    m = re.search(rf"pub fn {name}\(.*?\n    }}\n", lib, re.S)
+    assert m, name
+    return m.group(0)
+
+
+# ---------------------------------------------------------------------------- the crate (no cargo)
+
+def test_render_writes_a_no_std_crate_folder(tmp_path):
+    out = tmp_path / "out"
+    p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    crate = out / "tf512_v13_rust_fly_full"
+    assert sorted(str(f.relative_to(out)) for f in out.rglob("*")) == [
+        ".threefish-gen-manifest", "tf512_v13_rust_fly_full", "tf512_v13_rust_fly_full/Cargo.toml",
+        "tf512_v13_rust_fly_full/README.md", "tf512_v13_rust_fly_full/src", "tf512_v13_rust_fly_full/src/lib.rs"]
+    assert p.stdout.splitlines() == [str(crate / n) for n in ("Cargo.toml", "src/lib.rs", "README.md")]
+    manifest = (out / ".threefish-gen-manifest").read_text()
+    assert all(f"  tf512_v13_rust_fly_full/{n}\n" in manifest for n in ("Cargo.toml", "src/lib.rs", "README.md"))
+    lib = (crate / "src" / "lib.rs").read_text()
+    toml = (crate / "Cargo.toml").read_text()
+    assert "#![no_std]" in lib and "#![forbid(unsafe_code)]" in lib
+    assert not re.search(r"\bunsafe\b", lib.replace("#![forbid(unsafe_code)]", ""))
+    for fn in ("pub fn new(key: &[u8; BLOCK_BYTES]) -> Self", "pub fn encrypt_block_with_tweak(",
+               "pub fn decrypt_block_with_tweak(", "pub fn encrypt_blocks_with_tweaks(",
+               "pub fn decrypt_blocks_with_tweaks(", "impl Drop for Threefish512"):
+        assert fn in lib, fn
+    assert "[lib]" not in toml and 'name = "tf512_v13_rust_fly_full"' in toml     # cargo's default src/lib.rs
+    # no dependency but optional ones; the features the issue names
+    deps = toml.split("[dependencies]", 1)[1].split("[features]", 1)[0]
+    assert [ln for ln in deps.splitlines() if ln and not ln.startswith("#")] == \
+        ['zeroize = { version = "1.5", optional = true, default-features = false }']
+    assert 'default = []' in toml and 'std = []' in toml and 'zeroize = ["dep:zeroize"]' in toml
+    # every file records the command that makes it again
+    cmd = "threefish-gen render --target rust --size 512 --constants 1.3 --keys fly --unroll full --interleave 1"
+    assert cmd in lib and cmd in toml and cmd in (crate / "README.md").read_text()
+    p = cli("render", "--target", "rust", "--size", "512", "--constants", "1.3", "--out", str(out))
+    assert p.returncode == 0 and p.stdout.splitlines() == [str(crate / n) + " (unchanged)" for n in
+                                                           ("Cargo.toml", "src/lib.rs", "README.md")], p.stderr
+
+
+def test_set_recommended_writes_one_crate_per_variant(tmp_path):
+    """`render --target rust --set recommended`: a crate folder per size and version, side by side,
+    all in one manifest; rendering it again changes nothing."""
+    out = tmp_path / "out"
+    p = cli("render", "--target", "rust", "--set", "recommended", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    t = get_target("rust")
+    want = [v for v in t.variants("recommended", [get_spec(ver, b) for ver in ("1.1", "1.2", "1.3")
+                                                   for b in (256, 512, 1024)])]
+    crates = sorted(d.name for d in out.iterdir() if d.is_dir())
+    assert crates == sorted(v.stem for v in want) and len(crates) == 9
+    for d in crates:
+        assert sorted(str(f.relative_to(out / d)) for f in (out / d).rglob("*")) == \
+            ["Cargo.toml", "README.md", "src", "src/lib.rs"]
+    manifest = (out / ".threefish-gen-manifest").read_text()
+    assert len([ln for ln in manifest.splitlines() if not ln.startswith("#")]) == 27
+    p = cli("render", "--target", "rust", "--set", "recommended", "--out", str(out))
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 27 and \
+        all(ln.endswith(" (unchanged)") for ln in p.stdout.splitlines()), p.stdout + p.stderr
+
+
+def test_two_variants_that_write_one_path_are_refused(tmp_path, monkeypatch, capsys):
+    """Two variants of a set whose renders name the same path with different text: one line, exit
+    2, nothing written (a target bug, simulated here: every variant writes crate/src/lib.rs)."""
+    from threefish_gen import cli as climod
+    monkeypatch.setattr(climod, "render_variant", lambda v: {"crate/src/lib.rs": f"// {v.label()}\n"})
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as e:
+        climod.main(["render", "--target", "rust", "--set", "recommended", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and not out.exists(), err
+    assert re.fullmatch(r"threefish-gen: error: rust \d+ v1\.\d .* and rust \d+ v1\.\d .* both write "
+                        r"crate/src/lib\.rs \(with different contents\): render them into separate folders", err[0]), err
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+@pytest.mark.parametrize("keys,unroll,interleave", [("fly", "full", 1), ("table", "loop", 2), ("fly", "loop", 3)])
+def test_kernel_is_the_description_op_for_op(bits, keys, unroll, interleave):
+    """gen/printers/rust.py prints one statement per description op: the one-block methods have
+    exactly the description's adds, subs, xors and rotations, as wrapping_add/_sub, ^= and
+    rotate_left/right (the blocks methods: the interleaved program's)."""
+    o = Options(keys, unroll, interleave)
+    lib = lib_rs(render_variant(variant(bits, o)))
+    for d in ("encrypt", "decrypt"):
+        body = describe(get_spec("1.3", bits), o, d, 1).body
+        want = count_ops_static(body)
+        got = one_block_method(lib, f"{d}_block_with_tweak")
+        assert got.count(".wrapping_add(") == want.get("add", 0)
+        assert got.count(".wrapping_sub(") == want.get("sub", 0)
+        assert got.count(".rotate_left(") == want.get("rotl", 0)
+        assert got.count(".rotate_right(") == want.get("rotr", 0)
+        assert len(re.findall(r"\w \^= ", got)) == want.get("xor", 0)
+        assert got.count("store64(") == bits // 64
+        multi = describe(get_spec("1.3", bits), o, d, interleave).body
+        blocks = one_block_method(lib, f"{d}_blocks_with_tweaks")
+        rot = ".rotate_left(" if d == "encrypt" else ".rotate_right("
+        assert blocks.count(rot) == count_ops_static(multi).get("rotl" if d == "encrypt" else "rotr", 0) + \
+            (count_ops_static(body).get("rotl" if d == "encrypt" else "rotr", 0) if interleave > 1 else 0)
+
+
+def count_ops_static(ops) -> dict:
+    """Statements per kind as printed (a loop body once), not dynamic counts."""
+    from threefish_gen.gen.dsl import Loop
+    flat_ops = [op for item in ops for op in (item.body if isinstance(item, Loop) else [item])]
+    out: dict = {}
+    for op in flat_ops:
+        out[op.kind] = out.get(op.kind, 0) + 1
+    return out
+
+
+def test_op_counts_in_the_header_are_the_descriptions():
+    lib = lib_rs(render_variant(variant(1024)))
+    counts = count_ops(describe(get_spec("1.3", 1024), Options("fly", "full", 1), "encrypt", 1).body)
+    assert f"rotl {counts['rotl']}" in lib and f"add {counts['add']}" in lib
+
+
+def test_no_wipe_and_annotate_none():
+    plain = lib_rs(render_variant(variant(256, Options("table", "full", 1))))
+    bare = lib_rs(render_variant(variant(256, Options("table", "full", 1), wipe=False, annotate="none")))
+    assert "impl Drop" in plain and "wipe(&mut ks);" in plain
+    assert "impl Drop" not in bare and "fn wipe" not in bare and "wipe(" not in bare
+    assert "// round 0" in plain and "// round 0" not in bare
+    # the same statements otherwise
+    strip = lambda t: [ln.split("//")[0].rstrip() for ln in t.splitlines() if ".rotate_" in ln]   # noqa: E731
+    assert strip(plain) == strip(bare) and strip(plain)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["--size", "512", "--constants", "1.3", "--isa", "avx2"], "--isa"),
+    (["--size", "512", "--constants", "1.3", "--interleave", "5"], "--interleave"),
+    (["--size", "512", "--constants", "1.3", "--namespace", "X"], "--namespace"),
+    (["--size", "512", "--constants", "1.3", "--prefix", "9x"], "--prefix"),
+])
+def test_bad_rust_render_input_is_one_line(tmp_path, args, needle):
+    p = cli("render", "--target", "rust", *args, "--out", str(tmp_path / "o"))
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("threefish-gen: error: ") and needle in lines[0], p.stderr
+    assert "Traceback" not in p.stderr and not (tmp_path / "o").exists()
+
+
+def test_check_finds_a_crates_files_wherever_it_is_pointed(tmp_path):
+    """check's collect (no cargo): the --out folder, the crate folder itself and a renamed copy
+    each give one group of three files, keyed by the rendered names, none noted as differing; the
+    recommended set's folder gives one group per crate."""
+    import shutil
+    from threefish_gen.tools.check_dir import collect
+    out = tmp_path / "out"
+    assert cli("render", "--target", "rust", "--size", "512", "--constants", "1.2", "--out", str(out)).returncode == 0
+    stem = "tf512_v12_rust_fly_full"
+    shutil.copytree(out / stem, tmp_path / "renamed" / "my_crate")
+    for folder in (out, out / stem, tmp_path / "renamed"):
+        found, others = collect(folder)
+        assert len(found) == 1 and not others, (folder, found)
+        v, files, paths, notes, missing = found[0]
+        assert sorted(files) == [f"{stem}/Cargo.toml", f"{stem}/README.md", f"{stem}/src/lib.rs"], folder
+        assert len(paths) == 3 and not notes and not missing, (folder, notes, missing)
+    assert cli("render", "--target", "rust", "--set", "recommended", "--out", str(tmp_path / "set")).returncode == 0
+    found, _ = collect(tmp_path / "set")
+    assert len(found) == 9 and all(len(f[2]) == 3 and not f[3] and not f[4] for f in found)
+
+
+# ---------------------------------------------------------------------------- cargo (toolchain)
+
+def vectors(tmp_path, bits, version="1.3", count=20):
+    """The C checker's vector file: every published record of this size and version (verify/kat),
+    random vectors and batches n = 0..33 from the reference model (never from the code under test)."""
+    spec = get_spec(version, bits)
+    path = vector_file(spec, tmp_path / f"vectors-{bits}.txt", count, seed=bits)
+    lines = path.read_text().splitlines()
+    published = threefish_records(version, bits)
+    assert published and all(f"V {r['key'].hex()} {r['tweak'].hex()} {r['plaintext'].hex()} {r['ciphertext'].hex()}"
+                             in lines for r in published)
+    assert [int(ln.split()[1]) for ln in lines if ln.startswith("B ")] == list(range(34))
+    return path, len(published) + count
+
+
+def expected_checks(records: int) -> int:
+    """What harness.rs counts on a vector file: per record and direction 8 misalignments x 4
+    checks; per batch (34) and direction 8 x 3; length mismatch 2; wipe 2."""
+    return records * 2 * 8 * 4 + 34 * 2 * 8 * 3 + 2 + 2
+
+
+# The default run builds one variant per size (the recommended one) through the release row, and
+# checks that a broken rotation fails it and that `check DIR` builds a rendered crate.  The other
+# rows (debug, zeroize+std, clippy, valgrind), the other option families and the other broken
+# crates are the *_matrix tests below, each parametrized with ids that name the size: they cost
+# most of this file's CPU time (cargo builds), so they can be marked and run apart.
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_checker_passes_each_size(tmp_path, bits):
+    """The recommended variant of each size, cargo release, on every published known answer of
+    the size and the reference model's vectors."""
+    need_cargo()
+    v = variant(bits)
+    vec, records = vectors(tmp_path, bits)
+    row = rust_checker.check(v, RUNS["cargo release"], tmp_path / "wd", vec)
+    assert row.status == "PASS" and row.checks == expected_checks(records), row.detail
+
+
+MATRIX = [
+    (256, Options("table", "loop", 2), "cargo release"),
+    (256, Options("fly", "full", 3), "cargo debug"),
+    (512, Options("fly", "loop", 2), "cargo zeroize+std"),
+    (1024, Options("table", "full", 2), "clippy -D warnings"),
+    (1024, Options("fly", "loop", 1), "valgrind memcheck"),
+]
+
+
+def _matrix_id(case) -> str:
+    bits, o, run = case
+    return f"{bits}-{o.keys}-{o.unroll}-i{o.interleave}-{run.split()[0]}"
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("case", MATRIX, ids=_matrix_id)
+def test_checker_rows_matrix(tmp_path, case):
+    """Every other row, each on another option family."""
+    need_cargo()
+    bits, o, run = case
+    v = variant(bits, o)
+    vec, records = vectors(tmp_path, bits)
+    row = rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
+    assert row.status == "PASS", row.detail
+    if run.startswith("valgrind"):        # the first MEMCHECK_RECORDS records and every batch
+        records = min(records, rust_checker.MEMCHECK_RECORDS)
+    assert row.checks == (1 if run.startswith("clippy") else expected_checks(records)), row.detail
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("bits", [512])
+def test_no_wipe_crate_passes_and_keeps_the_schedule_matrix(tmp_path, bits):
+    need_cargo()
+    v = variant(bits, Options("fly", "full", 1), wipe=False)
+    vec, records = vectors(tmp_path, bits)
+    row = rust_checker.check(v, RUNS["cargo release"], tmp_path / "wd", vec)
+    assert row.status == "PASS" and row.checks == expected_checks(records), row.detail
+
+
+def _broken(tmp_path, v, edit, run="cargo release"):
+    files = render_variant(v)
+    name = f"{v.stem}/src/lib.rs"
+    files[name] = edit(files[name])
+    vec, _ = vectors(tmp_path, v.spec.bits, count=5)
+    with sources.given({v: (files, ())}):
+        return rust_checker.check(v, RUNS[run], tmp_path / "wd", vec)
+
+
+@pytest.mark.toolchain
+def test_checker_fails_a_wrong_rotation(tmp_path):
+    need_cargo()
+    v = variant(256, Options("fly", "full", 1))
+    row = _broken(tmp_path, v, lambda t: t.replace("x1 = x1.rotate_left(14);", "x1 = x1.rotate_left(15);", 1))
+    assert row.status == "FAIL" and "result" in row.detail, row.detail
+
+
+def _use_after_free(t: str) -> str:
+    """A crate that reads freed memory (unsafe, forbid lifted, std linked): the vectors pass
+    natively, memcheck reports the read."""
+    t = t.replace("#![forbid(unsafe_code)]\n", "").replace("#![no_std]\n", "")
+    return t.replace("    let mut w = [0u8; 8];\n",
+                     "    let mut w = [0u8; 8];\n    if N == 16 {\n"
+                     "        let gone = std::vec![1u8; 64];\n        let p = gone.as_ptr();\n"
+                     "        drop(gone);\n        let _ = unsafe { core::ptr::read_volatile(p) };\n    }\n", 1)
+
+
+# (id, size, options, the edit of lib.rs, the row that must fail, what its detail says, a row the
+# broken crate still passes (None: none asked))
+BROKEN = [
+    # interleave 3: n % 3 blocks go through the tail loop; a crate that drops them fails n = 1, 2, 4...
+    ("256-blocks-tail-skipped", 256, Options("fly", "full", 3),
+     lambda t: t.replace(".iter_mut().zip(tweak_groups.remainder())",
+                         ".iter_mut().zip(tweak_groups.remainder()).take(0)"),
+     "cargo release", "_blocks_with_tweaks", None),
+    ("256-wipe-missing", 256, Options("fly", "full", 1), lambda t: t.replace("        wipe(&mut self.k);\n", ""),
+     "cargo release", "drop wipes the key schedule", None),
+    # a plain + where the description adds mod 2^64: release wraps (the vectors pass), the debug
+    # row's overflow checks panic
+    ("256-overflowing-add-debug", 256, Options("fly", "full", 1),
+     lambda t: t.replace("x0 = x0.wrapping_add(x1);", "x0 += x1;"), "cargo debug", "overflow", "cargo release"),
+    ("256-use-after-free-memcheck", 256, Options("fly", "full", 1), _use_after_free, "valgrind memcheck",
+     "Invalid read", "cargo release"),
+    ("256-needless-mut-clippy", 256, Options("fly", "full", 1),
+     lambda t: t.replace("let t0 = load64(tweak, 0);", "let mut t0 = load64(tweak, 0);", 1),
+     "clippy -D warnings", "mut", None),
+]
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("case", BROKEN, ids=[c[0] for c in BROKEN])
+def test_checker_fails_a_broken_crate_matrix(tmp_path, case):
+    """Each row fails the crate broken for it (and, where asked, the release row still passes it:
+    only that row can see the break)."""
+    need_cargo()
+    _, bits, o, edit, run, says, passes = case
+    v = variant(bits, o)
+    if passes:
+        assert _broken(tmp_path / "ok", v, edit, passes).status == "PASS"
+    row = _broken(tmp_path / "bad", v, edit, run)
+    assert row.status == "FAIL" and says in row.detail, row.detail
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("bits", [256])
+def test_verify_target_rust_runs_every_row_matrix(tmp_path, bits):
+    """`threefish-gen verify --target rust`: the cargo rows of each recommended variant, all PASS."""
+    need_cargo()
+    report = tmp_path / "report.json"
+    p = cli("verify", "--target", "rust", "--size", str(bits), "--constants", "1.2", "--random", "5", "--seed", "7",
+            "--workdir", str(tmp_path / "wd"), "--report", str(report), "--no-cache", "--jobs", "2")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr
+    rows = json.loads(report.read_text())["rows"]
+    assert sorted(r["build"] for r in rows) == sorted(RUNS) and all(r["status"] == "PASS" for r in rows), rows
+    assert all(r["variant"].startswith(f"rust {bits} v1.2 fly/full/i2") for r in rows)
+
+
+@pytest.mark.toolchain
+def test_check_reads_a_rendered_crate_and_fails_an_edited_one(tmp_path):
+    """`threefish-gen check DIR` on a crate render wrote: the recorded command names the variant,
+    the user's files (not a fresh render) are built; an edited rotation fails."""
+    need_cargo()
+    out = tmp_path / "out"
+    assert cli("render", "--target", "rust", "--size", "256", "--constants", "1.1", "--out", str(out)).returncode == 0
+    p = cli("check", str(out), "--random", "5")
+    assert p.returncode == 0 and "rust 256 v1.1 fly/full/i2" in p.stdout and "cargo release" in p.stdout, \
+        p.stdout[-1500:] + p.stderr
+    assert "note:" not in p.stdout, p.stdout              # all three files found, none differs
+    lib = out / "tf256_v11_rust_fly_full_i2" / "src" / "lib.rs"
+    assert lib.is_file()
+    text = lib.read_text()
+    m = re.search(r"\.rotate_left\((\d+)\)", text)
+    assert m
+    lib.write_text(text[:m.start()] + f".rotate_left({int(m.group(1)) % 63 + 1})" + text[m.end():])
+    p = cli("check", str(out), "--random", "5")
+    assert p.returncode == 1 and "FAIL rust 256 v1.1" in p.stdout, p.stdout[-1500:] + p.stderr
+
+
+def test_cargo_config_stays_in_the_build_folder(tmp_path):
+    """The offline source replacement is written under the build folder's CARGO_HOME, never into
+    the crate the user gets."""
+    env = rust_checker.cargo_env(tmp_path)
+    cfg = (tmp_path / "cargo-home" / "config.toml").read_text()
+    assert env["CARGO_HOME"] == str(tmp_path / "cargo-home") and 'directory = "/usr/share/cargo/registry"' in cfg
+    assert "offline = true" in cfg
+    assert not any(".cargo" in name or "config" in name for name in render_variant(variant(512)))
+
+
+
+def test_cached_rows_are_keyed_by_the_rust_toolchain():
+    """verify's result cache reuses a PASS row only for the same cargo, rustc and clippy."""
+    from threefish_gen.verify import matrix, shard
+    kind = get_target("rust").checker(variant(512))
+    assert kind in matrix.CHECKERS
+    assert shard.tools_of(kind, RUNS["cargo release"]) == ["cargo", "cargo-clippy", "rustc"]

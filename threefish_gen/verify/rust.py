@@ -1,0 +1,238 @@
+"""verify for the Rust target: the rendered crate built offline with cargo and run against the
+vector files the C checker uses.
+
+Each row copies the crate (``sources``: the render, or check's given files, named as render
+names them: ``STEM/Cargo.toml``, ``STEM/src/lib.rs``, ``STEM/README.md``) into ``WORKDIR/crate``
+(so the crate is ``WORKDIR/crate/STEM``) and writes a harness crate beside it
+(``WORKDIR/harness``: ``Cargo.toml`` with a path dependency on the crate, ``src/main.rs`` = a
+generated line naming the type + ``verify/harness/harness.rs``).  Cargo runs offline: ``CARGO_HOME`` is ``WORKDIR/cargo-home``,
+whose ``config.toml`` replaces crates.io by Debian's local registry (``/usr/share/cargo/registry``,
+librust-zeroize-dev), so nothing is written into the user's crate or ``~/.cargo`` and nothing is
+fetched.  Even a build without features needs the registry: cargo resolves optional dependencies
+(zeroize) too.
+
+=====================  ====================================================================
+row                    what runs
+=====================  ====================================================================
+cargo release          ``cargo build --release`` of the harness, run on the vectors
+cargo debug            a debug build (overflow checks and debug assertions on: a ``+`` that
+                       should be ``wrapping_add`` panics), run on the vectors
+cargo zeroize+std      release build with the crate's features ``zeroize`` and ``std``, run
+clippy -D warnings     ``cargo clippy --all-targets`` on the crate, default and all features,
+                       ``-D warnings``, then ``cargo test --doc`` (the crate's example)
+valgrind memcheck      the release harness under ``valgrind --error-exitcode=1`` (no leak
+                       check: the harness's own allocations) on the first MEMCHECK_RECORDS
+                       one-block records (the published ones first) and every batch
+=====================  ====================================================================
+
+The harness (verify/harness/harness.rs) checks every record at every misalignment, in place,
+guard bytes, unchanged key and tweak(s), ``*_blocks_with_tweaks`` with n = 0..33, the panic on
+a length mismatch, and that drop wipes the key schedule (or, ``--no-wipe``, does not).
+"""
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+
+from threefish_gen.gen.variant import Variant
+
+from .proc import run as run_command
+from .sources import write as write_source_files
+
+HERE = Path(str(files(__package__)))   # package data: harness/
+HARNESS_RS = HERE / "harness" / "harness.rs"
+REGISTRY = Path("/usr/share/cargo/registry")
+INSTALL_CARGO = "Rust 1.66+ with cargo: apt-get install cargo, or https://rustup.rs"
+INSTALL_REGISTRY = "Debian's librust-zeroize-dev (scripts/bootstrap.sh installs it)"
+BUILD_LIMIT = 900         # seconds per cargo command (times THREEFISH_GEN_TIMEOUT_SCALE)
+RUN_LIMIT = 900
+
+CARGO_CONFIG = f"""# written by threefish-gen verify: offline, crates.io replaced by Debian's local registry
+[source.crates-io]
+replace-with = "debian-registry"
+
+[source.debian-registry]
+directory = "{REGISTRY}"
+
+[net]
+offline = true
+"""
+
+HARNESS_TOML = """# written by threefish-gen verify: the Rust harness of one rendered crate
+[package]
+name = "tfgen-harness"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[[bin]]
+name = "harness"
+path = "src/main.rs"
+
+[dependencies]
+tfcrate = {{ path = "../crate/{folder}", package = "{crate}"{features} }}
+
+[profile.dev]
+opt-level = 1              # debug assertions and overflow checks stay on; fast enough for the vectors
+
+[workspace]
+"""
+
+
+@dataclass(frozen=True)
+class CargoRun:
+    """One row of the Rust matrix."""
+
+    name: str
+    profile: str = "release"          # release | dev | clippy
+    features: tuple = ()
+    valgrind: bool = False            # the harness runs under valgrind memcheck
+
+    @property
+    def thorough(self) -> bool:
+        """Left out of `check`'s fast default: all but the release build."""
+        return self.name != "cargo release"
+
+    def missing(self) -> str | None:
+        if self.valgrind and shutil.which("valgrind") is None:
+            return "valgrind not installed (apt-get install valgrind)"
+        if shutil.which("cargo") is None:
+            return f"cargo not installed ({INSTALL_CARGO})"
+        if self.profile == "clippy" and shutil.which("cargo-clippy") is None:
+            return "cargo clippy not installed (rustup component add clippy, or apt-get install rust-clippy)"
+        if not glob.glob(str(REGISTRY / "zeroize-1.*")):
+            return f"no zeroize crate in {REGISTRY} (cargo resolves the optional dependency even without the " \
+                   f"feature; {INSTALL_REGISTRY})"
+        return None
+
+
+RUNS = (
+    CargoRun("cargo release"),
+    CargoRun("cargo debug", "dev"),
+    CargoRun("cargo zeroize+std", "release", ("zeroize", "std")),
+    CargoRun("clippy -D warnings", "clippy"),
+    CargoRun("valgrind memcheck", valgrind=True),
+)
+MEMCHECK_RECORDS = 64        # under valgrind: 1000 random vectors take 100 s a row; safe Rust leaves little to find
+MEMCHECK = ("valgrind", "--tool=memcheck", "--error-exitcode=1", "--leak-check=no", "-q")
+
+
+def type_name(v: Variant) -> str:
+    return f"Threefish{v.spec.bits}"
+
+
+def crate_of(text: str) -> str:
+    """The package name a Cargo.toml declares (the crate under test)."""
+    in_package = False
+    for line in text.splitlines():
+        s = line.strip()
+        if s.startswith("["):
+            in_package = s == "[package]"
+        elif in_package and s.startswith("name") and "=" in s:
+            return s.split("=", 1)[1].strip().strip('"')
+    raise ValueError("Cargo.toml names no [package] name")
+
+
+def cargo_env(workdir: Path) -> dict:
+    """The environment of every cargo command: its home, config and target folder in ``workdir``."""
+    home = workdir / "cargo-home"
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(CARGO_CONFIG)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CARGO_", "RUSTFLAGS", "RUSTDOCFLAGS"))}
+    # rustup's proxies find their toolchains through RUSTUP_HOME (default: ~/.rustup) and the cargo
+    # binary through PATH; CARGO_HOME only moves the config and the registry cache
+    if "RUSTUP_HOME" not in env and Path.home().joinpath(".rustup").is_dir():
+        env["RUSTUP_HOME"] = str(Path.home() / ".rustup")
+    env.update(CARGO_HOME=str(home), CARGO_TARGET_DIR=str(workdir / "target"), CARGO_TERM_COLOR="never",
+               CARGO_INCREMENTAL="0")
+    return env
+
+
+def crate_root(files: Path) -> Path:
+    """The crate folder in ``files`` (what ``write_source_files`` wrote): the one folder holding a
+    Cargo.toml (render's ``STEM/``)."""
+    tomls = sorted(files.glob("*/Cargo.toml")) or sorted(files.glob("Cargo.toml"))
+    if len(tomls) != 1:
+        raise ValueError(f"{files}: {len(tomls)} Cargo.toml files, not one crate")
+    return tomls[0].parent
+
+
+def write_harness(variant: Variant, workdir: Path, features=()) -> tuple[Path, str, Path]:
+    """The crate under test in workdir/crate/STEM, the harness crate in workdir/harness:
+    (the harness folder, the crate's package name, the crate folder)."""
+    files = workdir / "crate"
+    if files.exists():
+        shutil.rmtree(files)
+    write_source_files(variant, files)
+    crate = crate_root(files)
+    name = crate_of((crate / "Cargo.toml").read_text())
+    feats = f", features = [{', '.join(repr(f).replace(chr(39), chr(34)) for f in features)}]" if features else ""
+    harness = workdir / "harness"
+    (harness / "src").mkdir(parents=True, exist_ok=True)
+    (harness / "Cargo.toml").write_text(HARNESS_TOML.format(crate=name, features=feats,
+                                                            folder=crate.relative_to(files).as_posix()))
+    head = (f"// generated by threefish-gen verify for {variant.label()}\n"
+            f"use tfcrate::{{{type_name(variant)} as Tf, BLOCK_BYTES as B}};\n"
+            f"const WIPE: bool = {'true' if variant.get('wipe', True) else 'false'};\n\n")
+    (harness / "src" / "main.rs").write_text(head + HARNESS_RS.read_text())
+    return harness, name, crate
+
+
+def _cargo(args: list[str], cwd: Path, env: dict, what: str) -> tuple[int, str]:
+    return run_command(["cargo", *args], cwd, BUILD_LIMIT, env, what=what)
+
+
+def _errors(out: str, n: int = 4) -> str:
+    lines = [ln.strip() for ln in out.splitlines() if ln.strip().startswith(("error", "warning", "-->"))]
+    from .runner import _first_lines
+    return " | ".join(lines[:n]) if lines else _first_lines(out, n)
+
+
+def check(variant: Variant, run: CargoRun, workdir: Path, vectors: Path):
+    from .runner import Row, _first_lines, run_harness
+    label = variant.label()
+    why = run.missing()
+    if why:
+        return Row(label, run.name, "SKIPPED", why)
+    t0 = time.monotonic()
+    workdir = Path(workdir).resolve()
+    env = cargo_env(workdir)
+    harness, name, crate = write_harness(variant, workdir, run.features)
+    if run.profile == "clippy":
+        for feats in ([], ["--all-features"]):
+            rc, out = _cargo(["clippy", "--offline", "--all-targets", *feats, "--", "-D", "warnings"], crate, env,
+                             "cargo clippy")
+            if rc:
+                return Row(label, run.name, "FAIL", f"clippy {' '.join(feats) or 'default features'}: {_errors(out)}",
+                           time.monotonic() - t0)
+        rc, out = _cargo(["test", "--offline", "--doc"], crate, env, "cargo test --doc")
+        if rc:
+            return Row(label, run.name, "FAIL", "cargo test --doc: " + _errors(out), time.monotonic() - t0)
+        return Row(label, run.name, "PASS", "clippy clean (default and all features, -D warnings); doc example runs",
+                   time.monotonic() - t0, 1)
+    args = ["build", "--offline", "--quiet"] + (["--release"] if run.profile == "release" else [])
+    rc, out = _cargo(args, harness, env, "cargo build")
+    if rc:
+        return Row(label, run.name, "FAIL", "cargo build failed: " + _errors(out), time.monotonic() - t0)
+    exe = workdir / "target" / ("release" if run.profile == "release" else "debug") / "harness"
+    if run.valgrind:
+        lines = Path(vectors).read_text().splitlines()
+        ones = [ln for ln in lines if ln.startswith("V ")][:MEMCHECK_RECORDS]
+        vectors = workdir / "vectors-memcheck.txt"
+        vectors.write_text("\n".join(ones + [ln for ln in lines if ln.startswith("B ")]) + "\n")
+    argv = [*(MEMCHECK if run.valgrind else ()), str(exe), str(vectors)]
+    ok, out, checks = run_harness(argv, workdir, timeout=RUN_LIMIT, leaks=False)
+    if not ok:
+        return Row(label, run.name, "FAIL", _first_lines(out, 4), time.monotonic() - t0, checks)
+    feats = f" with features {', '.join(run.features)}" if run.features else ""
+    tool = f" under valgrind memcheck, {MEMCHECK_RECORDS} records + the batches" if run.valgrind else ""
+    return Row(label, run.name, "PASS", f"{checks} checks ({run.profile} build{feats}{tool})", time.monotonic() - t0,
+               checks)
+
+
+__all__ = ["RUNS", "check", "CargoRun"]
