@@ -100,6 +100,8 @@ MARKS = {
     "test_prove_packed": ("slow", {}),
     "test_prove_skein": ("slow", {}),
     "test_reference": (None, {}),
+    "test_render_safety": (None, {}),
+    "test_rust": ("toolchain", {r"kernel_matches|op_for_op|render_": None}),
     "test_skein": ("toolchain", {r"test_skein_golden|golden_records|ubi_program|tree_model": None,
                                  r"test_cli_|bad_isa|takes_sysv": "slow"}),
     "test_spec": (None, {}),
@@ -141,6 +143,8 @@ MATRIX: dict[str, str] = {
     "test_nasm_interleave": r"^test_interleaved_blocks_match_the_reference_for_every_tail\[.*-1024\]",
     "test_csharp": r"^test_verify_matrix\[v11-v12\]",
     "test_annotate": r"^test_c_levels_compile_to_the_same_code\[c-simd-values2-",
+    # the other cargo rows (debug, zeroize+std, clippy, valgrind), option sets and broken crates
+    "test_rust": r"^test_checker_rows_matrix\[(?!256-table-loop-i2-cargo)|^test_checker_fails_a_broken_crate_matrix\[(?!256-wipe-missing)",
 }
 # Tests of many CPU-seconds (over 15 on a 2-core Zen 3, measured with a CPU-time plugin over a
 # whole run), started first: pytest-xdist hands tests out in collection order, so a long test
