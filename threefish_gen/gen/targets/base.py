@@ -12,6 +12,7 @@ from typing import Callable
 
 from .. import skein
 from ..errors import GenError
+from ..layouts import scalar
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options, describe
 from ..variant import Variant
@@ -251,3 +252,19 @@ class Target:
     def features(self, v: Variant) -> set[str]:
         """/proc/cpuinfo flags the variant needs to run natively."""
         return set()
+
+
+def scalar_needs(v) -> list:
+    """The programs a scalar target (C, Rust) prints: one block, and the interleaved blocks of
+    its *_blocks functions."""
+    o = v.options
+    return [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]
+
+
+def layout_scalar(v, programs) -> dict:
+    """Layout scalar keeps the description's words one per 64-bit integer: the programs, and
+    their counts (gen/layouts/scalar.py)."""
+    o = v.options
+    one = {d: programs[(d, o, 1)] for d in DIRECTIONS}
+    return dict(one=one, blocks={d: programs[(d, o, o.interleave)] for d in DIRECTIONS},
+                counts=scalar.op_counts(one["encrypt"]))

@@ -8,13 +8,12 @@ from dataclasses import replace
 from .. import skein
 from ..dsl import count_ops
 from ..errors import GenError
-from ..layouts import scalar
 from ..printers import c as cprinter
 from ..printers import render_template
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
-from .base import (ANNOTATE_OPTION, DIRECTIONS, PRIMITIVE_OPTION, WIPE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
-                   ubi_pass, without_default_annotate, without_default_primitive)
+from .base import (ANNOTATE_OPTION, PRIMITIVE_OPTION, WIPE_OPTION, Pass, Recipe, Target, describe_pass, is_skein,
+                   layout_scalar, scalar_needs, ubi_pass, without_default_annotate, without_default_primitive)
 
 # Best measured options per block size (README, "Benchmarks").
 RECOMMENDED = {
@@ -179,24 +178,10 @@ class C(Target):
             return [ubi_pass(), Pass("print C Skein (gen/printers/c.py)", "UBI Program",
                                      "Skein .c + .h (templates/c/skein.*.j2)",
                                      lambda v, prog: render_skein(v, skein_context(v, prog)))]
-        return [describe_pass(needs),
+        return [describe_pass(scalar_needs),
                 Pass("layout scalar (gen/layouts/scalar.py)", "Program", "Program (one word per uint64_t) + op counts",
                      layout_scalar),
                 Pass("print C (gen/printers/c.py)", "Program", ".c + .h (templates/c/)", print_c)]
-
-
-def needs(v) -> list:
-    """The programs the C functions print: one block, and the interleaved blocks of *_blocks."""
-    o = v.options
-    return [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]
-
-
-def layout_scalar(v, programs) -> dict:
-    """Layout scalar keeps the description's words one per uint64_t: the programs, and their counts."""
-    o = v.options
-    one = {d: programs[(d, o, 1)] for d in DIRECTIONS}
-    return dict(one=one, blocks={d: programs[(d, o, o.interleave)] for d in DIRECTIONS},
-                counts=scalar.op_counts(one["encrypt"]))
 
 
 def print_c(v, laid) -> dict[str, str]:

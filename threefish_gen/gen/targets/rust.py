@@ -8,13 +8,12 @@ gen/printers/rust.py, templates/rust/; the checker: verify/rust.py."""
 from __future__ import annotations
 
 from ..errors import GenError
-from ..layouts import scalar
 from ..printers import render_template
 from ..printers import rust as printer
 from ..spec import Spec
 from ..threefish import KEYS, UNROLL, Options
-from .base import (ANNOTATE_OPTION, DIRECTIONS, WIPE_OPTION, Pass, Recipe, Target, describe_pass,
-                   without_default_annotate)
+from .base import (ANNOTATE_OPTION, WIPE_OPTION, Pass, Recipe, Target, describe_pass, layout_scalar,
+                   scalar_needs, without_default_annotate)
 
 # The options of the scalar C target's recommended variants (README, "Benchmarks"): the Rust
 # kernel is the same statements, so the same choices; not measured for Rust yet.
@@ -71,7 +70,7 @@ class Rust(Target):
             "            features zeroize (wipe through the zeroize crate) and std"]
 
     def passes(self, v):
-        return [describe_pass(needs),
+        return [describe_pass(scalar_needs),
                 Pass("layout scalar (gen/layouts/scalar.py)", "Program",
                      "Program (one word per u64) + op counts", layout_scalar),
                 Pass("print Rust (gen/printers/rust.py)", "Program",
@@ -90,20 +89,6 @@ def crate_dir(v) -> str:
 
 def type_name(v) -> str:
     return f"Threefish{v.spec.bits}"
-
-
-def needs(v) -> list:
-    """The programs the methods print: one block, and the interleaved blocks of *_blocks."""
-    o = v.options
-    return [(d, o, n) for d in DIRECTIONS for n in sorted({1, o.interleave})]
-
-
-def layout_scalar(v, programs) -> dict:
-    """Layout scalar keeps the description's words one per u64: the programs and their counts."""
-    o = v.options
-    one = {d: programs[(d, o, 1)] for d in DIRECTIONS}
-    return dict(one=one, blocks={d: programs[(d, o, o.interleave)] for d in DIRECTIONS},
-                counts=scalar.op_counts(one["encrypt"]))
 
 
 def print_rust(v, laid) -> dict[str, str]:
