@@ -33,6 +33,11 @@ class Line(str):
         return Line(" " * n + self, self.locals, self.sites, self.calls, self.scope, self.note)
 
 
+def indent(lines, n: int = 4) -> list:
+    """``lines`` indented by n spaces (empty lines stay empty), each keeping its facts."""
+    return [ln.indented(n) if isinstance(ln, Line) else (" " * n + ln) if ln else ln for ln in lines]
+
+
 _ENV: jinja2.Environment | None = None
 
 
@@ -65,8 +70,7 @@ def statements(ops, op, loop_head, close="}") -> list[str]:
     for item in ops:
         if isinstance(item, Loop):
             out.extend(loop_head(item.count))
-            out.extend(ln.indented(4) if isinstance(ln, Line) else "    " + ln
-                       for ln in map(op, item.body))
+            out.extend(indent(map(op, item.body)))
             out.append(close)
         else:
             out.append(op(item))

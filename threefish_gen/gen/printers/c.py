@@ -11,7 +11,7 @@ from ..dsl import INPUT_ARRAYS, Idx, Loop, Mem, Op, array_sizes, flat, values
 from ..isa import neon, x86
 from ..isa.common import sites_of
 from ..threefish import Program
-from . import Line, statements
+from . import Line, indent, statements
 
 # One C statement per description operation.  {d} destination, {a} operand.
 C_STATEMENTS = {
@@ -53,11 +53,6 @@ def note_line(text: str) -> Line:
 def without_notes(lines) -> list:
     """``lines`` without the notes of the description (--annotate none)."""
     return [ln for ln in lines if not (isinstance(ln, Line) and ln.note)]
-
-
-def indent(lines, n: int = 4) -> list:
-    """``lines`` indented by n spaces (empty lines stay empty), each keeping its facts."""
-    return [ln.indented(n) if isinstance(ln, Line) else (" " * n + ln) if ln else ln for ln in lines]
 
 
 class CPrinter:
